@@ -1,0 +1,8 @@
+import { SchedulerError } from './scheduler.error.js';
+
+/** No job with the given id exists in this store. */
+export class JobNotFoundError extends SchedulerError {
+  constructor(readonly jobId: string) {
+    super('JOB_NOT_FOUND', `No job with id ${jobId} exists.`);
+  }
+}

@@ -1,0 +1,34 @@
+/**
+ * The states a job moves through. `scheduled` and `awaiting_parents` wait, `running` holds a lease,
+ * and the other four are terminal: only an operator replay moves a `dead_lettered` or
+ * `quarantined` job again.
+ */
+export const JOB_STATES = [
+  'scheduled',
+  'awaiting_parents',
+  'running',
+  'succeeded',
+  'dead_lettered',
+  'cancelled',
+  'quarantined',
+] as const;
+
+/** One of {@link JOB_STATES}. */
+export type JobState = (typeof JOB_STATES)[number];
+
+const TERMINAL: ReadonlySet<JobState> = new Set<JobState>([
+  'succeeded',
+  'dead_lettered',
+  'cancelled',
+  'quarantined',
+]);
+
+/** True for the four states no worker ever leaves. */
+export function isTerminalState(state: JobState): boolean {
+  return TERMINAL.has(state);
+}
+
+/** True when `value` names a job state. */
+export function isJobState(value: unknown): value is JobState {
+  return typeof value === 'string' && (JOB_STATES as readonly string[]).includes(value);
+}

@@ -1,0 +1,42 @@
+/**
+ * Glossary
+ * - Job: one unit of work. Its wire name is the stable handler name (never a class name); its
+ *   payload is JSON.
+ * - Attempt: one execution of the handler. The counter advances when a worker claims the job, so a
+ *   lease that lapses costs an attempt exactly as a thrown error does. The first attempt is 1.
+ * - Lease: `(workerId, attempt, leasedUntil)`, stamped by a claim and renewed by heartbeats. Only
+ *   the holder of the live lease can record the attempt's outcome.
+ * - Occurrence: one firing of a job at `scheduledFor`. Consumers dedupe on its `occurrenceId`.
+ */
+import type { JobState } from './job-state.js';
+
+/** A job as every store reports it. Times are instants taken from the store's clock. */
+export interface Job<TPayload = unknown> {
+  readonly id: string;
+  /** The wire name that selects the handler. */
+  readonly name: string;
+  readonly queue: string;
+  readonly payload: TPayload;
+  readonly state: JobState;
+  /** The earliest instant a worker may claim the job. */
+  readonly runAt: Date;
+  /** Attempts charged so far, including a running one. */
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  /** The worker that holds (or last held) the lease. */
+  readonly workerId: string | null;
+  readonly leasedUntil: Date | null;
+  /** An operator asked to cancel the job while it was running. */
+  readonly cancelRequested: boolean;
+  readonly lastError: string | null;
+  /** What the handler stored with `setOutput` on success. */
+  readonly output: unknown;
+  /** The instant this occurrence was meant to fire. */
+  readonly scheduledFor: Date;
+  /** Deterministic id of this occurrence; the dedupe key for consumers. */
+  readonly occurrenceId: string;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+  /** Set when the job reaches a terminal state. */
+  readonly finishedAt: Date | null;
+}

@@ -1,0 +1,219 @@
+import { isTerminalState, type JobState } from './job-state.js';
+
+/** `lastError` of a job whose lease lapsed: the attempt is charged as if it had thrown. */
+export const LEASE_EXPIRED = 'lease expired';
+/** `lastError` of a job handed back on shutdown when it had no attempts left. */
+export const RELINQUISHED_ON_FINAL_ATTEMPT = 'lease relinquished on final attempt';
+
+/**
+ * The part of a job the lifecycle reads and writes. Times are epoch milliseconds from the store's
+ * clock; `output` is JSON text.
+ */
+export interface LifecycleFields {
+  readonly state: JobState;
+  readonly runAt: number;
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  readonly workerId: string | null;
+  readonly leasedUntil: number | null;
+  readonly cancelRequested: boolean;
+  readonly lastError: string | null;
+  readonly output: string | null;
+  readonly finishedAt: number | null;
+  readonly updatedAt: number;
+}
+
+/** Something that happens to one job. Worker events carry the lease they claim to hold. */
+export type JobEvent =
+  | { readonly kind: 'claim'; readonly workerId: string; readonly leaseMs: number }
+  | { readonly kind: 'heartbeat'; readonly workerId: string; readonly attempt: number; readonly leaseMs: number }
+  | { readonly kind: 'succeed'; readonly workerId: string; readonly attempt: number; readonly output: string | null }
+  | {
+      readonly kind: 'fail';
+      readonly workerId: string;
+      readonly attempt: number;
+      readonly error: string;
+      readonly retryDelayMs: number;
+    }
+  | { readonly kind: 'dead_letter'; readonly workerId: string; readonly attempt: number; readonly error: string }
+  | { readonly kind: 'quarantine'; readonly workerId: string; readonly attempt: number; readonly reason: string }
+  | { readonly kind: 'relinquish'; readonly workerId: string; readonly attempt: number }
+  | { readonly kind: 'expire' }
+  | { readonly kind: 'replay' }
+  | { readonly kind: 'cancel' };
+
+/** Work the store must do beyond rewriting the job's own fields, inside the same write. */
+export type Effect =
+  /** The job became claimable now: send a wake-up hint to idle workers. */
+  { readonly type: 'wake' };
+
+/** Why an event changed nothing. */
+export type Rejection =
+  /** The reporter does not hold the live lease for that attempt. */
+  | 'stale_lease'
+  /** A claim found the job not due, leased, exhausted or cancel-requested. */
+  | 'not_claimable'
+  /** The sweep found a lease that is live, or one that a claim should pick up instead. */
+  | 'not_sweepable'
+  /** An operator action the current state forbids. */
+  | 'illegal_state';
+
+export type Transition =
+  | { readonly ok: true; readonly next: LifecycleFields; readonly effects: readonly Effect[] }
+  | { readonly ok: false; readonly rejection: Rejection };
+
+/**
+ * True when `(workerId, attempt)` is the live lease: the job runs, that worker holds it for that
+ * attempt, and the lease has not lapsed. This is the fence on every outcome write.
+ */
+export function holdsLiveLease(job: LifecycleFields, workerId: string, attempt: number, now: number): boolean {
+  return (
+    job.state === 'running' &&
+    job.workerId === workerId &&
+    job.attempt === attempt &&
+    job.leasedUntil !== null &&
+    job.leasedUntil > now
+  );
+}
+
+/** True when a running job's lease has lapsed. */
+export function hasLapsedLease(job: LifecycleFields, now: number): boolean {
+  return job.state === 'running' && job.leasedUntil !== null && job.leasedUntil <= now;
+}
+
+/**
+ * True when a claim may take the job: a due `scheduled` job, or a `running` one whose lease lapsed
+ * with budget left and no cancel request. Queue pauses are the store's to apply.
+ */
+export function isClaimable(job: LifecycleFields, now: number): boolean {
+  if (job.attempt >= job.maxAttempts) return false;
+  if (job.state === 'scheduled') return job.runAt <= now;
+  return hasLapsedLease(job, now) && !job.cancelRequested;
+}
+
+/** True when the maintenance sweep must settle a lapsed lease that no claim will ever take. */
+export function needsSweep(job: LifecycleFields, now: number): boolean {
+  return hasLapsedLease(job, now) && (job.attempt >= job.maxAttempts || job.cancelRequested);
+}
+
+const STALE: Transition = { ok: false, rejection: 'stale_lease' };
+const NO_EFFECTS: readonly Effect[] = [];
+const WAKE: readonly Effect[] = [{ type: 'wake' }];
+
+/**
+ * The lifecycle as one pure function: given a job, an event and the store's current instant, the
+ * job's next fields and the effects to apply with them, or why nothing may change. The in-memory
+ * store applies it directly; the SQL adapters encode the same rules in their statements, and the
+ * conformance suite holds all of them to it.
+ */
+export function transition(job: LifecycleFields, event: JobEvent, now: number): Transition {
+  switch (event.kind) {
+    case 'claim':
+      if (!isClaimable(job, now)) return { ok: false, rejection: 'not_claimable' };
+      return ok({
+        ...job,
+        state: 'running',
+        attempt: job.attempt + 1,
+        workerId: event.workerId,
+        leasedUntil: now + event.leaseMs,
+        // A reclaim means the previous attempt lapsed; say so until this attempt reports.
+        lastError: job.state === 'running' ? LEASE_EXPIRED : job.lastError,
+        updatedAt: now,
+      });
+
+    case 'heartbeat':
+      if (!holdsLiveLease(job, event.workerId, event.attempt, now)) return STALE;
+      return ok({ ...job, leasedUntil: now + event.leaseMs, updatedAt: now });
+
+    case 'succeed':
+      if (!holdsLiveLease(job, event.workerId, event.attempt, now)) return STALE;
+      return ok(finish(job, 'succeeded', now, { output: event.output, lastError: job.lastError }));
+
+    case 'fail':
+      if (!holdsLiveLease(job, event.workerId, event.attempt, now)) return STALE;
+      if (job.cancelRequested) return ok(finish(job, 'cancelled', now, { lastError: event.error }));
+      if (job.attempt >= job.maxAttempts) return ok(finish(job, 'dead_lettered', now, { lastError: event.error }));
+      return ok(requeue(job, now, now + event.retryDelayMs, event.error));
+
+    case 'dead_letter':
+      if (!holdsLiveLease(job, event.workerId, event.attempt, now)) return STALE;
+      return ok(finish(job, job.cancelRequested ? 'cancelled' : 'dead_lettered', now, { lastError: event.error }));
+
+    case 'quarantine':
+      if (!holdsLiveLease(job, event.workerId, event.attempt, now)) return STALE;
+      return ok(finish(job, job.cancelRequested ? 'cancelled' : 'quarantined', now, { lastError: event.reason }));
+
+    case 'relinquish':
+      if (!holdsLiveLease(job, event.workerId, event.attempt, now)) return STALE;
+      if (job.cancelRequested) return ok(finish(job, 'cancelled', now, { lastError: job.lastError }));
+      if (job.attempt >= job.maxAttempts) {
+        return ok(finish(job, 'dead_lettered', now, { lastError: RELINQUISHED_ON_FINAL_ATTEMPT }));
+      }
+      return ok(requeue(job, now, now, job.lastError), WAKE);
+
+    case 'expire':
+      if (!needsSweep(job, now)) return { ok: false, rejection: 'not_sweepable' };
+      return ok(finish(job, job.cancelRequested ? 'cancelled' : 'dead_lettered', now, { lastError: LEASE_EXPIRED }));
+
+    case 'replay':
+      if (job.state !== 'dead_lettered' && job.state !== 'quarantined') return { ok: false, rejection: 'illegal_state' };
+      return ok(
+        {
+          ...job,
+          state: 'scheduled',
+          attempt: 0,
+          runAt: now,
+          workerId: null,
+          leasedUntil: null,
+          cancelRequested: false,
+          lastError: null,
+          output: null,
+          finishedAt: null,
+          updatedAt: now,
+        },
+        WAKE,
+      );
+
+    case 'cancel':
+      if (job.state === 'cancelled') return ok(job);
+      if (job.state === 'running') {
+        return job.cancelRequested ? ok(job) : ok({ ...job, cancelRequested: true, updatedAt: now });
+      }
+      if (isTerminalState(job.state)) return { ok: false, rejection: 'illegal_state' };
+      return ok(finish(job, 'cancelled', now, { lastError: job.lastError }));
+  }
+}
+
+/** What an operator's cancel did, read from the job before and after. */
+export type CancelOutcome = 'cancelled' | 'cancel_requested' | 'already_cancelled' | 'already_requested';
+
+export function cancelOutcome(before: LifecycleFields, after: LifecycleFields): CancelOutcome {
+  if (before.state === 'cancelled') return 'already_cancelled';
+  if (after.state === 'cancelled') return 'cancelled';
+  return before.cancelRequested ? 'already_requested' : 'cancel_requested';
+}
+
+function ok(next: LifecycleFields, effects: readonly Effect[] = NO_EFFECTS): Transition {
+  return { ok: true, next, effects };
+}
+
+function finish(
+  job: LifecycleFields,
+  state: JobState,
+  now: number,
+  fields: { lastError: string | null; output?: string | null },
+): LifecycleFields {
+  return {
+    ...job,
+    state,
+    leasedUntil: null,
+    lastError: fields.lastError,
+    output: fields.output === undefined ? job.output : fields.output,
+    finishedAt: now,
+    updatedAt: now,
+  };
+}
+
+function requeue(job: LifecycleFields, now: number, runAt: number, lastError: string | null): LifecycleFields {
+  return { ...job, state: 'scheduled', runAt, workerId: null, leasedUntil: null, lastError, updatedAt: now };
+}

@@ -1,0 +1,42 @@
+import { InvalidArgumentError } from './errors/index.js';
+
+/** Size bounds the library enforces. Sizes are UTF-8 bytes of JSON text; every bound is inclusive. */
+export interface SchedulerLimits {
+  /** Largest payload accepted at enqueue. Default 256 KiB. */
+  readonly maxPayloadBytes: number;
+  /** Largest output a handler may store. Larger output is refused, never truncated. Default 64 KiB. */
+  readonly maxOutputBytes: number;
+  /** Longest wire name, in characters. Default 128. */
+  readonly maxNameLength: number;
+  /** Error text kept per job; longer text is cut on a UTF-8 boundary. Default 8 KiB. */
+  readonly maxErrorBytes: number;
+  /** Deepest nesting of arrays and objects in a payload or output. Default 64. */
+  readonly maxJsonDepth: number;
+  /** Highest `maxAttempts` a job may ask for. Default 10,000. */
+  readonly maxAttemptsCeiling: number;
+}
+
+export const DEFAULT_LIMITS: SchedulerLimits = Object.freeze({
+  maxPayloadBytes: 256 * 1024,
+  maxOutputBytes: 64 * 1024,
+  maxNameLength: 128,
+  maxErrorBytes: 8 * 1024,
+  maxJsonDepth: 64,
+  maxAttemptsCeiling: 10_000,
+});
+
+/** Fills in defaults; each bound must be a positive whole number. */
+export function resolveLimits(partial?: Partial<SchedulerLimits>): SchedulerLimits {
+  const limits = { ...DEFAULT_LIMITS };
+  for (const [key, value] of Object.entries(partial ?? {})) {
+    if (value === undefined) continue;
+    if (!(key in DEFAULT_LIMITS)) {
+      throw new InvalidArgumentError(`limits.${key} is not a known limit; known limits are ${Object.keys(DEFAULT_LIMITS).join(', ')}.`, `limits.${key}`);
+    }
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+      throw new InvalidArgumentError(`limits.${key} must be a whole number of at least 1, got ${String(value)}.`, `limits.${key}`);
+    }
+    (limits as Record<string, number>)[key] = value;
+  }
+  return Object.freeze(limits);
+}

@@ -1,0 +1,2 @@
+export * from './core/index.js';
+export * from './store/index.js';

@@ -1,0 +1,91 @@
+import { v7 as uuidV7 } from 'uuid';
+import {
+  assertDelayMs,
+  assertInstant,
+  assertMaxAttempts,
+  assertQueueName,
+  assertUuid,
+  assertWireName,
+  encodeJson,
+  InvalidArgumentError,
+  type SchedulerLimits,
+} from '../core/index.js';
+
+/** The queue a job lands in when none is named. */
+export const DEFAULT_QUEUE = 'default';
+/** Attempts a job gets when none are named. */
+export const DEFAULT_MAX_ATTEMPTS = 10;
+
+/** A job to write. */
+export interface EnqueueInput<TPayload = unknown> {
+  /** The wire name of the handler. */
+  readonly name: string;
+  /** Any JSON value. */
+  readonly payload: TPayload;
+  /** A caller-chosen UUID; a UUIDv7 is generated otherwise. */
+  readonly id?: string;
+  readonly queue?: string;
+  /** Run at this instant (at the earliest). Exclusive with `delayMs`. */
+  readonly runAt?: Date;
+  /** Run this long after the store's current instant. Exclusive with `runAt`. */
+  readonly delayMs?: number;
+  /** Attempts before the job is dead-lettered. Default 10. */
+  readonly maxAttempts?: number;
+}
+
+/** A validated job, ready for an adapter to insert. */
+export interface NewJob {
+  readonly id: string;
+  readonly name: string;
+  readonly queue: string;
+  /** JSON text. */
+  readonly payload: string;
+  /** An absolute instant, or null to use the store's clock plus `delayMs`. */
+  readonly runAt: number | null;
+  readonly delayMs: number;
+  readonly maxAttempts: number;
+}
+
+const KNOWN_KEYS = new Set(['name', 'payload', 'id', 'queue', 'runAt', 'delayMs', 'maxAttempts']);
+
+/**
+ * Validates and normalizes jobs before any write. Every problem is an InvalidArgumentError naming
+ * the job's position when there are several.
+ */
+export function normalizeEnqueueMany(inputs: readonly EnqueueInput[], limits: SchedulerLimits): NewJob[] {
+  if (!Array.isArray(inputs)) throw new InvalidArgumentError('enqueueMany needs an array of jobs.', 'inputs');
+  const jobs = inputs.map((input, index) => normalizeEnqueue(input, limits, inputs.length > 1 ? index : undefined));
+  const seen = new Set<string>();
+  for (const job of jobs) {
+    if (seen.has(job.id)) throw new InvalidArgumentError(`The job id ${job.id} appears twice in one enqueueMany call.`, 'id');
+    seen.add(job.id);
+  }
+  return jobs;
+}
+
+export function normalizeEnqueue(input: EnqueueInput, limits: SchedulerLimits, index?: number): NewJob {
+  const where = index === undefined ? '' : `jobs[${index}].`;
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    const subject = index === undefined ? 'The job' : `jobs[${index}]`;
+    throw new InvalidArgumentError(`${subject} must be an object with a name and a payload.`, index === undefined ? 'input' : `jobs[${index}]`);
+  }
+  for (const key of Object.keys(input)) {
+    if (!KNOWN_KEYS.has(key)) {
+      throw new InvalidArgumentError(`${where}${key} is not a known enqueue option; known options are ${[...KNOWN_KEYS].join(', ')}.`, `${where}${key}`);
+    }
+  }
+  const name = assertWireName(input.name, limits.maxNameLength, `${where}name`);
+  const payload = encodeJson(input.payload, { argument: `${where}payload`, maxBytes: limits.maxPayloadBytes, maxDepth: limits.maxJsonDepth });
+  const id = input.id === undefined ? uuidV7() : assertUuid(input.id, `${where}id`);
+  const queue = input.queue === undefined ? DEFAULT_QUEUE : assertQueueName(input.queue, `${where}queue`);
+  const maxAttempts =
+    input.maxAttempts === undefined
+      ? DEFAULT_MAX_ATTEMPTS
+      : assertMaxAttempts(input.maxAttempts, limits.maxAttemptsCeiling, `${where}maxAttempts`);
+  if (input.runAt !== undefined && input.delayMs !== undefined) {
+    throw new InvalidArgumentError(`${where}runAt and ${where}delayMs cannot both be set; pick one.`, `${where}runAt`);
+  }
+  const runAt = input.runAt === undefined ? null : assertInstant(input.runAt, `${where}runAt`);
+  const delayMs = input.delayMs === undefined ? 0 : assertDelayMs(input.delayMs, `${where}delayMs`);
+  return { id, name, queue, payload, runAt, delayMs, maxAttempts };
+}

@@ -1,0 +1,41 @@
+import { OccurrenceId, type Job, type LifecycleFields } from '../core/index.js';
+
+/** A job as an adapter keeps it: lifecycle fields plus identity, with instants in epoch ms. */
+export interface JobRow extends LifecycleFields {
+  readonly id: string;
+  /** Enqueue order; ties on `runAt` are claimed in this order. */
+  readonly seq: number;
+  readonly name: string;
+  readonly queue: string;
+  /** JSON text. */
+  readonly payload: string;
+  readonly scheduledFor: number;
+  readonly createdAt: number;
+}
+
+/**
+ * Turns a stored row into the public {@link Job}. The occurrence id is derived, not stored: a
+ * one-shot job's occurrence is its own id at its first `runAt`.
+ */
+export function toJob(row: JobRow): Job {
+  return {
+    id: row.id,
+    name: row.name,
+    queue: row.queue,
+    payload: JSON.parse(row.payload) as unknown,
+    state: row.state,
+    runAt: new Date(row.runAt),
+    attempt: row.attempt,
+    maxAttempts: row.maxAttempts,
+    workerId: row.workerId,
+    leasedUntil: row.leasedUntil === null ? null : new Date(row.leasedUntil),
+    cancelRequested: row.cancelRequested,
+    lastError: row.lastError,
+    output: row.output === null ? null : (JSON.parse(row.output) as unknown),
+    scheduledFor: new Date(row.scheduledFor),
+    occurrenceId: OccurrenceId.derive(row.id, new Date(row.scheduledFor)),
+    createdAt: new Date(row.createdAt),
+    updatedAt: new Date(row.updatedAt),
+    finishedAt: row.finishedAt === null ? null : new Date(row.finishedAt),
+  };
+}

@@ -1,0 +1,188 @@
+import type { EntityManager } from 'typeorm';
+import type { CancelOutcome, Job, JobState } from '../core/index.js';
+import type { EnqueueInput } from './enqueue-input.js';
+import type { StoreCapabilities } from './store-capabilities.js';
+
+/** Options for writing jobs. */
+export interface EnqueueOptions {
+  /**
+   * A TypeORM EntityManager inside an open transaction on the store's own DataSource. The job rows
+   * are written in that transaction and share its commit or rollback. Needs the
+   * `transactionalEnqueue` capability.
+   */
+  readonly manager?: EntityManager;
+}
+
+/** What one enqueue wrote. */
+export interface EnqueueResult {
+  readonly id: string;
+  /** False when a job with this id already existed; nothing was written for it. */
+  readonly created: boolean;
+}
+
+export interface ClaimParams {
+  readonly workerId: string;
+  /** At most this many jobs; a worker passes its free slots. */
+  readonly limit: number;
+  readonly queues: readonly string[];
+  readonly leaseMs: number;
+}
+
+/** One lease a worker believes it holds. */
+export interface LeaseRef {
+  readonly jobId: string;
+  readonly attempt: number;
+}
+
+export interface HeartbeatParams {
+  readonly workerId: string;
+  readonly leases: readonly LeaseRef[];
+  readonly leaseMs: number;
+}
+
+export interface RenewedLease extends LeaseRef {
+  readonly leasedUntil: Date;
+  /** An operator asked to cancel: abort the attempt. */
+  readonly cancelRequested: boolean;
+}
+
+export interface HeartbeatResult {
+  readonly renewed: readonly RenewedLease[];
+  /** Leases this worker no longer holds: abort those attempts at once. */
+  readonly lost: readonly LeaseRef[];
+}
+
+/** The outcome of one attempt, as its worker reports it. */
+export type Outcome =
+  | { readonly jobId: string; readonly attempt: number; readonly kind: 'succeeded'; readonly output?: unknown }
+  | {
+      readonly jobId: string;
+      readonly attempt: number;
+      readonly kind: 'failed';
+      readonly error: string;
+      /** Wait this long before the next attempt; ignored when no attempts are left. */
+      readonly retryDelayMs: number;
+    }
+  /** A failure that must not be retried. */
+  | { readonly jobId: string; readonly attempt: number; readonly kind: 'dead_lettered'; readonly error: string }
+  /** The job cannot run here at all: no handler, or a payload that no longer decodes. */
+  | { readonly jobId: string; readonly attempt: number; readonly kind: 'quarantined'; readonly reason: string };
+
+export interface CompleteParams {
+  readonly workerId: string;
+  readonly outcomes: readonly Outcome[];
+}
+
+export interface RelinquishParams {
+  readonly workerId: string;
+  readonly leases: readonly LeaseRef[];
+}
+
+/** What the fenced write did with one report. */
+export type OutcomeResult =
+  | { readonly jobId: string; readonly attempt: number; readonly status: 'applied'; readonly state: JobState }
+  /** The reporter did not hold the live lease; nothing changed. */
+  | { readonly jobId: string; readonly attempt: number; readonly status: 'stale' };
+
+export interface ExpireLeasesParams {
+  /** Settle at most this many lapsed leases in one pass. */
+  readonly limit: number;
+}
+
+export interface ExpiredLease {
+  readonly jobId: string;
+  readonly attempt: number;
+  readonly state: JobState;
+}
+
+export interface CancelResult {
+  readonly job: Job;
+  readonly outcome: CancelOutcome;
+}
+
+export interface ListJobsParams {
+  readonly state?: JobState;
+  readonly queue?: string;
+  readonly name?: string;
+  /** Default 50, at most 1,000. */
+  readonly limit?: number;
+}
+
+export interface ListDeadLetteredParams {
+  /** Default 50, at most 1,000. */
+  readonly limit?: number;
+}
+
+/**
+ * The storage contract. Every adapter implements it with the same behaviour, pinned by the
+ * conformance suite in `test/conformance`. Methods are named noun first. Every time comparison uses
+ * the store's own clock (the database's `now()`), never the caller's.
+ *
+ * Bad input is refused with an {@link InvalidArgumentError} before anything is written.
+ */
+export interface JobStore {
+  /** Optional features this adapter offers. */
+  readonly capabilities: StoreCapabilities;
+
+  /** Creates or upgrades the store's tables. Safe to call from several nodes at once. */
+  migrate(): Promise<void>;
+
+  /** Writes one job. A job whose id already exists is left alone (`created: false`). */
+  jobEnqueue(input: EnqueueInput, options?: EnqueueOptions): Promise<EnqueueResult>;
+
+  /** Writes many jobs in one transaction: all of them or, on bad input, none. */
+  jobEnqueueMany(inputs: readonly EnqueueInput[], options?: EnqueueOptions): Promise<EnqueueResult[]>;
+
+  /**
+   * Leases up to `limit` claimable jobs from `queues` (skipping paused ones) in `runAt`, then enqueue
+   * order: due `scheduled` jobs, and `running` jobs whose lease lapsed with attempts left and no
+   * cancel request. Each comes back `running` with `attempt + 1` and a lease for `workerId`.
+   */
+  jobClaim(params: ClaimParams): Promise<Job[]>;
+
+  /** Renews the leases `workerId` still holds and reports the ones it lost. */
+  jobHeartbeat(params: HeartbeatParams): Promise<HeartbeatResult>;
+
+  /**
+   * The fenced outcome write. Each outcome applies only if `workerId` holds the live lease for that
+   * exact attempt; otherwise its result is `stale` and the job is untouched.
+   */
+  jobCompleteMany(params: CompleteParams): Promise<OutcomeResult[]>;
+
+  /**
+   * Hands held leases back at once (graceful shutdown): the job is due again with its attempt
+   * already charged, or dead-lettered if that was its last attempt. Fenced like an outcome.
+   */
+  jobRelinquishMany(params: RelinquishParams): Promise<OutcomeResult[]>;
+
+  /**
+   * The maintenance sweep: settles lapsed leases no claim will take, dead-lettering exhausted jobs
+   * (`lease expired`) and cancelling cancel-requested ones. Paused queues are swept too.
+   */
+  jobExpireLeases(params: ExpireLeasesParams): Promise<ExpiredLease[]>;
+
+  /** Operator replay: a `dead_lettered` or `quarantined` job is due again now with attempt 0. */
+  jobReplay(jobId: string): Promise<Job>;
+
+  /**
+   * Operator cancel: a waiting job is cancelled at once; a running one gets a cancel request that
+   * its next heartbeat reports. Cancelling a cancelled job changes nothing.
+   */
+  jobCancel(jobId: string): Promise<CancelResult>;
+
+  jobGet(jobId: string): Promise<Job | null>;
+
+  /** Jobs, newest first. */
+  jobList(params?: ListJobsParams): Promise<Job[]>;
+
+  /** Dead-lettered jobs, most recently dead-lettered first. */
+  jobListDeadLettered(params?: ListDeadLetteredParams): Promise<Job[]>;
+
+  /** Stops claims from `queue` without losing its jobs' places. */
+  queuePause(queue: string): Promise<void>;
+
+  queueResume(queue: string): Promise<void>;
+
+  /** Releases what the adapter holds itself. The DataSource it was given stays open. */
+  close(): Promise<void>;
+}

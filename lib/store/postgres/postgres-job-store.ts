@@ -1,0 +1,222 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import {
+  assertQueueName,
+  assertUuid,
+  IllegalTransitionError,
+  InvalidArgumentError,
+  cancelOutcome,
+  resolveLimits,
+  type Job,
+  type JobEvent,
+  type SchedulerLimits,
+} from '../../core/index.js';
+import { normalizeEnqueueMany, type EnqueueInput } from '../enqueue-input.js';
+import { toJob } from '../job-row.js';
+import type {
+  CancelResult,
+  ClaimParams,
+  CompleteParams,
+  EnqueueOptions,
+  EnqueueResult,
+  ExpiredLease,
+  ExpireLeasesParams,
+  HeartbeatParams,
+  HeartbeatResult,
+  JobStore,
+  ListDeadLetteredParams,
+  ListJobsParams,
+  OutcomeResult,
+  RelinquishParams,
+} from '../job-store.js';
+import type { StoreCapabilities } from '../store-capabilities.js';
+import {
+  checkClaimParams,
+  checkCompleteParams,
+  checkDeadLetterListParams,
+  checkExpireParams,
+  checkHeartbeatParams,
+  checkListParams,
+  checkRelinquishParams,
+} from '../store-params.js';
+import { ManagerExecutor, PoolExecutor, type PgExecutor, type PgPool, type StatementListener } from './pg-executor.js';
+import { migratePostgres } from './postgres-migrator.js';
+import { postgresNaming, type PostgresNaming } from './postgres-naming.js';
+import { claimJobsQuery } from './queries/claim-jobs.query.js';
+import { completeJobsQuery } from './queries/complete-jobs.query.js';
+import { enqueueJobsQuery } from './queries/enqueue-jobs.query.js';
+import { expireLeasesQuery } from './queries/expire-leases.query.js';
+import { getJobQuery } from './queries/get-job.query.js';
+import { heartbeatJobsQuery } from './queries/heartbeat-jobs.query.js';
+import { listDeadLetteredQuery } from './queries/list-dead-lettered.query.js';
+import { listJobsQuery } from './queries/list-jobs.query.js';
+import { operatorTransitionQuery } from './queries/operator-transition.query.js';
+import { relinquishJobsQuery } from './queries/relinquish-jobs.query.js';
+import { setQueuePausedQuery } from './queries/set-queue-paused.query.js';
+
+export interface PostgresJobStoreOptions {
+  /** An initialized TypeORM DataSource of type `postgres`. The store uses its pool and never closes it. */
+  readonly dataSource: DataSource;
+  /** The schema holding the store's tables. Default `durable_scheduler`. */
+  readonly schema?: string;
+  /** A prefix for the table names inside the schema. Default none. */
+  readonly tablePrefix?: string;
+  readonly limits?: Partial<SchedulerLimits>;
+  /** Called with the text of every statement the store sends (for tests and diagnostics). */
+  readonly onStatement?: StatementListener;
+}
+
+/**
+ * The production store, on PostgreSQL. Claims use `FOR UPDATE SKIP LOCKED`, every instant comes
+ * from the database's `now()`, and each hot-path operation (enqueue, claim, heartbeat, outcome,
+ * relinquish, sweep) is a single statement, whatever the batch size.
+ */
+export class PostgresJobStore implements JobStore {
+  readonly capabilities: StoreCapabilities = Object.freeze({
+    transactionalEnqueue: true,
+    wakeHints: true,
+    concurrentTransactions: true,
+  });
+
+  readonly naming: PostgresNaming;
+  private readonly limits: SchedulerLimits;
+  private readonly pool: PgPool;
+  private readonly db: PgExecutor;
+  private readonly sql;
+
+  constructor(private readonly options: PostgresJobStoreOptions) {
+    const { dataSource } = options;
+    if (dataSource?.options?.type !== 'postgres') {
+      throw new InvalidArgumentError('PostgresJobStore needs a TypeORM DataSource of type "postgres".', 'dataSource');
+    }
+    if (!dataSource.isInitialized) {
+      throw new InvalidArgumentError('PostgresJobStore needs an initialized DataSource; call dataSource.initialize() first.', 'dataSource');
+    }
+    this.naming = postgresNaming(options.schema, options.tablePrefix);
+    this.limits = resolveLimits(options.limits);
+    this.pool = (dataSource.driver as unknown as { master: PgPool }).master;
+    this.db = new PoolExecutor(this.pool, options.onStatement);
+    const t = this.naming;
+    this.sql = {
+      enqueue: enqueueJobsQuery(t),
+      claim: claimJobsQuery(t),
+      heartbeat: heartbeatJobsQuery(t),
+      complete: completeJobsQuery(t),
+      relinquish: relinquishJobsQuery(t),
+      expire: expireLeasesQuery(t),
+      get: getJobQuery(t),
+      list: listJobsQuery(t),
+      deadLettered: listDeadLetteredQuery(t),
+      setPaused: setQueuePausedQuery(t),
+      operator: operatorTransitionQuery(t),
+    };
+  }
+
+  async migrate(): Promise<void> {
+    await migratePostgres(this.pool, this.naming);
+  }
+
+  async close(): Promise<void> {}
+
+  async jobEnqueue(input: EnqueueInput, options?: EnqueueOptions): Promise<EnqueueResult> {
+    const [result] = await this.jobEnqueueMany([input], options);
+    return result!;
+  }
+
+  async jobEnqueueMany(inputs: readonly EnqueueInput[], options?: EnqueueOptions): Promise<EnqueueResult[]> {
+    const jobs = normalizeEnqueueMany(inputs, this.limits);
+    const db = options?.manager === undefined ? this.db : this.transactional(options.manager);
+    if (jobs.length === 0) return [];
+    const created = await this.sql.enqueue(db, jobs);
+    return jobs.map((job) => ({ id: job.id, created: created.has(job.id) }));
+  }
+
+  async jobClaim(params: ClaimParams): Promise<Job[]> {
+    const rows = await this.sql.claim(this.db, checkClaimParams(params));
+    return rows.map(toJob);
+  }
+
+  async jobHeartbeat(params: HeartbeatParams): Promise<HeartbeatResult> {
+    const { workerId, leases, leaseMs } = checkHeartbeatParams(params);
+    return this.sql.heartbeat(this.db, workerId, leases, leaseMs);
+  }
+
+  async jobCompleteMany(params: CompleteParams): Promise<OutcomeResult[]> {
+    const { workerId, outcomes } = checkCompleteParams(params, this.limits);
+    return this.sql.complete(this.db, workerId, outcomes);
+  }
+
+  async jobRelinquishMany(params: RelinquishParams): Promise<OutcomeResult[]> {
+    const { workerId, leases } = checkRelinquishParams(params);
+    return this.sql.relinquish(this.db, workerId, leases);
+  }
+
+  async jobExpireLeases(params: ExpireLeasesParams): Promise<ExpiredLease[]> {
+    return this.sql.expire(this.db, checkExpireParams(params));
+  }
+
+  async jobReplay(jobId: string): Promise<Job> {
+    const { before, after, result } = await this.operator(assertUuid(jobId, 'jobId'), { kind: 'replay' });
+    if (!result.ok) {
+      throw new IllegalTransitionError(before.id, 'replay', before.state, `Job ${before.id} is ${before.state}; only dead-lettered or quarantined jobs can be replayed.`);
+    }
+    return toJob(after);
+  }
+
+  async jobCancel(jobId: string): Promise<CancelResult> {
+    const { before, after, result } = await this.operator(assertUuid(jobId, 'jobId'), { kind: 'cancel' });
+    if (!result.ok) {
+      throw new IllegalTransitionError(before.id, 'cancel', before.state, `Job ${before.id} already ended as ${before.state} and cannot be cancelled.`);
+    }
+    return { job: toJob(after), outcome: cancelOutcome(before, after) };
+  }
+
+  async jobGet(jobId: string): Promise<Job | null> {
+    const row = await this.sql.get(this.db, assertUuid(jobId, 'jobId'));
+    return row ? toJob(row) : null;
+  }
+
+  async jobList(params?: ListJobsParams): Promise<Job[]> {
+    return (await this.sql.list(this.db, checkListParams(params))).map(toJob);
+  }
+
+  async jobListDeadLettered(params?: ListDeadLetteredParams): Promise<Job[]> {
+    return (await this.sql.deadLettered(this.db, checkDeadLetterListParams(params))).map(toJob);
+  }
+
+  async queuePause(queue: string): Promise<void> {
+    await this.sql.setPaused(this.db, assertQueueName(queue), true);
+  }
+
+  async queueResume(queue: string): Promise<void> {
+    await this.sql.setPaused(this.db, assertQueueName(queue), false);
+  }
+
+  /** Runs an operator event in its own short transaction on one pooled connection. */
+  private async operator(jobId: string, event: JobEvent) {
+    const client = await this.pool.connect();
+    let ok = false;
+    try {
+      await client.query({ text: 'BEGIN' });
+      const outcome = await this.sql.operator(new PoolExecutor(client, this.options.onStatement), jobId, event, this.naming.channel);
+      await client.query({ text: 'COMMIT' });
+      ok = true;
+      return outcome;
+    } finally {
+      if (!ok) await client.query({ text: 'ROLLBACK' }).catch(() => undefined);
+      client.release();
+    }
+  }
+
+  private transactional(manager: EntityManager): PgExecutor {
+    if (manager?.connection !== this.options.dataSource) {
+      throw new InvalidArgumentError('The manager passed to enqueue belongs to another DataSource; use one from the DataSource the scheduler was given.', 'manager');
+    }
+    if (!manager.queryRunner?.isTransactionActive) {
+      throw new InvalidArgumentError(
+        'The manager passed to enqueue is not inside an open transaction; use the manager that dataSource.transaction() hands you.',
+        'manager',
+      );
+    }
+    return new ManagerExecutor(manager, this.options.onStatement);
+  }
+}

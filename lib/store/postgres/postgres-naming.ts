@@ -1,0 +1,48 @@
+import { createHash } from 'node:crypto';
+import { assertSqlIdentifier, assertSqlPrefix, MAX_IDENTIFIER_LENGTH, quoteIdentifier } from '../../core/index.js';
+
+export const DEFAULT_POSTGRES_SCHEMA = 'durable_scheduler';
+
+/** Table and channel names for one installation, validated once and quoted for SQL. */
+export interface PostgresNaming {
+  readonly schema: string;
+  readonly prefix: string;
+  /** `"schema"."prefixjobs"` */
+  readonly jobs: string;
+  readonly queues: string;
+  readonly migrations: string;
+  /** The LISTEN/NOTIFY channel for wake-up hints (raw, not quoted). */
+  readonly channel: string;
+  /** Quotes `prefix + name` for an index or constraint inside the schema. */
+  local(name: string): string;
+  /** The text the migration lock hashes; unique per installation. */
+  readonly lockKey: string;
+}
+
+/**
+ * Validates the schema and table prefix (they come from configuration or the CLI) and derives every
+ * quoted name from them. Nothing else in the adapter builds a name.
+ */
+export function postgresNaming(schema = DEFAULT_POSTGRES_SCHEMA, prefix = ''): PostgresNaming {
+  assertSqlIdentifier(schema, 'schema');
+  assertSqlPrefix(prefix, 'tablePrefix');
+  const longest = `${prefix}jobs_claim_idx`;
+  if (longest.length > MAX_IDENTIFIER_LENGTH) {
+    assertSqlIdentifier(longest, 'tablePrefix (with the longest suffix the store adds)');
+  }
+  const table = (name: string) => `${quoteIdentifier(schema)}.${quoteIdentifier(prefix + name)}`;
+  const plainChannel = `${schema}.${prefix}jobs`;
+  return {
+    schema,
+    prefix,
+    jobs: table('jobs'),
+    queues: table('queues'),
+    migrations: table('migrations'),
+    channel:
+      plainChannel.length <= MAX_IDENTIFIER_LENGTH
+        ? plainChannel
+        : `durable_scheduler_${createHash('sha1').update(plainChannel).digest('hex').slice(0, 32)}`,
+    local: (name: string) => quoteIdentifier(prefix + name),
+    lockKey: `nestjs-durable-scheduler:${schema}.${prefix}`,
+  };
+}

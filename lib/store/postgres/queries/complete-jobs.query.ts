@@ -1,0 +1,51 @@
+import type { OutcomeResult } from '../../job-store.js';
+import type { NormalizedOutcome } from '../../store-params.js';
+import type { PgExecutor } from '../pg-executor.js';
+import type { PostgresNaming } from '../postgres-naming.js';
+import { outcomeResults } from './outcome-results.js';
+
+/**
+ * The fenced outcome write, for a whole batch in one statement. A report applies only where the
+ * row is running under this worker, for that attempt, with a live lease; every other report
+ * matches no row, so it changes nothing and comes back stale.
+ *
+ * The state rules mirror the core lifecycle: success wins over a cancel request (the work
+ * happened); a failure of a cancel-requested job cancels it; a failure with attempts left is
+ * rescheduled after its retry delay, otherwise dead-lettered.
+ */
+export function completeJobsQuery(t: PostgresNaming) {
+  const retry = `(r.kind = 'failed' AND NOT j.cancel_requested AND j.attempt < j.max_attempts)`;
+  const text = `
+    UPDATE ${t.jobs} j SET
+      state = CASE
+        WHEN r.kind = 'succeeded' THEN 'succeeded'
+        WHEN j.cancel_requested THEN 'cancelled'
+        WHEN r.kind = 'quarantined' THEN 'quarantined'
+        WHEN ${retry} THEN 'scheduled'
+        ELSE 'dead_lettered' END,
+      run_at = CASE WHEN ${retry} THEN now() + r.delay_ms * interval '1 millisecond' ELSE j.run_at END,
+      worker_id = CASE WHEN ${retry} THEN NULL ELSE j.worker_id END,
+      leased_until = NULL,
+      last_error = CASE WHEN r.kind = 'succeeded' THEN j.last_error ELSE r.error END,
+      output = CASE WHEN r.kind = 'succeeded' THEN r.output::jsonb ELSE j.output END,
+      finished_at = CASE WHEN ${retry} THEN j.finished_at ELSE now() END,
+      updated_at = now()
+    FROM unnest($2::uuid[], $3::integer[], $4::text[], $5::text[], $6::text[], $7::bigint[])
+      AS r(id, attempt, kind, output, error, delay_ms)
+    WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND j.worker_id = $1 AND j.leased_until > now()
+    RETURNING j.id, j.state`;
+
+  return async (db: PgExecutor, workerId: string, outcomes: readonly NormalizedOutcome[]): Promise<OutcomeResult[]> => {
+    if (outcomes.length === 0) return [];
+    const rows = await db.query<{ id: string; state: OutcomeResult['status'] }>(text, [
+      workerId,
+      outcomes.map((o) => o.jobId),
+      outcomes.map((o) => o.attempt),
+      outcomes.map((o) => o.kind),
+      outcomes.map((o) => o.output),
+      outcomes.map((o) => o.error),
+      outcomes.map((o) => o.retryDelayMs),
+    ]);
+    return outcomeResults(outcomes, rows);
+  };
+}

@@ -1,0 +1,32 @@
+import { LEASE_EXPIRED, type JobState } from '../../../core/index.js';
+import type { ExpiredLease } from '../../job-store.js';
+import type { PgExecutor } from '../pg-executor.js';
+import type { PostgresNaming } from '../postgres-naming.js';
+
+/**
+ * The maintenance sweep: settles lapsed leases that no claim will take (no attempts left, or a
+ * cancel request). Paused queues are included: pausing stops claims, and these jobs already ran.
+ * SKIP LOCKED lets two sweepers run at once without waiting on each other.
+ */
+export function expireLeasesQuery(t: PostgresNaming) {
+  const text = `
+    WITH lapsed AS (
+      SELECT id FROM ${t.jobs}
+      WHERE state = 'running' AND leased_until <= now() AND (attempt >= max_attempts OR cancel_requested)
+      ORDER BY run_at, seq LIMIT $1
+      FOR UPDATE SKIP LOCKED
+    )
+    UPDATE ${t.jobs} j SET
+      state = CASE WHEN j.cancel_requested THEN 'cancelled' ELSE 'dead_lettered' END,
+      leased_until = NULL,
+      last_error = $2,
+      finished_at = now(),
+      updated_at = now()
+    FROM lapsed WHERE j.id = lapsed.id
+    RETURNING j.id, j.attempt, j.state`;
+
+  return async (db: PgExecutor, limit: number): Promise<ExpiredLease[]> => {
+    const rows = await db.query<{ id: string; attempt: number; state: JobState }>(text, [limit, LEASE_EXPIRED]);
+    return rows.map((row) => ({ jobId: row.id, attempt: row.attempt, state: row.state }));
+  };
+}

@@ -1,0 +1,37 @@
+import { JobNotFoundError, transition, type JobEvent, type Transition } from '../../../core/index.js';
+import type { JobRow } from '../../job-row.js';
+import type { PgExecutor } from '../pg-executor.js';
+import type { PostgresNaming } from '../postgres-naming.js';
+import { fromPgRow, jobColumns, lifecycleValues, type PgJobRow } from '../postgres-row.js';
+
+export interface OperatorTransition {
+  readonly before: JobRow;
+  readonly after: JobRow;
+  readonly result: Transition;
+}
+
+/**
+ * Applies an operator event (replay, cancel) inside a transaction the caller opened: lock the row,
+ * let the core lifecycle decide, write the result back. Operator actions are rare, so they reuse
+ * the core function instead of repeating its rules in SQL.
+ */
+export function operatorTransitionQuery(t: PostgresNaming) {
+  const lock = `SELECT ${jobColumns('j')}, (extract(epoch from now()) * 1000)::bigint AS now_ms FROM ${t.jobs} j WHERE j.id = $1 FOR UPDATE`;
+  const write = `
+    UPDATE ${t.jobs} j SET state = $2, run_at = $3, attempt = $4, worker_id = $5, leased_until = $6, cancel_requested = $7,
+      last_error = $8, output = $9::jsonb, finished_at = $10, updated_at = $11
+    WHERE j.id = $1
+    RETURNING ${jobColumns('j')}`;
+  const wake = `SELECT pg_notify($1, $2)`;
+
+  return async (db: PgExecutor, jobId: string, event: JobEvent, channel: string): Promise<OperatorTransition> => {
+    const [locked] = await db.query<PgJobRow & { now_ms: string }>(lock, [jobId]);
+    if (!locked) throw new JobNotFoundError(jobId);
+    const before = fromPgRow(locked);
+    const result = transition(before, event, Number(locked.now_ms));
+    if (!result.ok || result.next === before) return { before, after: before, result };
+    const [written] = await db.query<PgJobRow>(write, [jobId, ...lifecycleValues({ ...before, ...result.next })]);
+    if (result.effects.some((effect) => effect.type === 'wake')) await db.query(wake, [channel, before.queue]);
+    return { before, after: fromPgRow(written!), result };
+  };
+}

@@ -1,0 +1,288 @@
+import type { Database } from 'better-sqlite3';
+import type { DataSource, EntityManager } from 'typeorm';
+import {
+  assertQueueName,
+  assertUuid,
+  cancelOutcome,
+  IllegalTransitionError,
+  InvalidArgumentError,
+  resolveLimits,
+  StoreBusyError,
+  type Job,
+  type JobEvent,
+  type SchedulerLimits,
+} from '../../core/index.js';
+import { normalizeEnqueueMany, type EnqueueInput } from '../enqueue-input.js';
+import { toJob } from '../job-row.js';
+import type {
+  CancelResult,
+  ClaimParams,
+  CompleteParams,
+  EnqueueOptions,
+  EnqueueResult,
+  ExpiredLease,
+  ExpireLeasesParams,
+  HeartbeatParams,
+  HeartbeatResult,
+  JobStore,
+  ListDeadLetteredParams,
+  ListJobsParams,
+  OutcomeResult,
+  RelinquishParams,
+} from '../job-store.js';
+import type { StoreCapabilities } from '../store-capabilities.js';
+import {
+  checkClaimParams,
+  checkCompleteParams,
+  checkDeadLetterListParams,
+  checkExpireParams,
+  checkHeartbeatParams,
+  checkListParams,
+  checkRelinquishParams,
+} from '../store-params.js';
+import { claimJobsQuery } from './queries/claim-jobs.query.js';
+import { completeJobsQuery } from './queries/complete-jobs.query.js';
+import { enqueueJobsQuery } from './queries/enqueue-jobs.query.js';
+import { expireLeasesQuery } from './queries/expire-leases.query.js';
+import { heartbeatJobsQuery } from './queries/heartbeat-jobs.query.js';
+import { operatorTransitionQuery } from './queries/operator-transition.query.js';
+import { readJobsQuery } from './queries/read-jobs.query.js';
+import { relinquishJobsQuery } from './queries/relinquish-jobs.query.js';
+import { setQueuePausedQuery } from './queries/set-queue-paused.query.js';
+import { sqliteGate, type SqliteGate } from './sqlite-gate.js';
+import { migrateSqlite } from './sqlite-migrator.js';
+import { sqliteNaming, type SqliteNaming } from './sqlite-naming.js';
+
+export interface SqliteJobStoreOptions {
+  /** An initialized TypeORM DataSource of type `better-sqlite3`. The store shares its connection and never closes it. */
+  readonly dataSource: DataSource;
+  /** Prefix of the store's table names. Default `durable_scheduler_`. */
+  readonly tablePrefix?: string;
+  readonly limits?: Partial<SchedulerLimits>;
+  /**
+   * How long an operation waits for the connection (held by another transaction in this process)
+   * or for the database file's write lock (held by another process). Default 30 s.
+   */
+  readonly busyTimeoutMs?: number;
+}
+
+/**
+ * The embedded store, on a SQLite file through TypeORM's better-sqlite3 driver. It needs no
+ * server and suits any number of processes on one host. SQLite has one writer at a time, and
+ * TypeORM shares one connection per DataSource, so this adapter runs one transaction at a time per
+ * DataSource (see {@link SqliteGate}); across processes the file lock does the same.
+ */
+export class SqliteJobStore implements JobStore {
+  readonly capabilities: StoreCapabilities = Object.freeze({
+    transactionalEnqueue: true,
+    wakeHints: false,
+    concurrentTransactions: false,
+  });
+
+  readonly naming: SqliteNaming;
+  /** Serializes every transaction on the DataSource; attempt transactions run through it too. */
+  readonly gate: SqliteGate;
+  private readonly limits: SchedulerLimits;
+  private readonly db: Database;
+  private readonly busyTimeoutMs: number;
+  private sql?: ReturnType<SqliteJobStore['prepare']>;
+  private readonly clock;
+
+  constructor(private readonly options: SqliteJobStoreOptions) {
+    const { dataSource } = options;
+    if (dataSource?.options?.type !== 'better-sqlite3') {
+      throw new InvalidArgumentError('SqliteJobStore needs a TypeORM DataSource of type "better-sqlite3".', 'dataSource');
+    }
+    if (!dataSource.isInitialized) {
+      throw new InvalidArgumentError('SqliteJobStore needs an initialized DataSource; call dataSource.initialize() first.', 'dataSource');
+    }
+    this.busyTimeoutMs = options.busyTimeoutMs ?? 30_000;
+    if (!Number.isInteger(this.busyTimeoutMs) || this.busyTimeoutMs < 1) {
+      throw new InvalidArgumentError(`busyTimeoutMs must be a whole number of milliseconds of at least 1, got ${String(options.busyTimeoutMs)}.`, 'busyTimeoutMs');
+    }
+    this.naming = sqliteNaming(options.tablePrefix);
+    this.limits = resolveLimits(options.limits);
+    this.db = (dataSource.driver as unknown as { databaseConnection: Database }).databaseConnection;
+    this.gate = sqliteGate(dataSource, this.busyTimeoutMs);
+    this.clock = this.db.prepare(`SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER) AS now`).pluck();
+  }
+
+  async migrate(): Promise<void> {
+    await this.gate.exclusive(async () => {
+      if (!this.db.memory && String(this.db.pragma('journal_mode', { simple: true })).toLowerCase() !== 'wal') {
+        this.db.pragma('journal_mode = WAL');
+      }
+      await this.retryBusy(() => migrateSqlite(this.db, this.naming));
+    });
+    this.sql = this.prepare();
+  }
+
+  async close(): Promise<void> {}
+
+  async jobEnqueue(input: EnqueueInput, options?: EnqueueOptions): Promise<EnqueueResult> {
+    const [result] = await this.jobEnqueueMany([input], options);
+    return result!;
+  }
+
+  async jobEnqueueMany(inputs: readonly EnqueueInput[], options?: EnqueueOptions): Promise<EnqueueResult[]> {
+    const jobs = normalizeEnqueueMany(inputs, this.limits);
+    const write = (now: number) => {
+      const created = this.statements().enqueue(jobs, now);
+      return jobs.map((job) => ({ id: job.id, created: created.has(job.id) }));
+    };
+    if (options?.manager !== undefined) {
+      this.checkManager(options.manager);
+      // The caller's transaction is open on this very connection, and the caller holds the gate.
+      return this.db.transaction(() => write(this.now()))();
+    }
+    if (jobs.length === 0) return [];
+    return this.write(write);
+  }
+
+  async jobClaim(params: ClaimParams): Promise<Job[]> {
+    const checked = checkClaimParams(params);
+    return (await this.write((now) => this.statements().claim(checked, now))).map(toJob);
+  }
+
+  async jobHeartbeat(params: HeartbeatParams): Promise<HeartbeatResult> {
+    const { workerId, leases, leaseMs } = checkHeartbeatParams(params);
+    if (leases.length === 0) return { renewed: [], lost: [] };
+    return this.write((now) => this.statements().heartbeat(workerId, leases, leaseMs, now));
+  }
+
+  async jobCompleteMany(params: CompleteParams): Promise<OutcomeResult[]> {
+    const { workerId, outcomes } = checkCompleteParams(params, this.limits);
+    if (outcomes.length === 0) return [];
+    return this.write((now) => this.statements().complete(workerId, outcomes, now));
+  }
+
+  async jobRelinquishMany(params: RelinquishParams): Promise<OutcomeResult[]> {
+    const { workerId, leases } = checkRelinquishParams(params);
+    if (leases.length === 0) return [];
+    return this.write((now) => this.statements().relinquish(workerId, leases, now));
+  }
+
+  async jobExpireLeases(params: ExpireLeasesParams): Promise<ExpiredLease[]> {
+    const limit = checkExpireParams(params);
+    return this.write((now) => this.statements().expire(limit, now));
+  }
+
+  async jobReplay(jobId: string): Promise<Job> {
+    const { before, after, result } = await this.operator(assertUuid(jobId, 'jobId'), { kind: 'replay' });
+    if (!result.ok) {
+      throw new IllegalTransitionError(before.id, 'replay', before.state, `Job ${before.id} is ${before.state}; only dead-lettered or quarantined jobs can be replayed.`);
+    }
+    return toJob(after);
+  }
+
+  async jobCancel(jobId: string): Promise<CancelResult> {
+    const { before, after, result } = await this.operator(assertUuid(jobId, 'jobId'), { kind: 'cancel' });
+    if (!result.ok) {
+      throw new IllegalTransitionError(before.id, 'cancel', before.state, `Job ${before.id} already ended as ${before.state} and cannot be cancelled.`);
+    }
+    return { job: toJob(after), outcome: cancelOutcome(before, after) };
+  }
+
+  async jobGet(jobId: string): Promise<Job | null> {
+    const id = assertUuid(jobId, 'jobId');
+    const row = await this.read(() => this.statements().read.get(id));
+    return row ? toJob(row) : null;
+  }
+
+  async jobList(params?: ListJobsParams): Promise<Job[]> {
+    const checked = checkListParams(params);
+    return (await this.read(() => this.statements().read.list(checked))).map(toJob);
+  }
+
+  async jobListDeadLettered(params?: ListDeadLetteredParams): Promise<Job[]> {
+    const limit = checkDeadLetterListParams(params);
+    return (await this.read(() => this.statements().read.deadLettered(limit))).map(toJob);
+  }
+
+  async queuePause(queue: string): Promise<void> {
+    const name = assertQueueName(queue);
+    await this.write((now) => this.statements().setPaused(name, true, now));
+  }
+
+  async queueResume(queue: string): Promise<void> {
+    const name = assertQueueName(queue);
+    await this.write((now) => this.statements().setPaused(name, false, now));
+  }
+
+  /** The database's clock, in epoch milliseconds. */
+  private now(): number {
+    return this.clock.get() as number;
+  }
+
+  private operator(jobId: string, event: JobEvent) {
+    return this.write((now) => this.statements().operator(jobId, event, now));
+  }
+
+  /**
+   * Runs a write as one IMMEDIATE transaction, synchronously, once the connection is free. Inside
+   * a context that already owns the connection (an attempt transaction) it joins that transaction
+   * as a savepoint, because on one shared connection there is no other place for it to go.
+   */
+  private async write<T>(work: (now: number) => T): Promise<T> {
+    if (this.gate.heldByCaller()) return this.db.transaction(() => work(this.now()))();
+    return this.gate.exclusive(() => this.retryBusy(() => this.db.transaction(() => work(this.now())).immediate()));
+  }
+
+  /** Reads wait for the connection too, or they could see another owner's uncommitted rows. */
+  private async read<T>(work: () => T): Promise<T> {
+    if (this.gate.heldByCaller()) return work();
+    return this.gate.exclusive(async () => work());
+  }
+
+  /**
+   * Another process holds the file's write lock: better-sqlite3 has already waited its busy
+   * timeout, so back off without blocking the event loop and try again, up to `busyTimeoutMs`.
+   */
+  private async retryBusy<T>(work: () => T): Promise<T> {
+    const deadline = Date.now() + this.busyTimeoutMs;
+    for (let delay = 2; ; delay = Math.min(delay * 2, 100)) {
+      try {
+        if (this.db.inTransaction) throw Object.assign(new Error('connection inside a transaction opened outside TypeORM'), { code: 'SQLITE_BUSY' });
+        return work();
+      } catch (error) {
+        if ((error as { code?: string }).code !== 'SQLITE_BUSY') throw error;
+        if (Date.now() >= deadline) {
+          throw new StoreBusyError(`The SQLite database stayed locked by another writer for ${this.busyTimeoutMs} ms.`, { cause: error });
+        }
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
+  }
+
+  private checkManager(manager: EntityManager): void {
+    if (manager?.connection !== this.options.dataSource) {
+      throw new InvalidArgumentError('The manager passed to enqueue belongs to another DataSource; use one from the DataSource the scheduler was given.', 'manager');
+    }
+    if (!manager.queryRunner?.isTransactionActive || !this.gate.heldByCaller()) {
+      throw new InvalidArgumentError(
+        'The manager passed to enqueue is not inside an open transaction; use the manager that dataSource.transaction() hands you.',
+        'manager',
+      );
+    }
+  }
+
+  private statements() {
+    if (!this.sql) this.sql = this.prepare();
+    return this.sql;
+  }
+
+  private prepare() {
+    const { db, naming: t } = this;
+    return {
+      enqueue: enqueueJobsQuery(db, t),
+      claim: claimJobsQuery(db, t),
+      heartbeat: heartbeatJobsQuery(db, t),
+      complete: completeJobsQuery(db, t),
+      relinquish: relinquishJobsQuery(db, t),
+      expire: expireLeasesQuery(db, t),
+      read: readJobsQuery(db, t),
+      setPaused: setQueuePausedQuery(db, t),
+      operator: operatorTransitionQuery(db, t),
+    };
+  }
+}

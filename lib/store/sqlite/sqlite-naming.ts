@@ -1,0 +1,18 @@
+import { assertSqlPrefix, MAX_IDENTIFIER_LENGTH, assertSqlIdentifier, quoteIdentifier } from '../../core/index.js';
+import type { MigrationNames } from '../sql-migrations.js';
+
+export const DEFAULT_SQLITE_PREFIX = 'durable_scheduler_';
+
+/** Quoted table names for one installation in a SQLite file; tables carry the prefix. */
+export interface SqliteNaming extends MigrationNames {
+  readonly prefix: string;
+  readonly migrations: string;
+}
+
+export function sqliteNaming(prefix = DEFAULT_SQLITE_PREFIX): SqliteNaming {
+  assertSqlPrefix(prefix, 'tablePrefix');
+  const longest = `${prefix}jobs_dead_letter_idx`;
+  if (longest.length > MAX_IDENTIFIER_LENGTH) assertSqlIdentifier(longest, 'tablePrefix (with the longest suffix the store adds)');
+  const local = (name: string) => quoteIdentifier(prefix + name);
+  return { prefix, jobs: local('jobs'), queues: local('queues'), migrations: local('migrations'), local };
+}

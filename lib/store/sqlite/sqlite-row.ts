@@ -1,0 +1,63 @@
+import type { JobState } from '../../core/index.js';
+import type { JobRow } from '../job-row.js';
+
+export interface SqliteJobRow {
+  seq: number;
+  id: string;
+  name: string;
+  queue: string;
+  payload: string;
+  state: JobState;
+  run_at: number;
+  scheduled_for: number;
+  attempt: number;
+  max_attempts: number;
+  worker_id: string | null;
+  leased_until: number | null;
+  cancel_requested: number;
+  last_error: string | null;
+  output: string | null;
+  created_at: number;
+  updated_at: number;
+  finished_at: number | null;
+}
+
+export function fromSqliteRow(row: SqliteJobRow): JobRow {
+  return {
+    id: row.id,
+    seq: row.seq,
+    name: row.name,
+    queue: row.queue,
+    payload: row.payload,
+    state: row.state,
+    runAt: row.run_at,
+    scheduledFor: row.scheduled_for,
+    attempt: row.attempt,
+    maxAttempts: row.max_attempts,
+    workerId: row.worker_id,
+    leasedUntil: row.leased_until,
+    cancelRequested: row.cancel_requested === 1,
+    lastError: row.last_error,
+    output: row.output,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    finishedAt: row.finished_at,
+  };
+}
+
+/** The lifecycle fields as named parameters for an UPDATE. */
+export function lifecycleParams(row: JobRow) {
+  return {
+    id: row.id,
+    state: row.state,
+    run_at: row.runAt,
+    attempt: row.attempt,
+    worker_id: row.workerId,
+    leased_until: row.leasedUntil,
+    cancel_requested: row.cancelRequested ? 1 : 0,
+    last_error: row.lastError,
+    output: row.output,
+    finished_at: row.finishedAt,
+    updated_at: row.updatedAt,
+  };
+}

@@ -1,0 +1,151 @@
+import {
+  assertDelayMs,
+  assertNonEmptyString,
+  assertPositiveInteger,
+  assertQueueName,
+  assertUuid,
+  encodeJson,
+  InvalidArgumentError,
+  isJobState,
+  truncateUtf8,
+  type SchedulerLimits,
+} from '../core/index.js';
+import type {
+  ClaimParams,
+  CompleteParams,
+  ExpireLeasesParams,
+  HeartbeatParams,
+  LeaseRef,
+  ListDeadLetteredParams,
+  ListJobsParams,
+  Outcome,
+  RelinquishParams,
+} from './job-store.js';
+
+/** Most rows one call may claim, renew, report or list. */
+export const MAX_BATCH = 1_000;
+/** Longest lease a claim or heartbeat may ask for: one day. */
+export const MAX_LEASE_MS = 86_400_000;
+/** Default rows for the listings. */
+export const DEFAULT_LIST_LIMIT = 50;
+
+/** An outcome checked and encoded for the fenced write. */
+export interface NormalizedOutcome {
+  readonly jobId: string;
+  readonly attempt: number;
+  readonly kind: Outcome['kind'];
+  /** Output JSON text for `succeeded`; null otherwise or when none was set. */
+  readonly output: string | null;
+  /** Error or quarantine reason, cut to the error limit. */
+  readonly error: string | null;
+  readonly retryDelayMs: number;
+}
+
+export function checkClaimParams(params: ClaimParams): ClaimParams {
+  if (params === null || typeof params !== 'object') throw new InvalidArgumentError('jobClaim needs a params object.', 'params');
+  assertNonEmptyString(params.workerId, 'workerId');
+  assertPositiveInteger(params.limit, 'limit', MAX_BATCH);
+  assertPositiveInteger(params.leaseMs, 'leaseMs', MAX_LEASE_MS);
+  if (!Array.isArray(params.queues) || params.queues.length === 0) {
+    throw new InvalidArgumentError('queues must be a non-empty array of queue names.', 'queues');
+  }
+  params.queues.forEach((queue, i) => assertQueueName(queue, `queues[${i}]`));
+  return params;
+}
+
+export function checkLeases(leases: readonly LeaseRef[], argument = 'leases'): LeaseRef[] {
+  if (!Array.isArray(leases)) throw new InvalidArgumentError(`${argument} must be an array of { jobId, attempt }.`, argument);
+  if (leases.length > MAX_BATCH) throw new InvalidArgumentError(`${argument} may hold at most ${MAX_BATCH} entries, got ${leases.length}.`, argument);
+  return leases.map((lease, i) => ({
+    jobId: assertUuid(lease?.jobId, `${argument}[${i}].jobId`),
+    attempt: assertPositiveInteger(lease?.attempt, `${argument}[${i}].attempt`),
+  }));
+}
+
+export function checkHeartbeatParams(params: HeartbeatParams): { workerId: string; leases: LeaseRef[]; leaseMs: number } {
+  if (params === null || typeof params !== 'object') throw new InvalidArgumentError('jobHeartbeat needs a params object.', 'params');
+  return {
+    workerId: assertNonEmptyString(params.workerId, 'workerId'),
+    leases: checkLeases(params.leases),
+    leaseMs: assertPositiveInteger(params.leaseMs, 'leaseMs', MAX_LEASE_MS),
+  };
+}
+
+export function checkRelinquishParams(params: RelinquishParams): { workerId: string; leases: LeaseRef[] } {
+  if (params === null || typeof params !== 'object') throw new InvalidArgumentError('jobRelinquishMany needs a params object.', 'params');
+  return { workerId: assertNonEmptyString(params.workerId, 'workerId'), leases: checkLeases(params.leases) };
+}
+
+export function checkCompleteParams(
+  params: CompleteParams,
+  limits: SchedulerLimits,
+): { workerId: string; outcomes: NormalizedOutcome[] } {
+  if (params === null || typeof params !== 'object') throw new InvalidArgumentError('jobCompleteMany needs a params object.', 'params');
+  const workerId = assertNonEmptyString(params.workerId, 'workerId');
+  if (!Array.isArray(params.outcomes) || params.outcomes.length > MAX_BATCH) {
+    throw new InvalidArgumentError(`outcomes must be an array of at most ${MAX_BATCH} reports.`, 'outcomes');
+  }
+  const seen = new Set<string>();
+  const outcomes = params.outcomes.map((outcome, i) => {
+    const at = `outcomes[${i}]`;
+    const jobId = assertUuid(outcome?.jobId, `${at}.jobId`);
+    if (seen.has(jobId)) throw new InvalidArgumentError(`Job ${jobId} is reported twice in one jobCompleteMany call.`, `${at}.jobId`);
+    seen.add(jobId);
+    const attempt = assertPositiveInteger(outcome.attempt, `${at}.attempt`);
+    const error = (text: unknown, argument: string) => {
+      if (typeof text !== 'string') throw new InvalidArgumentError(`${at}.${argument} must be a string.`, `${at}.${argument}`);
+      return truncateUtf8(text, limits.maxErrorBytes);
+    };
+    switch (outcome.kind) {
+      case 'succeeded':
+        return {
+          jobId,
+          attempt,
+          kind: outcome.kind,
+          output:
+            outcome.output === undefined
+              ? null
+              : encodeJson(outcome.output, { argument: 'output', maxBytes: limits.maxOutputBytes, maxDepth: limits.maxJsonDepth }),
+          error: null,
+          retryDelayMs: 0,
+        };
+      case 'failed':
+        return {
+          jobId,
+          attempt,
+          kind: outcome.kind,
+          output: null,
+          error: error(outcome.error, 'error'),
+          retryDelayMs: assertDelayMs(outcome.retryDelayMs, `${at}.retryDelayMs`),
+        };
+      case 'dead_lettered':
+        return { jobId, attempt, kind: outcome.kind, output: null, error: error(outcome.error, 'error'), retryDelayMs: 0 };
+      case 'quarantined':
+        return { jobId, attempt, kind: outcome.kind, output: null, error: error(outcome.reason, 'reason'), retryDelayMs: 0 };
+      default:
+        throw new InvalidArgumentError(
+          `${at}.kind must be one of succeeded, failed, dead_lettered or quarantined, got ${String((outcome as { kind?: unknown }).kind)}.`,
+          `${at}.kind`,
+        );
+    }
+  });
+  return { workerId, outcomes };
+}
+
+export function checkExpireParams(params: ExpireLeasesParams): number {
+  return assertPositiveInteger(params?.limit, 'limit', MAX_BATCH);
+}
+
+export function checkListParams(params: ListJobsParams | undefined): Required<Pick<ListJobsParams, 'limit'>> & ListJobsParams {
+  const p = params ?? {};
+  if (p.state !== undefined && !isJobState(p.state)) {
+    throw new InvalidArgumentError(`state must be a job state, got ${String(p.state)}.`, 'state');
+  }
+  if (p.queue !== undefined) assertQueueName(p.queue);
+  if (p.name !== undefined) assertNonEmptyString(p.name, 'name');
+  return { ...p, limit: p.limit === undefined ? DEFAULT_LIST_LIMIT : assertPositiveInteger(p.limit, 'limit', MAX_BATCH) };
+}
+
+export function checkDeadLetterListParams(params: ListDeadLetteredParams | undefined): number {
+  return params?.limit === undefined ? DEFAULT_LIST_LIMIT : assertPositiveInteger(params.limit, 'limit', MAX_BATCH);
+}

@@ -1,0 +1,39 @@
+import { afterAll, beforeAll, describe } from '@jest/globals';
+import type { ConformanceTarget, SuiteContext } from './harness.js';
+import { badInputCases } from './cases/bad-input.cases.js';
+import { claimCases } from './cases/claim.cases.js';
+import { enqueueCases } from './cases/enqueue.cases.js';
+import { fenceCases } from './cases/fence.cases.js';
+import { leaseCases } from './cases/lease.cases.js';
+import { operatorCases } from './cases/operator.cases.js';
+import { retryCases } from './cases/retry.cases.js';
+import { transactionalEnqueueCases } from './cases/transactional-enqueue.cases.js';
+
+/**
+ * The storage contract as executable cases. Each adapter runs exactly this suite from a thin spec
+ * file; where adapters legitimately differ, a case branches on a declared capability and asserts
+ * the behaviour of both branches.
+ */
+export function runConformanceSuite(createTarget: () => Promise<ConformanceTarget>): void {
+  let target: ConformanceTarget | undefined;
+  const ctx: SuiteContext = {
+    open: (options) => target!.open(options),
+    name: () => target!.name,
+  };
+
+  beforeAll(async () => {
+    target = await createTarget();
+  });
+  afterAll(async () => {
+    await target?.teardown();
+  });
+
+  describe('enqueue', () => enqueueCases(ctx));
+  describe('claim', () => claimCases(ctx));
+  describe('the fenced outcome write', () => fenceCases(ctx));
+  describe('leases, heartbeats and the sweep', () => leaseCases(ctx));
+  describe('retry schedule', () => retryCases(ctx));
+  describe('operator actions and listings', () => operatorCases(ctx));
+  describe('transactional enqueue', () => transactionalEnqueueCases(ctx));
+  describe('bad input', () => badInputCases(ctx));
+}

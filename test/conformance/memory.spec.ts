@@ -1,0 +1,5 @@
+import { describe } from '@jest/globals';
+import { memoryTarget } from '../support/targets/memory.target.js';
+import { runConformanceSuite } from './conformance-suite.js';
+
+describe('JobStore conformance: memory', () => runConformanceSuite(memoryTarget));

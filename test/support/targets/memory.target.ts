@@ -1,0 +1,20 @@
+import { ManualClock } from '../../../lib/core/index.js';
+import { MemoryJobStore } from '../../../lib/store/index.js';
+import type { ConformanceTarget } from '../../conformance/harness.js';
+
+export async function memoryTarget(): Promise<ConformanceTarget> {
+  return {
+    name: 'memory',
+    async open(options) {
+      const clock = new ManualClock();
+      const store = new MemoryJobStore({ clock, limits: options?.limits });
+      return {
+        store,
+        advance: async (ms) => clock.advance(ms),
+        snapshot: async () => ({ jobs: store.rows(), paused: store.pausedQueueNames() }),
+        countJobs: async () => store.rows().length,
+      };
+    },
+    async teardown() {},
+  };
+}

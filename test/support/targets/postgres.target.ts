@@ -1,0 +1,43 @@
+import { PostgresJobStore } from '../../../lib/store/index.js';
+import type { ConformanceTarget } from '../../conformance/harness.js';
+import { dropSchemas, openPostgresDataSource, uniqueSchema } from '../postgres.js';
+
+/** One DataSource per test file; each opened store gets a fresh schema, dropped at the end. */
+export async function postgresTarget(): Promise<ConformanceTarget> {
+  const dataSource = await openPostgresDataSource();
+  const schemas: string[] = [];
+  return {
+    name: 'postgres',
+    async open(options) {
+      const schema = uniqueSchema('conf');
+      schemas.push(schema);
+      const store = new PostgresJobStore({ dataSource, schema, limits: options?.limits });
+      await store.migrate();
+      const { jobs, queues } = store.naming;
+      return {
+        store,
+        advance: async (ms) => {
+          const shift = `$1 * interval '1 millisecond'`;
+          await dataSource.query(
+            `UPDATE ${jobs} SET run_at = run_at - ${shift}, leased_until = leased_until - ${shift}, created_at = created_at - ${shift},
+               updated_at = updated_at - ${shift}, finished_at = finished_at - ${shift}`,
+            [ms],
+          );
+        },
+        snapshot: async () => {
+          const [row] = await dataSource.query(
+            `SELECT (SELECT coalesce(jsonb_agg(to_jsonb(j) ORDER BY j.seq), '[]') FROM ${jobs} j) AS jobs,
+                    (SELECT coalesce(jsonb_agg(to_jsonb(q) ORDER BY q.name), '[]') FROM ${queues} q) AS queues`,
+          );
+          return row;
+        },
+        countJobs: async () => Number((await dataSource.query(`SELECT count(*) AS n FROM ${jobs}`))[0].n),
+        hostTransaction: (work) => dataSource.transaction(work),
+      };
+    },
+    async teardown() {
+      await dropSchemas(dataSource, schemas);
+      await dataSource.destroy();
+    },
+  };
+}

@@ -1,0 +1,42 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DataSource } from 'typeorm';
+import { SqliteJobStore } from '../../../lib/store/index.js';
+import type { ConformanceTarget } from '../../conformance/harness.js';
+
+/** One SQLite file per test file; each opened store gets its own table prefix in it. */
+export async function sqliteTarget(): Promise<ConformanceTarget> {
+  const dir = mkdtempSync(join(tmpdir(), 'durable-scheduler-sqlite-'));
+  const dataSource = await new DataSource({ type: 'better-sqlite3', database: join(dir, 'conformance.db') }).initialize();
+  let opened = 0;
+  return {
+    name: 'sqlite',
+    async open(options) {
+      const prefix = `t${++opened}_`;
+      const store = new SqliteJobStore({ dataSource, tablePrefix: prefix, limits: options?.limits });
+      await store.migrate();
+      const { jobs, queues } = store.naming;
+      return {
+        store,
+        advance: async (ms) => {
+          await dataSource.query(
+            `UPDATE ${jobs} SET run_at = run_at - ?, leased_until = leased_until - ?, created_at = created_at - ?,
+               updated_at = updated_at - ?, finished_at = finished_at - ?`,
+            [ms, ms, ms, ms, ms],
+          );
+        },
+        snapshot: async () => ({
+          jobs: await dataSource.query(`SELECT * FROM ${jobs} ORDER BY seq`),
+          queues: await dataSource.query(`SELECT * FROM ${queues} ORDER BY name`),
+        }),
+        countJobs: async () => Number((await dataSource.query(`SELECT count(*) AS n FROM ${jobs}`))[0].n),
+        hostTransaction: (work) => dataSource.transaction(work),
+      };
+    },
+    async teardown() {
+      await dataSource.destroy();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
