@@ -2,14 +2,16 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DataSource, QueryRunner } from 'typeorm';
 import { StoreBusyError } from '../../core/index.js';
 
-/**
- * The one owner the gate cannot tell apart: host-application code running outside any scheduler
- * context. Two host flows share it, which keeps TypeORM's own behaviour for them unchanged.
- */
-const HOST = Symbol('host');
+/** Who holds the connection: the scheduler (its operations and attempt transactions) or host code. */
+export interface GateOwner {
+  readonly kind: 'scheduler' | 'host';
+}
+
+/** Host code outside any scoped owner. Two such callers share it, as TypeORM itself would. */
+const HOST: GateOwner = Object.freeze({ kind: 'host' });
 
 interface Waiter {
-  readonly owner: symbol;
+  readonly owner: GateOwner;
   readonly resolve: () => void;
 }
 
@@ -23,34 +25,38 @@ interface Waiter {
  * scheduler's own operations, its attempt transactions, and the host application's transactions,
  * which the gate catches by wrapping the shared QueryRunner.
  *
- * Ownership follows the async context (AsyncLocalStorage), so code running inside an owner's
- * callback (a handler using its attempt's EntityManager, say) keeps the connection instead of
- * waiting on itself.
+ * Ownership follows the async context (AsyncLocalStorage): code running inside an owner's
+ * transaction (a handler using its attempt's EntityManager, or a nested `manager.transaction`)
+ * keeps the connection instead of waiting on itself.
  */
 export class SqliteGate {
-  private holder: symbol | null = null;
+  private holder: GateOwner | null = null;
   private readonly waiters: Waiter[] = [];
-  private readonly context = new AsyncLocalStorage<symbol>();
+  private readonly context = new AsyncLocalStorage<GateOwner>();
 
   constructor(private readonly timeoutMs: number) {}
 
-  /** The owner the calling code runs as. */
-  currentOwner(): symbol {
+  /** The owner the calling code acts as: its scoped owner, or the shared one for plain host code. */
+  currentOwner(): GateOwner {
     return this.context.getStore() ?? HOST;
   }
 
-  /** True while some owner other than the caller holds the connection. */
-  heldByOther(): boolean {
-    return this.holder !== null && this.holder !== this.currentOwner();
+  /**
+   * The owner the calling code holds the connection as, or null. Plain host code (no scoped
+   * owner) never counts as holding it here: the gate cannot tell two such callers apart.
+   */
+  callerHolds(): GateOwner | null {
+    const current = this.context.getStore();
+    return current !== undefined && current === this.holder ? current : null;
   }
 
-  /** True while the caller's own context holds the connection. */
-  heldByCaller(): boolean {
+  /** True when the caller holds the connection, as a scoped owner or as plain host code. */
+  heldByCurrent(): boolean {
     return this.holder !== null && this.holder === this.currentOwner();
   }
 
   /** Waits for the connection, first come first served, or fails after the gate's timeout. */
-  acquire(owner: symbol): Promise<void> {
+  acquire(owner: GateOwner): Promise<void> {
     if (this.holder === null) {
       this.holder = owner;
       return Promise.resolve();
@@ -64,13 +70,8 @@ export class SqliteGate {
         },
       };
       const timer = setTimeout(() => {
-        const index = this.waiters.indexOf(waiter);
-        if (index >= 0) this.waiters.splice(index, 1);
-        reject(
-          new StoreBusyError(
-            `The SQLite connection stayed inside another transaction for ${this.timeoutMs} ms; if you awaited the scheduler inside your own transaction, pass that transaction's manager instead.`,
-          ),
-        );
+        this.waiters.splice(this.waiters.indexOf(waiter), 1);
+        reject(new StoreBusyError(`The SQLite connection stayed inside another transaction for ${this.timeoutMs} ms.`));
       }, this.timeoutMs);
       timer.unref?.();
       this.waiters.push(waiter);
@@ -85,12 +86,12 @@ export class SqliteGate {
   }
 
   /**
-   * Runs `work` as a new owner that holds the connection from start to finish, even across awaits.
-   * Anything `work` starts inherits the ownership.
+   * Runs `work` holding the connection from start to finish, even across awaits. Anything `work`
+   * starts inherits the ownership. Inside a scheduler section already, it simply runs.
    */
   async exclusive<T>(work: () => Promise<T>): Promise<T> {
-    if (this.heldByCaller()) return work();
-    const owner = Symbol('scheduler');
+    if (this.callerHolds()?.kind === 'scheduler') return work();
+    const owner: GateOwner = { kind: 'scheduler' };
     await this.acquire(owner);
     try {
       return await this.context.run(owner, work);
@@ -100,37 +101,39 @@ export class SqliteGate {
   }
 
   /**
-   * Wraps the DataSource's shared QueryRunner so that host transactions and queries wait while
-   * another owner holds the connection, and hold it themselves from BEGIN until the outermost
-   * COMMIT or ROLLBACK.
+   * Wraps the DataSource's shared QueryRunner so that host code waits while another owner holds
+   * the connection, and a host transaction holds it from BEGIN to the outermost COMMIT or ROLLBACK.
+   * `dataSource.transaction(...)` additionally runs each callback as its own owner, so two of them
+   * started at once take turns instead of merging.
    */
-  guard(runner: QueryRunner): void {
+  guard(dataSource: DataSource): void {
     const gate = this;
+    const runner = dataSource.createQueryRunner();
     const start = runner.startTransaction.bind(runner);
     const commit = runner.commitTransaction.bind(runner);
     const rollback = runner.rollbackTransaction.bind(runner);
     const query = runner.query.bind(runner) as (...args: unknown[]) => Promise<unknown>;
-    // Set when the runner itself took the gate for a top-level transaction, to give it back at the end.
-    let takenBy: symbol | null = null;
+    // The owner that took the gate for the current top-level transaction, to give it back at the end.
+    let taken: GateOwner | null = null;
+    const depth = () => (runner as unknown as { transactionDepth: number }).transactionDepth;
 
-    const finish = (failedToStart = false) => {
-      const depth = (runner as unknown as { transactionDepth: number }).transactionDepth;
-      if (takenBy !== null && (failedToStart ? depth === 0 : !runner.isTransactionActive)) {
-        takenBy = null;
+    const finish = () => {
+      if (taken !== null && depth() === 0) {
+        taken = null;
         gate.release();
       }
     };
 
     runner.startTransaction = async function (isolationLevel?: Parameters<QueryRunner['startTransaction']>[0]) {
-      if (!gate.heldByCaller()) {
-        const owner = gate.currentOwner();
+      const owner = gate.currentOwner();
+      if (gate.holder !== owner) {
         await gate.acquire(owner);
-        takenBy = owner;
+        taken = owner;
       }
       try {
         await start(isolationLevel);
       } catch (error) {
-        finish(true);
+        finish();
         throw error;
       }
     };
@@ -149,8 +152,8 @@ export class SqliteGate {
       }
     };
     runner.query = async function (...args: unknown[]) {
-      if (!gate.heldByOther()) return query(...args);
-      const owner = gate.currentOwner();
+      if (gate.holder === null || gate.holder === gate.currentOwner()) return query(...args);
+      const owner: GateOwner = { kind: 'host' };
       await gate.acquire(owner);
       try {
         return await query(...args);
@@ -158,6 +161,13 @@ export class SqliteGate {
         gate.release();
       }
     } as QueryRunner['query'];
+
+    const manager = dataSource.manager;
+    const transaction = manager.transaction.bind(manager) as (...args: unknown[]) => Promise<unknown>;
+    manager.transaction = function (...args: unknown[]) {
+      if (gate.callerHolds() !== null) return transaction(...args);
+      return gate.context.run({ kind: 'host' }, () => transaction(...args));
+    } as typeof manager.transaction;
   }
 }
 
@@ -168,7 +178,7 @@ export function sqliteGate(dataSource: DataSource, timeoutMs: number): SqliteGat
   let gate = gates.get(dataSource);
   if (!gate) {
     gate = new SqliteGate(timeoutMs);
-    gate.guard(dataSource.createQueryRunner());
+    gate.guard(dataSource);
     gates.set(dataSource, gate);
   }
   return gate;

@@ -220,18 +220,31 @@ export class SqliteJobStore implements JobStore {
 
   /**
    * Runs a write as one IMMEDIATE transaction, synchronously, once the connection is free. Inside
-   * a context that already owns the connection (an attempt transaction) it joins that transaction
-   * as a savepoint, because on one shared connection there is no other place for it to go.
+   * a scheduler section that already owns the connection (an attempt transaction) it joins that
+   * transaction as a savepoint, because on one shared connection there is no other place for it.
    */
   private async write<T>(work: (now: number) => T): Promise<T> {
-    if (this.gate.heldByCaller()) return this.db.transaction(() => work(this.now()))();
+    const holder = this.gate.callerHolds();
+    if (holder?.kind === 'scheduler') return this.db.transaction(() => work(this.now()))();
+    if (holder?.kind === 'host') throw this.insideHostTransaction();
     return this.gate.exclusive(() => this.retryBusy(() => this.db.transaction(() => work(this.now())).immediate()));
   }
 
   /** Reads wait for the connection too, or they could see another owner's uncommitted rows. */
   private async read<T>(work: () => T): Promise<T> {
-    if (this.gate.heldByCaller()) return work();
+    if (this.gate.callerHolds() !== null) return work();
     return this.gate.exclusive(async () => work());
+  }
+
+  /**
+   * A write from code that holds the connection in its own transaction would either join that
+   * transaction silently or wait for it forever; refuse it instead.
+   */
+  private insideHostTransaction(): InvalidArgumentError {
+    return new InvalidArgumentError(
+      'This SQLite DataSource is inside a transaction opened by the calling code; pass that transaction\'s manager to enqueue, or call the scheduler after the transaction ends.',
+      'manager',
+    );
   }
 
   /**
@@ -258,7 +271,7 @@ export class SqliteJobStore implements JobStore {
     if (manager?.connection !== this.options.dataSource) {
       throw new InvalidArgumentError('The manager passed to enqueue belongs to another DataSource; use one from the DataSource the scheduler was given.', 'manager');
     }
-    if (!manager.queryRunner?.isTransactionActive || !this.gate.heldByCaller()) {
+    if (!manager.queryRunner?.isTransactionActive || !this.gate.heldByCurrent()) {
       throw new InvalidArgumentError(
         'The manager passed to enqueue is not inside an open transaction; use the manager that dataSource.transaction() hands you.',
         'manager',

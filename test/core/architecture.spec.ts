@@ -1,0 +1,61 @@
+import { describe, expect, it } from '@jest/globals';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+const LIB = join(process.cwd(), 'lib');
+
+function sources(dir: string): string[] {
+  return readdirSync(dir).flatMap((entry) => {
+    const path = join(dir, entry);
+    if (statSync(path).isDirectory()) return sources(path);
+    return entry.endsWith('.ts') ? [path] : [];
+  });
+}
+
+function imports(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  return [...text.matchAll(/^\s*(?:import|export)[^'"]*from\s+'([^']+)'/gm)].map((m) => m[1]!);
+}
+
+const LAYERS = ['core', 'store', 'worker', 'nest', 'cli', 'simulator'];
+/** Which layers each layer may import. Dependencies point one way: core -> store -> worker -> nest. */
+const ALLOWED: Record<string, string[]> = {
+  core: ['core'],
+  store: ['core', 'store'],
+  worker: ['core', 'store', 'worker'],
+  nest: ['core', 'store', 'worker', 'nest'],
+  cli: ['core', 'store', 'worker', 'cli'],
+  simulator: ['core', 'store', 'worker', 'simulator'],
+};
+
+describe('architecture', () => {
+  it('keeps lib/core pure: no I/O modules, no Nest or TypeORM, no wall clock', () => {
+    const files = sources(join(LIB, 'core'));
+    expect(files.length).toBeGreaterThan(5);
+    for (const file of files) {
+      const text = readFileSync(file, 'utf8');
+      for (const spec of imports(file)) {
+        expect({ file: relative(LIB, file), spec, ok: !/^(node:(fs|net|http|https|child_process|dgram|worker_threads)|typeorm|@nestjs|pg|better-sqlite3)/.test(spec) }).toMatchObject({ ok: true });
+      }
+      expect({ file: relative(LIB, file), wallClock: /Date\.now\(|new Date\(\)|performance\.now\(|setTimeout\(|setInterval\(/.test(text) }).toMatchObject({ wallClock: false });
+    }
+  });
+
+  it('points dependencies one way between layers', () => {
+    for (const layer of LAYERS) {
+      let files: string[] = [];
+      try {
+        files = sources(join(LIB, layer));
+      } catch {
+        continue; // a layer that does not exist yet has nothing to check
+      }
+      for (const file of files) {
+        for (const spec of imports(file).filter((s) => s.startsWith('.'))) {
+          const target = relative(LIB, join(file, '..', spec)).split('/')[0]!;
+          if (!LAYERS.includes(target)) continue;
+          expect({ file: relative(LIB, file), imports: target, allowed: ALLOWED[layer]!.includes(target) }).toMatchObject({ allowed: true });
+        }
+      }
+    }
+  });
+});

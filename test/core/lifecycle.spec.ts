@@ -1,0 +1,247 @@
+import { describe, expect, it } from '@jest/globals';
+import {
+  cancelOutcome,
+  hasLapsedLease,
+  holdsLiveLease,
+  isClaimable,
+  JOB_STATES,
+  LEASE_EXPIRED,
+  needsSweep,
+  RELINQUISHED_ON_FINAL_ATTEMPT,
+  transition,
+  type JobEvent,
+  type JobState,
+  type LifecycleFields,
+} from '../../lib/core/index.js';
+
+const NOW = 1_000_000;
+
+function job(fields: Partial<LifecycleFields> = {}): LifecycleFields {
+  return {
+    state: 'scheduled',
+    runAt: NOW,
+    attempt: 0,
+    maxAttempts: 3,
+    workerId: null,
+    leasedUntil: null,
+    cancelRequested: false,
+    lastError: null,
+    output: null,
+    finishedAt: null,
+    updatedAt: NOW - 10,
+    ...fields,
+  };
+}
+
+function running(fields: Partial<LifecycleFields> = {}): LifecycleFields {
+  return job({ state: 'running', attempt: 1, workerId: 'w', leasedUntil: NOW + 5_000, ...fields });
+}
+
+function next(j: LifecycleFields, event: JobEvent, now = NOW): LifecycleFields {
+  const result = transition(j, event, now);
+  if (!result.ok) throw new Error(`expected ${event.kind} to apply, got ${result.rejection}`);
+  return result.next;
+}
+
+describe('the lease fence', () => {
+  it('holds only for the same worker and attempt, while the lease is strictly in the future', () => {
+    const j = running();
+    expect(holdsLiveLease(j, 'w', 1, NOW)).toBe(true);
+    expect(holdsLiveLease(j, 'other', 1, NOW)).toBe(false);
+    expect(holdsLiveLease(j, 'w', 2, NOW)).toBe(false);
+    expect(holdsLiveLease(j, 'w', 1, NOW + 4_999)).toBe(true);
+    expect(holdsLiveLease(j, 'w', 1, NOW + 5_000)).toBe(false);
+    expect(holdsLiveLease(job({ workerId: 'w', attempt: 1 }), 'w', 1, NOW)).toBe(false);
+  });
+
+  it.each<[string, JobEvent]>([
+    ['heartbeat', { kind: 'heartbeat', workerId: 'x', attempt: 1, leaseMs: 10 }],
+    ['succeed', { kind: 'succeed', workerId: 'x', attempt: 1, output: null }],
+    ['fail', { kind: 'fail', workerId: 'x', attempt: 1, error: 'e', retryDelayMs: 1 }],
+    ['dead_letter', { kind: 'dead_letter', workerId: 'x', attempt: 1, error: 'e' }],
+    ['quarantine', { kind: 'quarantine', workerId: 'x', attempt: 1, reason: 'r' }],
+    ['relinquish', { kind: 'relinquish', workerId: 'x', attempt: 1 }],
+  ])('rejects a %s from a worker without the live lease', (_kind, event) => {
+    expect(transition(running(), event, NOW)).toEqual({ ok: false, rejection: 'stale_lease' });
+    const lapsed = transition(running({ workerId: 'x' }), event, NOW + 5_000);
+    expect(lapsed).toEqual({ ok: false, rejection: 'stale_lease' });
+  });
+});
+
+describe('claim', () => {
+  it('takes a due scheduled job: running, next attempt, leased to the claimer', () => {
+    expect(next(job({ lastError: 'earlier' }), { kind: 'claim', workerId: 'w2', leaseMs: 30_000 })).toEqual({
+      ...job({ lastError: 'earlier' }),
+      state: 'running',
+      attempt: 1,
+      workerId: 'w2',
+      leasedUntil: NOW + 30_000,
+      updatedAt: NOW,
+    });
+  });
+
+  it('takes a lapsed lease with budget and says the last attempt expired', () => {
+    const lapsed = running({ leasedUntil: NOW });
+    expect(hasLapsedLease(lapsed, NOW)).toBe(true);
+    expect(next(lapsed, { kind: 'claim', workerId: 'w2', leaseMs: 10 })).toMatchObject({ attempt: 2, workerId: 'w2', lastError: LEASE_EXPIRED });
+  });
+
+  it.each<[string, LifecycleFields]>([
+    ['a job that is not due yet', job({ runAt: NOW + 1 })],
+    ['a live lease', running()],
+    ['a lapsed lease without budget', running({ attempt: 3, leasedUntil: NOW - 1 })],
+    ['a lapsed lease with a cancel request', running({ leasedUntil: NOW - 1, cancelRequested: true })],
+    ['a scheduled job out of attempts', job({ attempt: 3 })],
+    ...JOB_STATES.filter((s) => s !== 'scheduled' && s !== 'running').map((state): [string, LifecycleFields] => [`a ${state} job`, job({ state })]),
+  ])('refuses %s', (_label, j) => {
+    expect(isClaimable(j, NOW)).toBe(false);
+    expect(transition(j, { kind: 'claim', workerId: 'w', leaseMs: 10 }, NOW)).toEqual({ ok: false, rejection: 'not_claimable' });
+  });
+});
+
+describe('outcomes', () => {
+  it('success records the output and finishes, even after a cancel request', () => {
+    for (const cancelRequested of [false, true]) {
+      expect(next(running({ cancelRequested }), { kind: 'succeed', workerId: 'w', attempt: 1, output: '{"a":1}' })).toMatchObject({
+        state: 'succeeded',
+        output: '{"a":1}',
+        leasedUntil: null,
+        finishedAt: NOW,
+        workerId: 'w',
+      });
+    }
+  });
+
+  it('failure with budget reschedules after the delay and keeps the attempt', () => {
+    expect(next(running(), { kind: 'fail', workerId: 'w', attempt: 1, error: 'boom', retryDelayMs: 2_000 })).toEqual({
+      ...running(),
+      state: 'scheduled',
+      runAt: NOW + 2_000,
+      workerId: null,
+      leasedUntil: null,
+      lastError: 'boom',
+      updatedAt: NOW,
+    });
+  });
+
+  it('failure on the last attempt dead-letters; with a cancel request it cancels', () => {
+    const last = running({ attempt: 3 });
+    expect(next(last, { kind: 'fail', workerId: 'w', attempt: 3, error: 'e', retryDelayMs: 1 })).toMatchObject({ state: 'dead_lettered', finishedAt: NOW });
+    expect(next(running({ cancelRequested: true }), { kind: 'fail', workerId: 'w', attempt: 1, error: 'e', retryDelayMs: 1 })).toMatchObject({
+      state: 'cancelled',
+      lastError: 'e',
+    });
+  });
+
+  it('an explicit dead-letter ignores the remaining budget', () => {
+    expect(next(running(), { kind: 'dead_letter', workerId: 'w', attempt: 1, error: 'fatal' })).toMatchObject({ state: 'dead_lettered', attempt: 1 });
+  });
+
+  it('quarantine keeps the charged attempt and records the reason', () => {
+    expect(next(running(), { kind: 'quarantine', workerId: 'w', attempt: 1, reason: 'no handler' })).toMatchObject({
+      state: 'quarantined',
+      attempt: 1,
+      lastError: 'no handler',
+    });
+    expect(next(running({ cancelRequested: true }), { kind: 'quarantine', workerId: 'w', attempt: 1, reason: 'r' }).state).toBe('cancelled');
+  });
+
+  it('heartbeat extends the live lease only', () => {
+    expect(next(running(), { kind: 'heartbeat', workerId: 'w', attempt: 1, leaseMs: 30_000 }, NOW + 100)).toMatchObject({
+      leasedUntil: NOW + 30_100,
+      state: 'running',
+    });
+  });
+});
+
+describe('relinquish', () => {
+  it('hands the job back due now, with the attempt charged, and wakes workers', () => {
+    const result = transition(running(), { kind: 'relinquish', workerId: 'w', attempt: 1 }, NOW);
+    expect(result).toEqual({
+      ok: true,
+      next: { ...running(), state: 'scheduled', runAt: NOW, workerId: null, leasedUntil: null, updatedAt: NOW },
+      effects: [{ type: 'wake' }],
+    });
+  });
+
+  it('dead-letters the last attempt and cancels a cancel-requested one', () => {
+    expect(next(running({ attempt: 3 }), { kind: 'relinquish', workerId: 'w', attempt: 3 })).toMatchObject({
+      state: 'dead_lettered',
+      lastError: RELINQUISHED_ON_FINAL_ATTEMPT,
+    });
+    expect(next(running({ cancelRequested: true }), { kind: 'relinquish', workerId: 'w', attempt: 1 }).state).toBe('cancelled');
+  });
+});
+
+describe('the sweep', () => {
+  it('settles lapsed leases no claim will take', () => {
+    expect(needsSweep(running({ attempt: 3, leasedUntil: NOW }), NOW)).toBe(true);
+    expect(next(running({ attempt: 3, leasedUntil: NOW }), { kind: 'expire' })).toMatchObject({ state: 'dead_lettered', lastError: LEASE_EXPIRED });
+    expect(next(running({ cancelRequested: true, leasedUntil: NOW }), { kind: 'expire' })).toMatchObject({ state: 'cancelled', lastError: LEASE_EXPIRED });
+  });
+
+  it.each<[string, LifecycleFields]>([
+    ['a live lease', running({ attempt: 3 })],
+    ['a lapsed lease with budget (a claim takes it)', running({ leasedUntil: NOW })],
+    ['a scheduled job', job()],
+  ])('leaves %s alone', (_label, j) => {
+    expect(transition(j, { kind: 'expire' }, NOW)).toEqual({ ok: false, rejection: 'not_sweepable' });
+  });
+});
+
+describe('operator actions', () => {
+  it.each<JobState>(['dead_lettered', 'quarantined'])('replay resets a %s job to attempt 0, due now', (state) => {
+    const result = transition(job({ state, attempt: 3, lastError: 'x', output: '1', finishedAt: NOW - 5, workerId: 'w' }), { kind: 'replay' }, NOW);
+    expect(result).toEqual({
+      ok: true,
+      next: job({ state: 'scheduled', attempt: 0, runAt: NOW, lastError: null, output: null, finishedAt: null, workerId: null, updatedAt: NOW }),
+      effects: [{ type: 'wake' }],
+    });
+  });
+
+  it.each(JOB_STATES.filter((s) => s !== 'dead_lettered' && s !== 'quarantined'))('replay refuses a %s job', (state) => {
+    expect(transition(job({ state }), { kind: 'replay' }, NOW)).toEqual({ ok: false, rejection: 'illegal_state' });
+  });
+
+  it('cancel ends a waiting job, flags a running one, and repeats as a no-op', () => {
+    for (const state of ['scheduled', 'awaiting_parents'] as const) {
+      const before = job({ state });
+      const after = next(before, { kind: 'cancel' });
+      expect(after).toMatchObject({ state: 'cancelled', finishedAt: NOW });
+      expect(cancelOutcome(before, after)).toBe('cancelled');
+    }
+    const flagged = next(running(), { kind: 'cancel' });
+    expect(flagged).toEqual({ ...running(), cancelRequested: true, updatedAt: NOW });
+    expect(cancelOutcome(running(), flagged)).toBe('cancel_requested');
+
+    const again = transition(flagged, { kind: 'cancel' }, NOW + 1);
+    expect(again.ok && again.next).toBe(flagged);
+    expect(cancelOutcome(flagged, flagged)).toBe('already_requested');
+    const cancelled = job({ state: 'cancelled' });
+    const noop = transition(cancelled, { kind: 'cancel' }, NOW);
+    expect(noop.ok && noop.next).toBe(cancelled);
+    expect(cancelOutcome(cancelled, cancelled)).toBe('already_cancelled');
+  });
+
+  it.each<JobState>(['succeeded', 'dead_lettered', 'quarantined'])('cancel refuses a %s job', (state) => {
+    expect(transition(job({ state }), { kind: 'cancel' }, NOW)).toEqual({ ok: false, rejection: 'illegal_state' });
+  });
+});
+
+describe('terminal states', () => {
+  it('no worker event moves a terminal job', () => {
+    const events: JobEvent[] = [
+      { kind: 'claim', workerId: 'w', leaseMs: 10 },
+      { kind: 'heartbeat', workerId: 'w', attempt: 1, leaseMs: 10 },
+      { kind: 'succeed', workerId: 'w', attempt: 1, output: null },
+      { kind: 'fail', workerId: 'w', attempt: 1, error: 'e', retryDelayMs: 0 },
+      { kind: 'relinquish', workerId: 'w', attempt: 1 },
+      { kind: 'expire' },
+    ];
+    for (const state of ['succeeded', 'dead_lettered', 'cancelled', 'quarantined'] as const) {
+      for (const event of events) {
+        expect(transition(job({ state, attempt: 1, workerId: 'w', leasedUntil: null }), event, NOW).ok).toBe(false);
+      }
+    }
+  });
+});

@@ -1,0 +1,153 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import pg from 'pg';
+import { DataSource } from 'typeorm';
+import { PostgresJobStore } from '../../lib/store/index.js';
+import { databaseUrl, dropSchemas, openPostgresDataSource, uniqueSchema } from '../support/postgres.js';
+
+let dataSource: DataSource;
+const schemas: string[] = [];
+
+function freshStore(options: { tablePrefix?: string } = {}): PostgresJobStore {
+  const schema = uniqueSchema('pga');
+  schemas.push(schema);
+  return new PostgresJobStore({ dataSource, schema, ...options });
+}
+
+/** A LISTEN connection that hands out notifications in arrival order, without sleeping. */
+async function listen(channel: string) {
+  const client = new pg.Client({ connectionString: databaseUrl() });
+  await client.connect();
+  const queue: string[] = [];
+  const waiting: Array<(payload: string) => void> = [];
+  client.on('notification', (message) => {
+    const payload = message.payload ?? '';
+    const next = waiting.shift();
+    if (next) next(payload);
+    else queue.push(payload);
+  });
+  await client.query(`LISTEN "${channel}"`);
+  return {
+    next: () => (queue.length > 0 ? Promise.resolve(queue.shift()!) : new Promise<string>((resolve) => waiting.push(resolve))),
+    close: () => client.end(),
+  };
+}
+
+beforeAll(async () => {
+  dataSource = await openPostgresDataSource();
+});
+afterAll(async () => {
+  await dropSchemas(dataSource, schemas);
+  await dataSource.destroy();
+});
+
+describe('PostgreSQL migrations', () => {
+  it('lets two nodes migrate one schema at the same moment, applying each migration once', async () => {
+    const schema = uniqueSchema('mig');
+    schemas.push(schema);
+    const a = new PostgresJobStore({ dataSource, schema });
+    const b = new PostgresJobStore({ dataSource, schema });
+    await Promise.all([a.migrate(), b.migrate(), a.migrate()]);
+    await b.migrate();
+    const applied = await dataSource.query(`SELECT version, name FROM "${schema}"."migrations" ORDER BY version`);
+    expect(applied).toEqual([{ version: 1, name: 'create_jobs' }]);
+    const { id } = await a.jobEnqueue({ name: 'after.migrate', payload: 1 });
+    expect((await b.jobGet(id))?.name).toBe('after.migrate');
+  });
+
+  it('creates the partial claim indexes, and prefixes tables and indexes when asked', async () => {
+    const store = freshStore({ tablePrefix: 'app_' });
+    await store.migrate();
+    const { schema } = store.naming;
+    const tables = await dataSource.query(`SELECT tablename FROM pg_tables WHERE schemaname = $1 ORDER BY tablename`, [schema]);
+    expect(tables.map((t: { tablename: string }) => t.tablename)).toEqual(['app_jobs', 'app_migrations', 'app_queues']);
+    const indexes = await dataSource.query(`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'app_jobs' ORDER BY indexname`, [schema]);
+    const byName = Object.fromEntries(indexes.map((i: { indexname: string; indexdef: string }) => [i.indexname, i.indexdef]));
+    expect(byName.app_jobs_claim_idx).toMatch(/\(run_at, seq\) WHERE \(state = 'scheduled'::text\)/);
+    expect(byName.app_jobs_running_idx).toMatch(/\(run_at, seq\) WHERE \(state = 'running'::text\)/);
+    expect(byName.app_jobs_dead_letter_idx).toMatch(/WHERE \(state = 'dead_lettered'::text\)/);
+  });
+
+  it.each(['x; drop table y', 'a"b', "o'brien", 'a\nb', 's'.repeat(64), 'Public', 'x.job'])(
+    'refuses the schema name %j before any SQL runs',
+    async (schema) => {
+      const before = await dataSource.query(`SELECT count(*)::int AS n FROM pg_namespace`);
+      expect(() => new PostgresJobStore({ dataSource, schema })).toThrow(/^schema must be a lower-case SQL identifier/);
+      expect(() => new PostgresJobStore({ dataSource, tablePrefix: schema })).toThrow(/tablePrefix/);
+      expect(await dataSource.query(`SELECT count(*)::int AS n FROM pg_namespace`)).toEqual(before);
+    },
+  );
+
+  it('refuses a DataSource of another type, or one not yet initialized', () => {
+    const sqliteLike = { options: { type: 'better-sqlite3' }, isInitialized: true } as unknown as DataSource;
+    expect(() => new PostgresJobStore({ dataSource: sqliteLike })).toThrow('PostgresJobStore needs a TypeORM DataSource of type "postgres".');
+    const idle = new DataSource({ type: 'postgres', url: databaseUrl() });
+    expect(() => new PostgresJobStore({ dataSource: idle })).toThrow(/initialized DataSource/);
+  });
+});
+
+describe('PostgreSQL wake-up hints', () => {
+  it('notifies the queue when a due job is written, not for future jobs, and only when the transaction commits', async () => {
+    const store = freshStore();
+    await store.migrate();
+    const listener = await listen(store.naming.channel);
+    try {
+      await store.jobEnqueue({ name: 'later', payload: 1, queue: 'future', delayMs: 60_000 });
+      await store.jobEnqueue({ name: 'now', payload: 1, queue: 'first' });
+      expect(await listener.next()).toBe('first');
+
+      await dataSource
+        .transaction(async (manager) => {
+          await store.jobEnqueue({ name: 'tx', payload: 1, queue: 'rolled-back' }, { manager });
+          throw new Error('roll back');
+        })
+        .catch(() => undefined);
+      await dataSource.transaction(async (manager) => {
+        await store.jobEnqueueMany(
+          [
+            { name: 'tx', payload: 1, queue: 'committed' },
+            { name: 'tx', payload: 2, queue: 'committed' },
+          ],
+          { manager },
+        );
+      });
+      expect(await listener.next()).toBe('committed');
+
+      // A relinquished job is due again at once, so it wakes workers too.
+      await store.jobEnqueue({ name: 'r', payload: 1, queue: 'relinquish' });
+      expect(await listener.next()).toBe('relinquish');
+      const [job] = await store.jobClaim({ workerId: 'w', limit: 1, queues: ['relinquish'], leaseMs: 30_000 });
+      await store.jobRelinquishMany({ workerId: 'w', leases: [{ jobId: job!.id, attempt: 1 }] });
+      expect(await listener.next()).toBe('relinquish');
+    } finally {
+      await listener.close();
+    }
+  });
+});
+
+describe('PostgreSQL claims', () => {
+  it('skips rows another transaction has locked instead of waiting for them', async () => {
+    const store = freshStore();
+    await store.migrate();
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push((await store.jobEnqueue({ name: 'lock', payload: i })).id);
+    const blocker = new pg.Client({ connectionString: databaseUrl() });
+    await blocker.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query(`SELECT id FROM ${store.naming.jobs} WHERE id = $1 FOR UPDATE`, [ids[0]]);
+      let timer: NodeJS.Timeout | undefined;
+      const result = await Promise.race([
+        store.jobClaim({ workerId: 'w', limit: 10, queues: ['default'], leaseMs: 30_000 }),
+        new Promise<'blocked'>((resolve) => (timer = setTimeout(() => resolve('blocked'), 10_000))),
+      ]);
+      clearTimeout(timer);
+      expect(result).not.toBe('blocked');
+      expect((result as { id: string }[]).map((j) => j.id)).toEqual([ids[1], ids[2]]);
+    } finally {
+      await blocker.query('ROLLBACK');
+      await blocker.end();
+    }
+    const [last] = await store.jobClaim({ workerId: 'w', limit: 10, queues: ['default'], leaseMs: 30_000 });
+    expect(last?.id).toBe(ids[0]);
+  });
+});
