@@ -1,5 +1,7 @@
 export * from './job-store.js';
 export * from './store-capabilities.js';
+export * from './attempt-transaction.js';
+export * from './wake-hints.js';
 export * from './enqueue-input.js';
 export * from './job-row.js';
 export * from './store-params.js';

@@ -1,7 +1,9 @@
 import type { EntityManager } from 'typeorm';
-import type { CancelOutcome, Job, JobState } from '../core/index.js';
+import type { CancelOutcome, Job, JobState, SchedulerLimits } from '../core/index.js';
+import type { AttemptTransaction } from './attempt-transaction.js';
 import type { EnqueueInput } from './enqueue-input.js';
 import type { StoreCapabilities } from './store-capabilities.js';
+import type { WakeListener, WakeSubscription } from './wake-hints.js';
 
 /** Options for writing jobs. */
 export interface EnqueueOptions {
@@ -124,6 +126,9 @@ export interface JobStore {
   /** Optional features this adapter offers. */
   readonly capabilities: StoreCapabilities;
 
+  /** The size limits this store enforces. */
+  readonly limits: SchedulerLimits;
+
   /** Creates or upgrades the store's tables. Safe to call from several nodes at once. */
   migrate(): Promise<void>;
 
@@ -182,6 +187,18 @@ export interface JobStore {
   queuePause(queue: string): Promise<void>;
 
   queueResume(queue: string): Promise<void>;
+
+  /**
+   * Calls `listener` with a queue name when work there may have become due. What reaches the
+   * listener depends on `capabilities.wakeHints`; a store without hints never calls it.
+   */
+  subscribeWakeHints(listener: WakeListener): Promise<WakeSubscription>;
+
+  /**
+   * Starts an attempt transaction (see {@link AttemptTransaction}). Only on stores with the
+   * `attemptTransactions` capability; others throw CapabilityNotSupportedError.
+   */
+  beginAttempt(): AttemptTransaction;
 
   /** Releases what the adapter holds itself. The DataSource it was given stays open. */
   close(): Promise<void>;

@@ -2,11 +2,16 @@
 export interface StoreCapabilities {
   /** Jobs can be written inside the caller's own TypeORM transaction (`{ manager }`). */
   readonly transactionalEnqueue: boolean;
-  /** The store pushes wake-up hints when work becomes due (LISTEN/NOTIFY on PostgreSQL). */
-  readonly wakeHints: boolean;
+  /**
+   * Where wake-up hints reach: every node on the database (`cluster`, LISTEN/NOTIFY on PostgreSQL),
+   * only this process (`process`), or nowhere (`none`). Hints only cut latency; polling is the truth.
+   */
+  readonly wakeHints: 'cluster' | 'process' | 'none';
   /**
    * Several transactions can be open at once. False on SQLite, where the adapter runs one
    * transaction at a time per DataSource.
    */
   readonly concurrentTransactions: boolean;
+  /** Each attempt can get an EntityManager whose writes commit with the fenced success write. */
+  readonly attemptTransactions: boolean;
 }

@@ -6,11 +6,14 @@ import { databaseUrl, dropSchemas, openPostgresDataSource, uniqueSchema } from '
 
 let dataSource: DataSource;
 const schemas: string[] = [];
+const stores: PostgresJobStore[] = [];
 
 function freshStore(options: { tablePrefix?: string } = {}): PostgresJobStore {
   const schema = uniqueSchema('pga');
   schemas.push(schema);
-  return new PostgresJobStore({ dataSource, schema, ...options });
+  const store = new PostgresJobStore({ dataSource, schema, ...options });
+  stores.push(store);
+  return store;
 }
 
 /** A LISTEN connection that hands out notifications in arrival order, without sleeping. */
@@ -36,6 +39,7 @@ beforeAll(async () => {
   dataSource = await openPostgresDataSource();
 });
 afterAll(async () => {
+  await Promise.all(stores.map((store) => store.close()));
   await dropSchemas(dataSource, schemas);
   await dataSource.destroy();
 });

@@ -11,6 +11,7 @@ import {
   transition,
   cancelOutcome,
   type Clock,
+  type Effect,
   type Job,
   type JobEvent,
   type LifecycleFields,
@@ -34,7 +35,9 @@ import type {
   OutcomeResult,
   RelinquishParams,
 } from '../job-store.js';
+import type { AttemptTransaction } from '../attempt-transaction.js';
 import type { StoreCapabilities } from '../store-capabilities.js';
+import { WakeHub, type WakeListener, type WakeSubscription } from '../wake-hints.js';
 import {
   checkClaimParams,
   checkCompleteParams,
@@ -60,12 +63,14 @@ export interface MemoryJobStoreOptions {
 export class MemoryJobStore implements JobStore {
   readonly capabilities: StoreCapabilities = Object.freeze({
     transactionalEnqueue: false,
-    wakeHints: false,
+    wakeHints: 'process',
     concurrentTransactions: true,
+    attemptTransactions: false,
   });
 
   readonly clock: Clock;
-  private readonly limits: SchedulerLimits;
+  readonly limits: SchedulerLimits;
+  private readonly hints = new WakeHub();
   private readonly jobs = new Map<string, JobRow>();
   private readonly pausedQueues = new Set<string>();
   private nextSeq = 1;
@@ -78,6 +83,17 @@ export class MemoryJobStore implements JobStore {
   async migrate(): Promise<void> {}
 
   async close(): Promise<void> {}
+
+  async subscribeWakeHints(listener: WakeListener): Promise<WakeSubscription> {
+    return this.hints.subscribe(listener);
+  }
+
+  beginAttempt(): AttemptTransaction {
+    throw new CapabilityNotSupportedError(
+      'attemptTransactions',
+      'The in-memory store has no database transactions; use @Job({ transaction: false }) or the PostgreSQL or SQLite store.',
+    );
+  }
 
   async jobEnqueue(input: EnqueueInput, options?: EnqueueOptions): Promise<EnqueueResult> {
     const [result] = await this.jobEnqueueMany([input], options);
@@ -93,7 +109,8 @@ export class MemoryJobStore implements JobStore {
     }
     const jobs = normalizeEnqueueMany(inputs, this.limits);
     const now = this.clock.now();
-    return jobs.map((job) => {
+    const due = new Set<string>();
+    const results = jobs.map((job) => {
       if (this.jobs.has(job.id)) return { id: job.id, created: false };
       const runAt = job.runAt ?? now + job.delayMs;
       this.jobs.set(job.id, {
@@ -116,8 +133,11 @@ export class MemoryJobStore implements JobStore {
         updatedAt: now,
         finishedAt: null,
       });
+      if (runAt <= now) due.add(job.queue);
       return { id: job.id, created: true };
     });
+    for (const queue of due) this.hints.emit(queue);
+    return results;
   }
 
   async jobClaim(params: ClaimParams): Promise<Job[]> {
@@ -177,7 +197,7 @@ export class MemoryJobStore implements JobStore {
     if (!result.ok) {
       throw new IllegalTransitionError(row.id, 'replay', row.state, `Job ${row.id} is ${row.state}; only dead-lettered or quarantined jobs can be replayed.`);
     }
-    return toJob(this.store(row, result.next));
+    return toJob(this.store(row, result.next, result.effects));
   }
 
   async jobCancel(jobId: string): Promise<CancelResult> {
@@ -235,18 +255,19 @@ export class MemoryJobStore implements JobStore {
     const row = this.jobs.get(jobId);
     const result = row && transition(row, event, now);
     if (!row || !result?.ok) return { jobId, attempt, status: 'stale' };
-    return { jobId, attempt, status: 'applied', state: this.store(row, result.next).state };
+    return { jobId, attempt, status: 'applied', state: this.store(row, result.next, result.effects).state };
   }
 
   private apply(row: JobRow, event: JobEvent, now: number): JobRow {
     const result = transition(row, event, now);
     if (!result.ok) throw new Error(`BUG: ${event.kind} rejected for a job selected as eligible (${result.rejection}).`);
-    return this.store(row, result.next);
+    return this.store(row, result.next, result.effects);
   }
 
-  private store(row: JobRow, next: LifecycleFields): JobRow {
+  private store(row: JobRow, next: LifecycleFields, effects: readonly Effect[] = []): JobRow {
     const updated: JobRow = { ...row, ...next };
     this.jobs.set(row.id, updated);
+    if (effects.some((effect) => effect.type === 'wake')) this.hints.emit(updated.queue);
     return updated;
   }
 

@@ -28,7 +28,9 @@ import type {
   OutcomeResult,
   RelinquishParams,
 } from '../job-store.js';
+import type { AttemptTransaction } from '../attempt-transaction.js';
 import type { StoreCapabilities } from '../store-capabilities.js';
+import type { WakeListener, WakeSubscription } from '../wake-hints.js';
 import {
   checkClaimParams,
   checkCompleteParams,
@@ -39,6 +41,9 @@ import {
   checkRelinquishParams,
 } from '../store-params.js';
 import { ManagerExecutor, PoolExecutor, type PgExecutor, type PgPool, type StatementListener } from './pg-executor.js';
+import { PgDedicatedClient } from './pg-dedicated-client.js';
+import { PgWakeListener } from './pg-wake-listener.js';
+import { PostgresAttemptTransaction } from './postgres-attempt-transaction.js';
 import { migratePostgres } from './postgres-migrator.js';
 import { postgresNaming, type PostgresNaming } from './postgres-naming.js';
 import { claimJobsQuery } from './queries/claim-jobs.query.js';
@@ -73,14 +78,19 @@ export interface PostgresJobStoreOptions {
 export class PostgresJobStore implements JobStore {
   readonly capabilities: StoreCapabilities = Object.freeze({
     transactionalEnqueue: true,
-    wakeHints: true,
+    wakeHints: 'cluster',
     concurrentTransactions: true,
+    attemptTransactions: true,
   });
 
   readonly naming: PostgresNaming;
-  private readonly limits: SchedulerLimits;
+  readonly limits: SchedulerLimits;
   private readonly pool: PgPool;
   private readonly db: PgExecutor;
+  /** Heartbeats get a connection of their own, so busy attempt transactions cannot starve them. */
+  private readonly heartbeatDb: PgDedicatedClient;
+  /** The LISTEN connection, opened with the first wake-hint subscriber. */
+  readonly wakeListener: PgWakeListener;
   private readonly sql;
 
   constructor(private readonly options: PostgresJobStoreOptions) {
@@ -95,6 +105,8 @@ export class PostgresJobStore implements JobStore {
     this.limits = resolveLimits(options.limits);
     this.pool = (dataSource.driver as unknown as { master: PgPool }).master;
     this.db = new PoolExecutor(this.pool, options.onStatement);
+    this.heartbeatDb = new PgDedicatedClient(this.pool, options.onStatement);
+    this.wakeListener = new PgWakeListener(this.pool, this.naming.channel);
     const t = this.naming;
     this.sql = {
       enqueue: enqueueJobsQuery(t),
@@ -115,7 +127,26 @@ export class PostgresJobStore implements JobStore {
     await migratePostgres(this.pool, this.naming);
   }
 
-  async close(): Promise<void> {}
+  /** Releases the heartbeat and LISTEN connections. The DataSource stays open. */
+  async close(): Promise<void> {
+    await Promise.all([this.heartbeatDb.close(), this.wakeListener.close()]);
+  }
+
+  async subscribeWakeHints(listener: WakeListener): Promise<WakeSubscription> {
+    this.wakeListener.add(listener);
+    return {
+      close: async () => {
+        this.wakeListener.remove(listener);
+        if (this.wakeListener.size === 0) await this.wakeListener.close();
+      },
+    };
+  }
+
+  beginAttempt(): AttemptTransaction {
+    return new PostgresAttemptTransaction(this.options.dataSource, this.sql.complete, (workerId, jobId, attempt, output) =>
+      checkCompleteParams({ workerId, outcomes: [{ jobId, attempt, kind: 'succeeded', output }] }, this.limits),
+    );
+  }
 
   async jobEnqueue(input: EnqueueInput, options?: EnqueueOptions): Promise<EnqueueResult> {
     const [result] = await this.jobEnqueueMany([input], options);
@@ -137,7 +168,7 @@ export class PostgresJobStore implements JobStore {
 
   async jobHeartbeat(params: HeartbeatParams): Promise<HeartbeatResult> {
     const { workerId, leases, leaseMs } = checkHeartbeatParams(params);
-    return this.sql.heartbeat(this.db, workerId, leases, leaseMs);
+    return this.sql.heartbeat(this.heartbeatDb, workerId, leases, leaseMs);
   }
 
   async jobCompleteMany(params: CompleteParams): Promise<OutcomeResult[]> {

@@ -7,6 +7,16 @@ export interface GateOwner {
   readonly kind: 'scheduler' | 'host';
 }
 
+/**
+ * An attempt's owner. Its transaction opens lazily: the gate begins it on the attempt's first query
+ * or transaction, and the attempt ends it with {@link SqliteGate.endAttempt}.
+ */
+export class AttemptOwner implements GateOwner {
+  readonly kind = 'scheduler' as const;
+  begun = false;
+  ended = false;
+}
+
 /** Host code outside any scoped owner. Two such callers share it, as TypeORM itself would. */
 const HOST: GateOwner = Object.freeze({ kind: 'host' });
 
@@ -31,6 +41,8 @@ interface Waiter {
  */
 export class SqliteGate {
   private holder: GateOwner | null = null;
+  private runner: QueryRunner | undefined;
+  private original: { start: QueryRunner['startTransaction']; query: (...args: unknown[]) => Promise<unknown> } | undefined;
   private readonly waiters: Waiter[] = [];
   private readonly context = new AsyncLocalStorage<GateOwner>();
 
@@ -100,6 +112,48 @@ export class SqliteGate {
     }
   }
 
+  /** Runs `work` as `owner` without taking the connection yet (an attempt takes it on first use). */
+  runAs<T>(owner: GateOwner, work: () => Promise<T>): Promise<T> {
+    return this.context.run(owner, work);
+  }
+
+  /** True while an attempt holds the connection with its transaction open. */
+  holderIsOpenAttempt(): boolean {
+    return this.holder instanceof AttemptOwner && this.holder.begun && !this.holder.ended;
+  }
+
+  /** Opens an attempt's transaction: waits for the connection, then BEGIN. */
+  async beginAttempt(owner: AttemptOwner): Promise<void> {
+    if (owner.begun || owner.ended) return;
+    if (this.holder !== owner) await this.acquire(owner);
+    owner.begun = true;
+    try {
+      await this.original!.start();
+    } catch (error) {
+      owner.ended = true;
+      this.release();
+      throw error;
+    }
+  }
+
+  /**
+   * Ends an attempt's transaction with COMMIT or ROLLBACK (whatever savepoints the handler left
+   * open go with it) and gives the connection back. A no-op if it never began.
+   */
+  async endAttempt(owner: AttemptOwner, statement: 'COMMIT' | 'ROLLBACK'): Promise<void> {
+    if (owner.ended) return;
+    owner.ended = true;
+    if (!owner.begun) return;
+    try {
+      await this.original!.query(statement);
+    } finally {
+      const state = this.runner as unknown as { isTransactionActive: boolean; transactionDepth: number };
+      state.isTransactionActive = false;
+      state.transactionDepth = 0;
+      if (this.holder === owner) this.release();
+    }
+  }
+
   /**
    * Wraps the DataSource's shared QueryRunner so that host code waits while another owner holds
    * the connection, and a host transaction holds it from BEGIN to the outermost COMMIT or ROLLBACK.
@@ -113,6 +167,16 @@ export class SqliteGate {
     const commit = runner.commitTransaction.bind(runner);
     const rollback = runner.rollbackTransaction.bind(runner);
     const query = runner.query.bind(runner) as (...args: unknown[]) => Promise<unknown>;
+    this.runner = runner;
+    this.original = { start, query };
+    // An attempt's first statement or transaction opens its transaction.
+    const lazyBegin = async () => {
+      const owner = gate.context.getStore();
+      if (owner instanceof AttemptOwner && !owner.begun) {
+        if (owner.ended) throw new Error('This attempt transaction has ended; its EntityManager can no longer be used.');
+        await gate.beginAttempt(owner);
+      }
+    };
     // The owner that took the gate for the current top-level transaction, to give it back at the end.
     let taken: GateOwner | null = null;
     const depth = () => (runner as unknown as { transactionDepth: number }).transactionDepth;
@@ -125,6 +189,7 @@ export class SqliteGate {
     };
 
     runner.startTransaction = async function (isolationLevel?: Parameters<QueryRunner['startTransaction']>[0]) {
+      await lazyBegin();
       const owner = gate.currentOwner();
       if (gate.holder !== owner) {
         await gate.acquire(owner);
@@ -152,6 +217,7 @@ export class SqliteGate {
       }
     };
     runner.query = async function (...args: unknown[]) {
+      await lazyBegin();
       if (gate.holder === null || gate.holder === gate.currentOwner()) return query(...args);
       const owner: GateOwner = { kind: 'host' };
       await gate.acquire(owner);

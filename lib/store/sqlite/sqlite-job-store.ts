@@ -30,7 +30,10 @@ import type {
   OutcomeResult,
   RelinquishParams,
 } from '../job-store.js';
+import type { AttemptTransaction } from '../attempt-transaction.js';
 import type { StoreCapabilities } from '../store-capabilities.js';
+import { ANY_QUEUE, WakeHub, type WakeListener, type WakeSubscription } from '../wake-hints.js';
+import { SqliteAttemptTransaction } from './sqlite-attempt-transaction.js';
 import {
   checkClaimParams,
   checkCompleteParams,
@@ -75,15 +78,17 @@ export interface SqliteJobStoreOptions {
 export class SqliteJobStore implements JobStore {
   readonly capabilities: StoreCapabilities = Object.freeze({
     transactionalEnqueue: true,
-    wakeHints: false,
+    wakeHints: 'process',
     concurrentTransactions: false,
+    attemptTransactions: true,
   });
 
   readonly naming: SqliteNaming;
   /** Serializes every transaction on the DataSource; attempt transactions run through it too. */
   readonly gate: SqliteGate;
-  private readonly limits: SchedulerLimits;
+  readonly limits: SchedulerLimits;
   private readonly db: Database;
+  private readonly hints = new WakeHub();
   private readonly busyTimeoutMs: number;
   private sql?: ReturnType<SqliteJobStore['prepare']>;
   private readonly clock;
@@ -119,6 +124,17 @@ export class SqliteJobStore implements JobStore {
 
   async close(): Promise<void> {}
 
+  async subscribeWakeHints(listener: WakeListener): Promise<WakeSubscription> {
+    return this.hints.subscribe(listener);
+  }
+
+  beginAttempt(): AttemptTransaction {
+    return new SqliteAttemptTransaction(this.options.dataSource, this.gate, (workerId, jobId, attempt, output) => {
+      const checked = checkCompleteParams({ workerId, outcomes: [{ jobId, attempt, kind: 'succeeded', output }] }, this.limits);
+      return this.db.transaction(() => this.statements().complete(checked.workerId, checked.outcomes, this.now()))()[0]!;
+    });
+  }
+
   async jobEnqueue(input: EnqueueInput, options?: EnqueueOptions): Promise<EnqueueResult> {
     const [result] = await this.jobEnqueueMany([input], options);
     return result!;
@@ -126,17 +142,24 @@ export class SqliteJobStore implements JobStore {
 
   async jobEnqueueMany(inputs: readonly EnqueueInput[], options?: EnqueueOptions): Promise<EnqueueResult[]> {
     const jobs = normalizeEnqueueMany(inputs, this.limits);
+    const due = new Set<string>();
     const write = (now: number) => {
       const created = this.statements().enqueue(jobs, now);
+      for (const job of jobs) if (created.has(job.id) && (job.runAt ?? now + job.delayMs) <= now) due.add(job.queue);
       return jobs.map((job) => ({ id: job.id, created: created.has(job.id) }));
     };
+    let results: EnqueueResult[];
     if (options?.manager !== undefined) {
       this.checkManager(options.manager);
       // The caller's transaction is open on this very connection, and the caller holds the gate.
-      return this.db.transaction(() => write(this.now()))();
+      // A hint sent before it commits is harmless: any claim it triggers waits for the gate.
+      results = this.db.transaction(() => write(this.now()))();
+    } else {
+      if (jobs.length === 0) return [];
+      results = await this.write(write);
     }
-    if (jobs.length === 0) return [];
-    return this.write(write);
+    for (const queue of due) this.hints.emit(queue);
+    return results;
   }
 
   async jobClaim(params: ClaimParams): Promise<Job[]> {
@@ -147,6 +170,11 @@ export class SqliteJobStore implements JobStore {
   async jobHeartbeat(params: HeartbeatParams): Promise<HeartbeatResult> {
     const { workerId, leases, leaseMs } = checkHeartbeatParams(params);
     if (leases.length === 0) return { renewed: [], lost: [] };
+    if (this.gate.holderIsOpenAttempt() && this.gate.callerHolds() === null) {
+      // An attempt holds the only connection, maybe for longer than a lease. Waiting would let every
+      // lease lapse, so renew inside its open transaction; the renewal commits with it.
+      return this.db.transaction(() => this.statements().heartbeat(workerId, leases, leaseMs, this.now()))();
+    }
     return this.write((now) => this.statements().heartbeat(workerId, leases, leaseMs, now));
   }
 
@@ -159,7 +187,9 @@ export class SqliteJobStore implements JobStore {
   async jobRelinquishMany(params: RelinquishParams): Promise<OutcomeResult[]> {
     const { workerId, leases } = checkRelinquishParams(params);
     if (leases.length === 0) return [];
-    return this.write((now) => this.statements().relinquish(workerId, leases, now));
+    const results = await this.write((now) => this.statements().relinquish(workerId, leases, now));
+    if (results.some((r) => r.status === 'applied' && r.state === 'scheduled')) this.hints.emit(ANY_QUEUE);
+    return results;
   }
 
   async jobExpireLeases(params: ExpireLeasesParams): Promise<ExpiredLease[]> {
@@ -172,6 +202,7 @@ export class SqliteJobStore implements JobStore {
     if (!result.ok) {
       throw new IllegalTransitionError(before.id, 'replay', before.state, `Job ${before.id} is ${before.state}; only dead-lettered or quarantined jobs can be replayed.`);
     }
+    this.hints.emit(after.queue);
     return toJob(after);
   }
 

@@ -6,12 +6,14 @@ import { dropSchemas, openPostgresDataSource, uniqueSchema } from '../postgres.j
 export async function postgresTarget(): Promise<ConformanceTarget> {
   const dataSource = await openPostgresDataSource();
   const schemas: string[] = [];
+  const stores: PostgresJobStore[] = [];
   return {
     name: 'postgres',
     async open(options) {
       const schema = uniqueSchema('conf');
       schemas.push(schema);
       const store = new PostgresJobStore({ dataSource, schema, limits: options?.limits });
+      stores.push(store);
       await store.migrate();
       const { jobs, queues } = store.naming;
       return {
@@ -36,6 +38,7 @@ export async function postgresTarget(): Promise<ConformanceTarget> {
       };
     },
     async teardown() {
+      await Promise.all(stores.map((store) => store.close()));
       await dropSchemas(dataSource, schemas);
       await dataSource.destroy();
     },

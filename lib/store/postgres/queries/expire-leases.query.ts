@@ -6,13 +6,17 @@ import type { PostgresNaming } from '../postgres-naming.js';
 /**
  * The maintenance sweep: settles lapsed leases that no claim will take (no attempts left, or a
  * cancel request). Paused queues are included: pausing stops claims, and these jobs already ran.
- * SKIP LOCKED lets two sweepers run at once without waiting on each other.
+ * A transaction-scoped try-lock lets one node sweep at a time: a node that finds it taken sweeps
+ * nothing this round, which is harmless because the next round, anywhere, catches up.
  */
 export function expireLeasesQuery(t: PostgresNaming) {
   const text = `
-    WITH lapsed AS (
+    WITH sweeper AS MATERIALIZED (
+      SELECT pg_try_advisory_xact_lock(hashtext($3)) AS elected
+    ), lapsed AS (
       SELECT id FROM ${t.jobs}
-      WHERE state = 'running' AND leased_until <= now() AND (attempt >= max_attempts OR cancel_requested)
+      WHERE (SELECT elected FROM sweeper)
+        AND state = 'running' AND leased_until <= now() AND (attempt >= max_attempts OR cancel_requested)
       ORDER BY run_at, seq LIMIT $1
       FOR UPDATE SKIP LOCKED
     )
@@ -26,7 +30,7 @@ export function expireLeasesQuery(t: PostgresNaming) {
     RETURNING j.id, j.attempt, j.state`;
 
   return async (db: PgExecutor, limit: number): Promise<ExpiredLease[]> => {
-    const rows = await db.query<{ id: string; attempt: number; state: JobState }>(text, [limit, LEASE_EXPIRED]);
+    const rows = await db.query<{ id: string; attempt: number; state: JobState }>(text, [limit, LEASE_EXPIRED, `${t.lockKey}:sweep`]);
     return rows.map((row) => ({ jobId: row.id, attempt: row.attempt, state: row.state }));
   };
 }

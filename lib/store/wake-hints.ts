@@ -1,0 +1,33 @@
+/** The queue name of a hint that concerns every queue (after a reconnect, or a relinquish). */
+export const ANY_QUEUE = '*';
+
+/** Receives the queue name of work that may have become due. */
+export type WakeListener = (queue: string) => void;
+
+export interface WakeSubscription {
+  close(): Promise<void>;
+}
+
+/** In-process fan-out of wake-up hints, for stores whose hints never leave the process. */
+export class WakeHub {
+  private readonly listeners = new Set<WakeListener>();
+
+  emit(queue: string): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(queue);
+      } catch {
+        // A hint is advice; a listener that throws must not break the write that sent it.
+      }
+    }
+  }
+
+  subscribe(listener: WakeListener): WakeSubscription {
+    this.listeners.add(listener);
+    return {
+      close: async () => {
+        this.listeners.delete(listener);
+      },
+    };
+  }
+}

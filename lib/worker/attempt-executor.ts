@@ -1,0 +1,116 @@
+import { retryDelayMs, type Job, type RandomSource } from '../core/index.js';
+import type { AttemptTransaction, JobStore, Outcome, OutcomeResult } from '../store/index.js';
+import { AttemptContext } from './job-context.js';
+import type { JobInvoker } from './job-invoker.js';
+import { PermanentJobError } from './permanent-job.error.js';
+import type { SchedulerLogger } from './scheduler-logger.js';
+import type { Timers } from './timers.js';
+
+/** What an attempt produced: an outcome for the completer, or one already written in its transaction. */
+export type AttemptReport =
+  | { readonly kind: 'report'; readonly outcome: Outcome }
+  | { readonly kind: 'recorded'; readonly outcome: Outcome; readonly result: OutcomeResult };
+
+export interface AttemptExecutorDeps {
+  readonly store: JobStore;
+  readonly invoker: JobInvoker;
+  readonly workerId: string;
+  readonly random: RandomSource;
+  readonly logger: SchedulerLogger;
+  readonly timers: Timers;
+}
+
+/** The reason a signal was aborted for a job timeout. */
+export class JobTimeoutError extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`timed out after ${timeoutMs} ms`);
+    this.name = 'JobTimeoutError';
+  }
+}
+
+/**
+ * Runs one attempt: builds its context, opens its transaction if the job uses one, calls the
+ * handler under its timeout, and turns the result into an outcome. A success with an opened
+ * transaction is written inside it (fenced) and committed together with the handler's writes; a
+ * failure rolls the handler's writes back before the failure is reported.
+ */
+export class AttemptExecutor {
+  constructor(private readonly deps: AttemptExecutorDeps) {}
+
+  async execute(job: Job, abort: AbortController): Promise<AttemptReport> {
+    const { store, invoker, logger } = this.deps;
+    const definition = invoker.definition(job.name);
+    if (!definition) {
+      logger.error(`QUARANTINED ${job.name} ${job.id}: no handler for "${job.name}" is registered on this node; replay it once one is.`);
+      return report({ jobId: job.id, attempt: job.attempt, kind: 'quarantined', reason: `no handler for "${job.name}" on this node` });
+    }
+    const transaction: AttemptTransaction | null =
+      definition.transaction && store.capabilities.attemptTransactions ? store.beginAttempt() : null;
+    const context = new AttemptContext(job, abort.signal, logger, store.limits, transaction);
+
+    try {
+      const run = () => invoker.invoke(job, context);
+      await this.withTimeout(transaction ? transaction.run(run) : run(), definition.timeoutMs, abort);
+    } catch (error) {
+      await transaction?.rollback().catch((rollbackError: unknown) => logger.warn(`rollback of ${job.name} ${job.id} failed: ${describe(rollbackError)}`));
+      const message = describe(error);
+      if (error instanceof PermanentJobError) {
+        logger.warn(`${job.name} ${job.id} attempt ${job.attempt} failed permanently: ${message}`);
+        return report({ jobId: job.id, attempt: job.attempt, kind: 'dead_lettered', error: detail(error) });
+      }
+      const delay = retryDelayMs(job.attempt, definition.retry, this.deps.random);
+      logger.warn(
+        job.attempt < job.maxAttempts
+          ? `${job.name} ${job.id} attempt ${job.attempt} of ${job.maxAttempts} failed (${message}); retrying in ${delay} ms.`
+          : `${job.name} ${job.id} attempt ${job.attempt} of ${job.maxAttempts} failed (${message}); no attempts left.`,
+      );
+      return report({ jobId: job.id, attempt: job.attempt, kind: 'failed', error: detail(error), retryDelayMs: delay });
+    }
+
+    const outcome: Outcome = { jobId: job.id, attempt: job.attempt, kind: 'succeeded', output: context.output };
+    if (transaction?.opened) {
+      const result = await transaction.commitSuccess(this.deps.workerId, job.id, job.attempt, context.output);
+      return { kind: 'recorded', outcome, result };
+    }
+    await transaction?.rollback();
+    return report(outcome);
+  }
+
+  private withTimeout(work: Promise<void>, timeoutMs: number | undefined, abort: AbortController): Promise<void> {
+    if (timeoutMs === undefined) return work;
+    const { timers } = this.deps;
+    return new Promise<void>((resolve, reject) => {
+      const timer = timers.setTimeout(() => {
+        const error = new JobTimeoutError(timeoutMs);
+        abort.abort(error);
+        reject(error);
+      }, timeoutMs);
+      work.then(
+        () => {
+          timers.clearTimeout(timer);
+          resolve();
+        },
+        (error: unknown) => {
+          timers.clearTimeout(timer);
+          reject(error);
+        },
+      );
+    });
+  }
+}
+
+function report(outcome: Outcome): AttemptReport {
+  return { kind: 'report', outcome };
+}
+
+/** One line for logs: the error's class and message. */
+export function describe(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  return String(error);
+}
+
+/** What `lastError` keeps: the stack when there is one (it starts with the message). */
+function detail(error: unknown): string {
+  if (error instanceof Error) return error.stack ?? `${error.name}: ${error.message}`;
+  return String(error);
+}

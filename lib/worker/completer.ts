@@ -1,0 +1,97 @@
+import { InvalidArgumentError } from '../core/index.js';
+import type { JobStore, Outcome, OutcomeResult } from '../store/index.js';
+import { MAX_BATCH } from '../store/index.js';
+import type { SchedulerLogger } from './scheduler-logger.js';
+import type { Timers } from './timers.js';
+
+export interface CompleterDeps {
+  readonly store: JobStore;
+  readonly workerId: string;
+  readonly logger: SchedulerLogger;
+  readonly timers: Timers;
+  /** False once the node forfeited the lease: the outcome is dropped instead of sent. */
+  readonly stillHeld: (jobId: string, attempt: number) => boolean;
+  /** Called once per submitted outcome, when it was written, found stale, or dropped. */
+  readonly onSettled: (outcome: Outcome, result: OutcomeResult | 'dropped') => void;
+}
+
+/**
+ * Writes outcomes through the fenced write, batching whatever accumulates while a write is in
+ * flight, so a busy node sends one statement for many outcomes and an idle one adds no delay. A
+ * stale result is logged and counted, never thrown at the user. A failed write is retried with
+ * backoff for as long as the node still holds the lease.
+ */
+export class Completer {
+  private readonly pending: Outcome[] = [];
+  private flushing = false;
+  private retryTimer: unknown;
+  private failures = 0;
+  private idleWaiters: Array<() => void> = [];
+
+  constructor(private readonly deps: CompleterDeps) {}
+
+  submit(outcome: Outcome): void {
+    this.pending.push(outcome);
+    if (this.retryTimer === undefined) void this.flush();
+  }
+
+  /** Resolves once nothing is pending or in flight. */
+  idle(): Promise<void> {
+    if (!this.flushing && this.pending.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private async flush(): Promise<void> {
+    if (this.flushing) return;
+    this.flushing = true;
+    try {
+      while (this.pending.length > 0) {
+        const batch = this.pending.splice(0, MAX_BATCH).filter((outcome) => {
+          if (this.deps.stillHeld(outcome.jobId, outcome.attempt)) return true;
+          this.deps.onSettled(outcome, 'dropped');
+          return false;
+        });
+        if (batch.length === 0) continue;
+        let results: OutcomeResult[];
+        try {
+          results = await this.deps.store.jobCompleteMany({ workerId: this.deps.workerId, outcomes: batch });
+        } catch (error) {
+          if (error instanceof InvalidArgumentError) {
+            // Retrying cannot fix a refused report; drop it and let the lease lapse (the job runs again).
+            this.deps.logger.error(`an outcome batch was refused (${error.message}); dropping ${batch.length} outcome(s).`);
+            for (const outcome of batch) this.deps.onSettled(outcome, 'dropped');
+            continue;
+          }
+          this.pending.unshift(...batch);
+          this.failures += 1;
+          const delay = Math.min(5_000, 50 * 2 ** Math.min(this.failures, 7));
+          this.deps.logger.warn(`recording ${batch.length} outcome(s) failed (${(error as Error)?.message ?? error}); retrying in ${delay} ms.`);
+          this.retryTimer = this.deps.timers.setTimeout(() => {
+            this.retryTimer = undefined;
+            void this.flush();
+          }, delay);
+          return;
+        }
+        this.failures = 0;
+        batch.forEach((outcome, i) => {
+          const result = results[i]!;
+          if (result.status === 'stale') {
+            this.deps.logger.warn(`stale outcome for ${outcome.jobId} attempt ${outcome.attempt}: this worker no longer held the lease, so nothing was recorded.`);
+          }
+          this.deps.onSettled(outcome, result);
+        });
+      }
+    } finally {
+      this.flushing = false;
+      if (this.pending.length === 0 && this.retryTimer === undefined) for (const waiter of this.idleWaiters.splice(0)) waiter();
+    }
+  }
+
+  /** Stops retrying; outcomes still pending are dropped (their leases will lapse). */
+  close(): void {
+    if (this.retryTimer !== undefined) this.deps.timers.clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    for (const outcome of this.pending.splice(0)) this.deps.onSettled(outcome, 'dropped');
+    for (const waiter of this.idleWaiters.splice(0)) waiter();
+  }
+}

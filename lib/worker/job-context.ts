@@ -1,0 +1,91 @@
+import type { EntityManager } from 'typeorm';
+import { encodeJson, type Job, type SchedulerLimits } from '../core/index.js';
+import type { AttemptTransaction } from '../store/index.js';
+import type { SchedulerLogger } from './scheduler-logger.js';
+
+/** What a handler knows about the attempt it runs. Injectable per attempt in the Nest module. */
+export interface JobContext<TPayload = unknown> {
+  readonly jobId: string;
+  /** The wire name. */
+  readonly name: string;
+  readonly queue: string;
+  readonly payload: TPayload;
+  /** The dedupe key for this occurrence: identical on every attempt and every redelivery. */
+  readonly occurrenceId: string;
+  /** This attempt's number, from 1. */
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  /** The instant the job was meant to run. */
+  readonly scheduledFor: Date;
+  /**
+   * Aborted when the attempt should stop: its lease was lost or lapsed, an operator cancelled the
+   * job, the job's timeout passed, or the node is shutting down. `signal.reason` says which.
+   */
+  readonly signal: AbortSignal;
+  /** A logger whose lines carry the job's name, id and attempt. */
+  readonly logger: SchedulerLogger;
+  /**
+   * Stores a JSON value with the success outcome. Refused (PayloadTooLargeError) when it is over the
+   * output limit; never truncated. Discarded if the attempt does not succeed.
+   */
+  setOutput(value: unknown): void;
+}
+
+/** The context of one attempt, plus what the worker needs to finish it. */
+export class AttemptContext<TPayload = unknown> implements JobContext<TPayload> {
+  readonly jobId: string;
+  readonly name: string;
+  readonly queue: string;
+  readonly payload: TPayload;
+  readonly occurrenceId: string;
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  readonly scheduledFor: Date;
+  readonly logger: SchedulerLogger;
+  private encodedOutput: { value: unknown } | undefined;
+
+  constructor(
+    job: Job,
+    readonly signal: AbortSignal,
+    logger: SchedulerLogger,
+    private readonly limits: SchedulerLimits,
+    /** The attempt's transaction, when the job uses one and the store offers it. */
+    readonly transaction: AttemptTransaction | null,
+  ) {
+    this.jobId = job.id;
+    this.name = job.name;
+    this.queue = job.queue;
+    this.payload = job.payload as TPayload;
+    this.occurrenceId = job.occurrenceId;
+    this.attempt = job.attempt;
+    this.maxAttempts = job.maxAttempts;
+    this.scheduledFor = job.scheduledFor;
+    const prefix = `${job.name} ${job.id} attempt ${job.attempt}: `;
+    this.logger = {
+      log: (message) => logger.log(prefix + message),
+      warn: (message) => logger.warn(prefix + message),
+      error: (message) => logger.error(prefix + message),
+      debug: (message) => logger.debug?.(prefix + message),
+    };
+  }
+
+  setOutput(value: unknown): void {
+    encodeJson(value, { argument: 'output', maxBytes: this.limits.maxOutputBytes, maxDepth: this.limits.maxJsonDepth });
+    this.encodedOutput = { value };
+  }
+
+  /** The output set by the handler, or undefined. */
+  get output(): unknown {
+    return this.encodedOutput?.value;
+  }
+
+  /** The attempt's EntityManager; throws when this job has no attempt transaction. */
+  entityManager(): EntityManager {
+    if (!this.transaction) {
+      throw new Error(
+        `Job ${this.name} has no attempt transaction: it opted out with transaction: false, or the store has no attemptTransactions capability.`,
+      );
+    }
+    return this.transaction.manager;
+  }
+}

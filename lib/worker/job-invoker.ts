@@ -1,0 +1,22 @@
+import type { Job, RetryPolicy } from '../core/index.js';
+import type { AttemptContext } from './job-context.js';
+
+/** How the node runs one wire name. */
+export interface JobDefinition {
+  readonly retry: RetryPolicy;
+  /** Fail the attempt (and abort its signal) after this long. */
+  readonly timeoutMs?: number;
+  /** Give each attempt a transaction whose writes commit with the success outcome. */
+  readonly transaction: boolean;
+}
+
+/**
+ * Finds and calls handlers. The Nest module implements it with a DI scope per attempt; tests and
+ * the simulator use plain functions.
+ */
+export interface JobInvoker {
+  /** The definition for a wire name, or undefined when this node has no handler for it. */
+  definition(name: string): JobDefinition | undefined;
+  /** Runs the handler; resolves when it returns and rejects when it throws. */
+  invoke(job: Job, context: AttemptContext): Promise<void>;
+}

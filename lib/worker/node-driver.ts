@@ -1,0 +1,254 @@
+import type { LeaseRef } from '../store/index.js';
+
+/**
+ * The node's decisions, without I/O: when to claim and how many, when to heartbeat, what to do
+ * with a lease that is lost or lapsed, how to drain. `step(event)` returns commands; it never
+ * awaits, reads a clock or starts a timer. Every event carries `now` from the caller's clock, so
+ * the pump in production and the simulator on virtual time drive the same code.
+ */
+
+export interface NodeDriverConfig {
+  /** Attempts this node runs at once. */
+  readonly concurrency: number;
+  /** Most jobs one claim asks for. */
+  readonly claimBatchSize: number;
+  /** The lease each claim and heartbeat asks for. */
+  readonly leaseMs: number;
+}
+
+/** Why the node aborts an attempt's signal. */
+export type AbortReason = 'lease_lost' | 'lease_expired' | 'cancel_requested' | 'shutdown';
+
+export type NodeEvent =
+  | { readonly type: 'start'; readonly now: number }
+  /** The poll timer fired: look for due work. */
+  | { readonly type: 'poll'; readonly now: number }
+  /** A wake-up hint arrived: work may be due now. */
+  | { readonly type: 'wake'; readonly now: number }
+  | { readonly type: 'claimed'; readonly now: number; readonly sentAt: number; readonly limit: number; readonly jobs: readonly LeaseRef[] }
+  | { readonly type: 'claim_failed'; readonly now: number }
+  /** The handler finished; its outcome is being recorded. */
+  | { readonly type: 'attempt_settled'; readonly now: number; readonly jobId: string; readonly attempt: number }
+  /** The outcome write finished (applied, stale, or given up): the slot is free. */
+  | { readonly type: 'outcome_recorded'; readonly now: number; readonly jobId: string; readonly attempt: number }
+  | { readonly type: 'heartbeat_due'; readonly now: number }
+  | {
+      readonly type: 'heartbeat_done';
+      readonly now: number;
+      readonly sentAt: number;
+      readonly renewed: readonly (LeaseRef & { readonly cancelRequested: boolean })[];
+      readonly lost: readonly LeaseRef[];
+    }
+  | { readonly type: 'heartbeat_failed'; readonly now: number }
+  /** Shutdown began: stop claiming and let running attempts finish. */
+  | { readonly type: 'drain'; readonly now: number }
+  /** The grace period ran out: abort and hand back what is still running. */
+  | { readonly type: 'grace_expired'; readonly now: number }
+  | { readonly type: 'relinquish_done'; readonly now: number; readonly leases: readonly LeaseRef[] };
+
+export type NodeCommand =
+  | { readonly type: 'claim'; readonly limit: number }
+  | { readonly type: 'execute'; readonly jobId: string; readonly attempt: number }
+  | { readonly type: 'heartbeat'; readonly leases: readonly LeaseRef[] }
+  | { readonly type: 'abort'; readonly jobId: string; readonly attempt: number; readonly reason: AbortReason }
+  | { readonly type: 'relinquish'; readonly leases: readonly LeaseRef[] }
+  /** Nothing is left to wait for; the node has stopped. */
+  | { readonly type: 'stopped' };
+
+/** What the node believes about one lease it took. */
+export interface HeldLease {
+  readonly jobId: string;
+  readonly attempt: number;
+  /** `running` while the handler runs, `reporting` while its outcome is written. */
+  phase: 'running' | 'reporting';
+  /** The latest instant the lease can last, by this node's clock: the send time of the last renewal plus the lease. */
+  expiresAt: number;
+  /** The node knows it no longer holds the lease (lost, lapsed, or handed back); its outcome must not be reported. */
+  forfeited: boolean;
+  aborted: AbortReason | null;
+}
+
+export type NodeState = 'idle' | 'running' | 'draining' | 'relinquishing' | 'stopped';
+
+export class NodeDriver {
+  private state: NodeState = 'idle';
+  private readonly held = new Map<string, HeldLease>();
+  private claimInFlight = false;
+  private heartbeatInFlight = false;
+  /** Something suggested there is due work (start, poll, hint, a full claim). */
+  private workHinted = false;
+
+  constructor(private readonly config: NodeDriverConfig) {}
+
+  get status(): NodeState {
+    return this.state;
+  }
+
+  /** Leases the node holds, in claim order. */
+  leases(): readonly HeldLease[] {
+    return [...this.held.values()];
+  }
+
+  /** Slots not taken by a held lease. */
+  get freeSlots(): number {
+    return this.config.concurrency - this.held.size;
+  }
+
+  /** True when the outcome of this attempt may still be reported (the node has not forfeited it). */
+  mayReport(jobId: string, attempt: number): boolean {
+    const lease = this.held.get(jobId);
+    return lease !== undefined && lease.attempt === attempt && !lease.forfeited;
+  }
+
+  step(event: NodeEvent): NodeCommand[] {
+    switch (event.type) {
+      case 'start':
+        if (this.state !== 'idle') return [];
+        this.state = 'running';
+        this.workHinted = true;
+        return this.maybeClaim();
+
+      case 'poll':
+      case 'wake':
+        this.workHinted = true;
+        return [...this.expireLocally(event.now), ...this.maybeClaim()];
+
+      case 'claimed': {
+        this.claimInFlight = false;
+        // A full batch means more may be waiting; so does a hint that arrived during the claim.
+        this.workHinted ||= event.jobs.length >= event.limit;
+        const commands: NodeCommand[] = [];
+        for (const { jobId, attempt } of event.jobs) {
+          this.held.set(jobId, { jobId, attempt, phase: 'running', expiresAt: event.sentAt + this.config.leaseMs, forfeited: false, aborted: null });
+          commands.push({ type: 'execute', jobId, attempt });
+        }
+        if (this.state !== 'running') {
+          // Claimed while shutting down: hand these straight back.
+          const leases = event.jobs.map(({ jobId, attempt }) => ({ jobId, attempt }));
+          return leases.length > 0 ? [{ type: 'relinquish', leases }, ...this.maybeStop()] : this.maybeStop();
+        }
+        return [...commands, ...this.maybeClaim()];
+      }
+
+      case 'claim_failed':
+        this.claimInFlight = false;
+        return this.maybeStop();
+
+      case 'attempt_settled': {
+        const lease = this.held.get(event.jobId);
+        if (lease && lease.attempt === event.attempt) lease.phase = 'reporting';
+        return [];
+      }
+
+      case 'outcome_recorded': {
+        const lease = this.held.get(event.jobId);
+        if (lease && lease.attempt === event.attempt) this.held.delete(event.jobId);
+        return [...this.maybeClaim(), ...this.maybeStop()];
+      }
+
+      case 'heartbeat_due': {
+        const commands = this.expireLocally(event.now);
+        if (this.heartbeatInFlight) return commands;
+        const leases = [...this.held.values()].filter((l) => !l.forfeited).map(({ jobId, attempt }) => ({ jobId, attempt }));
+        if (leases.length === 0) return commands;
+        this.heartbeatInFlight = true;
+        return [...commands, { type: 'heartbeat', leases }];
+      }
+
+      case 'heartbeat_done': {
+        this.heartbeatInFlight = false;
+        const commands: NodeCommand[] = [];
+        for (const renewed of event.renewed) {
+          const lease = this.held.get(renewed.jobId);
+          if (!lease || lease.attempt !== renewed.attempt || lease.forfeited) continue;
+          lease.expiresAt = event.sentAt + this.config.leaseMs;
+          if (renewed.cancelRequested && lease.aborted === null) commands.push(this.abort(lease, 'cancel_requested'));
+        }
+        for (const lost of event.lost) {
+          const lease = this.held.get(lost.jobId);
+          if (!lease || lease.attempt !== lost.attempt || lease.forfeited) continue;
+          lease.forfeited = true;
+          commands.push(this.abort(lease, 'lease_lost'));
+        }
+        return [...commands, ...this.expireLocally(event.now)];
+      }
+
+      case 'heartbeat_failed':
+        this.heartbeatInFlight = false;
+        return this.expireLocally(event.now);
+
+      case 'drain':
+        if (this.state === 'idle') {
+          this.state = 'stopped';
+          return [{ type: 'stopped' }];
+        }
+        if (this.state !== 'running') return [];
+        this.state = 'draining';
+        return this.maybeStop();
+
+      case 'grace_expired': {
+        if (this.state !== 'draining') return [];
+        const commands: NodeCommand[] = [];
+        const leases: { jobId: string; attempt: number }[] = [];
+        for (const lease of this.held.values()) {
+          if (lease.phase !== 'running' || lease.forfeited) continue;
+          if (lease.aborted === null) commands.push(this.abort(lease, 'shutdown'));
+          leases.push({ jobId: lease.jobId, attempt: lease.attempt });
+        }
+        this.state = 'relinquishing';
+        if (leases.length === 0) return [...commands, ...this.maybeStop()];
+        return [...commands, { type: 'relinquish', leases }];
+      }
+
+      case 'relinquish_done':
+        // Handed back (or, if the write failed, left to lapse): either way these outcomes are no longer ours.
+        for (const { jobId, attempt } of event.leases) {
+          const lease = this.held.get(jobId);
+          if (lease && lease.attempt === attempt) this.held.delete(jobId);
+        }
+        if (this.state === 'relinquishing' || this.state === 'draining') {
+          this.state = 'relinquishing';
+          return this.maybeStop();
+        }
+        return [];
+    }
+  }
+
+  private abort(lease: HeldLease, reason: AbortReason): NodeCommand {
+    lease.aborted ??= reason;
+    return { type: 'abort', jobId: lease.jobId, attempt: lease.attempt, reason };
+  }
+
+  /**
+   * Self-fencing: a lease whose renewal has not come back within the lease time has lapsed in the
+   * store too (the node measures from the send time, so it never overestimates). Abort the
+   * attempt and forfeit its outcome instead of pushing toward a write the fence would refuse.
+   */
+  private expireLocally(now: number): NodeCommand[] {
+    const commands: NodeCommand[] = [];
+    for (const lease of this.held.values()) {
+      if (lease.forfeited || now < lease.expiresAt) continue;
+      lease.forfeited = true;
+      commands.push(this.abort(lease, 'lease_expired'));
+    }
+    return commands;
+  }
+
+  private maybeClaim(): NodeCommand[] {
+    if (this.state !== 'running' || this.claimInFlight || !this.workHinted) return [];
+    const limit = Math.min(this.freeSlots, this.config.claimBatchSize);
+    if (limit <= 0) return [];
+    this.claimInFlight = true;
+    this.workHinted = false;
+    return [{ type: 'claim', limit }];
+  }
+
+  private maybeStop(): NodeCommand[] {
+    if (this.state !== 'draining' && this.state !== 'relinquishing') return [];
+    if (this.claimInFlight) return [];
+    const waiting = [...this.held.values()].some((l) => (this.state === 'draining' ? true : l.phase === 'reporting' && !l.forfeited));
+    if (waiting) return [];
+    this.state = 'stopped';
+    return [{ type: 'stopped' }];
+  }
+}

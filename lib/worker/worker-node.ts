@@ -1,0 +1,295 @@
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { SeededRandom, type Clock, type Job, type RandomSource } from '../core/index.js';
+import { ANY_QUEUE, SystemClock, type JobStore, type LeaseRef, type Outcome, type OutcomeResult, type WakeSubscription } from '../store/index.js';
+import { AttemptExecutor, describe, type AttemptReport } from './attempt-executor.js';
+import { Completer } from './completer.js';
+import type { JobInvoker } from './job-invoker.js';
+import { NodeDriver, type NodeCommand, type NodeEvent } from './node-driver.js';
+import { silentLogger, type SchedulerLogger } from './scheduler-logger.js';
+import { realTimers, type Timers } from './timers.js';
+import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './worker-options.js';
+
+export interface WorkerNodeDeps {
+  readonly store: JobStore;
+  readonly invoker: JobInvoker;
+  readonly options?: WorkerOptions;
+  readonly logger?: SchedulerLogger;
+  /** The node's own clock, for timers and self-fencing; the store keeps its own for leases. */
+  readonly clock?: Clock;
+  readonly timers?: Timers;
+  readonly random?: RandomSource;
+}
+
+/** Counters a node keeps, for logs, metrics and tests. */
+export interface WorkerStats {
+  claimed: number;
+  succeeded: number;
+  failed: number;
+  deadLettered: number;
+  quarantined: number;
+  cancelled: number;
+  /** Outcomes the fenced write refused because the lease was no longer this node's. */
+  staleOutcomes: number;
+  /** Outcomes not sent because the node already knew its lease was gone. */
+  forfeitedOutcomes: number;
+  leasesLost: number;
+  relinquished: number;
+  sweptLeases: number;
+}
+
+export function defaultWorkerId(): string {
+  return `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+}
+
+/**
+ * The pump: owns the timers and the I/O and feeds the {@link NodeDriver}, which makes every
+ * decision. It claims, runs attempts through the executor, writes outcomes through the completer,
+ * heartbeats, listens for wake-up hints, runs the maintenance sweep, and drains on stop.
+ */
+export class WorkerNode {
+  readonly workerId: string;
+  readonly options: ResolvedWorkerOptions;
+  readonly stats: WorkerStats = {
+    claimed: 0,
+    succeeded: 0,
+    failed: 0,
+    deadLettered: 0,
+    quarantined: 0,
+    cancelled: 0,
+    staleOutcomes: 0,
+    forfeitedOutcomes: 0,
+    leasesLost: 0,
+    relinquished: 0,
+    sweptLeases: 0,
+  };
+  private readonly driver: NodeDriver;
+  private readonly store: JobStore;
+  private readonly logger: SchedulerLogger;
+  private readonly clock: Clock;
+  private readonly timers: Timers;
+  private readonly executor: AttemptExecutor;
+  private readonly completer: Completer;
+  private readonly jobs = new Map<string, Job>();
+  private readonly aborts = new Map<string, AbortController>();
+  private readonly timerHandles = new Map<string, unknown>();
+  private subscription: WakeSubscription | undefined;
+  private stopped: Promise<void> | undefined;
+  private resolveStopped: (() => void) | undefined;
+
+  constructor(deps: WorkerNodeDeps) {
+    this.options = resolveWorkerOptions(deps.options);
+    this.workerId = this.options.workerId ?? defaultWorkerId();
+    this.store = deps.store;
+    this.logger = deps.logger ?? silentLogger;
+    this.clock = deps.clock ?? new SystemClock();
+    this.timers = deps.timers ?? realTimers;
+    const random = deps.random ?? new SeededRandom(BigInt(`0x${randomBytes(8).toString('hex')}`));
+    this.driver = new NodeDriver({ concurrency: this.options.concurrency, claimBatchSize: this.options.claimBatchSize, leaseMs: this.options.leaseMs });
+    this.executor = new AttemptExecutor({ store: this.store, invoker: deps.invoker, workerId: this.workerId, random, logger: this.logger, timers: this.timers });
+    this.completer = new Completer({
+      store: this.store,
+      workerId: this.workerId,
+      logger: this.logger,
+      timers: this.timers,
+      stillHeld: (jobId, attempt) => this.driver.mayReport(jobId, attempt),
+      onSettled: (outcome, result) => this.settled(outcome, result),
+    });
+  }
+
+  /** The driver's state: idle, running, draining, relinquishing or stopped. */
+  get status() {
+    return this.driver.status;
+  }
+
+  /** Attempts this node is running or reporting right now. */
+  get inFlight(): number {
+    return this.options.concurrency - this.driver.freeSlots;
+  }
+
+  async start(): Promise<void> {
+    if (this.driver.status !== 'idle') return;
+    const queues = new Set(this.options.queues);
+    this.subscription = await this.store.subscribeWakeHints((queue) => {
+      if (queue === ANY_QUEUE || queues.has(queue)) this.emit({ type: 'wake', now: this.clock.now() });
+    });
+    this.emit({ type: 'start', now: this.clock.now() });
+    this.every('poll', this.options.pollIntervalMs, () => this.emit({ type: 'poll', now: this.clock.now() }));
+    this.every('heartbeat', this.options.heartbeatIntervalMs, () => this.emit({ type: 'heartbeat_due', now: this.clock.now() }));
+    this.every('maintenance', this.options.maintenanceIntervalMs, () => void this.sweep());
+    this.logger.log(`worker ${this.workerId} started on ${this.options.queues.join(', ')} with concurrency ${this.options.concurrency}.`);
+  }
+
+  /**
+   * Stops claiming, waits up to the grace period for running attempts, then aborts the rest and
+   * hands their leases back. Resolves once nothing is left in flight.
+   */
+  stop(): Promise<void> {
+    if (this.stopped) return this.stopped;
+    this.stopped = new Promise<void>((resolve) => (this.resolveStopped = resolve));
+    this.cancelTimer('poll');
+    this.cancelTimer('maintenance');
+    this.emit({ type: 'drain', now: this.clock.now() });
+    if (this.driver.status !== 'stopped') {
+      this.timerHandles.set(
+        'grace',
+        this.timers.setTimeout(() => this.emit({ type: 'grace_expired', now: this.clock.now() }), this.options.shutdownGraceMs),
+      );
+    }
+    return this.stopped;
+  }
+
+  /** Runs one maintenance sweep now (it also runs on its own timer). */
+  async sweep(): Promise<number> {
+    let total = 0;
+    try {
+      for (;;) {
+        const swept = await this.store.jobExpireLeases({ limit: 100 });
+        total += swept.length;
+        for (const lease of swept) {
+          this.logger.warn(`lease of ${lease.jobId} attempt ${lease.attempt} lapsed with no attempts left; it is now ${lease.state}.`);
+        }
+        if (swept.length < 100) break;
+      }
+    } catch (error) {
+      this.logger.warn(`maintenance sweep failed (${describe(error)}); the next one will catch up.`);
+    }
+    this.stats.sweptLeases += total;
+    return total;
+  }
+
+  private emit(event: NodeEvent): void {
+    this.dispatch(this.driver.step(event));
+  }
+
+  private dispatch(commands: readonly NodeCommand[]): void {
+    for (const command of commands) {
+      switch (command.type) {
+        case 'claim':
+          void this.claim(command.limit);
+          break;
+        case 'execute':
+          void this.execute(command.jobId);
+          break;
+        case 'heartbeat':
+          void this.heartbeat(command.leases);
+          break;
+        case 'abort': {
+          if (command.reason === 'lease_lost' || command.reason === 'lease_expired') {
+            this.stats.leasesLost += 1;
+            this.logger.warn(`lost the lease of ${command.jobId} attempt ${command.attempt} (${command.reason}); aborting the attempt.`);
+          }
+          this.aborts.get(command.jobId)?.abort(command.reason);
+          break;
+        }
+        case 'relinquish':
+          void this.relinquish(command.leases);
+          break;
+        case 'stopped':
+          void this.finishStop();
+          break;
+      }
+    }
+  }
+
+  private async claim(limit: number): Promise<void> {
+    const sentAt = this.clock.now();
+    try {
+      const jobs = await this.store.jobClaim({ workerId: this.workerId, limit, queues: this.options.queues, leaseMs: this.options.leaseMs });
+      for (const job of jobs) this.jobs.set(job.id, job);
+      this.stats.claimed += jobs.length;
+      this.emit({ type: 'claimed', now: this.clock.now(), sentAt, limit, jobs: jobs.map((job) => ({ jobId: job.id, attempt: job.attempt })) });
+    } catch (error) {
+      this.logger.warn(`claim failed (${describe(error)}); polling will try again.`);
+      this.emit({ type: 'claim_failed', now: this.clock.now() });
+    }
+  }
+
+  private async execute(jobId: string): Promise<void> {
+    const job = this.jobs.get(jobId);
+    if (!job) return;
+    const abort = new AbortController();
+    this.aborts.set(jobId, abort);
+    let attemptReport: AttemptReport;
+    try {
+      attemptReport = await this.executor.execute(job, abort);
+    } catch (error) {
+      // The outcome write inside the attempt transaction failed; the lease will lapse and the job runs again.
+      this.logger.warn(`recording ${job.name} ${job.id} attempt ${job.attempt} failed (${describe(error)}).`);
+      this.aborts.delete(jobId);
+      this.emit({ type: 'attempt_settled', now: this.clock.now(), jobId, attempt: job.attempt });
+      this.settled({ jobId, attempt: job.attempt, kind: 'succeeded' }, 'dropped');
+      return;
+    }
+    this.aborts.delete(jobId);
+    this.emit({ type: 'attempt_settled', now: this.clock.now(), jobId, attempt: job.attempt });
+    if (attemptReport.kind === 'recorded') this.settled(attemptReport.outcome, attemptReport.result);
+    else this.completer.submit(attemptReport.outcome);
+  }
+
+  private settled(outcome: Outcome, result: OutcomeResult | 'dropped'): void {
+    const job = this.jobs.get(outcome.jobId);
+    if (job?.attempt === outcome.attempt) this.jobs.delete(outcome.jobId);
+    if (result === 'dropped') this.stats.forfeitedOutcomes += 1;
+    else if (result.status === 'stale') this.stats.staleOutcomes += 1;
+    else if (result.state === 'succeeded') this.stats.succeeded += 1;
+    else if (result.state === 'scheduled') this.stats.failed += 1;
+    else if (result.state === 'dead_lettered') this.stats.deadLettered += 1;
+    else if (result.state === 'quarantined') this.stats.quarantined += 1;
+    else if (result.state === 'cancelled') this.stats.cancelled += 1;
+    this.emit({ type: 'outcome_recorded', now: this.clock.now(), jobId: outcome.jobId, attempt: outcome.attempt });
+  }
+
+  private async heartbeat(leases: readonly LeaseRef[]): Promise<void> {
+    const sentAt = this.clock.now();
+    try {
+      const result = await this.store.jobHeartbeat({ workerId: this.workerId, leases, leaseMs: this.options.leaseMs });
+      this.emit({ type: 'heartbeat_done', now: this.clock.now(), sentAt, renewed: result.renewed, lost: result.lost });
+    } catch (error) {
+      this.logger.warn(`heartbeat failed (${describe(error)}); leases are kept until they would lapse.`);
+      this.emit({ type: 'heartbeat_failed', now: this.clock.now() });
+    }
+  }
+
+  private async relinquish(leases: readonly LeaseRef[]): Promise<void> {
+    try {
+      const results = await this.store.jobRelinquishMany({ workerId: this.workerId, leases });
+      this.stats.relinquished += results.filter((r) => r.status === 'applied').length;
+      this.logger.log(`handed back ${results.filter((r) => r.status === 'applied').length} unfinished attempt(s) on shutdown.`);
+    } catch (error) {
+      this.logger.warn(`handing back ${leases.length} lease(s) failed (${describe(error)}); they will lapse instead.`);
+    }
+    for (const { jobId } of leases) this.jobs.delete(jobId);
+    this.emit({ type: 'relinquish_done', now: this.clock.now(), leases });
+  }
+
+  private async finishStop(): Promise<void> {
+    for (const name of [...this.timerHandles.keys()]) this.cancelTimer(name);
+    this.completer.close();
+    await this.subscription?.close().catch(() => undefined);
+    this.subscription = undefined;
+    this.logger.log(`worker ${this.workerId} stopped.`);
+    this.resolveStopped?.();
+  }
+
+  private every(name: string, intervalMs: number, tick: () => void): void {
+    const schedule = () => {
+      this.timerHandles.set(
+        name,
+        this.timers.setTimeout(() => {
+          if (!this.timerHandles.has(name)) return;
+          tick();
+          if (this.timerHandles.has(name)) schedule();
+        }, intervalMs),
+      );
+    };
+    schedule();
+  }
+
+  private cancelTimer(name: string): void {
+    const handle = this.timerHandles.get(name);
+    if (handle === undefined) return;
+    this.timers.clearTimeout(handle);
+    this.timerHandles.delete(name);
+  }
+}

@@ -1,0 +1,89 @@
+import {
+  assertQueueName,
+  DEFAULT_RETRY_POLICY,
+  InvalidArgumentError,
+  resolveRetryPolicy,
+  type RetryPolicy,
+} from '../core/index.js';
+import { DEFAULT_QUEUE, MAX_BATCH, MAX_LEASE_MS } from '../store/index.js';
+
+/** How a worker node runs. Every field has a default. */
+export interface WorkerOptions {
+  /** Queues this node claims from. Default `['default']`. */
+  readonly queues?: readonly string[];
+  /** Attempts run at once on this node. Default 10. */
+  readonly concurrency?: number;
+  /** Lease per claim and heartbeat. Default 30 s; must cover at least two heartbeats. */
+  readonly leaseMs?: number;
+  /** Time between heartbeats. Default 10 s. */
+  readonly heartbeatIntervalMs?: number;
+  /** Time between claims when no hint arrives. Default 1 s. Polling alone is always correct. */
+  readonly pollIntervalMs?: number;
+  /** Most jobs one claim asks for. Default 32. */
+  readonly claimBatchSize?: number;
+  /** How long shutdown waits for running attempts before aborting and handing them back. Default 10 s. */
+  readonly shutdownGraceMs?: number;
+  /** Time between maintenance sweeps of lapsed leases. Default 15 s. */
+  readonly maintenanceIntervalMs?: number;
+  /** Retry policy for handlers that do not set their own. */
+  readonly retry?: Partial<RetryPolicy>;
+  /** A stable id for this node's leases. Default: host name, process id and a random suffix. */
+  readonly workerId?: string;
+}
+
+export type ResolvedWorkerOptions = Required<Omit<WorkerOptions, 'retry' | 'workerId'>> & {
+  readonly retry: RetryPolicy;
+  readonly workerId?: string;
+};
+
+export const WORKER_DEFAULTS = Object.freeze({
+  queues: [DEFAULT_QUEUE] as readonly string[],
+  concurrency: 10,
+  leaseMs: 30_000,
+  heartbeatIntervalMs: 10_000,
+  pollIntervalMs: 1_000,
+  claimBatchSize: 32,
+  shutdownGraceMs: 10_000,
+  maintenanceIntervalMs: 15_000,
+});
+
+function whole(value: unknown, name: string, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new InvalidArgumentError(`${name} must be a whole number from ${min} to ${max}, got ${String(value)}.`, name);
+  }
+  return value;
+}
+
+/** Fills in defaults and refuses settings that cannot work, each with one sentence. */
+export function resolveWorkerOptions(options: WorkerOptions = {}): ResolvedWorkerOptions {
+  const o = { ...WORKER_DEFAULTS, ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) } as WorkerOptions &
+    typeof WORKER_DEFAULTS;
+  if (!Array.isArray(o.queues) || o.queues.length === 0) {
+    throw new InvalidArgumentError('queues must be a non-empty array of queue names.', 'queues');
+  }
+  o.queues.forEach((queue, i) => assertQueueName(queue, `queues[${i}]`));
+  const concurrency = whole(o.concurrency, 'concurrency', 1, 10_000);
+  const heartbeatIntervalMs = whole(o.heartbeatIntervalMs, 'heartbeatIntervalMs', 1, MAX_LEASE_MS);
+  const leaseMs = whole(o.leaseMs, 'leaseMs', 1, MAX_LEASE_MS);
+  if (leaseMs < 2 * heartbeatIntervalMs) {
+    throw new InvalidArgumentError(
+      `leaseMs (${leaseMs}) must cover at least two heartbeats (2 × heartbeatIntervalMs = ${2 * heartbeatIntervalMs}), or one late heartbeat loses the lease.`,
+      'leaseMs',
+    );
+  }
+  if (o.workerId !== undefined && (typeof o.workerId !== 'string' || o.workerId.length === 0 || o.workerId.length > 200)) {
+    throw new InvalidArgumentError(`workerId must be a non-empty string of at most 200 characters, got ${String(o.workerId)}.`, 'workerId');
+  }
+  return {
+    queues: [...new Set(o.queues)],
+    concurrency,
+    leaseMs,
+    heartbeatIntervalMs,
+    pollIntervalMs: whole(o.pollIntervalMs, 'pollIntervalMs', 1, 3_600_000),
+    claimBatchSize: whole(o.claimBatchSize, 'claimBatchSize', 1, MAX_BATCH),
+    shutdownGraceMs: whole(o.shutdownGraceMs, 'shutdownGraceMs', 0, 3_600_000),
+    maintenanceIntervalMs: whole(o.maintenanceIntervalMs, 'maintenanceIntervalMs', 1, 3_600_000),
+    retry: resolveRetryPolicy(o.retry, DEFAULT_RETRY_POLICY),
+    workerId: o.workerId,
+  };
+}

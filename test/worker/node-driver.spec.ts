@@ -1,0 +1,145 @@
+import { describe, expect, it } from '@jest/globals';
+import { NodeDriver, type NodeCommand } from '../../lib/worker/index.js';
+
+const LEASE = 30_000;
+const driver = (concurrency = 4, claimBatchSize = 32) => new NodeDriver({ concurrency, claimBatchSize, leaseMs: LEASE });
+const refs = (...ids: string[]) => ids.map((jobId) => ({ jobId, attempt: 1 }));
+const only = (commands: NodeCommand[], type: NodeCommand['type']) => commands.filter((c) => c.type === type);
+
+describe('NodeDriver', () => {
+  it('claims at start, never more than its free slots or its batch size', () => {
+    expect(driver(4).step({ type: 'start', now: 0 })).toEqual([{ type: 'claim', limit: 4 }]);
+    expect(driver(100, 32).step({ type: 'start', now: 0 })).toEqual([{ type: 'claim', limit: 32 }]);
+  });
+
+  it('runs what it claimed, and claims again at once only after a full batch', () => {
+    const d = driver(4, 2);
+    d.step({ type: 'start', now: 0 });
+    const full = d.step({ type: 'claimed', now: 5, sentAt: 0, limit: 2, jobs: refs('a', 'b') });
+    expect(full).toEqual([
+      { type: 'execute', jobId: 'a', attempt: 1 },
+      { type: 'execute', jobId: 'b', attempt: 1 },
+      { type: 'claim', limit: 2 },
+    ]);
+    const partial = d.step({ type: 'claimed', now: 6, sentAt: 5, limit: 2, jobs: refs('c') });
+    expect(partial).toEqual([{ type: 'execute', jobId: 'c', attempt: 1 }]);
+    expect(d.freeSlots).toBe(1);
+    // Nothing suggests more work, so a freed slot does not trigger a claim by itself...
+    d.step({ type: 'attempt_settled', now: 7, jobId: 'a', attempt: 1 });
+    expect(d.step({ type: 'outcome_recorded', now: 8, jobId: 'a', attempt: 1 })).toEqual([]);
+    // ...but the poll timer does, sized to the two free slots.
+    expect(d.step({ type: 'poll', now: 1_000 })).toEqual([{ type: 'claim', limit: 2 }]);
+  });
+
+  it('keeps one claim in flight at a time and remembers a hint that arrives meanwhile', () => {
+    const d = driver(4);
+    d.step({ type: 'start', now: 0 });
+    expect(d.step({ type: 'wake', now: 1 })).toEqual([]);
+    expect(d.step({ type: 'poll', now: 2 })).toEqual([]);
+    expect(d.step({ type: 'claimed', now: 3, sentAt: 0, limit: 4, jobs: [] })).toEqual([{ type: 'claim', limit: 4 }]);
+    expect(d.step({ type: 'claimed', now: 4, sentAt: 3, limit: 4, jobs: [] })).toEqual([]);
+  });
+
+  it('does not claim while every slot is taken', () => {
+    const d = driver(2, 2);
+    d.step({ type: 'start', now: 0 });
+    d.step({ type: 'claimed', now: 1, sentAt: 0, limit: 2, jobs: refs('a', 'b') });
+    expect(d.step({ type: 'wake', now: 2 })).toEqual([]);
+    d.step({ type: 'attempt_settled', now: 3, jobId: 'b', attempt: 1 });
+    expect(d.step({ type: 'outcome_recorded', now: 4, jobId: 'b', attempt: 1 })).toEqual([{ type: 'claim', limit: 1 }]);
+  });
+
+  it('heartbeats every held lease, one heartbeat at a time', () => {
+    const d = driver(4);
+    d.step({ type: 'start', now: 0 });
+    expect(d.step({ type: 'heartbeat_due', now: 1 })).toEqual([]);
+    d.step({ type: 'claimed', now: 1, sentAt: 0, limit: 4, jobs: refs('a', 'b') });
+    expect(d.step({ type: 'heartbeat_due', now: 10_000 })).toEqual([{ type: 'heartbeat', leases: refs('a', 'b') }]);
+    expect(d.step({ type: 'heartbeat_due', now: 20_000 })).toEqual([]);
+    expect(d.step({ type: 'heartbeat_done', now: 20_001, sentAt: 10_000, renewed: [], lost: [] })).toEqual([]);
+  });
+
+  it('aborts and forfeits an attempt whose lease the heartbeat reports lost', () => {
+    const d = driver(4);
+    d.step({ type: 'start', now: 0 });
+    d.step({ type: 'claimed', now: 1, sentAt: 0, limit: 4, jobs: refs('a', 'b') });
+    d.step({ type: 'heartbeat_due', now: 10_000 });
+    const commands = d.step({
+      type: 'heartbeat_done',
+      now: 10_010,
+      sentAt: 10_000,
+      renewed: [{ jobId: 'b', attempt: 1, cancelRequested: false }],
+      lost: refs('a'),
+    });
+    expect(commands).toEqual([{ type: 'abort', jobId: 'a', attempt: 1, reason: 'lease_lost' }]);
+    expect(d.mayReport('a', 1)).toBe(false);
+    expect(d.mayReport('b', 1)).toBe(true);
+    // The lost lease still holds its slot until its handler settles, and is never renewed again.
+    expect(d.freeSlots).toBe(2);
+    expect(d.step({ type: 'heartbeat_due', now: 20_000 })).toEqual([{ type: 'heartbeat', leases: refs('b') }]);
+  });
+
+  it('aborts on a cancel request but keeps renewing the lease', () => {
+    const d = driver(4);
+    d.step({ type: 'start', now: 0 });
+    d.step({ type: 'claimed', now: 1, sentAt: 0, limit: 4, jobs: refs('a') });
+    d.step({ type: 'heartbeat_due', now: 10_000 });
+    expect(d.step({ type: 'heartbeat_done', now: 10_001, sentAt: 10_000, renewed: [{ jobId: 'a', attempt: 1, cancelRequested: true }], lost: [] })).toEqual([
+      { type: 'abort', jobId: 'a', attempt: 1, reason: 'cancel_requested' },
+    ]);
+    expect(d.mayReport('a', 1)).toBe(true);
+    expect(d.step({ type: 'heartbeat_due', now: 20_000 })).toEqual([{ type: 'heartbeat', leases: refs('a') }]);
+  });
+
+  it('fences itself when renewals stop coming back: after a lease of silence the attempt is aborted and forfeited', () => {
+    const d = driver(4);
+    d.step({ type: 'start', now: 0 });
+    d.step({ type: 'claimed', now: 100, sentAt: 100, limit: 4, jobs: refs('a') });
+    d.step({ type: 'heartbeat_due', now: 10_000 });
+    expect(d.step({ type: 'heartbeat_failed', now: 10_050 })).toEqual([]);
+    d.step({ type: 'heartbeat_due', now: 20_000 });
+    expect(d.step({ type: 'heartbeat_failed', now: 29_000 })).toEqual([]);
+    expect(d.step({ type: 'heartbeat_due', now: LEASE + 100 })).toEqual([{ type: 'abort', jobId: 'a', attempt: 1, reason: 'lease_expired' }]);
+    expect(d.mayReport('a', 1)).toBe(false);
+  });
+
+  it('drains: no new claims, stopped once the last outcome is recorded', () => {
+    const d = driver(4);
+    d.step({ type: 'start', now: 0 });
+    d.step({ type: 'claimed', now: 1, sentAt: 0, limit: 4, jobs: refs('a') });
+    expect(d.step({ type: 'drain', now: 2 })).toEqual([]);
+    expect(d.step({ type: 'poll', now: 3 })).toEqual([]);
+    d.step({ type: 'attempt_settled', now: 4, jobId: 'a', attempt: 1 });
+    expect(d.step({ type: 'outcome_recorded', now: 5, jobId: 'a', attempt: 1 })).toEqual([{ type: 'stopped' }]);
+    expect(d.status).toBe('stopped');
+  });
+
+  it('after the grace period aborts and hands back running attempts, but lets a reporting one finish', () => {
+    const d = driver(4);
+    d.step({ type: 'start', now: 0 });
+    d.step({ type: 'claimed', now: 1, sentAt: 0, limit: 4, jobs: refs('slow', 'done') });
+    d.step({ type: 'attempt_settled', now: 2, jobId: 'done', attempt: 1 });
+    d.step({ type: 'drain', now: 3 });
+    const commands = d.step({ type: 'grace_expired', now: 10_003 });
+    expect(commands).toEqual([
+      { type: 'abort', jobId: 'slow', attempt: 1, reason: 'shutdown' },
+      { type: 'relinquish', leases: refs('slow') },
+    ]);
+    expect(d.step({ type: 'relinquish_done', now: 10_010, leases: refs('slow') })).toEqual([]);
+    expect(d.step({ type: 'outcome_recorded', now: 10_011, jobId: 'done', attempt: 1 })).toEqual([{ type: 'stopped' }]);
+  });
+
+  it('hands back jobs a claim returns after shutdown began', () => {
+    const d = driver(4);
+    d.step({ type: 'start', now: 0 });
+    d.step({ type: 'drain', now: 1 });
+    const commands = d.step({ type: 'claimed', now: 2, sentAt: 0, limit: 4, jobs: refs('late') });
+    expect(only(commands, 'execute')).toEqual([]);
+    expect(only(commands, 'relinquish')).toEqual([{ type: 'relinquish', leases: refs('late') }]);
+    expect(d.step({ type: 'relinquish_done', now: 3, leases: refs('late') })).toEqual([{ type: 'stopped' }]);
+  });
+
+  it('stops at once when it never started', () => {
+    expect(driver().step({ type: 'drain', now: 0 })).toEqual([{ type: 'stopped' }]);
+  });
+});
