@@ -11,7 +11,7 @@
 import type { JobState } from './job-state.js';
 
 /** A job as every store reports it. Times are instants taken from the store's clock. */
-export interface Job<TPayload = unknown> {
+export interface JobRecord<TPayload = unknown> {
   readonly id: string;
   /** The wire name that selects the handler. */
   readonly name: string;

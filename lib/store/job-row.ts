@@ -1,4 +1,4 @@
-import { OccurrenceId, type Job, type LifecycleFields } from '../core/index.js';
+import { OccurrenceId, type JobRecord, type LifecycleFields } from '../core/index.js';
 
 /** A job as an adapter keeps it: lifecycle fields plus identity, with instants in epoch ms. */
 export interface JobRow extends LifecycleFields {
@@ -14,10 +14,10 @@ export interface JobRow extends LifecycleFields {
 }
 
 /**
- * Turns a stored row into the public {@link Job}. The occurrence id is derived, not stored: a
+ * Turns a stored row into the public {@link JobRecord}. The occurrence id is derived, not stored: a
  * one-shot job's occurrence is its own id at its first `runAt`.
  */
-export function toJob(row: JobRow): Job {
+export function toJob(row: JobRow): JobRecord {
   return {
     id: row.id,
     name: row.name,

@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import type { CancelOutcome, Job, JobState, SchedulerLimits } from '../core/index.js';
+import type { CancelOutcome, JobRecord, JobState, SchedulerLimits } from '../core/index.js';
 import type { AttemptTransaction } from './attempt-transaction.js';
 import type { EnqueueInput } from './enqueue-input.js';
 import type { StoreCapabilities } from './store-capabilities.js';
@@ -98,7 +98,7 @@ export interface ExpiredLease {
 }
 
 export interface CancelResult {
-  readonly job: Job;
+  readonly job: JobRecord;
   readonly outcome: CancelOutcome;
 }
 
@@ -143,7 +143,7 @@ export interface JobStore {
    * order: due `scheduled` jobs, and `running` jobs whose lease lapsed with attempts left and no
    * cancel request. Each comes back `running` with `attempt + 1` and a lease for `workerId`.
    */
-  jobClaim(params: ClaimParams): Promise<Job[]>;
+  jobClaim(params: ClaimParams): Promise<JobRecord[]>;
 
   /** Renews the leases `workerId` still holds and reports the ones it lost. */
   jobHeartbeat(params: HeartbeatParams): Promise<HeartbeatResult>;
@@ -167,7 +167,7 @@ export interface JobStore {
   jobExpireLeases(params: ExpireLeasesParams): Promise<ExpiredLease[]>;
 
   /** Operator replay: a `dead_lettered` or `quarantined` job is due again now with attempt 0. */
-  jobReplay(jobId: string): Promise<Job>;
+  jobReplay(jobId: string): Promise<JobRecord>;
 
   /**
    * Operator cancel: a waiting job is cancelled at once; a running one gets a cancel request that
@@ -175,13 +175,13 @@ export interface JobStore {
    */
   jobCancel(jobId: string): Promise<CancelResult>;
 
-  jobGet(jobId: string): Promise<Job | null>;
+  jobGet(jobId: string): Promise<JobRecord | null>;
 
   /** Jobs, newest first. */
-  jobList(params?: ListJobsParams): Promise<Job[]>;
+  jobList(params?: ListJobsParams): Promise<JobRecord[]>;
 
   /** Dead-lettered jobs, most recently dead-lettered first. */
-  jobListDeadLettered(params?: ListDeadLetteredParams): Promise<Job[]>;
+  jobListDeadLettered(params?: ListDeadLetteredParams): Promise<JobRecord[]>;
 
   /** Stops claims from `queue` without losing its jobs' places. */
   queuePause(queue: string): Promise<void>;

@@ -1,4 +1,4 @@
-import { retryDelayMs, type Job, type RandomSource } from '../core/index.js';
+import { retryDelayMs, type JobRecord, type RandomSource } from '../core/index.js';
 import type { AttemptTransaction, JobStore, Outcome, OutcomeResult } from '../store/index.js';
 import { AttemptContext } from './job-context.js';
 import type { JobInvoker } from './job-invoker.js';
@@ -37,7 +37,7 @@ export class JobTimeoutError extends Error {
 export class AttemptExecutor {
   constructor(private readonly deps: AttemptExecutorDeps) {}
 
-  async execute(job: Job, abort: AbortController): Promise<AttemptReport> {
+  async execute(job: JobRecord, abort: AbortController): Promise<AttemptReport> {
     const { store, invoker, logger } = this.deps;
     const definition = invoker.definition(job.name);
     if (!definition) {

@@ -1,4 +1,4 @@
-import { DEFAULT_RETRY_POLICY, resolveRetryPolicy, type Job, type RetryPolicy } from '../core/index.js';
+import { DEFAULT_RETRY_POLICY, resolveRetryPolicy, type JobRecord, type RetryPolicy } from '../core/index.js';
 import type { JobContext } from './job-context.js';
 import type { JobDefinition, JobInvoker } from './job-invoker.js';
 
@@ -33,7 +33,7 @@ export class FunctionInvoker implements JobInvoker {
     return this.definitions.get(name);
   }
 
-  async invoke(job: Job, context: JobContext): Promise<void> {
+  async invoke(job: JobRecord, context: JobContext): Promise<void> {
     await this.definitions.get(job.name)!.handle(job.payload, context);
   }
 }

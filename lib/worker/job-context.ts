@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { encodeJson, type Job, type SchedulerLimits } from '../core/index.js';
+import { encodeJson, type JobRecord, type SchedulerLimits } from '../core/index.js';
 import type { AttemptTransaction } from '../store/index.js';
 import type { SchedulerLogger } from './scheduler-logger.js';
 
@@ -45,7 +45,7 @@ export class AttemptContext<TPayload = unknown> implements JobContext<TPayload> 
   private encodedOutput: { value: unknown } | undefined;
 
   constructor(
-    job: Job,
+    job: JobRecord,
     readonly signal: AbortSignal,
     logger: SchedulerLogger,
     private readonly limits: SchedulerLimits,

@@ -1,4 +1,4 @@
-import type { Job, RetryPolicy } from '../core/index.js';
+import type { JobRecord, RetryPolicy } from '../core/index.js';
 import type { AttemptContext } from './job-context.js';
 
 /** How the node runs one wire name. */
@@ -18,5 +18,5 @@ export interface JobInvoker {
   /** The definition for a wire name, or undefined when this node has no handler for it. */
   definition(name: string): JobDefinition | undefined;
   /** Runs the handler; resolves when it returns and rejects when it throws. */
-  invoke(job: Job, context: AttemptContext): Promise<void>;
+  invoke(job: JobRecord, context: AttemptContext): Promise<void>;
 }

@@ -1,6 +1,7 @@
+import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { SeededRandom, type Clock, type Job, type RandomSource } from '../core/index.js';
+import { SeededRandom, type Clock, type JobRecord, type RandomSource } from '../core/index.js';
 import { ANY_QUEUE, SystemClock, type JobStore, type LeaseRef, type Outcome, type OutcomeResult, type WakeSubscription } from '../store/index.js';
 import { AttemptExecutor, describe, type AttemptReport } from './attempt-executor.js';
 import { Completer } from './completer.js';
@@ -38,6 +39,18 @@ export interface WorkerStats {
   sweptLeases: number;
 }
 
+/** Emitted as `settled` once an attempt's outcome was written, found stale, or dropped. */
+export interface SettledEvent {
+  readonly jobId: string;
+  readonly attempt: number;
+  /** What the handler produced. */
+  readonly kind: Outcome['kind'];
+  /** What the store did with it. */
+  readonly status: 'applied' | 'stale' | 'dropped';
+  /** The job's state after an applied outcome. */
+  readonly state?: string;
+}
+
 export function defaultWorkerId(): string {
   return `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
 }
@@ -63,6 +76,8 @@ export class WorkerNode {
     relinquished: 0,
     sweptLeases: 0,
   };
+  /** Emits `settled` ({@link SettledEvent}) per finished attempt: a hook for metrics, tracing and tests. */
+  readonly events = new EventEmitter();
   private readonly driver: NodeDriver;
   private readonly store: JobStore;
   private readonly logger: SchedulerLogger;
@@ -70,7 +85,7 @@ export class WorkerNode {
   private readonly timers: Timers;
   private readonly executor: AttemptExecutor;
   private readonly completer: Completer;
-  private readonly jobs = new Map<string, Job>();
+  private readonly jobs = new Map<string, JobRecord>();
   private readonly aborts = new Map<string, AbortController>();
   private readonly timerHandles = new Map<string, unknown>();
   private subscription: WakeSubscription | undefined;
@@ -238,6 +253,23 @@ export class WorkerNode {
     else if (result.state === 'quarantined') this.stats.quarantined += 1;
     else if (result.state === 'cancelled') this.stats.cancelled += 1;
     this.emit({ type: 'outcome_recorded', now: this.clock.now(), jobId: outcome.jobId, attempt: outcome.attempt });
+    const event: SettledEvent =
+      result === 'dropped'
+        ? { jobId: outcome.jobId, attempt: outcome.attempt, kind: outcome.kind, status: 'dropped' }
+        : { jobId: outcome.jobId, attempt: outcome.attempt, kind: outcome.kind, status: result.status, state: result.status === 'applied' ? result.state : undefined };
+    this.events.emit('settled', event);
+  }
+
+  /** Resolves with the next settled attempt of `jobId` that matches `filter`. */
+  settledOnce(jobId: string, filter: (event: SettledEvent) => boolean = () => true): Promise<SettledEvent> {
+    return new Promise((resolve) => {
+      const listener = (event: SettledEvent) => {
+        if (event.jobId !== jobId || !filter(event)) return;
+        this.events.off('settled', listener);
+        resolve(event);
+      };
+      this.events.on('settled', listener);
+    });
   }
 
   private async heartbeat(leases: readonly LeaseRef[]): Promise<void> {

@@ -12,7 +12,7 @@ import {
   cancelOutcome,
   type Clock,
   type Effect,
-  type Job,
+  type JobRecord,
   type JobEvent,
   type LifecycleFields,
   type SchedulerLimits,
@@ -140,7 +140,7 @@ export class MemoryJobStore implements JobStore {
     return results;
   }
 
-  async jobClaim(params: ClaimParams): Promise<Job[]> {
+  async jobClaim(params: ClaimParams): Promise<JobRecord[]> {
     const { workerId, limit, queues, leaseMs } = checkClaimParams(params);
     const now = this.clock.now();
     const wanted = new Set(queues.filter((q) => !this.pausedQueues.has(q)));
@@ -191,7 +191,7 @@ export class MemoryJobStore implements JobStore {
     });
   }
 
-  async jobReplay(jobId: string): Promise<Job> {
+  async jobReplay(jobId: string): Promise<JobRecord> {
     const row = this.require(jobId);
     const result = transition(row, { kind: 'replay' }, this.clock.now());
     if (!result.ok) {
@@ -210,12 +210,12 @@ export class MemoryJobStore implements JobStore {
     return { job: toJob(next), outcome: cancelOutcome(row, next) };
   }
 
-  async jobGet(jobId: string): Promise<Job | null> {
+  async jobGet(jobId: string): Promise<JobRecord | null> {
     const row = this.jobs.get(assertUuid(jobId, 'jobId'));
     return row ? toJob(row) : null;
   }
 
-  async jobList(params?: ListJobsParams): Promise<Job[]> {
+  async jobList(params?: ListJobsParams): Promise<JobRecord[]> {
     const { state, queue, name, limit } = checkListParams(params);
     return [...this.jobs.values()]
       .filter((row) => (state === undefined || row.state === state) && (queue === undefined || row.queue === queue) && (name === undefined || row.name === name))
@@ -224,7 +224,7 @@ export class MemoryJobStore implements JobStore {
       .map(toJob);
   }
 
-  async jobListDeadLettered(params?: ListDeadLetteredParams): Promise<Job[]> {
+  async jobListDeadLettered(params?: ListDeadLetteredParams): Promise<JobRecord[]> {
     const limit = checkDeadLetterListParams(params);
     return [...this.jobs.values()]
       .filter((row) => row.state === 'dead_lettered')

@@ -6,7 +6,7 @@ import {
   InvalidArgumentError,
   cancelOutcome,
   resolveLimits,
-  type Job,
+  type JobRecord,
   type JobEvent,
   type SchedulerLimits,
 } from '../../core/index.js';
@@ -161,7 +161,7 @@ export class PostgresJobStore implements JobStore {
     return jobs.map((job) => ({ id: job.id, created: created.has(job.id) }));
   }
 
-  async jobClaim(params: ClaimParams): Promise<Job[]> {
+  async jobClaim(params: ClaimParams): Promise<JobRecord[]> {
     const rows = await this.sql.claim(this.db, checkClaimParams(params));
     return rows.map(toJob);
   }
@@ -185,7 +185,7 @@ export class PostgresJobStore implements JobStore {
     return this.sql.expire(this.db, checkExpireParams(params));
   }
 
-  async jobReplay(jobId: string): Promise<Job> {
+  async jobReplay(jobId: string): Promise<JobRecord> {
     const { before, after, result } = await this.operator(assertUuid(jobId, 'jobId'), { kind: 'replay' });
     if (!result.ok) {
       throw new IllegalTransitionError(before.id, 'replay', before.state, `Job ${before.id} is ${before.state}; only dead-lettered or quarantined jobs can be replayed.`);
@@ -201,16 +201,16 @@ export class PostgresJobStore implements JobStore {
     return { job: toJob(after), outcome: cancelOutcome(before, after) };
   }
 
-  async jobGet(jobId: string): Promise<Job | null> {
+  async jobGet(jobId: string): Promise<JobRecord | null> {
     const row = await this.sql.get(this.db, assertUuid(jobId, 'jobId'));
     return row ? toJob(row) : null;
   }
 
-  async jobList(params?: ListJobsParams): Promise<Job[]> {
+  async jobList(params?: ListJobsParams): Promise<JobRecord[]> {
     return (await this.sql.list(this.db, checkListParams(params))).map(toJob);
   }
 
-  async jobListDeadLettered(params?: ListDeadLetteredParams): Promise<Job[]> {
+  async jobListDeadLettered(params?: ListDeadLetteredParams): Promise<JobRecord[]> {
     return (await this.sql.deadLettered(this.db, checkDeadLetterListParams(params))).map(toJob);
   }
 

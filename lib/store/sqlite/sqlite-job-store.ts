@@ -8,7 +8,7 @@ import {
   InvalidArgumentError,
   resolveLimits,
   StoreBusyError,
-  type Job,
+  type JobRecord,
   type JobEvent,
   type SchedulerLimits,
 } from '../../core/index.js';
@@ -162,7 +162,7 @@ export class SqliteJobStore implements JobStore {
     return results;
   }
 
-  async jobClaim(params: ClaimParams): Promise<Job[]> {
+  async jobClaim(params: ClaimParams): Promise<JobRecord[]> {
     const checked = checkClaimParams(params);
     return (await this.write((now) => this.statements().claim(checked, now))).map(toJob);
   }
@@ -197,7 +197,7 @@ export class SqliteJobStore implements JobStore {
     return this.write((now) => this.statements().expire(limit, now));
   }
 
-  async jobReplay(jobId: string): Promise<Job> {
+  async jobReplay(jobId: string): Promise<JobRecord> {
     const { before, after, result } = await this.operator(assertUuid(jobId, 'jobId'), { kind: 'replay' });
     if (!result.ok) {
       throw new IllegalTransitionError(before.id, 'replay', before.state, `Job ${before.id} is ${before.state}; only dead-lettered or quarantined jobs can be replayed.`);
@@ -214,18 +214,18 @@ export class SqliteJobStore implements JobStore {
     return { job: toJob(after), outcome: cancelOutcome(before, after) };
   }
 
-  async jobGet(jobId: string): Promise<Job | null> {
+  async jobGet(jobId: string): Promise<JobRecord | null> {
     const id = assertUuid(jobId, 'jobId');
     const row = await this.read(() => this.statements().read.get(id));
     return row ? toJob(row) : null;
   }
 
-  async jobList(params?: ListJobsParams): Promise<Job[]> {
+  async jobList(params?: ListJobsParams): Promise<JobRecord[]> {
     const checked = checkListParams(params);
     return (await this.read(() => this.statements().read.list(checked))).map(toJob);
   }
 
-  async jobListDeadLettered(params?: ListDeadLetteredParams): Promise<Job[]> {
+  async jobListDeadLettered(params?: ListDeadLetteredParams): Promise<JobRecord[]> {
     const limit = checkDeadLetterListParams(params);
     return (await this.read(() => this.statements().read.deadLettered(limit))).map(toJob);
   }

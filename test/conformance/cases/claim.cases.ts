@@ -1,5 +1,5 @@
 import { expect, it } from '@jest/globals';
-import type { Job } from '../../../lib/core/index.js';
+import type { JobRecord } from '../../../lib/core/index.js';
 import type { SuiteContext } from '../harness.js';
 import { claimNone, claimOne, enqueue, LEASE_MS, mustGet } from './helpers.js';
 
@@ -69,11 +69,11 @@ export function claimCases(ctx: SuiteContext): void {
     for (let i = 0; i < total; i += 500) {
       await h.store.jobEnqueueMany(Array.from({ length: 500 }, (_, k) => ({ name: 'bulk', payload: { i: i + k } })));
     }
-    const byWorker = new Map<string, Job[]>();
+    const byWorker = new Map<string, JobRecord[]>();
     await Promise.all(
       Array.from({ length: 8 }, async (_, w) => {
         const workerId = `claimer-${w}`;
-        const mine: Job[] = [];
+        const mine: JobRecord[] = [];
         byWorker.set(workerId, mine);
         for (;;) {
           const batch = await h.store.jobClaim({ workerId, limit: 25, queues: ['default'], leaseMs: LEASE_MS });

@@ -1,5 +1,5 @@
 import { expect } from '@jest/globals';
-import type { Job } from '../../../lib/core/index.js';
+import type { JobRecord } from '../../../lib/core/index.js';
 import type { EnqueueInput, JobStore } from '../../../lib/store/index.js';
 
 export const LEASE_MS = 30_000;
@@ -10,7 +10,7 @@ export async function enqueue(store: JobStore, input: Partial<EnqueueInput> = {}
 }
 
 /** Claims exactly one job and returns it, failing the test otherwise. */
-export async function claimOne(store: JobStore, workerId = 'worker-a', queues: string[] = ['default']): Promise<Job> {
+export async function claimOne(store: JobStore, workerId = 'worker-a', queues: string[] = ['default']): Promise<JobRecord> {
   const jobs = await store.jobClaim({ workerId, limit: 1, queues, leaseMs: LEASE_MS });
   expect(jobs).toHaveLength(1);
   return jobs[0]!;
@@ -20,7 +20,7 @@ export async function claimNone(store: JobStore, workerId = 'worker-a', queues: 
   expect(await store.jobClaim({ workerId, limit: 10, queues, leaseMs: LEASE_MS })).toEqual([]);
 }
 
-export async function mustGet(store: JobStore, id: string): Promise<Job> {
+export async function mustGet(store: JobStore, id: string): Promise<JobRecord> {
   const job = await store.jobGet(id);
   expect(job).not.toBeNull();
   return job!;

@@ -1,0 +1,3 @@
+export * from './job.decorator.js';
+export * from './inject-job-context.decorator.js';
+export * from './inject-job-entity-manager.decorator.js';

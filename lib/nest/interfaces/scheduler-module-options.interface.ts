@@ -1,0 +1,36 @@
+import type { DataSource } from 'typeorm';
+import type { SchedulerLimits } from '../../core/index.js';
+import type { JobStore } from '../../store/index.js';
+import type { WorkerOptions } from '../../worker/index.js';
+
+/** Options of `SchedulerModule.forRoot` / `forRootAsync`. Every field has a default. */
+export interface SchedulerModuleOptions extends WorkerOptions {
+  /**
+   * The store to use. By default the module builds one on the application's TypeORM DataSource:
+   * PostgreSQL or SQLite (better-sqlite3), chosen by the DataSource's type. Pass a store to use
+   * another, for example a `MemoryJobStore` in tests.
+   */
+  readonly store?: JobStore;
+  /** A DataSource instance to build the store on, instead of the one registered by `@nestjs/typeorm`. */
+  readonly dataSource?: DataSource;
+  /** PostgreSQL schema of the store's tables. Default `durable_scheduler`. */
+  readonly schema?: string;
+  /** Prefix of the store's table names. Default none on PostgreSQL, `durable_scheduler_` on SQLite. */
+  readonly tablePrefix?: string;
+  /** Size limits (payload, output, error text, names). */
+  readonly limits?: Partial<SchedulerLimits>;
+  /** Attempts for jobs whose `@Job` sets none. Default 10. */
+  readonly maxAttempts?: number;
+  /** Start the worker when the application boots. Default true; turn off for CLIs and producer-only apps. */
+  readonly autoStart?: boolean;
+  /** Create or upgrade the store's tables at boot. Default true. */
+  readonly migrationsRun?: boolean;
+}
+
+/** Structural switches of the module definition. */
+export interface SchedulerModuleExtras {
+  /** Register the module globally, so SchedulerClient can be injected anywhere. */
+  readonly isGlobal?: boolean;
+  /** Name of the `@nestjs/typeorm` DataSource to use, if not the default one. */
+  readonly dataSourceName?: string;
+}

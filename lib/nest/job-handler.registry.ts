@@ -1,0 +1,37 @@
+import { Injectable, type Type } from '@nestjs/common';
+import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
+import type { JobDefinition } from '../worker/index.js';
+import type { JobOptions } from './interfaces/job-options.interface.js';
+
+/** One discovered `@Job` handler. */
+export interface RegisteredJob {
+  readonly name: string;
+  readonly metatype: Type<unknown>;
+  readonly wrapper: InstanceWrapper;
+  readonly options: JobOptions<string>;
+  readonly queue: string;
+  readonly maxAttempts: number;
+  readonly definition: JobDefinition;
+}
+
+/** The handlers this application registered, by wire name. Filled by the explorer at module init. */
+@Injectable()
+export class JobHandlerRegistry {
+  private readonly jobs = new Map<string, RegisteredJob>();
+
+  add(job: RegisteredJob): void {
+    this.jobs.set(job.name, job);
+  }
+
+  get(name: string): RegisteredJob | undefined {
+    return this.jobs.get(name);
+  }
+
+  names(): string[] {
+    return [...this.jobs.keys()].sort();
+  }
+
+  all(): RegisteredJob[] {
+    return [...this.jobs.values()];
+  }
+}

@@ -1,0 +1,107 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { InvalidArgumentError, type JobRecord } from '../core/index.js';
+import type { CancelResult, EnqueueInput, EnqueueResult, JobStore, ListJobsParams } from '../store/index.js';
+import type { JobName, JobPayload } from './interfaces/job-registry.interface.js';
+import { JobHandlerRegistry } from './job-handler.registry.js';
+import { UNKNOWN_JOB_NAME } from './scheduler.messages.js';
+import { SCHEDULER_STORE } from './scheduler.tokens.js';
+
+/** Options of one enqueue. */
+export interface EnqueueJobOptions {
+  /** A caller-chosen UUID; enqueueing an id that exists writes nothing and returns `created: false`. */
+  readonly id?: string;
+  /** Run at (or after) this instant. Exclusive with `delayMs`. */
+  readonly runAt?: Date;
+  /** Run this many milliseconds after the database's current time. Exclusive with `runAt`. */
+  readonly delayMs?: number;
+  /** Overrides the queue from the job's `@Job` options. */
+  readonly queue?: string;
+  /** Overrides `maxAttempts` from the job's `@Job` options. */
+  readonly maxAttempts?: number;
+  /**
+   * An EntityManager inside an open transaction (from `dataSource.transaction(...)`). The job is
+   * written in that transaction and exists only if it commits.
+   */
+  readonly manager?: EntityManager;
+}
+
+/** One job of an `enqueueMany` call. */
+export type JobSpec<N extends JobName = JobName> = { readonly name: N; readonly payload: JobPayload<N> } & Omit<EnqueueJobOptions, 'manager'>;
+
+/**
+ * Enqueues jobs and performs operator actions. Inject it anywhere once SchedulerModule is imported
+ * (or registered with `isGlobal`).
+ */
+@Injectable()
+export class SchedulerClient {
+  constructor(
+    @Inject(SCHEDULER_STORE) private readonly store: JobStore,
+    private readonly registry: JobHandlerRegistry,
+  ) {}
+
+  /**
+   * Writes one job for the handler registered under `name`. With `manager`, the job commits or
+   * rolls back with that transaction. Bad input is refused before anything is written.
+   */
+  async enqueue<N extends JobName>(name: N, payload: JobPayload<N>, options: EnqueueJobOptions = {}): Promise<EnqueueResult> {
+    const { manager, ...rest } = options;
+    return this.store.jobEnqueue(this.input({ name, payload, ...rest }, undefined), manager ? { manager } : undefined);
+  }
+
+  /** Writes many jobs in one statement: all of them, or none when any is refused. */
+  async enqueueMany(jobs: readonly JobSpec[], options: { manager?: EntityManager } = {}): Promise<EnqueueResult[]> {
+    if (!Array.isArray(jobs)) throw new InvalidArgumentError('enqueueMany needs an array of jobs.', 'jobs');
+    return this.store.jobEnqueueMany(
+      jobs.map((job, i) => this.input(job, i)),
+      options.manager ? { manager: options.manager } : undefined,
+    );
+  }
+
+  /** Cancels a waiting job at once, or asks a running one to stop. */
+  cancel(jobId: string): Promise<CancelResult> {
+    return this.store.jobCancel(jobId);
+  }
+
+  /** Brings a dead-lettered or quarantined job back: attempt 0, due now. */
+  replay(jobId: string): Promise<JobRecord> {
+    return this.store.jobReplay(jobId);
+  }
+
+  /** Stops claims from a queue; its jobs keep their places. */
+  pause(queue: string): Promise<void> {
+    return this.store.queuePause(queue);
+  }
+
+  resume(queue: string): Promise<void> {
+    return this.store.queueResume(queue);
+  }
+
+  get(jobId: string): Promise<JobRecord | null> {
+    return this.store.jobGet(jobId);
+  }
+
+  /** Jobs, newest first. */
+  list(params?: ListJobsParams): Promise<JobRecord[]> {
+    return this.store.jobList(params);
+  }
+
+  /** Dead-lettered jobs, most recent first. */
+  listDeadLettered(limit?: number): Promise<JobRecord[]> {
+    return this.store.jobListDeadLettered({ limit });
+  }
+
+  private input(job: JobSpec, index: number | undefined): EnqueueInput {
+    if (job === null || typeof job !== 'object') {
+      throw new InvalidArgumentError(`${index === undefined ? 'The job' : `jobs[${index}]`} must be an object with a name and a payload.`, 'jobs');
+    }
+    const registered = typeof job.name === 'string' ? this.registry.get(job.name) : undefined;
+    if (!registered) throw new InvalidArgumentError(UNKNOWN_JOB_NAME(String(job.name)), index === undefined ? 'name' : `jobs[${index}].name`);
+    const { name, payload, ...options } = job;
+    return { queue: registered.queue, maxAttempts: registered.maxAttempts, ...stripUndefined(options), name, payload };
+  }
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

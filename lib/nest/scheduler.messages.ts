@@ -1,0 +1,22 @@
+/** Error texts, one sentence each, built from what went wrong. */
+
+export const DUPLICATE_JOB_NAME = (name: string, first: string, second: string) =>
+  `The job name "${name}" is claimed by both ${first} and ${second}; each wire name needs exactly one handler class.`;
+
+export const MISSING_HANDLE_METHOD = (className: string, name: string) =>
+  `${className} is decorated with @Job('${name}') but has no handle(payload, context) method.`;
+
+export const UNKNOWN_QUEUE = (className: string, name: string, queue: string, queues: readonly string[]) =>
+  `${className} (@Job '${name}') uses the queue "${queue}", which this module does not consume; add it to queues (${queues.join(', ')}).`;
+
+export const NO_DATA_SOURCE = (name: string | undefined) =>
+  `SchedulerModule found no TypeORM DataSource${name ? ` named "${name}"` : ''}; import TypeOrmModule.forRoot(...) or pass a store or dataSource option.`;
+
+export const UNSUPPORTED_DATA_SOURCE = (type: string) =>
+  `SchedulerModule supports PostgreSQL ("postgres") and SQLite ("better-sqlite3") DataSources, not "${type}"; pass a store option for anything else.`;
+
+export const UNKNOWN_JOB_NAME = (name: string) =>
+  `No @Job handler is registered for "${name}"; check the name or register its handler class as a provider.`;
+
+export const NOT_IN_ATTEMPT = (what: string) =>
+  `${what} is only available inside a job attempt; inject it into a @Job handler or a provider it uses.`;

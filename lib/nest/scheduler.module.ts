@@ -1,0 +1,49 @@
+import { Module, Scope } from '@nestjs/common';
+import { DiscoveryModule, REQUEST } from '@nestjs/core';
+import { InvalidArgumentError } from '../core/index.js';
+import { AttemptContext } from '../worker/index.js';
+import { JobHandlerRegistry } from './job-handler.registry.js';
+import { NestJobInvoker } from './nest-job.invoker.js';
+import { SchedulerMetadataAccessor } from './scheduler-metadata.accessor.js';
+import { SchedulerClient } from './scheduler.client.js';
+import { SchedulerExplorer } from './scheduler.explorer.js';
+import { NOT_IN_ATTEMPT } from './scheduler.messages.js';
+import { SchedulerConfigurableModule } from './scheduler.module-definition.js';
+import { SchedulerOrchestrator } from './scheduler.orchestrator.js';
+import { JOB_CONTEXT, JOB_ENTITY_MANAGER, SCHEDULER_STORE } from './scheduler.tokens.js';
+
+function attemptContext(request: unknown, what: string): AttemptContext {
+  if (!(request instanceof AttemptContext)) throw new InvalidArgumentError(NOT_IN_ATTEMPT(what), what);
+  return request;
+}
+
+/**
+ * The durable scheduler as a NestJS module. `forRoot(options)` or `forRootAsync({ useFactory |
+ * useClass | useExisting })` builds the store on the application's TypeORM DataSource, discovers
+ * `@Job` handlers, and runs a worker from bootstrap to shutdown.
+ */
+@Module({
+  imports: [DiscoveryModule],
+  providers: [
+    JobHandlerRegistry,
+    SchedulerMetadataAccessor,
+    SchedulerExplorer,
+    NestJobInvoker,
+    SchedulerOrchestrator,
+    SchedulerClient,
+    {
+      provide: JOB_CONTEXT,
+      scope: Scope.REQUEST,
+      inject: [REQUEST],
+      useFactory: (request: unknown) => attemptContext(request, 'JOB_CONTEXT'),
+    },
+    {
+      provide: JOB_ENTITY_MANAGER,
+      scope: Scope.REQUEST,
+      inject: [REQUEST],
+      useFactory: (request: unknown) => attemptContext(request, 'JOB_ENTITY_MANAGER').entityManager(),
+    },
+  ],
+  exports: [SchedulerClient, SchedulerOrchestrator, SCHEDULER_STORE, JOB_CONTEXT, JOB_ENTITY_MANAGER],
+})
+export class SchedulerModule extends SchedulerConfigurableModule {}

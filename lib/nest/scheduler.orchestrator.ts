@@ -1,0 +1,43 @@
+import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import type { JobStore } from '../store/index.js';
+import { WorkerNode } from '../worker/index.js';
+import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
+import { NestJobInvoker } from './nest-job.invoker.js';
+import { SCHEDULER_MODULE_OPTIONS } from './scheduler.module-definition.js';
+import { SCHEDULER_STORE } from './scheduler.tokens.js';
+
+/**
+ * Starts the worker when the application boots and drains it before shutdown, while the
+ * DataSource is still open (TypeORM closes it later, in onApplicationShutdown).
+ */
+@Injectable()
+export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  readonly node: WorkerNode;
+
+  constructor(
+    @Inject(SCHEDULER_MODULE_OPTIONS) private readonly options: SchedulerModuleOptions,
+    @Inject(SCHEDULER_STORE) private readonly store: JobStore,
+    invoker: NestJobInvoker,
+  ) {
+    this.node = new WorkerNode({ store, invoker, options, logger: new Logger('DurableScheduler') });
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (this.options.autoStart !== false) await this.start();
+  }
+
+  /** Starts claiming (a no-op when already started). For apps built with `autoStart: false`. */
+  async start(): Promise<void> {
+    await this.node.start();
+  }
+
+  /** Stops claiming, waits for running attempts up to the grace period, hands back the rest. */
+  async stop(): Promise<void> {
+    await this.node.stop();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.stop();
+    await this.store.close();
+  }
+}

@@ -1,0 +1,8 @@
+/** The JobStore the module uses. */
+export const SCHEDULER_STORE = Symbol('SCHEDULER_STORE');
+/** The attempt's JobContext, for request-scoped providers. An alias of REQUEST during a job attempt. */
+export const JOB_CONTEXT = Symbol('JOB_CONTEXT');
+/** The attempt's transaction-bound EntityManager. */
+export const JOB_ENTITY_MANAGER = Symbol('JOB_ENTITY_MANAGER');
+/** Metadata key of `@Job` options on a class. */
+export const JOB_METADATA = 'nestjs-durable-scheduler:job';
