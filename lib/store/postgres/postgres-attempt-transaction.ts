@@ -2,7 +2,7 @@ import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
 import type { AttemptTransaction } from '../attempt-transaction.js';
 import type { OutcomeResult } from '../job-store.js';
 import type { NormalizedOutcome } from '../store-params.js';
-import { ManagerExecutor, type PgExecutor } from './pg-executor.js';
+import { ManagerExecutor, type PgExecutor, type StatementListener } from './pg-executor.js';
 
 type Complete = (db: PgExecutor, workerId: string, outcomes: readonly NormalizedOutcome[]) => Promise<OutcomeResult[]>;
 
@@ -22,10 +22,15 @@ export class PostgresAttemptTransaction implements AttemptTransaction {
     dataSource: DataSource,
     private readonly complete: Complete,
     private readonly encode: (workerId: string, jobId: string, attempt: number, output: unknown) => { workerId: string; outcomes: NormalizedOutcome[] },
+    private readonly listener?: StatementListener,
   ) {
     const runner = dataSource.createQueryRunner();
     this.runner = runner;
-    this.send = runner.query.bind(runner);
+    const send = runner.query.bind(runner);
+    this.send = ((...args: Parameters<QueryRunner['query']>) => {
+      this.listener?.(args[0]);
+      return send(...args);
+    }) as QueryRunner['query'];
     // TypeORM then treats every save as part of an outer transaction and opens savepoints, never its own BEGIN/COMMIT.
     setTransactionState(runner, true);
     runner.query = (async (...args: Parameters<QueryRunner['query']>) => {

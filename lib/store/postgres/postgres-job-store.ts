@@ -145,6 +145,7 @@ export class PostgresJobStore implements JobStore {
   beginAttempt(): AttemptTransaction {
     return new PostgresAttemptTransaction(this.options.dataSource, this.sql.complete, (workerId, jobId, attempt, output) =>
       checkCompleteParams({ workerId, outcomes: [{ jobId, attempt, kind: 'succeeded', output }] }, this.limits),
+      this.options.onStatement,
     );
   }
 

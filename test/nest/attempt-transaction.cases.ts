@@ -1,0 +1,191 @@
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { Column, DataSource, Entity, PrimaryColumn, type EntityManager } from 'typeorm';
+import { Test } from '@nestjs/testing';
+import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
+import type { INestApplicationContext } from '@nestjs/common';
+import {
+  InjectJobContext,
+  InjectJobEntityManager,
+  Job,
+  SCHEDULER_STORE,
+  SchedulerClient,
+  SchedulerModule,
+  type JobContext,
+  type JobHandler,
+  type JobStore,
+} from '../../lib/index.js';
+import { deferred, settled } from './support.js';
+
+@Entity('ledger_entries')
+export class LedgerEntry {
+  @PrimaryColumn('varchar')
+  id!: string;
+
+  @Column('varchar')
+  note!: string;
+}
+
+/** Test signals shared between the test and the handlers of the current case. */
+const signals = {
+  started: deferred(),
+  proceed: deferred(),
+  reset() {
+    this.started = deferred();
+    this.proceed = deferred();
+  },
+};
+
+interface LedgerPayload {
+  key: string;
+  fail?: boolean;
+  waitAfterFirstWrite?: boolean;
+  waitBeforeWriting?: boolean;
+  enqueueChild?: boolean;
+}
+
+@Job({ name: 'ledger.write', maxAttempts: 1 })
+class LedgerWriter implements JobHandler<LedgerPayload> {
+  constructor(
+    @InjectJobEntityManager() private readonly em: EntityManager,
+    @InjectJobContext() private readonly ctx: JobContext,
+    private readonly client: SchedulerClient,
+  ) {}
+
+  async handle(payload: LedgerPayload) {
+    if (payload.waitBeforeWriting) {
+      signals.started.resolve();
+      await signals.proceed.promise;
+    }
+    // One write through a repository (TypeORM opens a savepoint inside the attempt), one through a query builder.
+    await this.em.getRepository(LedgerEntry).save({ id: `${payload.key}-1`, note: `attempt ${this.ctx.attempt}` });
+    if (payload.waitAfterFirstWrite) {
+      signals.started.resolve();
+      await signals.proceed.promise;
+    }
+    await this.em.createQueryBuilder().insert().into(LedgerEntry).values({ id: `${payload.key}-2`, note: 'query builder' }).execute();
+    if (payload.enqueueChild) await this.client.enqueue('ledger.noop', { key: payload.key }, { manager: this.em });
+    if (payload.fail) throw new Error('handler failed after writing');
+  }
+}
+
+@Job({ name: 'ledger.noop' })
+class NoopHandler implements JobHandler<{ key: string }> {
+  async handle() {}
+}
+
+export interface AttemptTransactionTarget {
+  /** TypeORM options for a fresh, isolated database (tables synchronized from the entities). */
+  typeorm(): Promise<TypeOrmModuleOptions>;
+  /** Scheduler options that isolate its tables. */
+  readonly scheduler: { schema?: string; tablePrefix?: string };
+  /** Makes the job's lease lapse now, as if time had passed. */
+  expireLease(dataSource: DataSource, store: JobStore, jobId: string): Promise<void>;
+  /** Whether the handler may hold its transaction open while the test writes (false on SQLite: one connection). */
+  readonly concurrentWrites: boolean;
+  cleanup(): Promise<void>;
+}
+
+export function attemptTransactionCases(createTarget: () => Promise<AttemptTransactionTarget>): void {
+  let target: AttemptTransactionTarget;
+  let app: INestApplicationContext;
+  let client: SchedulerClient;
+  let dataSource: DataSource;
+  let store: JobStore;
+  let commits = 0;
+
+  beforeAll(async () => {
+    target = await createTarget();
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        TypeOrmModule.forRoot({ ...(await target.typeorm()), entities: [LedgerEntry], synchronize: true }),
+        SchedulerModule.forRoot({ ...target.scheduler, concurrency: 1, pollIntervalMs: 50, heartbeatIntervalMs: 500, leaseMs: 10_000 }),
+      ],
+      providers: [LedgerWriter, NoopHandler],
+    }).compile();
+    app = await moduleRef.init();
+    client = app.get(SchedulerClient);
+    dataSource = app.get(DataSource);
+    store = app.get<JobStore>(SCHEDULER_STORE);
+    // Count attempt transactions that reached the commit path.
+    const begin = store.beginAttempt.bind(store);
+    store.beginAttempt = () => {
+      const tx = begin();
+      const commit = tx.commitSuccess.bind(tx);
+      tx.commitSuccess = (...args) => {
+        commits += 1;
+        return commit(...args);
+      };
+      return tx;
+    };
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await target?.cleanup();
+  });
+
+  const rows = async (key: string) =>
+    (await dataSource.getRepository(LedgerEntry).find({ order: { id: 'ASC' } })).filter((r) => r.id.startsWith(`${key}-`)).map((r) => r.id);
+
+  it('commits the handler\'s writes together with the success outcome', async () => {
+    const { id } = await client.enqueue('ledger.write', { key: 'ok' });
+    expect(await settled(app, id)).toMatchObject({ status: 'applied', state: 'succeeded' });
+    expect(await rows('ok')).toEqual(['ok-1', 'ok-2']);
+  });
+
+  it('rolls the handler\'s writes back when it throws, before the failure is recorded', async () => {
+    const { id } = await client.enqueue('ledger.write', { key: 'thrown', fail: true });
+    expect(await settled(app, id)).toMatchObject({ kind: 'failed', status: 'applied', state: 'dead_lettered' });
+    expect(await rows('thrown')).toEqual([]);
+    expect((await client.get(id))?.lastError).toMatch(/^Error: handler failed after writing/);
+  });
+
+  it('rolls the handler\'s writes back when its lease was lost mid-handler and another worker reclaimed the job', async () => {
+    signals.reset();
+    const payload: LedgerPayload = target.concurrentWrites ? { key: 'lost', waitAfterFirstWrite: true } : { key: 'lost', waitBeforeWriting: true };
+    const { id } = await client.enqueue('ledger.write', payload, { maxAttempts: 3 });
+    const outcome = settled(app, id);
+    await signals.started.promise;
+    await target.expireLease(dataSource, store, id);
+    const [reclaimed] = await store.jobClaim({ workerId: 'intruder', limit: 1, queues: ['default'], leaseMs: 60_000 });
+    expect(reclaimed).toMatchObject({ id, attempt: 2, workerId: 'intruder' });
+    signals.proceed.resolve();
+    expect(await outcome).toMatchObject({ attempt: 1, kind: 'succeeded', status: 'stale' });
+    expect(await rows('lost')).toEqual([]);
+    expect(await client.get(id)).toMatchObject({ state: 'running', attempt: 2, workerId: 'intruder' });
+  });
+
+  it('commits a job enqueued with the attempt\'s manager only if the attempt commits', async () => {
+    const failed = await client.enqueue('ledger.write', { key: 'child-fail', enqueueChild: true, fail: true });
+    await settled(app, failed.id);
+    const succeeded = await client.enqueue('ledger.write', { key: 'child-ok', enqueueChild: true });
+    await settled(app, succeeded.id);
+    const children = (await client.list({ name: 'ledger.noop', limit: 10 })).map((job) => job.payload);
+    expect(children).toContainEqual({ key: 'child-ok' });
+    expect(children).not.toContainEqual({ key: 'child-fail' });
+  });
+
+  it('opens no transaction for a handler that never touches the EntityManager', async () => {
+    const before = commits;
+    const { id } = await client.enqueue('ledger.noop', { key: 'untouched' });
+    expect(await settled(app, id)).toMatchObject({ status: 'applied', state: 'succeeded' });
+    expect(commits).toBe(before);
+    const touched = await client.enqueue('ledger.write', { key: 'touched' });
+    await settled(app, touched.id);
+    expect(commits).toBe(before + 1);
+  });
+
+  it('writes a job inside the caller\'s transaction through SchedulerClient, or not at all', async () => {
+    await expect(
+      dataSource.transaction(async (manager) => {
+        await client.enqueue('ledger.noop', { key: 'host-rollback' }, { manager });
+        throw new Error('host rolls back');
+      }),
+    ).rejects.toThrow('host rolls back');
+    const committed = await dataSource.transaction((manager) => client.enqueue('ledger.noop', { key: 'host-commit' }, { manager }));
+    await settled(app, committed.id);
+    const payloads = (await client.list({ name: 'ledger.noop', limit: 50 })).map((job) => job.payload);
+    expect(payloads).toContainEqual({ key: 'host-commit' });
+    expect(payloads).not.toContainEqual({ key: 'host-rollback' });
+  });
+}
