@@ -26,8 +26,10 @@ export interface EnqueueJobOptions {
   readonly manager?: EntityManager;
 }
 
-/** One job of an `enqueueMany` call. */
-export type JobSpec<N extends JobName = JobName> = { readonly name: N; readonly payload: JobPayload<N> } & Omit<EnqueueJobOptions, 'manager'>;
+/** One job of an `enqueueMany` call; the payload type follows the name. */
+export type JobSpec = {
+  [N in JobName]: { readonly name: N; readonly payload: JobPayload<N> } & Omit<EnqueueJobOptions, 'manager'>;
+}[JobName];
 
 /**
  * Enqueues jobs and performs operator actions. Inject it anywhere once SchedulerModule is imported
@@ -91,7 +93,7 @@ export class SchedulerClient {
     return this.store.jobListDeadLettered({ limit });
   }
 
-  private input(job: JobSpec, index: number | undefined): EnqueueInput {
+  private input(job: { readonly name: string; readonly payload: unknown } & Omit<EnqueueJobOptions, 'manager'>, index: number | undefined): EnqueueInput {
     if (job === null || typeof job !== 'object') {
       throw new InvalidArgumentError(`${index === undefined ? 'The job' : `jobs[${index}]`} must be an object with a name and a payload.`, 'jobs');
     }

@@ -1,3 +1,5 @@
+import { AsyncResource } from 'node:async_hooks';
+
 /** The queue name of a hint that concerns every queue (after a reconnect, or a relinquish). */
 export const ANY_QUEUE = '*';
 
@@ -8,7 +10,11 @@ export interface WakeSubscription {
   close(): Promise<void>;
 }
 
-/** In-process fan-out of wake-up hints, for stores whose hints never leave the process. */
+/**
+ * In-process fan-out of wake-up hints, for stores whose hints never leave the process. Each
+ * listener runs in the async context it subscribed from, not the writer's: a hint sent from inside
+ * a caller's transaction must not make the worker's claim look like part of that transaction.
+ */
 export class WakeHub {
   private readonly listeners = new Set<WakeListener>();
 
@@ -23,10 +29,11 @@ export class WakeHub {
   }
 
   subscribe(listener: WakeListener): WakeSubscription {
-    this.listeners.add(listener);
+    const bound = AsyncResource.bind(listener);
+    this.listeners.add(bound);
     return {
       close: async () => {
-        this.listeners.delete(listener);
+        this.listeners.delete(bound);
       },
     };
   }

@@ -1,0 +1,41 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
+import { SchedulerModule, type SchedulerModuleOptions } from '../lib/index.js';
+import './job-registry.js';
+import { JobsController } from './jobs/jobs.controller.js';
+import { ConfirmOrderJob } from './orders/confirm-order.job.js';
+import { OrderConfirmation } from './orders/order-confirmation.entity.js';
+import { Order } from './orders/order.entity.js';
+import { OrdersController } from './orders/orders.controller.js';
+import { OrdersService } from './orders/orders.service.js';
+import { FlakyReportJob } from './reports/flaky-report.job.js';
+import { ReportsController } from './reports/reports.controller.js';
+
+export interface SampleConfig {
+  /** A PostgreSQL URL; without one the sample uses SQLite. */
+  readonly databaseUrl?: string;
+  /** The SQLite file, when there is no PostgreSQL URL. */
+  readonly sqliteFile: string;
+  readonly scheduler?: Partial<SchedulerModuleOptions>;
+}
+
+@Module({})
+export class AppModule {
+  static forRoot(config: SampleConfig): DynamicModule {
+    const database: TypeOrmModuleOptions = config.databaseUrl
+      ? { type: 'postgres', url: config.databaseUrl }
+      : { type: 'better-sqlite3', database: config.sqliteFile };
+    return {
+      module: AppModule,
+      imports: [
+        TypeOrmModule.forRoot({ ...database, entities: [Order, OrderConfirmation], synchronize: true }),
+        SchedulerModule.forRootAsync({
+          isGlobal: true,
+          useFactory: (): SchedulerModuleOptions => ({ concurrency: 4, pollIntervalMs: 500, ...config.scheduler }),
+        }),
+      ],
+      controllers: [OrdersController, ReportsController, JobsController],
+      providers: [OrdersService, ConfirmOrderJob, FlakyReportJob],
+    };
+  }
+}

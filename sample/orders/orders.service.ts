@@ -1,0 +1,39 @@
+import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { SchedulerClient } from '../../lib/index.js';
+import { Order } from './order.entity.js';
+
+export class RolledBack extends Error {}
+
+@Injectable()
+export class OrdersService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly scheduler: SchedulerClient,
+  ) {}
+
+  /**
+   * Writes the order and enqueues its confirmation in one transaction: both exist, or neither.
+   * With `fail`, the transaction rolls back after both writes, to show that the job goes too.
+   */
+  async place(item: string, quantity: number, fail: boolean): Promise<{ orderId: string; jobId: string }> {
+    const orderId = randomUUID();
+    let jobId = '';
+    try {
+      await this.dataSource.transaction(async (manager) => {
+        await manager.insert(Order, { id: orderId, item, quantity });
+        ({ id: jobId } = await this.scheduler.enqueue('orders.confirm', { orderId }, { manager }));
+        if (fail) throw new RolledBack('rolled back on request');
+      });
+    } catch (error) {
+      if (error instanceof RolledBack) throw Object.assign(error, { orderId, jobId });
+      throw error;
+    }
+    return { orderId, jobId };
+  }
+
+  find(orderId: string) {
+    return this.dataSource.getRepository(Order).findOneBy({ id: orderId });
+  }
+}

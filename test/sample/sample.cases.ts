@@ -1,0 +1,61 @@
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { SampleProcess } from './sample-process.js';
+
+export function sampleCases(environment: () => Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }>): void {
+  let sample: SampleProcess;
+  let cleanup: () => Promise<void>;
+
+  beforeAll(async () => {
+    const setup = await environment();
+    cleanup = setup.cleanup;
+    sample = await SampleProcess.start(setup.env);
+  });
+
+  afterAll(async () => {
+    if (sample) await sample.stop();
+    await cleanup?.();
+  });
+
+  it('prints what to try on startup', () => {
+    expect(sample.log).toContain(`curl -s -X POST ${sample.base.replace('127.0.0.1', 'localhost')}/orders`);
+    expect(sample.log).toContain('/reports');
+  });
+
+  it('POST /orders commits the order and its confirmation job together, and the job confirms the order once', async () => {
+    const placed = await sample.request('POST', '/orders', { item: 'lamp', quantity: 2 });
+    expect(placed.status).toBe(201);
+    expect(placed.json).toMatchObject({ committed: true });
+    await sample.logLine(new RegExp(`order ${placed.json.orderId} confirmed`));
+    const job = await sample.request('GET', `/jobs/${placed.json.jobId}`);
+    expect(job.json).toMatchObject({ name: 'orders.confirm', state: 'succeeded', attempt: 1, lastError: null, output: { confirmed: placed.json.orderId } });
+    const order = await sample.request('GET', `/orders/${placed.json.orderId}`);
+    expect(order.json).toMatchObject({ item: 'lamp', quantity: 2, status: 'confirmed' });
+  });
+
+  it('POST /orders?fail=1 rolls back both the order and its job, and says so', async () => {
+    const placed = await sample.request('POST', '/orders?fail=1', { item: 'lamp' });
+    expect(placed.json).toMatchObject({ committed: false, note: 'The transaction rolled back: neither the order nor its job exists.' });
+    expect((await sample.request('GET', `/jobs/${placed.json.jobId}`)).status).toBe(404);
+    expect((await sample.request('GET', `/orders/${placed.json.orderId}`)).status).toBe(404);
+  });
+
+  it('shows the retries of a job that fails twice, then succeeds', async () => {
+    const { json } = await sample.request('POST', '/reports');
+    await sample.logLine(new RegExp(`report ${json.reportId} built on attempt 3`));
+    expect(sample.log).toMatch(new RegExp(`reports.flaky ${json.jobId} attempt 1 of 5 failed .*; retrying in \\d+ ms`));
+    expect(sample.log).toMatch(new RegExp(`reports.flaky ${json.jobId} attempt 2 of 5 failed`));
+    expect((await sample.request('GET', `/jobs/${json.jobId}`)).json).toMatchObject({ state: 'succeeded', attempt: 3 });
+  });
+
+  it('answers a bad job id with a 400 and one sentence', async () => {
+    const response = await sample.request('GET', '/jobs/not-a-uuid');
+    expect(response).toMatchObject({ status: 400, json: { message: 'jobId must be a UUID, got "not-a-uuid".' } });
+  });
+
+  it('drains and exits on SIGTERM', async () => {
+    // Nest runs the shutdown hooks, then re-raises the signal to end the process.
+    const exit = await sample.stop();
+    expect(exit.code === 0 || exit.signal === 'SIGTERM').toBe(true);
+    expect(sample.log).toMatch(/worker \S+ stopped\./);
+  });
+}
