@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
-import type { JobStore } from '../store/index.js';
+import { PostgresJobStore, type JobStore } from '../store/index.js';
 import { WorkerNode } from '../worker/index.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
 import { NestJobInvoker } from './nest-job.invoker.js';
@@ -14,12 +14,14 @@ import { SCHEDULER_STORE } from './scheduler.tokens.js';
 export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeApplicationShutdown {
   readonly node: WorkerNode;
 
+  private readonly logger = new Logger('DurableScheduler');
+
   constructor(
     @Inject(SCHEDULER_MODULE_OPTIONS) private readonly options: SchedulerModuleOptions,
     @Inject(SCHEDULER_STORE) private readonly store: JobStore,
     invoker: NestJobInvoker,
   ) {
-    this.node = new WorkerNode({ store, invoker, options, logger: new Logger('DurableScheduler') });
+    this.node = new WorkerNode({ store, invoker, options, logger: this.logger });
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -28,6 +30,12 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
 
   /** Starts claiming (a no-op when already started). For apps built with `autoStart: false`. */
   async start(): Promise<void> {
+    const needed = this.node.options.concurrency + 3;
+    if (this.store instanceof PostgresJobStore && this.store.poolSize < needed) {
+      this.logger.warn(
+        `the DataSource pool holds ${this.store.poolSize} connections but this worker can need ${needed} (concurrency ${this.node.options.concurrency} + heartbeat + LISTEN + one for claims and outcomes); raise extra.max or lower concurrency.`,
+      );
+    }
     await this.node.start();
   }
 

@@ -127,6 +127,11 @@ export class PostgresJobStore implements JobStore {
     await migratePostgres(this.pool, this.naming);
   }
 
+  /** The most connections the DataSource's pool opens (node-postgres defaults to 10). */
+  get poolSize(): number {
+    return (this.pool as unknown as { options?: { max?: number } }).options?.max ?? 10;
+  }
+
   /** Releases the heartbeat and LISTEN connections. The DataSource stays open. */
   async close(): Promise<void> {
     await Promise.all([this.heartbeatDb.close(), this.wakeListener.close()]);

@@ -1,0 +1,49 @@
+import { describe, expect, it } from '@jest/globals';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import ts from 'typescript';
+
+/**
+ * The README's TypeScript blocks that start with a file name (`// app.module.ts`) form a small
+ * project. It must compile against the library's source, with `nestjs-durable-scheduler` mapped to
+ * `lib/index.ts`, so the docs cannot drift from the API.
+ */
+describe('README snippets', () => {
+  it('compile against the current API', () => {
+    const root = process.cwd();
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const blocks = [...readme.matchAll(/```ts\n\/\/ ([\w.-]+\.ts)[^\n]*\n([\s\S]*?)```/g)].map((m) => ({ file: m[1]!, code: m[2]! }));
+    expect(blocks.map((b) => b.file)).toEqual(
+      expect.arrayContaining(['app.module.ts', 'job-registry.ts', 'confirm-order.job.ts', 'orders.service.ts', 'script.ts']),
+    );
+    // Inside the project, so the snippets resolve the project's node_modules as an application would.
+    const dir = mkdtempSync(join(root, 'test', 'docs', '.snippets-'));
+    try {
+      writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
+      for (const { file, code } of blocks) writeFileSync(join(dir, file), code);
+      const program = ts.createProgram(
+        blocks.map((b) => join(dir, b.file)),
+        {
+          target: ts.ScriptTarget.ES2022,
+          module: ts.ModuleKind.NodeNext,
+          moduleResolution: ts.ModuleResolutionKind.NodeNext,
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          experimentalDecorators: true,
+          emitDecoratorMetadata: true,
+          types: ['node'],
+          paths: { 'nestjs-durable-scheduler': [join(root, 'lib/index.ts')] },
+          typeRoots: [join(root, 'node_modules/@types')],
+        },
+      );
+      const diagnostics = ts
+        .getPreEmitDiagnostics(program)
+        .filter((d) => d.file?.fileName.startsWith(dir) || d.file === undefined)
+        .map((d) => `${d.file ? d.file.fileName.slice(dir.length + 1) : ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+      expect(diagnostics).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
