@@ -2,14 +2,12 @@ import {
   assertQueueName,
   assertUuid,
   CapabilityNotSupportedError,
-  IllegalTransitionError,
   isClaimable,
   JobNotFoundError,
   ManualClock,
   needsSweep,
   resolveLimits,
   transition,
-  cancelOutcome,
   type Clock,
   type Effect,
   type JobRecord,
@@ -19,6 +17,7 @@ import {
 } from '../../core/index.js';
 import { normalizeEnqueueMany, type EnqueueInput } from '../enqueue-input.js';
 import { toJob, type JobRow } from '../job-row.js';
+import { cancelResult, replayResult, type OperatorTransition } from '../operator-transition.js';
 import type {
   CancelResult,
   ClaimParams,
@@ -192,22 +191,11 @@ export class MemoryJobStore implements JobStore {
   }
 
   async jobReplay(jobId: string): Promise<JobRecord> {
-    const row = this.require(jobId);
-    const result = transition(row, { kind: 'replay' }, this.clock.now());
-    if (!result.ok) {
-      throw new IllegalTransitionError(row.id, 'replay', row.state, `Job ${row.id} is ${row.state}; only dead-lettered or quarantined jobs can be replayed.`);
-    }
-    return toJob(this.store(row, result.next, result.effects));
+    return replayResult(this.operator(jobId, { kind: 'replay' }));
   }
 
   async jobCancel(jobId: string): Promise<CancelResult> {
-    const row = this.require(jobId);
-    const result = transition(row, { kind: 'cancel' }, this.clock.now());
-    if (!result.ok) {
-      throw new IllegalTransitionError(row.id, 'cancel', row.state, `Job ${row.id} already ended as ${row.state} and cannot be cancelled.`);
-    }
-    const next = this.store(row, result.next);
-    return { job: toJob(next), outcome: cancelOutcome(row, next) };
+    return cancelResult(this.operator(jobId, { kind: 'cancel' }));
   }
 
   async jobGet(jobId: string): Promise<JobRecord | null> {
@@ -249,6 +237,13 @@ export class MemoryJobStore implements JobStore {
   /** The paused queues, sorted. */
   pausedQueueNames(): string[] {
     return [...this.pausedQueues].sort();
+  }
+
+  private operator(jobId: string, event: JobEvent): OperatorTransition {
+    const before = this.require(jobId);
+    const result = transition(before, event, this.clock.now());
+    const after = result.ok ? this.store(before, result.next, result.effects) : before;
+    return { before, after, result };
   }
 
   private fenced(jobId: string, attempt: number, event: JobEvent, now: number): OutcomeResult {

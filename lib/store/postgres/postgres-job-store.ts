@@ -2,9 +2,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import {
   assertQueueName,
   assertUuid,
-  IllegalTransitionError,
   InvalidArgumentError,
-  cancelOutcome,
   resolveLimits,
   type JobRecord,
   type JobEvent,
@@ -12,6 +10,7 @@ import {
 } from '../../core/index.js';
 import { normalizeEnqueueMany, type EnqueueInput } from '../enqueue-input.js';
 import { toJob } from '../job-row.js';
+import { cancelResult, replayResult } from '../operator-transition.js';
 import type {
   CancelResult,
   ClaimParams,
@@ -192,19 +191,11 @@ export class PostgresJobStore implements JobStore {
   }
 
   async jobReplay(jobId: string): Promise<JobRecord> {
-    const { before, after, result } = await this.operator(assertUuid(jobId, 'jobId'), { kind: 'replay' });
-    if (!result.ok) {
-      throw new IllegalTransitionError(before.id, 'replay', before.state, `Job ${before.id} is ${before.state}; only dead-lettered or quarantined jobs can be replayed.`);
-    }
-    return toJob(after);
+    return replayResult(await this.operator(assertUuid(jobId, 'jobId'), { kind: 'replay' }));
   }
 
   async jobCancel(jobId: string): Promise<CancelResult> {
-    const { before, after, result } = await this.operator(assertUuid(jobId, 'jobId'), { kind: 'cancel' });
-    if (!result.ok) {
-      throw new IllegalTransitionError(before.id, 'cancel', before.state, `Job ${before.id} already ended as ${before.state} and cannot be cancelled.`);
-    }
-    return { job: toJob(after), outcome: cancelOutcome(before, after) };
+    return cancelResult(await this.operator(assertUuid(jobId, 'jobId'), { kind: 'cancel' }));
   }
 
   async jobGet(jobId: string): Promise<JobRecord | null> {

@@ -3,8 +3,6 @@ import type { DataSource, EntityManager } from 'typeorm';
 import {
   assertQueueName,
   assertUuid,
-  cancelOutcome,
-  IllegalTransitionError,
   InvalidArgumentError,
   resolveLimits,
   StoreBusyError,
@@ -14,6 +12,7 @@ import {
 } from '../../core/index.js';
 import { normalizeEnqueueMany, type EnqueueInput } from '../enqueue-input.js';
 import { toJob } from '../job-row.js';
+import { cancelResult, replayResult } from '../operator-transition.js';
 import type {
   CancelResult,
   ClaimParams,
@@ -198,20 +197,13 @@ export class SqliteJobStore implements JobStore {
   }
 
   async jobReplay(jobId: string): Promise<JobRecord> {
-    const { before, after, result } = await this.operator(assertUuid(jobId, 'jobId'), { kind: 'replay' });
-    if (!result.ok) {
-      throw new IllegalTransitionError(before.id, 'replay', before.state, `Job ${before.id} is ${before.state}; only dead-lettered or quarantined jobs can be replayed.`);
-    }
-    this.hints.emit(after.queue);
-    return toJob(after);
+    const job = replayResult(await this.operator(assertUuid(jobId, 'jobId'), { kind: 'replay' }));
+    this.hints.emit(job.queue);
+    return job;
   }
 
   async jobCancel(jobId: string): Promise<CancelResult> {
-    const { before, after, result } = await this.operator(assertUuid(jobId, 'jobId'), { kind: 'cancel' });
-    if (!result.ok) {
-      throw new IllegalTransitionError(before.id, 'cancel', before.state, `Job ${before.id} already ended as ${before.state} and cannot be cancelled.`);
-    }
-    return { job: toJob(after), outcome: cancelOutcome(before, after) };
+    return cancelResult(await this.operator(assertUuid(jobId, 'jobId'), { kind: 'cancel' }));
   }
 
   async jobGet(jobId: string): Promise<JobRecord | null> {

@@ -1,14 +1,8 @@
-import { JobNotFoundError, transition, type JobEvent, type Transition } from '../../../core/index.js';
-import type { JobRow } from '../../job-row.js';
+import { JobNotFoundError, transition, type JobEvent } from '../../../core/index.js';
+import type { OperatorTransition } from '../../operator-transition.js';
 import type { PgExecutor } from '../pg-executor.js';
 import type { PostgresNaming } from '../postgres-naming.js';
 import { fromPgRow, jobColumns, lifecycleValues, type PgJobRow } from '../postgres-row.js';
-
-export interface OperatorTransition {
-  readonly before: JobRow;
-  readonly after: JobRow;
-  readonly result: Transition;
-}
 
 /**
  * Applies an operator event (replay, cancel) inside a transaction the caller opened: lock the row,

@@ -1,14 +1,8 @@
 import type { Database } from 'better-sqlite3';
-import { JobNotFoundError, transition, type JobEvent, type Transition } from '../../../core/index.js';
-import type { JobRow } from '../../job-row.js';
+import { JobNotFoundError, transition, type JobEvent } from '../../../core/index.js';
+import type { OperatorTransition } from '../../operator-transition.js';
 import type { SqliteNaming } from '../sqlite-naming.js';
 import { fromSqliteRow, lifecycleParams, type SqliteJobRow } from '../sqlite-row.js';
-
-export interface OperatorTransition {
-  readonly before: JobRow;
-  readonly after: JobRow;
-  readonly result: Transition;
-}
 
 /** Applies an operator event (replay, cancel) with the core lifecycle, inside the caller's write transaction. */
 export function operatorTransitionQuery(db: Database, t: SqliteNaming) {

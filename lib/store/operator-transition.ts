@@ -1,0 +1,26 @@
+import { cancelOutcome, IllegalTransitionError, type JobRecord, type Transition } from '../core/index.js';
+import type { CancelResult } from './job-store.js';
+import { toJob, type JobRow } from './job-row.js';
+
+/** An operator event applied to one job: the row before, the row after, and the lifecycle's verdict. */
+export interface OperatorTransition {
+  readonly before: JobRow;
+  readonly after: JobRow;
+  readonly result: Transition;
+}
+
+/** The replayed job, or the error that says why this state cannot be replayed. */
+export function replayResult({ before, after, result }: OperatorTransition): JobRecord {
+  if (!result.ok) {
+    throw new IllegalTransitionError(before.id, 'replay', before.state, `Job ${before.id} is ${before.state}; only dead-lettered or quarantined jobs can be replayed.`);
+  }
+  return toJob(after);
+}
+
+/** What the cancel did, or the error that says why this state cannot be cancelled. */
+export function cancelResult({ before, after, result }: OperatorTransition): CancelResult {
+  if (!result.ok) {
+    throw new IllegalTransitionError(before.id, 'cancel', before.state, `Job ${before.id} already ended as ${before.state} and cannot be cancelled.`);
+  }
+  return { job: toJob(after), outcome: cancelOutcome(before, after) };
+}
