@@ -208,6 +208,7 @@ describe('SQLite adapter setup', () => {
     await store.migrate();
     await store.migrate();
     expect(String((await dataSource.query('PRAGMA journal_mode'))[0].journal_mode)).toBe('wal');
+    expect(Number((await dataSource.query('PRAGMA busy_timeout'))[0].timeout)).toBeGreaterThanOrEqual(1_000);
     const tables = (await dataSource.query(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'app_%' ORDER BY name`)).map(
       (r: { name: string }) => r.name,
     );

@@ -116,6 +116,9 @@ export class SqliteJobStore implements JobStore {
       if (!this.db.memory && String(this.db.pragma('journal_mode', { simple: true })).toLowerCase() !== 'wal') {
         this.db.pragma('journal_mode = WAL');
       }
+      // Another process holding the write lock makes a write wait this long before SQLITE_BUSY; the
+      // store then backs off without blocking and retries (see retryBusy). Keep a short floor.
+      if (Number(this.db.pragma('busy_timeout', { simple: true })) < 1_000) this.db.pragma('busy_timeout = 5000');
       await this.retryBusy(() => migrateSqlite(this.db, this.naming));
     });
     this.sql = this.prepare();
