@@ -8,3 +8,4 @@ export * from './occurrence-id.js';
 export * from './limits.js';
 export * from './errors/index.js';
 export * from './validation/index.js';
+export * from './recurrence.js';

@@ -35,6 +35,8 @@ export interface JobRecord<TPayload = unknown> {
   readonly scheduledFor: Date;
   /** Deterministic id of this occurrence; the dedupe key for consumers. */
   readonly occurrenceId: string;
+  /** The recurring schedule that minted this job, if any. */
+  readonly scheduleId: string | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
   /** Set when the job reaches a terminal state. */

@@ -45,7 +45,9 @@ export type JobEvent =
 /** Work the store must do beyond rewriting the job's own fields, inside the same write. */
 export type Effect =
   /** The job became claimable now: send a wake-up hint to idle workers. */
-  { readonly type: 'wake' };
+  | { readonly type: 'wake' }
+  /** The job was dead-lettered or quarantined: if a schedule minted it, that schedule stops minting. */
+  | { readonly type: 'halt_schedule' };
 
 /** Why an event changed nothing. */
 export type Rejection =
@@ -107,6 +109,16 @@ const WAKE: readonly Effect[] = [{ type: 'wake' }];
  * conformance suite holds all of them to it.
  */
 export function transition(job: LifecycleFields, event: JobEvent, now: number): Transition {
+  const result = decide(job, event, now);
+  if (result.ok && (result.next.state === 'dead_lettered' || result.next.state === 'quarantined') && job.state !== result.next.state) {
+    return { ok: true, next: result.next, effects: [...result.effects, HALT_SCHEDULE] };
+  }
+  return result;
+}
+
+const HALT_SCHEDULE: Effect = { type: 'halt_schedule' };
+
+function decide(job: LifecycleFields, event: JobEvent, now: number): Transition {
   switch (event.kind) {
     case 'claim':
       if (!isClaimable(job, now)) return { ok: false, rejection: 'not_claimable' };

@@ -44,6 +44,8 @@ export interface NewJob {
   readonly runAt: number | null;
   readonly delayMs: number;
   readonly maxAttempts: number;
+  /** Set for jobs a schedule mints: their id is the occurrence id. */
+  readonly scheduleId?: string | null;
 }
 
 const KNOWN_KEYS = new Set(['name', 'payload', 'id', 'queue', 'runAt', 'delayMs', 'maxAttempts']);

@@ -10,12 +10,13 @@ export interface JobRow extends LifecycleFields {
   /** JSON text. */
   readonly payload: string;
   readonly scheduledFor: number;
+  readonly scheduleId: string | null;
   readonly createdAt: number;
 }
 
 /**
  * Turns a stored row into the public {@link JobRecord}. The occurrence id is derived, not stored: a
- * one-shot job's occurrence is its own id at its first `runAt`.
+ * minted job's id is its occurrence id; a one-shot job's occurrence is its own id at its first `runAt`.
  */
 export function toJob(row: JobRow): JobRecord {
   return {
@@ -33,7 +34,8 @@ export function toJob(row: JobRow): JobRecord {
     lastError: row.lastError,
     output: row.output === null ? null : (JSON.parse(row.output) as unknown),
     scheduledFor: new Date(row.scheduledFor),
-    occurrenceId: OccurrenceId.derive(row.id, new Date(row.scheduledFor)),
+    occurrenceId: row.scheduleId === null ? OccurrenceId.derive(row.id, new Date(row.scheduledFor)) : row.id,
+    scheduleId: row.scheduleId,
     createdAt: new Date(row.createdAt),
     updatedAt: new Date(row.updatedAt),
     finishedAt: row.finishedAt === null ? null : new Date(row.finishedAt),

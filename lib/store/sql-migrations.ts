@@ -10,8 +10,8 @@ export interface Migration {
 
 /** The quoted names a migration's placeholders stand for. */
 export interface MigrationNames {
-  readonly jobs: string;
-  readonly queues: string;
+  /** The qualified, quoted name of one of the store's tables (`jobs`, `queues`, `schedules`, ...). */
+  table(name: string): string;
   /** Quotes the installation's prefix plus `name`, for an index or constraint. */
   local(name: string): string;
 }
@@ -24,10 +24,9 @@ export function loadMigrations(dir: string): Migration[] {
     .map((file) => ({ version: Number(file.slice(0, 4)), name: file.slice(5, -4), sql: readFileSync(join(dir, file), 'utf8') }));
 }
 
-/** Replaces `{{jobs}}`, `{{queues}}` and `{{local:name}}` with the installation's quoted names. */
+/** Replaces `{{table}}` and `{{local:name}}` placeholders with the installation's quoted names. */
 export function renderMigration(sql: string, names: MigrationNames): string {
-  return sql.replace(/\{\{(jobs|queues|local:([a-z0-9_]+))\}\}/g, (_match, key: string, local?: string) => {
-    if (local) return names.local(local);
-    return key === 'jobs' ? names.jobs : names.queues;
-  });
+  return sql.replace(/\{\{(local:)?([a-z0-9_]+)\}\}/g, (_match, local: string | undefined, name: string) =>
+    local ? names.local(name) : names.table(name),
+  );
 }

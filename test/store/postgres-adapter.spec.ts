@@ -53,7 +53,10 @@ describe('PostgreSQL migrations', () => {
     await Promise.all([a.migrate(), b.migrate(), a.migrate()]);
     await b.migrate();
     const applied = await dataSource.query(`SELECT version, name FROM "${schema}"."migrations" ORDER BY version`);
-    expect(applied).toEqual([{ version: 1, name: 'create_jobs' }]);
+    expect(applied).toEqual([
+      { version: 1, name: 'create_jobs' },
+      { version: 2, name: 'schedules' },
+    ]);
     const { id } = await a.jobEnqueue({ name: 'after.migrate', payload: 1 });
     expect((await b.jobGet(id))?.name).toBe('after.migrate');
   });
@@ -63,7 +66,7 @@ describe('PostgreSQL migrations', () => {
     await store.migrate();
     const { schema } = store.naming;
     const tables = await dataSource.query(`SELECT tablename FROM pg_tables WHERE schemaname = $1 ORDER BY tablename`, [schema]);
-    expect(tables.map((t: { tablename: string }) => t.tablename)).toEqual(['app_jobs', 'app_migrations', 'app_queues']);
+    expect(tables.map((t: { tablename: string }) => t.tablename)).toEqual(['app_audit_log', 'app_jobs', 'app_migrations', 'app_queues', 'app_schedules']);
     const indexes = await dataSource.query(`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'app_jobs' ORDER BY indexname`, [schema]);
     const byName = Object.fromEntries(indexes.map((i: { indexname: string; indexdef: string }) => [i.indexname, i.indexdef]));
     expect(byName.app_jobs_claim_idx).toMatch(/\(run_at, seq\) WHERE \(state = 'scheduled'::text\)/);

@@ -212,8 +212,11 @@ describe('SQLite adapter setup', () => {
     const tables = (await dataSource.query(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'app_%' ORDER BY name`)).map(
       (r: { name: string }) => r.name,
     );
-    expect(tables).toEqual(['app_jobs', 'app_migrations', 'app_queues']);
-    expect(await dataSource.query('SELECT version, name FROM app_migrations')).toEqual([{ version: 1, name: 'create_jobs' }]);
+    expect(tables).toEqual(['app_audit_log', 'app_jobs', 'app_migrations', 'app_queues', 'app_schedules']);
+    expect(await dataSource.query('SELECT version, name FROM app_migrations ORDER BY version')).toEqual([
+      { version: 1, name: 'create_jobs' },
+      { version: 2, name: 'schedules' },
+    ]);
   });
 
   it.each(["x; drop table y", 'a"b', "o'brien", 'a\nb', 'p'.repeat(64), 'UPPER_'])('refuses the table prefix %j before any SQL runs', async (prefix) => {

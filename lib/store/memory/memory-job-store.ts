@@ -121,6 +121,7 @@ export class MemoryJobStore implements JobStore {
         state: 'scheduled',
         runAt,
         scheduledFor: runAt,
+        scheduleId: job.scheduleId ?? null,
         attempt: 0,
         maxAttempts: job.maxAttempts,
         workerId: null,

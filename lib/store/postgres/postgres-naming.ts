@@ -11,6 +11,10 @@ export interface PostgresNaming {
   readonly jobs: string;
   readonly queues: string;
   readonly migrations: string;
+  readonly schedules: string;
+  readonly audit: string;
+  /** `"schema"."prefix" + name` for any of the store's tables. */
+  table(name: string): string;
   /** The LISTEN/NOTIFY channel for wake-up hints (raw, not quoted). */
   readonly channel: string;
   /** Quotes `prefix + name` for an index or constraint inside the schema. */
@@ -38,6 +42,9 @@ export function postgresNaming(schema = DEFAULT_POSTGRES_SCHEMA, prefix = ''): P
     jobs: table('jobs'),
     queues: table('queues'),
     migrations: table('migrations'),
+    schedules: table('schedules'),
+    audit: table('audit_log'),
+    table,
     channel:
       plainChannel.length <= MAX_IDENTIFIER_LENGTH
         ? plainChannel

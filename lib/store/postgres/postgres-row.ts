@@ -12,6 +12,7 @@ export function jobColumns(alias = 'j'): string {
     'state',
     'run_at',
     'scheduled_for',
+    'schedule_id',
     'attempt',
     'max_attempts',
     'worker_id',
@@ -36,6 +37,7 @@ export interface PgJobRow {
   state: JobState;
   run_at: Date;
   scheduled_for: Date;
+  schedule_id: string | null;
   attempt: number;
   max_attempts: number;
   worker_id: string | null;
@@ -58,6 +60,7 @@ export function fromPgRow(row: PgJobRow): JobRow {
     state: row.state,
     runAt: row.run_at.getTime(),
     scheduledFor: row.scheduled_for.getTime(),
+    scheduleId: row.schedule_id,
     attempt: row.attempt,
     maxAttempts: row.max_attempts,
     workerId: row.worker_id,

@@ -6,7 +6,11 @@ export const DEFAULT_SQLITE_PREFIX = 'durable_scheduler_';
 /** Quoted table names for one installation in a SQLite file; tables carry the prefix. */
 export interface SqliteNaming extends MigrationNames {
   readonly prefix: string;
+  readonly jobs: string;
+  readonly queues: string;
   readonly migrations: string;
+  readonly schedules: string;
+  readonly audit: string;
 }
 
 export function sqliteNaming(prefix = DEFAULT_SQLITE_PREFIX): SqliteNaming {
@@ -14,5 +18,14 @@ export function sqliteNaming(prefix = DEFAULT_SQLITE_PREFIX): SqliteNaming {
   const longest = `${prefix}jobs_dead_letter_idx`;
   if (longest.length > MAX_IDENTIFIER_LENGTH) assertSqlIdentifier(longest, 'tablePrefix (with the longest suffix the store adds)');
   const local = (name: string) => quoteIdentifier(prefix + name);
-  return { prefix, jobs: local('jobs'), queues: local('queues'), migrations: local('migrations'), local };
+  return {
+    prefix,
+    jobs: local('jobs'),
+    queues: local('queues'),
+    migrations: local('migrations'),
+    schedules: local('schedules'),
+    audit: local('audit_log'),
+    table: local,
+    local,
+  };
 }

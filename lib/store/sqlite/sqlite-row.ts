@@ -10,6 +10,7 @@ export interface SqliteJobRow {
   state: JobState;
   run_at: number;
   scheduled_for: number;
+  schedule_id: string | null;
   attempt: number;
   max_attempts: number;
   worker_id: string | null;
@@ -32,6 +33,7 @@ export function fromSqliteRow(row: SqliteJobRow): JobRow {
     state: row.state,
     runAt: row.run_at,
     scheduledFor: row.scheduled_for,
+    scheduleId: row.schedule_id,
     attempt: row.attempt,
     maxAttempts: row.max_attempts,
     workerId: row.worker_id,

@@ -2,6 +2,7 @@ import type { OutcomeResult } from '../../job-store.js';
 import type { NormalizedOutcome } from '../../store-params.js';
 import type { PgExecutor } from '../pg-executor.js';
 import type { PostgresNaming } from '../postgres-naming.js';
+import { haltSchedulesCte } from './halt-schedules.cte.js';
 import { outcomeResults } from './outcome-results.js';
 
 /**
@@ -11,11 +12,13 @@ import { outcomeResults } from './outcome-results.js';
  *
  * The state rules mirror the core lifecycle: success wins over a cancel request (the work
  * happened); a failure of a cancel-requested job cancels it; a failure with attempts left is
- * rescheduled after its retry delay, otherwise dead-lettered.
+ * rescheduled after its retry delay, otherwise dead-lettered. A dead-lettered or quarantined
+ * occurrence stops its schedule in the same statement.
  */
 export function completeJobsQuery(t: PostgresNaming) {
   const retry = `(r.kind = 'failed' AND NOT j.cancel_requested AND j.attempt < j.max_attempts)`;
   const text = `
+    WITH applied AS (
     UPDATE ${t.jobs} j SET
       state = CASE
         WHEN r.kind = 'succeeded' THEN 'succeeded'
@@ -33,7 +36,9 @@ export function completeJobsQuery(t: PostgresNaming) {
     FROM unnest($2::uuid[], $3::integer[], $4::text[], $5::text[], $6::text[], $7::bigint[])
       AS r(id, attempt, kind, output, error, delay_ms)
     WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND j.worker_id = $1 AND j.leased_until > now()
-    RETURNING j.id, j.state`;
+    RETURNING j.id, j.state, j.schedule_id
+    ), ${haltSchedulesCte(t, 'applied')}
+    SELECT id, state FROM applied`;
 
   return async (db: PgExecutor, workerId: string, outcomes: readonly NormalizedOutcome[]): Promise<OutcomeResult[]> => {
     if (outcomes.length === 0) return [];

@@ -11,11 +11,11 @@ export function enqueueJobsQuery(t: PostgresNaming) {
   const text = `
     WITH input AS (
       SELECT r.*, date_trunc('milliseconds', COALESCE(r.run_at, now() + r.delay_ms * interval '1 millisecond')) AS at
-      FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::bigint[], $7::integer[])
-        WITH ORDINALITY AS r(id, name, queue, payload, run_at, delay_ms, max_attempts, ord)
+      FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::bigint[], $7::integer[], $9::uuid[])
+        WITH ORDINALITY AS r(id, name, queue, payload, run_at, delay_ms, max_attempts, schedule_id, ord)
     ), inserted AS (
-      INSERT INTO ${t.jobs} (id, name, queue, payload, state, run_at, scheduled_for, max_attempts)
-      SELECT id, name, queue, payload::jsonb, 'scheduled', at, at, max_attempts FROM input ORDER BY ord
+      INSERT INTO ${t.jobs} (id, name, queue, payload, state, run_at, scheduled_for, max_attempts, schedule_id)
+      SELECT id, name, queue, payload::jsonb, 'scheduled', at, at, max_attempts, schedule_id FROM input ORDER BY ord
       ON CONFLICT (id) DO NOTHING
       RETURNING id, queue, run_at
     ), wake AS (
@@ -33,6 +33,7 @@ export function enqueueJobsQuery(t: PostgresNaming) {
       jobs.map((j) => j.delayMs),
       jobs.map((j) => j.maxAttempts),
       t.channel,
+      jobs.map((j) => j.scheduleId ?? null),
     ]);
     return new Set(rows.map((row) => row.id));
   };

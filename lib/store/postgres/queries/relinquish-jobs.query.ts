@@ -2,6 +2,7 @@ import { RELINQUISHED_ON_FINAL_ATTEMPT } from '../../../core/index.js';
 import type { LeaseRef, OutcomeResult } from '../../job-store.js';
 import type { PgExecutor } from '../pg-executor.js';
 import type { PostgresNaming } from '../postgres-naming.js';
+import { haltSchedulesCte } from './halt-schedules.cte.js';
 import { outcomeResults } from './outcome-results.js';
 
 /**
@@ -23,8 +24,8 @@ export function relinquishJobsQuery(t: PostgresNaming) {
         updated_at = now()
       FROM unnest($2::uuid[], $3::integer[]) AS r(id, attempt)
       WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND j.worker_id = $1 AND j.leased_until > now()
-      RETURNING j.id, j.state, j.queue
-    ), wake AS (
+      RETURNING j.id, j.state, j.queue, j.schedule_id
+    ), ${haltSchedulesCte(t, 'released')}, wake AS (
       SELECT pg_notify($5, queue) FROM (SELECT DISTINCT queue FROM released WHERE state = 'scheduled') due
     )
     SELECT id, state FROM released, (SELECT count(*) FROM wake) AS hinted`;

@@ -3,6 +3,7 @@ import type { OutcomeResult } from '../../job-store.js';
 import type { NormalizedOutcome } from '../../store-params.js';
 import type { SqliteNaming } from '../sqlite-naming.js';
 import type { JobState } from '../../../core/index.js';
+import { haltScheduleQuery } from './halt-schedule.query.js';
 
 /**
  * The fenced outcome write. A report changes its row only while that worker holds the live lease
@@ -27,7 +28,8 @@ export function completeJobsQuery(db: Database, t: SqliteNaming) {
       finished_at = CASE WHEN ${retry} THEN finished_at ELSE @now END,
       updated_at = @now
     WHERE id = @id AND attempt = @attempt AND state = 'running' AND worker_id = @worker_id AND leased_until > @now
-    RETURNING state`);
+    RETURNING id, state, schedule_id`);
+  const halt = haltScheduleQuery(db, t);
   return (workerId: string, outcomes: readonly NormalizedOutcome[], now: number): OutcomeResult[] =>
     outcomes.map((o) => {
       const row = complete.get({
@@ -39,7 +41,8 @@ export function completeJobsQuery(db: Database, t: SqliteNaming) {
         error: o.error,
         delay_ms: o.retryDelayMs,
         now,
-      }) as { state: JobState } | undefined;
+      }) as { id: string; state: JobState; schedule_id: string | null } | undefined;
+      if (row) halt(row, now);
       return row ? { jobId: o.jobId, attempt: o.attempt, status: 'applied', state: row.state } : { jobId: o.jobId, attempt: o.attempt, status: 'stale' };
     });
 }
