@@ -12,3 +12,4 @@ export { DEFAULT_POSTGRES_SCHEMA } from './postgres/postgres-naming.js';
 export type { StatementListener } from './postgres/pg-executor.js';
 export { SqliteJobStore, type SqliteJobStoreOptions } from './sqlite/sqlite-job-store.js';
 export { DEFAULT_SQLITE_PREFIX } from './sqlite/sqlite-naming.js';
+export * from './schedules/index.js';

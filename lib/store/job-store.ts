@@ -4,6 +4,23 @@ import type { AttemptTransaction } from './attempt-transaction.js';
 import type { EnqueueInput } from './enqueue-input.js';
 import type { StoreCapabilities } from './store-capabilities.js';
 import type { WakeListener, WakeSubscription } from './wake-hints.js';
+import type { MintResult, Schedule, ScheduleInput, ScheduleUpsertResult } from './schedules/index.js';
+
+/** Who performs an operator action; written to the audit log. Default `api`. */
+export interface OperatorOptions {
+  readonly actor?: string;
+}
+
+/** One entry of the audit log. */
+export interface AuditRecord {
+  readonly at: Date;
+  readonly actor: string;
+  /** e.g. `job.replay`, `job.cancel`, `queue.pause`, `schedule.trigger`. */
+  readonly action: string;
+  /** The job id, schedule id or queue name acted on. */
+  readonly target: string;
+  readonly detail: unknown;
+}
 
 /** Options for writing jobs. */
 export interface EnqueueOptions {
@@ -166,14 +183,17 @@ export interface JobStore {
    */
   jobExpireLeases(params: ExpireLeasesParams): Promise<ExpiredLease[]>;
 
-  /** Operator replay: a `dead_lettered` or `quarantined` job is due again now with attempt 0. */
-  jobReplay(jobId: string): Promise<JobRecord>;
+  /**
+   * Operator replay: a `dead_lettered` or `quarantined` job is due again now with attempt 0. If it
+   * is the occurrence that stopped its schedule, the schedule mints again.
+   */
+  jobReplay(jobId: string, options?: OperatorOptions): Promise<JobRecord>;
 
   /**
    * Operator cancel: a waiting job is cancelled at once; a running one gets a cancel request that
    * its next heartbeat reports. Cancelling a cancelled job changes nothing.
    */
-  jobCancel(jobId: string): Promise<CancelResult>;
+  jobCancel(jobId: string, options?: OperatorOptions): Promise<CancelResult>;
 
   jobGet(jobId: string): Promise<JobRecord | null>;
 
@@ -184,9 +204,36 @@ export interface JobStore {
   jobListDeadLettered(params?: ListDeadLetteredParams): Promise<JobRecord[]>;
 
   /** Stops claims from `queue` without losing its jobs' places. */
-  queuePause(queue: string): Promise<void>;
+  queuePause(queue: string, options?: OperatorOptions): Promise<void>;
 
-  queueResume(queue: string): Promise<void>;
+  queueResume(queue: string, options?: OperatorOptions): Promise<void>;
+
+  /** Creates a recurring schedule, or updates its definition if the id exists. */
+  scheduleUpsert(input: ScheduleInput, options?: OperatorOptions): Promise<ScheduleUpsertResult>;
+
+  scheduleGet(scheduleId: string): Promise<Schedule | null>;
+
+  /** All schedules, oldest first. */
+  scheduleList(): Promise<Schedule[]>;
+
+  schedulePause(scheduleId: string, options?: OperatorOptions): Promise<Schedule>;
+
+  scheduleResume(scheduleId: string, options?: OperatorOptions): Promise<Schedule>;
+
+  /** Mints one occurrence now, outside the pattern. */
+  scheduleTrigger(scheduleId: string, options?: OperatorOptions): Promise<EnqueueResult>;
+
+  /** Deletes a schedule; its jobs stay. False when there was none. */
+  scheduleRemove(scheduleId: string, options?: OperatorOptions): Promise<boolean>;
+
+  /** Replays the occurrence that dead-lettered a schedule and lets the schedule mint again. */
+  scheduleReplay(scheduleId: string, options?: OperatorOptions): Promise<{ schedule: Schedule; job: JobRecord | null }>;
+
+  /** One minting pass over due schedules (workers run it on a timer). */
+  scheduleMintDue(params: { readonly limit: number }): Promise<MintResult>;
+
+  /** The audit log, newest first. */
+  auditList(params?: { readonly limit?: number }): Promise<AuditRecord[]>;
 
   /**
    * Calls `listener` with a queue name when work there may have become due. What reaches the

@@ -7,6 +7,7 @@ import { fenceCases } from './cases/fence.cases.js';
 import { leaseCases } from './cases/lease.cases.js';
 import { operatorCases } from './cases/operator.cases.js';
 import { retryCases } from './cases/retry.cases.js';
+import { scheduleCases } from './cases/schedule.cases.js';
 import { transactionalEnqueueCases } from './cases/transactional-enqueue.cases.js';
 
 /**
@@ -35,5 +36,6 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('retry schedule', () => retryCases(ctx));
   describe('operator actions and listings', () => operatorCases(ctx));
   describe('transactional enqueue', () => transactionalEnqueueCases(ctx));
+  describe('recurring schedules', () => scheduleCases(ctx));
   describe('bad input', () => badInputCases(ctx));
 }

@@ -1,12 +1,12 @@
-import type { JobState } from '../job-state.js';
 import { SchedulerError } from './scheduler.error.js';
 
-/** An operator action that the job's current state does not allow, such as replaying a running job. */
+/** An operator action that the current state of a job or schedule does not allow, such as replaying a running job. */
 export class IllegalTransitionError extends SchedulerError {
   constructor(
-    readonly jobId: string,
+    /** The job's or schedule's id. */
+    readonly targetId: string,
     readonly action: string,
-    readonly state: JobState,
+    readonly state: string,
     message: string,
   ) {
     super('ILLEGAL_TRANSITION', message);

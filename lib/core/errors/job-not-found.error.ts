@@ -6,3 +6,10 @@ export class JobNotFoundError extends SchedulerError {
     super('JOB_NOT_FOUND', `No job with id ${jobId} exists.`);
   }
 }
+
+/** No schedule with the given id exists in this store. */
+export class ScheduleNotFoundError extends SchedulerError {
+  constructor(readonly scheduleId: string) {
+    super('SCHEDULE_NOT_FOUND', `No schedule with id ${scheduleId} exists.`);
+  }
+}

@@ -1,4 +1,5 @@
 import {
+  assertPositiveInteger,
   assertQueueName,
   assertUuid,
   CapabilityNotSupportedError,
@@ -15,11 +16,32 @@ import {
   type LifecycleFields,
   type SchedulerLimits,
 } from '../../core/index.js';
-import { normalizeEnqueueMany, type EnqueueInput } from '../enqueue-input.js';
+import { normalizeEnqueueMany, type EnqueueInput, type NewJob } from '../enqueue-input.js';
+import {
+  mintDue,
+  normalizeSchedule,
+  pauseSchedule,
+  removeSchedule,
+  replaySchedule,
+  resumeSchedule,
+  toSchedule,
+  triggerSchedule,
+  upsertSchedule,
+  type AuditEntry,
+  type MintResult,
+  type Schedule,
+  type ScheduleInput,
+  type ScheduleRow,
+  type ScheduleUpsertResult,
+} from '../schedules/index.js';
+import { memoryScheduleTx } from './memory-schedule-tx.js';
 import { toJob, type JobRow } from '../job-row.js';
 import { cancelResult, replayResult, type OperatorTransition } from '../operator-transition.js';
+import { actorOf } from '../operator-options.js';
 import type {
+  AuditRecord,
   CancelResult,
+  OperatorOptions,
   ClaimParams,
   CompleteParams,
   EnqueueOptions,
@@ -45,6 +67,7 @@ import {
   checkHeartbeatParams,
   checkListParams,
   checkRelinquishParams,
+  MAX_BATCH,
   type NormalizedOutcome,
 } from '../store-params.js';
 
@@ -72,6 +95,8 @@ export class MemoryJobStore implements JobStore {
   private readonly hints = new WakeHub();
   private readonly jobs = new Map<string, JobRow>();
   private readonly pausedQueues = new Set<string>();
+  private readonly schedules = new Map<string, ScheduleRow>();
+  private readonly auditLog: AuditRecord[] = [];
   private nextSeq = 1;
 
   constructor(options: MemoryJobStoreOptions = {}) {
@@ -107,10 +132,16 @@ export class MemoryJobStore implements JobStore {
       );
     }
     const jobs = normalizeEnqueueMany(inputs, this.limits);
+    const created = this.insertJobs(jobs);
+    return jobs.map((job) => ({ id: job.id, created: created.has(job.id) }));
+  }
+
+  private insertJobs(jobs: readonly NewJob[]): Set<string> {
     const now = this.clock.now();
+    const created = new Set<string>();
     const due = new Set<string>();
-    const results = jobs.map((job) => {
-      if (this.jobs.has(job.id)) return { id: job.id, created: false };
+    for (const job of jobs) {
+      if (this.jobs.has(job.id)) continue;
       const runAt = job.runAt ?? now + job.delayMs;
       this.jobs.set(job.id, {
         id: job.id,
@@ -134,10 +165,10 @@ export class MemoryJobStore implements JobStore {
         finishedAt: null,
       });
       if (runAt <= now) due.add(job.queue);
-      return { id: job.id, created: true };
-    });
+      created.add(job.id);
+    }
     for (const queue of due) this.hints.emit(queue);
-    return results;
+    return created;
   }
 
   async jobClaim(params: ClaimParams): Promise<JobRecord[]> {
@@ -191,12 +222,26 @@ export class MemoryJobStore implements JobStore {
     });
   }
 
-  async jobReplay(jobId: string): Promise<JobRecord> {
-    return replayResult(this.operator(jobId, { kind: 'replay' }));
+  async jobReplay(jobId: string, options?: OperatorOptions): Promise<JobRecord> {
+    const job = replayResult(this.replayJob(jobId));
+    this.audit({ actor: actorOf(options), action: 'job.replay', target: job.id });
+    return job;
   }
 
-  async jobCancel(jobId: string): Promise<CancelResult> {
-    return cancelResult(this.operator(jobId, { kind: 'cancel' }));
+  async jobCancel(jobId: string, options?: OperatorOptions): Promise<CancelResult> {
+    const result = cancelResult(this.operator(jobId, { kind: 'cancel' }));
+    this.audit({ actor: actorOf(options), action: 'job.cancel', target: result.job.id, detail: { outcome: result.outcome } });
+    return result;
+  }
+
+  /** Replays a job; the schedule it stopped, if any, mints again. */
+  private replayJob(jobId: string): OperatorTransition {
+    const outcome = this.operator(jobId, { kind: 'replay' });
+    const schedule = outcome.after.scheduleId === null ? undefined : this.schedules.get(outcome.after.scheduleId);
+    if (outcome.result.ok && schedule?.state === 'dead_lettered' && schedule.haltedJobId === outcome.after.id) {
+      this.schedules.set(schedule.id, { ...schedule, state: 'active', haltedJobId: null, updatedAt: this.clock.now() });
+    }
+    return outcome;
   }
 
   async jobGet(jobId: string): Promise<JobRecord | null> {
@@ -222,12 +267,79 @@ export class MemoryJobStore implements JobStore {
       .map(toJob);
   }
 
-  async queuePause(queue: string): Promise<void> {
+  async queuePause(queue: string, options?: OperatorOptions): Promise<void> {
     this.pausedQueues.add(assertQueueName(queue));
+    this.audit({ actor: actorOf(options), action: 'queue.pause', target: queue });
   }
 
-  async queueResume(queue: string): Promise<void> {
+  async queueResume(queue: string, options?: OperatorOptions): Promise<void> {
     this.pausedQueues.delete(assertQueueName(queue));
+    this.audit({ actor: actorOf(options), action: 'queue.resume', target: queue });
+  }
+
+  async scheduleUpsert(input: ScheduleInput, options?: OperatorOptions): Promise<ScheduleUpsertResult> {
+    const definition = normalizeSchedule(input, this.limits);
+    return upsertSchedule(this.scheduleTx(), definition, actorOf(options));
+  }
+
+  async scheduleGet(scheduleId: string): Promise<Schedule | null> {
+    const row = this.schedules.get(assertUuid(scheduleId, 'scheduleId'));
+    return row ? toSchedule(row) : null;
+  }
+
+  async scheduleList(): Promise<Schedule[]> {
+    return (await this.scheduleTx().listSchedules()).map(toSchedule);
+  }
+
+  async schedulePause(scheduleId: string, options?: OperatorOptions): Promise<Schedule> {
+    return pauseSchedule(this.scheduleTx(), assertUuid(scheduleId, 'scheduleId'), actorOf(options));
+  }
+
+  async scheduleResume(scheduleId: string, options?: OperatorOptions): Promise<Schedule> {
+    return resumeSchedule(this.scheduleTx(), assertUuid(scheduleId, 'scheduleId'), actorOf(options));
+  }
+
+  async scheduleTrigger(scheduleId: string, options?: OperatorOptions): Promise<EnqueueResult> {
+    return triggerSchedule(this.scheduleTx(), assertUuid(scheduleId, 'scheduleId'), actorOf(options));
+  }
+
+  async scheduleRemove(scheduleId: string, options?: OperatorOptions): Promise<boolean> {
+    return removeSchedule(this.scheduleTx(), assertUuid(scheduleId, 'scheduleId'), actorOf(options));
+  }
+
+  async scheduleReplay(scheduleId: string, options?: OperatorOptions): Promise<{ schedule: Schedule; job: JobRecord | null }> {
+    return replaySchedule(this.scheduleTx(), assertUuid(scheduleId, 'scheduleId'), actorOf(options));
+  }
+
+  async scheduleMintDue(params: { readonly limit: number }): Promise<MintResult> {
+    return mintDue(this.scheduleTx(), assertPositiveInteger(params?.limit, 'limit', MAX_BATCH));
+  }
+
+  async auditList(params?: { readonly limit?: number }): Promise<AuditRecord[]> {
+    const limit = checkDeadLetterListParams(params);
+    return this.auditLog.slice(-limit).reverse();
+  }
+
+  /** Every schedule row, for oracles and tests that compare whole rows. */
+  scheduleRows(): ScheduleRow[] {
+    return [...this.schedules.values()].sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id)).map((row) => ({ ...row }));
+  }
+
+  private scheduleTx() {
+    return memoryScheduleTx(
+      {
+        schedules: this.schedules,
+        jobState: (id) => this.jobs.get(id)?.state,
+        insertJobs: (jobs) => this.insertJobs(jobs),
+        replayJob: (jobId) => this.replayJob(jobId),
+        audit: (entry) => this.audit(entry),
+      },
+      this.clock.now(),
+    );
+  }
+
+  private audit(entry: AuditEntry): void {
+    this.auditLog.push({ at: new Date(this.clock.now()), actor: entry.actor, action: entry.action, target: entry.target, detail: entry.detail ?? null });
   }
 
   /** Every stored row, in enqueue order: for oracles and tests that compare whole rows. */
@@ -263,8 +375,18 @@ export class MemoryJobStore implements JobStore {
   private store(row: JobRow, next: LifecycleFields, effects: readonly Effect[] = []): JobRow {
     const updated: JobRow = { ...row, ...next };
     this.jobs.set(row.id, updated);
-    if (effects.some((effect) => effect.type === 'wake')) this.hints.emit(updated.queue);
+    for (const effect of effects) {
+      if (effect.type === 'wake') this.hints.emit(updated.queue);
+      if (effect.type === 'halt_schedule' && updated.scheduleId !== null) this.haltSchedule(updated.scheduleId, updated.id);
+    }
     return updated;
+  }
+
+  private haltSchedule(scheduleId: string, jobId: string): void {
+    const schedule = this.schedules.get(scheduleId);
+    if (schedule && schedule.state !== 'dead_lettered') {
+      this.schedules.set(scheduleId, { ...schedule, state: 'dead_lettered', haltedJobId: jobId, updatedAt: this.clock.now() });
+    }
   }
 
   private require(jobId: string): JobRow {

@@ -1,18 +1,38 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import {
+  assertPositiveInteger,
   assertQueueName,
   assertUuid,
   InvalidArgumentError,
   resolveLimits,
   type JobRecord,
-  type JobEvent,
   type SchedulerLimits,
 } from '../../core/index.js';
 import { normalizeEnqueueMany, type EnqueueInput } from '../enqueue-input.js';
 import { toJob } from '../job-row.js';
-import { cancelResult, replayResult } from '../operator-transition.js';
+import { cancelResult, replayResult, type OperatorTransition } from '../operator-transition.js';
+import { actorOf } from '../operator-options.js';
+import {
+  mintDue,
+  normalizeSchedule,
+  pauseSchedule,
+  removeSchedule,
+  replaySchedule,
+  resumeSchedule,
+  toSchedule,
+  triggerSchedule,
+  upsertSchedule,
+  type MintResult,
+  type Schedule,
+  type ScheduleInput,
+  type ScheduleTx,
+  type ScheduleUpsertResult,
+} from '../schedules/index.js';
+import { auditInsert, fromPgScheduleRow, postgresScheduleTx, scheduleStatements, type PgScheduleRow, type ScheduleStatements } from './postgres-schedule-tx.js';
 import type {
+  AuditRecord,
   CancelResult,
+  OperatorOptions,
   ClaimParams,
   CompleteParams,
   EnqueueOptions,
@@ -38,6 +58,7 @@ import {
   checkHeartbeatParams,
   checkListParams,
   checkRelinquishParams,
+  MAX_BATCH,
 } from '../store-params.js';
 import { ManagerExecutor, PoolExecutor, type PgExecutor, type PgPool, type StatementListener } from './pg-executor.js';
 import { PgDedicatedClient } from './pg-dedicated-client.js';
@@ -91,6 +112,7 @@ export class PostgresJobStore implements JobStore {
   /** The LISTEN connection, opened with the first wake-hint subscriber. */
   readonly wakeListener: PgWakeListener;
   private readonly sql;
+  private readonly scheduleSql: ScheduleStatements;
 
   constructor(private readonly options: PostgresJobStoreOptions) {
     const { dataSource } = options;
@@ -120,6 +142,7 @@ export class PostgresJobStore implements JobStore {
       setPaused: setQueuePausedQuery(t),
       operator: operatorTransitionQuery(t),
     };
+    this.scheduleSql = scheduleStatements(t);
   }
 
   async migrate(): Promise<void> {
@@ -190,12 +213,24 @@ export class PostgresJobStore implements JobStore {
     return this.sql.expire(this.db, checkExpireParams(params));
   }
 
-  async jobReplay(jobId: string): Promise<JobRecord> {
-    return replayResult(await this.operator(assertUuid(jobId, 'jobId'), { kind: 'replay' }));
+  async jobReplay(jobId: string, options?: OperatorOptions): Promise<JobRecord> {
+    const id = assertUuid(jobId, 'jobId');
+    const actor = actorOf(options);
+    return this.inTransaction(async (db) => {
+      const job = replayResult(await this.replayJob(db, id));
+      await auditInsert(db, this.scheduleSql, { actor, action: 'job.replay', target: id });
+      return job;
+    });
   }
 
-  async jobCancel(jobId: string): Promise<CancelResult> {
-    return cancelResult(await this.operator(assertUuid(jobId, 'jobId'), { kind: 'cancel' }));
+  async jobCancel(jobId: string, options?: OperatorOptions): Promise<CancelResult> {
+    const id = assertUuid(jobId, 'jobId');
+    const actor = actorOf(options);
+    return this.inTransaction(async (db) => {
+      const result = cancelResult(await this.sql.operator(db, id, { kind: 'cancel' }, this.naming.channel));
+      await auditInsert(db, this.scheduleSql, { actor, action: 'job.cancel', target: id, detail: { outcome: result.outcome } });
+      return result;
+    });
   }
 
   async jobGet(jobId: string): Promise<JobRecord | null> {
@@ -211,24 +246,112 @@ export class PostgresJobStore implements JobStore {
     return (await this.sql.deadLettered(this.db, checkDeadLetterListParams(params))).map(toJob);
   }
 
-  async queuePause(queue: string): Promise<void> {
-    await this.sql.setPaused(this.db, assertQueueName(queue), true);
+  async queuePause(queue: string, options?: OperatorOptions): Promise<void> {
+    await this.setPaused(queue, true, options);
   }
 
-  async queueResume(queue: string): Promise<void> {
-    await this.sql.setPaused(this.db, assertQueueName(queue), false);
+  async queueResume(queue: string, options?: OperatorOptions): Promise<void> {
+    await this.setPaused(queue, false, options);
   }
 
-  /** Runs an operator event in its own short transaction on one pooled connection. */
-  private async operator(jobId: string, event: JobEvent) {
+  async scheduleUpsert(input: ScheduleInput, options?: OperatorOptions): Promise<ScheduleUpsertResult> {
+    const definition = normalizeSchedule(input, this.limits);
+    const actor = actorOf(options);
+    return this.scheduleTx((tx) => upsertSchedule(tx, definition, actor));
+  }
+
+  async scheduleGet(scheduleId: string): Promise<Schedule | null> {
+    const [row] = await this.db.query<PgScheduleRow>(this.scheduleSql.getOne, [assertUuid(scheduleId, 'scheduleId')]);
+    return row ? toSchedule(fromPgScheduleRow(row)) : null;
+  }
+
+  async scheduleList(): Promise<Schedule[]> {
+    return (await this.db.query<PgScheduleRow>(this.scheduleSql.list)).map((row) => toSchedule(fromPgScheduleRow(row)));
+  }
+
+  async schedulePause(scheduleId: string, options?: OperatorOptions): Promise<Schedule> {
+    return this.scheduleOperation(scheduleId, options, pauseSchedule);
+  }
+
+  async scheduleResume(scheduleId: string, options?: OperatorOptions): Promise<Schedule> {
+    return this.scheduleOperation(scheduleId, options, resumeSchedule);
+  }
+
+  async scheduleTrigger(scheduleId: string, options?: OperatorOptions): Promise<EnqueueResult> {
+    return this.scheduleOperation(scheduleId, options, triggerSchedule);
+  }
+
+  async scheduleRemove(scheduleId: string, options?: OperatorOptions): Promise<boolean> {
+    return this.scheduleOperation(scheduleId, options, removeSchedule);
+  }
+
+  async scheduleReplay(scheduleId: string, options?: OperatorOptions): Promise<{ schedule: Schedule; job: JobRecord | null }> {
+    return this.scheduleOperation(scheduleId, options, replaySchedule);
+  }
+
+  async scheduleMintDue(params: { readonly limit: number }): Promise<MintResult> {
+    const limit = assertPositiveInteger(params?.limit, 'limit', MAX_BATCH);
+    return this.scheduleTx((tx) => mintDue(tx, limit));
+  }
+
+  async auditList(params?: { readonly limit?: number }): Promise<AuditRecord[]> {
+    const limit = checkDeadLetterListParams(params);
+    const rows = await this.db.query<{ at: Date; actor: string; action: string; target: string; detail: unknown }>(
+      `SELECT at, actor, action, target, detail FROM ${this.naming.audit} ORDER BY id DESC LIMIT $1`,
+      [limit],
+    );
+    return rows.map((row) => ({ ...row, detail: row.detail ?? null }));
+  }
+
+  private async setPaused(queue: string, paused: boolean, options: OperatorOptions | undefined): Promise<void> {
+    const name = assertQueueName(queue);
+    const actor = actorOf(options);
+    await this.inTransaction(async (db) => {
+      await this.sql.setPaused(db, name, paused);
+      await auditInsert(db, this.scheduleSql, { actor, action: paused ? 'queue.pause' : 'queue.resume', target: name });
+    });
+  }
+
+  /** Replays a job inside `db`'s transaction; a schedule it stopped mints again. */
+  private async replayJob(db: PgExecutor, jobId: string): Promise<OperatorTransition> {
+    const outcome = await this.sql.operator(db, jobId, { kind: 'replay' }, this.naming.channel);
+    if (outcome.result.ok && outcome.after.scheduleId !== null) {
+      await db.query(
+        `UPDATE ${this.naming.schedules} SET state = 'active', halted_job_id = NULL, updated_at = now()
+         WHERE id = $1 AND state = 'dead_lettered' AND halted_job_id = $2`,
+        [outcome.after.scheduleId, jobId],
+      );
+    }
+    return outcome;
+  }
+
+  private scheduleOperation<T>(scheduleId: string, options: OperatorOptions | undefined, operation: (tx: ScheduleTx, id: string, actor: string) => Promise<T>) {
+    const id = assertUuid(scheduleId, 'scheduleId');
+    const actor = actorOf(options);
+    return this.scheduleTx((tx) => operation(tx, id, actor));
+  }
+
+  private scheduleTx<T>(work: (tx: ScheduleTx) => Promise<T>): Promise<T> {
+    return this.inTransaction(async (db) =>
+      work(
+        await postgresScheduleTx(db, this.scheduleSql, {
+          insertJobs: (executor, jobs) => this.sql.enqueue(executor, jobs),
+          replayJob: (executor, jobId) => this.replayJob(executor, jobId),
+        }),
+      ),
+    );
+  }
+
+  /** Runs `work` in its own short transaction on one pooled connection. */
+  private async inTransaction<T>(work: (db: PgExecutor) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     let ok = false;
     try {
       await client.query({ text: 'BEGIN' });
-      const outcome = await this.sql.operator(new PoolExecutor(client, this.options.onStatement), jobId, event, this.naming.channel);
+      const result = await work(new PoolExecutor(client, this.options.onStatement));
       await client.query({ text: 'COMMIT' });
       ok = true;
-      return outcome;
+      return result;
     } finally {
       if (!ok) await client.query({ text: 'ROLLBACK' }).catch(() => undefined);
       client.release();

@@ -1,20 +1,40 @@
 import type { Database } from 'better-sqlite3';
 import type { DataSource, EntityManager } from 'typeorm';
 import {
+  assertPositiveInteger,
   assertQueueName,
   assertUuid,
   InvalidArgumentError,
   resolveLimits,
   StoreBusyError,
   type JobRecord,
-  type JobEvent,
   type SchedulerLimits,
 } from '../../core/index.js';
 import { normalizeEnqueueMany, type EnqueueInput } from '../enqueue-input.js';
 import { toJob } from '../job-row.js';
-import { cancelResult, replayResult } from '../operator-transition.js';
+import { cancelResult, replayResult, type OperatorTransition } from '../operator-transition.js';
+import { actorOf } from '../operator-options.js';
+import {
+  mintDue,
+  normalizeSchedule,
+  pauseSchedule,
+  removeSchedule,
+  replaySchedule,
+  resumeSchedule,
+  toSchedule,
+  triggerSchedule,
+  upsertSchedule,
+  type MintResult,
+  type Schedule,
+  type ScheduleInput,
+  type ScheduleTx,
+  type ScheduleUpsertResult,
+} from '../schedules/index.js';
+import { auditInsert, fromSqliteScheduleRow, scheduleStatements, sqliteScheduleTx, type SqliteScheduleRow } from './sqlite-schedule-tx.js';
 import type {
+  AuditRecord,
   CancelResult,
+  OperatorOptions,
   ClaimParams,
   CompleteParams,
   EnqueueOptions,
@@ -41,6 +61,7 @@ import {
   checkHeartbeatParams,
   checkListParams,
   checkRelinquishParams,
+  MAX_BATCH,
 } from '../store-params.js';
 import { claimJobsQuery } from './queries/claim-jobs.query.js';
 import { completeJobsQuery } from './queries/complete-jobs.query.js';
@@ -199,14 +220,127 @@ export class SqliteJobStore implements JobStore {
     return this.write((now) => this.statements().expire(limit, now));
   }
 
-  async jobReplay(jobId: string): Promise<JobRecord> {
-    const job = replayResult(await this.operator(assertUuid(jobId, 'jobId'), { kind: 'replay' }));
+  async jobReplay(jobId: string, options?: OperatorOptions): Promise<JobRecord> {
+    const id = assertUuid(jobId, 'jobId');
+    const actor = actorOf(options);
+    const job = await this.write((now) => {
+      const replayed = replayResult(this.replayJob(id, now));
+      auditInsert(this.statements().schedules, { actor, action: 'job.replay', target: id }, now);
+      return replayed;
+    });
     this.hints.emit(job.queue);
     return job;
   }
 
-  async jobCancel(jobId: string): Promise<CancelResult> {
-    return cancelResult(await this.operator(assertUuid(jobId, 'jobId'), { kind: 'cancel' }));
+  async jobCancel(jobId: string, options?: OperatorOptions): Promise<CancelResult> {
+    const id = assertUuid(jobId, 'jobId');
+    const actor = actorOf(options);
+    return this.write((now) => {
+      const result = cancelResult(this.statements().operator(id, { kind: 'cancel' }, now));
+      auditInsert(this.statements().schedules, { actor, action: 'job.cancel', target: id, detail: { outcome: result.outcome } }, now);
+      return result;
+    });
+  }
+
+  /** Replays a job inside the current write; a schedule it stopped mints again. */
+  private replayJob(jobId: string, now: number): OperatorTransition {
+    const outcome = this.statements().operator(jobId, { kind: 'replay' }, now);
+    if (outcome.result.ok && outcome.after.scheduleId !== null) this.statements().schedules.reactivate.run(now, outcome.after.scheduleId, jobId);
+    return outcome;
+  }
+
+  async scheduleUpsert(input: ScheduleInput, options?: OperatorOptions): Promise<ScheduleUpsertResult> {
+    const definition = normalizeSchedule(input, this.limits);
+    const actor = actorOf(options);
+    return this.scheduleTx((tx) => upsertSchedule(tx, definition, actor));
+  }
+
+  async scheduleGet(scheduleId: string): Promise<Schedule | null> {
+    const id = assertUuid(scheduleId, 'scheduleId');
+    const row = await this.read(() => this.statements().schedules.get.get(id) as SqliteScheduleRow | undefined);
+    return row ? toSchedule(fromSqliteScheduleRow(row)) : null;
+  }
+
+  async scheduleList(): Promise<Schedule[]> {
+    const rows = await this.read(() => this.statements().schedules.list.all() as SqliteScheduleRow[]);
+    return rows.map((row) => toSchedule(fromSqliteScheduleRow(row)));
+  }
+
+  async schedulePause(scheduleId: string, options?: OperatorOptions): Promise<Schedule> {
+    return this.scheduleOperation(scheduleId, options, pauseSchedule);
+  }
+
+  async scheduleResume(scheduleId: string, options?: OperatorOptions): Promise<Schedule> {
+    return this.scheduleOperation(scheduleId, options, resumeSchedule);
+  }
+
+  async scheduleTrigger(scheduleId: string, options?: OperatorOptions): Promise<EnqueueResult> {
+    return this.scheduleOperation(scheduleId, options, triggerSchedule);
+  }
+
+  async scheduleRemove(scheduleId: string, options?: OperatorOptions): Promise<boolean> {
+    return this.scheduleOperation(scheduleId, options, removeSchedule);
+  }
+
+  async scheduleReplay(scheduleId: string, options?: OperatorOptions): Promise<{ schedule: Schedule; job: JobRecord | null }> {
+    return this.scheduleOperation(scheduleId, options, replaySchedule);
+  }
+
+  async scheduleMintDue(params: { readonly limit: number }): Promise<MintResult> {
+    const limit = assertPositiveInteger(params?.limit, 'limit', MAX_BATCH);
+    return this.scheduleTx((tx) => mintDue(tx, limit));
+  }
+
+  async auditList(params?: { readonly limit?: number }): Promise<AuditRecord[]> {
+    const limit = checkDeadLetterListParams(params);
+    const rows = await this.read(
+      () => this.statements().schedules.auditList.all(limit) as { at: number; actor: string; action: string; target: string; detail: string | null }[],
+    );
+    return rows.map((row) => ({ ...row, at: new Date(row.at), detail: row.detail === null ? null : (JSON.parse(row.detail) as unknown) }));
+  }
+
+  private scheduleOperation<T>(scheduleId: string, options: OperatorOptions | undefined, operation: (tx: ScheduleTx, id: string, actor: string) => Promise<T>) {
+    const id = assertUuid(scheduleId, 'scheduleId');
+    const actor = actorOf(options);
+    return this.scheduleTx((tx) => operation(tx, id, actor));
+  }
+
+  /**
+   * Runs a schedule operation as one IMMEDIATE transaction. The operation awaits between its
+   * statements, which is safe because the gate keeps the connection for it throughout.
+   */
+  private async scheduleTx<T>(work: (tx: ScheduleTx) => Promise<T>): Promise<T> {
+    const holder = this.gate.callerHolds();
+    if (holder?.kind === 'host') throw this.insideHostTransaction();
+    const nested = holder?.kind === 'scheduler' && this.db.inTransaction;
+    const run = async () => {
+      if (nested) this.db.exec('SAVEPOINT durable_scheduler_schedule');
+      else await this.retryBusy(() => this.db.exec('BEGIN IMMEDIATE'));
+      const due = new Set<string>();
+      try {
+        const tx = sqliteScheduleTx(this.statements().schedules, this.now(), {
+          insertJobs: (jobs) => {
+            const now = this.now();
+            const created = this.statements().enqueue(jobs, now);
+            for (const job of jobs) if (created.has(job.id) && (job.runAt ?? now) <= now) due.add(job.queue);
+            return created;
+          },
+          replayJob: (jobId) => {
+            const outcome = this.replayJob(jobId, this.now());
+            if (outcome.result.ok) due.add(outcome.after.queue);
+            return outcome;
+          },
+        });
+        const result = await work(tx);
+        this.db.exec(nested ? 'RELEASE durable_scheduler_schedule' : 'COMMIT');
+        for (const queue of due) this.hints.emit(queue);
+        return result;
+      } catch (error) {
+        this.db.exec(nested ? 'ROLLBACK TO durable_scheduler_schedule; RELEASE durable_scheduler_schedule' : 'ROLLBACK');
+        throw error;
+      }
+    };
+    return holder ? run() : this.gate.exclusive(run);
   }
 
   async jobGet(jobId: string): Promise<JobRecord | null> {
@@ -225,23 +359,26 @@ export class SqliteJobStore implements JobStore {
     return (await this.read(() => this.statements().read.deadLettered(limit))).map(toJob);
   }
 
-  async queuePause(queue: string): Promise<void> {
-    const name = assertQueueName(queue);
-    await this.write((now) => this.statements().setPaused(name, true, now));
+  async queuePause(queue: string, options?: OperatorOptions): Promise<void> {
+    await this.setPaused(queue, true, options);
   }
 
-  async queueResume(queue: string): Promise<void> {
+  async queueResume(queue: string, options?: OperatorOptions): Promise<void> {
+    await this.setPaused(queue, false, options);
+  }
+
+  private async setPaused(queue: string, paused: boolean, options: OperatorOptions | undefined): Promise<void> {
     const name = assertQueueName(queue);
-    await this.write((now) => this.statements().setPaused(name, false, now));
+    const actor = actorOf(options);
+    await this.write((now) => {
+      this.statements().setPaused(name, paused, now);
+      auditInsert(this.statements().schedules, { actor, action: paused ? 'queue.pause' : 'queue.resume', target: name }, now);
+    });
   }
 
   /** The database's clock, in epoch milliseconds. */
   private now(): number {
     return this.clock.get() as number;
-  }
-
-  private operator(jobId: string, event: JobEvent) {
-    return this.write((now) => this.statements().operator(jobId, event, now));
   }
 
   /**
@@ -322,6 +459,7 @@ export class SqliteJobStore implements JobStore {
       read: readJobsQuery(db, t),
       setPaused: setQueuePausedQuery(db, t),
       operator: operatorTransitionQuery(db, t),
+      schedules: scheduleStatements(db, t),
     };
   }
 }

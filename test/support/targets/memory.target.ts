@@ -11,7 +11,7 @@ export async function memoryTarget(): Promise<ConformanceTarget> {
       return {
         store,
         advance: async (ms) => clock.advance(ms),
-        snapshot: async () => ({ jobs: store.rows(), paused: store.pausedQueueNames() }),
+        snapshot: async () => ({ jobs: store.rows(), paused: store.pausedQueueNames(), schedules: store.scheduleRows(), audit: (await store.auditList({ limit: 1_000 })).length }),
         countJobs: async () => store.rows().length,
       };
     },

@@ -15,7 +15,7 @@ export async function postgresTarget(): Promise<ConformanceTarget> {
       const store = new PostgresJobStore({ dataSource, schema, limits: options?.limits });
       stores.push(store);
       await store.migrate();
-      const { jobs, queues } = store.naming;
+      const { jobs, queues, schedules, audit } = store.naming;
       return {
         store,
         advance: async (ms) => {
@@ -25,11 +25,18 @@ export async function postgresTarget(): Promise<ConformanceTarget> {
                updated_at = updated_at - ${shift}, finished_at = finished_at - ${shift}`,
             [ms],
           );
+          await dataSource.query(
+            `UPDATE ${schedules} SET next_fire_at = next_fire_at - ${shift}, anchor_at = anchor_at - ${shift}, last_fired_for = last_fired_for - ${shift},
+               last_skipped_for = last_skipped_for - ${shift}, created_at = created_at - ${shift}, updated_at = updated_at - ${shift}`,
+            [ms],
+          );
         },
         snapshot: async () => {
           const [row] = await dataSource.query(
             `SELECT (SELECT coalesce(jsonb_agg(to_jsonb(j) ORDER BY j.seq), '[]') FROM ${jobs} j) AS jobs,
-                    (SELECT coalesce(jsonb_agg(to_jsonb(q) ORDER BY q.name), '[]') FROM ${queues} q) AS queues`,
+                    (SELECT coalesce(jsonb_agg(to_jsonb(q) ORDER BY q.name), '[]') FROM ${queues} q) AS queues,
+                    (SELECT coalesce(jsonb_agg(to_jsonb(s) ORDER BY s.id), '[]') FROM ${schedules} s) AS schedules,
+                    (SELECT count(*) FROM ${audit}) AS audit`,
           );
           return row;
         },

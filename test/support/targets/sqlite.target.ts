@@ -16,7 +16,7 @@ export async function sqliteTarget(): Promise<ConformanceTarget> {
       const prefix = `t${++opened}_`;
       const store = new SqliteJobStore({ dataSource, tablePrefix: prefix, limits: options?.limits });
       await store.migrate();
-      const { jobs, queues } = store.naming;
+      const { jobs, queues, schedules, audit } = store.naming;
       return {
         store,
         advance: async (ms) => {
@@ -25,10 +25,17 @@ export async function sqliteTarget(): Promise<ConformanceTarget> {
                updated_at = updated_at - ?, finished_at = finished_at - ?`,
             [ms, ms, ms, ms, ms],
           );
+          await dataSource.query(
+            `UPDATE ${schedules} SET next_fire_at = next_fire_at - ?, anchor_at = anchor_at - ?, last_fired_for = last_fired_for - ?,
+               last_skipped_for = last_skipped_for - ?, created_at = created_at - ?, updated_at = updated_at - ?`,
+            [ms, ms, ms, ms, ms, ms],
+          );
         },
         snapshot: async () => ({
           jobs: await dataSource.query(`SELECT * FROM ${jobs} ORDER BY seq`),
           queues: await dataSource.query(`SELECT * FROM ${queues} ORDER BY name`),
+          schedules: await dataSource.query(`SELECT * FROM ${schedules} ORDER BY id`),
+          audit: (await dataSource.query(`SELECT count(*) AS n FROM ${audit}`))[0].n,
         }),
         countJobs: async () => Number((await dataSource.query(`SELECT count(*) AS n FROM ${jobs}`))[0].n),
         hostTransaction: (work) => dataSource.transaction(work),

@@ -1,0 +1,82 @@
+import type { Recurrence } from '../../core/index.js';
+
+/** Whether a schedule mints: `active`, `paused` by an operator, or `dead_lettered` after an occurrence failed for good. */
+export type ScheduleState = 'active' | 'paused' | 'dead_lettered';
+
+/** A recurring schedule as every store reports it. */
+export interface Schedule {
+  readonly id: string;
+  /** The wire name of the jobs it mints. */
+  readonly name: string;
+  readonly queue: string;
+  readonly payload: unknown;
+  readonly maxAttempts: number;
+  readonly recurrence: { readonly kind: 'cron'; readonly cron: string; readonly timezone: string } | { readonly kind: 'interval'; readonly everyMs: number; readonly anchorAt: Date };
+  readonly catchUp: 'skip' | 'coalesce';
+  readonly noOverlap: boolean;
+  readonly misfireGraceMs: number;
+  readonly state: ScheduleState;
+  /** The next tick, or null when the pattern never fires again. */
+  readonly nextFireAt: Date | null;
+  /** The tick of the most recent occurrence it minted. */
+  readonly lastFiredFor: Date | null;
+  readonly lastJobId: string | null;
+  /** The occurrence whose dead-lettering stopped the schedule. */
+  readonly haltedJobId: string | null;
+  /** Ticks that minted nothing (missed during downtime, or skipped by noOverlap). */
+  readonly skippedTicks: number;
+  readonly lastSkippedFor: Date | null;
+  readonly lastSkipReason: 'missed' | 'overlap' | null;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+/** A schedule as adapters keep it, instants in epoch milliseconds, payload as JSON text. */
+export interface ScheduleRow {
+  readonly id: string;
+  readonly name: string;
+  readonly queue: string;
+  readonly payload: string;
+  readonly maxAttempts: number;
+  readonly recurrence: Recurrence;
+  readonly catchUp: 'skip' | 'coalesce';
+  readonly noOverlap: boolean;
+  readonly misfireGraceMs: number;
+  readonly state: ScheduleState;
+  readonly nextFireAt: number | null;
+  readonly lastFiredFor: number | null;
+  readonly lastJobId: string | null;
+  readonly haltedJobId: string | null;
+  readonly skippedTicks: number;
+  readonly lastSkippedFor: number | null;
+  readonly lastSkipReason: 'missed' | 'overlap' | null;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+const date = (ms: number | null) => (ms === null ? null : new Date(ms));
+
+export function toSchedule(row: ScheduleRow): Schedule {
+  const r = row.recurrence;
+  return {
+    id: row.id,
+    name: row.name,
+    queue: row.queue,
+    payload: JSON.parse(row.payload) as unknown,
+    maxAttempts: row.maxAttempts,
+    recurrence: r.kind === 'cron' ? { kind: 'cron', cron: r.cron, timezone: r.timezone } : { kind: 'interval', everyMs: r.intervalMs, anchorAt: new Date(r.anchorAt) },
+    catchUp: row.catchUp,
+    noOverlap: row.noOverlap,
+    misfireGraceMs: row.misfireGraceMs,
+    state: row.state,
+    nextFireAt: date(row.nextFireAt),
+    lastFiredFor: date(row.lastFiredFor),
+    lastJobId: row.lastJobId,
+    haltedJobId: row.haltedJobId,
+    skippedTicks: row.skippedTicks,
+    lastSkippedFor: date(row.lastSkippedFor),
+    lastSkipReason: row.lastSkipReason,
+    createdAt: new Date(row.createdAt),
+    updatedAt: new Date(row.updatedAt),
+  };
+}
