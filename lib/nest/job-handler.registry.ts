@@ -1,5 +1,6 @@
 import { Injectable, type Type } from '@nestjs/common';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
+import type { ScheduleInput } from '../store/index.js';
 import type { JobDefinition } from '../worker/index.js';
 import type { JobOptions } from './interfaces/job-options.interface.js';
 
@@ -12,6 +13,8 @@ export interface RegisteredJob {
   readonly queue: string;
   readonly maxAttempts: number;
   readonly definition: JobDefinition;
+  /** The schedule this handler declares, ready to upsert at boot. */
+  readonly schedule?: ScheduleInput;
 }
 
 /** The handlers this application registered, by wire name. Filled by the explorer at module init. */

@@ -1,9 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { InvalidArgumentError, type JobRecord } from '../core/index.js';
-import type { CancelResult, EnqueueInput, EnqueueResult, JobStore, ListJobsParams } from '../store/index.js';
+import type { CancelResult, EnqueueInput, EnqueueResult, JobStore, ListJobsParams, Schedule, ScheduleInput } from '../store/index.js';
 import type { JobName, JobPayload } from './interfaces/job-registry.interface.js';
 import { JobHandlerRegistry } from './job-handler.registry.js';
+import { SchedulerOrchestrator } from './scheduler.orchestrator.js';
 import { UNKNOWN_JOB_NAME } from './scheduler.messages.js';
 import { SCHEDULER_STORE } from './scheduler.tokens.js';
 
@@ -26,6 +27,9 @@ export interface EnqueueJobOptions {
   readonly manager?: EntityManager;
 }
 
+/** A recurring schedule for `client.schedule`; the payload type follows the name. */
+export type ScheduleSpec<N extends JobName = JobName> = Omit<ScheduleInput, 'name' | 'payload'> & { readonly name: N; readonly payload?: JobPayload<N> };
+
 /** One job of an `enqueueMany` call; the payload type follows the name. */
 export type JobSpec = {
   [N in JobName]: { readonly name: N; readonly payload: JobPayload<N> } & Omit<EnqueueJobOptions, 'manager'>;
@@ -40,6 +44,7 @@ export class SchedulerClient {
   constructor(
     @Inject(SCHEDULER_STORE) private readonly store: JobStore,
     private readonly registry: JobHandlerRegistry,
+    private readonly orchestrator: SchedulerOrchestrator,
   ) {}
 
   /**
@@ -93,12 +98,60 @@ export class SchedulerClient {
     return this.store.jobListDeadLettered({ limit });
   }
 
+  /**
+   * Creates a recurring schedule (or updates the one with this `id`) that mints `name` jobs: give
+   * `cron` (with an optional IANA `timezone`) or `everyMs`. Each occurrence's job id is its
+   * occurrence id. Queue and attempts default to the job's `@Job` options.
+   */
+  async schedule<N extends JobName>(spec: ScheduleSpec<N>): Promise<Schedule> {
+    const registered = this.registered(spec.name, 'name');
+    const { schedule } = await this.store.scheduleUpsert({ queue: registered.queue, maxAttempts: registered.maxAttempts, ...stripUndefined(spec), name: spec.name });
+    this.orchestrator.node.minter.poke();
+    return schedule;
+  }
+
+  pauseSchedule(scheduleId: string): Promise<Schedule> {
+    return this.store.schedulePause(scheduleId);
+  }
+
+  resumeSchedule(scheduleId: string): Promise<Schedule> {
+    return this.store.scheduleResume(scheduleId);
+  }
+
+  /** Mints one occurrence now, outside the pattern. */
+  triggerSchedule(scheduleId: string): Promise<EnqueueResult> {
+    return this.store.scheduleTrigger(scheduleId);
+  }
+
+  /** Deletes a schedule; jobs it already minted stay. */
+  removeSchedule(scheduleId: string): Promise<boolean> {
+    return this.store.scheduleRemove(scheduleId);
+  }
+
+  /** Replays the occurrence that dead-lettered a schedule, and lets the schedule mint again. */
+  replaySchedule(scheduleId: string): Promise<{ schedule: Schedule; job: JobRecord | null }> {
+    return this.store.scheduleReplay(scheduleId);
+  }
+
+  getSchedule(scheduleId: string): Promise<Schedule | null> {
+    return this.store.scheduleGet(scheduleId);
+  }
+
+  listSchedules(): Promise<Schedule[]> {
+    return this.store.scheduleList();
+  }
+
+  private registered(name: unknown, argument: string) {
+    const registered = typeof name === 'string' ? this.registry.get(name) : undefined;
+    if (!registered) throw new InvalidArgumentError(UNKNOWN_JOB_NAME(String(name)), argument);
+    return registered;
+  }
+
   private input(job: { readonly name: string; readonly payload: unknown } & Omit<EnqueueJobOptions, 'manager'>, index: number | undefined): EnqueueInput {
     if (job === null || typeof job !== 'object') {
       throw new InvalidArgumentError(`${index === undefined ? 'The job' : `jobs[${index}]`} must be an object with a name and a payload.`, 'jobs');
     }
-    const registered = typeof job.name === 'string' ? this.registry.get(job.name) : undefined;
-    if (!registered) throw new InvalidArgumentError(UNKNOWN_JOB_NAME(String(job.name)), index === undefined ? 'name' : `jobs[${index}].name`);
+    const registered = this.registered(job.name, index === undefined ? 'name' : `jobs[${index}].name`);
     const { name, payload, ...options } = job;
     return { queue: registered.queue, maxAttempts: registered.maxAttempts, ...stripUndefined(options), name, payload };
   }

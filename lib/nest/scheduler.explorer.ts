@@ -8,8 +8,9 @@ import {
   InvalidArgumentError,
   resolveRetryPolicy,
 } from '../core/index.js';
-import { DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE, type JobStore } from '../store/index.js';
+import { declaredScheduleId, DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE, normalizeSchedule, type JobStore, type ScheduleInput } from '../store/index.js';
 import { resolveWorkerOptions } from '../worker/index.js';
+import type { JobOptions } from './interfaces/job-options.interface.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
 import { JobHandlerRegistry } from './job-handler.registry.js';
 import { SchedulerMetadataAccessor } from './scheduler-metadata.accessor.js';
@@ -59,16 +60,18 @@ export class SchedulerExplorer implements OnModuleInit {
       if (worker.queues.length > 0 && !worker.queues.includes(queue)) {
         throw new InvalidArgumentError(UNKNOWN_QUEUE(className, name, queue, worker.queues), 'queue');
       }
+      const maxAttempts =
+        options.maxAttempts === undefined
+          ? defaultMaxAttempts
+          : assertMaxAttempts(options.maxAttempts, this.store.limits.maxAttemptsCeiling, `@Job('${name}') maxAttempts`);
       this.registry.add({
         name,
         metatype: metatype as never,
         wrapper,
         options,
         queue,
-        maxAttempts:
-          options.maxAttempts === undefined
-            ? defaultMaxAttempts
-            : assertMaxAttempts(options.maxAttempts, this.store.limits.maxAttemptsCeiling, `@Job('${name}') maxAttempts`),
+        maxAttempts,
+        schedule: options.schedule ? this.declaredSchedule(name, className, queue, maxAttempts, options.schedule) : undefined,
         definition: {
           retry: resolveRetryPolicy(options.retry, worker.retry),
           timeoutMs: options.timeoutMs === undefined ? undefined : assertPositiveInteger(options.timeoutMs, `@Job('${name}') timeoutMs`),
@@ -77,5 +80,19 @@ export class SchedulerExplorer implements OnModuleInit {
       });
     }
     this.logger.log(`registered ${owners.size} job handler(s): ${this.registry.names().join(', ') || 'none'}.`);
+  }
+
+  /** Checks a declared schedule now, so a bad cron pattern or time zone stops the boot. */
+  private declaredSchedule(name: string, className: string, queue: string, maxAttempts: number, declared: NonNullable<JobOptions<string>['schedule']>): ScheduleInput {
+    const input: ScheduleInput = { ...declared, id: declaredScheduleId(name), name, queue, maxAttempts };
+    try {
+      normalizeSchedule(input, this.store.limits);
+    } catch (error) {
+      if (error instanceof InvalidArgumentError) {
+        throw new InvalidArgumentError(`${className} (@Job '${name}') declares a bad schedule: ${error.message}`, `schedule.${error.argument}`);
+      }
+      throw error;
+    }
+    return input;
   }
 }

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnAppl
 import { PostgresJobStore, type JobStore } from '../store/index.js';
 import { WorkerNode } from '../worker/index.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
+import { JobHandlerRegistry } from './job-handler.registry.js';
 import { NestJobInvoker } from './nest-job.invoker.js';
 import { SCHEDULER_MODULE_OPTIONS } from './scheduler.module-definition.js';
 import { SCHEDULER_STORE } from './scheduler.tokens.js';
@@ -20,12 +21,23 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
     @Inject(SCHEDULER_MODULE_OPTIONS) private readonly options: SchedulerModuleOptions,
     @Inject(SCHEDULER_STORE) private readonly store: JobStore,
     invoker: NestJobInvoker,
+    private readonly registry: JobHandlerRegistry,
   ) {
     this.node = new WorkerNode({ store, invoker, options, logger: this.logger });
   }
 
   async onApplicationBootstrap(): Promise<void> {
+    await this.registerDeclaredSchedules();
     if (this.options.autoStart !== false) await this.start();
+  }
+
+  /** Creates or updates the schedules `@Job` handlers declare; the same on every node, so safe to race. */
+  private async registerDeclaredSchedules(): Promise<void> {
+    for (const job of this.registry.all()) {
+      if (!job.schedule) continue;
+      const { created, changed, schedule } = await this.store.scheduleUpsert(job.schedule, { actor: 'boot' });
+      if (changed) this.logger.log(`${created ? 'created' : 'updated'} the schedule of ${job.name} (${schedule.id}); next tick ${schedule.nextFireAt?.toISOString() ?? 'never'}.`);
+    }
   }
 
   /** Starts claiming (a no-op when already started). For apps built with `autoStart: false`. */

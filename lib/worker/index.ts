@@ -9,3 +9,4 @@ export * from './permanent-job.error.js';
 export * from './scheduler-logger.js';
 export * from './timers.js';
 export * from './function-invoker.js';
+export * from './schedule-minter.js';

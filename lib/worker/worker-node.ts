@@ -5,6 +5,7 @@ import { SeededRandom, type Clock, type JobRecord, type RandomSource } from '../
 import { ANY_QUEUE, SystemClock, type JobStore, type LeaseRef, type Outcome, type OutcomeResult, type WakeSubscription } from '../store/index.js';
 import { AttemptExecutor, describe, type AttemptReport } from './attempt-executor.js';
 import { Completer } from './completer.js';
+import { ScheduleMinter } from './schedule-minter.js';
 import type { JobInvoker } from './job-invoker.js';
 import { NodeDriver, type NodeCommand, type NodeEvent } from './node-driver.js';
 import { silentLogger, type SchedulerLogger } from './scheduler-logger.js';
@@ -85,6 +86,8 @@ export class WorkerNode {
   private readonly timers: Timers;
   private readonly executor: AttemptExecutor;
   private readonly completer: Completer;
+  /** Mints recurring schedules while the node runs (unless `scheduling` is off). */
+  readonly minter: ScheduleMinter;
   private readonly jobs = new Map<string, JobRecord>();
   private readonly aborts = new Map<string, AbortController>();
   private readonly timerHandles = new Map<string, unknown>();
@@ -110,6 +113,7 @@ export class WorkerNode {
       stillHeld: (jobId, attempt) => this.driver.mayReport(jobId, attempt),
       onSettled: (outcome, result) => this.settled(outcome, result),
     });
+    this.minter = new ScheduleMinter(this.store, this.timers, this.logger, { maxIdleMs: this.options.scheduleCheckIntervalMs, batch: 100 });
   }
 
   /** The driver's state: idle, running, draining, relinquishing or stopped. */
@@ -132,6 +136,7 @@ export class WorkerNode {
     this.every('poll', this.options.pollIntervalMs, () => this.emit({ type: 'poll', now: this.clock.now() }));
     this.every('heartbeat', this.options.heartbeatIntervalMs, () => this.emit({ type: 'heartbeat_due', now: this.clock.now() }));
     this.every('maintenance', this.options.maintenanceIntervalMs, () => void this.sweep());
+    if (this.options.scheduling) this.minter.start();
     this.logger.log(`worker ${this.workerId} started on ${this.options.queues.join(', ')} with concurrency ${this.options.concurrency}.`);
   }
 
@@ -144,6 +149,7 @@ export class WorkerNode {
     this.stopped = new Promise<void>((resolve) => (this.resolveStopped = resolve));
     this.cancelTimer('poll');
     this.cancelTimer('maintenance');
+    void this.minter.stop();
     this.emit({ type: 'drain', now: this.clock.now() });
     if (this.driver.status !== 'stopped') {
       this.timerHandles.set(

@@ -29,6 +29,10 @@ export interface WorkerOptions {
   readonly retry?: Partial<RetryPolicy>;
   /** A stable id for this node's leases. Default: host name, process id and a random suffix. */
   readonly workerId?: string;
+  /** Mint the occurrences of recurring schedules on this node. Default true. */
+  readonly scheduling?: boolean;
+  /** Longest pause between minting passes when no tick is due sooner. Default 15 s. */
+  readonly scheduleCheckIntervalMs?: number;
 }
 
 export type ResolvedWorkerOptions = Required<Omit<WorkerOptions, 'retry' | 'workerId'>> & {
@@ -45,12 +49,19 @@ export const WORKER_DEFAULTS = Object.freeze({
   claimBatchSize: 32,
   shutdownGraceMs: 10_000,
   maintenanceIntervalMs: 15_000,
+  scheduling: true,
+  scheduleCheckIntervalMs: 15_000,
 });
 
 function whole(value: unknown, name: string, min: number, max: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
     throw new InvalidArgumentError(`${name} must be a whole number from ${min} to ${max}, got ${String(value)}.`, name);
   }
+  return value;
+}
+
+function bool(value: unknown, name: string): boolean {
+  if (typeof value !== 'boolean') throw new InvalidArgumentError(`${name} must be true or false, got ${String(value)}.`, name);
   return value;
 }
 
@@ -83,6 +94,8 @@ export function resolveWorkerOptions(options: WorkerOptions = {}): ResolvedWorke
     claimBatchSize: whole(o.claimBatchSize, 'claimBatchSize', 1, MAX_BATCH),
     shutdownGraceMs: whole(o.shutdownGraceMs, 'shutdownGraceMs', 0, 3_600_000),
     maintenanceIntervalMs: whole(o.maintenanceIntervalMs, 'maintenanceIntervalMs', 1, 3_600_000),
+    scheduling: bool(o.scheduling, 'scheduling'),
+    scheduleCheckIntervalMs: whole(o.scheduleCheckIntervalMs, 'scheduleCheckIntervalMs', 1, 3_600_000),
     retry: resolveRetryPolicy(o.retry, DEFAULT_RETRY_POLICY),
     workerId: o.workerId,
   };

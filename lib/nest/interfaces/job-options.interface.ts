@@ -1,5 +1,19 @@
 import type { RetryPolicy } from '../../core/index.js';
-import type { JobName } from './job-registry.interface.js';
+import type { JobName, JobPayload } from './job-registry.interface.js';
+
+/** How the schedule a `@Job` declares behaves; see ScheduleInput for each field. */
+interface DeclaredScheduleBase<P> {
+  /** The payload of every minted job. Default `{}`. */
+  readonly payload?: P;
+  readonly catchUp?: 'skip' | 'coalesce';
+  readonly noOverlap?: boolean;
+  readonly misfireGraceMs?: number;
+}
+
+/** A recurring schedule declared on the handler: a cron pattern (in a time zone, UTC by default) or an interval. */
+export type DeclaredSchedule<P = unknown> =
+  | (DeclaredScheduleBase<P> & { readonly cron: string; readonly timezone?: string })
+  | (DeclaredScheduleBase<P> & { readonly everyMs: number });
 
 /** Options of a `@Job` handler. */
 export interface JobOptions<N extends string = JobName> {
@@ -18,4 +32,9 @@ export interface JobOptions<N extends string = JobName> {
    * outcome. Default true; the transaction only opens if the handler uses the manager.
    */
   readonly transaction?: boolean;
+  /**
+   * Run this job on a recurring schedule. At boot the schedule is created (or updated) under an id
+   * derived from the wire name, so every node agrees on it.
+   */
+  readonly schedule?: DeclaredSchedule<JobPayload<N>>;
 }
