@@ -13,3 +13,4 @@ export type { StatementListener } from './postgres/pg-executor.js';
 export { SqliteJobStore, type SqliteJobStoreOptions } from './sqlite/sqlite-job-store.js';
 export { DEFAULT_SQLITE_PREFIX } from './sqlite/sqlite-naming.js';
 export * from './schedules/index.js';
+export { LATEST_SCHEMA_VERSION } from './sql-migrations.js';

@@ -22,6 +22,16 @@ export interface AuditRecord {
   readonly detail: unknown;
 }
 
+/** Job counts for operators. */
+export interface JobStats {
+  /** Jobs per queue and state, sorted by queue, then state. */
+  readonly counts: readonly { readonly queue: string; readonly state: JobState; readonly count: number }[];
+  /** The `runAt` of the oldest job that is due and waiting, or null when none waits. */
+  readonly oldestDueAt: Date | null;
+  /** The store's clock when the counts were taken. */
+  readonly now: Date;
+}
+
 /** Options for writing jobs. */
 export interface EnqueueOptions {
   /**
@@ -231,6 +241,12 @@ export interface JobStore {
 
   /** One minting pass over due schedules (workers run it on a timer). */
   scheduleMintDue(params: { readonly limit: number }): Promise<MintResult>;
+
+  /** Counts per queue and state, and the oldest due job. */
+  jobStats(): Promise<JobStats>;
+
+  /** The newest migration applied, or null when the store's tables do not exist yet. */
+  schemaVersion(): Promise<number | null>;
 
   /** The audit log, newest first. */
   auditList(params?: { readonly limit?: number }): Promise<AuditRecord[]>;

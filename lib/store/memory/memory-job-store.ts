@@ -13,6 +13,7 @@ import {
   type Effect,
   type JobRecord,
   type JobEvent,
+  type JobState,
   type LifecycleFields,
   type SchedulerLimits,
 } from '../../core/index.js';
@@ -35,11 +36,13 @@ import {
   type ScheduleUpsertResult,
 } from '../schedules/index.js';
 import { memoryScheduleTx } from './memory-schedule-tx.js';
+import { LATEST_SCHEMA_VERSION } from '../sql-migrations.js';
 import { toJob, type JobRow } from '../job-row.js';
 import { cancelResult, replayResult, type OperatorTransition } from '../operator-transition.js';
 import { actorOf } from '../operator-options.js';
 import type {
   AuditRecord,
+  JobStats,
   CancelResult,
   OperatorOptions,
   ClaimParams,
@@ -318,6 +321,29 @@ export class MemoryJobStore implements JobStore {
   async auditList(params?: { readonly limit?: number }): Promise<AuditRecord[]> {
     const limit = checkDeadLetterListParams(params);
     return this.auditLog.slice(-limit).reverse();
+  }
+
+  async jobStats(): Promise<JobStats> {
+    const now = this.clock.now();
+    const counts = new Map<string, { queue: string; state: JobState; count: number }>();
+    let oldestDueAt: number | null = null;
+    for (const row of this.jobs.values()) {
+      const key = `${row.queue}\u0000${row.state}`;
+      const entry = counts.get(key) ?? { queue: row.queue, state: row.state, count: 0 };
+      entry.count += 1;
+      counts.set(key, entry);
+      if (row.state === 'scheduled' && row.runAt <= now && (oldestDueAt === null || row.runAt < oldestDueAt)) oldestDueAt = row.runAt;
+    }
+    return {
+      counts: [...counts.values()].sort((a, b) => a.queue.localeCompare(b.queue) || a.state.localeCompare(b.state)),
+      oldestDueAt: oldestDueAt === null ? null : new Date(oldestDueAt),
+      now: new Date(now),
+    };
+  }
+
+  /** The in-memory store has no migrations: it is always at the newest version. */
+  async schemaVersion(): Promise<number | null> {
+    return LATEST_SCHEMA_VERSION;
   }
 
   /** Every schedule row, for oracles and tests that compare whole rows. */

@@ -6,6 +6,7 @@ import {
   InvalidArgumentError,
   resolveLimits,
   type JobRecord,
+  type JobState,
   type SchedulerLimits,
 } from '../../core/index.js';
 import { normalizeEnqueueMany, type EnqueueInput } from '../enqueue-input.js';
@@ -31,6 +32,7 @@ import {
 import { auditInsert, fromPgScheduleRow, postgresScheduleTx, scheduleStatements, type PgScheduleRow, type ScheduleStatements } from './postgres-schedule-tx.js';
 import type {
   AuditRecord,
+  JobStats,
   CancelResult,
   OperatorOptions,
   ClaimParams,
@@ -292,6 +294,25 @@ export class PostgresJobStore implements JobStore {
   async scheduleMintDue(params: { readonly limit: number }): Promise<MintResult> {
     const limit = assertPositiveInteger(params?.limit, 'limit', MAX_BATCH);
     return this.scheduleTx((tx) => mintDue(tx, limit));
+  }
+
+  async jobStats(): Promise<JobStats> {
+    const [counts, [due]] = await Promise.all([
+      this.db.query<{ queue: string; state: JobState; count: number }>(
+        `SELECT queue, state, count(*)::int AS count FROM ${this.naming.jobs} GROUP BY queue, state ORDER BY queue, state`,
+      ),
+      this.db.query<{ oldest: Date | null; now: Date }>(
+        `SELECT (SELECT min(run_at) FROM ${this.naming.jobs} WHERE state = 'scheduled' AND run_at <= now()) AS oldest, now() AS now`,
+      ),
+    ]);
+    return { counts, oldestDueAt: due!.oldest, now: due!.now };
+  }
+
+  async schemaVersion(): Promise<number | null> {
+    const [row] = await this.db.query<{ exists: string | null }>(`SELECT to_regclass($1)::text AS exists`, [this.naming.migrations]);
+    if (!row?.exists) return null;
+    const [version] = await this.db.query<{ version: number | null }>(`SELECT max(version) AS version FROM ${this.naming.migrations}`);
+    return version?.version ?? null;
   }
 
   async auditList(params?: { readonly limit?: number }): Promise<AuditRecord[]> {

@@ -33,6 +33,7 @@ import {
 import { auditInsert, fromSqliteScheduleRow, scheduleStatements, sqliteScheduleTx, type SqliteScheduleRow } from './sqlite-schedule-tx.js';
 import type {
   AuditRecord,
+  JobStats,
   CancelResult,
   OperatorOptions,
   ClaimParams,
@@ -289,6 +290,25 @@ export class SqliteJobStore implements JobStore {
   async scheduleMintDue(params: { readonly limit: number }): Promise<MintResult> {
     const limit = assertPositiveInteger(params?.limit, 'limit', MAX_BATCH);
     return this.scheduleTx((tx) => mintDue(tx, limit));
+  }
+
+  async jobStats(): Promise<JobStats> {
+    const { jobs } = this.naming;
+    return this.read(() => {
+      const now = this.now();
+      const counts = this.db.prepare(`SELECT queue, state, count(*) AS count FROM ${jobs} GROUP BY queue, state ORDER BY queue, state`).all() as JobStats['counts'];
+      const oldest = this.db.prepare(`SELECT min(run_at) FROM ${jobs} WHERE state = 'scheduled' AND run_at <= ?`).pluck().get(now) as number | null;
+      return { counts, oldestDueAt: oldest === null ? null : new Date(oldest), now: new Date(now) };
+    });
+  }
+
+  async schemaVersion(): Promise<number | null> {
+    return this.read(() => {
+      const name = this.naming.prefix + 'migrations';
+      const exists = this.db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).pluck().get(name);
+      if (!exists) return null;
+      return (this.db.prepare(`SELECT max(version) FROM ${this.naming.migrations}`).pluck().get() as number | null) ?? null;
+    });
   }
 
   async auditList(params?: { readonly limit?: number }): Promise<AuditRecord[]> {

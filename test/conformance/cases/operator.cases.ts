@@ -1,6 +1,6 @@
 import { expect, it } from '@jest/globals';
 import { IllegalTransitionError, JobNotFoundError } from '../../../lib/core/index.js';
-import type { JobStore } from '../../../lib/store/index.js';
+import { LATEST_SCHEMA_VERSION, type JobStore } from '../../../lib/store/index.js';
 import type { SuiteContext } from '../harness.js';
 import { claimNone, claimOne, enqueue, LEASE_MS, mustGet } from './helpers.js';
 
@@ -141,6 +141,26 @@ export function operatorCases(ctx: SuiteContext): void {
     expect(all.map((j) => j.id)).toEqual([first, third, second]);
     expect(all.map((j) => j.lastError)).toEqual(['again', 'three', 'two']);
     expect((await h.store.jobListDeadLettered({ limit: 2 })).map((j) => j.id)).toEqual([first, third]);
+  });
+
+  it('counts jobs per queue and state, reports the oldest due job, and the schema version', async () => {
+    const h = await ctx.open();
+    expect(await h.store.schemaVersion()).toBe(LATEST_SCHEMA_VERSION);
+    const empty = await h.store.jobStats();
+    expect(empty).toMatchObject({ counts: [], oldestDueAt: null });
+    const first = await enqueue(h.store, { queue: 'mail' });
+    await h.advance(1_000);
+    await enqueue(h.store, { queue: 'mail' });
+    await enqueue(h.store, { queue: 'mail', delayMs: 60_000 });
+    await enqueue(h.store);
+    await claimOne(h.store, 'w');
+    const stats = await h.store.jobStats();
+    expect(stats.counts).toEqual([
+      { queue: 'default', state: 'running', count: 1 },
+      { queue: 'mail', state: 'scheduled', count: 3 },
+    ]);
+    expect(stats.oldestDueAt!.getTime()).toBe((await mustGet(h.store, first)).runAt.getTime());
+    expect(stats.now.getTime() - stats.oldestDueAt!.getTime()).toBeGreaterThanOrEqual(1_000);
   });
 
   it('lists jobs newest first, filtered by state, queue and name', async () => {
