@@ -1,7 +1,7 @@
 // Builds dist/: compiles lib/ and sample/ with tsc, then copies the SQL migrations next to the
 // compiled adapters, because tsc only emits .ts files and the adapters read their migrations at run time.
 import { execFileSync } from 'node:child_process';
-import { cpSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, cpSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -19,3 +19,6 @@ function copyAssets(dir) {
   }
 }
 copyAssets(join(root, 'lib'));
+
+// The CLI is the package's bin entry.
+chmodSync(join(root, 'dist', 'lib', 'cli', 'main.js'), 0o755);

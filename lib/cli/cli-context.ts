@@ -1,0 +1,60 @@
+import { hostname, userInfo } from 'node:os';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { connect, type Connection, type ConnectionOptions } from './connection.js';
+import { parseFormat, type Format } from './output.js';
+
+/** What every command needs: where to print, who acts, and a way to reach the store. */
+export interface CliContext {
+  out(text: string): void;
+  /** The actor written to the audit log for operator actions. */
+  readonly actor: string;
+  withStore<T>(options: ConnectionOptions, work: (connection: Connection) => Promise<T>, settings?: { create?: boolean }): Promise<T>;
+}
+
+export function defaultActor(): string {
+  let user = 'unknown';
+  try {
+    user = userInfo().username;
+  } catch {
+    // no user database entry (some containers); keep "unknown"
+  }
+  return `cli:${user}@${hostname()}`;
+}
+
+export function createContext(out: (text: string) => void): CliContext {
+  return {
+    out,
+    actor: defaultActor(),
+    async withStore(options, work, settings) {
+      const connection = await connect(options, settings);
+      try {
+        return await work(connection);
+      } finally {
+        await connection.close();
+      }
+    },
+  };
+}
+
+/** Adds --conn and --table, which every command that touches the database takes. */
+export function withConnection(command: Command): Command {
+  return command
+    .option('--conn <url>', 'postgres://user@host/db or sqlite:PATH (default: DATABASE_URL)')
+    .option('--table <name>', 'the jobs table: [schema.]<prefix>jobs on PostgreSQL, <prefix>jobs on SQLite');
+}
+
+/** Adds --format text|json. */
+export function withFormat(command: Command): Command {
+  return command.addOption(new Option('--format <format>', 'text or json').default('text').argParser(parseFormat));
+}
+
+/** Parses a positive whole number option. */
+export function positiveInt(name: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 1 || n > 1_000) throw new InvalidArgumentError(`${name} must be a whole number from 1 to 1000, got "${value}".`);
+    return n;
+  };
+}
+
+export type { Format };

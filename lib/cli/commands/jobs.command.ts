@@ -1,0 +1,63 @@
+import { Option, type Command } from 'commander';
+import { assertUuid, JOB_STATES, type JobRecord, type JobState } from '../../core/index.js';
+import { CliError } from '../cli-error.js';
+import { positiveInt, withConnection, withFormat, type CliContext, type Format } from '../cli-context.js';
+import { iso, json, oneLine, table } from '../output.js';
+
+function view(job: JobRecord) {
+  return {
+    id: job.id,
+    name: job.name,
+    queue: job.queue,
+    state: job.state,
+    attempt: job.attempt,
+    maxAttempts: job.maxAttempts,
+    runAt: job.runAt,
+    scheduledFor: job.scheduledFor,
+    occurrenceId: job.occurrenceId,
+    scheduleId: job.scheduleId,
+    workerId: job.workerId,
+    leasedUntil: job.leasedUntil,
+    cancelRequested: job.cancelRequested,
+    createdAt: job.createdAt,
+    finishedAt: job.finishedAt,
+    lastError: job.lastError,
+  };
+}
+
+export function registerJobs(program: Command, ctx: CliContext): void {
+  const jobs = program.command('jobs').description('look at jobs');
+
+  withFormat(withConnection(jobs.command('list').description('jobs, newest first')))
+    .addOption(new Option('--state <state>', 'only jobs in this state').choices(JOB_STATES))
+    .option('--queue <queue>', 'only jobs in this queue')
+    .option('--name <name>', 'only jobs with this wire name')
+    .option('--limit <n>', 'how many (1 to 1000)', positiveInt('--limit'), 50)
+    .action(async (options: { conn?: string; table?: string; format: Format; state?: JobState; queue?: string; name?: string; limit: number }) => {
+      await ctx.withStore(options, async ({ store }) => {
+        const list = await store.jobList({ state: options.state, queue: options.queue, name: options.name, limit: options.limit });
+        if (options.format === 'json') return ctx.out(json(list.map(view)));
+        if (list.length === 0) return ctx.out('No jobs.');
+        ctx.out(
+          table(
+            ['ID', 'NAME', 'QUEUE', 'STATE', 'ATTEMPTS', 'RUN AT', 'LAST ERROR'],
+            list.map((job) => [job.id, job.name, job.queue, job.state, `${job.attempt}/${job.maxAttempts}`, iso(job.runAt), oneLine(job.lastError, 50)]),
+          ),
+        );
+      });
+    });
+
+  withFormat(withConnection(jobs.command('show').description('one job in full (payloads are shown only with --format json)').argument('<id>', 'the job id')))
+    .action(async (id: string, options: { conn?: string; table?: string; format: Format }) => {
+      const target = assertUuid(id, 'ID');
+      await ctx.withStore(options, async ({ store }) => {
+        const job = await store.jobGet(target);
+        if (!job) throw new CliError(`No job with id ${target} exists.`);
+        if (options.format === 'json') return ctx.out(json({ ...view(job), payload: job.payload, output: job.output }));
+        const fields = Object.entries(view(job)).filter(([key]) => key !== 'lastError');
+        const width = Math.max(...fields.map(([key]) => key.length));
+        const lines = fields.map(([key, value]) => `${key.padEnd(width)}  ${value instanceof Date ? value.toISOString() : value === null ? '-' : String(value)}`);
+        ctx.out([...lines, `${'lastError'.padEnd(width)}  ${job.lastError ?? '-'}`].join('\n'));
+      });
+    });
+}

@@ -1,0 +1,72 @@
+import { Command, CommanderError } from 'commander';
+import { SchedulerError } from '../core/index.js';
+import { CliError, EXIT_FAILURE, EXIT_USAGE } from './cli-error.js';
+import { createContext } from './cli-context.js';
+import { registerCancel } from './commands/cancel.command.js';
+import { registerDeadLetter } from './commands/dead-letter.command.js';
+import { registerJobs } from './commands/jobs.command.js';
+import { registerMigrate } from './commands/migrate.command.js';
+import { registerQueues } from './commands/queues.command.js';
+import { registerSchedules } from './commands/schedules.command.js';
+import { registerStats } from './commands/stats.command.js';
+
+export interface CliIo {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+/** One sentence: capitalized, ending with a full stop. */
+function sentence(text: string): string {
+  const trimmed = text.replace(/^error:\s*/i, '').split('\n')[0]!.trim();
+  const capital = trimmed.charAt(0).toUpperCase() + trimmed.slice(1);
+  return /[.!?]$/.test(capital) ? capital : `${capital}.`;
+}
+
+/** Builds the `durable-scheduler` program. Every command exits 0 on success. */
+export function buildProgram(io: CliIo): Command {
+  const program = new Command('durable-scheduler')
+    .description('Operate a nestjs-durable-scheduler store: dead letters, jobs, schedules, queues.')
+    .option('--verbose', 'print stack traces with errors')
+    .showHelpAfterError(false)
+    .exitOverride()
+    .configureOutput({ writeOut: (text) => io.out(text.replace(/\n$/, '')), writeErr: () => undefined });
+  const ctx = createContext(io.out);
+  registerDeadLetter(program, ctx);
+  registerJobs(program, ctx);
+  registerSchedules(program, ctx);
+  registerQueues(program, ctx);
+  registerCancel(program, ctx);
+  registerMigrate(program, ctx);
+  registerStats(program, ctx);
+  program.commands.forEach(function override(command: Command) {
+    command.exitOverride().configureOutput({ writeOut: (text) => io.out(text.replace(/\n$/, '')), writeErr: () => undefined });
+    command.commands.forEach(override);
+  });
+  return program;
+}
+
+/** Runs the CLI and resolves with its exit code; errors are one sentence on stderr. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  const program = buildProgram(io);
+  const verbose = argv.includes('--verbose');
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return 0;
+      // Commander says "option '--x <v>' argument 'y' is invalid. <our reason>": keep our reason.
+      const reason = error.code === 'commander.invalidArgument' ? error.message.split('is invalid. ').pop()! : error.message;
+      io.err(sentence(reason));
+      return EXIT_USAGE;
+    }
+    if (error instanceof CliError || error instanceof SchedulerError) {
+      io.err(error.message);
+      if (verbose && error.stack) io.err(error.stack);
+      return error instanceof CliError ? error.exitCode : EXIT_FAILURE;
+    }
+    io.err(sentence(`Unexpected error: ${(error as Error)?.message ?? String(error)}`));
+    if (verbose && (error as Error)?.stack) io.err((error as Error).stack!);
+    return EXIT_FAILURE;
+  }
+}

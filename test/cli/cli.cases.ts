@@ -1,0 +1,215 @@
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import type { JobStore } from '../../lib/store/index.js';
+
+export interface CliTarget {
+  /** The --conn value. */
+  readonly conn: string;
+  /** The --table value for this target's tables. */
+  readonly table: string;
+  /** A store on the same tables, for seeding and checking. */
+  readonly store: JobStore;
+  /** Every row of the scheduler's tables. */
+  snapshot(): Promise<unknown>;
+  cleanup(): Promise<void>;
+}
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built CLI binary, as an operator would. */
+function cli(args: string[], env: Record<string, string | undefined> = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [join(process.cwd(), 'dist/lib/cli/main.js'), ...args],
+      { env: { ...process.env, DATABASE_URL: undefined, ...env } as NodeJS.ProcessEnv },
+      (error, stdout, stderr) => resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+/** Claims the job and fails it for good. */
+async function deadLetter(store: JobStore, jobId: string, error: string, queue = 'default'): Promise<void> {
+  const [job] = await store.jobClaim({ workerId: 'seed', limit: 1, queues: [queue], leaseMs: 60_000 });
+  expect(job?.id).toBe(jobId);
+  await store.jobCompleteMany({ workerId: 'seed', outcomes: [{ jobId, attempt: job!.attempt, kind: 'dead_lettered', error }] });
+}
+
+const ONE_SENTENCE = /^[^\n]+[.]\n$/;
+
+export function cliCases(createTarget: () => Promise<CliTarget>): void {
+  let t: CliTarget;
+  let conn: string[];
+  const ids: string[] = [];
+
+  beforeAll(async () => {
+    t = await createTarget();
+    conn = ['--conn', t.conn, '--table', t.table];
+    // 55 dead-lettered jobs, the last one with a long, two-line error.
+    for (let i = 0; i < 55; i++) {
+      const { id } = await t.store.jobEnqueue({ name: 'billing.charge', payload: { invoice: i } });
+      await deadLetter(t.store, id, i === 54 ? `Error: card declined for invoice ${i} ${'x'.repeat(200)}\n    at charge (billing.ts:10:5)` : `Error: failed ${i}`);
+      ids.push(id);
+    }
+  });
+
+  afterAll(async () => t?.cleanup());
+
+  it('dead-letter list prints the 50 most recent by default, newest first, errors cut to one line', async () => {
+    const run = await cli(['dead-letter', 'list', ...conn]);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    const lines = run.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^ID\s+NAME\s+SCHEDULE\s+ATTEMPTS\s+DEAD-LETTERED AT\s+LAST ERROR$/);
+    expect(lines).toHaveLength(51);
+    expect(lines[1]).toContain(ids[54]);
+    expect(lines[1]).toMatch(/billing\.charge\s+-\s+1\/10\s+\d{4}-\d\d-\d\dT[\d:.]+Z\s+Error: card declined for invoice 54 x+…$/);
+    expect(lines[50]).toContain(ids[5]);
+    expect(run.stdout).not.toContain('billing.ts:10:5');
+  });
+
+  it('dead-letter list --format json gives full errors, and --limit caps it', async () => {
+    const run = await cli(['dead-letter', 'list', ...conn, '--format', 'json', '--limit', '3']);
+    expect(run.code).toBe(0);
+    const rows = JSON.parse(run.stdout) as Array<Record<string, unknown>>;
+    expect(rows.map((r) => r.id)).toEqual([ids[54], ids[53], ids[52]]);
+    expect(rows[0]).toMatchObject({ name: 'billing.charge', scheduleId: null, attempts: 1, maxAttempts: 10 });
+    expect(rows[0]!.lastError).toContain('at charge (billing.ts:10:5)');
+    expect(Date.parse(rows[0]!.deadLetteredAt as string)).toBeGreaterThanOrEqual(Date.parse(rows[1]!.deadLetteredAt as string));
+  });
+
+  it('dead-letter replay brings a job back, says so in one line, and audits who did it', async () => {
+    const run = await cli(['dead-letter', 'replay', ids[0]!, ...conn]);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(run.stdout).toBe(`Replayed job ${ids[0]} (billing.charge): attempt 0, due now.\n`);
+    expect(await t.store.jobGet(ids[0]!)).toMatchObject({ state: 'scheduled', attempt: 0, lastError: null });
+    const [audit] = await t.store.auditList({ limit: 1 });
+    expect(audit).toMatchObject({ action: 'job.replay', target: ids[0], actor: expect.stringMatching(/^cli:.+@.+$/) });
+  });
+
+  it('dead-letter replay refuses a job that is not dead-lettered, with exit code 1', async () => {
+    const before = await t.snapshot();
+    const run = await cli(['dead-letter', 'replay', ids[0]!, ...conn]);
+    expect(run).toMatchObject({ code: 1, stdout: '' });
+    expect(run.stderr).toBe(`Job ${ids[0]} is scheduled, not dead-lettered or quarantined; nothing to replay.\n`);
+    expect(await t.snapshot()).toEqual(before);
+    const missing = await cli(['dead-letter', 'replay', '0190a5a0-0000-7000-8000-00000000beef', ...conn]);
+    expect(missing).toMatchObject({ code: 1, stderr: 'No job or schedule with id 0190a5a0-0000-7000-8000-00000000beef exists.\n' });
+    const bad = await cli(['dead-letter', 'replay', 'not-an-id', ...conn]);
+    expect(bad).toMatchObject({ code: 1, stderr: 'ID must be a UUID, got "not-an-id".\n' });
+  });
+
+  it('dead-letter replay has no --format option: passing one is refused and changes nothing', async () => {
+    const before = await t.snapshot();
+    const run = await cli(['dead-letter', 'replay', ids[1]!, ...conn, '--format', 'json']);
+    expect(run.code).not.toBe(0);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toBe("Unknown option '--format'.\n");
+    expect(await t.snapshot()).toEqual(before);
+  });
+
+  it('dead-letter replay accepts a schedule id: the occurrence that stopped it runs again and the schedule mints again', async () => {
+    const { schedule } = await t.store.scheduleUpsert({ name: 'report.build', everyMs: 60_000, maxAttempts: 1, queue: 'reports' });
+    const { id: occurrence } = await t.store.scheduleTrigger(schedule.id);
+    await deadLetter(t.store, occurrence, 'Error: report failed', 'reports');
+    expect((await t.store.scheduleGet(schedule.id))?.state).toBe('dead_lettered');
+
+    const listed = JSON.parse((await cli(['dead-letter', 'list', ...conn, '--format', 'json', '--limit', '1'])).stdout);
+    expect(listed[0]).toMatchObject({ id: occurrence, scheduleId: schedule.id });
+
+    const run = await cli(['dead-letter', 'replay', schedule.id, ...conn]);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(run.stdout).toBe(`Replayed schedule ${schedule.id} (report.build): occurrence ${occurrence} is due now and the schedule mints again.\n`);
+    expect(await t.store.scheduleGet(schedule.id)).toMatchObject({ state: 'active', haltedJobId: null });
+    const again = await cli(['dead-letter', 'replay', schedule.id, ...conn]);
+    expect(again).toMatchObject({ code: 1, stderr: `Schedule ${schedule.id} is active, not dead-lettered; nothing to replay.\n` });
+  });
+
+  it.each([['x; drop table y'], ['a"b'], ["o'brien"], ['jobs\nDROP'], ['s'.repeat(64) + '.jobs'], ['a.b.jobs'], ['orders']])(
+    'refuses the --table value %j before any SQL runs',
+    async (table) => {
+      const before = await t.snapshot();
+      const run = await cli(['dead-letter', 'list', '--conn', t.conn, '--table', table]);
+      expect(run.code).toBe(1);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toMatch(ONE_SENTENCE);
+      expect(run.stderr).toMatch(/--table/);
+      expect(await t.snapshot()).toEqual(before);
+    },
+  );
+
+  it('reports a missing table, a wrong connection and a missing one in one sentence, with a stack only under --verbose', async () => {
+    const missing = await cli(['stats', '--conn', t.conn, '--table', 'nothing_here_jobs']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^No scheduler tables named \S*nothing_here_jobs exist at .+; check --table, or run "durable-scheduler migrate" first\.\n$/);
+
+    const wrong = await cli(['stats', '--conn', 'postgres://postgres@127.0.0.1:1/nowhere']);
+    expect(wrong).toMatchObject({ code: 1, stdout: '' });
+    expect(wrong.stderr).toMatch(/^Could not connect to postgres:\/\/127\.0\.0\.1:1\/nowhere \(ECONNREFUSED\)\.\n$/);
+    const none = await cli(['stats']);
+    expect(none).toMatchObject({ code: 1, stderr: 'No database given; pass --conn postgres://user@host/db or --conn sqlite:./file.db, or set DATABASE_URL.\n' });
+    const odd = await cli(['stats', '--conn', 'mysql://x']);
+    expect(odd.stderr).toBe('The --conn value must start with postgres:// or sqlite: (for example sqlite:./jobs.db).\n');
+
+    const verbose = await cli(['dead-letter', 'replay', ids[0]!, ...conn, '--verbose']);
+    expect(verbose.code).toBe(1);
+    expect(verbose.stderr.split('\n').length).toBeGreaterThan(3);
+    expect(verbose.stderr).toMatch(/\n\s+at /);
+  });
+
+  it('takes the connection from DATABASE_URL when --conn is absent', async () => {
+    const run = await cli(['stats', '--table', t.table, '--format', 'json'], { DATABASE_URL: t.conn });
+    expect(run.code).toBe(0);
+    const stats = JSON.parse(run.stdout);
+    expect(stats.counts).toEqual(expect.arrayContaining([{ queue: 'default', state: 'dead_lettered', count: 54 }]));
+  });
+
+  it('jobs list and show, cancel, queues pause and resume, schedules list, pause, resume and trigger', async () => {
+    const { id } = await t.store.jobEnqueue({ name: 'mail.send', payload: { to: 'secret@example.com' }, delayMs: 3_600_000 });
+    const list = await cli(['jobs', 'list', ...conn, '--name', 'mail.send']);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(new RegExp(`^ID\\s+NAME\\s+QUEUE\\s+STATE\\s+ATTEMPTS\\s+RUN AT\\s+LAST ERROR\\n${id}\\s+mail\\.send\\s+default\\s+scheduled\\s+0/10`));
+
+    const show = await cli(['jobs', 'show', id, ...conn]);
+    expect(show.stdout).toMatch(new RegExp(`^id\\s+${id}$`, 'm'));
+    expect(show.stdout).toMatch(/^state\s+scheduled$/m);
+    expect(show.stdout).not.toContain('secret@example.com'); // payloads only with --format json
+    expect(JSON.parse((await cli(['jobs', 'show', id, ...conn, '--format', 'json'])).stdout).payload).toEqual({ to: 'secret@example.com' });
+
+    expect((await cli(['cancel', id, ...conn])).stdout).toBe(`Job ${id} (mail.send) is cancelled.\n`);
+    expect((await cli(['cancel', id, ...conn])).stdout).toBe(`Job ${id} (mail.send) is already cancelled; nothing changed.\n`);
+
+    expect((await cli(['queues', 'pause', 'mail', ...conn])).stdout).toBe('Queue mail is paused.\n');
+    expect((await cli(['queues', 'resume', 'mail', ...conn])).stdout).toBe('Queue mail is running.\n');
+    expect((await cli(['queues', 'pause', 'a b', ...conn])).code).toBe(1);
+
+    const { schedule } = await t.store.scheduleUpsert({ name: 'digest.send', cron: '0 7 * * *', timezone: 'Europe/Berlin' });
+    const schedules = await cli(['schedules', 'list', ...conn]);
+    expect(schedules.stdout).toMatch(new RegExp(`${schedule.id}\\s+digest\\.send\\s+active\\s+cron "0 7 \\* \\* \\*" Europe/Berlin`));
+    expect((await cli(['schedules', 'pause', schedule.id, ...conn])).stdout).toBe(`Schedule ${schedule.id} (digest.send) is paused.\n`);
+    expect((await cli(['schedules', 'resume', schedule.id, ...conn])).stdout).toBe(`Schedule ${schedule.id} (digest.send) is active.\n`);
+    const triggered = await cli(['schedules', 'trigger', schedule.id, ...conn]);
+    expect(triggered.stdout).toMatch(new RegExp(`^Triggered schedule ${schedule.id}: occurrence [0-9a-f-]{36} is due now\\.\\n$`));
+    const actions = (await t.store.auditList({ limit: 6 })).map((a) => a.action);
+    expect(actions.slice(0, 3)).toEqual(['schedule.trigger', 'schedule.resume', 'schedule.pause']);
+  });
+
+  it('stats counts jobs per queue and state and ages the oldest due job', async () => {
+    const run = await cli(['stats', ...conn]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^QUEUE\s+SCHEDULED\s+AWAITING_PARENTS\s+RUNNING\s+SUCCEEDED\s+DEAD_LETTERED\s+CANCELLED\s+QUARANTINED$/m);
+    // 54 still dead-lettered (one was replayed and is due), one cancelled, one due in an hour.
+    expect(run.stdout).toMatch(/^default\s+2\s+0\s+0\s+0\s+54\s+1\s+0$/m);
+    expect(run.stdout).toMatch(/^Oldest due job has waited \d+ (ms|s|min|h)\.$/m);
+  });
+
+  it('migrate is idempotent and says where it stands', async () => {
+    const run = await cli(['migrate', ...conn]);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(run.stdout).toMatch(/ is already at schema version 2\.\n$/);
+  });
+}
