@@ -10,6 +10,9 @@ import { OrdersController } from './orders/orders.controller.js';
 import { OrdersService } from './orders/orders.service.js';
 import { FlakyReportJob } from './reports/flaky-report.job.js';
 import { ReportsController } from './reports/reports.controller.js';
+import { ReminderDelivery } from './reminders/reminder-delivery.entity.js';
+import { RemindersController } from './reminders/reminders.controller.js';
+import { SendReminderJob, StretchReminderJob } from './reminders/send-reminder.job.js';
 
 export interface SampleConfig {
   /** A PostgreSQL URL; without one the sample uses SQLite. */
@@ -28,14 +31,14 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        TypeOrmModule.forRoot({ ...database, entities: [Order, OrderConfirmation], synchronize: true }),
+        TypeOrmModule.forRoot({ ...database, entities: [Order, OrderConfirmation, ReminderDelivery], synchronize: true }),
         SchedulerModule.forRootAsync({
           isGlobal: true,
           useFactory: (): SchedulerModuleOptions => ({ concurrency: 4, pollIntervalMs: 500, ...config.scheduler }),
         }),
       ],
-      controllers: [OrdersController, ReportsController, JobsController],
-      providers: [OrdersService, ConfirmOrderJob, FlakyReportJob],
+      controllers: [OrdersController, ReportsController, RemindersController, JobsController],
+      providers: [OrdersService, ConfirmOrderJob, FlakyReportJob, SendReminderJob, StretchReminderJob],
     };
   }
 }

@@ -7,6 +7,8 @@ declare module '../lib/nest/interfaces/job-registry.interface.js' {
   interface JobRegistry {
     'orders.confirm': { orderId: string };
     'reports.flaky': { reportId: string };
+    'reminders.send': { text: string };
+    'reminders.stretch': { text: string };
   }
 }
 

@@ -36,6 +36,12 @@ Try these:
   curl -s ${base}/jobs/<jobId>
   curl -s ${base}/orders/<orderId>
 
+  # a one-shot reminder in five seconds (a recurring one fires every minute on its own)
+  curl -s -X POST ${base}/reminders -H 'content-type: application/json' -d '{"text":"Call Ada","delayMs":5000}'
+
+  # operate the jobs from another shell (see the README for every command)
+  npx durable-scheduler schedules list --conn ${databaseUrl ? '$DATABASE_URL' : `sqlite:${sqliteFile}`}
+
   # a job that fails twice, then succeeds: watch the retries in this log
   curl -s -X POST ${base}/reports
 `);

@@ -1,13 +1,23 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { declaredScheduleId } from '../../lib/store/index.js';
 import { SampleProcess } from './sample-process.js';
 
-export function sampleCases(environment: () => Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }>): void {
+const run = promisify(execFile);
+
+export function sampleCases(environment: () => Promise<{ env: Record<string, string>; conn: string; cleanup: () => Promise<void> }>): void {
   let sample: SampleProcess;
   let cleanup: () => Promise<void>;
+  let conn: string;
+  /** The built CLI, pointed at the sample's database. */
+  const cli = (...args: string[]) => run(process.execPath, [join(process.cwd(), 'dist/lib/cli/main.js'), ...args, '--conn', conn]);
 
   beforeAll(async () => {
     const setup = await environment();
     cleanup = setup.cleanup;
+    conn = setup.conn;
     sample = await SampleProcess.start(setup.env);
   });
 
@@ -45,6 +55,24 @@ export function sampleCases(environment: () => Promise<{ env: Record<string, str
     expect(sample.log).toMatch(new RegExp(`reports.flaky ${json.jobId} attempt 1 of 5 failed .*; retrying in \\d+ ms`));
     expect(sample.log).toMatch(new RegExp(`reports.flaky ${json.jobId} attempt 2 of 5 failed`));
     expect((await sample.request('GET', `/jobs/${json.jobId}`)).json).toMatchObject({ state: 'succeeded', attempt: 3 });
+  });
+
+  it('delivers a one-shot reminder once, recorded under its occurrence id', async () => {
+    const { json } = await sample.request('POST', '/reminders', { text: 'Call Ada', delayMs: 0 });
+    const line = await sample.logLine(new RegExp(`reminders.send ${json.jobId} attempt 1: REMINDER "Call Ada"`));
+    const job = (await sample.request('GET', `/jobs/${json.jobId}`)).json;
+    expect(line).toContain(`occurrence ${job.occurrenceId}`);
+    expect(job).toMatchObject({ state: 'succeeded', attempt: 1 });
+  });
+
+  it('registers the recurring reminder at boot, and the CLI can trigger it', async () => {
+    const id = declaredScheduleId('reminders.stretch');
+    const { stdout } = await cli('schedules', 'list', '--format', 'json');
+    const [schedule] = (JSON.parse(stdout) as Array<{ id: string; name: string; state: string; recurrence: unknown }>).filter((s) => s.name === 'reminders.stretch');
+    expect(schedule).toMatchObject({ id, state: 'active', recurrence: { kind: 'cron', cron: '* * * * *', timezone: 'UTC' } });
+    const triggered = await cli('schedules', 'trigger', id);
+    const occurrence = /occurrence ([0-9a-f-]{36})/.exec(triggered.stdout)![1]!;
+    await sample.logLine(new RegExp(`REMINDER "Stand up and stretch." \\(occurrence ${occurrence}`));
   });
 
   it('answers a bad job id with a 400 and one sentence', async () => {

@@ -13,6 +13,7 @@ describe('the sample app on PostgreSQL (DATABASE_URL set)', () => {
     url.pathname = `/${name}`;
     return {
       env: { DATABASE_URL: url.toString() },
+      conn: url.toString(),
       cleanup: async () => {
         await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
         await admin.destroy();

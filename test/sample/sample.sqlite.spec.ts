@@ -9,6 +9,7 @@ describe('the sample app on SQLite (npm start)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'durable-scheduler-sample-'));
     return {
       env: { SAMPLE_SQLITE_FILE: join(dir, 'sample.db'), DATABASE_URL: '' },
+      conn: `sqlite:${join(dir, 'sample.db')}`,
       cleanup: async () => rmSync(dir, { recursive: true, force: true }),
     };
   });
