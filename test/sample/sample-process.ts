@@ -75,6 +75,20 @@ export class SampleProcess {
     return { status: response.status, json: await response.json() };
   }
 
+  /**
+   * Waits until GET /jobs/:id reports `state`. A handler logs before its outcome commits, so a log
+   * line alone does not mean the job has settled; this asks the app, every 20 ms, for up to 15 s.
+   */
+  async jobSettled(jobId: string, state: string): Promise<any> {
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const { json } = await this.request('GET', `/jobs/${jobId}`);
+      if (json.state === state) return json;
+      if (Date.now() > deadline) throw new Error(`job ${jobId} is ${json.state}, not ${state}, after 15 s`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
   async stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGTERM');
     return this.exited;

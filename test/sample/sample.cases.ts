@@ -36,7 +36,7 @@ export function sampleCases(environment: () => Promise<{ env: Record<string, str
     expect(placed.status).toBe(201);
     expect(placed.json).toMatchObject({ committed: true });
     await sample.logLine(new RegExp(`order ${placed.json.orderId} confirmed`));
-    const job = await sample.request('GET', `/jobs/${placed.json.jobId}`);
+    const job = { json: await sample.jobSettled(placed.json.jobId, 'succeeded') };
     expect(job.json).toMatchObject({ name: 'orders.confirm', state: 'succeeded', attempt: 1, lastError: null, output: { confirmed: placed.json.orderId } });
     const order = await sample.request('GET', `/orders/${placed.json.orderId}`);
     expect(order.json).toMatchObject({ item: 'lamp', quantity: 2, status: 'confirmed' });
@@ -54,13 +54,13 @@ export function sampleCases(environment: () => Promise<{ env: Record<string, str
     await sample.logLine(new RegExp(`report ${json.reportId} built on attempt 3`));
     expect(sample.log).toMatch(new RegExp(`reports.flaky ${json.jobId} attempt 1 of 5 failed .*; retrying in \\d+ ms`));
     expect(sample.log).toMatch(new RegExp(`reports.flaky ${json.jobId} attempt 2 of 5 failed`));
-    expect((await sample.request('GET', `/jobs/${json.jobId}`)).json).toMatchObject({ state: 'succeeded', attempt: 3 });
+    expect(await sample.jobSettled(json.jobId, 'succeeded')).toMatchObject({ state: 'succeeded', attempt: 3 });
   });
 
   it('delivers a one-shot reminder once, recorded under its occurrence id', async () => {
     const { json } = await sample.request('POST', '/reminders', { text: 'Call Ada', delayMs: 0 });
     const line = await sample.logLine(new RegExp(`reminders.send ${json.jobId} attempt 1: REMINDER "Call Ada"`));
-    const job = (await sample.request('GET', `/jobs/${json.jobId}`)).json;
+    const job = await sample.jobSettled(json.jobId, 'succeeded');
     expect(line).toContain(`occurrence ${job.occurrenceId}`);
     expect(job).toMatchObject({ state: 'succeeded', attempt: 1 });
   });
