@@ -1,5 +1,4 @@
 import {
-  assertPositiveInteger,
   assertQueueName,
   assertUuid,
   CapabilityNotSupportedError,
@@ -19,21 +18,12 @@ import {
 } from '../../core/index.js';
 import { normalizeEnqueueMany, type EnqueueInput, type NewJob } from '../enqueue-input.js';
 import {
-  mintDue,
-  normalizeSchedule,
-  pauseSchedule,
-  removeSchedule,
-  replaySchedule,
-  resumeSchedule,
-  toSchedule,
-  triggerSchedule,
-  upsertSchedule,
   type AuditEntry,
-  type MintResult,
   type Schedule,
-  type ScheduleInput,
   type ScheduleRow,
-  type ScheduleUpsertResult,
+  ScheduleStoreBase,
+  type ScheduleTx,
+  toSchedule,
 } from '../schedules/index.js';
 import { memoryScheduleTx } from './memory-schedule-tx.js';
 import { LATEST_SCHEMA_VERSION } from '../sql-migrations.js';
@@ -70,7 +60,6 @@ import {
   checkHeartbeatParams,
   checkListParams,
   checkRelinquishParams,
-  MAX_BATCH,
   type NormalizedOutcome,
 } from '../store-params.js';
 
@@ -85,7 +74,7 @@ export interface MemoryJobStoreOptions {
  * lifecycle function directly, so it is the reference the SQL adapters are held to. Use it for
  * unit tests and the simulator; it keeps nothing across restarts.
  */
-export class MemoryJobStore implements JobStore {
+export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
   readonly capabilities: StoreCapabilities = Object.freeze({
     transactionalEnqueue: false,
     wakeHints: 'process',
@@ -103,6 +92,7 @@ export class MemoryJobStore implements JobStore {
   private nextSeq = 1;
 
   constructor(options: MemoryJobStoreOptions = {}) {
+    super();
     this.clock = options.clock ?? new ManualClock();
     this.limits = resolveLimits(options.limits);
   }
@@ -280,10 +270,6 @@ export class MemoryJobStore implements JobStore {
     this.audit({ actor: actorOf(options), action: 'queue.resume', target: queue });
   }
 
-  async scheduleUpsert(input: ScheduleInput, options?: OperatorOptions): Promise<ScheduleUpsertResult> {
-    const definition = normalizeSchedule(input, this.limits);
-    return upsertSchedule(this.scheduleTx(), definition, actorOf(options));
-  }
 
   async scheduleGet(scheduleId: string): Promise<Schedule | null> {
     const row = this.schedules.get(assertUuid(scheduleId, 'scheduleId'));
@@ -291,32 +277,14 @@ export class MemoryJobStore implements JobStore {
   }
 
   async scheduleList(): Promise<Schedule[]> {
-    return (await this.scheduleTx().listSchedules()).map(toSchedule);
+    return (await this.scheduleTxObject().listSchedules()).map(toSchedule);
   }
 
-  async schedulePause(scheduleId: string, options?: OperatorOptions): Promise<Schedule> {
-    return pauseSchedule(this.scheduleTx(), assertUuid(scheduleId, 'scheduleId'), actorOf(options));
-  }
 
-  async scheduleResume(scheduleId: string, options?: OperatorOptions): Promise<Schedule> {
-    return resumeSchedule(this.scheduleTx(), assertUuid(scheduleId, 'scheduleId'), actorOf(options));
-  }
 
-  async scheduleTrigger(scheduleId: string, options?: OperatorOptions): Promise<EnqueueResult> {
-    return triggerSchedule(this.scheduleTx(), assertUuid(scheduleId, 'scheduleId'), actorOf(options));
-  }
 
-  async scheduleRemove(scheduleId: string, options?: OperatorOptions): Promise<boolean> {
-    return removeSchedule(this.scheduleTx(), assertUuid(scheduleId, 'scheduleId'), actorOf(options));
-  }
 
-  async scheduleReplay(scheduleId: string, options?: OperatorOptions): Promise<{ schedule: Schedule; job: JobRecord | null }> {
-    return replaySchedule(this.scheduleTx(), assertUuid(scheduleId, 'scheduleId'), actorOf(options));
-  }
 
-  async scheduleMintDue(params: { readonly limit: number }): Promise<MintResult> {
-    return mintDue(this.scheduleTx(), assertPositiveInteger(params?.limit, 'limit', MAX_BATCH));
-  }
 
   async auditList(params?: { readonly limit?: number }): Promise<AuditRecord[]> {
     const limit = checkDeadLetterListParams(params);
@@ -351,7 +319,11 @@ export class MemoryJobStore implements JobStore {
     return [...this.schedules.values()].sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id)).map((row) => ({ ...row }));
   }
 
-  private scheduleTx() {
+  protected scheduleTx<T>(work: (tx: ScheduleTx) => Promise<T>): Promise<T> {
+    return work(this.scheduleTxObject());
+  }
+
+  private scheduleTxObject(): ScheduleTx {
     return memoryScheduleTx(
       {
         schedules: this.schedules,

@@ -1,6 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import {
-  assertPositiveInteger,
   assertQueueName,
   assertUuid,
   InvalidArgumentError,
@@ -14,20 +13,10 @@ import { toJob } from '../job-row.js';
 import { cancelResult, replayResult, type OperatorTransition } from '../operator-transition.js';
 import { actorOf } from '../operator-options.js';
 import {
-  mintDue,
-  normalizeSchedule,
-  pauseSchedule,
-  removeSchedule,
-  replaySchedule,
-  resumeSchedule,
-  toSchedule,
-  triggerSchedule,
-  upsertSchedule,
-  type MintResult,
   type Schedule,
-  type ScheduleInput,
+  ScheduleStoreBase,
   type ScheduleTx,
-  type ScheduleUpsertResult,
+  toSchedule,
 } from '../schedules/index.js';
 import { auditInsert, fromPgScheduleRow, postgresScheduleTx, scheduleStatements, type PgScheduleRow, type ScheduleStatements } from './postgres-schedule-tx.js';
 import type {
@@ -60,7 +49,6 @@ import {
   checkHeartbeatParams,
   checkListParams,
   checkRelinquishParams,
-  MAX_BATCH,
 } from '../store-params.js';
 import { ManagerExecutor, PoolExecutor, type PgExecutor, type PgPool, type StatementListener } from './pg-executor.js';
 import { PgDedicatedClient } from './pg-dedicated-client.js';
@@ -97,7 +85,7 @@ export interface PostgresJobStoreOptions {
  * from the database's `now()`, and each hot-path operation (enqueue, claim, heartbeat, outcome,
  * relinquish, sweep) is a single statement, whatever the batch size.
  */
-export class PostgresJobStore implements JobStore {
+export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
   readonly capabilities: StoreCapabilities = Object.freeze({
     transactionalEnqueue: true,
     wakeHints: 'cluster',
@@ -117,6 +105,7 @@ export class PostgresJobStore implements JobStore {
   private readonly scheduleSql: ScheduleStatements;
 
   constructor(private readonly options: PostgresJobStoreOptions) {
+    super();
     const { dataSource } = options;
     if (dataSource?.options?.type !== 'postgres') {
       throw new InvalidArgumentError('PostgresJobStore needs a TypeORM DataSource of type "postgres".', 'dataSource');
@@ -256,11 +245,6 @@ export class PostgresJobStore implements JobStore {
     await this.setPaused(queue, false, options);
   }
 
-  async scheduleUpsert(input: ScheduleInput, options?: OperatorOptions): Promise<ScheduleUpsertResult> {
-    const definition = normalizeSchedule(input, this.limits);
-    const actor = actorOf(options);
-    return this.scheduleTx((tx) => upsertSchedule(tx, definition, actor));
-  }
 
   async scheduleGet(scheduleId: string): Promise<Schedule | null> {
     const [row] = await this.db.query<PgScheduleRow>(this.scheduleSql.getOne, [assertUuid(scheduleId, 'scheduleId')]);
@@ -271,30 +255,11 @@ export class PostgresJobStore implements JobStore {
     return (await this.db.query<PgScheduleRow>(this.scheduleSql.list)).map((row) => toSchedule(fromPgScheduleRow(row)));
   }
 
-  async schedulePause(scheduleId: string, options?: OperatorOptions): Promise<Schedule> {
-    return this.scheduleOperation(scheduleId, options, pauseSchedule);
-  }
 
-  async scheduleResume(scheduleId: string, options?: OperatorOptions): Promise<Schedule> {
-    return this.scheduleOperation(scheduleId, options, resumeSchedule);
-  }
 
-  async scheduleTrigger(scheduleId: string, options?: OperatorOptions): Promise<EnqueueResult> {
-    return this.scheduleOperation(scheduleId, options, triggerSchedule);
-  }
 
-  async scheduleRemove(scheduleId: string, options?: OperatorOptions): Promise<boolean> {
-    return this.scheduleOperation(scheduleId, options, removeSchedule);
-  }
 
-  async scheduleReplay(scheduleId: string, options?: OperatorOptions): Promise<{ schedule: Schedule; job: JobRecord | null }> {
-    return this.scheduleOperation(scheduleId, options, replaySchedule);
-  }
 
-  async scheduleMintDue(params: { readonly limit: number }): Promise<MintResult> {
-    const limit = assertPositiveInteger(params?.limit, 'limit', MAX_BATCH);
-    return this.scheduleTx((tx) => mintDue(tx, limit));
-  }
 
   async jobStats(): Promise<JobStats> {
     const [counts, [due]] = await Promise.all([
@@ -346,13 +311,8 @@ export class PostgresJobStore implements JobStore {
     return outcome;
   }
 
-  private scheduleOperation<T>(scheduleId: string, options: OperatorOptions | undefined, operation: (tx: ScheduleTx, id: string, actor: string) => Promise<T>) {
-    const id = assertUuid(scheduleId, 'scheduleId');
-    const actor = actorOf(options);
-    return this.scheduleTx((tx) => operation(tx, id, actor));
-  }
 
-  private scheduleTx<T>(work: (tx: ScheduleTx) => Promise<T>): Promise<T> {
+  protected scheduleTx<T>(work: (tx: ScheduleTx) => Promise<T>): Promise<T> {
     return this.inTransaction(async (db) =>
       work(
         await postgresScheduleTx(db, this.scheduleSql, {

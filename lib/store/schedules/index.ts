@@ -2,3 +2,4 @@ export * from './schedule.js';
 export * from './schedule-input.js';
 export * from './schedule-tx.js';
 export * from './schedule-operations.js';
+export * from './schedule-store.base.js';

@@ -1,7 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import type { DataSource, EntityManager } from 'typeorm';
 import {
-  assertPositiveInteger,
   assertQueueName,
   assertUuid,
   InvalidArgumentError,
@@ -15,20 +14,10 @@ import { toJob } from '../job-row.js';
 import { cancelResult, replayResult, type OperatorTransition } from '../operator-transition.js';
 import { actorOf } from '../operator-options.js';
 import {
-  mintDue,
-  normalizeSchedule,
-  pauseSchedule,
-  removeSchedule,
-  replaySchedule,
-  resumeSchedule,
-  toSchedule,
-  triggerSchedule,
-  upsertSchedule,
-  type MintResult,
   type Schedule,
-  type ScheduleInput,
+  ScheduleStoreBase,
   type ScheduleTx,
-  type ScheduleUpsertResult,
+  toSchedule,
 } from '../schedules/index.js';
 import { auditInsert, fromSqliteScheduleRow, scheduleStatements, sqliteScheduleTx, type SqliteScheduleRow } from './sqlite-schedule-tx.js';
 import type {
@@ -62,7 +51,6 @@ import {
   checkHeartbeatParams,
   checkListParams,
   checkRelinquishParams,
-  MAX_BATCH,
 } from '../store-params.js';
 import { claimJobsQuery } from './queries/claim-jobs.query.js';
 import { completeJobsQuery } from './queries/complete-jobs.query.js';
@@ -96,7 +84,7 @@ export interface SqliteJobStoreOptions {
  * TypeORM shares one connection per DataSource, so this adapter runs one transaction at a time per
  * DataSource (see {@link SqliteGate}); across processes the file lock does the same.
  */
-export class SqliteJobStore implements JobStore {
+export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
   readonly capabilities: StoreCapabilities = Object.freeze({
     transactionalEnqueue: true,
     wakeHints: 'process',
@@ -115,6 +103,7 @@ export class SqliteJobStore implements JobStore {
   private readonly clock;
 
   constructor(private readonly options: SqliteJobStoreOptions) {
+    super();
     const { dataSource } = options;
     if (dataSource?.options?.type !== 'better-sqlite3') {
       throw new InvalidArgumentError('SqliteJobStore needs a TypeORM DataSource of type "better-sqlite3".', 'dataSource');
@@ -250,11 +239,6 @@ export class SqliteJobStore implements JobStore {
     return outcome;
   }
 
-  async scheduleUpsert(input: ScheduleInput, options?: OperatorOptions): Promise<ScheduleUpsertResult> {
-    const definition = normalizeSchedule(input, this.limits);
-    const actor = actorOf(options);
-    return this.scheduleTx((tx) => upsertSchedule(tx, definition, actor));
-  }
 
   async scheduleGet(scheduleId: string): Promise<Schedule | null> {
     const id = assertUuid(scheduleId, 'scheduleId');
@@ -267,30 +251,11 @@ export class SqliteJobStore implements JobStore {
     return rows.map((row) => toSchedule(fromSqliteScheduleRow(row)));
   }
 
-  async schedulePause(scheduleId: string, options?: OperatorOptions): Promise<Schedule> {
-    return this.scheduleOperation(scheduleId, options, pauseSchedule);
-  }
 
-  async scheduleResume(scheduleId: string, options?: OperatorOptions): Promise<Schedule> {
-    return this.scheduleOperation(scheduleId, options, resumeSchedule);
-  }
 
-  async scheduleTrigger(scheduleId: string, options?: OperatorOptions): Promise<EnqueueResult> {
-    return this.scheduleOperation(scheduleId, options, triggerSchedule);
-  }
 
-  async scheduleRemove(scheduleId: string, options?: OperatorOptions): Promise<boolean> {
-    return this.scheduleOperation(scheduleId, options, removeSchedule);
-  }
 
-  async scheduleReplay(scheduleId: string, options?: OperatorOptions): Promise<{ schedule: Schedule; job: JobRecord | null }> {
-    return this.scheduleOperation(scheduleId, options, replaySchedule);
-  }
 
-  async scheduleMintDue(params: { readonly limit: number }): Promise<MintResult> {
-    const limit = assertPositiveInteger(params?.limit, 'limit', MAX_BATCH);
-    return this.scheduleTx((tx) => mintDue(tx, limit));
-  }
 
   async jobStats(): Promise<JobStats> {
     const { jobs } = this.naming;
@@ -319,17 +284,12 @@ export class SqliteJobStore implements JobStore {
     return rows.map((row) => ({ ...row, at: new Date(row.at), detail: row.detail === null ? null : (JSON.parse(row.detail) as unknown) }));
   }
 
-  private scheduleOperation<T>(scheduleId: string, options: OperatorOptions | undefined, operation: (tx: ScheduleTx, id: string, actor: string) => Promise<T>) {
-    const id = assertUuid(scheduleId, 'scheduleId');
-    const actor = actorOf(options);
-    return this.scheduleTx((tx) => operation(tx, id, actor));
-  }
 
   /**
    * Runs a schedule operation as one IMMEDIATE transaction. The operation awaits between its
    * statements, which is safe because the gate keeps the connection for it throughout.
    */
-  private async scheduleTx<T>(work: (tx: ScheduleTx) => Promise<T>): Promise<T> {
+  protected async scheduleTx<T>(work: (tx: ScheduleTx) => Promise<T>): Promise<T> {
     const holder = this.gate.callerHolds();
     if (holder?.kind === 'host') throw this.insideHostTransaction();
     const nested = holder?.kind === 'scheduler' && this.db.inTransaction;
