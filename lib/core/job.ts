@@ -10,6 +10,15 @@
  */
 import type { JobState } from './job-state.js';
 
+/**
+ * How a dependant's parents release it: `on_success` (each parent must succeed; a parent that ends
+ * dead-lettered, cancelled or quarantined cancels the dependant) or `on_any_terminal` (any end will do).
+ */
+export type DependencyMode = 'on_success' | 'on_any_terminal';
+
+/** What the transition history keeps: nothing, each state change, or each change with its error text. */
+export type HistoryPolicy = 'off' | 'transitions' | 'transitions_and_errors';
+
 /** A job as every store reports it. Times are instants taken from the store's clock. */
 export interface JobRecord<TPayload = unknown> {
   readonly id: string;
@@ -37,6 +46,12 @@ export interface JobRecord<TPayload = unknown> {
   readonly occurrenceId: string;
   /** The recurring schedule that minted this job, if any. */
   readonly scheduleId: string | null;
+  /** Parents still to finish before an `awaiting_parents` job may run (its latch). */
+  readonly pendingParents: number;
+  /** How parents release the job; null when it has none. */
+  readonly dependencyMode: DependencyMode | null;
+  /** The key the job counts against for concurrency limits, if any. */
+  readonly concurrencyKey: string | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
   /** Set when the job reaches a terminal state. */

@@ -40,14 +40,24 @@ export type JobEvent =
   | { readonly kind: 'relinquish'; readonly workerId: string; readonly attempt: number }
   | { readonly kind: 'expire' }
   | { readonly kind: 'replay' }
-  | { readonly kind: 'cancel' };
+  | { readonly kind: 'cancel' }
+  /** The last qualifying parent finished: an `awaiting_parents` job becomes due. */
+  | { readonly kind: 'release' }
+  /** A parent failed for good and the job waits `on_success`: it is cancelled, and so are its own dependants. */
+  | { readonly kind: 'cascade_cancel'; readonly parentId: string; readonly parentState: JobState };
 
 /** Work the store must do beyond rewriting the job's own fields, inside the same write. */
 export type Effect =
   /** The job became claimable now: send a wake-up hint to idle workers. */
   | { readonly type: 'wake' }
   /** The job was dead-lettered or quarantined: if a schedule minted it, that schedule stops minting. */
-  | { readonly type: 'halt_schedule' };
+  | { readonly type: 'halt_schedule' }
+  /** The job became terminal: settle the edges to the jobs that depend on it (each edge once). */
+  | { readonly type: 'settle_dependants' }
+  /** The job stopped running: give back its concurrency slots. */
+  | { readonly type: 'release_slots' }
+  /** The job changed state (or started another attempt): append to its history. */
+  | { readonly type: 'history'; readonly state: JobState; readonly attempt: number; readonly error: string | null };
 
 /** Why an event changed nothing. */
 export type Rejection =
@@ -110,13 +120,21 @@ const WAKE: readonly Effect[] = [{ type: 'wake' }];
  */
 export function transition(job: LifecycleFields, event: JobEvent, now: number): Transition {
   const result = decide(job, event, now);
-  if (result.ok && (result.next.state === 'dead_lettered' || result.next.state === 'quarantined') && job.state !== result.next.state) {
-    return { ok: true, next: result.next, effects: [...result.effects, HALT_SCHEDULE] };
-  }
-  return result;
+  if (!result.ok) return result;
+  const { next } = result;
+  if (next.state === job.state && next.attempt === job.attempt) return result;
+  // History records the error this transition set, if any.
+  const error = next.lastError !== job.lastError ? next.lastError : null;
+  const effects: Effect[] = [...result.effects, { type: 'history', state: next.state, attempt: next.attempt, error }];
+  if (job.state === 'running' && next.state !== 'running') effects.push(RELEASE_SLOTS);
+  if (isTerminalState(next.state) && !isTerminalState(job.state)) effects.push(SETTLE_DEPENDANTS);
+  if ((next.state === 'dead_lettered' || next.state === 'quarantined') && job.state !== next.state) effects.push(HALT_SCHEDULE);
+  return { ok: true, next, effects };
 }
 
 const HALT_SCHEDULE: Effect = { type: 'halt_schedule' };
+const SETTLE_DEPENDANTS: Effect = { type: 'settle_dependants' };
+const RELEASE_SLOTS: Effect = { type: 'release_slots' };
 
 function decide(job: LifecycleFields, event: JobEvent, now: number): Transition {
   switch (event.kind) {
@@ -193,6 +211,14 @@ function decide(job: LifecycleFields, event: JobEvent, now: number): Transition 
       }
       if (isTerminalState(job.state)) return { ok: false, rejection: 'illegal_state' };
       return ok(finish(job, 'cancelled', now, { lastError: job.lastError }));
+
+    case 'release':
+      if (job.state !== 'awaiting_parents') return { ok: false, rejection: 'illegal_state' };
+      return ok({ ...job, state: 'scheduled', runAt: Math.max(job.runAt, now), updatedAt: now }, WAKE);
+
+    case 'cascade_cancel':
+      if (job.state !== 'awaiting_parents') return { ok: false, rejection: 'illegal_state' };
+      return ok(finish(job, 'cancelled', now, { lastError: `parent ${event.parentId} ended ${event.parentState}` }));
   }
 }
 

@@ -8,6 +8,7 @@ import {
   assertWireName,
   encodeJson,
   InvalidArgumentError,
+  type DependencyMode,
   type SchedulerLimits,
 } from '../core/index.js';
 
@@ -31,6 +32,20 @@ export interface EnqueueInput<TPayload = unknown> {
   readonly delayMs?: number;
   /** Attempts before the job is dead-lettered. Default 10. */
   readonly maxAttempts?: number;
+  /**
+   * Jobs that must finish first. They must exist (or be earlier in the same `enqueueMany` batch);
+   * the job waits in `awaiting_parents` until they do.
+   */
+  readonly dependsOn?: readonly string[];
+  /** How parents release the job. Default `on_success`. */
+  readonly dependencyMode?: DependencyMode;
+  /** A key (a tenant, an account) whose running jobs are capped by a concurrency limit. */
+  readonly concurrencyKey?: string;
+  /**
+   * The cap for `concurrencyKey`, if the key has none yet. The first limit declared for a key
+   * stands until an operator changes it.
+   */
+  readonly concurrencyLimit?: number;
 }
 
 /** A validated job, ready for an adapter to insert. */
@@ -46,9 +61,18 @@ export interface NewJob {
   readonly maxAttempts: number;
   /** Set for jobs a schedule mints: their id is the occurrence id. */
   readonly scheduleId?: string | null;
+  /** Parents, deduplicated, never the job itself. Empty when it has none. */
+  readonly dependsOn?: readonly string[];
+  readonly dependencyMode?: DependencyMode | null;
+  readonly concurrencyKey?: string | null;
+  readonly concurrencyLimit?: number | null;
 }
 
-const KNOWN_KEYS = new Set(['name', 'payload', 'id', 'queue', 'runAt', 'delayMs', 'maxAttempts']);
+const KNOWN_KEYS = new Set(['name', 'payload', 'id', 'queue', 'runAt', 'delayMs', 'maxAttempts', 'dependsOn', 'dependencyMode', 'concurrencyKey', 'concurrencyLimit']);
+
+/** Most parents one job may wait for. */
+export const MAX_PARENTS = 10_000;
+const CONCURRENCY_KEY = /^[^\u0000-\u001f]{1,200}$/;
 
 /**
  * Validates and normalizes jobs before any write. Every problem is an InvalidArgumentError naming
@@ -89,5 +113,49 @@ export function normalizeEnqueue(input: EnqueueInput, limits: SchedulerLimits, i
   }
   const runAt = input.runAt === undefined ? null : assertInstant(input.runAt, `${where}runAt`);
   const delayMs = input.delayMs === undefined ? 0 : assertDelayMs(input.delayMs, `${where}delayMs`);
-  return { id, name, queue, payload, runAt, delayMs, maxAttempts };
+  const dependsOn = parents(input, id, where);
+  if (input.dependencyMode !== undefined && input.dependencyMode !== 'on_success' && input.dependencyMode !== 'on_any_terminal') {
+    throw new InvalidArgumentError(`${where}dependencyMode must be "on_success" or "on_any_terminal", got ${JSON.stringify(input.dependencyMode)}.`, `${where}dependencyMode`);
+  }
+  if (input.dependencyMode !== undefined && dependsOn.length === 0) {
+    throw new InvalidArgumentError(`${where}dependencyMode needs dependsOn.`, `${where}dependencyMode`);
+  }
+  if (input.concurrencyKey !== undefined && (typeof input.concurrencyKey !== 'string' || !CONCURRENCY_KEY.test(input.concurrencyKey))) {
+    throw new InvalidArgumentError(
+      `${where}concurrencyKey must be 1 to 200 characters without control characters, got ${JSON.stringify(String(input.concurrencyKey)).slice(0, 80)}.`,
+      `${where}concurrencyKey`,
+    );
+  }
+  if (input.concurrencyLimit !== undefined) {
+    if (input.concurrencyKey === undefined) throw new InvalidArgumentError(`${where}concurrencyLimit needs a concurrencyKey.`, `${where}concurrencyLimit`);
+    assertMaxAttempts(input.concurrencyLimit, 10_000, `${where}concurrencyLimit`);
+  }
+  return {
+    id,
+    name,
+    queue,
+    payload,
+    runAt,
+    delayMs,
+    maxAttempts,
+    dependsOn,
+    dependencyMode: dependsOn.length > 0 ? (input.dependencyMode ?? 'on_success') : null,
+    concurrencyKey: input.concurrencyKey ?? null,
+    concurrencyLimit: input.concurrencyLimit ?? null,
+  };
+}
+
+function parents(input: EnqueueInput, id: string, where: string): string[] {
+  if (input.dependsOn === undefined) return [];
+  if (!Array.isArray(input.dependsOn) || input.dependsOn.length > MAX_PARENTS) {
+    throw new InvalidArgumentError(`${where}dependsOn must be an array of at most ${MAX_PARENTS} job ids.`, `${where}dependsOn`);
+  }
+  const seen = new Set<string>();
+  input.dependsOn.forEach((value, i) => {
+    const parent = assertUuid(value, `${where}dependsOn[${i}]`);
+    if (parent === id) throw new InvalidArgumentError(`Job ${id} cannot depend on itself.`, `${where}dependsOn`);
+    if (seen.has(parent)) throw new InvalidArgumentError(`${where}dependsOn names ${parent} twice.`, `${where}dependsOn`);
+    seen.add(parent);
+  });
+  return [...seen];
 }

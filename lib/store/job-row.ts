@@ -1,4 +1,4 @@
-import { OccurrenceId, type JobRecord, type LifecycleFields } from '../core/index.js';
+import { OccurrenceId, type DependencyMode, type JobRecord, type LifecycleFields } from '../core/index.js';
 
 /** A job as an adapter keeps it: lifecycle fields plus identity, with instants in epoch ms. */
 export interface JobRow extends LifecycleFields {
@@ -11,6 +11,9 @@ export interface JobRow extends LifecycleFields {
   readonly payload: string;
   readonly scheduledFor: number;
   readonly scheduleId: string | null;
+  readonly pendingParents: number;
+  readonly dependencyMode: DependencyMode | null;
+  readonly concurrencyKey: string | null;
   readonly createdAt: number;
 }
 
@@ -36,6 +39,9 @@ export function toJob(row: JobRow): JobRecord {
     scheduledFor: new Date(row.scheduledFor),
     occurrenceId: row.scheduleId === null ? OccurrenceId.derive(row.id, new Date(row.scheduledFor)) : row.id,
     scheduleId: row.scheduleId,
+    pendingParents: row.pendingParents,
+    dependencyMode: row.dependencyMode,
+    concurrencyKey: row.concurrencyKey,
     createdAt: new Date(row.createdAt),
     updatedAt: new Date(row.updatedAt),
     finishedAt: row.finishedAt === null ? null : new Date(row.finishedAt),

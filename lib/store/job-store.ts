@@ -22,6 +22,36 @@ export interface AuditRecord {
   readonly detail: unknown;
 }
 
+/** One state change in a job's history. `id` orders the whole log and is stable: observers dedupe on it. */
+export interface HistoryEntry {
+  readonly id: number;
+  readonly jobId: string;
+  readonly name: string;
+  readonly at: Date;
+  readonly state: JobState;
+  readonly attempt: number;
+  /** The error the transition recorded (with the `transitions_and_errors` policy). */
+  readonly error: string | null;
+}
+
+/** An ancestor's output as a dependant sees it; `found` is false for a job that is not an ancestor. */
+export interface ParentOutput {
+  readonly found: boolean;
+  readonly output: unknown;
+}
+
+/** What a concurrency limit caps: a queue, or a concurrency key. */
+export type LimitTarget = { readonly queue: string } | { readonly key: string };
+
+export type ConcurrencyLimit = LimitTarget & { readonly max: number };
+
+/** A transition observer's place in the history, leased to one delivering worker. */
+export interface ObserverLease {
+  readonly observer: string;
+  /** Entries up to this id were delivered. */
+  readonly lastId: number;
+}
+
 /** Job counts for operators. */
 export interface JobStats {
   /** Jobs per queue and state, sorted by queue, then state. */
@@ -244,6 +274,45 @@ export interface JobStore {
 
   /** Counts per queue and state, and the oldest due job. */
   jobStats(): Promise<JobStats>;
+
+  /**
+   * An ancestor's output, read by a dependant. Absent (`found: false`) when `ancestorId` is not
+   * among the job's ancestors, or did not store output.
+   */
+  jobParentOutput(jobId: string, ancestorId: string): Promise<ParentOutput>;
+
+  /**
+   * Settles dependency edges of finished parents that the outcome write did not settle itself (a
+   * fan-out beyond its share, a cascade, an edge written while its parent finished). Each edge
+   * settles once. Returns how many it settled.
+   */
+  jobSettleDependencies(params: { readonly limit: number }): Promise<number>;
+
+  /** Sets (or, with null, removes) the cap on running jobs of a queue or a concurrency key. Audited. */
+  concurrencyLimitSet(target: LimitTarget, max: number | null, options?: OperatorOptions): Promise<void>;
+
+  concurrencyLimitList(): Promise<ConcurrencyLimit[]>;
+
+  /** A job's state changes, oldest first. */
+  jobHistory(jobId: string): Promise<HistoryEntry[]>;
+
+  /** The history log after `afterId`, in order: what observers are fed. */
+  historyRead(params: { readonly afterId: number; readonly limit: number }): Promise<HistoryEntry[]>;
+
+  /** Keeps the newest `keep` entries per job, never removing one an observer has not passed yet. */
+  historyTrim(params: { readonly keep: number; readonly limit: number }): Promise<number>;
+
+  /** Takes the delivery lease of an observer's cursor, unless another worker holds it or it is backing off. */
+  observerLease(params: { readonly observer: string; readonly workerId: string; readonly leaseMs: number }): Promise<ObserverLease | null>;
+
+  /** Moves the cursor past delivered entries. Fenced on the lease: false when the lease was lost. */
+  observerCommit(params: { readonly observer: string; readonly workerId: string; readonly lastId: number }): Promise<boolean>;
+
+  /** Records a failed delivery; the cursor stays and retries after `retryDelayMs`. Fenced on the lease. */
+  observerFail(params: { readonly observer: string; readonly workerId: string; readonly error: string; readonly retryDelayMs: number }): Promise<boolean>;
+
+  /** Deletes succeeded and cancelled jobs finished more than `olderThanMs` ago, with their history and edges. */
+  jobPurge(params: { readonly olderThanMs: number; readonly limit: number }): Promise<number>;
 
   /** The newest migration applied, or null when the store's tables do not exist yet. */
   schemaVersion(): Promise<number | null>;

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe } from '@jest/globals';
 import type { ConformanceTarget, SuiteContext } from './harness.js';
 import { badInputCases } from './cases/bad-input.cases.js';
 import { claimCases } from './cases/claim.cases.js';
+import { dependencyCases } from './cases/dependency.cases.js';
 import { enqueueCases } from './cases/enqueue.cases.js';
 import { fenceCases } from './cases/fence.cases.js';
 import { leaseCases } from './cases/lease.cases.js';
@@ -37,5 +38,6 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('operator actions and listings', () => operatorCases(ctx));
   describe('transactional enqueue', () => transactionalEnqueueCases(ctx));
   describe('recurring schedules', () => scheduleCases(ctx));
+  describe('dependencies', () => dependencyCases(ctx));
   describe('bad input', () => badInputCases(ctx));
 }

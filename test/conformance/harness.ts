@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import type { SchedulerLimits } from '../../lib/core/index.js';
+import type { HistoryPolicy, SchedulerLimits } from '../../lib/core/index.js';
 import type { JobStore } from '../../lib/store/index.js';
 
 /** One freshly opened, empty store and the levers a test needs around it. */
@@ -20,6 +20,7 @@ export interface StoreUnderTest {
 
 export interface OpenOptions {
   readonly limits?: Partial<SchedulerLimits>;
+  readonly historyPolicy?: HistoryPolicy;
 }
 
 /** An adapter under test. Each `open` returns an isolated, empty store. */

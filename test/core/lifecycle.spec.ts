@@ -160,7 +160,7 @@ describe('relinquish', () => {
     expect(result).toEqual({
       ok: true,
       next: { ...running(), state: 'scheduled', runAt: NOW, workerId: null, leasedUntil: null, updatedAt: NOW },
-      effects: [{ type: 'wake' }],
+      effects: [{ type: 'wake' }, { type: 'history', state: 'scheduled', attempt: 1, error: null }, { type: 'release_slots' }],
     });
   });
 
@@ -195,7 +195,7 @@ describe('operator actions', () => {
     expect(result).toEqual({
       ok: true,
       next: job({ state: 'scheduled', attempt: 0, runAt: NOW, lastError: null, output: null, finishedAt: null, workerId: null, updatedAt: NOW }),
-      effects: [{ type: 'wake' }],
+      effects: [{ type: 'wake' }, { type: 'history', state: 'scheduled', attempt: 0, error: null }],
     });
   });
 
@@ -243,5 +243,57 @@ describe('terminal states', () => {
         expect(transition(job({ state, attempt: 1, workerId: 'w', leasedUntil: null }), event, NOW).ok).toBe(false);
       }
     }
+  });
+});
+
+describe('effects', () => {
+  const effects = (j: LifecycleFields, event: JobEvent, now = NOW) => {
+    const result = transition(j, event, now);
+    if (!result.ok) throw new Error(result.rejection);
+    return result.effects;
+  };
+
+  it('records every change of state or attempt in the history, with the error it set', () => {
+    expect(effects(job(), { kind: 'claim', workerId: 'w', leaseMs: 10 })).toEqual([{ type: 'history', state: 'running', attempt: 1, error: null }]);
+    expect(effects(running(), { kind: 'fail', workerId: 'w', attempt: 1, error: 'boom', retryDelayMs: 5 })).toContainEqual({
+      type: 'history',
+      state: 'scheduled',
+      attempt: 1,
+      error: 'boom',
+    });
+    // A reclaim starts another attempt in the same state, and says why.
+    expect(effects(running({ leasedUntil: NOW }), { kind: 'claim', workerId: 'w2', leaseMs: 10 })).toEqual([
+      { type: 'history', state: 'running', attempt: 2, error: LEASE_EXPIRED },
+    ]);
+    // A heartbeat and a repeated cancel request change neither, so nothing is recorded.
+    expect(effects(running(), { kind: 'heartbeat', workerId: 'w', attempt: 1, leaseMs: 10 })).toEqual([]);
+    expect(effects(running({ cancelRequested: true }), { kind: 'cancel' })).toEqual([]);
+  });
+
+  it('releases concurrency slots exactly when a job stops running', () => {
+    expect(effects(running(), { kind: 'succeed', workerId: 'w', attempt: 1, output: null })).toContainEqual({ type: 'release_slots' });
+    expect(effects(running(), { kind: 'relinquish', workerId: 'w', attempt: 1 })).toContainEqual({ type: 'release_slots' });
+    expect(effects(running({ attempt: 3, leasedUntil: NOW }), { kind: 'expire' })).toContainEqual({ type: 'release_slots' });
+    expect(effects(job(), { kind: 'claim', workerId: 'w', leaseMs: 10 })).not.toContainEqual({ type: 'release_slots' });
+    expect(effects(running(), { kind: 'cancel' })).not.toContainEqual({ type: 'release_slots' });
+  });
+
+  it('settles dependants when a job first becomes terminal, whatever the terminal state', () => {
+    const settle = { type: 'settle_dependants' };
+    expect(effects(running(), { kind: 'succeed', workerId: 'w', attempt: 1, output: null })).toContainEqual(settle);
+    expect(effects(running({ attempt: 3 }), { kind: 'fail', workerId: 'w', attempt: 3, error: 'e', retryDelayMs: 0 })).toContainEqual(settle);
+    expect(effects(job(), { kind: 'cancel' })).toContainEqual(settle);
+    expect(effects(running(), { kind: 'fail', workerId: 'w', attempt: 1, error: 'e', retryDelayMs: 0 })).not.toContainEqual(settle);
+  });
+
+  it('releases a waiting dependant no earlier than its own runAt, and cascades a cancel with the reason', () => {
+    const waiting = job({ state: 'awaiting_parents', runAt: NOW + 60_000 });
+    expect(next(waiting, { kind: 'release' })).toMatchObject({ state: 'scheduled', runAt: NOW + 60_000 });
+    expect(next(job({ state: 'awaiting_parents', runAt: NOW - 5 }), { kind: 'release' })).toMatchObject({ runAt: NOW });
+    expect(next(waiting, { kind: 'cascade_cancel', parentId: 'p-1', parentState: 'dead_lettered' })).toMatchObject({
+      state: 'cancelled',
+      lastError: 'parent p-1 ended dead_lettered',
+    });
+    expect(transition(job(), { kind: 'release' }, NOW)).toEqual({ ok: false, rejection: 'illegal_state' });
   });
 });

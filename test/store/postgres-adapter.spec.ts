@@ -56,6 +56,7 @@ describe('PostgreSQL migrations', () => {
     expect(applied).toEqual([
       { version: 1, name: 'create_jobs' },
       { version: 2, name: 'schedules' },
+      { version: 3, name: 'effects' },
     ]);
     const { id } = await a.jobEnqueue({ name: 'after.migrate', payload: 1 });
     expect((await b.jobGet(id))?.name).toBe('after.migrate');
@@ -66,7 +67,18 @@ describe('PostgreSQL migrations', () => {
     await store.migrate();
     const { schema } = store.naming;
     const tables = await dataSource.query(`SELECT tablename FROM pg_tables WHERE schemaname = $1 ORDER BY tablename`, [schema]);
-    expect(tables.map((t: { tablename: string }) => t.tablename)).toEqual(['app_audit_log', 'app_jobs', 'app_migrations', 'app_queues', 'app_schedules']);
+    expect(tables.map((t: { tablename: string }) => t.tablename)).toEqual([
+      'app_audit_log',
+      'app_concurrency_limits',
+      'app_concurrency_slots',
+      'app_dependencies',
+      'app_job_history',
+      'app_jobs',
+      'app_migrations',
+      'app_observer_cursors',
+      'app_queues',
+      'app_schedules',
+    ]);
     const indexes = await dataSource.query(`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'app_jobs' ORDER BY indexname`, [schema]);
     const byName = Object.fromEntries(indexes.map((i: { indexname: string; indexdef: string }) => [i.indexname, i.indexdef]));
     expect(byName.app_jobs_claim_idx).toMatch(/\(run_at, seq\) WHERE \(state = 'scheduled'::text\)/);

@@ -212,10 +212,21 @@ describe('SQLite adapter setup', () => {
     const tables = (await dataSource.query(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'app_%' ORDER BY name`)).map(
       (r: { name: string }) => r.name,
     );
-    expect(tables).toEqual(['app_audit_log', 'app_jobs', 'app_migrations', 'app_queues', 'app_schedules']);
+    expect(tables).toEqual([
+      'app_audit_log',
+      'app_concurrency_limits',
+      'app_dependencies',
+      'app_job_history',
+      'app_jobs',
+      'app_migrations',
+      'app_observer_cursors',
+      'app_queues',
+      'app_schedules',
+    ]);
     expect(await dataSource.query('SELECT version, name FROM app_migrations ORDER BY version')).toEqual([
       { version: 1, name: 'create_jobs' },
       { version: 2, name: 'schedules' },
+      { version: 3, name: 'effects' },
     ]);
   });
 

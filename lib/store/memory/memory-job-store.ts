@@ -1,6 +1,9 @@
 import {
+  assertDelayMs,
+  assertPositiveInteger,
   assertQueueName,
   assertUuid,
+  truncateUtf8,
   CapabilityNotSupportedError,
   isClaimable,
   JobNotFoundError,
@@ -11,6 +14,7 @@ import {
   type Clock,
   type Effect,
   type JobRecord,
+  type HistoryPolicy,
   type JobEvent,
   type JobState,
   type LifecycleFields,
@@ -26,13 +30,20 @@ import {
   toSchedule,
 } from '../schedules/index.js';
 import { memoryScheduleTx } from './memory-schedule-tx.js';
+import { externalParents, planDependencies } from '../dependencies/dependency-plan.js';
+import { assertLimitMax, checkHistoryRead, checkObserverLease, limitKey, limitOf } from '../effect-params.js';
 import { LATEST_SCHEMA_VERSION } from '../sql-migrations.js';
 import { toJob, type JobRow } from '../job-row.js';
 import { cancelResult, replayResult, type OperatorTransition } from '../operator-transition.js';
 import { actorOf } from '../operator-options.js';
 import type {
   AuditRecord,
+  ConcurrencyLimit,
+  HistoryEntry,
   JobStats,
+  LimitTarget,
+  ObserverLease,
+  ParentOutput,
   CancelResult,
   OperatorOptions,
   ClaimParams,
@@ -60,6 +71,7 @@ import {
   checkHeartbeatParams,
   checkListParams,
   checkRelinquishParams,
+  MAX_BATCH,
   type NormalizedOutcome,
 } from '../store-params.js';
 
@@ -67,6 +79,17 @@ export interface MemoryJobStoreOptions {
   /** The store's clock. Defaults to a {@link ManualClock}: time moves only when a test advances it. */
   readonly clock?: Clock;
   readonly limits?: Partial<SchedulerLimits>;
+  /** What the transition history keeps. Default `transitions_and_errors`. */
+  readonly historyPolicy?: HistoryPolicy;
+}
+
+interface MemoryCursor {
+  lastId: number;
+  leasedBy: string | null;
+  leasedUntil: number | null;
+  failures: number;
+  retryAt: number | null;
+  lastError: string | null;
 }
 
 /**
@@ -89,12 +112,21 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
   private readonly pausedQueues = new Set<string>();
   private readonly schedules = new Map<string, ScheduleRow>();
   private readonly auditLog: AuditRecord[] = [];
+  /** Edges by parent, each settled at most once. */
+  private readonly children = new Map<string, { childId: string; settled: boolean }[]>();
+  private readonly parents = new Map<string, string[]>();
+  private readonly concurrencyLimits = new Map<string, number>();
+  private readonly history: HistoryEntry[] = [];
+  private nextHistoryId = 1;
+  private readonly cursors = new Map<string, MemoryCursor>();
+  private readonly historyPolicy: HistoryPolicy;
   private nextSeq = 1;
 
   constructor(options: MemoryJobStoreOptions = {}) {
     super();
     this.clock = options.clock ?? new ManualClock();
     this.limits = resolveLimits(options.limits);
+    this.historyPolicy = options.historyPolicy ?? 'transitions_and_errors';
   }
 
   async migrate(): Promise<void> {}
@@ -131,33 +163,49 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
 
   private insertJobs(jobs: readonly NewJob[]): Set<string> {
     const now = this.clock.now();
+    const fresh = jobs.filter((job) => !this.jobs.has(job.id));
+    const existing = new Map(externalParents(fresh).flatMap((id) => (this.jobs.has(id) ? [[id, this.jobs.get(id)!.state] as const] : [])));
+    const plans = planDependencies(fresh, existing);
     const created = new Set<string>();
     const due = new Set<string>();
-    for (const job of jobs) {
-      if (this.jobs.has(job.id)) continue;
+    for (const { job, state, pendingParents, lastError, edges } of plans) {
       const runAt = job.runAt ?? now + job.delayMs;
-      this.jobs.set(job.id, {
+      const row: JobRow = {
         id: job.id,
         seq: this.nextSeq++,
         name: job.name,
         queue: job.queue,
         payload: job.payload,
-        state: 'scheduled',
+        state,
         runAt,
         scheduledFor: runAt,
         scheduleId: job.scheduleId ?? null,
+        pendingParents,
+        dependencyMode: job.dependencyMode ?? null,
+        concurrencyKey: job.concurrencyKey ?? null,
         attempt: 0,
         maxAttempts: job.maxAttempts,
         workerId: null,
         leasedUntil: null,
         cancelRequested: false,
-        lastError: null,
+        lastError,
         output: null,
         createdAt: now,
         updatedAt: now,
-        finishedAt: null,
-      });
-      if (runAt <= now) due.add(job.queue);
+        finishedAt: state === 'cancelled' ? now : null,
+      };
+      this.jobs.set(job.id, row);
+      this.record(row, row.lastError);
+      for (const edge of edges) {
+        const list = this.children.get(edge.parentId) ?? [];
+        list.push({ childId: job.id, settled: edge.settled });
+        this.children.set(edge.parentId, list);
+      }
+      if (edges.length > 0) this.parents.set(job.id, edges.map((e) => e.parentId));
+      if (job.concurrencyKey && job.concurrencyLimit && !this.concurrencyLimits.has(`key:${job.concurrencyKey}`)) {
+        this.concurrencyLimits.set(`key:${job.concurrencyKey}`, job.concurrencyLimit);
+      }
+      if (state === 'scheduled' && runAt <= now) due.add(job.queue);
       created.add(job.id);
     }
     for (const queue of due) this.hints.emit(queue);
@@ -168,10 +216,10 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
     const { workerId, limit, queues, leaseMs } = checkClaimParams(params);
     const now = this.clock.now();
     const wanted = new Set(queues.filter((q) => !this.pausedQueues.has(q)));
-    const picked = [...this.jobs.values()]
+    const candidates = [...this.jobs.values()]
       .filter((row) => wanted.has(row.queue) && isClaimable(row, now))
-      .sort((a, b) => a.runAt - b.runAt || a.seq - b.seq)
-      .slice(0, limit);
+      .sort((a, b) => a.runAt - b.runAt || a.seq - b.seq);
+    const picked = this.withinLimits(candidates, now).slice(0, limit);
     return picked.map((row) => toJob(this.apply(row, { kind: 'claim', workerId, leaseMs }, now)));
   }
 
@@ -314,6 +362,122 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
     return LATEST_SCHEMA_VERSION;
   }
 
+  async jobParentOutput(jobId: string, ancestorId: string): Promise<ParentOutput> {
+    const id = assertUuid(jobId, 'jobId');
+    const ancestor = assertUuid(ancestorId, 'ancestorId');
+    const seen = new Set<string>();
+    const stack = [...(this.parents.get(id) ?? [])];
+    while (stack.length > 0) {
+      const next = stack.pop()!;
+      if (next === ancestor) {
+        const row = this.jobs.get(ancestor);
+        return row && row.output !== null ? { found: true, output: JSON.parse(row.output) as unknown } : { found: false, output: undefined };
+      }
+      if (seen.has(next)) continue;
+      seen.add(next);
+      stack.push(...(this.parents.get(next) ?? []));
+    }
+    return { found: false, output: undefined };
+  }
+
+  /** Every edge settles the moment its parent finishes here, so there is never anything left over. */
+  async jobSettleDependencies(params: { readonly limit: number }): Promise<number> {
+    assertPositiveInteger(params?.limit, 'limit', MAX_BATCH);
+    return 0;
+  }
+
+  async concurrencyLimitSet(target: LimitTarget, max: number | null, options?: OperatorOptions): Promise<void> {
+    const key = limitKey(target);
+    if (max === null) this.concurrencyLimits.delete(key);
+    else this.concurrencyLimits.set(key, assertLimitMax(max));
+    this.audit({ actor: actorOf(options), action: 'limit.set', target: key, detail: { max } });
+  }
+
+  async concurrencyLimitList(): Promise<ConcurrencyLimit[]> {
+    return [...this.concurrencyLimits].sort(([a], [b]) => a.localeCompare(b)).map(([key, max]) => limitOf(key, max));
+  }
+
+  async jobHistory(jobId: string): Promise<HistoryEntry[]> {
+    const id = assertUuid(jobId, 'jobId');
+    return this.history.filter((entry) => entry.jobId === id);
+  }
+
+  async historyRead(params: { readonly afterId: number; readonly limit: number }): Promise<HistoryEntry[]> {
+    const { afterId, limit } = checkHistoryRead(params);
+    return this.history.filter((entry) => entry.id > afterId).slice(0, limit);
+  }
+
+  async historyTrim(params: { readonly keep: number; readonly limit: number }): Promise<number> {
+    const keep = assertPositiveInteger(params?.keep, 'keep');
+    const limit = assertPositiveInteger(params?.limit, 'limit', 100_000);
+    const floor = Math.min(...[...this.cursors.values()].map((c) => c.lastId), Number.POSITIVE_INFINITY);
+    const perJob = new Map<string, number>();
+    const drop = new Set<number>();
+    for (let i = this.history.length - 1; i >= 0; i--) {
+      const entry = this.history[i]!;
+      const count = (perJob.get(entry.jobId) ?? 0) + 1;
+      perJob.set(entry.jobId, count);
+      if (count > keep && entry.id <= floor && drop.size < limit) drop.add(entry.id);
+    }
+    this.removeHistory((entry) => drop.has(entry.id));
+    return drop.size;
+  }
+
+  async observerLease(params: { readonly observer: string; readonly workerId: string; readonly leaseMs: number }): Promise<ObserverLease | null> {
+    const { observer, workerId, leaseMs } = checkObserverLease(params);
+    const now = this.clock.now();
+    const cursor = this.cursors.get(observer) ?? { lastId: 0, leasedBy: null, leasedUntil: null, failures: 0, retryAt: null, lastError: null };
+    const heldByOther = cursor.leasedBy !== null && cursor.leasedBy !== workerId && cursor.leasedUntil !== null && cursor.leasedUntil > now;
+    if (heldByOther || (cursor.retryAt !== null && cursor.retryAt > now)) return null;
+    this.cursors.set(observer, { ...cursor, leasedBy: workerId, leasedUntil: now + leaseMs });
+    return { observer, lastId: cursor.lastId };
+  }
+
+  async observerCommit(params: { readonly observer: string; readonly workerId: string; readonly lastId: number }): Promise<boolean> {
+    const cursor = this.heldCursor(params.observer, params.workerId);
+    if (!cursor) return false;
+    if (params.lastId > cursor.lastId) cursor.lastId = params.lastId;
+    cursor.failures = 0;
+    cursor.retryAt = null;
+    cursor.lastError = null;
+    return true;
+  }
+
+  async observerFail(params: { readonly observer: string; readonly workerId: string; readonly error: string; readonly retryDelayMs: number }): Promise<boolean> {
+    const cursor = this.heldCursor(params.observer, params.workerId);
+    if (!cursor) return false;
+    cursor.failures += 1;
+    cursor.retryAt = this.clock.now() + assertDelayMs(params.retryDelayMs, 'retryDelayMs');
+    cursor.lastError = truncateUtf8(String(params.error), this.limits.maxErrorBytes);
+    cursor.leasedBy = null;
+    cursor.leasedUntil = null;
+    return true;
+  }
+
+  async jobPurge(params: { readonly olderThanMs: number; readonly limit: number }): Promise<number> {
+    const olderThanMs = assertDelayMs(params?.olderThanMs, 'olderThanMs');
+    const limit = assertPositiveInteger(params?.limit, 'limit', 100_000);
+    const cutoff = this.clock.now() - olderThanMs;
+    const doomed = [...this.jobs.values()]
+      .filter((row) => (row.state === 'succeeded' || row.state === 'cancelled') && row.finishedAt !== null && row.finishedAt < cutoff)
+      .filter((row) => !(this.children.get(row.id) ?? []).some((edge) => !edge.settled))
+      .slice(0, limit);
+    const ids = new Set(doomed.map((row) => row.id));
+    for (const id of ids) {
+      this.jobs.delete(id);
+      this.children.delete(id);
+      this.parents.delete(id);
+    }
+    for (const [parent, edges] of this.children) this.children.set(parent, edges.filter((edge) => !ids.has(edge.childId)));
+    this.removeHistory((entry) => ids.has(entry.jobId));
+    return ids.size;
+  }
+
+  /** Every history entry, for oracles and tests. */
+  historyEntries(): HistoryEntry[] {
+    return [...this.history];
+  }
+
   /** Every schedule row, for oracles and tests that compare whole rows. */
   scheduleRows(): ScheduleRow[] {
     return [...this.schedules.values()].sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id)).map((row) => ({ ...row }));
@@ -374,10 +538,92 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
     const updated: JobRow = { ...row, ...next };
     this.jobs.set(row.id, updated);
     for (const effect of effects) {
-      if (effect.type === 'wake') this.hints.emit(updated.queue);
-      if (effect.type === 'halt_schedule' && updated.scheduleId !== null) this.haltSchedule(updated.scheduleId, updated.id);
+      switch (effect.type) {
+        case 'wake':
+          this.hints.emit(updated.queue);
+          break;
+        case 'halt_schedule':
+          if (updated.scheduleId !== null) this.haltSchedule(updated.scheduleId, updated.id);
+          break;
+        case 'history':
+          this.record(updated, effect.error);
+          break;
+        case 'settle_dependants':
+          this.settleDependants(updated);
+          break;
+        case 'release_slots':
+          break; // limits here count running jobs; nothing is held
+      }
     }
     return updated;
+  }
+
+  /** Appends a history entry, as the policy allows. */
+  private record(row: JobRow, error: string | null): void {
+    if (this.historyPolicy === 'off') return;
+    this.history.push({
+      id: this.nextHistoryId++,
+      jobId: row.id,
+      name: row.name,
+      at: new Date(this.clock.now()),
+      state: row.state,
+      attempt: row.attempt,
+      error: this.historyPolicy === 'transitions_and_errors' ? error : null,
+    });
+  }
+
+  private removeHistory(drop: (entry: HistoryEntry) => boolean): void {
+    const kept = this.history.filter((entry) => !drop(entry));
+    this.history.length = 0;
+    this.history.push(...kept);
+  }
+
+  /**
+   * A parent finished: settle each of its open edges once. A qualifying end lowers the child's
+   * latch (releasing it at zero); a failure cancels an `on_success` child, whose own end settles
+   * its dependants in turn.
+   */
+  private settleDependants(parent: JobRow): void {
+    const now = this.clock.now();
+    for (const edge of this.children.get(parent.id) ?? []) {
+      if (edge.settled) continue;
+      edge.settled = true;
+      const child = this.jobs.get(edge.childId);
+      if (!child || child.state !== 'awaiting_parents') continue;
+      if (parent.state === 'succeeded' || child.dependencyMode === 'on_any_terminal') {
+        const pendingParents = child.pendingParents - 1;
+        const lowered = { ...child, pendingParents };
+        this.jobs.set(child.id, lowered);
+        if (pendingParents <= 0) this.apply(lowered, { kind: 'release' }, now);
+      } else {
+        this.apply(child, { kind: 'cascade_cancel', parentId: parent.id, parentState: parent.state }, now);
+      }
+    }
+  }
+
+  /** Keeps the claim order, dropping candidates whose queue or key is at its cap. */
+  private withinLimits(candidates: readonly JobRow[], now: number): JobRow[] {
+    if (this.concurrencyLimits.size === 0) return [...candidates];
+    const running = new Map<string, number>();
+    const bump = (key: string) => running.set(key, (running.get(key) ?? 0) + 1);
+    for (const row of this.jobs.values()) {
+      if (row.state !== 'running' || row.leasedUntil === null || row.leasedUntil <= now) continue;
+      bump(`queue:${row.queue}`);
+      if (row.concurrencyKey !== null) bump(`key:${row.concurrencyKey}`);
+    }
+    return candidates.filter((row) => {
+      const keys = [`queue:${row.queue}`, ...(row.concurrencyKey === null ? [] : [`key:${row.concurrencyKey}`])].filter((k) => this.concurrencyLimits.has(k));
+      if (keys.some((k) => (running.get(k) ?? 0) >= this.concurrencyLimits.get(k)!)) return false;
+      keys.forEach(bump);
+      return true;
+    });
+  }
+
+  private heldCursor(observer: string, workerId: string): MemoryCursor | null {
+    const cursor = this.cursors.get(observer);
+    const now = this.clock.now();
+    if (!cursor || cursor.leasedBy !== workerId || cursor.leasedUntil === null || cursor.leasedUntil <= now) return null;
+    return cursor;
   }
 
   private haltSchedule(scheduleId: string, jobId: string): void {

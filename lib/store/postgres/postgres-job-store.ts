@@ -1,14 +1,18 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import {
+  assertDelayMs,
+  assertPositiveInteger,
   assertQueueName,
   assertUuid,
+  truncateUtf8,
   InvalidArgumentError,
   resolveLimits,
+  type HistoryPolicy,
   type JobRecord,
   type JobState,
   type SchedulerLimits,
 } from '../../core/index.js';
-import { normalizeEnqueueMany, type EnqueueInput } from '../enqueue-input.js';
+import { normalizeEnqueueMany, type EnqueueInput, type NewJob } from '../enqueue-input.js';
 import { toJob } from '../job-row.js';
 import { cancelResult, replayResult, type OperatorTransition } from '../operator-transition.js';
 import { actorOf } from '../operator-options.js';
@@ -21,6 +25,11 @@ import {
 import { auditInsert, fromPgScheduleRow, postgresScheduleTx, scheduleStatements, type PgScheduleRow, type ScheduleStatements } from './postgres-schedule-tx.js';
 import type {
   AuditRecord,
+  ConcurrencyLimit,
+  HistoryEntry,
+  LimitTarget,
+  ObserverLease,
+  ParentOutput,
   JobStats,
   CancelResult,
   OperatorOptions,
@@ -49,16 +58,22 @@ import {
   checkHeartbeatParams,
   checkListParams,
   checkRelinquishParams,
+  MAX_BATCH,
 } from '../store-params.js';
 import { ManagerExecutor, PoolExecutor, type PgExecutor, type PgPool, type StatementListener } from './pg-executor.js';
 import { PgDedicatedClient } from './pg-dedicated-client.js';
 import { PgWakeListener } from './pg-wake-listener.js';
 import { PostgresAttemptTransaction } from './postgres-attempt-transaction.js';
 import { migratePostgres } from './postgres-migrator.js';
+import { assertHistoryPolicy } from '../effect-params.js';
+import { effectsSql } from './postgres-effects.js';
+import { effectsQueries } from './queries/effects.query.js';
+import { assertLimitMax, checkHistoryRead, checkObserverLease, limitKey } from '../effect-params.js';
 import { postgresNaming, type PostgresNaming } from './postgres-naming.js';
 import { claimJobsQuery } from './queries/claim-jobs.query.js';
 import { completeJobsQuery } from './queries/complete-jobs.query.js';
-import { enqueueJobsQuery } from './queries/enqueue-jobs.query.js';
+import { enqueueJobsQuery, parentStatesQuery } from './queries/enqueue-jobs.query.js';
+import { externalParents, planDependencies } from '../dependencies/dependency-plan.js';
 import { expireLeasesQuery } from './queries/expire-leases.query.js';
 import { getJobQuery } from './queries/get-job.query.js';
 import { heartbeatJobsQuery } from './queries/heartbeat-jobs.query.js';
@@ -78,6 +93,8 @@ export interface PostgresJobStoreOptions {
   readonly limits?: Partial<SchedulerLimits>;
   /** Called with the text of every statement the store sends (for tests and diagnostics). */
   readonly onStatement?: StatementListener;
+  /** What the transition history keeps. Default `transitions_and_errors`; installation-wide (the last migrate sets it). */
+  readonly historyPolicy?: HistoryPolicy;
 }
 
 /**
@@ -95,6 +112,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
 
   readonly naming: PostgresNaming;
   readonly limits: SchedulerLimits;
+  private readonly historyPolicy: HistoryPolicy;
   private readonly pool: PgPool;
   private readonly db: PgExecutor;
   /** Heartbeats get a connection of their own, so busy attempt transactions cannot starve them. */
@@ -103,6 +121,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
   readonly wakeListener: PgWakeListener;
   private readonly sql;
   private readonly scheduleSql: ScheduleStatements;
+  private readonly effects: ReturnType<typeof effectsQueries>;
 
   constructor(private readonly options: PostgresJobStoreOptions) {
     super();
@@ -115,6 +134,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     }
     this.naming = postgresNaming(options.schema, options.tablePrefix);
     this.limits = resolveLimits(options.limits);
+    this.historyPolicy = assertHistoryPolicy(options.historyPolicy);
     this.pool = (dataSource.driver as unknown as { master: PgPool }).master;
     this.db = new PoolExecutor(this.pool, options.onStatement);
     this.heartbeatDb = new PgDedicatedClient(this.pool, options.onStatement);
@@ -122,6 +142,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     const t = this.naming;
     this.sql = {
       enqueue: enqueueJobsQuery(t),
+      parentStates: parentStatesQuery(t),
       claim: claimJobsQuery(t),
       heartbeat: heartbeatJobsQuery(t),
       complete: completeJobsQuery(t),
@@ -134,10 +155,11 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
       operator: operatorTransitionQuery(t),
     };
     this.scheduleSql = scheduleStatements(t);
+    this.effects = effectsQueries(t);
   }
 
   async migrate(): Promise<void> {
-    await migratePostgres(this.pool, this.naming);
+    await migratePostgres(this.pool, this.naming, effectsSql(this.naming, this.historyPolicy));
   }
 
   /** The most connections the DataSource's pool opens (node-postgres defaults to 10). */
@@ -176,8 +198,19 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     const jobs = normalizeEnqueueMany(inputs, this.limits);
     const db = options?.manager === undefined ? this.db : this.transactional(options.manager);
     if (jobs.length === 0) return [];
-    const created = await this.sql.enqueue(db, jobs);
+    const created = await this.insertJobs(db, jobs);
     return jobs.map((job) => ({ id: job.id, created: created.has(job.id) }));
+  }
+
+  /**
+   * Looks up the parents a batch names (refusing unknown ones before any write), decides how each
+   * job starts, and inserts the batch. A parent that finishes between the two statements leaves an
+   * open edge behind, which jobSettleDependencies settles.
+   */
+  private async insertJobs(db: PgExecutor, jobs: readonly NewJob[]): Promise<Set<string>> {
+    const external = externalParents(jobs);
+    const existing = external.length > 0 ? await this.sql.parentStates(db, external) : new Map<string, JobState>();
+    return this.sql.enqueue(db, planDependencies(jobs, existing));
   }
 
   async jobClaim(params: ClaimParams): Promise<JobRecord[]> {
@@ -280,6 +313,61 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     return version?.version ?? null;
   }
 
+  async jobParentOutput(jobId: string, ancestorId: string): Promise<ParentOutput> {
+    return this.effects.parentOutput(this.db, assertUuid(jobId, 'jobId'), assertUuid(ancestorId, 'ancestorId'));
+  }
+
+  async jobSettleDependencies(params: { readonly limit: number }): Promise<number> {
+    return this.effects.settle(this.db, assertPositiveInteger(params?.limit, 'limit', MAX_BATCH));
+  }
+
+  async concurrencyLimitSet(target: LimitTarget, max: number | null, options?: OperatorOptions): Promise<void> {
+    const key = limitKey(target);
+    const checked = max === null ? null : assertLimitMax(max);
+    const actor = actorOf(options);
+    await this.inTransaction(async (db) => {
+      await this.effects.setLimit(db, key, checked);
+      await auditInsert(db, this.scheduleSql, { actor, action: 'limit.set', target: key, detail: { max: checked } });
+    });
+  }
+
+  async concurrencyLimitList(): Promise<ConcurrencyLimit[]> {
+    return this.effects.listLimits(this.db);
+  }
+
+  async jobHistory(jobId: string): Promise<HistoryEntry[]> {
+    return this.effects.history(this.db, assertUuid(jobId, 'jobId'));
+  }
+
+  async historyRead(params: { readonly afterId: number; readonly limit: number }): Promise<HistoryEntry[]> {
+    const { afterId, limit } = checkHistoryRead(params);
+    return this.effects.historyRead(this.db, afterId, limit);
+  }
+
+  async historyTrim(params: { readonly keep: number; readonly limit: number }): Promise<number> {
+    return this.effects.historyTrim(this.db, assertPositiveInteger(params?.keep, 'keep'), assertPositiveInteger(params?.limit, 'limit', 100_000));
+  }
+
+  async observerLease(params: { readonly observer: string; readonly workerId: string; readonly leaseMs: number }): Promise<ObserverLease | null> {
+    const { observer, workerId, leaseMs } = checkObserverLease(params);
+    return this.effects.observerLease(this.db, observer, workerId, leaseMs);
+  }
+
+  async observerCommit(params: { readonly observer: string; readonly workerId: string; readonly lastId: number }): Promise<boolean> {
+    const { observer, workerId } = checkObserverLease({ ...params, leaseMs: 1 });
+    const { afterId } = checkHistoryRead({ afterId: params.lastId, limit: 1 });
+    return this.effects.observerCommit(this.db, observer, workerId, afterId);
+  }
+
+  async observerFail(params: { readonly observer: string; readonly workerId: string; readonly error: string; readonly retryDelayMs: number }): Promise<boolean> {
+    const { observer, workerId } = checkObserverLease({ ...params, leaseMs: 1 });
+    return this.effects.observerFail(this.db, observer, workerId, truncateUtf8(String(params.error), this.limits.maxErrorBytes), assertDelayMs(params.retryDelayMs, 'retryDelayMs'));
+  }
+
+  async jobPurge(params: { readonly olderThanMs: number; readonly limit: number }): Promise<number> {
+    return this.effects.purge(this.db, assertDelayMs(params?.olderThanMs, 'olderThanMs'), assertPositiveInteger(params?.limit, 'limit', 100_000));
+  }
+
   async auditList(params?: { readonly limit?: number }): Promise<AuditRecord[]> {
     const limit = checkDeadLetterListParams(params);
     const rows = await this.db.query<{ at: Date; actor: string; action: string; target: string; detail: unknown }>(
@@ -316,7 +404,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     return this.inTransaction(async (db) =>
       work(
         await postgresScheduleTx(db, this.scheduleSql, {
-          insertJobs: (executor, jobs) => this.sql.enqueue(executor, jobs),
+          insertJobs: (executor, jobs) => this.insertJobs(executor, jobs),
           replayJob: (executor, jobId) => this.replayJob(executor, jobId),
         }),
       ),

@@ -7,11 +7,13 @@ const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
 
 /**
  * Applies the migrations this database has not seen, in one transaction under an advisory lock,
- * so nodes that boot together take turns and the second finds nothing left to do.
+ * so nodes that boot together take turns and the second finds nothing left to do. `install`
+ * (functions and triggers that are re-created on every boot) runs last, under the same lock.
  */
 export async function migratePostgres(
   pool: PgPool,
   naming: PostgresNaming,
+  install = '',
   migrations: readonly Migration[] = loadMigrations(MIGRATIONS_DIR),
 ): Promise<number[]> {
   const client = await pool.connect();
@@ -32,6 +34,7 @@ export async function migratePostgres(
       await client.query({ text: `INSERT INTO ${naming.migrations} (version, name) VALUES ($1, $2)`, values: [migration.version, migration.name] });
       ran.push(migration.version);
     }
+    if (install) await client.query({ text: install });
     await client.query({ text: 'COMMIT' });
     ok = true;
     return ran;

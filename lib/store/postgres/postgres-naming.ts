@@ -13,6 +13,11 @@ export interface PostgresNaming {
   readonly migrations: string;
   readonly schedules: string;
   readonly audit: string;
+  readonly dependencies: string;
+  readonly limits: string;
+  readonly slots: string;
+  readonly history: string;
+  readonly cursors: string;
   /** `"schema"."prefix" + name` for any of the store's tables. */
   table(name: string): string;
   /** The LISTEN/NOTIFY channel for wake-up hints (raw, not quoted). */
@@ -44,6 +49,11 @@ export function postgresNaming(schema = DEFAULT_POSTGRES_SCHEMA, prefix = ''): P
     migrations: table('migrations'),
     schedules: table('schedules'),
     audit: table('audit_log'),
+    dependencies: table('dependencies'),
+    limits: table('concurrency_limits'),
+    slots: table('concurrency_slots'),
+    history: table('job_history'),
+    cursors: table('observer_cursors'),
     table,
     channel:
       plainChannel.length <= MAX_IDENTIFIER_LENGTH

@@ -1,4 +1,4 @@
-import type { JobState } from '../../core/index.js';
+import type { DependencyMode, JobState } from '../../core/index.js';
 import type { JobRow } from '../job-row.js';
 
 /** The column list every query that returns whole jobs selects, with JSON as text. */
@@ -13,6 +13,9 @@ export function jobColumns(alias = 'j'): string {
     'run_at',
     'scheduled_for',
     'schedule_id',
+    'pending_parents',
+    'dependency_mode',
+    'concurrency_key',
     'attempt',
     'max_attempts',
     'worker_id',
@@ -38,6 +41,9 @@ export interface PgJobRow {
   run_at: Date;
   scheduled_for: Date;
   schedule_id: string | null;
+  pending_parents: number;
+  dependency_mode: DependencyMode | null;
+  concurrency_key: string | null;
   attempt: number;
   max_attempts: number;
   worker_id: string | null;
@@ -61,6 +67,9 @@ export function fromPgRow(row: PgJobRow): JobRow {
     runAt: row.run_at.getTime(),
     scheduledFor: row.scheduled_for.getTime(),
     scheduleId: row.schedule_id,
+    pendingParents: row.pending_parents,
+    dependencyMode: row.dependency_mode,
+    concurrencyKey: row.concurrency_key,
     attempt: row.attempt,
     maxAttempts: row.max_attempts,
     workerId: row.worker_id,

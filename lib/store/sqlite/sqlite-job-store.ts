@@ -1,11 +1,15 @@
 import type { Database } from 'better-sqlite3';
 import type { DataSource, EntityManager } from 'typeorm';
 import {
+  assertDelayMs,
+  assertPositiveInteger,
   assertQueueName,
   assertUuid,
+  truncateUtf8,
   InvalidArgumentError,
   resolveLimits,
   StoreBusyError,
+  type HistoryPolicy,
   type JobRecord,
   type SchedulerLimits,
 } from '../../core/index.js';
@@ -22,6 +26,11 @@ import {
 import { auditInsert, fromSqliteScheduleRow, scheduleStatements, sqliteScheduleTx, type SqliteScheduleRow } from './sqlite-schedule-tx.js';
 import type {
   AuditRecord,
+  ConcurrencyLimit,
+  HistoryEntry,
+  LimitTarget,
+  ObserverLease,
+  ParentOutput,
   JobStats,
   CancelResult,
   OperatorOptions,
@@ -43,6 +52,9 @@ import type { AttemptTransaction } from '../attempt-transaction.js';
 import type { StoreCapabilities } from '../store-capabilities.js';
 import { ANY_QUEUE, WakeHub, type WakeListener, type WakeSubscription } from '../wake-hints.js';
 import { SqliteAttemptTransaction } from './sqlite-attempt-transaction.js';
+import { effectsSql } from './sqlite-effects.js';
+import { effectsQueries } from './queries/effects.query.js';
+import { assertHistoryPolicy, assertLimitMax, checkHistoryRead, checkObserverLease, limitKey } from '../effect-params.js';
 import {
   checkClaimParams,
   checkCompleteParams,
@@ -51,6 +63,7 @@ import {
   checkHeartbeatParams,
   checkListParams,
   checkRelinquishParams,
+  MAX_BATCH,
 } from '../store-params.js';
 import { claimJobsQuery } from './queries/claim-jobs.query.js';
 import { completeJobsQuery } from './queries/complete-jobs.query.js';
@@ -76,6 +89,8 @@ export interface SqliteJobStoreOptions {
    * or for the database file's write lock (held by another process). Default 30 s.
    */
   readonly busyTimeoutMs?: number;
+  /** What the transition history keeps. Default `transitions_and_errors`; installation-wide (the last migrate sets it). */
+  readonly historyPolicy?: HistoryPolicy;
 }
 
 /**
@@ -99,6 +114,9 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
   private readonly db: Database;
   private readonly hints = new WakeHub();
   private readonly busyTimeoutMs: number;
+  private readonly historyPolicy: HistoryPolicy;
+  /** Set once this process wrote an edge that is still open: finished parents may then release jobs. */
+  private openEdges = false;
   private sql?: ReturnType<SqliteJobStore['prepare']>;
   private readonly clock;
 
@@ -117,6 +135,7 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
     }
     this.naming = sqliteNaming(options.tablePrefix);
     this.limits = resolveLimits(options.limits);
+    this.historyPolicy = assertHistoryPolicy(options.historyPolicy);
     this.db = (dataSource.driver as unknown as { databaseConnection: Database }).databaseConnection;
     this.gate = sqliteGate(dataSource, this.busyTimeoutMs);
     this.clock = this.db.prepare(`SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER) AS now`).pluck();
@@ -130,7 +149,10 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
       // Another process holding the write lock makes a write wait this long before SQLITE_BUSY; the
       // store then backs off without blocking and retries (see retryBusy). Keep a short floor.
       if (Number(this.db.pragma('busy_timeout', { simple: true })) < 1_000) this.db.pragma('busy_timeout = 5000');
-      await this.retryBusy(() => migrateSqlite(this.db, this.naming));
+      // Cascades through dependants need triggers to fire from within triggers.
+      this.db.pragma('recursive_triggers = ON');
+      await this.retryBusy(() => migrateSqlite(this.db, this.naming, effectsSql(this.naming, this.historyPolicy)));
+      this.openEdges = Boolean(this.db.prepare(`SELECT EXISTS (SELECT 1 FROM ${this.naming.dependencies} WHERE settled = 0)`).pluck().get());
     });
     this.sql = this.prepare();
   }
@@ -157,9 +179,10 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
     const jobs = normalizeEnqueueMany(inputs, this.limits);
     const due = new Set<string>();
     const write = (now: number) => {
-      const created = this.statements().enqueue(jobs, now);
-      for (const job of jobs) if (created.has(job.id) && (job.runAt ?? now + job.delayMs) <= now) due.add(job.queue);
-      return jobs.map((job) => ({ id: job.id, created: created.has(job.id) }));
+      const inserted = this.statements().enqueue(jobs, now);
+      for (const queue of inserted.due) due.add(queue);
+      this.openEdges ||= inserted.openEdges;
+      return jobs.map((job) => ({ id: job.id, created: inserted.created.has(job.id) }));
     };
     let results: EnqueueResult[];
     if (options?.manager !== undefined) {
@@ -194,7 +217,9 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
   async jobCompleteMany(params: CompleteParams): Promise<OutcomeResult[]> {
     const { workerId, outcomes } = checkCompleteParams(params, this.limits);
     if (outcomes.length === 0) return [];
-    return this.write((now) => this.statements().complete(workerId, outcomes, now));
+    const results = await this.write((now) => this.statements().complete(workerId, outcomes, now));
+    this.hintReleased(results);
+    return results;
   }
 
   async jobRelinquishMany(params: RelinquishParams): Promise<OutcomeResult[]> {
@@ -300,10 +325,9 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
       try {
         const tx = sqliteScheduleTx(this.statements().schedules, this.now(), {
           insertJobs: (jobs) => {
-            const now = this.now();
-            const created = this.statements().enqueue(jobs, now);
-            for (const job of jobs) if (created.has(job.id) && (job.runAt ?? now) <= now) due.add(job.queue);
-            return created;
+            const inserted = this.statements().enqueue(jobs, this.now());
+            for (const queue of inserted.due) due.add(queue);
+            return inserted.created;
           },
           replayJob: (jobId) => {
             const outcome = this.replayJob(jobId, this.now());
@@ -321,6 +345,76 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
       }
     };
     return holder ? run() : this.gate.exclusive(run);
+  }
+
+  async jobParentOutput(jobId: string, ancestorId: string): Promise<ParentOutput> {
+    const id = assertUuid(jobId, 'jobId');
+    const ancestor = assertUuid(ancestorId, 'ancestorId');
+    return this.read(() => this.statements().effects.parentOutput(id, ancestor));
+  }
+
+  async jobSettleDependencies(params: { readonly limit: number }): Promise<number> {
+    const limit = assertPositiveInteger(params?.limit, 'limit', MAX_BATCH);
+    return this.write((now) => this.statements().effects.settle(limit, now));
+  }
+
+  async concurrencyLimitSet(target: LimitTarget, max: number | null, options?: OperatorOptions): Promise<void> {
+    const key = limitKey(target);
+    const checked = max === null ? null : assertLimitMax(max);
+    const actor = actorOf(options);
+    await this.write((now) => {
+      this.statements().effects.setLimit(key, checked, now);
+      auditInsert(this.statements().schedules, { actor, action: 'limit.set', target: key, detail: { max: checked } }, now);
+    });
+  }
+
+  async concurrencyLimitList(): Promise<ConcurrencyLimit[]> {
+    return this.read(() => this.statements().effects.listLimits());
+  }
+
+  async jobHistory(jobId: string): Promise<HistoryEntry[]> {
+    const id = assertUuid(jobId, 'jobId');
+    return this.read(() => this.statements().effects.history(id));
+  }
+
+  async historyRead(params: { readonly afterId: number; readonly limit: number }): Promise<HistoryEntry[]> {
+    const { afterId, limit } = checkHistoryRead(params);
+    return this.read(() => this.statements().effects.historyRead(afterId, limit));
+  }
+
+  async historyTrim(params: { readonly keep: number; readonly limit: number }): Promise<number> {
+    const keep = assertPositiveInteger(params?.keep, 'keep');
+    const limit = assertPositiveInteger(params?.limit, 'limit', 100_000);
+    return this.write(() => this.statements().effects.historyTrim(keep, limit));
+  }
+
+  async observerLease(params: { readonly observer: string; readonly workerId: string; readonly leaseMs: number }): Promise<ObserverLease | null> {
+    const { observer, workerId, leaseMs } = checkObserverLease(params);
+    return this.write((now) => this.statements().effects.observerLease(observer, workerId, leaseMs, now));
+  }
+
+  async observerCommit(params: { readonly observer: string; readonly workerId: string; readonly lastId: number }): Promise<boolean> {
+    const { observer, workerId } = checkObserverLease({ ...params, leaseMs: 1 });
+    const { afterId } = checkHistoryRead({ afterId: params.lastId, limit: 1 });
+    return this.write((now) => this.statements().effects.observerCommit(observer, workerId, afterId, now));
+  }
+
+  async observerFail(params: { readonly observer: string; readonly workerId: string; readonly error: string; readonly retryDelayMs: number }): Promise<boolean> {
+    const { observer, workerId } = checkObserverLease({ ...params, leaseMs: 1 });
+    const error = truncateUtf8(String(params.error), this.limits.maxErrorBytes);
+    const delay = assertDelayMs(params.retryDelayMs, 'retryDelayMs');
+    return this.write((now) => this.statements().effects.observerFail(observer, workerId, error, delay, now));
+  }
+
+  async jobPurge(params: { readonly olderThanMs: number; readonly limit: number }): Promise<number> {
+    const olderThanMs = assertDelayMs(params?.olderThanMs, 'olderThanMs');
+    const limit = assertPositiveInteger(params?.limit, 'limit', 100_000);
+    return this.write((now) => this.statements().effects.purge(olderThanMs, limit, now));
+  }
+
+  /** A finished parent may have released dependants; in-process hints are the only way to say so promptly. */
+  private hintReleased(results: readonly OutcomeResult[]): void {
+    if (this.openEdges && results.some((r) => r.status === 'applied' && r.state !== 'scheduled')) this.hints.emit(ANY_QUEUE);
   }
 
   async jobGet(jobId: string): Promise<JobRecord | null> {
@@ -440,6 +534,7 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
       setPaused: setQueuePausedQuery(db, t),
       operator: operatorTransitionQuery(db, t),
       schedules: scheduleStatements(db, t),
+      effects: effectsQueries(db, t),
     };
   }
 }

@@ -9,7 +9,12 @@ const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
  * Applies unseen migrations inside one IMMEDIATE transaction, which takes SQLite's write lock, so
  * processes that start together on one file take turns.
  */
-export function migrateSqlite(db: Database, naming: SqliteNaming, migrations: readonly Migration[] = loadMigrations(MIGRATIONS_DIR)): number[] {
+export function migrateSqlite(
+  db: Database,
+  naming: SqliteNaming,
+  install = '',
+  migrations: readonly Migration[] = loadMigrations(MIGRATIONS_DIR),
+): number[] {
   const run = db.transaction(() => {
     db.exec(`CREATE TABLE IF NOT EXISTS ${naming.migrations} (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`);
     const applied = new Set((db.prepare(`SELECT version FROM ${naming.migrations}`).all() as { version: number }[]).map((r) => r.version));
@@ -21,6 +26,7 @@ export function migrateSqlite(db: Database, naming: SqliteNaming, migrations: re
       record.run(migration.version, migration.name);
       ran.push(migration.version);
     }
+    if (install) db.exec(install);
     return ran;
   });
   return run.immediate();

@@ -11,6 +11,10 @@ export interface SqliteNaming extends MigrationNames {
   readonly migrations: string;
   readonly schedules: string;
   readonly audit: string;
+  readonly dependencies: string;
+  readonly limits: string;
+  readonly history: string;
+  readonly cursors: string;
 }
 
 export function sqliteNaming(prefix = DEFAULT_SQLITE_PREFIX): SqliteNaming {
@@ -25,6 +29,10 @@ export function sqliteNaming(prefix = DEFAULT_SQLITE_PREFIX): SqliteNaming {
     migrations: local('migrations'),
     schedules: local('schedules'),
     audit: local('audit_log'),
+    dependencies: local('dependencies'),
+    limits: local('concurrency_limits'),
+    history: local('job_history'),
+    cursors: local('observer_cursors'),
     table: local,
     local,
   };

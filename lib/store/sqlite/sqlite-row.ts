@@ -1,4 +1,4 @@
-import type { JobState } from '../../core/index.js';
+import type { DependencyMode, JobState } from '../../core/index.js';
 import type { JobRow } from '../job-row.js';
 
 export interface SqliteJobRow {
@@ -11,6 +11,9 @@ export interface SqliteJobRow {
   run_at: number;
   scheduled_for: number;
   schedule_id: string | null;
+  pending_parents: number;
+  dependency_mode: DependencyMode | null;
+  concurrency_key: string | null;
   attempt: number;
   max_attempts: number;
   worker_id: string | null;
@@ -34,6 +37,9 @@ export function fromSqliteRow(row: SqliteJobRow): JobRow {
     runAt: row.run_at,
     scheduledFor: row.scheduled_for,
     scheduleId: row.schedule_id,
+    pendingParents: row.pending_parents,
+    dependencyMode: row.dependency_mode,
+    concurrencyKey: row.concurrency_key,
     attempt: row.attempt,
     maxAttempts: row.max_attempts,
     workerId: row.worker_id,

@@ -7,11 +7,18 @@ export async function memoryTarget(): Promise<ConformanceTarget> {
     name: 'memory',
     async open(options) {
       const clock = new ManualClock();
-      const store = new MemoryJobStore({ clock, limits: options?.limits });
+      const store = new MemoryJobStore({ clock, limits: options?.limits, historyPolicy: options?.historyPolicy });
       return {
         store,
         advance: async (ms) => clock.advance(ms),
-        snapshot: async () => ({ jobs: store.rows(), paused: store.pausedQueueNames(), schedules: store.scheduleRows(), audit: (await store.auditList({ limit: 1_000 })).length }),
+        snapshot: async () => ({
+          jobs: store.rows(),
+          paused: store.pausedQueueNames(),
+          schedules: store.scheduleRows(),
+          audit: (await store.auditList({ limit: 1_000 })).length,
+          history: store.historyEntries().length,
+          limits: await store.concurrencyLimitList(),
+        }),
         countJobs: async () => store.rows().length,
       };
     },

@@ -5,28 +5,71 @@ import type { PostgresNaming } from '../postgres-naming.js';
 import { fromPgRow, jobColumns, type PgJobRow } from '../postgres-row.js';
 
 /**
- * Leases up to $3 jobs in one statement. Two candidate sets are read with SKIP LOCKED (so
- * concurrent claimers never wait on, or take, each other's rows): due scheduled jobs, and running
- * jobs whose lease lapsed with attempts left and no cancel request. The earliest of both win.
+ * Leases up to $3 jobs in one statement, within concurrency limits.
+ *
+ * Candidates are read with SKIP LOCKED (concurrent claimers never wait on, or take, each other's
+ * rows): due scheduled jobs, and running jobs whose lease lapsed with attempts left and no cancel
+ * request; jobs whose queue or key is at its cap are passed over, so they cannot starve the rest.
+ *
+ * A capped queue or key has one row per slot. A candidate needs a free slot for each cap it is
+ * under; free slots are locked with SKIP LOCKED too, so two claimers can never hand out one slot
+ * twice, and a slot whose job no longer runs with a live lease counts as free: a crashed worker's
+ * slots come back when its leases lapse.
  */
 export function claimJobsQuery(t: PostgresNaming) {
+  const liveSlotHolder = (slot: string) =>
+    `EXISTS (SELECT 1 FROM ${t.jobs} r WHERE r.id = ${slot}.job_id AND r.state = 'running' AND r.leased_until > now())`;
+  const notSaturated = (job: string) => `NOT EXISTS (
+        SELECT 1 FROM ${t.limits} l
+        WHERE l.key IN ('queue:' || ${job}.queue, 'key:' || ${job}.concurrency_key)
+          AND NOT EXISTS (SELECT 1 FROM ${t.slots} s WHERE s.key = l.key AND s.slot <= l.max AND (s.job_id IS NULL OR NOT ${liveSlotHolder('s')})))`;
   const text = `
     WITH active AS (
       SELECT q FROM unnest($2::text[]) AS q
       WHERE NOT EXISTS (SELECT 1 FROM ${t.queues} p WHERE p.name = q AND p.paused)
     ), due AS (
-      SELECT id, run_at, seq FROM ${t.jobs}
-      WHERE state = 'scheduled' AND run_at <= now() AND attempt < max_attempts AND queue IN (SELECT q FROM active)
+      SELECT id, run_at, seq, queue, concurrency_key FROM ${t.jobs} j
+      WHERE state = 'scheduled' AND run_at <= now() AND attempt < max_attempts AND queue IN (SELECT q FROM active) AND ${notSaturated('j')}
       ORDER BY run_at, seq LIMIT $3
       FOR UPDATE SKIP LOCKED
     ), lapsed AS (
-      SELECT id, run_at, seq FROM ${t.jobs}
+      SELECT id, run_at, seq, queue, concurrency_key FROM ${t.jobs} j
       WHERE state = 'running' AND leased_until <= now() AND attempt < max_attempts AND NOT cancel_requested
-        AND queue IN (SELECT q FROM active)
+        AND queue IN (SELECT q FROM active) AND ${notSaturated('j')}
       ORDER BY run_at, seq LIMIT $3
       FOR UPDATE SKIP LOCKED
+    ), candidates AS (
+      SELECT c.id, c.run_at, c.seq,
+        (SELECT l.key FROM ${t.limits} l WHERE l.key = 'queue:' || c.queue) AS qkey,
+        (SELECT l.key FROM ${t.limits} l WHERE l.key = 'key:' || c.concurrency_key) AS kkey
+      FROM (SELECT * FROM due UNION ALL SELECT * FROM lapsed) c
+    ), free AS (
+      SELECT f.key, f.slot, row_number() OVER (PARTITION BY f.key ORDER BY f.slot) AS n
+      FROM (
+        SELECT s.key, s.slot FROM ${t.slots} s JOIN ${t.limits} l ON l.key = s.key AND s.slot <= l.max
+        WHERE s.key IN (SELECT qkey FROM candidates UNION SELECT kkey FROM candidates) AND (s.job_id IS NULL OR NOT ${liveSlotHolder('s')})
+        FOR UPDATE OF s SKIP LOCKED
+      ) f
+    ), ranked AS (
+      SELECT c.*,
+        row_number() OVER (PARTITION BY c.qkey ORDER BY c.run_at, c.seq) AS rq,
+        row_number() OVER (PARTITION BY c.kkey ORDER BY c.run_at, c.seq) AS rk
+      FROM candidates c
     ), picked AS (
-      SELECT id FROM (SELECT * FROM due UNION ALL SELECT * FROM lapsed) c ORDER BY run_at, seq LIMIT $3
+      SELECT r.id, r.run_at, r.seq, r.qkey, r.kkey FROM ranked r
+      WHERE (r.qkey IS NULL OR r.rq <= (SELECT count(*) FROM free WHERE free.key = r.qkey))
+        AND (r.kkey IS NULL OR r.rk <= (SELECT count(*) FROM free WHERE free.key = r.kkey))
+      ORDER BY r.run_at, r.seq LIMIT $3
+    ), numbered AS (
+      SELECT p.id, p.qkey, p.kkey,
+        row_number() OVER (PARTITION BY p.qkey ORDER BY p.run_at, p.seq) AS aq,
+        row_number() OVER (PARTITION BY p.kkey ORDER BY p.run_at, p.seq) AS ak
+      FROM picked p
+    ), taken AS (
+      UPDATE ${t.slots} s SET job_id = m.id
+      FROM numbered m, free f
+      WHERE s.key = f.key AND s.slot = f.slot AND ((f.key = m.qkey AND f.n = m.aq) OR (f.key = m.kkey AND f.n = m.ak))
+      RETURNING s.key
     )
     UPDATE ${t.jobs} j SET
       state = 'running',

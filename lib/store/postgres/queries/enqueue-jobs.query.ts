@@ -1,29 +1,51 @@
-import type { NewJob } from '../../enqueue-input.js';
+import type { JobState } from '../../../core/index.js';
+import type { PlannedJob } from '../../dependencies/dependency-plan.js';
 import type { PgExecutor } from '../pg-executor.js';
 import type { PostgresNaming } from '../postgres-naming.js';
 
 /**
- * Inserts a batch in one statement. A job whose id exists is skipped (that is how a second mint of
- * one occurrence becomes a no-op), and jobs due now send one wake-up hint per queue, which
- * PostgreSQL delivers when the surrounding transaction commits.
+ * Inserts a batch in one statement: the jobs (a job whose id exists is skipped, which is how a
+ * second mint of one occurrence becomes a no-op), their dependency edges, the concurrency limits
+ * they declare for keys that have none yet (with the limit's slots), and one wake-up hint per
+ * queue with work due now, which PostgreSQL delivers when the surrounding transaction commits.
  */
 export function enqueueJobsQuery(t: PostgresNaming) {
   const text = `
     WITH input AS (
       SELECT r.*, date_trunc('milliseconds', COALESCE(r.run_at, now() + r.delay_ms * interval '1 millisecond')) AS at
-      FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::bigint[], $7::integer[], $9::uuid[])
-        WITH ORDINALITY AS r(id, name, queue, payload, run_at, delay_ms, max_attempts, schedule_id, ord)
+      FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::bigint[], $7::integer[], $9::uuid[],
+                  $10::text[], $11::integer[], $12::text[], $13::text[], $14::text[])
+        WITH ORDINALITY AS r(id, name, queue, payload, run_at, delay_ms, max_attempts, schedule_id,
+                             state, pending_parents, dependency_mode, concurrency_key, last_error, ord)
     ), inserted AS (
-      INSERT INTO ${t.jobs} (id, name, queue, payload, state, run_at, scheduled_for, max_attempts, schedule_id)
-      SELECT id, name, queue, payload::jsonb, 'scheduled', at, at, max_attempts, schedule_id FROM input ORDER BY ord
+      INSERT INTO ${t.jobs} (id, name, queue, payload, state, run_at, scheduled_for, max_attempts, schedule_id,
+                             pending_parents, dependency_mode, concurrency_key, last_error, finished_at)
+      SELECT id, name, queue, payload::jsonb, state, at, at, max_attempts, schedule_id,
+             pending_parents, dependency_mode, concurrency_key, last_error, CASE WHEN state = 'cancelled' THEN now() END
+      FROM input ORDER BY ord
       ON CONFLICT (id) DO NOTHING
-      RETURNING id, queue, run_at
+      RETURNING id, queue, run_at, state
+    ), edges AS (
+      INSERT INTO ${t.dependencies} (child_id, parent_id, settled)
+      SELECT e.child_id, e.parent_id, e.settled FROM unnest($15::uuid[], $16::uuid[], $17::boolean[]) AS e(child_id, parent_id, settled)
+      WHERE e.child_id IN (SELECT id FROM inserted)
+    ), declared AS (
+      INSERT INTO ${t.limits} (key, max)
+      SELECT DISTINCT ON (k.key) k.key, k.max FROM unnest($18::text[], $19::integer[]) AS k(key, max) ORDER BY k.key
+      ON CONFLICT (key) DO NOTHING
+      RETURNING key, max
+    ), declared_slots AS (
+      INSERT INTO ${t.slots} (key, slot) SELECT key, generate_series(1, max) FROM declared ON CONFLICT DO NOTHING
     ), wake AS (
-      SELECT pg_notify($8, queue) FROM (SELECT DISTINCT queue FROM inserted WHERE run_at <= now()) due
+      SELECT pg_notify($8, queue) FROM (SELECT DISTINCT queue FROM inserted WHERE state = 'scheduled' AND run_at <= now()) due
     )
     SELECT id FROM inserted, (SELECT count(*) FROM wake) AS hinted`;
 
-  return async (db: PgExecutor, jobs: readonly NewJob[]): Promise<Set<string>> => {
+  return async (db: PgExecutor, plans: readonly PlannedJob[]): Promise<Set<string>> => {
+    const jobs = plans.map((p) => p.job);
+    const edges = plans.flatMap((p) => p.edges.map((e) => ({ child: p.job.id, ...e })));
+    const keys = new Map<string, number>();
+    for (const job of jobs) if (job.concurrencyKey && job.concurrencyLimit && !keys.has(job.concurrencyKey)) keys.set(job.concurrencyKey, job.concurrencyLimit);
     const rows = await db.query<{ id: string }>(text, [
       jobs.map((j) => j.id),
       jobs.map((j) => j.name),
@@ -34,7 +56,24 @@ export function enqueueJobsQuery(t: PostgresNaming) {
       jobs.map((j) => j.maxAttempts),
       t.channel,
       jobs.map((j) => j.scheduleId ?? null),
+      plans.map((p) => p.state),
+      plans.map((p) => p.pendingParents),
+      jobs.map((j) => j.dependencyMode ?? null),
+      jobs.map((j) => j.concurrencyKey ?? null),
+      plans.map((p) => p.lastError),
+      edges.map((e) => e.child),
+      edges.map((e) => e.parentId),
+      edges.map((e) => e.settled),
+      [...keys.keys()].map((k) => `key:${k}`),
+      [...keys.values()],
     ]);
     return new Set(rows.map((row) => row.id));
   };
+}
+
+/** The current states of the parents a batch names outside itself. */
+export function parentStatesQuery(t: PostgresNaming) {
+  const text = `SELECT id, state FROM ${t.jobs} WHERE id = ANY($1::uuid[])`;
+  return async (db: PgExecutor, ids: readonly string[]) =>
+    new Map((await db.query<{ id: string; state: JobState }>(text, [ids])).map((r) => [r.id, r.state] as const));
 }

@@ -1,0 +1,58 @@
+-- Dependencies, concurrency limits, the transition history and observer cursors.
+-- The triggers that apply effects are installed by the store on every migrate (see
+-- postgres-effects.ts), because their body depends on the history policy.
+
+ALTER TABLE {{jobs}}
+  ADD COLUMN pending_parents integer NOT NULL DEFAULT 0,
+  ADD COLUMN dependency_mode text,
+  ADD COLUMN concurrency_key text,
+  ADD CONSTRAINT {{local:jobs_dependency_mode_check}} CHECK (dependency_mode IS NULL OR dependency_mode IN ('on_success', 'on_any_terminal'));
+
+-- Static edges, set at enqueue. Each edge is settled at most once, so a latch never moves twice.
+CREATE TABLE {{dependencies}} (
+  child_id  uuid    NOT NULL,
+  parent_id uuid    NOT NULL,
+  settled   boolean NOT NULL DEFAULT false,
+  PRIMARY KEY (child_id, parent_id)
+);
+CREATE INDEX {{local:dependencies_open_idx}} ON {{dependencies}} (parent_id) WHERE NOT settled;
+
+-- Limits by key: `queue:<name>` caps a queue, `key:<concurrency key>` caps a key.
+CREATE TABLE {{concurrency_limits}} (
+  key        text        PRIMARY KEY,
+  max        integer     NOT NULL CHECK (max >= 1),
+  updated_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- One row per slot of a limit. A claim takes free slots with SKIP LOCKED, so concurrent claimers
+-- never share one; a slot whose job no longer runs with a live lease counts as free.
+CREATE TABLE {{concurrency_slots}} (
+  key    text    NOT NULL,
+  slot   integer NOT NULL,
+  job_id uuid,
+  PRIMARY KEY (key, slot)
+);
+CREATE INDEX {{local:concurrency_slots_job_idx}} ON {{concurrency_slots}} (job_id) WHERE job_id IS NOT NULL;
+
+CREATE TABLE {{job_history}} (
+  id      bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  job_id  uuid        NOT NULL,
+  name    text        NOT NULL,
+  at      timestamptz NOT NULL DEFAULT now(),
+  state   text        NOT NULL,
+  attempt integer     NOT NULL,
+  error   text
+);
+CREATE INDEX {{local:job_history_job_idx}} ON {{job_history}} (job_id, id);
+
+-- Where each transition observer has got to in the history, and who is delivering for it.
+CREATE TABLE {{observer_cursors}} (
+  observer     text        PRIMARY KEY,
+  last_id      bigint      NOT NULL DEFAULT 0,
+  leased_by    text,
+  leased_until timestamptz,
+  failures     integer     NOT NULL DEFAULT 0,
+  retry_at     timestamptz,
+  last_error   text,
+  updated_at   timestamptz NOT NULL DEFAULT now()
+);

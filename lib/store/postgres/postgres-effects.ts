@@ -1,0 +1,111 @@
+import type { HistoryPolicy } from '../../core/index.js';
+import type { PostgresNaming } from './postgres-naming.js';
+
+/** Edges one statement settles at most; a larger fan-out is finished by jobSettleDependencies. */
+export const INLINE_SETTLE_LIMIT = 1_000;
+
+const TERMINAL = `('succeeded', 'dead_lettered', 'cancelled', 'quarantined')`;
+
+/**
+ * The triggers that apply the effects of a state change inside the very statement (and so the very
+ * transaction) that made it: the fenced outcome write, a claim, a sweep, an operator action.
+ *
+ * - history: one entry per change of state or attempt, as the policy allows;
+ * - slots: a job that stops running gives its concurrency slots back;
+ * - dependencies: a job that becomes terminal settles up to 1,000 of its open edges, lowering
+ *   latches, releasing dependants (with a wake-up hint) or cancelling `on_success` ones, whose own
+ *   change fires this trigger again and so cascades.
+ *
+ * Statement-level triggers with transition tables cost one set-based pass per statement, not one
+ * per row. They are installed on every migrate, because their body depends on the history policy.
+ */
+export function effectsSql(t: PostgresNaming, policy: HistoryPolicy): string {
+  const fn = (name: string) => `${t.local(name).replace(/^"/, `"${t.schema}"."`)}`;
+  const settle = fn('settle_dependencies');
+  const errorColumn = policy === 'transitions_and_errors' ? `CASE WHEN n.last_error IS DISTINCT FROM o.last_error THEN n.last_error END` : 'NULL';
+  const history = (source: string) =>
+    policy === 'off'
+      ? ''
+      : `INSERT INTO ${t.history} (job_id, name, state, attempt, error)
+           SELECT n.id, n.name, n.state, n.attempt, ${source === 'insert' ? (policy === 'transitions_and_errors' ? 'n.last_error' : 'NULL') : errorColumn}
+           FROM new_rows n ${source === 'insert' ? '' : 'JOIN old_rows o ON o.id = n.id WHERE n.state IS DISTINCT FROM o.state OR n.attempt IS DISTINCT FROM o.attempt'}
+           ORDER BY n.id;`;
+  return `
+CREATE OR REPLACE FUNCTION ${settle}(parent_ids uuid[], max_edges integer) RETURNS integer LANGUAGE plpgsql AS $fn$
+DECLARE
+  settled_edges integer;
+BEGIN
+  WITH picked AS (
+    SELECT d.child_id, d.parent_id, p.state AS parent_state
+    FROM ${t.dependencies} d JOIN ${t.jobs} p ON p.id = d.parent_id
+    WHERE NOT d.settled AND (parent_ids IS NULL OR d.parent_id = ANY(parent_ids)) AND p.state IN ${TERMINAL}
+    ORDER BY d.parent_id, d.child_id
+    LIMIT max_edges
+    FOR UPDATE OF d SKIP LOCKED
+  ), marked AS (
+    UPDATE ${t.dependencies} d SET settled = true
+    FROM picked WHERE d.child_id = picked.child_id AND d.parent_id = picked.parent_id
+    RETURNING d.child_id, picked.parent_id, picked.parent_state
+  ), effect AS (
+    SELECT m.child_id,
+      count(*) FILTER (WHERE m.parent_state = 'succeeded' OR c.dependency_mode = 'on_any_terminal') AS satisfied,
+      min('parent ' || m.parent_id || ' ended ' || m.parent_state) FILTER (WHERE m.parent_state <> 'succeeded' AND c.dependency_mode = 'on_success') AS failure
+    FROM marked m JOIN ${t.jobs} c ON c.id = m.child_id
+    GROUP BY m.child_id
+  ), applied AS (
+    UPDATE ${t.jobs} c SET
+      pending_parents = CASE WHEN e.failure IS NULL THEN c.pending_parents - e.satisfied ELSE 0 END,
+      state = CASE WHEN e.failure IS NOT NULL THEN 'cancelled' WHEN c.pending_parents - e.satisfied <= 0 THEN 'scheduled' ELSE c.state END,
+      run_at = CASE WHEN e.failure IS NULL AND c.pending_parents - e.satisfied <= 0 THEN greatest(c.run_at, date_trunc('milliseconds', now())) ELSE c.run_at END,
+      last_error = CASE WHEN e.failure IS NOT NULL THEN e.failure ELSE c.last_error END,
+      finished_at = CASE WHEN e.failure IS NOT NULL THEN now() ELSE c.finished_at END,
+      updated_at = now()
+    FROM effect e
+    WHERE c.id = e.child_id AND c.state = 'awaiting_parents'
+    RETURNING c.id
+  )
+  SELECT count(*) INTO settled_edges FROM marked;
+  RETURN settled_edges;
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION ${fn('jobs_after_insert')}() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  ${history('insert')}
+  RETURN NULL;
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION ${fn('jobs_after_update')}() RETURNS trigger LANGUAGE plpgsql AS $fn$
+DECLARE
+  finished uuid[];
+BEGIN
+  ${history('update')}
+  UPDATE ${t.slots} s SET job_id = NULL
+  FROM new_rows n JOIN old_rows o ON o.id = n.id
+  WHERE s.job_id = n.id AND o.state = 'running' AND n.state <> 'running';
+  PERFORM pg_notify('${t.channel}', q.queue)
+  FROM (SELECT DISTINCT n.queue FROM new_rows n JOIN old_rows o ON o.id = n.id WHERE o.state = 'awaiting_parents' AND n.state = 'scheduled') q;
+  SELECT array_agg(n.id) INTO finished
+  FROM new_rows n JOIN old_rows o ON o.id = n.id
+  WHERE n.state IN ${TERMINAL} AND o.state NOT IN ${TERMINAL};
+  IF finished IS NOT NULL AND EXISTS (SELECT 1 FROM ${t.dependencies} d WHERE d.parent_id = ANY(finished) AND NOT d.settled) THEN
+    PERFORM ${settle}(finished, ${INLINE_SETTLE_LIMIT});
+  END IF;
+  RETURN NULL;
+END
+$fn$;
+
+DROP TRIGGER IF EXISTS ${t.local('jobs_effects_insert')} ON ${t.jobs};
+CREATE TRIGGER ${t.local('jobs_effects_insert')} AFTER INSERT ON ${t.jobs}
+  REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION ${fn('jobs_after_insert')}();
+DROP TRIGGER IF EXISTS ${t.local('jobs_effects_update')} ON ${t.jobs};
+CREATE TRIGGER ${t.local('jobs_effects_update')} AFTER UPDATE ON ${t.jobs}
+  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION ${fn('jobs_after_update')}();
+`;
+}
+
+/** The qualified name of the settle function, for jobSettleDependencies. */
+export function settleFunction(t: PostgresNaming): string {
+  return t.local('settle_dependencies').replace(/^"/, `"${t.schema}"."`);
+}
