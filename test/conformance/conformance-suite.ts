@@ -3,6 +3,9 @@ import type { ConformanceTarget, SuiteContext } from './harness.js';
 import { badInputCases } from './cases/bad-input.cases.js';
 import { claimCases } from './cases/claim.cases.js';
 import { dependencyCases } from './cases/dependency.cases.js';
+import { historyCases } from './cases/history.cases.js';
+import { limitCases } from './cases/limit.cases.js';
+import { retentionCases } from './cases/retention.cases.js';
 import { enqueueCases } from './cases/enqueue.cases.js';
 import { fenceCases } from './cases/fence.cases.js';
 import { leaseCases } from './cases/lease.cases.js';
@@ -39,5 +42,8 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('transactional enqueue', () => transactionalEnqueueCases(ctx));
   describe('recurring schedules', () => scheduleCases(ctx));
   describe('dependencies', () => dependencyCases(ctx));
+  describe('concurrency limits', () => limitCases(ctx));
+  describe('transition history and observer cursors', () => historyCases(ctx));
+  describe('retention', () => retentionCases(ctx));
   describe('bad input', () => badInputCases(ctx));
 }

@@ -12,10 +12,10 @@ export async function postgresTarget(): Promise<ConformanceTarget> {
     async open(options) {
       const schema = uniqueSchema('conf');
       schemas.push(schema);
-      const store = new PostgresJobStore({ dataSource, schema, limits: options?.limits });
+      const store = new PostgresJobStore({ dataSource, schema, limits: options?.limits, historyPolicy: options?.historyPolicy });
       stores.push(store);
       await store.migrate();
-      const { jobs, queues, schedules, audit } = store.naming;
+      const { jobs, queues, schedules, audit, history, dependencies, limits, slots, cursors } = store.naming;
       return {
         store,
         advance: async (ms) => {
@@ -23,6 +23,10 @@ export async function postgresTarget(): Promise<ConformanceTarget> {
           await dataSource.query(
             `UPDATE ${jobs} SET run_at = run_at - ${shift}, leased_until = leased_until - ${shift}, created_at = created_at - ${shift},
                updated_at = updated_at - ${shift}, finished_at = finished_at - ${shift}`,
+            [ms],
+          );
+          await dataSource.query(
+            `UPDATE ${cursors} SET leased_until = leased_until - ${shift}, retry_at = retry_at - ${shift}, updated_at = updated_at - ${shift}`,
             [ms],
           );
           await dataSource.query(
@@ -36,7 +40,12 @@ export async function postgresTarget(): Promise<ConformanceTarget> {
             `SELECT (SELECT coalesce(jsonb_agg(to_jsonb(j) ORDER BY j.seq), '[]') FROM ${jobs} j) AS jobs,
                     (SELECT coalesce(jsonb_agg(to_jsonb(q) ORDER BY q.name), '[]') FROM ${queues} q) AS queues,
                     (SELECT coalesce(jsonb_agg(to_jsonb(s) ORDER BY s.id), '[]') FROM ${schedules} s) AS schedules,
-                    (SELECT count(*) FROM ${audit}) AS audit`,
+                    (SELECT count(*) FROM ${audit}) AS audit,
+                    (SELECT count(*) FROM ${history}) AS history,
+                    (SELECT coalesce(jsonb_agg(to_jsonb(d) ORDER BY d.child_id, d.parent_id), '[]') FROM ${dependencies} d) AS dependencies,
+                    (SELECT coalesce(jsonb_agg(to_jsonb(l) ORDER BY l.key), '[]') FROM ${limits} l) AS limits,
+                    (SELECT coalesce(jsonb_agg(to_jsonb(s) ORDER BY s.key, s.slot), '[]') FROM ${slots} s) AS slots,
+                    (SELECT coalesce(jsonb_agg(to_jsonb(c) ORDER BY c.observer), '[]') FROM ${cursors} c) AS cursors`,
           );
           return row;
         },

@@ -14,9 +14,9 @@ export async function sqliteTarget(): Promise<ConformanceTarget> {
     name: 'sqlite',
     async open(options) {
       const prefix = `t${++opened}_`;
-      const store = new SqliteJobStore({ dataSource, tablePrefix: prefix, limits: options?.limits });
+      const store = new SqliteJobStore({ dataSource, tablePrefix: prefix, limits: options?.limits, historyPolicy: options?.historyPolicy });
       await store.migrate();
-      const { jobs, queues, schedules, audit } = store.naming;
+      const { jobs, queues, schedules, audit, history, dependencies, limits, cursors } = store.naming;
       return {
         store,
         advance: async (ms) => {
@@ -25,6 +25,7 @@ export async function sqliteTarget(): Promise<ConformanceTarget> {
                updated_at = updated_at - ?, finished_at = finished_at - ?`,
             [ms, ms, ms, ms, ms],
           );
+          await dataSource.query(`UPDATE ${cursors} SET leased_until = leased_until - ?, retry_at = retry_at - ?, updated_at = updated_at - ?`, [ms, ms, ms]);
           await dataSource.query(
             `UPDATE ${schedules} SET next_fire_at = next_fire_at - ?, anchor_at = anchor_at - ?, last_fired_for = last_fired_for - ?,
                last_skipped_for = last_skipped_for - ?, created_at = created_at - ?, updated_at = updated_at - ?`,
@@ -36,6 +37,10 @@ export async function sqliteTarget(): Promise<ConformanceTarget> {
           queues: await dataSource.query(`SELECT * FROM ${queues} ORDER BY name`),
           schedules: await dataSource.query(`SELECT * FROM ${schedules} ORDER BY id`),
           audit: (await dataSource.query(`SELECT count(*) AS n FROM ${audit}`))[0].n,
+          history: (await dataSource.query(`SELECT count(*) AS n FROM ${history}`))[0].n,
+          dependencies: await dataSource.query(`SELECT * FROM ${dependencies} ORDER BY child_id, parent_id`),
+          limits: await dataSource.query(`SELECT * FROM ${limits} ORDER BY key`),
+          cursors: await dataSource.query(`SELECT * FROM ${cursors} ORDER BY observer`),
         }),
         countJobs: async () => Number((await dataSource.query(`SELECT count(*) AS n FROM ${jobs}`))[0].n),
         hostTransaction: (work) => dataSource.transaction(work),

@@ -75,7 +75,7 @@ export function effectsQueries(db: Database, t: SqliteNaming) {
       AND NOT EXISTS (SELECT 1 FROM ${t.dependencies} d WHERE d.parent_id = j.id AND d.settled = 0)
     ORDER BY finished_at LIMIT ?`).pluck();
   const purgeHistory = db.prepare(`DELETE FROM ${t.history} WHERE job_id = ?`);
-  const purgeEdges = db.prepare(`DELETE FROM ${t.dependencies} WHERE child_id = ?1 OR parent_id = ?1`);
+  const purgeEdges = db.prepare(`DELETE FROM ${t.dependencies} WHERE child_id = @id OR parent_id = @id`);
   const purgeJob = db.prepare(`DELETE FROM ${t.jobs} WHERE id = ?`);
 
   return {
@@ -112,7 +112,7 @@ export function effectsQueries(db: Database, t: SqliteNaming) {
       const ids = doomed.all(now - olderThanMs, limit) as string[];
       for (const id of ids) {
         purgeHistory.run(id);
-        purgeEdges.run(id);
+        purgeEdges.run({ id });
         purgeJob.run(id);
       }
       return ids.length;

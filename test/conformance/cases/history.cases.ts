@@ -1,0 +1,88 @@
+import { expect, it } from '@jest/globals';
+import type { SuiteContext } from '../harness.js';
+import { claimOne, enqueue, LEASE_MS } from './helpers.js';
+
+export function historyCases(ctx: SuiteContext): void {
+  it('appends every state change to the job\'s history, with the errors it set', async () => {
+    const h = await ctx.open();
+    const id = await enqueue(h.store, { name: 'billing.charge', maxAttempts: 3 });
+    await claimOne(h.store, 'w');
+    await h.store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: id, attempt: 1, kind: 'failed', error: 'card declined', retryDelayMs: 0 }] });
+    await claimOne(h.store, 'w');
+    await h.advance(LEASE_MS);
+    await claimOne(h.store, 'w2');
+    await h.store.jobCompleteMany({ workerId: 'w2', outcomes: [{ jobId: id, attempt: 3, kind: 'succeeded' }] });
+    const history = await h.store.jobHistory(id);
+    expect(history.map((e) => [e.state, e.attempt, e.error])).toEqual([
+      ['scheduled', 0, null],
+      ['running', 1, null],
+      ['scheduled', 1, 'card declined'],
+      ['running', 2, null],
+      ['running', 3, 'lease expired'],
+      ['succeeded', 3, null],
+    ]);
+    expect(history.every((e) => e.jobId === id && e.name === 'billing.charge')).toBe(true);
+    const ids = history.map((e) => e.id);
+    expect([...ids].sort((a, b) => a - b)).toEqual(ids);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('keeps no error text under the transitions policy, and nothing under off', async () => {
+    for (const [policy, expected] of [
+      ['transitions', [['scheduled', null], ['running', null], ['dead_lettered', null]]],
+      ['off', []],
+    ] as const) {
+      const h = await ctx.open({ historyPolicy: policy });
+      const id = await enqueue(h.store, { maxAttempts: 1 });
+      await claimOne(h.store, 'w');
+      await h.store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: id, attempt: 1, kind: 'failed', error: 'secret detail', retryDelayMs: 0 }] });
+      expect((await h.store.jobHistory(id)).map((e) => [e.state, e.error])).toEqual(expected);
+    }
+  });
+
+  it('reads the whole log in order after a given id, which is what observers are fed', async () => {
+    const h = await ctx.open();
+    const a = await enqueue(h.store, { name: 'a' });
+    const b = await enqueue(h.store, { name: 'b' });
+    await h.store.jobCancel(a);
+    const all = await h.store.historyRead({ afterId: 0, limit: 100 });
+    expect(all.map((e) => [e.jobId, e.state])).toEqual([
+      [a, 'scheduled'],
+      [b, 'scheduled'],
+      [a, 'cancelled'],
+    ]);
+    expect((await h.store.historyRead({ afterId: all[0]!.id, limit: 1 })).map((e) => e.id)).toEqual([all[1]!.id]);
+  });
+
+  it('trims each job\'s history to the newest entries, sparing what an observer has not passed', async () => {
+    const h = await ctx.open();
+    const id = await enqueue(h.store, { maxAttempts: 5 });
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      await claimOne(h.store, 'w');
+      await h.store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: id, attempt, kind: 'failed', error: `e${attempt}`, retryDelayMs: 0 }] });
+    }
+    const full = await h.store.jobHistory(id);
+    expect(full).toHaveLength(7);
+    // An observer that has only seen the first three entries holds the rest in place.
+    await h.store.observerLease({ observer: 'audit', workerId: 'w', leaseMs: LEASE_MS });
+    await h.store.observerCommit({ observer: 'audit', workerId: 'w', lastId: full[2]!.id });
+    expect(await h.store.historyTrim({ keep: 2, limit: 100 })).toBe(3);
+    expect((await h.store.jobHistory(id)).map((e) => e.id)).toEqual(full.slice(3).map((e) => e.id));
+  });
+
+  it('leases an observer\'s cursor to one worker at a time, fences commits on the lease, and backs off after a failure', async () => {
+    const h = await ctx.open();
+    expect(await h.store.observerLease({ observer: 'o', workerId: 'a', leaseMs: LEASE_MS })).toEqual({ observer: 'o', lastId: 0 });
+    expect(await h.store.observerLease({ observer: 'o', workerId: 'b', leaseMs: LEASE_MS })).toBeNull();
+    expect(await h.store.observerCommit({ observer: 'o', workerId: 'a', lastId: 5 })).toBe(true);
+    expect(await h.store.observerCommit({ observer: 'o', workerId: 'b', lastId: 9 })).toBe(false);
+    // A's lease lapses (it crashed mid-batch): B takes over from the last committed place.
+    await h.advance(LEASE_MS);
+    expect(await h.store.observerCommit({ observer: 'o', workerId: 'a', lastId: 7 })).toBe(false);
+    expect(await h.store.observerLease({ observer: 'o', workerId: 'b', leaseMs: LEASE_MS })).toEqual({ observer: 'o', lastId: 5 });
+    expect(await h.store.observerFail({ observer: 'o', workerId: 'b', error: 'webhook down', retryDelayMs: 10_000 })).toBe(true);
+    expect(await h.store.observerLease({ observer: 'o', workerId: 'b', leaseMs: LEASE_MS })).toBeNull();
+    await h.advance(10_000);
+    expect(await h.store.observerLease({ observer: 'o', workerId: 'c', leaseMs: LEASE_MS })).toEqual({ observer: 'o', lastId: 5 });
+  });
+}
