@@ -81,7 +81,7 @@ DECLARE
   finished uuid[];
 BEGIN
   ${history('update')}
-  UPDATE ${t.slots} s SET job_id = NULL
+  UPDATE ${t.slots} s SET job_id = NULL, held_until = NULL
   FROM new_rows n JOIN old_rows o ON o.id = n.id
   WHERE s.job_id = n.id AND o.state = 'running' AND n.state <> 'running';
   PERFORM pg_notify('${t.channel}', q.queue)

@@ -52,6 +52,20 @@ export function limitCases(ctx: SuiteContext): void {
     expect((await mustGet(h.store, a)).state).toBe('dead_lettered');
   });
 
+  it('keeps the slot of a job whose heartbeats renew its lease past the first one', async () => {
+    const h = await ctx.open();
+    await h.store.concurrencyLimitSet({ key: 'k' }, 1);
+    const a = await enqueue(h.store, { concurrencyKey: 'k' });
+    await enqueue(h.store, { concurrencyKey: 'k' });
+    const [held] = await claim(h.store, 'w1');
+    expect(held!.id).toBe(a);
+    await h.advance(LEASE_MS / 2);
+    const beat = await h.store.jobHeartbeat({ workerId: 'w1', leases: [{ jobId: a, attempt: 1 }], leaseMs: LEASE_MS });
+    expect(beat.renewed).toHaveLength(1);
+    await h.advance(LEASE_MS / 2 + 1);
+    expect(await claim(h.store, 'w2')).toEqual([]);
+  });
+
   it('declares a key\'s limit at enqueue when it has none; the first declaration stands', async () => {
     const h = await ctx.open();
     await enqueue(h.store, { concurrencyKey: 'acct-1', concurrencyLimit: 1 });

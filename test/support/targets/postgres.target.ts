@@ -25,6 +25,7 @@ export async function postgresTarget(): Promise<ConformanceTarget> {
                updated_at = updated_at - ${shift}, finished_at = finished_at - ${shift}`,
             [ms],
           );
+          await dataSource.query(`UPDATE ${slots} SET held_until = held_until - ${shift}`, [ms]);
           await dataSource.query(
             `UPDATE ${cursors} SET leased_until = leased_until - ${shift}, retry_at = retry_at - ${shift}, updated_at = updated_at - ${shift}`,
             [ms],

@@ -25,11 +25,14 @@ CREATE TABLE {{concurrency_limits}} (
 );
 
 -- One row per slot of a limit. A claim takes free slots with SKIP LOCKED, so concurrent claimers
--- never share one; a slot whose job no longer runs with a live lease counts as free.
+-- never share one. The slot carries its holder's lease (renewed by heartbeats), so whether it is
+-- free is decided by the slot row alone: a claim that re-checks a slot another claimer just took
+-- sees the new holder, never a stale view of the holder's job row.
 CREATE TABLE {{concurrency_slots}} (
-  key    text    NOT NULL,
-  slot   integer NOT NULL,
-  job_id uuid,
+  key        text        NOT NULL,
+  slot       integer     NOT NULL,
+  job_id     uuid,
+  held_until timestamptz,
   PRIMARY KEY (key, slot)
 );
 CREATE INDEX {{local:concurrency_slots_job_idx}} ON {{concurrency_slots}} (job_id) WHERE job_id IS NOT NULL;

@@ -13,16 +13,18 @@ import { fromPgRow, jobColumns, type PgJobRow } from '../postgres-row.js';
  *
  * A capped queue or key has one row per slot. A candidate needs a free slot for each cap it is
  * under; free slots are locked with SKIP LOCKED too, so two claimers can never hand out one slot
- * twice, and a slot whose job no longer runs with a live lease counts as free: a crashed worker's
- * slots come back when its leases lapse.
+ * twice. A slot holds its job's lease (heartbeats renew both), so a crashed worker's slots come
+ * back when its leases lapse.
  */
 export function claimJobsQuery(t: PostgresNaming) {
-  const liveSlotHolder = (slot: string) =>
-    `EXISTS (SELECT 1 FROM ${t.jobs} r WHERE r.id = ${slot}.job_id AND r.state = 'running' AND r.leased_until > now())`;
+  // Decided from the slot row alone: when SKIP LOCKED re-checks a slot another claimer has just
+  // taken, it sees the slot's new version, but a subquery on the holder's job would still read this
+  // statement's older snapshot and call the slot free.
+  const freeSlot = (slot: string) => `(${slot}.job_id IS NULL OR ${slot}.held_until <= now())`;
   const notSaturated = (job: string) => `NOT EXISTS (
         SELECT 1 FROM ${t.limits} l
         WHERE l.key IN ('queue:' || ${job}.queue, 'key:' || ${job}.concurrency_key)
-          AND NOT EXISTS (SELECT 1 FROM ${t.slots} s WHERE s.key = l.key AND s.slot <= l.max AND (s.job_id IS NULL OR NOT ${liveSlotHolder('s')})))`;
+          AND NOT EXISTS (SELECT 1 FROM ${t.slots} s WHERE s.key = l.key AND s.slot <= l.max AND ${freeSlot('s')}))`;
   const text = `
     WITH active AS (
       SELECT q FROM unnest($2::text[]) AS q
@@ -47,7 +49,7 @@ export function claimJobsQuery(t: PostgresNaming) {
       SELECT f.key, f.slot, row_number() OVER (PARTITION BY f.key ORDER BY f.slot) AS n
       FROM (
         SELECT s.key, s.slot FROM ${t.slots} s JOIN ${t.limits} l ON l.key = s.key AND s.slot <= l.max
-        WHERE s.key IN (SELECT qkey FROM candidates UNION SELECT kkey FROM candidates) AND (s.job_id IS NULL OR NOT ${liveSlotHolder('s')})
+        WHERE s.key IN (SELECT qkey FROM candidates UNION SELECT kkey FROM candidates) AND ${freeSlot('s')}
         FOR UPDATE OF s SKIP LOCKED
       ) f
     ), ranked AS (
@@ -66,7 +68,7 @@ export function claimJobsQuery(t: PostgresNaming) {
         row_number() OVER (PARTITION BY p.kkey ORDER BY p.run_at, p.seq) AS ak
       FROM picked p
     ), taken AS (
-      UPDATE ${t.slots} s SET job_id = m.id
+      UPDATE ${t.slots} s SET job_id = m.id, held_until = now() + $4 * interval '1 millisecond'
       FROM numbered m, free f
       WHERE s.key = f.key AND s.slot = f.slot AND ((f.key = m.qkey AND f.n = m.aq) OR (f.key = m.kkey AND f.n = m.ak))
       RETURNING s.key

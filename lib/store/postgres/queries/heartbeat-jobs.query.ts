@@ -4,14 +4,20 @@ import type { PostgresNaming } from '../postgres-naming.js';
 
 /**
  * Renews, in one statement, every lease the worker still holds: same worker, same attempt, not yet
- * lapsed. Anything not renewed is reported lost, so the worker aborts that attempt.
+ * lapsed. Anything not renewed is reported lost, so the worker aborts that attempt. The concurrency
+ * slots the job holds carry its lease and are renewed with it.
  */
 export function heartbeatJobsQuery(t: PostgresNaming) {
   const text = `
-    UPDATE ${t.jobs} j SET leased_until = now() + $4 * interval '1 millisecond', updated_at = now()
-    FROM unnest($2::uuid[], $3::integer[]) AS r(id, attempt)
-    WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND j.worker_id = $1 AND j.leased_until > now()
-    RETURNING j.id, j.attempt, j.leased_until, j.cancel_requested`;
+    WITH renewed AS (
+      UPDATE ${t.jobs} j SET leased_until = now() + $4 * interval '1 millisecond', updated_at = now()
+      FROM unnest($2::uuid[], $3::integer[]) AS r(id, attempt)
+      WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND j.worker_id = $1 AND j.leased_until > now()
+      RETURNING j.id, j.attempt, j.leased_until, j.cancel_requested
+    ), slots AS (
+      UPDATE ${t.slots} s SET held_until = r.leased_until FROM renewed r WHERE s.job_id = r.id AND s.held_until > now()
+    )
+    SELECT * FROM renewed`;
 
   return async (db: PgExecutor, workerId: string, leases: readonly LeaseRef[], leaseMs: number): Promise<HeartbeatResult> => {
     if (leases.length === 0) return { renewed: [], lost: [] };
