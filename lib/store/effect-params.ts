@@ -16,12 +16,23 @@ export function assertLimitMax(max: unknown): number {
   return assertPositiveInteger(max, 'max', 10_000);
 }
 
-export function checkHistoryRead(params: { afterId: number; limit: number }): { afterId: number; limit: number } {
-  const afterId = params?.afterId;
-  if (typeof afterId !== 'number' || !Number.isSafeInteger(afterId) || afterId < 0) {
-    throw new InvalidArgumentError(`afterId must be a whole number at or above 0, got ${String(afterId)}.`, 'afterId');
+/** Positions of stores that commit one transaction at a time: the entry id. */
+export const SERIAL_POSITION = /^(0|[1-9][0-9]{0,15})$/;
+
+/** PostgreSQL positions: the writing transaction's id and the entry id (`tx:id`). */
+export const PG_POSITION = /^(0|[1-9][0-9]{0,19}):(0|[1-9][0-9]{0,18})$/;
+
+/** Checks a history position against the adapter's shape. */
+export function assertPosition(position: unknown, shape: RegExp, name = 'position'): string {
+  if (typeof position !== 'string' || !shape.test(position)) {
+    throw new InvalidArgumentError(`${name} must be a history position this store handed out, got ${JSON.stringify(position)}.`, name);
   }
-  return { afterId, limit: assertPositiveInteger(params.limit, 'limit', 10_000) };
+  return position;
+}
+
+export function checkHistoryRead(params: { after?: string; limit: number }, shape: RegExp, start: string): { after: string; limit: number } {
+  const after = params?.after === undefined ? start : assertPosition(params.after, shape, 'after');
+  return { after, limit: assertPositiveInteger(params.limit, 'limit', 10_000) };
 }
 
 export function checkObserverLease(params: { observer: string; workerId: string; leaseMs: number }) {

@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import type { CancelOutcome, JobRecord, JobState, SchedulerLimits } from '../core/index.js';
+import type { CancelOutcome, HistoryPolicy, JobRecord, JobState, SchedulerLimits } from '../core/index.js';
 import type { AttemptTransaction } from './attempt-transaction.js';
 import type { EnqueueInput } from './enqueue-input.js';
 import type { StoreCapabilities } from './store-capabilities.js';
@@ -24,7 +24,13 @@ export interface AuditRecord {
 
 /** One state change in a job's history. `id` orders the whole log and is stable: observers dedupe on it. */
 export interface HistoryEntry {
+  /** Unique per entry and stable across redeliveries: observers dedupe on it. */
   readonly id: number;
+  /**
+   * Where the entry sits in delivery order, as an opaque cursor for {@link JobStore.historyRead}.
+   * Delivery order is commit order, which on PostgreSQL is not always id order.
+   */
+  readonly position: string;
   readonly jobId: string;
   readonly name: string;
   readonly at: Date;
@@ -48,8 +54,10 @@ export type ConcurrencyLimit = LimitTarget & { readonly max: number };
 /** A transition observer's place in the history, leased to one delivering worker. */
 export interface ObserverLease {
   readonly observer: string;
-  /** Entries up to this id were delivered. */
-  readonly lastId: number;
+  /** Entries up to this position were delivered; read on from here. */
+  readonly position: string;
+  /** Deliveries that failed in a row since the last commit: the base of the retry backoff. */
+  readonly failures: number;
 }
 
 /** Job counts for operators. */
@@ -186,6 +194,9 @@ export interface JobStore {
   /** The size limits this store enforces. */
   readonly limits: SchedulerLimits;
 
+  /** Which state changes the store appends to job history (`off` records none, and observers get nothing). */
+  readonly historyPolicy: HistoryPolicy;
+
   /** Creates or upgrades the store's tables. Safe to call from several nodes at once. */
   migrate(): Promise<void>;
 
@@ -296,17 +307,24 @@ export interface JobStore {
   /** A job's state changes, oldest first. */
   jobHistory(jobId: string): Promise<HistoryEntry[]>;
 
-  /** The history log after `afterId`, in order: what observers are fed. */
-  historyRead(params: { readonly afterId: number; readonly limit: number }): Promise<HistoryEntry[]>;
+  /**
+   * The history log after position `after` (from the start when absent), in delivery order: what
+   * observers are fed. Only entries whose transactions have finished are returned, so an entry
+   * committed late can never land behind a position already handed out.
+   */
+  historyRead(params: { readonly after?: string; readonly limit: number }): Promise<HistoryEntry[]>;
 
   /** Keeps the newest `keep` entries per job, never removing one an observer has not passed yet. */
   historyTrim(params: { readonly keep: number; readonly limit: number }): Promise<number>;
 
-  /** Takes the delivery lease of an observer's cursor, unless another worker holds it or it is backing off. */
+  /**
+   * Takes the delivery lease of an observer's cursor, unless another worker holds it or it is
+   * backing off. An observer seen for the first time starts at the end of the log.
+   */
   observerLease(params: { readonly observer: string; readonly workerId: string; readonly leaseMs: number }): Promise<ObserverLease | null>;
 
   /** Moves the cursor past delivered entries. Fenced on the lease: false when the lease was lost. */
-  observerCommit(params: { readonly observer: string; readonly workerId: string; readonly lastId: number }): Promise<boolean>;
+  observerCommit(params: { readonly observer: string; readonly workerId: string; readonly position: string }): Promise<boolean>;
 
   /** Records a failed delivery; the cursor stays and retries after `retryDelayMs`. Fenced on the lease. */
   observerFail(params: { readonly observer: string; readonly workerId: string; readonly error: string; readonly retryDelayMs: number }): Promise<boolean>;

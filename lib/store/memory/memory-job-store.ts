@@ -31,7 +31,7 @@ import {
 } from '../schedules/index.js';
 import { memoryScheduleTx } from './memory-schedule-tx.js';
 import { externalParents, planDependencies } from '../dependencies/dependency-plan.js';
-import { assertLimitMax, checkHistoryRead, checkObserverLease, limitKey, limitOf } from '../effect-params.js';
+import { assertHistoryPolicy, assertLimitMax, assertPosition, checkHistoryRead, SERIAL_POSITION, checkObserverLease, limitKey, limitOf } from '../effect-params.js';
 import { LATEST_SCHEMA_VERSION } from '../sql-migrations.js';
 import { toJob, type JobRow } from '../job-row.js';
 import { cancelResult, replayResult, type OperatorTransition } from '../operator-transition.js';
@@ -119,14 +119,15 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
   private readonly history: HistoryEntry[] = [];
   private nextHistoryId = 1;
   private readonly cursors = new Map<string, MemoryCursor>();
-  private readonly historyPolicy: HistoryPolicy;
+  /** Which state changes this store records in job history. */
+  readonly historyPolicy: HistoryPolicy;
   private nextSeq = 1;
 
   constructor(options: MemoryJobStoreOptions = {}) {
     super();
     this.clock = options.clock ?? new ManualClock();
     this.limits = resolveLimits(options.limits);
-    this.historyPolicy = options.historyPolicy ?? 'transitions_and_errors';
+    this.historyPolicy = assertHistoryPolicy(options.historyPolicy);
   }
 
   async migrate(): Promise<void> {}
@@ -402,9 +403,9 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
     return this.history.filter((entry) => entry.jobId === id);
   }
 
-  async historyRead(params: { readonly afterId: number; readonly limit: number }): Promise<HistoryEntry[]> {
-    const { afterId, limit } = checkHistoryRead(params);
-    return this.history.filter((entry) => entry.id > afterId).slice(0, limit);
+  async historyRead(params: { readonly after?: string; readonly limit: number }): Promise<HistoryEntry[]> {
+    const { after, limit } = checkHistoryRead(params, SERIAL_POSITION, '0');
+    return this.history.filter((entry) => entry.id > Number(after)).slice(0, limit);
   }
 
   async historyTrim(params: { readonly keep: number; readonly limit: number }): Promise<number> {
@@ -426,17 +427,20 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
   async observerLease(params: { readonly observer: string; readonly workerId: string; readonly leaseMs: number }): Promise<ObserverLease | null> {
     const { observer, workerId, leaseMs } = checkObserverLease(params);
     const now = this.clock.now();
-    const cursor = this.cursors.get(observer) ?? { lastId: 0, leasedBy: null, leasedUntil: null, failures: 0, retryAt: null, lastError: null };
+    const tail = this.history.at(-1)?.id ?? 0;
+    const cursor = this.cursors.get(observer) ?? { lastId: tail, leasedBy: null, leasedUntil: null, failures: 0, retryAt: null, lastError: null };
     const heldByOther = cursor.leasedBy !== null && cursor.leasedBy !== workerId && cursor.leasedUntil !== null && cursor.leasedUntil > now;
     if (heldByOther || (cursor.retryAt !== null && cursor.retryAt > now)) return null;
     this.cursors.set(observer, { ...cursor, leasedBy: workerId, leasedUntil: now + leaseMs });
-    return { observer, lastId: cursor.lastId };
+    return { observer, position: String(cursor.lastId), failures: cursor.failures };
   }
 
-  async observerCommit(params: { readonly observer: string; readonly workerId: string; readonly lastId: number }): Promise<boolean> {
-    const cursor = this.heldCursor(params.observer, params.workerId);
+  async observerCommit(params: { readonly observer: string; readonly workerId: string; readonly position: string }): Promise<boolean> {
+    const { observer, workerId } = checkObserverLease({ ...params, leaseMs: 1 });
+    const lastId = Number(assertPosition(params.position, SERIAL_POSITION));
+    const cursor = this.heldCursor(observer, workerId);
     if (!cursor) return false;
-    if (params.lastId > cursor.lastId) cursor.lastId = params.lastId;
+    if (lastId > cursor.lastId) cursor.lastId = lastId;
     cursor.failures = 0;
     cursor.retryAt = null;
     cursor.lastError = null;
@@ -444,7 +448,8 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
   }
 
   async observerFail(params: { readonly observer: string; readonly workerId: string; readonly error: string; readonly retryDelayMs: number }): Promise<boolean> {
-    const cursor = this.heldCursor(params.observer, params.workerId);
+    const { observer, workerId } = checkObserverLease({ ...params, leaseMs: 1 });
+    const cursor = this.heldCursor(observer, workerId);
     if (!cursor) return false;
     cursor.failures += 1;
     cursor.retryAt = this.clock.now() + assertDelayMs(params.retryDelayMs, 'retryDelayMs');
@@ -561,8 +566,10 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
   /** Appends a history entry, as the policy allows. */
   private record(row: JobRow, error: string | null): void {
     if (this.historyPolicy === 'off') return;
+    const id = this.nextHistoryId++;
     this.history.push({
-      id: this.nextHistoryId++,
+      id,
+      position: String(id),
       jobId: row.id,
       name: row.name,
       at: new Date(this.clock.now()),

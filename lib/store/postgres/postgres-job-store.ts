@@ -68,7 +68,7 @@ import { migratePostgres } from './postgres-migrator.js';
 import { assertHistoryPolicy } from '../effect-params.js';
 import { effectsSql } from './postgres-effects.js';
 import { effectsQueries } from './queries/effects.query.js';
-import { assertLimitMax, checkHistoryRead, checkObserverLease, limitKey } from '../effect-params.js';
+import { assertLimitMax, assertPosition, checkHistoryRead, checkObserverLease, limitKey, PG_POSITION } from '../effect-params.js';
 import { postgresNaming, type PostgresNaming } from './postgres-naming.js';
 import { claimJobsQuery } from './queries/claim-jobs.query.js';
 import { completeJobsQuery } from './queries/complete-jobs.query.js';
@@ -112,7 +112,8 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
 
   readonly naming: PostgresNaming;
   readonly limits: SchedulerLimits;
-  private readonly historyPolicy: HistoryPolicy;
+  /** Which state changes this store records in job history. */
+  readonly historyPolicy: HistoryPolicy;
   private readonly pool: PgPool;
   private readonly db: PgExecutor;
   /** Heartbeats get a connection of their own, so busy attempt transactions cannot starve them. */
@@ -339,9 +340,9 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     return this.effects.history(this.db, assertUuid(jobId, 'jobId'));
   }
 
-  async historyRead(params: { readonly afterId: number; readonly limit: number }): Promise<HistoryEntry[]> {
-    const { afterId, limit } = checkHistoryRead(params);
-    return this.effects.historyRead(this.db, afterId, limit);
+  async historyRead(params: { readonly after?: string; readonly limit: number }): Promise<HistoryEntry[]> {
+    const { after, limit } = checkHistoryRead(params, PG_POSITION, '0:0');
+    return this.effects.historyRead(this.db, after, limit);
   }
 
   async historyTrim(params: { readonly keep: number; readonly limit: number }): Promise<number> {
@@ -353,10 +354,9 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     return this.effects.observerLease(this.db, observer, workerId, leaseMs);
   }
 
-  async observerCommit(params: { readonly observer: string; readonly workerId: string; readonly lastId: number }): Promise<boolean> {
+  async observerCommit(params: { readonly observer: string; readonly workerId: string; readonly position: string }): Promise<boolean> {
     const { observer, workerId } = checkObserverLease({ ...params, leaseMs: 1 });
-    const { afterId } = checkHistoryRead({ afterId: params.lastId, limit: 1 });
-    return this.effects.observerCommit(this.db, observer, workerId, afterId);
+    return this.effects.observerCommit(this.db, observer, workerId, assertPosition(params.position, PG_POSITION));
   }
 
   async observerFail(params: { readonly observer: string; readonly workerId: string; readonly error: string; readonly retryDelayMs: number }): Promise<boolean> {

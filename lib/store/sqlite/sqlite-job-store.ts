@@ -54,7 +54,7 @@ import { ANY_QUEUE, WakeHub, type WakeListener, type WakeSubscription } from '..
 import { SqliteAttemptTransaction } from './sqlite-attempt-transaction.js';
 import { effectsSql } from './sqlite-effects.js';
 import { effectsQueries } from './queries/effects.query.js';
-import { assertHistoryPolicy, assertLimitMax, checkHistoryRead, checkObserverLease, limitKey } from '../effect-params.js';
+import { assertHistoryPolicy, assertLimitMax, assertPosition, checkHistoryRead, SERIAL_POSITION, checkObserverLease, limitKey } from '../effect-params.js';
 import {
   checkClaimParams,
   checkCompleteParams,
@@ -114,7 +114,8 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
   private readonly db: Database;
   private readonly hints = new WakeHub();
   private readonly busyTimeoutMs: number;
-  private readonly historyPolicy: HistoryPolicy;
+  /** Which state changes this store records in job history. */
+  readonly historyPolicy: HistoryPolicy;
   /** Set once this process wrote an edge that is still open: finished parents may then release jobs. */
   private openEdges = false;
   private sql?: ReturnType<SqliteJobStore['prepare']>;
@@ -377,9 +378,9 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
     return this.read(() => this.statements().effects.history(id));
   }
 
-  async historyRead(params: { readonly afterId: number; readonly limit: number }): Promise<HistoryEntry[]> {
-    const { afterId, limit } = checkHistoryRead(params);
-    return this.read(() => this.statements().effects.historyRead(afterId, limit));
+  async historyRead(params: { readonly after?: string; readonly limit: number }): Promise<HistoryEntry[]> {
+    const { after, limit } = checkHistoryRead(params, SERIAL_POSITION, '0');
+    return this.read(() => this.statements().effects.historyRead(Number(after), limit));
   }
 
   async historyTrim(params: { readonly keep: number; readonly limit: number }): Promise<number> {
@@ -393,10 +394,10 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
     return this.write((now) => this.statements().effects.observerLease(observer, workerId, leaseMs, now));
   }
 
-  async observerCommit(params: { readonly observer: string; readonly workerId: string; readonly lastId: number }): Promise<boolean> {
+  async observerCommit(params: { readonly observer: string; readonly workerId: string; readonly position: string }): Promise<boolean> {
     const { observer, workerId } = checkObserverLease({ ...params, leaseMs: 1 });
-    const { afterId } = checkHistoryRead({ afterId: params.lastId, limit: 1 });
-    return this.write((now) => this.statements().effects.observerCommit(observer, workerId, afterId, now));
+    const lastId = Number(assertPosition(params.position, SERIAL_POSITION));
+    return this.write((now) => this.statements().effects.observerCommit(observer, workerId, lastId, now));
   }
 
   async observerFail(params: { readonly observer: string; readonly workerId: string; readonly error: string; readonly retryDelayMs: number }): Promise<boolean> {

@@ -1,4 +1,5 @@
 import { expect, it } from '@jest/globals';
+import { InvalidArgumentError } from '../../../lib/core/index.js';
 import type { SuiteContext } from '../harness.js';
 import { claimOne, enqueue, LEASE_MS } from './helpers.js';
 
@@ -40,22 +41,35 @@ export function historyCases(ctx: SuiteContext): void {
     }
   });
 
-  it('reads the whole log in order after a given id, which is what observers are fed', async () => {
+  it('reads the whole log in delivery order from any position it handed out, which is what observers are fed', async () => {
     const h = await ctx.open();
     const a = await enqueue(h.store, { name: 'a' });
     const b = await enqueue(h.store, { name: 'b' });
     await h.store.jobCancel(a);
-    const all = await h.store.historyRead({ afterId: 0, limit: 100 });
+    const all = await h.store.historyRead({ limit: 100 });
     expect(all.map((e) => [e.jobId, e.state])).toEqual([
       [a, 'scheduled'],
       [b, 'scheduled'],
       [a, 'cancelled'],
     ]);
-    expect((await h.store.historyRead({ afterId: all[0]!.id, limit: 1 })).map((e) => e.id)).toEqual([all[1]!.id]);
+    expect(new Set(all.map((e) => e.id)).size).toBe(3);
+    expect((await h.store.historyRead({ after: all[0]!.position, limit: 1 })).map((e) => e.id)).toEqual([all[1]!.id]);
+    expect(await h.store.historyRead({ after: all[2]!.position, limit: 10 })).toEqual([]);
+  });
+
+  it('starts an observer seen for the first time at the end of the log', async () => {
+    const h = await ctx.open();
+    await enqueue(h.store, { name: 'before' });
+    const lease = await h.store.observerLease({ observer: 'late', workerId: 'w', leaseMs: LEASE_MS });
+    expect(lease).toMatchObject({ observer: 'late', failures: 0 });
+    expect(await h.store.historyRead({ after: lease!.position, limit: 10 })).toEqual([]);
+    await enqueue(h.store, { name: 'after' });
+    expect((await h.store.historyRead({ after: lease!.position, limit: 10 })).map((e) => e.name)).toEqual(['after']);
   });
 
   it('trims each job\'s history to the newest entries, sparing what an observer has not passed', async () => {
     const h = await ctx.open();
+    await h.store.observerLease({ observer: 'audit', workerId: 'w', leaseMs: LEASE_MS });
     const id = await enqueue(h.store, { maxAttempts: 5 });
     for (let attempt = 1; attempt <= 3; attempt++) {
       await claimOne(h.store, 'w');
@@ -63,26 +77,39 @@ export function historyCases(ctx: SuiteContext): void {
     }
     const full = await h.store.jobHistory(id);
     expect(full).toHaveLength(7);
-    // An observer that has only seen the first three entries holds the rest in place.
-    await h.store.observerLease({ observer: 'audit', workerId: 'w', leaseMs: LEASE_MS });
-    await h.store.observerCommit({ observer: 'audit', workerId: 'w', lastId: full[2]!.id });
+    // The observer has only seen the first three entries, so it holds the rest in place.
+    expect(await h.store.observerCommit({ observer: 'audit', workerId: 'w', position: full[2]!.position })).toBe(true);
     expect(await h.store.historyTrim({ keep: 2, limit: 100 })).toBe(3);
     expect((await h.store.jobHistory(id)).map((e) => e.id)).toEqual(full.slice(3).map((e) => e.id));
   });
 
   it('leases an observer\'s cursor to one worker at a time, fences commits on the lease, and backs off after a failure', async () => {
     const h = await ctx.open();
-    expect(await h.store.observerLease({ observer: 'o', workerId: 'a', leaseMs: LEASE_MS })).toEqual({ observer: 'o', lastId: 0 });
+    const start = await h.store.observerLease({ observer: 'o', workerId: 'a', leaseMs: LEASE_MS });
     expect(await h.store.observerLease({ observer: 'o', workerId: 'b', leaseMs: LEASE_MS })).toBeNull();
-    expect(await h.store.observerCommit({ observer: 'o', workerId: 'a', lastId: 5 })).toBe(true);
-    expect(await h.store.observerCommit({ observer: 'o', workerId: 'b', lastId: 9 })).toBe(false);
+    for (const name of ['e1', 'e2', 'e3']) await enqueue(h.store, { name });
+    const [e1, e2, e3] = await h.store.historyRead({ after: start!.position, limit: 10 });
+    expect(await h.store.observerCommit({ observer: 'o', workerId: 'a', position: e2!.position })).toBe(true);
+    expect(await h.store.observerCommit({ observer: 'o', workerId: 'b', position: e3!.position })).toBe(false);
+    // A commit never moves the cursor back.
+    expect(await h.store.observerCommit({ observer: 'o', workerId: 'a', position: e1!.position })).toBe(true);
     // A's lease lapses (it crashed mid-batch): B takes over from the last committed place.
     await h.advance(LEASE_MS);
-    expect(await h.store.observerCommit({ observer: 'o', workerId: 'a', lastId: 7 })).toBe(false);
-    expect(await h.store.observerLease({ observer: 'o', workerId: 'b', leaseMs: LEASE_MS })).toEqual({ observer: 'o', lastId: 5 });
+    expect(await h.store.observerCommit({ observer: 'o', workerId: 'a', position: e3!.position })).toBe(false);
+    expect(await h.store.observerLease({ observer: 'o', workerId: 'b', leaseMs: LEASE_MS })).toEqual({ observer: 'o', position: e2!.position, failures: 0 });
     expect(await h.store.observerFail({ observer: 'o', workerId: 'b', error: 'webhook down', retryDelayMs: 10_000 })).toBe(true);
     expect(await h.store.observerLease({ observer: 'o', workerId: 'b', leaseMs: LEASE_MS })).toBeNull();
     await h.advance(10_000);
-    expect(await h.store.observerLease({ observer: 'o', workerId: 'c', leaseMs: LEASE_MS })).toEqual({ observer: 'o', lastId: 5 });
+    expect(await h.store.observerLease({ observer: 'o', workerId: 'c', leaseMs: LEASE_MS })).toEqual({ observer: 'o', position: e2!.position, failures: 1 });
+    expect(await h.store.observerCommit({ observer: 'o', workerId: 'c', position: e3!.position })).toBe(true);
+    await h.advance(LEASE_MS);
+    expect(await h.store.observerLease({ observer: 'o', workerId: 'd', leaseMs: LEASE_MS })).toEqual({ observer: 'o', position: e3!.position, failures: 0 });
+  });
+
+  it('refuses a position the store did not hand out, with a typed error', async () => {
+    const h = await ctx.open();
+    await h.store.observerLease({ observer: 'o', workerId: 'a', leaseMs: LEASE_MS });
+    await expect(h.store.historyRead({ after: 'x; DROP TABLE jobs', limit: 10 })).rejects.toThrow(InvalidArgumentError);
+    await expect(h.store.observerCommit({ observer: 'o', workerId: 'a', position: '-1' })).rejects.toThrow(/history position/);
   });
 }

@@ -37,8 +37,12 @@ CREATE TABLE {{concurrency_slots}} (
 );
 CREATE INDEX {{local:concurrency_slots_job_idx}} ON {{concurrency_slots}} (job_id) WHERE job_id IS NOT NULL;
 
+-- Ids are handed out before commit, so a transaction can commit an entry with a lower id after one
+-- with a higher id was already read. Observers therefore read in (tx, id) order, and only entries
+-- whose transaction is older than every transaction still running: nothing can land behind them.
 CREATE TABLE {{job_history}} (
   id      bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  tx      xid8        NOT NULL DEFAULT pg_current_xact_id(),
   job_id  uuid        NOT NULL,
   name    text        NOT NULL,
   at      timestamptz NOT NULL DEFAULT now(),
@@ -47,10 +51,12 @@ CREATE TABLE {{job_history}} (
   error   text
 );
 CREATE INDEX {{local:job_history_job_idx}} ON {{job_history}} (job_id, id);
+CREATE INDEX {{local:job_history_delivery_idx}} ON {{job_history}} (tx, id);
 
 -- Where each transition observer has got to in the history, and who is delivering for it.
 CREATE TABLE {{observer_cursors}} (
   observer     text        PRIMARY KEY,
+  last_tx      xid8        NOT NULL DEFAULT '0',
   last_id      bigint      NOT NULL DEFAULT 0,
   leased_by    text,
   leased_until timestamptz,

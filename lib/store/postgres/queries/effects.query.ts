@@ -7,6 +7,7 @@ import { settleFunction } from '../postgres-effects.js';
 
 interface PgHistoryRow {
   id: string;
+  tx: string;
   job_id: string;
   name: string;
   at: Date;
@@ -17,6 +18,7 @@ interface PgHistoryRow {
 
 const entry = (row: PgHistoryRow): HistoryEntry => ({
   id: Number(row.id),
+  position: `${row.tx}:${row.id}`,
   jobId: row.job_id,
   name: row.name,
   at: row.at,
@@ -27,7 +29,7 @@ const entry = (row: PgHistoryRow): HistoryEntry => ({
 
 /** The statements behind dependencies, limits, history, observers and retention. */
 export function effectsQueries(t: PostgresNaming) {
-  const historyColumns = 'id, job_id, name, at, state, attempt, error';
+  const historyColumns = 'id, tx::text AS tx, job_id, name, at, state, attempt, error';
   return {
     /** Walks the job's ancestors (parents, their parents, ...) and returns the one asked for. */
     parentOutput: async (db: PgExecutor, jobId: string, ancestorId: string): Promise<ParentOutput> => {
@@ -72,17 +74,26 @@ export function effectsQueries(t: PostgresNaming) {
     history: async (db: PgExecutor, jobId: string): Promise<HistoryEntry[]> =>
       (await db.query<PgHistoryRow>(`SELECT ${historyColumns} FROM ${t.history} WHERE job_id = $1 ORDER BY id`, [jobId])).map(entry),
 
-    historyRead: async (db: PgExecutor, afterId: number, limit: number): Promise<HistoryEntry[]> =>
-      (await db.query<PgHistoryRow>(`SELECT ${historyColumns} FROM ${t.history} WHERE id > $1 ORDER BY id LIMIT $2`, [afterId, limit])).map(entry),
+    historyRead: async (db: PgExecutor, after: string, limit: number): Promise<HistoryEntry[]> => {
+      const [tx, id] = after.split(':');
+      return (
+        await db.query<PgHistoryRow>(
+          `SELECT ${historyColumns} FROM ${t.history}
+           WHERE (tx, id) > ($1::xid8, $2::bigint) AND tx < pg_snapshot_xmin(pg_current_snapshot())
+           ORDER BY tx, id LIMIT $3`,
+          [tx, id, limit],
+        )
+      ).map(entry);
+    },
 
     /** Deletes entries beyond the newest `keep` of each job, but none an observer has not passed yet. */
     historyTrim: async (db: PgExecutor, keep: number, limit: number): Promise<number> => {
       const rows = await db.query(
         `WITH ranked AS (
-           SELECT id, row_number() OVER (PARTITION BY job_id ORDER BY id DESC) AS n FROM ${t.history}
+           SELECT id, tx, row_number() OVER (PARTITION BY job_id ORDER BY id DESC) AS n FROM ${t.history}
          ), doomed AS (
-           SELECT id FROM ranked
-           WHERE n > $1 AND id <= coalesce((SELECT min(last_id) FROM ${t.cursors}), 9223372036854775807)
+           SELECT id FROM ranked r
+           WHERE n > $1 AND NOT EXISTS (SELECT 1 FROM ${t.cursors} c WHERE (r.tx, r.id) > (c.last_tx, c.last_id))
            LIMIT $2
          )
          DELETE FROM ${t.history} WHERE id IN (SELECT id FROM doomed) RETURNING id`,
@@ -92,24 +103,31 @@ export function effectsQueries(t: PostgresNaming) {
     },
 
     observerLease: async (db: PgExecutor, observer: string, workerId: string, leaseMs: number): Promise<ObserverLease | null> => {
-      const [row] = await db.query<{ last_id: string }>(
-        `INSERT INTO ${t.cursors} AS c (observer, leased_by, leased_until) VALUES ($1, $2, now() + $3 * interval '1 millisecond')
+      // A new cursor starts at the end of the log: after every entry whose transaction has finished.
+      const [row] = await db.query<{ last_tx: string; last_id: string; failures: number }>(
+        `INSERT INTO ${t.cursors} AS c (observer, last_tx, last_id, leased_by, leased_until)
+         VALUES ($1, pg_snapshot_xmin(pg_current_snapshot()), 0, $2, now() + $3 * interval '1 millisecond')
          ON CONFLICT (observer) DO UPDATE SET leased_by = $2, leased_until = now() + $3 * interval '1 millisecond', updated_at = now()
          WHERE (c.leased_by IS NULL OR c.leased_by = $2 OR c.leased_until <= now()) AND (c.retry_at IS NULL OR c.retry_at <= now())
-         RETURNING c.last_id`,
+         RETURNING c.last_tx::text AS last_tx, c.last_id, c.failures`,
         [observer, workerId, leaseMs],
       );
-      return row ? { observer, lastId: Number(row.last_id) } : null;
+      return row ? { observer, position: `${row.last_tx}:${row.last_id}`, failures: row.failures } : null;
     },
 
-    observerCommit: async (db: PgExecutor, observer: string, workerId: string, lastId: number): Promise<boolean> =>
-      (
-        await db.query(
-          `UPDATE ${t.cursors} SET last_id = greatest(last_id, $3), failures = 0, retry_at = NULL, last_error = NULL, updated_at = now()
-           WHERE observer = $1 AND leased_by = $2 AND leased_until > now() RETURNING observer`,
-          [observer, workerId, lastId],
-        )
-      ).length === 1,
+    observerCommit: async (db: PgExecutor, observer: string, workerId: string, position: string): Promise<boolean> => {
+      const [tx, id] = position.split(':');
+      const forward = `($3::xid8, $4::bigint) > (last_tx, last_id)`;
+      const rows = await db.query(
+        `UPDATE ${t.cursors} SET
+           last_tx = CASE WHEN ${forward} THEN $3::xid8 ELSE last_tx END,
+           last_id = CASE WHEN ${forward} THEN $4::bigint ELSE last_id END,
+           failures = 0, retry_at = NULL, last_error = NULL, updated_at = now()
+         WHERE observer = $1 AND leased_by = $2 AND leased_until > now() RETURNING observer`,
+        [observer, workerId, tx, id],
+      );
+      return rows.length === 1;
+    },
 
     observerFail: async (db: PgExecutor, observer: string, workerId: string, error: string, retryDelayMs: number): Promise<boolean> =>
       (

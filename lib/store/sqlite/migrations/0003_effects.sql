@@ -24,7 +24,7 @@ CREATE TABLE {{concurrency_limits}} (
 );
 
 CREATE TABLE {{job_history}} (
-  id      INTEGER PRIMARY KEY,
+  id      INTEGER PRIMARY KEY AUTOINCREMENT, -- never reused: ids are event ids and observer cursors
   job_id  TEXT    NOT NULL,
   name    TEXT    NOT NULL,
   at      INTEGER NOT NULL,

@@ -16,6 +16,7 @@ interface SqliteHistoryRow {
 
 const entry = (row: SqliteHistoryRow): HistoryEntry => ({
   id: row.id,
+  position: String(row.id),
   jobId: row.job_id,
   name: row.name,
   at: new Date(row.at),
@@ -59,10 +60,11 @@ export function effectsQueries(db: Database, t: SqliteNaming) {
       SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY job_id ORDER BY id DESC) AS n FROM ${t.history})
       WHERE n > ? AND id <= coalesce((SELECT min(last_id) FROM ${t.cursors}), 9223372036854775807) LIMIT ?)`);
   const lease = db.prepare(`
-    INSERT INTO ${t.cursors} (observer, leased_by, leased_until, updated_at) VALUES (@observer, @worker, @now + @lease, @now)
+    INSERT INTO ${t.cursors} (observer, last_id, leased_by, leased_until, updated_at)
+    VALUES (@observer, coalesce((SELECT max(id) FROM ${t.history}), 0), @worker, @now + @lease, @now)
     ON CONFLICT (observer) DO UPDATE SET leased_by = @worker, leased_until = @now + @lease, updated_at = @now
     WHERE (leased_by IS NULL OR leased_by = @worker OR leased_until <= @now) AND (retry_at IS NULL OR retry_at <= @now)
-    RETURNING last_id`);
+    RETURNING last_id, failures`);
   const commit = db.prepare(`
     UPDATE ${t.cursors} SET last_id = max(last_id, @last_id), failures = 0, retry_at = NULL, last_error = NULL, updated_at = @now
     WHERE observer = @observer AND leased_by = @worker AND leased_until > @now`);
@@ -102,8 +104,8 @@ export function effectsQueries(db: Database, t: SqliteNaming) {
     historyRead: (afterId: number, limit: number): HistoryEntry[] => (historyRead.all(afterId, limit) as SqliteHistoryRow[]).map(entry),
     historyTrim: (keep: number, limit: number): number => historyTrim.run(keep, limit).changes,
     observerLease: (observer: string, worker: string, leaseMs: number, now: number): ObserverLease | null => {
-      const row = lease.get({ observer, worker, lease: leaseMs, now }) as { last_id: number } | undefined;
-      return row ? { observer, lastId: row.last_id } : null;
+      const row = lease.get({ observer, worker, lease: leaseMs, now }) as { last_id: number; failures: number } | undefined;
+      return row ? { observer, position: String(row.last_id), failures: row.failures } : null;
     },
     observerCommit: (observer: string, worker: string, lastId: number, now: number): boolean => commit.run({ observer, worker, last_id: lastId, now }).changes === 1,
     observerFail: (observer: string, worker: string, error: string, delay: number, now: number): boolean =>
