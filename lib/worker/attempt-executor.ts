@@ -1,7 +1,7 @@
 import { retryDelayMs, type JobRecord, type RandomSource } from '../core/index.js';
 import type { AttemptTransaction, JobStore, Outcome, OutcomeResult } from '../store/index.js';
 import { AttemptContext } from './job-context.js';
-import type { JobInvoker } from './job-invoker.js';
+import type { JobInvoker, PayloadValidator } from './job-invoker.js';
 import { PermanentJobError } from './permanent-job.error.js';
 import type { SchedulerLogger } from './scheduler-logger.js';
 import type { Timers } from './timers.js';
@@ -44,9 +44,15 @@ export class AttemptExecutor {
       logger.error(`QUARANTINED ${job.name} ${job.id}: no handler for "${job.name}" is registered on this node; replay it once one is.`);
       return report({ jobId: job.id, attempt: job.attempt, kind: 'quarantined', reason: `no handler for "${job.name}" on this node` });
     }
+    const rejected = definition.validate ? validationFailure(definition.validate, job.payload) : null;
+    if (rejected !== null) {
+      // The reason goes to the job's lastError, not the log: a validator's message may quote the payload.
+      logger.error(`QUARANTINED ${job.name} ${job.id}: its payload failed the job's validation; the reason is the job's last error. Fix the payload's producer or the validator, then replay it.`);
+      return report({ jobId: job.id, attempt: job.attempt, kind: 'quarantined', reason: `payload failed validation: ${rejected}` });
+    }
     const transaction: AttemptTransaction | null =
       definition.transaction && store.capabilities.attemptTransactions ? store.beginAttempt() : null;
-    const context = new AttemptContext(job, abort.signal, logger, store.limits, transaction);
+    const context = new AttemptContext(job, abort.signal, logger, store, transaction);
 
     try {
       const run = () => invoker.invoke(job, context);
@@ -96,6 +102,15 @@ export class AttemptExecutor {
         },
       );
     });
+  }
+}
+
+/** Null when the validator accepts the payload, else why it did not. */
+function validationFailure(validate: PayloadValidator, payload: unknown): string | null {
+  try {
+    return validate(payload) === false ? 'the validator returned false' : null;
+  } catch (error) {
+    return describe(error);
   }
 }
 

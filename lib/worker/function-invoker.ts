@@ -1,6 +1,6 @@
 import { DEFAULT_RETRY_POLICY, resolveRetryPolicy, type JobRecord, type RetryPolicy } from '../core/index.js';
 import type { JobContext } from './job-context.js';
-import type { JobDefinition, JobInvoker } from './job-invoker.js';
+import type { JobDefinition, JobInvoker, PayloadValidator } from './job-invoker.js';
 
 /** A handler as a plain function, with the same options a `@Job` class takes. */
 export interface FunctionHandler<TPayload = unknown> {
@@ -9,6 +9,8 @@ export interface FunctionHandler<TPayload = unknown> {
   readonly timeoutMs?: number;
   /** Default false here: plain functions have no DI scope to inject an EntityManager into. */
   readonly transaction?: boolean;
+  /** Checks the payload first; `false` or a throw quarantines the job. */
+  readonly validate?: PayloadValidator;
 }
 
 /**
@@ -25,6 +27,7 @@ export class FunctionInvoker implements JobInvoker {
         retry: resolveRetryPolicy(handler.retry, defaultRetry),
         timeoutMs: handler.timeoutMs,
         transaction: handler.transaction ?? false,
+        validate: handler.validate,
       });
     }
   }

@@ -10,3 +10,6 @@ export * from './scheduler-logger.js';
 export * from './timers.js';
 export * from './function-invoker.js';
 export * from './schedule-minter.js';
+export * from './maintenance.js';
+export * from './observer-dispatcher.js';
+export * from './transition-observer.js';

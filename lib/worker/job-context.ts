@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
-import { encodeJson, type JobRecord, type SchedulerLimits } from '../core/index.js';
-import type { AttemptTransaction } from '../store/index.js';
+import { encodeJson, type JobRecord } from '../core/index.js';
+import type { AttemptTransaction, JobStore } from '../store/index.js';
 import type { SchedulerLogger } from './scheduler-logger.js';
 
 /** What a handler knows about the attempt it runs. Injectable per attempt in the Nest module. */
@@ -29,6 +29,12 @@ export interface JobContext<TPayload = unknown> {
    * output limit; never truncated. Discarded if the attempt does not succeed.
    */
   setOutput(value: unknown): void;
+  /**
+   * The output an ancestor stored when it succeeded: a job this one depends on, directly or through
+   * other dependants. Undefined when the ancestor stored none, was deleted by retention, or is not
+   * an ancestor of this job.
+   */
+  parentOutput<T = unknown>(ancestorId: string): Promise<T | undefined>;
 }
 
 /** The context of one attempt, plus what the worker needs to finish it. */
@@ -48,7 +54,7 @@ export class AttemptContext<TPayload = unknown> implements JobContext<TPayload> 
     job: JobRecord,
     readonly signal: AbortSignal,
     logger: SchedulerLogger,
-    private readonly limits: SchedulerLimits,
+    private readonly store: Pick<JobStore, 'limits' | 'jobParentOutput'>,
     /** The attempt's transaction, when the job uses one and the store offers it. */
     readonly transaction: AttemptTransaction | null,
   ) {
@@ -70,8 +76,14 @@ export class AttemptContext<TPayload = unknown> implements JobContext<TPayload> 
   }
 
   setOutput(value: unknown): void {
-    encodeJson(value, { argument: 'output', maxBytes: this.limits.maxOutputBytes, maxDepth: this.limits.maxJsonDepth });
+    const { limits } = this.store;
+    encodeJson(value, { argument: 'output', maxBytes: limits.maxOutputBytes, maxDepth: limits.maxJsonDepth });
     this.encodedOutput = { value };
+  }
+
+  async parentOutput<T = unknown>(ancestorId: string): Promise<T | undefined> {
+    const { found, output } = await this.store.jobParentOutput(this.jobId, ancestorId);
+    return found ? (output as T) : undefined;
   }
 
   /** The output set by the handler, or undefined. */

@@ -8,7 +8,15 @@ export interface JobDefinition {
   readonly timeoutMs?: number;
   /** Give each attempt a transaction whose writes commit with the success outcome. */
   readonly transaction: boolean;
+  /**
+   * Checks the payload before the handler runs. Returning false or throwing quarantines the job
+   * without using an attempt; any other return value accepts the payload.
+   */
+  readonly validate?: PayloadValidator;
 }
+
+/** A payload check: `false` or a throw rejects the payload. Assertion functions fit as they are. */
+export type PayloadValidator = (payload: unknown) => unknown;
 
 /**
  * Finds and calls handlers. The Nest module implements it with a DI scope per attempt; tests and

@@ -5,7 +5,10 @@ import { SeededRandom, type Clock, type JobRecord, type RandomSource } from '../
 import { ANY_QUEUE, SystemClock, type JobStore, type LeaseRef, type Outcome, type OutcomeResult, type WakeSubscription } from '../store/index.js';
 import { AttemptExecutor, describe, type AttemptReport } from './attempt-executor.js';
 import { Completer } from './completer.js';
+import { Maintenance, type MaintenanceReport } from './maintenance.js';
+import { ObserverDispatcher } from './observer-dispatcher.js';
 import { ScheduleMinter } from './schedule-minter.js';
+import type { TransitionObserver } from './transition-observer.js';
 import type { JobInvoker } from './job-invoker.js';
 import { NodeDriver, type NodeCommand, type NodeEvent } from './node-driver.js';
 import { silentLogger, type SchedulerLogger } from './scheduler-logger.js';
@@ -21,6 +24,8 @@ export interface WorkerNodeDeps {
   readonly clock?: Clock;
   readonly timers?: Timers;
   readonly random?: RandomSource;
+  /** Transition observers this node delivers to. With none, no dispatcher runs at all. */
+  readonly observers?: readonly TransitionObserver[];
 }
 
 /** Counters a node keeps, for logs, metrics and tests. */
@@ -38,6 +43,8 @@ export interface WorkerStats {
   leasesLost: number;
   relinquished: number;
   sweptLeases: number;
+  /** Finished jobs this node deleted under the retention setting. */
+  purgedJobs: number;
 }
 
 /** Emitted as `settled` once an attempt's outcome was written, found stale, or dropped. */
@@ -76,6 +83,7 @@ export class WorkerNode {
     leasesLost: 0,
     relinquished: 0,
     sweptLeases: 0,
+    purgedJobs: 0,
   };
   /** Emits `settled` ({@link SettledEvent}) per finished attempt: a hook for metrics, tracing and tests. */
   readonly events = new EventEmitter();
@@ -88,6 +96,9 @@ export class WorkerNode {
   private readonly completer: Completer;
   /** Mints recurring schedules while the node runs (unless `scheduling` is off). */
   readonly minter: ScheduleMinter;
+  /** Delivers the transition log to observers; absent when none are registered. */
+  readonly dispatcher: ObserverDispatcher | undefined;
+  private readonly maintenance: Maintenance;
   private readonly jobs = new Map<string, JobRecord>();
   private readonly aborts = new Map<string, AbortController>();
   private readonly timerHandles = new Map<string, unknown>();
@@ -114,6 +125,28 @@ export class WorkerNode {
       onSettled: (outcome, result) => this.settled(outcome, result),
     });
     this.minter = new ScheduleMinter(this.store, this.timers, this.logger, { maxIdleMs: this.options.scheduleCheckIntervalMs, batch: 100 });
+    this.maintenance = new Maintenance(this.store, this.logger, this.clock, {
+      retentionMs: this.options.retentionMs,
+      historyPerJob: this.options.historyPerJob,
+    });
+    const observers = deps.observers ?? [];
+    this.dispatcher =
+      observers.length === 0
+        ? undefined
+        : new ObserverDispatcher({
+            store: this.store,
+            observers,
+            timers: this.timers,
+            logger: this.logger,
+            random,
+            options: {
+              workerId: this.workerId,
+              pollIntervalMs: this.options.observerPollIntervalMs,
+              leaseMs: this.options.leaseMs,
+              batchSize: 100,
+              retry: this.options.observerRetry,
+            },
+          });
   }
 
   /** The driver's state: idle, running, draining, relinquishing or stopped. */
@@ -137,6 +170,7 @@ export class WorkerNode {
     this.every('heartbeat', this.options.heartbeatIntervalMs, () => this.emit({ type: 'heartbeat_due', now: this.clock.now() }));
     this.every('maintenance', this.options.maintenanceIntervalMs, () => void this.sweep());
     if (this.options.scheduling) this.minter.start();
+    this.dispatcher?.start();
     this.logger.log(`worker ${this.workerId} started on ${this.options.queues.join(', ')} with concurrency ${this.options.concurrency}.`);
   }
 
@@ -150,6 +184,7 @@ export class WorkerNode {
     this.cancelTimer('poll');
     this.cancelTimer('maintenance');
     void this.minter.stop();
+    void this.dispatcher?.stop();
     this.emit({ type: 'drain', now: this.clock.now() });
     if (this.driver.status !== 'stopped') {
       this.timerHandles.set(
@@ -160,23 +195,15 @@ export class WorkerNode {
     return this.stopped;
   }
 
-  /** Runs one maintenance sweep now (it also runs on its own timer). */
-  async sweep(): Promise<number> {
-    let total = 0;
-    try {
-      for (;;) {
-        const swept = await this.store.jobExpireLeases({ limit: 100 });
-        total += swept.length;
-        for (const lease of swept) {
-          this.logger.warn(`lease of ${lease.jobId} attempt ${lease.attempt} lapsed with no attempts left; it is now ${lease.state}.`);
-        }
-        if (swept.length < 100) break;
-      }
-    } catch (error) {
-      this.logger.warn(`maintenance sweep failed (${describe(error)}); the next one will catch up.`);
-    }
-    this.stats.sweptLeases += total;
-    return total;
+  /**
+   * Runs one maintenance sweep now (it also runs on its own timer): lapsed leases, dependency
+   * edges left to settle, retention and the history bound.
+   */
+  async sweep(): Promise<MaintenanceReport> {
+    const report = await this.maintenance.sweep();
+    this.stats.sweptLeases += report.expired;
+    this.stats.purgedJobs += report.purged;
+    return report;
   }
 
   private emit(event: NodeEvent): void {
@@ -304,6 +331,7 @@ export class WorkerNode {
   private async finishStop(): Promise<void> {
     for (const name of [...this.timerHandles.keys()]) this.cancelTimer(name);
     this.completer.close();
+    await this.dispatcher?.stop();
     await this.subscription?.close().catch(() => undefined);
     this.subscription = undefined;
     this.logger.log(`worker ${this.workerId} stopped.`);

@@ -33,10 +33,23 @@ export interface WorkerOptions {
   readonly scheduling?: boolean;
   /** Longest pause between minting passes when no tick is due sooner. Default 15 s. */
   readonly scheduleCheckIntervalMs?: number;
+  /**
+   * Succeeded and cancelled jobs (with their history) are deleted this long after they finished,
+   * in small batches by the maintenance sweep. Default 24 h; null keeps them. Dead-lettered and
+   * quarantined jobs are never deleted: they wait for an operator.
+   */
+  readonly retentionMs?: number | null;
+  /** History entries kept per job; older ones are trimmed hourly. Default 64. */
+  readonly historyPerJob?: number;
+  /** Time between observer delivery passes. Default 1 s. */
+  readonly observerPollIntervalMs?: number;
+  /** Backoff of an observer whose delivery failed. Default: 1 s doubling to 5 min, with jitter. */
+  readonly observerRetry?: Partial<RetryPolicy>;
 }
 
-export type ResolvedWorkerOptions = Required<Omit<WorkerOptions, 'retry' | 'workerId'>> & {
+export type ResolvedWorkerOptions = Required<Omit<WorkerOptions, 'retry' | 'workerId' | 'observerRetry'>> & {
   readonly retry: RetryPolicy;
+  readonly observerRetry: RetryPolicy;
   readonly workerId?: string;
 };
 
@@ -51,6 +64,9 @@ export const WORKER_DEFAULTS = Object.freeze({
   maintenanceIntervalMs: 15_000,
   scheduling: true,
   scheduleCheckIntervalMs: 15_000,
+  retentionMs: 86_400_000 as number | null,
+  historyPerJob: 64,
+  observerPollIntervalMs: 1_000,
 });
 
 function whole(value: unknown, name: string, min: number, max: number): number {
@@ -96,6 +112,10 @@ export function resolveWorkerOptions(options: WorkerOptions = {}): ResolvedWorke
     maintenanceIntervalMs: whole(o.maintenanceIntervalMs, 'maintenanceIntervalMs', 1, 3_600_000),
     scheduling: bool(o.scheduling, 'scheduling'),
     scheduleCheckIntervalMs: whole(o.scheduleCheckIntervalMs, 'scheduleCheckIntervalMs', 1, 3_600_000),
+    retentionMs: o.retentionMs === null ? null : whole(o.retentionMs, 'retentionMs', 0, 10 * 365 * 86_400_000),
+    historyPerJob: whole(o.historyPerJob, 'historyPerJob', 1, 100_000),
+    observerPollIntervalMs: whole(o.observerPollIntervalMs, 'observerPollIntervalMs', 1, 3_600_000),
+    observerRetry: resolveRetryPolicy(o.observerRetry, DEFAULT_RETRY_POLICY),
     retry: resolveRetryPolicy(o.retry, DEFAULT_RETRY_POLICY),
     workerId: o.workerId,
   };
