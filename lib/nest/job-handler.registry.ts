@@ -1,7 +1,7 @@
 import { Injectable, type Type } from '@nestjs/common';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
 import type { ScheduleInput } from '../store/index.js';
-import type { JobDefinition } from '../worker/index.js';
+import type { JobDefinition, TransitionObserver } from '../worker/index.js';
 import type { JobOptions } from './interfaces/job-options.interface.js';
 
 /** One discovered `@Job` handler. */
@@ -15,12 +15,17 @@ export interface RegisteredJob {
   readonly definition: JobDefinition;
   /** The schedule this handler declares, ready to upsert at boot. */
   readonly schedule?: ScheduleInput;
+  /** Computes each job's concurrency key from its payload (the wire name when only a limit is set). */
+  readonly concurrencyKey?: (payload: unknown) => string;
+  readonly concurrencyLimit?: number;
 }
 
-/** The handlers this application registered, by wire name. Filled by the explorer at module init. */
+/** The handlers and observers this application registered. Filled by the explorer at module init. */
 @Injectable()
 export class JobHandlerRegistry {
   private readonly jobs = new Map<string, RegisteredJob>();
+  /** `@OnJobTransition` methods, bound to their provider instances. */
+  readonly observers: TransitionObserver[] = [];
 
   add(job: RegisteredJob): void {
     this.jobs.set(job.name, job);

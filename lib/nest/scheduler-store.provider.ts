@@ -13,10 +13,10 @@ export function createStore(options: SchedulerModuleOptions, dataSource: DataSou
   if (!dataSource) throw new InvalidArgumentError(NO_DATA_SOURCE(dataSourceName), 'dataSource');
   const type = String(dataSource.options.type);
   if (type === 'postgres') {
-    return new PostgresJobStore({ dataSource, schema: options.schema, tablePrefix: options.tablePrefix, limits: options.limits });
+    return new PostgresJobStore({ dataSource, schema: options.schema, tablePrefix: options.tablePrefix, limits: options.limits, historyPolicy: options.historyPolicy });
   }
   if (type === 'better-sqlite3') {
-    return new SqliteJobStore({ dataSource, tablePrefix: options.tablePrefix, limits: options.limits });
+    return new SqliteJobStore({ dataSource, tablePrefix: options.tablePrefix, limits: options.limits, historyPolicy: options.historyPolicy });
   }
   throw new InvalidArgumentError(UNSUPPORTED_DATA_SOURCE(type), 'dataSource');
 }

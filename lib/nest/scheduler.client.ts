@@ -1,9 +1,20 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { InvalidArgumentError, type JobRecord } from '../core/index.js';
-import type { CancelResult, EnqueueInput, EnqueueResult, JobStore, ListJobsParams, Schedule, ScheduleInput } from '../store/index.js';
+import { InvalidArgumentError, type DependencyMode, type JobRecord } from '../core/index.js';
+import type {
+  CancelResult,
+  ConcurrencyLimit,
+  EnqueueInput,
+  EnqueueResult,
+  HistoryEntry,
+  JobStore,
+  LimitTarget,
+  ListJobsParams,
+  Schedule,
+  ScheduleInput,
+} from '../store/index.js';
 import type { JobName, JobPayload } from './interfaces/job-registry.interface.js';
-import { JobHandlerRegistry } from './job-handler.registry.js';
+import { JobHandlerRegistry, type RegisteredJob } from './job-handler.registry.js';
 import { SchedulerOrchestrator } from './scheduler.orchestrator.js';
 import { UNKNOWN_JOB_NAME } from './scheduler.messages.js';
 import { SCHEDULER_STORE } from './scheduler.tokens.js';
@@ -20,6 +31,21 @@ export interface EnqueueJobOptions {
   readonly queue?: string;
   /** Overrides `maxAttempts` from the job's `@Job` options. */
   readonly maxAttempts?: number;
+  /**
+   * Jobs that must finish first. The job waits in `awaiting_parents` until each has finished; the
+   * ids must exist already (or be earlier in the same `enqueueMany`).
+   */
+  readonly dependsOn?: readonly string[];
+  /**
+   * `on_success` (default): run once every parent succeeded; a parent that is dead-lettered,
+   * cancelled or quarantined cancels this job (and its own dependants). `on_any_terminal`: run
+   * once every parent finished, however it ended.
+   */
+  readonly dependencyMode?: DependencyMode;
+  /** Overrides the concurrency key the job's `@Job` options compute. */
+  readonly concurrencyKey?: string;
+  /** Declares the key's limit if it has none yet; a key's first declaration stands. */
+  readonly concurrencyLimit?: number;
   /**
    * An EntityManager inside an open transaction (from `dataSource.transaction(...)`). The job is
    * written in that transaction and exists only if it commits.
@@ -141,6 +167,20 @@ export class SchedulerClient {
     return this.store.scheduleList();
   }
 
+  /** Sets, changes or (with null) removes the cluster-wide cap of a queue or a concurrency key. */
+  setConcurrencyLimit(target: LimitTarget, max: number | null): Promise<void> {
+    return this.store.concurrencyLimitSet(target, max);
+  }
+
+  listConcurrencyLimits(): Promise<ConcurrencyLimit[]> {
+    return this.store.concurrencyLimitList();
+  }
+
+  /** A job's state changes, oldest first (empty under historyPolicy `off`). */
+  history(jobId: string): Promise<HistoryEntry[]> {
+    return this.store.jobHistory(jobId);
+  }
+
   private registered(name: unknown, argument: string) {
     const registered = typeof name === 'string' ? this.registry.get(name) : undefined;
     if (!registered) throw new InvalidArgumentError(UNKNOWN_JOB_NAME(String(name)), argument);
@@ -153,7 +193,22 @@ export class SchedulerClient {
     }
     const registered = this.registered(job.name, index === undefined ? 'name' : `jobs[${index}].name`);
     const { name, payload, ...options } = job;
-    return { queue: registered.queue, maxAttempts: registered.maxAttempts, ...stripUndefined(options), name, payload };
+    return { queue: registered.queue, maxAttempts: registered.maxAttempts, ...this.concurrency(registered, payload), ...stripUndefined(options), name, payload };
+  }
+
+  /** The key (and limit) the handler's options declare for this payload. */
+  private concurrency(registered: RegisteredJob, payload: unknown): Pick<EnqueueInput, 'concurrencyKey' | 'concurrencyLimit'> {
+    if (!registered.concurrencyKey) return {};
+    let key: unknown;
+    try {
+      key = registered.concurrencyKey(payload);
+    } catch (error) {
+      throw new InvalidArgumentError(`The concurrencyKey function of @Job '${registered.name}' threw: ${error instanceof Error ? error.message : String(error)}`, 'concurrencyKey');
+    }
+    if (typeof key !== 'string' || key.length === 0) {
+      throw new InvalidArgumentError(`The concurrencyKey function of @Job '${registered.name}' must return a non-empty string.`, 'concurrencyKey');
+    }
+    return registered.concurrencyLimit === undefined ? { concurrencyKey: key } : { concurrencyKey: key, concurrencyLimit: registered.concurrencyLimit };
   }
 }
 

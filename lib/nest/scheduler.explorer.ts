@@ -1,21 +1,34 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
-import { DiscoveryService } from '@nestjs/core';
+import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
 import {
   assertMaxAttempts,
+  assertNonEmptyString,
   assertPositiveInteger,
   assertQueueName,
   assertWireName,
   InvalidArgumentError,
+  isJobState,
   resolveRetryPolicy,
 } from '../core/index.js';
 import { declaredScheduleId, DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE, normalizeSchedule, type JobStore, type ScheduleInput } from '../store/index.js';
-import { resolveWorkerOptions } from '../worker/index.js';
+import { resolveWorkerOptions, type TransitionEvent, type TransitionObserver } from '../worker/index.js';
 import type { JobOptions } from './interfaces/job-options.interface.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
 import { JobHandlerRegistry } from './job-handler.registry.js';
 import { SchedulerMetadataAccessor } from './scheduler-metadata.accessor.js';
 import { SCHEDULER_MODULE_OPTIONS } from './scheduler.module-definition.js';
-import { DUPLICATE_JOB_NAME, MISSING_HANDLE_METHOD, UNKNOWN_QUEUE } from './scheduler.messages.js';
+import type { OnJobTransitionOptions } from './decorators/on-job-transition.decorator.js';
+import {
+  BAD_HANDLER_OPTION,
+  BAD_OBSERVER,
+  DUPLICATE_JOB_NAME,
+  DUPLICATE_OBSERVER,
+  HISTORY_POLICY_MISMATCH,
+  MISSING_HANDLE_METHOD,
+  OBSERVERS_WITHOUT_HISTORY,
+  UNKNOWN_QUEUE,
+} from './scheduler.messages.js';
 import { SCHEDULER_STORE } from './scheduler.tokens.js';
 
 /**
@@ -29,6 +42,7 @@ export class SchedulerExplorer implements OnModuleInit {
 
   constructor(
     private readonly discovery: DiscoveryService,
+    private readonly scanner: MetadataScanner,
     private readonly metadata: SchedulerMetadataAccessor,
     private readonly registry: JobHandlerRegistry,
     @Inject(SCHEDULER_MODULE_OPTIONS) private readonly options: SchedulerModuleOptions,
@@ -42,6 +56,7 @@ export class SchedulerExplorer implements OnModuleInit {
         ? DEFAULT_MAX_ATTEMPTS
         : assertMaxAttempts(this.options.maxAttempts, this.store.limits.maxAttemptsCeiling, 'maxAttempts');
     const owners = new Map<string, Function>();
+    this.checkQueueLimits();
 
     for (const wrapper of this.discovery.getProviders()) {
       const metatype = wrapper.metatype as Function | undefined;
@@ -64,8 +79,13 @@ export class SchedulerExplorer implements OnModuleInit {
         options.maxAttempts === undefined
           ? defaultMaxAttempts
           : assertMaxAttempts(options.maxAttempts, this.store.limits.maxAttemptsCeiling, `@Job('${name}') maxAttempts`);
+      const concurrency = this.concurrency(className, name, options);
+      if (options.validate !== undefined && typeof options.validate !== 'function') {
+        throw new InvalidArgumentError(BAD_HANDLER_OPTION(className, name, 'validate', 'a function'), 'validate');
+      }
       this.registry.add({
         name,
+        ...concurrency,
         metatype: metatype as never,
         wrapper,
         options,
@@ -76,10 +96,75 @@ export class SchedulerExplorer implements OnModuleInit {
           retry: resolveRetryPolicy(options.retry, worker.retry),
           timeoutMs: options.timeoutMs === undefined ? undefined : assertPositiveInteger(options.timeoutMs, `@Job('${name}') timeoutMs`),
           transaction: options.transaction ?? true,
+          validate: options.validate,
         },
       });
     }
     this.logger.log(`registered ${owners.size} job handler(s): ${this.registry.names().join(', ') || 'none'}.`);
+    this.exploreObservers();
+  }
+
+  /** `queueLimits` is applied at bootstrap; checking it all now means a bad entry writes nothing. */
+  private checkQueueLimits(): void {
+    const limits = this.options.queueLimits;
+    if (limits === undefined) return;
+    if (limits === null || typeof limits !== 'object') throw new InvalidArgumentError('queueLimits must be an object of queue names to limits.', 'queueLimits');
+    for (const [queue, max] of Object.entries(limits)) {
+      assertQueueName(queue, 'queueLimits key');
+      if (max !== null) assertPositiveInteger(max, `queueLimits.${queue}`, 10_000);
+    }
+  }
+
+  private concurrency(className: string, name: string, options: JobOptions<string>) {
+    const { concurrencyKey, concurrencyLimit } = options;
+    if (concurrencyKey !== undefined && typeof concurrencyKey !== 'function') {
+      throw new InvalidArgumentError(BAD_HANDLER_OPTION(className, name, 'concurrencyKey', 'a function of the payload'), 'concurrencyKey');
+    }
+    if (concurrencyLimit === undefined) return concurrencyKey ? { concurrencyKey: concurrencyKey as (payload: unknown) => string } : {};
+    const limit = assertPositiveInteger(concurrencyLimit, `@Job('${name}') concurrencyLimit`, 10_000);
+    return { concurrencyKey: (concurrencyKey as ((payload: unknown) => string) | undefined) ?? (() => name), concurrencyLimit: limit };
+  }
+
+  /** Binds every `@OnJobTransition` method of a singleton provider, checking its options now. */
+  private exploreObservers(): void {
+    const policy = this.options.historyPolicy;
+    if (this.options.store && policy !== undefined && policy !== this.store.historyPolicy) {
+      throw new InvalidArgumentError(HISTORY_POLICY_MISMATCH(policy, this.store.historyPolicy), 'historyPolicy');
+    }
+    const ids = new Set<string>();
+    for (const wrapper of this.discovery.getProviders()) {
+      const instance = wrapper.instance as Record<string, unknown> | undefined;
+      if (!instance || typeof instance !== 'object') continue;
+      for (const method of this.scanner.getAllMethodNames(Object.getPrototypeOf(instance))) {
+        const options = this.metadata.observerOptions(instance[method] as Function);
+        if (!options) continue;
+        const observer = this.observer(wrapper, instance, method, options);
+        if (ids.has(observer.id)) throw new InvalidArgumentError(DUPLICATE_OBSERVER(observer.id), 'id');
+        ids.add(observer.id);
+        this.registry.observers.push(observer);
+      }
+    }
+    if (this.registry.observers.length === 0) return;
+    if (this.store.historyPolicy === 'off') {
+      throw new InvalidArgumentError(OBSERVERS_WITHOUT_HISTORY(this.registry.observers.map((o) => o.id)), 'historyPolicy');
+    }
+    this.logger.log(`registered ${this.registry.observers.length} transition observer(s): ${this.registry.observers.map((o) => o.id).join(', ')}.`);
+  }
+
+  private observer(wrapper: InstanceWrapper, instance: Record<string, unknown>, method: string, options: OnJobTransitionOptions): TransitionObserver {
+    const where = `${wrapper.metatype?.name ?? 'an anonymous class'}.${method}`;
+    if (!wrapper.isDependencyTreeStatic()) {
+      throw new InvalidArgumentError(BAD_OBSERVER(where, 'is on a request-scoped provider; observers run outside any attempt, so make the provider a singleton'), 'observer');
+    }
+    const to = options.to;
+    if (!Array.isArray(to) || to.length === 0 || !to.every(isJobState)) {
+      throw new InvalidArgumentError(BAD_OBSERVER(where, 'needs `to`: a non-empty list of job states'), 'to');
+    }
+    const jobs = options.job === undefined ? undefined : (Array.isArray(options.job) ? options.job : [options.job]) as string[];
+    jobs?.forEach((job, i) => assertWireName(job, this.store.limits.maxNameLength, `@OnJobTransition on ${where} job[${i}]`));
+    const id = options.id === undefined ? where : assertNonEmptyString(options.id, `@OnJobTransition on ${where} id`, 200);
+    const fn = instance[method] as (event: TransitionEvent) => unknown;
+    return { id, to: [...to], ...(jobs ? { jobs } : {}), deliver: async (event) => void (await fn.call(instance, event)) };
   }
 
   /** Checks a declared schedule now, so a bad cron pattern or time zone stops the boot. */

@@ -20,3 +20,17 @@ export const UNKNOWN_JOB_NAME = (name: string) =>
 
 export const NOT_IN_ATTEMPT = (what: string) =>
   `${what} is only available inside a job attempt; inject it into a @Job handler or a provider it uses.`;
+
+export const BAD_HANDLER_OPTION = (className: string, name: string, option: string, expected: string) =>
+  `${className} (@Job '${name}') sets ${option} to something other than ${expected}.`;
+
+export const OBSERVERS_WITHOUT_HISTORY = (observers: readonly string[]) =>
+  `${observers.join(', ')} observe${observers.length === 1 ? 's' : ''} job transitions, but historyPolicy is "off", so there is nothing to deliver; use "transitions" or "transitions_and_errors".`;
+
+export const BAD_OBSERVER = (observer: string, problem: string) => `@OnJobTransition on ${observer} ${problem}.`;
+
+export const DUPLICATE_OBSERVER = (id: string) =>
+  `Two @OnJobTransition methods share the observer id "${id}"; give one of them its own id option.`;
+
+export const HISTORY_POLICY_MISMATCH = (option: string, store: string) =>
+  `historyPolicy is "${option}" but the store passed in records "${store}"; set historyPolicy on the store instead.`;

@@ -23,11 +23,12 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
     invoker: NestJobInvoker,
     private readonly registry: JobHandlerRegistry,
   ) {
-    this.node = new WorkerNode({ store, invoker, options, logger: this.logger });
+    this.node = new WorkerNode({ store, invoker, options, logger: this.logger, observers: registry.observers });
   }
 
   async onApplicationBootstrap(): Promise<void> {
     await this.registerDeclaredSchedules();
+    await this.applyQueueLimits();
     if (this.options.autoStart !== false) await this.start();
   }
 
@@ -37,6 +38,13 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
       if (!job.schedule) continue;
       const { created, changed, schedule } = await this.store.scheduleUpsert(job.schedule, { actor: 'boot' });
       if (changed) this.logger.log(`${created ? 'created' : 'updated'} the schedule of ${job.name} (${schedule.id}); next tick ${schedule.nextFireAt?.toISOString() ?? 'never'}.`);
+    }
+  }
+
+  /** Sets the `queueLimits` option's caps; the same on every node, so safe to race. */
+  private async applyQueueLimits(): Promise<void> {
+    for (const [queue, max] of Object.entries(this.options.queueLimits ?? {})) {
+      await this.store.concurrencyLimitSet({ queue }, max, { actor: 'boot' });
     }
   }
 

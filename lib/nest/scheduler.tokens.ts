@@ -6,3 +6,5 @@ export const JOB_CONTEXT = Symbol('JOB_CONTEXT');
 export const JOB_ENTITY_MANAGER = Symbol('JOB_ENTITY_MANAGER');
 /** Metadata key of `@Job` options on a class. */
 export const JOB_METADATA = 'nestjs-durable-scheduler:job';
+/** Metadata key of `@OnJobTransition` options on a method. */
+export const OBSERVER_METADATA = 'nestjs-durable-scheduler:observer';

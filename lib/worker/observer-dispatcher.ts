@@ -47,6 +47,22 @@ export class ObserverDispatcher {
 
   constructor(private readonly deps: ObserverDispatcherDeps) {}
 
+  /**
+   * Makes sure every observer has a cursor, so it hears about everything from here on; a new
+   * cursor starts at the end of the log. Run before the node claims, or its first outcomes could
+   * land before the cursor exists.
+   */
+  async register(): Promise<void> {
+    const { store, options, logger } = this.deps;
+    for (const observer of this.deps.observers) {
+      try {
+        await store.observerLease({ observer: observer.id, workerId: options.workerId, leaseMs: options.leaseMs });
+      } catch (error) {
+        logger.warn(`registering observer ${observer.id} failed (${describe(error)}); its first pass will try again.`);
+      }
+    }
+  }
+
   start(): void {
     this.stopped = false;
     this.schedule(0);

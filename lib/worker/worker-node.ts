@@ -24,7 +24,10 @@ export interface WorkerNodeDeps {
   readonly clock?: Clock;
   readonly timers?: Timers;
   readonly random?: RandomSource;
-  /** Transition observers this node delivers to. With none, no dispatcher runs at all. */
+  /**
+   * Transition observers this node delivers to, read when the node starts (so a list filled in
+   * later, as Nest discovery does, counts). With none, no dispatcher runs at all.
+   */
   readonly observers?: readonly TransitionObserver[];
 }
 
@@ -96,13 +99,16 @@ export class WorkerNode {
   private readonly completer: Completer;
   /** Mints recurring schedules while the node runs (unless `scheduling` is off). */
   readonly minter: ScheduleMinter;
-  /** Delivers the transition log to observers; absent when none are registered. */
-  readonly dispatcher: ObserverDispatcher | undefined;
+  /** Delivers the transition log to observers; absent until start, and when none are registered. */
+  dispatcher: ObserverDispatcher | undefined;
   private readonly maintenance: Maintenance;
+  private readonly observers: readonly TransitionObserver[];
+  private readonly random: RandomSource;
   private readonly jobs = new Map<string, JobRecord>();
   private readonly aborts = new Map<string, AbortController>();
   private readonly timerHandles = new Map<string, unknown>();
   private subscription: WakeSubscription | undefined;
+  private starting: Promise<void> | undefined;
   private stopped: Promise<void> | undefined;
   private resolveStopped: (() => void) | undefined;
 
@@ -129,24 +135,8 @@ export class WorkerNode {
       retentionMs: this.options.retentionMs,
       historyPerJob: this.options.historyPerJob,
     });
-    const observers = deps.observers ?? [];
-    this.dispatcher =
-      observers.length === 0
-        ? undefined
-        : new ObserverDispatcher({
-            store: this.store,
-            observers,
-            timers: this.timers,
-            logger: this.logger,
-            random,
-            options: {
-              workerId: this.workerId,
-              pollIntervalMs: this.options.observerPollIntervalMs,
-              leaseMs: this.options.leaseMs,
-              batchSize: 100,
-              retry: this.options.observerRetry,
-            },
-          });
+    this.observers = deps.observers ?? [];
+    this.random = random;
   }
 
   /** The driver's state: idle, running, draining, relinquishing or stopped. */
@@ -159,9 +149,33 @@ export class WorkerNode {
     return this.options.concurrency - this.driver.freeSlots;
   }
 
-  async start(): Promise<void> {
+  /** Starts the node. Calling it again (or while it starts) changes nothing. */
+  start(): Promise<void> {
+    this.starting ??= this.begin();
+    return this.starting;
+  }
+
+  private async begin(): Promise<void> {
     if (this.driver.status !== 'idle') return;
     const queues = new Set(this.options.queues);
+    if (this.observers.length > 0) {
+      this.dispatcher = new ObserverDispatcher({
+        store: this.store,
+        observers: [...this.observers],
+        timers: this.timers,
+        logger: this.logger,
+        random: this.random,
+        options: {
+          workerId: this.workerId,
+          pollIntervalMs: this.options.observerPollIntervalMs,
+          leaseMs: this.options.leaseMs,
+          batchSize: 100,
+          retry: this.options.observerRetry,
+        },
+      });
+      // Before the first claim: an outcome this node writes must land after the observer's cursor.
+      await this.dispatcher.register();
+    }
     this.subscription = await this.store.subscribeWakeHints((queue) => {
       if (queue === ANY_QUEUE || queues.has(queue)) this.emit({ type: 'wake', now: this.clock.now() });
     });

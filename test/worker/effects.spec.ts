@@ -171,14 +171,15 @@ describe('observers on a running node', () => {
     const events: TransitionEvent[] = [];
     const observer: TransitionObserver = { id: 'alerts', to: ['dead_lettered'], deliver: (e) => void events.push(e) };
     const { timers, store, node } = setup({ bad: { handle: () => Promise.reject(new Error('boom')) } }, { observerPollIntervalMs: 500 }, [observer]);
-    await node.start();
-    await timers.advance(500); // the first pass registers the observer at the end of the log
+    await node.start(); // registers the observer's cursor before the first claim
     const { id } = await store.jobEnqueue({ name: 'bad', payload: {}, maxAttempts: 1 });
     await timers.advance(1_000);
     expect(events).toEqual([expect.objectContaining({ jobId: id, name: 'bad', state: 'dead_lettered', attempt: 1, error: expect.stringContaining('boom') })]);
     expect((await store.jobGet(id))?.state).toBe('dead_lettered');
 
     const bare = setup({});
+    await bare.node.start();
     expect(bare.node.dispatcher).toBeUndefined();
+    expect(node.dispatcher).toBeDefined();
   });
 });

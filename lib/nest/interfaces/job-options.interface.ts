@@ -37,4 +37,21 @@ export interface JobOptions<N extends string = JobName> {
    * derived from the wire name, so every node agrees on it.
    */
   readonly schedule?: DeclaredSchedule<JobPayload<N>>;
+  /**
+   * Checks the payload before each attempt. Returning false or throwing sends the job to
+   * `quarantined` without running it (the reason becomes its last error, never a log line); replay
+   * it once the producer or the validator is fixed. A schema parser fits: `(p) => schema.parse(p)`.
+   */
+  readonly validate?: (payload: unknown) => unknown;
+  /**
+   * The concurrency key of each job, computed from its payload at enqueue (for example the tenant
+   * or customer). Jobs of any name that share a key share that key's limit.
+   */
+  readonly concurrencyKey?: (payload: JobPayload<N>) => string;
+  /**
+   * At most this many jobs with the same concurrency key run at once, cluster-wide. Declared for a
+   * key the first time one of its jobs is enqueued; `SchedulerClient.setConcurrencyLimit` (or the
+   * CLI) changes it later. Without `concurrencyKey`, the key is the wire name: a cap on this job.
+   */
+  readonly concurrencyLimit?: number;
 }

@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import type { SchedulerLimits } from '../../core/index.js';
+import type { HistoryPolicy, SchedulerLimits } from '../../core/index.js';
 import type { JobStore } from '../../store/index.js';
 import type { WorkerOptions } from '../../worker/index.js';
 
@@ -25,6 +25,16 @@ export interface SchedulerModuleOptions extends WorkerOptions {
   readonly autoStart?: boolean;
   /** Create or upgrade the store's tables at boot. Default true. */
   readonly migrationsRun?: boolean;
+  /**
+   * What each job's history records: `transitions_and_errors` (default), `transitions` (no error
+   * text), or `off` (no history, and `@OnJobTransition` observers are refused at boot).
+   */
+  readonly historyPolicy?: HistoryPolicy;
+  /**
+   * Cluster-wide caps on running jobs per queue, set at boot (`{ mail: 5 }`). A queue not listed
+   * keeps whatever limit it has; `null` removes one.
+   */
+  readonly queueLimits?: Readonly<Record<string, number | null>>;
 }
 
 /** Structural switches of the module definition. */
