@@ -2,6 +2,13 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { SchedulerModule, type SchedulerModuleOptions } from '../lib/index.js';
 import './job-registry.js';
+import { ChargePaymentJob } from './checkout/charge-payment.job.js';
+import { CheckoutController } from './checkout/checkout.controller.js';
+import { Checkout } from './checkout/checkout.entity.js';
+import { CheckoutService } from './checkout/checkout.service.js';
+import { DeadLetterLogObserver } from './checkout/dead-letter-log.observer.js';
+import { ReserveStockJob } from './checkout/reserve-stock.job.js';
+import { ShipOrderJob } from './checkout/ship-order.job.js';
 import { JobsController } from './jobs/jobs.controller.js';
 import { ConfirmOrderJob } from './orders/confirm-order.job.js';
 import { OrderConfirmation } from './orders/order-confirmation.entity.js';
@@ -31,14 +38,25 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        TypeOrmModule.forRoot({ ...database, entities: [Order, OrderConfirmation, ReminderDelivery], synchronize: true }),
+        TypeOrmModule.forRoot({ ...database, entities: [Order, OrderConfirmation, ReminderDelivery, Checkout], synchronize: true }),
         SchedulerModule.forRootAsync({
           isGlobal: true,
           useFactory: (): SchedulerModuleOptions => ({ concurrency: 4, pollIntervalMs: 500, ...config.scheduler }),
         }),
       ],
-      controllers: [OrdersController, ReportsController, RemindersController, JobsController],
-      providers: [OrdersService, ConfirmOrderJob, FlakyReportJob, SendReminderJob, StretchReminderJob],
+      controllers: [OrdersController, ReportsController, RemindersController, JobsController, CheckoutController],
+      providers: [
+        OrdersService,
+        ConfirmOrderJob,
+        FlakyReportJob,
+        SendReminderJob,
+        StretchReminderJob,
+        CheckoutService,
+        ReserveStockJob,
+        ChargePaymentJob,
+        ShipOrderJob,
+        DeadLetterLogObserver,
+      ],
     };
   }
 }

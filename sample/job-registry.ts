@@ -1,3 +1,5 @@
+import type { CheckoutStep } from './checkout/checkout-step.js';
+
 /**
  * The sample's wire names and payload types. Augmenting JobRegistry makes `@Job` handlers and
  * `SchedulerClient.enqueue` check payloads at compile time. In an application you would write
@@ -9,7 +11,8 @@ declare module '../lib/nest/interfaces/job-registry.interface.js' {
     'reports.flaky': { reportId: string };
     'reminders.send': { text: string };
     'reminders.stretch': { text: string };
+    'checkout.reserve': CheckoutStep;
+    'checkout.charge': CheckoutStep;
+    'checkout.ship': CheckoutStep;
   }
 }
-
-export {};

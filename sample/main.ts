@@ -44,4 +44,11 @@ Try these:
 
   # a job that fails twice, then succeeds: watch the retries in this log
   curl -s -X POST ${base}/reports
+
+  # a checkout: reserve stock, then charge, then ship, one step at a time per customer
+  curl -s -X POST ${base}/checkouts -H 'content-type: application/json' -d '{"customerId":"c-1","item":"lamp"}'
+  curl -s ${base}/checkouts/<checkoutId>
+
+  # a declined card: the charge is dead-lettered (see DEAD LETTER in this log) and shipping is cancelled
+  curl -s -X POST ${base}/checkouts -H 'content-type: application/json' -d '{"customerId":"c-1","item":"lamp","paymentMethod":"declined"}'
 `);

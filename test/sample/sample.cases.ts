@@ -14,6 +14,13 @@ export function sampleCases(environment: () => Promise<{ env: Record<string, str
   /** The built CLI, pointed at the sample's database. */
   const cli = (...args: string[]) => run(process.execPath, [join(process.cwd(), 'dist/lib/cli/main.js'), ...args, '--conn', conn]);
 
+  /** When a step ran: from its `running` entry to its `succeeded` entry, by the store's clock. */
+  async function stepWindow(jobId: string): Promise<{ start: number; end: number }> {
+    const { json } = await sample.request('GET', `/checkouts/jobs/${jobId}/history`);
+    const at = (state: string) => Date.parse((json as Array<{ state: string; at: string }>).find((h) => h.state === state)!.at);
+    return { start: at('running'), end: at('succeeded') };
+  }
+
   beforeAll(async () => {
     const setup = await environment();
     cleanup = setup.cleanup;
@@ -73,6 +80,44 @@ export function sampleCases(environment: () => Promise<{ env: Record<string, str
     const triggered = await cli('schedules', 'trigger', id);
     const occurrence = /occurrence ([0-9a-f-]{36})/.exec(triggered.stdout)![1]!;
     await sample.logLine(new RegExp(`REMINDER "Stand up and stretch." \\(occurrence ${occurrence}`));
+  });
+
+  it('checks out in three dependent steps, each reading the outputs before it', async () => {
+    const { json } = await sample.request('POST', '/checkouts', { customerId: 'c-solo', item: 'lamp' });
+    const { checkoutId, jobs } = json;
+    // Created together: the later steps wait on their parents.
+    expect((await sample.request('GET', `/jobs/${jobs.ship}`)).json.state).toMatch(/awaiting_parents|scheduled|running/);
+    await sample.jobSettled(jobs.ship, 'succeeded');
+    const checkout = (await sample.request('GET', `/checkouts/${checkoutId}`)).json;
+    expect(checkout).toMatchObject({ status: 'shipped', reservationId: expect.stringMatching(/^rsv-/), chargeId: expect.stringMatching(/^ch-/), trackingNumber: expect.stringMatching(/^trk-/) });
+    const shipped = await sample.logLine(new RegExp(`checkout ${checkoutId} shipped`));
+    expect(shipped).toContain(`for ${checkout.reservationId} / ${checkout.chargeId}`);
+    const ends = await Promise.all([jobs.reserve, jobs.charge, jobs.ship].map((id: string) => stepWindow(id)));
+    expect(ends[0]!.end).toBeLessThanOrEqual(ends[1]!.start);
+    expect(ends[1]!.end).toBeLessThanOrEqual(ends[2]!.start);
+  });
+
+  it('runs one checkout step at a time per customer, while another customer goes ahead', async () => {
+    const placed = await Promise.all([
+      sample.request('POST', '/checkouts', { customerId: 'c-busy', item: 'desk' }),
+      sample.request('POST', '/checkouts', { customerId: 'c-busy', item: 'chair' }),
+      sample.request('POST', '/checkouts', { customerId: 'c-other', item: 'rug' }),
+    ]);
+    const ids = placed.map((p) => p.json.jobs);
+    for (const jobs of ids) await sample.jobSettled(jobs.ship, 'succeeded');
+    const busy = await Promise.all(ids.slice(0, 2).flatMap((jobs) => [jobs.reserve, jobs.charge, jobs.ship]).map((id: string) => stepWindow(id)));
+    busy.sort((a, b) => a.start - b.start);
+    for (let i = 1; i < busy.length; i++) expect(busy[i]!.start).toBeGreaterThanOrEqual(busy[i - 1]!.end);
+  });
+
+  it('dead-letters a declined charge, cancels the shipping, and the observer posts it to the log', async () => {
+    const { json } = await sample.request('POST', '/checkouts', { customerId: 'c-declined', item: 'lamp', paymentMethod: 'declined' });
+    await sample.jobSettled(json.jobs.charge, 'dead_lettered');
+    const ship = await sample.jobSettled(json.jobs.ship, 'cancelled');
+    expect(ship.lastError).toContain(json.jobs.charge);
+    const line = await sample.logLine(new RegExp(`DEAD LETTER checkout.charge ${json.jobs.charge} after attempt 1: PermanentJobError: the card was declined`));
+    expect(line).toMatch(/\(event \d+\)/);
+    expect((await sample.request('GET', `/checkouts/${json.checkoutId}`)).json.status).toBe('reserved');
   });
 
   it('answers a bad job id with a 400 and one sentence', async () => {

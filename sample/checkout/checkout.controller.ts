@@ -1,0 +1,39 @@
+import { BadRequestException, Body, Controller, Get, NotFoundException, Param, ParseUUIDPipe, Post } from '@nestjs/common';
+import { SchedulerClient } from '../../lib/index.js';
+import { CheckoutService } from './checkout.service.js';
+
+@Controller('checkouts')
+export class CheckoutController {
+  constructor(
+    private readonly checkouts: CheckoutService,
+    private readonly scheduler: SchedulerClient,
+  ) {}
+
+  /**
+   * `POST /checkouts` with `{ customerId, item, paymentMethod? }`: reserve, then charge, then ship.
+   * `item: "unobtainium"` fails the reservation and `paymentMethod: "declined"` the charge; either
+   * way the later steps are cancelled and the dead letter shows up in the log.
+   */
+  @Post()
+  async place(@Body() body: { customerId?: unknown; item?: unknown; paymentMethod?: unknown }) {
+    const customerId = typeof body?.customerId === 'string' && /^[\w-]{1,60}$/.test(body.customerId) ? body.customerId : undefined;
+    if (!customerId) throw new BadRequestException('customerId must be 1 to 60 letters, digits, dashes or underscores.');
+    const item = typeof body.item === 'string' && body.item.length > 0 ? body.item.slice(0, 200) : 'widget';
+    const paymentMethod = body.paymentMethod === 'declined' ? 'declined' : 'card';
+    return this.checkouts.place(customerId, item, paymentMethod);
+  }
+
+  /** `GET /checkouts/:id`: the checkout row, as far as its steps have taken it. */
+  @Get(':id')
+  async get(@Param('id', ParseUUIDPipe) id: string) {
+    const checkout = await this.checkouts.find(id);
+    if (!checkout) throw new NotFoundException(`No checkout ${id}.`);
+    return checkout;
+  }
+
+  /** `GET /checkouts/jobs/:jobId/history`: one step's state changes, oldest first. */
+  @Get('jobs/:jobId/history')
+  async history(@Param('jobId', ParseUUIDPipe) jobId: string) {
+    return (await this.scheduler.history(jobId)).map(({ state, attempt, at }) => ({ state, attempt, at }));
+  }
+}
