@@ -25,17 +25,19 @@ CREATE TABLE {{concurrency_limits}} (
 );
 
 -- One row per slot of a limit. A claim takes free slots with SKIP LOCKED, so concurrent claimers
--- never share one. The slot carries its holder's lease (renewed by heartbeats), so whether it is
--- free is decided by the slot row alone: a claim that re-checks a slot another claimer just took
--- sees the new holder, never a stale view of the holder's job row.
+-- never share one. The slot carries its holder's lease (renewed by heartbeats; '-infinity' when
+-- free), so whether it is free is decided by the slot row alone: a claim that re-checks a slot
+-- another claimer just took sees the new holder, never a stale view of the holder's job row. The
+-- (key, held_until) index finds a free slot without walking the held ones.
 CREATE TABLE {{concurrency_slots}} (
   key        text        NOT NULL,
   slot       integer     NOT NULL,
   job_id     uuid,
-  held_until timestamptz,
+  held_until timestamptz NOT NULL DEFAULT '-infinity',
   PRIMARY KEY (key, slot)
 );
 CREATE INDEX {{local:concurrency_slots_job_idx}} ON {{concurrency_slots}} (job_id) WHERE job_id IS NOT NULL;
+CREATE INDEX {{local:concurrency_slots_free_idx}} ON {{concurrency_slots}} (key, held_until);
 
 -- Ids are handed out before commit, so a transaction can commit an entry with a lower id after one
 -- with a higher id was already read. Observers therefore read in (tx, id) order, and only entries

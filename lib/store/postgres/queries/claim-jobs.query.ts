@@ -20,7 +20,7 @@ export function claimJobsQuery(t: PostgresNaming) {
   // Decided from the slot row alone: when SKIP LOCKED re-checks a slot another claimer has just
   // taken, it sees the slot's new version, but a subquery on the holder's job would still read this
   // statement's older snapshot and call the slot free.
-  const freeSlot = (slot: string) => `(${slot}.job_id IS NULL OR ${slot}.held_until <= now())`;
+  const freeSlot = (slot: string) => `${slot}.held_until <= now()`;
   const notSaturated = (job: string) => `NOT EXISTS (
         SELECT 1 FROM ${t.limits} l
         WHERE l.key IN ('queue:' || ${job}.queue, 'key:' || ${job}.concurrency_key)
@@ -30,27 +30,40 @@ export function claimJobsQuery(t: PostgresNaming) {
       SELECT q FROM unnest($2::text[]) AS q
       WHERE NOT EXISTS (SELECT 1 FROM ${t.queues} p WHERE p.name = q AND p.paused)
     ), due AS (
-      SELECT id, run_at, seq, queue, concurrency_key FROM ${t.jobs} j
-      WHERE state = 'scheduled' AND run_at <= now() AND attempt < max_attempts AND queue IN (SELECT q FROM active) AND ${notSaturated('j')}
-      ORDER BY run_at, seq LIMIT $3
+      SELECT id, run_at, seq, queue, concurrency_key FROM (
+        SELECT id, run_at, seq, queue, concurrency_key FROM ${t.jobs}
+        WHERE state = 'scheduled' AND run_at <= now() AND attempt < max_attempts AND queue IN (SELECT q FROM active)
+        ORDER BY run_at, seq OFFSET 0
+      ) j
+      WHERE ${notSaturated('j')}
+      LIMIT $3
       FOR UPDATE SKIP LOCKED
     ), lapsed AS (
-      SELECT id, run_at, seq, queue, concurrency_key FROM ${t.jobs} j
-      WHERE state = 'running' AND leased_until <= now() AND attempt < max_attempts AND NOT cancel_requested
-        AND queue IN (SELECT q FROM active) AND ${notSaturated('j')}
-      ORDER BY run_at, seq LIMIT $3
+      SELECT id, run_at, seq, queue, concurrency_key FROM (
+        SELECT id, run_at, seq, queue, concurrency_key FROM ${t.jobs}
+        WHERE state = 'running' AND leased_until <= now() AND attempt < max_attempts AND NOT cancel_requested AND queue IN (SELECT q FROM active)
+        ORDER BY run_at, seq OFFSET 0
+      ) j
+      WHERE ${notSaturated('j')}
+      LIMIT $3
       FOR UPDATE SKIP LOCKED
     ), candidates AS (
       SELECT c.id, c.run_at, c.seq,
         (SELECT l.key FROM ${t.limits} l WHERE l.key = 'queue:' || c.queue) AS qkey,
         (SELECT l.key FROM ${t.limits} l WHERE l.key = 'key:' || c.concurrency_key) AS kkey
       FROM (SELECT * FROM due UNION ALL SELECT * FROM lapsed) c
+    ), wanted AS (
+      SELECT k.key, count(*) AS n, (SELECT l.max FROM ${t.limits} l WHERE l.key = k.key) AS max
+      FROM (SELECT qkey AS key FROM candidates UNION ALL SELECT kkey FROM candidates) k
+      WHERE k.key IS NOT NULL GROUP BY k.key
     ), free AS (
+      -- Per key, lock only as many free slots as this claim could use.
       SELECT f.key, f.slot, row_number() OVER (PARTITION BY f.key ORDER BY f.slot) AS n
-      FROM (
-        SELECT s.key, s.slot FROM ${t.slots} s JOIN ${t.limits} l ON l.key = s.key AND s.slot <= l.max
-        WHERE s.key IN (SELECT qkey FROM candidates UNION SELECT kkey FROM candidates) AND ${freeSlot('s')}
-        FOR UPDATE OF s SKIP LOCKED
+      FROM wanted w CROSS JOIN LATERAL (
+        SELECT s.key, s.slot FROM ${t.slots} s
+        WHERE s.key = w.key AND ${freeSlot('s')} AND s.slot <= w.max
+        ORDER BY s.held_until LIMIT w.n
+        FOR UPDATE SKIP LOCKED
       ) f
     ), ranked AS (
       SELECT c.*,
