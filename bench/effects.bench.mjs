@@ -7,7 +7,11 @@
 // Usage: npm run bench -- [--jobs 10000] [--rounds 3]
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { PostgresJobStore } from '../dist/lib/index.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DataSource } from 'typeorm';
+import { PostgresJobStore, SqliteJobStore } from '../dist/lib/index.js';
 import { fmt, median, openDataSource, postgres, schemaName, table } from './support.mjs';
 
 const { values } = parseArgs({ options: { jobs: { type: 'string', default: '10000' }, rounds: { type: 'string', default: '3' } } });
@@ -149,15 +153,38 @@ async function fanInRound(parents) {
   return results;
 }
 
+/** SQLite settles every edge inside the parent's outcome write (one writer; no sweep): how long is it? */
+async function sqliteFanOut(children) {
+  const dir = mkdtempSync(join(tmpdir(), 'durable-scheduler-bench-sqlite-'));
+  const sqlite = await new DataSource({ type: 'better-sqlite3', database: join(dir, 'bench.db') }).initialize();
+  try {
+    const store = new SqliteJobStore({ dataSource: sqlite });
+    await store.migrate();
+    const { id: lone } = await store.jobEnqueue({ name: 'lone', payload: null });
+    const loneJob = await claimOne(store, lone);
+    const baseline = await timed(() => store.jobCompleteMany({ workerId: 'p', outcomes: [{ jobId: lone, attempt: loneJob.attempt, kind: 'succeeded' }] }));
+    const { id: parent } = await store.jobEnqueue({ name: 'parent', payload: null });
+    await enqueueAll(store, Array.from({ length: children }, (_, i) => ({ name: 'child', payload: i, dependsOn: [parent] })));
+    const job = await claimOne(store, parent);
+    const write = await timed(() => store.jobCompleteMany({ workerId: 'p', outcomes: [{ jobId: parent, attempt: job.attempt, kind: 'succeeded' }] }));
+    return { baselineWrite: baseline.ms, write: write.ms };
+  } finally {
+    await sqlite.destroy();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 console.log(`# effects benchmark on ${server.label}: ${JOBS} jobs per drain, ${LOOPS} claim loops × ${CLAIM}, median of ${ROUNDS} rounds\n`);
 try {
   const limitRuns = [];
   const fanOuts = [];
   const fanIns = [];
+  const sqliteFanOuts = [];
   for (let r = 0; r < ROUNDS; r++) {
     limitRuns.push(await limitRound());
     fanOuts.push(await fanOutRound(10_000));
     fanIns.push(await fanInRound(1_000));
+    sqliteFanOuts.push(await sqliteFanOut(10_000));
   }
 
   console.log('## Concurrency limits: drain throughput\n');
@@ -193,6 +220,16 @@ try {
       ['finish 1,000 parents with no dependant (batches of 100)', `${fmt(fi('baseline', 'finish'))} ms`],
       ['finish 1,000 parents of one dependant (batches of 100)', `${fmt(fi('child', 'finish'))} ms`],
       ['ratio', fmt(fi('child', 'finish') / fi('baseline', 'finish'), 2)],
+    ],
+  );
+
+  console.log('\n## SQLite fan-out: one parent, 10,000 dependants, settled in the outcome write\n');
+  const sq = (key) => median(sqliteFanOuts.map((f) => f[key]));
+  table(
+    ['Measure', 'Median'],
+    [
+      ['outcome write of a job with no dependants', `${fmt(sq('baselineWrite'), 1)} ms`],
+      ['outcome write of the parent (releases all 10,000)', `${fmt(sq('write'))} ms`],
     ],
   );
 } finally {
