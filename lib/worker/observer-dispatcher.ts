@@ -2,7 +2,7 @@ import { retryDelayMs, type RandomSource, type RetryPolicy } from '../core/index
 import type { HistoryEntry, JobStore } from '../store/index.js';
 import { describe } from './attempt-executor.js';
 import type { SchedulerLogger } from './scheduler-logger.js';
-import type { Timers } from './timers.js';
+import { withTimeout, type Timers } from './timers.js';
 import type { TransitionEvent, TransitionObserver } from './transition-observer.js';
 
 export interface ObserverDispatcherOptions {
@@ -136,21 +136,8 @@ export class ObserverDispatcher {
   /** Runs one delivery, failing it if it outlives the lease (another node may be delivering by then). */
   private deliver(observer: TransitionObserver, event: TransitionEvent): Promise<void> {
     const { timers, options } = this.deps;
-    return new Promise<void>((resolve, reject) => {
-      const timer = timers.setTimeout(() => reject(new DeliveryTimeoutError(options.leaseMs)), options.leaseMs);
-      Promise.resolve()
-        .then(() => observer.deliver(event))
-        .then(
-          () => {
-            timers.clearTimeout(timer);
-            resolve();
-          },
-          (error: unknown) => {
-            timers.clearTimeout(timer);
-            reject(error);
-          },
-        );
-    });
+    const work = Promise.resolve().then(() => observer.deliver(event));
+    return withTimeout(work, options.leaseMs, timers, () => new DeliveryTimeoutError(options.leaseMs));
   }
 }
 

