@@ -64,6 +64,7 @@ import {
   checkListParams,
   checkRelinquishParams,
   MAX_BATCH,
+  type NormalizedOutcome,
 } from '../store-params.js';
 import { claimJobsQuery } from './queries/claim-jobs.query.js';
 import { completeJobsQuery } from './queries/complete-jobs.query.js';
@@ -116,8 +117,6 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
   private readonly busyTimeoutMs: number;
   /** Which state changes this store records in job history. */
   readonly historyPolicy: HistoryPolicy;
-  /** Set once this process wrote an edge that is still open: finished parents may then release jobs. */
-  private openEdges = false;
   private sql?: ReturnType<SqliteJobStore['prepare']>;
   private readonly clock;
 
@@ -153,7 +152,6 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
       // Cascades through dependants need triggers to fire from within triggers.
       this.db.pragma('recursive_triggers = ON');
       await this.retryBusy(() => migrateSqlite(this.db, this.naming, effectsSql(this.naming, this.historyPolicy)));
-      this.openEdges = Boolean(this.db.prepare(`SELECT EXISTS (SELECT 1 FROM ${this.naming.dependencies} WHERE settled = 0)`).pluck().get());
     });
     this.sql = this.prepare();
   }
@@ -167,7 +165,8 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
   beginAttempt(): AttemptTransaction {
     return new SqliteAttemptTransaction(this.options.dataSource, this.gate, (workerId, jobId, attempt, output) => {
       const checked = checkCompleteParams({ workerId, outcomes: [{ jobId, attempt, kind: 'succeeded', output }] }, this.limits);
-      return this.db.transaction(() => this.statements().complete(checked.workerId, checked.outcomes, this.now()))()[0]!;
+      // Inside the attempt's open transaction: a hint sent before it commits only wakes a claim that waits for the gate.
+      return this.db.transaction(() => this.complete(checked.workerId, checked.outcomes, this.now()))()[0]!;
     });
   }
 
@@ -182,7 +181,6 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
     const write = (now: number) => {
       const inserted = this.statements().enqueue(jobs, now);
       for (const queue of inserted.due) due.add(queue);
-      this.openEdges ||= inserted.openEdges;
       return jobs.map((job) => ({ id: job.id, created: inserted.created.has(job.id) }));
     };
     let results: EnqueueResult[];
@@ -218,9 +216,7 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
   async jobCompleteMany(params: CompleteParams): Promise<OutcomeResult[]> {
     const { workerId, outcomes } = checkCompleteParams(params, this.limits);
     if (outcomes.length === 0) return [];
-    const results = await this.write((now) => this.statements().complete(workerId, outcomes, now));
-    this.hintReleased(results);
-    return results;
+    return this.write((now) => this.complete(workerId, outcomes, now));
   }
 
   async jobRelinquishMany(params: RelinquishParams): Promise<OutcomeResult[]> {
@@ -233,7 +229,11 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
 
   async jobExpireLeases(params: ExpireLeasesParams): Promise<ExpiredLease[]> {
     const limit = checkExpireParams(params);
-    return this.write((now) => this.statements().expire(limit, now));
+    return this.write((now) => {
+      const expired = this.statements().expire(limit, now);
+      this.hintIfReleasing(expired.map((e) => e.jobId));
+      return expired;
+    });
   }
 
   async jobReplay(jobId: string, options?: OperatorOptions): Promise<JobRecord> {
@@ -252,6 +252,7 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
     const id = assertUuid(jobId, 'jobId');
     const actor = actorOf(options);
     return this.write((now) => {
+      this.hintIfReleasing([id]);
       const result = cancelResult(this.statements().operator(id, { kind: 'cancel' }, now));
       auditInsert(this.statements().schedules, { actor, action: 'job.cancel', target: id, detail: { outcome: result.outcome } }, now);
       return result;
@@ -356,7 +357,9 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
 
   async jobSettleDependencies(params: { readonly limit: number }): Promise<number> {
     const limit = assertPositiveInteger(params?.limit, 'limit', MAX_BATCH);
-    return this.write((now) => this.statements().effects.settle(limit, now));
+    const settled = await this.write((now) => this.statements().effects.settle(limit, now));
+    if (settled > 0) this.hints.emit(ANY_QUEUE);
+    return settled;
   }
 
   async concurrencyLimitSet(target: LimitTarget, max: number | null, options?: OperatorOptions): Promise<void> {
@@ -413,9 +416,19 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
     return this.write((now) => this.statements().effects.purge(olderThanMs, limit, now));
   }
 
-  /** A finished parent may have released dependants; in-process hints are the only way to say so promptly. */
-  private hintReleased(results: readonly OutcomeResult[]): void {
-    if (this.openEdges && results.some((r) => r.status === 'applied' && r.state !== 'scheduled')) this.hints.emit(ANY_QUEUE);
+  /** The fenced outcome write, on every path that writes one (a batch, or an attempt's own transaction). */
+  private complete(workerId: string, outcomes: readonly NormalizedOutcome[], now: number): OutcomeResult[] {
+    this.hintIfReleasing(outcomes.map((o) => o.jobId));
+    return this.statements().complete(workerId, outcomes, now);
+  }
+
+  /**
+   * Called inside a write, before jobs may finish: if one of them has a dependant waiting, the
+   * triggers may release it, and an in-process hint is how a claimer hears of it promptly. The hint
+   * is harmless when the write changes nothing: a claim it wakes finds no work, or waits for the gate.
+   */
+  private hintIfReleasing(jobIds: readonly string[]): void {
+    if (this.statements().effects.hasOpenEdges(jobIds)) this.hints.emit(ANY_QUEUE);
   }
 
   async jobGet(jobId: string): Promise<JobRecord | null> {

@@ -193,4 +193,39 @@ export function dependencyCases(ctx: SuiteContext): void {
     ]);
     await claimNone(h.store, 'nobody', ['elsewhere']);
   });
+
+  it('sends a wake-up hint when a parent\'s outcome releases a dependant, from a batch and from an attempt\'s own transaction', async () => {
+    const h = await ctx.open();
+    if (h.store.capabilities.wakeHints === 'none') return expect(h.store.capabilities.wakeHints).toBe('none');
+    const hints: string[] = [];
+    let heard!: () => void;
+    const subscription = await h.store.subscribeWakeHints((queue) => {
+      hints.push(queue);
+      heard?.();
+    });
+    const hintAfter = async (work: () => Promise<unknown>) => {
+      hints.length = 0;
+      const arrived = new Promise<void>((resolve) => (heard = resolve));
+      await work();
+      await arrived;
+      return [...hints];
+    };
+    try {
+      const first = await enqueue(h.store, { name: 'parent.a' });
+      const second = await enqueue(h.store, { name: 'parent.b' });
+      await enqueue(h.store, { name: 'child.a', queue: 'q-a', dependsOn: [first] });
+      await enqueue(h.store, { name: 'child.b', queue: 'q-b', dependsOn: [second] });
+      const a = await claimOne(h.store, 'w');
+      expect(await hintAfter(() => h.store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: a.id, attempt: a.attempt, kind: 'succeeded' }] }))).toEqual(
+        expect.arrayContaining([expect.stringMatching(/^(q-a|\*)$/)]),
+      );
+      if (!h.store.capabilities.attemptTransactions) return;
+      const b = await claimOne(h.store, 'w');
+      const tx = h.store.beginAttempt();
+      await tx.run(() => tx.manager.query('SELECT 1'));
+      expect(await hintAfter(() => tx.commitSuccess('w', b.id, b.attempt, null))).toEqual(expect.arrayContaining([expect.stringMatching(/^(q-b|\*)$/)]));
+    } finally {
+      await subscription.close();
+    }
+  });
 }

@@ -48,6 +48,9 @@ export function effectsQueries(db: Database, t: SqliteNaming) {
       updated_at = @now
     WHERE id = @child AND state = 'awaiting_parents'`);
   const parentState = db.prepare(`SELECT state FROM ${t.jobs} WHERE id = ?`).pluck();
+  const anyOpenEdge = db
+    .prepare(`SELECT EXISTS (SELECT 1 FROM ${t.dependencies} WHERE settled = 0 AND parent_id IN (SELECT value FROM json_each(?)))`)
+    .pluck();
   const childMode = db.prepare(`SELECT dependency_mode FROM ${t.jobs} WHERE id = ?`).pluck();
   const markSettled = db.prepare(`UPDATE ${t.dependencies} SET settled = 1 WHERE child_id = ? AND parent_id = ? AND settled = 0`);
   const setLimit = db.prepare(`INSERT INTO ${t.limits} (key, max, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET max = excluded.max, updated_at = excluded.updated_at`);
@@ -81,6 +84,8 @@ export function effectsQueries(db: Database, t: SqliteNaming) {
   const purgeJob = db.prepare(`DELETE FROM ${t.jobs} WHERE id = ?`);
 
   return {
+    /** Whether any of these jobs still has a dependant waiting on it: finishing it may release one. */
+    hasOpenEdges: (jobIds: readonly string[]): boolean => jobIds.length > 0 && anyOpenEdge.get(JSON.stringify(jobIds)) === 1,
     parentOutput: (jobId: string, ancestorId: string): ParentOutput => {
       const row = ancestors.get(jobId, ancestorId) as { output: string | null } | undefined;
       return row && row.output !== null ? { found: true, output: JSON.parse(row.output) as unknown } : { found: false, output: undefined };

@@ -20,7 +20,7 @@ export function enqueueJobsQuery(db: Database, t: SqliteNaming) {
   const parentState = db.prepare(`SELECT state FROM ${t.jobs} WHERE id = ?`).pluck();
   const edge = db.prepare(`INSERT INTO ${t.dependencies} (child_id, parent_id, settled) VALUES (?, ?, ?)`);
   const declare = db.prepare(`INSERT INTO ${t.limits} (key, max, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING`);
-  return (jobs: readonly NewJob[], now: number): { created: Set<string>; due: Set<string>; openEdges: boolean } => {
+  return (jobs: readonly NewJob[], now: number): { created: Set<string>; due: Set<string> } => {
     const fresh = jobs.filter((job) => !exists.get(job.id));
     const existing = new Map<string, JobState>();
     for (const id of externalParents(fresh)) {
@@ -29,7 +29,6 @@ export function enqueueJobsQuery(db: Database, t: SqliteNaming) {
     }
     const created = new Set<string>();
     const due = new Set<string>();
-    let openEdges = false;
     for (const { job, state, pendingParents, lastError, edges } of planDependencies(fresh, existing)) {
       const runAt = job.runAt ?? now + job.delayMs;
       insert.run({
@@ -48,14 +47,11 @@ export function enqueueJobsQuery(db: Database, t: SqliteNaming) {
         finished_at: state === 'cancelled' ? now : null,
         now,
       });
-      for (const e of edges) {
-        edge.run(job.id, e.parentId, e.settled ? 1 : 0);
-        openEdges ||= !e.settled;
-      }
+      for (const e of edges) edge.run(job.id, e.parentId, e.settled ? 1 : 0);
       if (job.concurrencyKey && job.concurrencyLimit) declare.run(`key:${job.concurrencyKey}`, job.concurrencyLimit, now);
       created.add(job.id);
       if (state === 'scheduled' && runAt <= now) due.add(job.queue);
     }
-    return { created, due, openEdges };
+    return { created, due };
   };
 }
