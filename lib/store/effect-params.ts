@@ -1,4 +1,12 @@
-import { assertNonEmptyString, assertPositiveInteger, assertQueueName, InvalidArgumentError, type HistoryPolicy } from '../core/index.js';
+import {
+  assertDelayMs,
+  assertNonEmptyString,
+  assertPositiveInteger,
+  assertQueueName,
+  InvalidArgumentError,
+  truncateUtf8,
+  type HistoryPolicy,
+} from '../core/index.js';
 import type { ConcurrencyLimit, LimitTarget } from './job-store.js';
 
 /** The stored key of a limit: `queue:<name>` or `key:<concurrency key>`. */
@@ -35,11 +43,27 @@ export function checkHistoryRead(params: { after?: string; limit: number }, shap
   return { after, limit: assertPositiveInteger(params.limit, 'limit', 10_000) };
 }
 
-export function checkObserverLease(params: { observer: string; workerId: string; leaseMs: number }) {
+/** The cursor and its would-be holder: what every observer operation names. */
+function checkObserverHolder(params: { observer: string; workerId: string }) {
   return {
     observer: assertNonEmptyString(params?.observer, 'observer', 200),
     workerId: assertNonEmptyString(params.workerId, 'workerId'),
-    leaseMs: assertPositiveInteger(params.leaseMs, 'leaseMs', 86_400_000),
+  };
+}
+
+export function checkObserverLease(params: { observer: string; workerId: string; leaseMs: number }) {
+  return { ...checkObserverHolder(params), leaseMs: assertPositiveInteger(params.leaseMs, 'leaseMs', 86_400_000) };
+}
+
+export function checkObserverCommit(params: { observer: string; workerId: string; position: string }, shape: RegExp) {
+  return { ...checkObserverHolder(params), position: assertPosition(params.position, shape) };
+}
+
+export function checkObserverFail(params: { observer: string; workerId: string; error: string; retryDelayMs: number }, maxErrorBytes: number) {
+  return {
+    ...checkObserverHolder(params),
+    error: truncateUtf8(String(params.error), maxErrorBytes),
+    retryDelayMs: assertDelayMs(params.retryDelayMs, 'retryDelayMs'),
   };
 }
 

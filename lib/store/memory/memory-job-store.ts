@@ -3,7 +3,6 @@ import {
   assertPositiveInteger,
   assertQueueName,
   assertUuid,
-  truncateUtf8,
   CapabilityNotSupportedError,
   isClaimable,
   JobNotFoundError,
@@ -31,7 +30,17 @@ import {
 } from '../schedules/index.js';
 import { memoryScheduleTx } from './memory-schedule-tx.js';
 import { externalParents, planDependencies } from '../dependencies/dependency-plan.js';
-import { assertHistoryPolicy, assertLimitMax, assertPosition, checkHistoryRead, SERIAL_POSITION, checkObserverLease, limitKey, limitOf } from '../effect-params.js';
+import {
+  assertHistoryPolicy,
+  assertLimitMax,
+  checkHistoryRead,
+  checkObserverCommit,
+  checkObserverFail,
+  checkObserverLease,
+  limitKey,
+  limitOf,
+  SERIAL_POSITION,
+} from '../effect-params.js';
 import { LATEST_SCHEMA_VERSION } from '../sql-migrations.js';
 import { toJob, type JobRow } from '../job-row.js';
 import { cancelResult, replayResult, type OperatorTransition } from '../operator-transition.js';
@@ -436,8 +445,8 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
   }
 
   async observerCommit(params: { readonly observer: string; readonly workerId: string; readonly position: string }): Promise<boolean> {
-    const { observer, workerId } = checkObserverLease({ ...params, leaseMs: 1 });
-    const lastId = Number(assertPosition(params.position, SERIAL_POSITION));
+    const { observer, workerId, position } = checkObserverCommit(params, SERIAL_POSITION);
+    const lastId = Number(position);
     const cursor = this.heldCursor(observer, workerId);
     if (!cursor) return false;
     if (lastId > cursor.lastId) cursor.lastId = lastId;
@@ -448,12 +457,12 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
   }
 
   async observerFail(params: { readonly observer: string; readonly workerId: string; readonly error: string; readonly retryDelayMs: number }): Promise<boolean> {
-    const { observer, workerId } = checkObserverLease({ ...params, leaseMs: 1 });
+    const { observer, workerId, error, retryDelayMs } = checkObserverFail(params, this.limits.maxErrorBytes);
     const cursor = this.heldCursor(observer, workerId);
     if (!cursor) return false;
     cursor.failures += 1;
-    cursor.retryAt = this.clock.now() + assertDelayMs(params.retryDelayMs, 'retryDelayMs');
-    cursor.lastError = truncateUtf8(String(params.error), this.limits.maxErrorBytes);
+    cursor.retryAt = this.clock.now() + retryDelayMs;
+    cursor.lastError = error;
     cursor.leasedBy = null;
     cursor.leasedUntil = null;
     return true;

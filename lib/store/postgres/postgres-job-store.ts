@@ -4,7 +4,6 @@ import {
   assertPositiveInteger,
   assertQueueName,
   assertUuid,
-  truncateUtf8,
   InvalidArgumentError,
   resolveLimits,
   type HistoryPolicy,
@@ -65,10 +64,18 @@ import { PgDedicatedClient } from './pg-dedicated-client.js';
 import { PgWakeListener } from './pg-wake-listener.js';
 import { PostgresAttemptTransaction } from './postgres-attempt-transaction.js';
 import { migratePostgres } from './postgres-migrator.js';
-import { assertHistoryPolicy } from '../effect-params.js';
 import { effectsSql } from './postgres-effects.js';
 import { effectsQueries } from './queries/effects.query.js';
-import { assertLimitMax, assertPosition, checkHistoryRead, checkObserverLease, limitKey, PG_POSITION } from '../effect-params.js';
+import {
+  assertHistoryPolicy,
+  assertLimitMax,
+  checkHistoryRead,
+  checkObserverCommit,
+  checkObserverFail,
+  checkObserverLease,
+  limitKey,
+  PG_POSITION,
+} from '../effect-params.js';
 import { postgresNaming, type PostgresNaming } from './postgres-naming.js';
 import { claimJobsQuery } from './queries/claim-jobs.query.js';
 import { completeJobsQuery } from './queries/complete-jobs.query.js';
@@ -355,13 +362,13 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
   }
 
   async observerCommit(params: { readonly observer: string; readonly workerId: string; readonly position: string }): Promise<boolean> {
-    const { observer, workerId } = checkObserverLease({ ...params, leaseMs: 1 });
-    return this.effects.observerCommit(this.db, observer, workerId, assertPosition(params.position, PG_POSITION));
+    const { observer, workerId, position } = checkObserverCommit(params, PG_POSITION);
+    return this.effects.observerCommit(this.db, observer, workerId, position);
   }
 
   async observerFail(params: { readonly observer: string; readonly workerId: string; readonly error: string; readonly retryDelayMs: number }): Promise<boolean> {
-    const { observer, workerId } = checkObserverLease({ ...params, leaseMs: 1 });
-    return this.effects.observerFail(this.db, observer, workerId, truncateUtf8(String(params.error), this.limits.maxErrorBytes), assertDelayMs(params.retryDelayMs, 'retryDelayMs'));
+    const { observer, workerId, error, retryDelayMs } = checkObserverFail(params, this.limits.maxErrorBytes);
+    return this.effects.observerFail(this.db, observer, workerId, error, retryDelayMs);
   }
 
   async jobPurge(params: { readonly olderThanMs: number; readonly limit: number }): Promise<number> {

@@ -5,7 +5,6 @@ import {
   assertPositiveInteger,
   assertQueueName,
   assertUuid,
-  truncateUtf8,
   InvalidArgumentError,
   resolveLimits,
   StoreBusyError,
@@ -54,7 +53,16 @@ import { ANY_QUEUE, WakeHub, type WakeListener, type WakeSubscription } from '..
 import { SqliteAttemptTransaction } from './sqlite-attempt-transaction.js';
 import { effectsSql } from './sqlite-effects.js';
 import { effectsQueries } from './queries/effects.query.js';
-import { assertHistoryPolicy, assertLimitMax, assertPosition, checkHistoryRead, SERIAL_POSITION, checkObserverLease, limitKey } from '../effect-params.js';
+import {
+  assertHistoryPolicy,
+  assertLimitMax,
+  checkHistoryRead,
+  checkObserverCommit,
+  checkObserverFail,
+  checkObserverLease,
+  limitKey,
+  SERIAL_POSITION,
+} from '../effect-params.js';
 import {
   checkClaimParams,
   checkCompleteParams,
@@ -398,16 +406,13 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
   }
 
   async observerCommit(params: { readonly observer: string; readonly workerId: string; readonly position: string }): Promise<boolean> {
-    const { observer, workerId } = checkObserverLease({ ...params, leaseMs: 1 });
-    const lastId = Number(assertPosition(params.position, SERIAL_POSITION));
-    return this.write((now) => this.statements().effects.observerCommit(observer, workerId, lastId, now));
+    const { observer, workerId, position } = checkObserverCommit(params, SERIAL_POSITION);
+    return this.write((now) => this.statements().effects.observerCommit(observer, workerId, Number(position), now));
   }
 
   async observerFail(params: { readonly observer: string; readonly workerId: string; readonly error: string; readonly retryDelayMs: number }): Promise<boolean> {
-    const { observer, workerId } = checkObserverLease({ ...params, leaseMs: 1 });
-    const error = truncateUtf8(String(params.error), this.limits.maxErrorBytes);
-    const delay = assertDelayMs(params.retryDelayMs, 'retryDelayMs');
-    return this.write((now) => this.statements().effects.observerFail(observer, workerId, error, delay, now));
+    const { observer, workerId, error, retryDelayMs } = checkObserverFail(params, this.limits.maxErrorBytes);
+    return this.write((now) => this.statements().effects.observerFail(observer, workerId, error, retryDelayMs, now));
   }
 
   async jobPurge(params: { readonly olderThanMs: number; readonly limit: number }): Promise<number> {

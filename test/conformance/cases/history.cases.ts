@@ -106,10 +106,14 @@ export function historyCases(ctx: SuiteContext): void {
     expect(await h.store.observerLease({ observer: 'o', workerId: 'd', leaseMs: LEASE_MS })).toEqual({ observer: 'o', position: e3!.position, failures: 0 });
   });
 
-  it('refuses a position the store did not hand out, with a typed error', async () => {
+  it('refuses a position the store did not hand out, and a bad failure report, with a typed error and no change', async () => {
     const h = await ctx.open();
     await h.store.observerLease({ observer: 'o', workerId: 'a', leaseMs: LEASE_MS });
     await expect(h.store.historyRead({ after: 'x; DROP TABLE jobs', limit: 10 })).rejects.toThrow(InvalidArgumentError);
     await expect(h.store.observerCommit({ observer: 'o', workerId: 'a', position: '-1' })).rejects.toThrow(/history position/);
+    // A refused failure report changes nothing: the lease stays with its holder, with no failure counted.
+    await expect(h.store.observerFail({ observer: 'o', workerId: 'a', error: 'x', retryDelayMs: -1 })).rejects.toThrow(InvalidArgumentError);
+    expect(await h.store.observerLease({ observer: 'o', workerId: 'b', leaseMs: LEASE_MS })).toBeNull();
+    expect(await h.store.observerLease({ observer: 'o', workerId: 'a', leaseMs: LEASE_MS })).toMatchObject({ failures: 0 });
   });
 }
