@@ -30,6 +30,7 @@ import {
 } from '../schedules/index.js';
 import { memoryScheduleTx } from './memory-schedule-tx.js';
 import { externalParents, planDependencies } from '../dependencies/dependency-plan.js';
+import { limitKeysOf, pickWithinLimits } from '../limit-room.js';
 import {
   assertHistoryPolicy,
   assertLimitMax,
@@ -212,9 +213,8 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
         this.children.set(edge.parentId, list);
       }
       if (edges.length > 0) this.parents.set(job.id, edges.map((e) => e.parentId));
-      if (job.concurrencyKey && job.concurrencyLimit && !this.concurrencyLimits.has(`key:${job.concurrencyKey}`)) {
-        this.concurrencyLimits.set(`key:${job.concurrencyKey}`, job.concurrencyLimit);
-      }
+      const declared = `key:${job.concurrencyKey}`;
+      if (job.concurrencyKey && job.concurrencyLimit && !this.concurrencyLimits.has(declared)) this.concurrencyLimits.set(declared, job.concurrencyLimit);
       if (state === 'scheduled' && runAt <= now) due.add(job.queue);
       created.add(job.id);
     }
@@ -229,7 +229,7 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
     const candidates = [...this.jobs.values()]
       .filter((row) => wanted.has(row.queue) && isClaimable(row, now))
       .sort((a, b) => a.runAt - b.runAt || a.seq - b.seq);
-    const picked = this.withinLimits(candidates, now).slice(0, limit);
+    const picked = this.withinLimits(candidates, now, limit);
     return picked.map((row) => toJob(this.apply(row, { kind: 'claim', workerId, leaseMs }, now)));
   }
 
@@ -618,21 +618,15 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
   }
 
   /** Keeps the claim order, dropping candidates whose queue or key is at its cap. */
-  private withinLimits(candidates: readonly JobRow[], now: number): JobRow[] {
-    if (this.concurrencyLimits.size === 0) return [...candidates];
+  private withinLimits(candidates: readonly JobRow[], now: number, limit: number): JobRow[] {
+    if (this.concurrencyLimits.size === 0) return candidates.slice(0, limit);
+    const keysOf = (row: JobRow) => limitKeysOf(row.queue, row.concurrencyKey);
     const running = new Map<string, number>();
-    const bump = (key: string) => running.set(key, (running.get(key) ?? 0) + 1);
     for (const row of this.jobs.values()) {
       if (row.state !== 'running' || row.leasedUntil === null || row.leasedUntil <= now) continue;
-      bump(`queue:${row.queue}`);
-      if (row.concurrencyKey !== null) bump(`key:${row.concurrencyKey}`);
+      for (const key of keysOf(row)) running.set(key, (running.get(key) ?? 0) + 1);
     }
-    return candidates.filter((row) => {
-      const keys = [`queue:${row.queue}`, ...(row.concurrencyKey === null ? [] : [`key:${row.concurrencyKey}`])].filter((k) => this.concurrencyLimits.has(k));
-      if (keys.some((k) => (running.get(k) ?? 0) >= this.concurrencyLimits.get(k)!)) return false;
-      keys.forEach(bump);
-      return true;
-    });
+    return pickWithinLimits(candidates, keysOf, this.concurrencyLimits, running, limit);
   }
 
   private heldCursor(observer: string, workerId: string): MemoryCursor | null {

@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import type { ClaimParams } from '../../job-store.js';
 import type { JobRow } from '../../job-row.js';
+import { limitKeysOf, pickWithinLimits } from '../../limit-room.js';
 import type { SqliteNaming } from '../sqlite-naming.js';
 import { fromSqliteRow, type SqliteJobRow } from '../sqlite-row.js';
 
@@ -59,14 +60,9 @@ export function claimJobsQuery(db: Database, t: SqliteNaming) {
     const max = new Map((limits.all() as { key: string; max: number }[]).map((l) => [l.key, l.max]));
     const running = new Map<string, number>();
     for (const row of [...runningByQueue.all({ now }), ...runningByKey.all({ now })] as { key: string; n: number }[]) running.set(row.key, row.n);
-    const picked: JobRow[] = [];
-    for (const row of limitedCandidates.all({ ...base, window: params.limit * 4 }) as SqliteJobRow[]) {
-      if (picked.length === params.limit) break;
-      const keys = [`queue:${row.queue}`, ...(row.concurrency_key === null ? [] : [`key:${row.concurrency_key}`])].filter((k) => max.has(k));
-      if (keys.some((k) => (running.get(k) ?? 0) >= max.get(k)!)) continue;
-      for (const k of keys) running.set(k, (running.get(k) ?? 0) + 1);
-      picked.push(fromSqliteRow(leaseOne.get({ ...base, seq: row.seq }) as SqliteJobRow));
-    }
-    return picked;
+    const rows = limitedCandidates.all({ ...base, window: params.limit * 4 }) as SqliteJobRow[];
+    return pickWithinLimits(rows, (row) => limitKeysOf(row.queue, row.concurrency_key), max, running, params.limit).map((row) =>
+      fromSqliteRow(leaseOne.get({ ...base, seq: row.seq }) as SqliteJobRow),
+    );
   };
 }
