@@ -222,6 +222,20 @@ function decide(job: LifecycleFields, event: JobEvent, now: number): Transition 
   }
 }
 
+/**
+ * The lifecycle's decisions as one value. Stores take it whole so that the simulator's sabotage
+ * self-test can hand the in-memory store deliberately broken rules and prove its oracles notice;
+ * production code always uses {@link LIFECYCLE_RULES}.
+ */
+export interface LifecycleRules {
+  readonly transition: (job: LifecycleFields, event: JobEvent, now: number) => Transition;
+  readonly isClaimable: (job: LifecycleFields, now: number) => boolean;
+  readonly needsSweep: (job: LifecycleFields, now: number) => boolean;
+}
+
+/** The rules this file defines. */
+export const LIFECYCLE_RULES: LifecycleRules = Object.freeze({ transition, isClaimable, needsSweep });
+
 /** What an operator's cancel did, read from the job before and after. */
 export type CancelOutcome = 'cancelled' | 'cancel_requested' | 'already_cancelled' | 'already_requested';
 

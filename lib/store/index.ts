@@ -6,7 +6,7 @@ export * from './enqueue-input.js';
 export * from './job-row.js';
 export * from './store-params.js';
 export * from './system-clock.js';
-export { MemoryJobStore, type MemoryJobStoreOptions } from './memory/memory-job-store.js';
+export { MemoryJobStore, type MemoryJobStoreOptions, type MemoryStoreProbe } from './memory/memory-job-store.js';
 export { PostgresJobStore, type PostgresJobStoreOptions } from './postgres/postgres-job-store.js';
 export { DEFAULT_POSTGRES_SCHEMA } from './postgres/postgres-naming.js';
 export type { StatementListener } from './postgres/pg-executor.js';

@@ -4,12 +4,11 @@ import {
   assertQueueName,
   assertUuid,
   CapabilityNotSupportedError,
-  isClaimable,
   JobNotFoundError,
+  LIFECYCLE_RULES,
   ManualClock,
-  needsSweep,
   resolveLimits,
-  transition,
+  type LifecycleRules,
   type Clock,
   type Effect,
   type JobRecord,
@@ -91,6 +90,30 @@ export interface MemoryJobStoreOptions {
   readonly limits?: Partial<SchedulerLimits>;
   /** What the transition history keeps. Default `transitions_and_errors`. */
   readonly historyPolicy?: HistoryPolicy;
+  /** Told of every write as it happens: the simulator's oracles read the run's history from it. */
+  readonly probe?: MemoryStoreProbe;
+  /**
+   * @internal The lifecycle rules to apply. Only the simulator's sabotage self-test sets this, to
+   * prove its oracles catch a broken rule; everything else gets the real ones.
+   */
+  readonly lifecycle?: LifecycleRules;
+}
+
+/**
+ * Hooks the in-memory store calls inside each write, in the order the writes happen. They see what
+ * was stored, including whatever a broken rule let through, so a checker built on them judges the
+ * store's behaviour rather than trusting it.
+ */
+export interface MemoryStoreProbe {
+  /** A job row was inserted (`before` undefined) or rewritten. */
+  rowWritten?(before: JobRow | undefined, after: JobRow): void;
+  /** A dependency edge settled: its parent's end counted toward the child's latch. */
+  edgeSettled?(parentId: string, childId: string): void;
+  historyAppended?(entry: HistoryEntry): void;
+  /** A claimed job took its concurrency slots. */
+  slotTaken?(jobId: string): void;
+  /** A job gave its slots back. */
+  slotReleased?(jobId: string): void;
 }
 
 interface MemoryCursor {
@@ -132,9 +155,15 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
   /** Which state changes this store records in job history. */
   readonly historyPolicy: HistoryPolicy;
   private nextSeq = 1;
+  /** Running jobs that hold their concurrency slots: claim takes them, leaving `running` gives them back. */
+  private readonly slotHolders = new Set<string>();
+  private readonly probe: MemoryStoreProbe;
+  private readonly rules: LifecycleRules;
 
   constructor(options: MemoryJobStoreOptions = {}) {
     super();
+    this.probe = options.probe ?? {};
+    this.rules = options.lifecycle ?? LIFECYCLE_RULES;
     this.clock = options.clock ?? new ManualClock();
     this.limits = resolveLimits(options.limits);
     this.historyPolicy = assertHistoryPolicy(options.historyPolicy);
@@ -206,6 +235,7 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
         finishedAt: state === 'cancelled' ? now : null,
       };
       this.jobs.set(job.id, row);
+      this.probe.rowWritten?.(undefined, row);
       this.record(row, row.lastError);
       for (const edge of edges) {
         const list = this.children.get(edge.parentId) ?? [];
@@ -227,10 +257,15 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
     const now = this.clock.now();
     const wanted = new Set(queues.filter((q) => !this.pausedQueues.has(q)));
     const candidates = [...this.jobs.values()]
-      .filter((row) => wanted.has(row.queue) && isClaimable(row, now))
+      .filter((row) => wanted.has(row.queue) && this.rules.isClaimable(row, now))
       .sort((a, b) => a.runAt - b.runAt || a.seq - b.seq);
     const picked = this.withinLimits(candidates, now, limit);
-    return picked.map((row) => toJob(this.apply(row, { kind: 'claim', workerId, leaseMs }, now)));
+    return picked.map((row) => {
+      const claimed = this.apply(row, { kind: 'claim', workerId, leaseMs }, now);
+      this.slotHolders.add(claimed.id);
+      this.probe.slotTaken?.(claimed.id);
+      return toJob(claimed);
+    });
   }
 
   async jobHeartbeat(params: HeartbeatParams): Promise<HeartbeatResult> {
@@ -240,9 +275,9 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
     const lost: HeartbeatResult['lost'][number][] = [];
     for (const lease of leases) {
       const row = this.jobs.get(lease.jobId);
-      const result = row && transition(row, { kind: 'heartbeat', workerId, attempt: lease.attempt, leaseMs }, now);
+      const result = row && this.rules.transition(row, { kind: 'heartbeat', workerId, attempt: lease.attempt, leaseMs }, now);
       if (row && result?.ok) {
-        const next = this.store(row, result.next);
+        const next = this.store(row, result.next, result.effects);
         renewed.push({ ...lease, leasedUntil: new Date(next.leasedUntil!), cancelRequested: next.cancelRequested });
       } else {
         lost.push(lease);
@@ -266,7 +301,7 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
   async jobExpireLeases(params: ExpireLeasesParams): Promise<ExpiredLease[]> {
     const limit = checkExpireParams(params);
     const now = this.clock.now();
-    const due = [...this.jobs.values()].filter((row) => needsSweep(row, now)).slice(0, limit);
+    const due = [...this.jobs.values()].filter((row) => this.rules.needsSweep(row, now)).slice(0, limit);
     return due.map((row) => {
       const next = this.apply(row, { kind: 'expire' }, now);
       return { jobId: next.id, attempt: next.attempt, state: next.state };
@@ -530,20 +565,20 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
 
   private operator(jobId: string, event: JobEvent): OperatorTransition {
     const before = this.require(jobId);
-    const result = transition(before, event, this.clock.now());
+    const result = this.rules.transition(before, event, this.clock.now());
     const after = result.ok ? this.store(before, result.next, result.effects) : before;
     return { before, after, result };
   }
 
   private fenced(jobId: string, attempt: number, event: JobEvent, now: number): OutcomeResult {
     const row = this.jobs.get(jobId);
-    const result = row && transition(row, event, now);
+    const result = row && this.rules.transition(row, event, now);
     if (!row || !result?.ok) return { jobId, attempt, status: 'stale' };
     return { jobId, attempt, status: 'applied', state: this.store(row, result.next, result.effects).state };
   }
 
   private apply(row: JobRow, event: JobEvent, now: number): JobRow {
-    const result = transition(row, event, now);
+    const result = this.rules.transition(row, event, now);
     if (!result.ok) throw new Error(`BUG: ${event.kind} rejected for a job selected as eligible (${result.rejection}).`);
     return this.store(row, result.next, result.effects);
   }
@@ -551,6 +586,7 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
   private store(row: JobRow, next: LifecycleFields, effects: readonly Effect[] = []): JobRow {
     const updated: JobRow = { ...row, ...next };
     this.jobs.set(row.id, updated);
+    this.probe.rowWritten?.(row, updated);
     for (const effect of effects) {
       switch (effect.type) {
         case 'wake':
@@ -566,7 +602,8 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
           this.settleDependants(updated);
           break;
         case 'release_slots':
-          break; // limits here count running jobs; nothing is held
+          if (this.slotHolders.delete(updated.id)) this.probe.slotReleased?.(updated.id);
+          break;
       }
     }
     return updated;
@@ -576,7 +613,7 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
   private record(row: JobRow, error: string | null): void {
     if (this.historyPolicy === 'off') return;
     const id = this.nextHistoryId++;
-    this.history.push({
+    const entry: HistoryEntry = {
       id,
       position: String(id),
       jobId: row.id,
@@ -585,7 +622,9 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
       state: row.state,
       attempt: row.attempt,
       error: this.historyPolicy === 'transitions_and_errors' ? error : null,
-    });
+    };
+    this.history.push(entry);
+    this.probe.historyAppended?.(entry);
   }
 
   private removeHistory(drop: (entry: HistoryEntry) => boolean): void {
@@ -604,12 +643,14 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
     for (const edge of this.children.get(parent.id) ?? []) {
       if (edge.settled) continue;
       edge.settled = true;
+      this.probe.edgeSettled?.(parent.id, edge.childId);
       const child = this.jobs.get(edge.childId);
       if (!child || child.state !== 'awaiting_parents') continue;
       if (parent.state === 'succeeded' || child.dependencyMode === 'on_any_terminal') {
         const pendingParents = child.pendingParents - 1;
         const lowered = { ...child, pendingParents };
         this.jobs.set(child.id, lowered);
+        this.probe.rowWritten?.(child, lowered);
         if (pendingParents <= 0) this.apply(lowered, { kind: 'release' }, now);
       } else {
         this.apply(child, { kind: 'cascade_cancel', parentId: parent.id, parentState: parent.state }, now);
@@ -623,7 +664,7 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
     const keysOf = (row: JobRow) => limitKeysOf(row.queue, row.concurrencyKey);
     const running = new Map<string, number>();
     for (const row of this.jobs.values()) {
-      if (row.state !== 'running' || row.leasedUntil === null || row.leasedUntil <= now) continue;
+      if (row.state !== 'running' || row.leasedUntil === null || row.leasedUntil <= now || !this.slotHolders.has(row.id)) continue;
       for (const key of keysOf(row)) running.set(key, (running.get(key) ?? 0) + 1);
     }
     return pickWithinLimits(candidates, keysOf, this.concurrencyLimits, running, limit);
