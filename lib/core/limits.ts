@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from './errors/index.js';
+import { showKey, showValue } from './validation/job-fields.js';
 
 /** Size bounds the library enforces. Sizes are UTF-8 bytes of JSON text; every bound is inclusive. */
 export interface SchedulerLimits {
@@ -28,13 +29,16 @@ export const DEFAULT_LIMITS: SchedulerLimits = Object.freeze({
 /** Fills in defaults; each bound must be a positive whole number. */
 export function resolveLimits(partial?: Partial<SchedulerLimits>): SchedulerLimits {
   const limits = { ...DEFAULT_LIMITS };
+  if (partial !== undefined && (partial === null || typeof partial !== 'object' || Array.isArray(partial))) {
+    throw new InvalidArgumentError(`limits must be an object of size limits, got ${showValue(partial)}.`, 'limits');
+  }
   for (const [key, value] of Object.entries(partial ?? {})) {
     if (value === undefined) continue;
     if (!(key in DEFAULT_LIMITS)) {
-      throw new InvalidArgumentError(`limits.${key} is not a known limit; known limits are ${Object.keys(DEFAULT_LIMITS).join(', ')}.`, `limits.${key}`);
+      throw new InvalidArgumentError(`limits.${showKey(key)} is not a known limit; known limits are ${Object.keys(DEFAULT_LIMITS).join(', ')}.`, `limits.${key}`);
     }
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-      throw new InvalidArgumentError(`limits.${key} must be a whole number of at least 1, got ${String(value)}.`, `limits.${key}`);
+      throw new InvalidArgumentError(`limits.${key} must be a whole number of at least 1, got ${showValue(value)}.`, `limits.${key}`);
     }
     (limits as Record<string, number>)[key] = value;
   }

@@ -4,15 +4,17 @@ import {
   assertPositiveInteger,
   assertQueueName,
   InvalidArgumentError,
+  storableText,
   truncateUtf8,
   type HistoryPolicy,
 } from '../core/index.js';
+import { MAX_CONCURRENCY_KEY } from './enqueue-input.js';
 import type { ConcurrencyLimit, LimitTarget } from './job-store.js';
 
 /** The stored key of a limit: `queue:<name>` or `key:<concurrency key>`. */
 export function limitKey(target: LimitTarget): string {
   if (target && typeof target === 'object' && 'queue' in target && target.queue !== undefined) return `queue:${assertQueueName(target.queue)}`;
-  if (target && typeof target === 'object' && 'key' in target && target.key !== undefined) return `key:${assertNonEmptyString(target.key, 'key', 200)}`;
+  if (target && typeof target === 'object' && 'key' in target && target.key !== undefined) return `key:${assertNonEmptyString(target.key, 'key', MAX_CONCURRENCY_KEY)}`;
   throw new InvalidArgumentError('A concurrency limit needs a target: { queue } or { key }.', 'target');
 }
 
@@ -62,7 +64,7 @@ export function checkObserverCommit(params: { observer: string; workerId: string
 export function checkObserverFail(params: { observer: string; workerId: string; error: string; retryDelayMs: number }, maxErrorBytes: number) {
   return {
     ...checkObserverHolder(params),
-    error: truncateUtf8(String(params.error), maxErrorBytes),
+    error: truncateUtf8(storableText(String(params.error)), maxErrorBytes),
     retryDelayMs: assertDelayMs(params.retryDelayMs, 'retryDelayMs'),
   };
 }

@@ -7,6 +7,7 @@ import {
   encodeJson,
   InvalidArgumentError,
   isJobState,
+  storableText,
   truncateUtf8,
   type SchedulerLimits,
 } from '../core/index.js';
@@ -94,7 +95,7 @@ export function checkCompleteParams(
     const attempt = assertPositiveInteger(outcome.attempt, `${at}.attempt`);
     const error = (text: unknown, argument: string) => {
       if (typeof text !== 'string') throw new InvalidArgumentError(`${at}.${argument} must be a string.`, `${at}.${argument}`);
-      return truncateUtf8(text, limits.maxErrorBytes);
+      return truncateUtf8(storableText(text), limits.maxErrorBytes);
     };
     switch (outcome.kind) {
       case 'succeeded':

@@ -1,8 +1,10 @@
 import {
+  assertNonEmptyString,
   assertQueueName,
   DEFAULT_RETRY_POLICY,
   InvalidArgumentError,
   resolveRetryPolicy,
+  showValue,
   type RetryPolicy,
 } from '../core/index.js';
 import { DEFAULT_QUEUE, MAX_BATCH, MAX_LEASE_MS } from '../store/index.js';
@@ -71,13 +73,13 @@ export const WORKER_DEFAULTS = Object.freeze({
 
 function whole(value: unknown, name: string, min: number, max: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new InvalidArgumentError(`${name} must be a whole number from ${min} to ${max}, got ${String(value)}.`, name);
+    throw new InvalidArgumentError(`${name} must be a whole number from ${min} to ${max}, got ${showValue(value)}.`, name);
   }
   return value;
 }
 
 function bool(value: unknown, name: string): boolean {
-  if (typeof value !== 'boolean') throw new InvalidArgumentError(`${name} must be true or false, got ${String(value)}.`, name);
+  if (typeof value !== 'boolean') throw new InvalidArgumentError(`${name} must be true or false, got ${showValue(value)}.`, name);
   return value;
 }
 
@@ -98,9 +100,8 @@ export function resolveWorkerOptions(options: WorkerOptions = {}): ResolvedWorke
       'leaseMs',
     );
   }
-  if (o.workerId !== undefined && (typeof o.workerId !== 'string' || o.workerId.length === 0 || o.workerId.length > 200)) {
-    throw new InvalidArgumentError(`workerId must be a non-empty string of at most 200 characters, got ${String(o.workerId)}.`, 'workerId');
-  }
+  // The rule every store applies to the worker id of a claim, checked here so a bad one stops the boot.
+  if (o.workerId !== undefined) assertNonEmptyString(o.workerId, 'workerId', 200);
   return {
     queues: [...new Set(o.queues)],
     concurrency,

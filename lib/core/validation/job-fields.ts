@@ -6,16 +6,41 @@ const WIRE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:\-/]*$/;
 /** Queue names: the same alphabet without `/`, at most 64 characters. */
 const QUEUE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 
-function show(value: unknown): string {
+/** Control characters (C0 and DEL), which no name, key or label may hold: logs and terminals act on them. */
+const CONTROL = /[\u0000-\u001f\u007f]/;
+/** A UTF-16 surrogate without its partner: it has no UTF-8 form, so PostgreSQL cannot store it. */
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
+/**
+ * Instants every store can hold: the years 0000 to 9999. PostgreSQL refuses timestamps before
+ * 4713 BC, and the text form of a Date leaves four digits behind after 9999.
+ */
+export const MIN_INSTANT_MS = -62_167_219_200_000; // 0000-01-01T00:00:00.000Z
+export const MAX_INSTANT_MS = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z
+/** Longest delay a job, retry or grace period may ask for: 100 years. */
+export const MAX_DELAY_MS = 100 * 365 * 86_400_000;
+
+/** A value as it appears in an error message: strings quoted and escaped, so a message stays one line. */
+export function showValue(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
   if (typeof value === 'bigint') return `${value}n`;
   return String(value);
 }
 
+/** An option's key as it appears in an error message: plain names bare, anything else quoted. */
+export function showKey(key: string): string {
+  return /^[A-Za-z_$][\w$]{0,59}$/.test(key) ? key : showValue(key);
+}
+
+/** True for text every store keeps as it is: no lone surrogate (and so a UTF-8 form). */
+export function isWellFormedText(value: string): boolean {
+  return !LONE_SURROGATE.test(value);
+}
+
 export function assertWireName(value: unknown, maxLength: number, argument = 'name'): string {
   if (typeof value !== 'string' || value.length === 0 || value.length > maxLength || !WIRE_NAME.test(value)) {
     throw new InvalidArgumentError(
-      `${argument} must be 1 to ${maxLength} characters of letters, digits and "_ . : - /", starting with a letter or digit, got ${show(value)}.`,
+      `${argument} must be 1 to ${maxLength} characters of letters, digits and "_ . : - /", starting with a letter or digit, got ${showValue(value)}.`,
       argument,
     );
   }
@@ -25,7 +50,7 @@ export function assertWireName(value: unknown, maxLength: number, argument = 'na
 export function assertQueueName(value: unknown, argument = 'queue'): string {
   if (typeof value !== 'string' || !QUEUE_NAME.test(value)) {
     throw new InvalidArgumentError(
-      `${argument} must be 1 to 64 characters of letters, digits and "_ . : -", starting with a letter or digit, got ${show(value)}.`,
+      `${argument} must be 1 to 64 characters of letters, digits and "_ . : -", starting with a letter or digit, got ${showValue(value)}.`,
       argument,
     );
   }
@@ -34,42 +59,55 @@ export function assertQueueName(value: unknown, argument = 'queue'): string {
 
 export function assertUuid(value: unknown, argument: string): string {
   if (typeof value !== 'string' || !isUuid(value)) {
-    throw new InvalidArgumentError(`${argument} must be a UUID, got ${show(value)}.`, argument);
+    throw new InvalidArgumentError(`${argument} must be a UUID, got ${showValue(value)}.`, argument);
   }
   return value.toLowerCase();
 }
 
 export function assertMaxAttempts(value: unknown, ceiling: number, argument = 'maxAttempts'): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > ceiling) {
-    throw new InvalidArgumentError(`${argument} must be a whole number from 1 to ${ceiling}, got ${show(value)}.`, argument);
+    throw new InvalidArgumentError(`${argument} must be a whole number from 1 to ${ceiling}, got ${showValue(value)}.`, argument);
   }
   return value;
 }
 
-/** A delay: finite, at or above zero; fractions round up to the next millisecond. */
+/** A delay: finite, from zero to {@link MAX_DELAY_MS}; fractions round up to the next millisecond. */
 export function assertDelayMs(value: unknown, argument: string): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new InvalidArgumentError(`${argument} must be a finite number of milliseconds at or above 0, got ${show(value)}.`, argument);
+    throw new InvalidArgumentError(`${argument} must be a finite number of milliseconds at or above 0, got ${showValue(value)}.`, argument);
+  }
+  if (value > MAX_DELAY_MS) {
+    throw new InvalidArgumentError(`${argument} must be at most ${MAX_DELAY_MS} milliseconds (100 years), got ${showValue(value)}.`, argument);
   }
   return Math.ceil(value);
 }
 
+/** An instant every store can hold: a valid Date in the years 0000 to 9999. */
 export function assertInstant(value: unknown, argument: string): number {
   const ms = value instanceof Date ? value.getTime() : Number.NaN;
-  if (!Number.isFinite(ms)) throw new InvalidArgumentError(`${argument} must be a valid Date, got ${show(value)}.`, argument);
+  if (!Number.isFinite(ms)) throw new InvalidArgumentError(`${argument} must be a valid Date, got ${showValue(value)}.`, argument);
+  if (ms < MIN_INSTANT_MS || ms > MAX_INSTANT_MS) {
+    throw new InvalidArgumentError(`${argument} must fall in the years 0000 to 9999, got ${ms} ms since the epoch.`, argument);
+  }
   return ms;
 }
 
 export function assertPositiveInteger(value: unknown, argument: string, max = Number.MAX_SAFE_INTEGER): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
-    throw new InvalidArgumentError(`${argument} must be a whole number from 1 to ${max}, got ${show(value)}.`, argument);
+    throw new InvalidArgumentError(`${argument} must be a whole number from 1 to ${max}, got ${showValue(value)}.`, argument);
   }
   return value;
 }
 
+/**
+ * A key, label or id chosen by the caller (a concurrency key, an observer id, a worker id, an
+ * actor): 1 to `maxLength` characters of well-formed text without control characters, so every
+ * store keeps it byte for byte and no log line can be split by it. Quotes, `$` and `;` are fine:
+ * such values only ever travel as bound parameters.
+ */
 export function assertNonEmptyString(value: unknown, argument: string, maxLength = 256): string {
-  if (typeof value !== 'string' || value.length === 0 || value.length > maxLength) {
-    throw new InvalidArgumentError(`${argument} must be a non-empty string of at most ${maxLength} characters, got ${show(value)}.`, argument);
+  if (typeof value !== 'string' || value.length === 0 || value.length > maxLength || CONTROL.test(value) || !isWellFormedText(value)) {
+    throw new InvalidArgumentError(`${argument} must be 1 to ${maxLength} characters without control characters, got ${showValue(value)}.`, argument);
   }
   return value;
 }

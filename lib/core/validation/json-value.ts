@@ -1,4 +1,5 @@
 import { InvalidArgumentError, PayloadTooLargeError } from '../errors/index.js';
+import { isWellFormedText } from './job-fields.js';
 
 export interface JsonEncodeOptions {
   /** Names the value in error messages, e.g. `payload` or `output`. */
@@ -10,15 +11,16 @@ export interface JsonEncodeOptions {
 /**
  * Encodes a payload or output as JSON text, refusing anything JSON would silently change or that a
  * store cannot keep: cycles, BigInt, functions, symbols, non-finite numbers, Map and Set (which
- * JSON turns into `{}`), `__proto__` keys, the NUL character (PostgreSQL's jsonb cannot hold it),
- * nesting deeper than `maxDepth`, and text longer than `maxBytes`.
+ * JSON turns into `{}`), `__proto__` keys, the NUL character and lone UTF-16 surrogates (PostgreSQL's
+ * jsonb can hold neither, and the other stores must refuse what it refuses), nesting deeper than
+ * `maxDepth`, and text longer than `maxBytes`.
  */
 export function encodeJson(value: unknown, options: JsonEncodeOptions): string {
   const { argument } = options;
   if (value === undefined) {
     throw new InvalidArgumentError(`${argument} must be a JSON value, got undefined.`, argument);
   }
-  check(value, options, 0, new Set<object>());
+  check(value, options, 0, new Set<object>(), true);
   const text = JSON.stringify(value);
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > options.maxBytes) {
@@ -32,11 +34,12 @@ export function encodeJson(value: unknown, options: JsonEncodeOptions): string {
   return text;
 }
 
-function check(value: unknown, options: JsonEncodeOptions, depth: number, ancestors: Set<object>): void {
+/** `viaToJson` is false for what a `toJSON` call returned: JSON.stringify does not call `toJSON` on that again. */
+function check(value: unknown, options: JsonEncodeOptions, depth: number, ancestors: Set<object>, viaToJson: boolean): void {
   const { argument } = options;
   switch (typeof value) {
     case 'string':
-      if (value.includes('\u0000')) refuse(argument, 'contains the NUL character (\\u0000), which PostgreSQL cannot store in JSON');
+      checkText(value, argument, 'contains');
       return;
     case 'number':
       if (!Number.isFinite(value)) refuse(argument, `contains the number ${value}, which JSON cannot represent`);
@@ -60,22 +63,34 @@ function check(value: unknown, options: JsonEncodeOptions, depth: number, ancest
   if (object instanceof Map || object instanceof Set) {
     refuse(argument, `contains a ${object.constructor.name}, which JSON would turn into an empty object`);
   }
-  if (typeof (object as { toJSON?: unknown }).toJSON === 'function') {
+  if (viaToJson && typeof (object as { toJSON?: unknown }).toJSON === 'function') {
     // Dates and similar types choose their own JSON form; check what they produce instead.
-    check((object as { toJSON(): unknown }).toJSON(), options, depth, ancestors);
+    let json: unknown;
+    try {
+      json = (object as { toJSON(): unknown }).toJSON();
+    } catch {
+      refuse(argument, 'contains a value whose toJSON method threw');
+    }
+    check(json, options, depth, ancestors, false);
     return;
   }
   ancestors.add(object);
   if (Array.isArray(object)) {
-    for (const item of object) check(item, options, depth + 1, ancestors);
+    for (const item of object) check(item, options, depth + 1, ancestors, true);
   } else {
     for (const key of Object.keys(object)) {
       if (key === '__proto__') refuse(argument, 'has a "__proto__" key, which is refused to keep consumers safe from prototype pollution');
-      if (key.includes('\u0000')) refuse(argument, 'has a key containing the NUL character (\\u0000)');
-      check((object as Record<string, unknown>)[key], options, depth + 1, ancestors);
+      checkText(key, argument, 'has a key containing');
+      check((object as Record<string, unknown>)[key], options, depth + 1, ancestors, true);
     }
   }
   ancestors.delete(object);
+}
+
+/** Text PostgreSQL's jsonb cannot hold is refused in every store, so all three accept the same payloads. */
+function checkText(text: string, argument: string, where: 'contains' | 'has a key containing'): void {
+  if (text.includes('\u0000')) refuse(argument, `${where} the NUL character (\\u0000), which PostgreSQL cannot store in JSON`);
+  if (!isWellFormedText(text)) refuse(argument, `${where} a lone UTF-16 surrogate, which has no UTF-8 form and which PostgreSQL cannot store in JSON`);
 }
 
 function refuse(argument: string, problem: string): never {

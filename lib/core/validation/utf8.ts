@@ -14,3 +14,12 @@ export function truncateUtf8(text: string, maxBytes: number): string {
   }
   return text.slice(0, end);
 }
+
+/**
+ * Error text as every store can keep it: the NUL character and lone UTF-16 surrogates (which
+ * PostgreSQL's text cannot hold) become U+FFFD. Error detail is the library's to keep, not the
+ * caller's to get back, so it is repaired rather than refused: a failure must always be recordable.
+ */
+export function storableText(text: string): string {
+  return text.replace(/\u0000|\p{Surrogate}/gu, '\uFFFD');
+}

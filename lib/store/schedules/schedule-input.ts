@@ -11,6 +11,7 @@ import {
   assertWireName,
   encodeJson,
   InvalidArgumentError,
+  showKey,
   type SchedulerLimits,
 } from '../../core/index.js';
 import { DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE } from '../enqueue-input.js';
@@ -69,7 +70,7 @@ export function normalizeSchedule(input: ScheduleInput, limits: SchedulerLimits)
     throw new InvalidArgumentError('A schedule must be an object with a name and a cron pattern or an interval.', 'schedule');
   }
   for (const key of Object.keys(input)) {
-    if (!KNOWN.has(key)) throw new InvalidArgumentError(`${key} is not a known schedule option; known options are ${[...KNOWN].join(', ')}.`, key);
+    if (!KNOWN.has(key)) throw new InvalidArgumentError(`${showKey(key)} is not a known schedule option; known options are ${[...KNOWN].join(', ')}.`, key);
   }
   const name = assertWireName(input.name, limits.maxNameLength);
   if ((input.cron === undefined) === (input.everyMs === undefined)) {
