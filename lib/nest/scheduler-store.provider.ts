@@ -1,21 +1,26 @@
 import type { FactoryProvider, InjectionToken } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { InvalidArgumentError } from '../core/index.js';
+import { InvalidArgumentError, resolveLimits } from '../core/index.js';
 import { PostgresJobStore, SqliteJobStore, type JobStore } from '../store/index.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
-import { NO_DATA_SOURCE, UNSUPPORTED_DATA_SOURCE } from './scheduler.messages.js';
+import { checkExplicitStore, checkModuleOptions } from './scheduler-options.check.js';
+import { NO_DATA_SOURCE, SCHEMA_ON_SQLITE, UNSUPPORTED_DATA_SOURCE } from './scheduler.messages.js';
 import { SCHEDULER_STORE } from './scheduler.tokens.js';
 
 /** Picks the adapter for a DataSource by its driver type. */
 export function createStore(options: SchedulerModuleOptions, dataSource: DataSource | undefined, dataSourceName?: string): JobStore {
-  if (options.store) return options.store;
+  if (options.store) {
+    checkExplicitStore(options, options.store);
+    return options.store;
+  }
   if (!dataSource) throw new InvalidArgumentError(NO_DATA_SOURCE(dataSourceName), 'dataSource');
   const type = String(dataSource.options.type);
   if (type === 'postgres') {
     return new PostgresJobStore({ dataSource, schema: options.schema, tablePrefix: options.tablePrefix, limits: options.limits, historyPolicy: options.historyPolicy });
   }
   if (type === 'better-sqlite3') {
+    if (options.schema !== undefined) throw new InvalidArgumentError(SCHEMA_ON_SQLITE(), 'schema');
     return new SqliteJobStore({ dataSource, tablePrefix: options.tablePrefix, limits: options.limits, historyPolicy: options.historyPolicy });
   }
   throw new InvalidArgumentError(UNSUPPORTED_DATA_SOURCE(type), 'dataSource');
@@ -30,6 +35,8 @@ export function schedulerStoreProvider(dataSourceName: string | undefined, optio
     provide: SCHEDULER_STORE,
     inject: [optionsToken, { token: getDataSourceToken(dataSourceName), optional: true }],
     useFactory: async (options: SchedulerModuleOptions, registered?: DataSource) => {
+      // Every option is checked before the store migrates, so a bad one writes nothing at all.
+      checkModuleOptions(options, options?.store?.limits ?? resolveLimits(options?.limits));
       const store = createStore(options, options.dataSource ?? registered, dataSourceName);
       if (options.migrationsRun !== false) await store.migrate();
       return store;

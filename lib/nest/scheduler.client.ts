@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { InvalidArgumentError, type DependencyMode, type JobRecord } from '../core/index.js';
+import { InvalidArgumentError, showValue, type DependencyMode, type JobRecord } from '../core/index.js';
 import type {
   CancelResult,
   ConcurrencyLimit,
@@ -78,16 +78,17 @@ export class SchedulerClient {
    * rolls back with that transaction. Bad input is refused before anything is written.
    */
   async enqueue<N extends JobName>(name: N, payload: JobPayload<N>, options: EnqueueJobOptions = {}): Promise<EnqueueResult> {
-    const { manager, ...rest } = options;
+    const { manager, ...rest } = optionsObject(options, 'options');
     return this.store.jobEnqueue(this.input({ name, payload, ...rest }, undefined), manager ? { manager } : undefined);
   }
 
   /** Writes many jobs in one statement: all of them, or none when any is refused. */
   async enqueueMany(jobs: readonly JobSpec[], options: { manager?: EntityManager } = {}): Promise<EnqueueResult[]> {
     if (!Array.isArray(jobs)) throw new InvalidArgumentError('enqueueMany needs an array of jobs.', 'jobs');
+    const { manager } = optionsObject(options, 'options');
     return this.store.jobEnqueueMany(
       jobs.map((job, i) => this.input(job, i)),
-      options.manager ? { manager: options.manager } : undefined,
+      manager ? { manager } : undefined,
     );
   }
 
@@ -130,6 +131,9 @@ export class SchedulerClient {
    * occurrence id. Queue and attempts default to the job's `@Job` options.
    */
   async schedule<N extends JobName>(spec: ScheduleSpec<N>): Promise<Schedule> {
+    if (spec === null || typeof spec !== 'object' || Array.isArray(spec)) {
+      throw new InvalidArgumentError('A schedule must be an object with a name and a cron pattern or an interval.', 'schedule');
+    }
     const registered = this.registered(spec.name, 'name');
     const { schedule } = await this.store.scheduleUpsert({ queue: registered.queue, maxAttempts: registered.maxAttempts, ...stripUndefined(spec), name: spec.name });
     this.orchestrator.node.minter.poke();
@@ -183,7 +187,7 @@ export class SchedulerClient {
 
   private registered(name: unknown, argument: string) {
     const registered = typeof name === 'string' ? this.registry.get(name) : undefined;
-    if (!registered) throw new InvalidArgumentError(UNKNOWN_JOB_NAME(String(name)), argument);
+    if (!registered) throw new InvalidArgumentError(UNKNOWN_JOB_NAME(showValue(name)), argument);
     return registered;
   }
 
@@ -203,13 +207,26 @@ export class SchedulerClient {
     try {
       key = registered.concurrencyKey(payload);
     } catch (error) {
-      throw new InvalidArgumentError(`The concurrencyKey function of @Job '${registered.name}' threw: ${error instanceof Error ? error.message : String(error)}`, 'concurrencyKey');
+      // Not the function's message: it may quote the payload, and this error may well be logged.
+      throw new InvalidArgumentError(
+        `The concurrencyKey function of @Job '${registered.name}' threw ${error instanceof Error ? `a ${error.name}` : 'a non-error value'} for this payload; nothing was written.`,
+        'concurrencyKey',
+      );
     }
     if (typeof key !== 'string' || key.length === 0) {
-      throw new InvalidArgumentError(`The concurrencyKey function of @Job '${registered.name}' must return a non-empty string.`, 'concurrencyKey');
+      throw new InvalidArgumentError(`The concurrencyKey function of @Job '${registered.name}' must return a non-empty string, got ${showValue(key)}.`, 'concurrencyKey');
     }
     return registered.concurrencyLimit === undefined ? { concurrencyKey: key } : { concurrencyKey: key, concurrencyLimit: registered.concurrencyLimit };
   }
+}
+
+/** The options argument: absent, or an object. */
+function optionsObject<T extends object>(options: T | undefined, argument: string): Partial<T> {
+  if (options === undefined) return {};
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new InvalidArgumentError(`${argument} must be an object, got ${showValue(options)}.`, argument);
+  }
+  return options;
 }
 
 function stripUndefined<T extends object>(value: T): Partial<T> {

@@ -10,6 +10,7 @@ import {
   InvalidArgumentError,
   isJobState,
   resolveRetryPolicy,
+  showKey,
 } from '../core/index.js';
 import { declaredScheduleId, DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE, normalizeSchedule, type JobStore, type ScheduleInput } from '../store/index.js';
 import { resolveWorkerOptions, type TransitionEvent, type TransitionObserver } from '../worker/index.js';
@@ -29,7 +30,28 @@ import {
   OBSERVERS_WITHOUT_HISTORY,
   UNKNOWN_QUEUE,
 } from './scheduler.messages.js';
+import { checkModuleOptions } from './scheduler-options.check.js';
 import { SCHEDULER_STORE } from './scheduler.tokens.js';
+
+/** Every option `@Job` takes; anything else is a typo, refused rather than ignored. */
+const JOB_OPTION_KEYS = new Set(['name', 'queue', 'maxAttempts', 'retry', 'timeoutMs', 'transaction', 'schedule', 'validate', 'concurrencyKey', 'concurrencyLimit']);
+/** Longest `timeoutMs`: the longest a timer can wait (about 24.8 days). */
+const MAX_TIMEOUT_MS = 2_147_483_647;
+
+/**
+ * Runs a check of one `@Job` option, putting the class and the wire name in front of its message,
+ * so the error says which declaration to fix.
+ */
+function ownedBy(className: string, name: string) {
+  return <T>(check: () => T): T => {
+    try {
+      return check();
+    } catch (error) {
+      if (!(error instanceof InvalidArgumentError) || error.message.startsWith(className)) throw error;
+      throw new InvalidArgumentError(`${className} (@Job '${name}') ${error.message}`, error.argument, error.code);
+    }
+  };
+}
 
 /**
  * Finds every `@Job` provider at module init and registers it by wire name. Any mistake a handler
@@ -50,13 +72,10 @@ export class SchedulerExplorer implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
+    checkModuleOptions(this.options, this.store.limits);
     const worker = resolveWorkerOptions(this.options);
-    const defaultMaxAttempts =
-      this.options.maxAttempts === undefined
-        ? DEFAULT_MAX_ATTEMPTS
-        : assertMaxAttempts(this.options.maxAttempts, this.store.limits.maxAttemptsCeiling, 'maxAttempts');
+    const defaultMaxAttempts = this.options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
     const owners = new Map<string, Function>();
-    this.checkQueueLimits();
 
     for (const wrapper of this.discovery.getProviders()) {
       const metatype = wrapper.metatype as Function | undefined;
@@ -71,18 +90,29 @@ export class SchedulerExplorer implements OnModuleInit {
       if (typeof (metatype.prototype as { handle?: unknown })?.handle !== 'function') {
         throw new InvalidArgumentError(MISSING_HANDLE_METHOD(className, name), 'handle');
       }
-      const queue = options.queue === undefined ? DEFAULT_QUEUE : assertQueueName(options.queue, `@Job('${name}') queue`);
+      const owned = ownedBy(className, name);
+      for (const key of Object.keys(options)) {
+        if (!JOB_OPTION_KEYS.has(key)) {
+          throw new InvalidArgumentError(`${className} (@Job '${name}') sets ${showKey(key)}, which is not a @Job option; known options are ${[...JOB_OPTION_KEYS].join(', ')}.`, key);
+        }
+      }
+      const queue = options.queue === undefined ? DEFAULT_QUEUE : owned(() => assertQueueName(options.queue, 'queue'));
       if (worker.queues.length > 0 && !worker.queues.includes(queue)) {
         throw new InvalidArgumentError(UNKNOWN_QUEUE(className, name, queue, worker.queues), 'queue');
       }
       const maxAttempts =
         options.maxAttempts === undefined
           ? defaultMaxAttempts
-          : assertMaxAttempts(options.maxAttempts, this.store.limits.maxAttemptsCeiling, `@Job('${name}') maxAttempts`);
-      const concurrency = this.concurrency(className, name, options);
+          : owned(() => assertMaxAttempts(options.maxAttempts, this.store.limits.maxAttemptsCeiling, 'maxAttempts'));
+      const concurrency = owned(() => this.concurrency(className, name, options));
       if (options.validate !== undefined && typeof options.validate !== 'function') {
         throw new InvalidArgumentError(BAD_HANDLER_OPTION(className, name, 'validate', 'a function'), 'validate');
       }
+      if (options.transaction !== undefined && typeof options.transaction !== 'boolean') {
+        throw new InvalidArgumentError(BAD_HANDLER_OPTION(className, name, 'transaction', 'true or false'), 'transaction');
+      }
+      const retry = owned(() => resolveRetryPolicy(options.retry, worker.retry));
+      const timeoutMs = options.timeoutMs === undefined ? undefined : owned(() => assertPositiveInteger(options.timeoutMs, 'timeoutMs', MAX_TIMEOUT_MS));
       this.registry.add({
         name,
         ...concurrency,
@@ -93,8 +123,8 @@ export class SchedulerExplorer implements OnModuleInit {
         maxAttempts,
         schedule: options.schedule ? this.declaredSchedule(name, className, queue, maxAttempts, options.schedule) : undefined,
         definition: {
-          retry: resolveRetryPolicy(options.retry, worker.retry),
-          timeoutMs: options.timeoutMs === undefined ? undefined : assertPositiveInteger(options.timeoutMs, `@Job('${name}') timeoutMs`),
+          retry,
+          timeoutMs,
           transaction: options.transaction ?? true,
           validate: options.validate,
         },
@@ -104,24 +134,13 @@ export class SchedulerExplorer implements OnModuleInit {
     this.exploreObservers();
   }
 
-  /** `queueLimits` is applied at bootstrap; checking it all now means a bad entry writes nothing. */
-  private checkQueueLimits(): void {
-    const limits = this.options.queueLimits;
-    if (limits === undefined) return;
-    if (limits === null || typeof limits !== 'object') throw new InvalidArgumentError('queueLimits must be an object of queue names to limits.', 'queueLimits');
-    for (const [queue, max] of Object.entries(limits)) {
-      assertQueueName(queue, 'queueLimits key');
-      if (max !== null) assertPositiveInteger(max, `queueLimits.${queue}`, 10_000);
-    }
-  }
-
   private concurrency(className: string, name: string, options: JobOptions<string>) {
     const { concurrencyKey, concurrencyLimit } = options;
     if (concurrencyKey !== undefined && typeof concurrencyKey !== 'function') {
       throw new InvalidArgumentError(BAD_HANDLER_OPTION(className, name, 'concurrencyKey', 'a function of the payload'), 'concurrencyKey');
     }
     if (concurrencyLimit === undefined) return concurrencyKey ? { concurrencyKey: concurrencyKey as (payload: unknown) => string } : {};
-    const limit = assertPositiveInteger(concurrencyLimit, `@Job('${name}') concurrencyLimit`, 10_000);
+    const limit = assertPositiveInteger(concurrencyLimit, 'concurrencyLimit', 10_000);
     return { concurrencyKey: (concurrencyKey as ((payload: unknown) => string) | undefined) ?? (() => name), concurrencyLimit: limit };
   }
 

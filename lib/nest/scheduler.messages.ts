@@ -15,8 +15,9 @@ export const NO_DATA_SOURCE = (name: string | undefined) =>
 export const UNSUPPORTED_DATA_SOURCE = (type: string) =>
   `SchedulerModule supports PostgreSQL ("postgres") and SQLite ("better-sqlite3") DataSources, not "${type}"; pass a store option for anything else.`;
 
-export const UNKNOWN_JOB_NAME = (name: string) =>
-  `No @Job handler is registered for "${name}"; check the name or register its handler class as a provider.`;
+/** `shown` is the name as an error message shows it (quoted and escaped). */
+export const UNKNOWN_JOB_NAME = (shown: string) =>
+  `No @Job handler is registered for ${shown}; check the name or register its handler class as a provider.`;
 
 export const NOT_IN_ATTEMPT = (what: string) =>
   `${what} is only available inside a job attempt; inject it into a @Job handler or a provider it uses.`;
@@ -34,3 +35,9 @@ export const DUPLICATE_OBSERVER = (id: string) =>
 
 export const HISTORY_POLICY_MISMATCH = (option: string, store: string) =>
   `historyPolicy is "${option}" but the store passed in records "${store}"; set historyPolicy on the store instead.`;
+
+export const OPTION_NEEDS_BUILT_STORE = (option: string) =>
+  `${option} shapes the store the module builds, but a store was passed in; set ${option} on that store instead.`;
+
+export const SCHEMA_ON_SQLITE = () =>
+  'schema only applies to PostgreSQL; on SQLite the tables are named by tablePrefix alone.';

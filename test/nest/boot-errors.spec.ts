@@ -85,8 +85,8 @@ describe('SchedulerModule boot errors', () => {
     expect((await bootError(options)).message).toMatch(pattern);
   });
 
-  it('refuses bad @Job options, naming the job', async () => {
-    expect((await bootError({}, [BadAttempts])).message).toMatch(/^@Job\('bad.attempts'\) maxAttempts must be a whole number from 1 to 10000, got 0\.$/);
+  it('refuses bad @Job options, naming the class and the job', async () => {
+    expect((await bootError({}, [BadAttempts])).message).toMatch(/^BadAttempts \(@Job 'bad.attempts'\) maxAttempts must be a whole number from 1 to 10000, got 0\.$/);
   });
 
   it('refuses a DataSource type it has no store for, and a missing DataSource', async () => {

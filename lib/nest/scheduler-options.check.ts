@@ -1,0 +1,42 @@
+import { isDeepStrictEqual } from 'node:util';
+import { assertMaxAttempts, assertPositiveInteger, assertQueueName, InvalidArgumentError, resolveLimits, showValue, type SchedulerLimits } from '../core/index.js';
+import type { JobStore } from '../store/index.js';
+import { resolveWorkerOptions } from '../worker/index.js';
+import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
+import { OPTION_NEEDS_BUILT_STORE } from './scheduler.messages.js';
+
+/**
+ * Checks every module option that can be checked without handlers, before the store migrates or
+ * anything else is written: a bad option stops the boot with nothing changed in the database.
+ * The explorer runs it again at module init (it is pure), so the two can never disagree.
+ */
+export function checkModuleOptions(options: SchedulerModuleOptions, limits: SchedulerLimits): void {
+  if (options === null || typeof options !== 'object') {
+    throw new InvalidArgumentError(`SchedulerModule options must be an object, got ${showValue(options)}.`, 'options');
+  }
+  resolveWorkerOptions(options);
+  if (options.maxAttempts !== undefined) assertMaxAttempts(options.maxAttempts, limits.maxAttemptsCeiling, 'maxAttempts');
+  const queueLimits = options.queueLimits;
+  if (queueLimits !== undefined) {
+    if (queueLimits === null || typeof queueLimits !== 'object' || Array.isArray(queueLimits)) {
+      throw new InvalidArgumentError('queueLimits must be an object of queue names to limits.', 'queueLimits');
+    }
+    for (const [queue, max] of Object.entries(queueLimits)) {
+      assertQueueName(queue, 'queueLimits key');
+      if (max !== null) assertPositiveInteger(max, `queueLimits.${queue}`, 10_000);
+    }
+  }
+}
+
+/**
+ * With an explicit `store`, the options that shape a built store cannot apply: refuse them rather
+ * than ignore them, unless they say what the store already does.
+ */
+export function checkExplicitStore(options: SchedulerModuleOptions, store: JobStore): void {
+  for (const option of ['schema', 'tablePrefix', 'dataSource'] as const) {
+    if (options[option] !== undefined) throw new InvalidArgumentError(OPTION_NEEDS_BUILT_STORE(option), option);
+  }
+  if (options.limits !== undefined && !isDeepStrictEqual({ ...resolveLimits(options.limits) }, { ...store.limits })) {
+    throw new InvalidArgumentError(OPTION_NEEDS_BUILT_STORE('limits'), 'limits');
+  }
+}
