@@ -1,0 +1,45 @@
+import { AttemptBudgetOracle } from './attempt-budget.oracle.js';
+import { ConcurrencyLimitOracle } from './concurrency-limit.oracle.js';
+import { DependencyOrderOracle } from './dependency-order.oracle.js';
+import { EffectsOnceOracle } from './effects-once.oracle.js';
+import { LivenessOracle } from './liveness.oracle.js';
+import { LostJobOracle } from './lost-job.oracle.js';
+import { OccurrenceOracle } from './occurrence.oracle.js';
+import type { Oracle } from './oracle.js';
+import { OutcomeProvenanceOracle } from './outcome-provenance.oracle.js';
+import { SingleLeaseOracle } from './single-lease.oracle.js';
+import { TerminalStateOracle } from './terminal-state.oracle.js';
+
+export * from './oracle.js';
+export {
+  AttemptBudgetOracle,
+  ConcurrencyLimitOracle,
+  DependencyOrderOracle,
+  EffectsOnceOracle,
+  LivenessOracle,
+  LostJobOracle,
+  OccurrenceOracle,
+  OutcomeProvenanceOracle,
+  SingleLeaseOracle,
+  TerminalStateOracle,
+};
+
+/** Every oracle, in the order their reports are printed. */
+export function createOracles(caps: ReadonlyMap<string, number>): { all: Oracle[]; limits: ConcurrencyLimitOracle } {
+  const limits = new ConcurrencyLimitOracle(caps);
+  return {
+    limits,
+    all: [
+      new OutcomeProvenanceOracle(),
+      new LostJobOracle(),
+      new TerminalStateOracle(),
+      new SingleLeaseOracle(),
+      new AttemptBudgetOracle(),
+      new EffectsOnceOracle(),
+      limits,
+      new DependencyOrderOracle(),
+      new OccurrenceOracle(),
+      new LivenessOracle(),
+    ],
+  };
+}

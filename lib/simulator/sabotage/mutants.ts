@@ -1,0 +1,104 @@
+import { LIFECYCLE_RULES, type JobEvent, type LifecycleFields, type LifecycleRules, type Transition } from '../../core/index.js';
+
+/**
+ * Deliberately broken lifecycle rules for the sabotage self-test. Each one removes or bends a
+ * single guard the real rules keep; the self-test runs the simulator with it and requires the
+ * named oracle to count at least one violation within the seed budget. Never used outside it.
+ */
+export interface Mutant {
+  readonly name: MutantName;
+  readonly description: string;
+  /** The oracle that must catch it. */
+  readonly caughtBy: string;
+  readonly rules: LifecycleRules;
+}
+
+export type MutantName = 'no_fence' | 'heartbeat_renews_unheld' | 'slot_released_early' | 'latch_on_stale_write' | 'max_attempts_off_by_one' | 'reclaim_without_state_check';
+
+const real = LIFECYCLE_RULES;
+const REPORTS = new Set<JobEvent['kind']>(['succeed', 'fail', 'dead_letter', 'quarantine', 'relinquish']);
+
+/** The job as if `event`'s reporter held its live lease. */
+function asIfHeld(job: LifecycleFields, now: number): LifecycleFields {
+  return { ...job, leasedUntil: Math.max(job.leasedUntil ?? 0, now + 1) };
+}
+
+function withReporter(event: JobEvent, job: LifecycleFields): JobEvent {
+  return { ...event, workerId: job.workerId!, attempt: job.attempt } as JobEvent;
+}
+
+const noFence: LifecycleRules = {
+  ...real,
+  transition(job, event, now) {
+    if (!REPORTS.has(event.kind) || job.state !== 'running') return real.transition(job, event, now);
+    // Any report is taken as coming from the lease holder, live or not.
+    return real.transition(asIfHeld(job, now), withReporter(event, job), now);
+  },
+};
+
+const heartbeatRenewsUnheld: LifecycleRules = {
+  ...real,
+  transition(job, event, now) {
+    if (event.kind !== 'heartbeat' || job.state !== 'running') return real.transition(job, event, now);
+    return real.transition(asIfHeld(job, now), withReporter(event, job), now);
+  },
+};
+
+const slotReleasedEarly: LifecycleRules = {
+  ...real,
+  transition(job, event, now) {
+    const result = real.transition(job, event, now);
+    if (event.kind !== 'heartbeat' || !result.ok) return result;
+    // Gives the slot back on the first renewal, before any outcome.
+    return { ...result, effects: [...result.effects, { type: 'release_slots' }] };
+  },
+};
+
+const latchOnStaleWrite: LifecycleRules = {
+  ...real,
+  transition(job, event, now): Transition {
+    const result = real.transition(job, event, now);
+    if (result.ok || result.rejection !== 'stale_lease' || event.kind !== 'succeed') return result;
+    // A refused report still settles the job's dependants.
+    return { ok: true, next: job, effects: [{ type: 'settle_dependants' }] };
+  },
+};
+
+const offByOne = (job: LifecycleFields) => ({ ...job, maxAttempts: job.maxAttempts + 1 });
+const maxAttemptsOffByOne: LifecycleRules = {
+  transition(job, event, now) {
+    if (event.kind !== 'claim') return real.transition(job, event, now);
+    const result = real.transition(offByOne(job), event, now);
+    return result.ok ? { ...result, next: { ...result.next, maxAttempts: job.maxAttempts } } : result;
+  },
+  isClaimable: (job, now) => real.isClaimable(offByOne(job), now),
+  needsSweep: (job, now) => real.needsSweep(offByOne(job), now),
+};
+
+/** Claimable whenever due with budget left, whatever the state: the `state = 'scheduled'` check is gone. */
+const claimableWithoutState = (job: LifecycleFields, now: number) =>
+  job.attempt < job.maxAttempts && (job.state === 'running' ? real.isClaimable(job, now) : job.runAt <= now);
+const reclaimWithoutStateCheck: LifecycleRules = {
+  ...real,
+  isClaimable: claimableWithoutState,
+  transition(job, event, now) {
+    if (event.kind !== 'claim' || job.state === 'running' || !claimableWithoutState(job, now)) return real.transition(job, event, now);
+    const result = real.transition({ ...job, state: 'scheduled' }, event, now);
+    return result;
+  },
+};
+
+export const MUTANTS: readonly Mutant[] = [
+  { name: 'no_fence', description: 'the outcome write ignores the lease', caughtBy: 'outcome_provenance', rules: noFence },
+  { name: 'heartbeat_renews_unheld', description: 'a heartbeat renews a lease its worker does not hold', caughtBy: 'single_live_lease', rules: heartbeatRenewsUnheld },
+  { name: 'slot_released_early', description: 'a concurrency slot is given back at the first renewal, before the outcome', caughtBy: 'concurrency_limit', rules: slotReleasedEarly },
+  { name: 'latch_on_stale_write', description: 'a refused (stale) success still settles the dependants', caughtBy: 'effects_once', rules: latchOnStaleWrite },
+  { name: 'max_attempts_off_by_one', description: 'claim allows one attempt more than maxAttempts', caughtBy: 'attempts_within_budget', rules: maxAttemptsOffByOne },
+  { name: 'reclaim_without_state_check', description: 'claim takes any due job whatever its state', caughtBy: 'terminal_state_stable', rules: reclaimWithoutStateCheck },
+];
+
+export function mutantNamed(name: string): Mutant {
+  const mutant = MUTANTS.find((m) => m.name === name);
+  if (!mutant) throw new Error(`No mutant is named "${name}"; choose one of ${MUTANTS.map((m) => m.name).join(', ')}.`);
+  return mutant;
+}

@@ -1,0 +1,95 @@
+import { createHash, type Hash } from 'node:crypto';
+import type { JobState } from '../core/index.js';
+import type { JobRow } from '../store/index.js';
+
+/** The fields of a job row the oracles read. */
+export interface RowView {
+  readonly id: string;
+  readonly name: string;
+  readonly queue: string;
+  readonly state: JobState;
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  readonly workerId: string | null;
+  readonly leasedUntil: number | null;
+  readonly runAt: number;
+  readonly cancelRequested: boolean;
+  readonly scheduleId: string | null;
+  readonly scheduledFor: number;
+  readonly concurrencyKey: string | null;
+  readonly pendingParents: number;
+}
+
+export function rowView(row: JobRow): RowView {
+  const { id, name, queue, state, attempt, maxAttempts, workerId, leasedUntil, runAt, cancelRequested, scheduleId, scheduledFor, concurrencyKey, pendingParents } = row;
+  return { id, name, queue, state, attempt, maxAttempts, workerId, leasedUntil, runAt, cancelRequested, scheduleId, scheduledFor, concurrencyKey, pendingParents };
+}
+
+/** Who made a store call: a worker node, the producer, or the operator. */
+export type Caller = { readonly kind: 'worker'; readonly workerId: string } | { readonly kind: 'producer' } | { readonly kind: 'operator' };
+
+/**
+ * What happened in a run, in the order the store saw it. Effects (`write`, `edge`, `log`, `slot`)
+ * come first, then the `call` that caused them, carrying its request and what the store returned.
+ */
+export type SimEvent =
+  | { readonly type: 'write'; readonly at: number; readonly before: RowView | undefined; readonly after: RowView }
+  | { readonly type: 'edge'; readonly at: number; readonly parentId: string; readonly childId: string }
+  | { readonly type: 'log'; readonly at: number; readonly jobId: string; readonly state: JobState; readonly attempt: number }
+  | { readonly type: 'slot'; readonly at: number; readonly jobId: string; readonly op: 'take' | 'release' }
+  | {
+      readonly type: 'call';
+      readonly at: number;
+      readonly caller: Caller;
+      readonly op: string;
+      readonly args: unknown;
+      /** What the store returned (also when the caller never got it), or why it refused. */
+      readonly result: unknown;
+      readonly error: string | null;
+    }
+  /** A handler started or finished running an attempt. */
+  | { readonly type: 'exec'; readonly at: number; readonly workerId: string; readonly jobId: string; readonly attempt: number; readonly phase: 'start' | 'end' }
+  /** The producer learned these jobs are stored (its enqueue was acknowledged). */
+  | { readonly type: 'ack'; readonly at: number; readonly ids: readonly string[] }
+  | { readonly type: 'fault'; readonly at: number; readonly kind: FaultKind; readonly target: string }
+  | { readonly type: 'phase'; readonly at: number; readonly phase: 'liveness' };
+
+export type FaultKind =
+  | 'crash'
+  | 'isolate_fail'
+  | 'isolate_withhold'
+  | 'pause'
+  | 'hint_lost'
+  | 'hint_duplicated'
+  | 'hint_delayed'
+  | 'ack_lost'
+  | 'operator_cancel'
+  | 'operator_replay';
+
+/** Something that reads a run's events as they happen. */
+export interface SimListener {
+  onEvent(event: SimEvent): void;
+}
+
+/** Fans events out to listeners and folds every one into a hash, so two runs can be compared exactly. */
+export class EventLog {
+  private readonly hash: Hash = createHash('sha256');
+  count = 0;
+
+  constructor(private readonly listeners: readonly SimListener[]) {}
+
+  emit(event: SimEvent): void {
+    this.count += 1;
+    this.hash.update(JSON.stringify(event, bigintSafe));
+    this.hash.update('\n');
+    for (const listener of this.listeners) listener.onEvent(event);
+  }
+
+  digest(): string {
+    return this.hash.copy().digest('hex');
+  }
+}
+
+function bigintSafe(_key: string, value: unknown): unknown {
+  return typeof value === 'bigint' ? value.toString() : value;
+}

@@ -1,0 +1,81 @@
+import { SeededRandom } from '../core/index.js';
+import type { JobStore } from '../store/index.js';
+import { FunctionInvoker, PermanentJobError, WorkerNode, type JobContext } from '../worker/index.js';
+import type { EventLog } from './sim-event.js';
+import type { SimSettings } from './sim-settings.js';
+import type { NodeTimers, VirtualScheduler } from './virtual-scheduler.js';
+import { SIM_JOB, SIM_QUEUE, type SimPayload } from './workload.js';
+
+export interface SimNodeDeps {
+  readonly settings: SimSettings;
+  readonly workerId: string;
+  readonly store: JobStore;
+  readonly scheduler: VirtualScheduler;
+  readonly timers: NodeTimers;
+  readonly random: SeededRandom;
+  readonly log: EventLog;
+}
+
+/**
+ * A production {@link WorkerNode}, unchanged, wired to virtual time, a faulty link to the store and
+ * handlers whose durations and failures come from the seed. Every execution is logged, so the
+ * oracles can see a handler that ran while its lease was gone.
+ */
+export function createSimNode(deps: SimNodeDeps): WorkerNode {
+  const { settings, workerId, store, scheduler, timers, random, log } = deps;
+  const w = settings.workload;
+
+  const run = async (payload: SimPayload, context: JobContext<SimPayload>) => {
+    const { jobId, attempt } = context;
+    log.emit({ type: 'exec', at: scheduler.now(), workerId, jobId, attempt, phase: 'start' });
+    const slow = random.next() < w.slowChance;
+    const duration = slow ? Math.floor(settings.leaseMs * (1.5 + random.next() * 2)) : w.handlerMinMs + random.nextInt(w.handlerMaxMs - w.handlerMinMs + 1);
+    const ignoresAbort = random.next() < w.ignoresAbort;
+    try {
+      await sleep(timers, duration, ignoresAbort ? undefined : context.signal);
+    } finally {
+      log.emit({ type: 'exec', at: scheduler.now(), workerId, jobId, attempt, phase: 'end' });
+    }
+    switch (payload.kind) {
+      case 'poison':
+        throw new Error('poison job');
+      case 'permanent':
+        throw new PermanentJobError('permanent failure');
+      default:
+        if (attempt <= payload.failTimes) throw new Error(`planned failure ${attempt} of ${payload.failTimes}`);
+    }
+  };
+
+  return new WorkerNode({
+    store,
+    invoker: new FunctionInvoker({ [SIM_JOB]: { handle: run, retry: { baseDelayMs: w.retryBaseMs, maxDelayMs: w.retryMaxMs } } }),
+    clock: scheduler,
+    timers,
+    random: new SeededRandom(BigInt(random.nextUint32())),
+    options: {
+      workerId,
+      queues: [SIM_QUEUE],
+      concurrency: settings.concurrency,
+      claimBatchSize: settings.claimBatchSize,
+      leaseMs: settings.leaseMs,
+      heartbeatIntervalMs: settings.heartbeatIntervalMs,
+      pollIntervalMs: settings.pollIntervalMs,
+      maintenanceIntervalMs: settings.maintenanceIntervalMs,
+      scheduleCheckIntervalMs: 2_000,
+      shutdownGraceMs: settings.leaseMs,
+      retentionMs: null,
+    },
+  });
+}
+
+/** Waits on the node's timers; rejects with the signal's reason when it aborts (unless ignored). */
+function sleep(timers: NodeTimers, ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new Error('aborted before the handler started'));
+    const handle = timers.setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => {
+      timers.clearTimeout(handle);
+      reject(signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));
+    }, { once: true });
+  });
+}

@@ -1,0 +1,140 @@
+import { SeededRandom } from '../core/index.js';
+
+/** How hard each fault hits in the safety phase; a fault that is off has a zero rate. */
+export interface FaultSettings {
+  /** Mean time between node crashes (in-flight work forgotten, the node restarts with a new id); 0 = off. */
+  readonly crashEveryMs: number;
+  /** Mean time between node isolations; 0 = off. */
+  readonly isolateEveryMs: number;
+  /** How long an isolation lasts at most. */
+  readonly isolateMaxMs: number;
+  /** Mean time between pauses longer than the lease (a stopped process); 0 = off. */
+  readonly pauseEveryMs: number;
+  /** Chance a wake-up hint is lost, duplicated; and its longest delay. */
+  readonly hintLoss: number;
+  readonly hintDuplicate: number;
+  readonly hintDelayMaxMs: number;
+  /** Chance a store call commits but its acknowledgement is lost. */
+  readonly ackLoss: number;
+  /** Longest one-way latency to the store. */
+  readonly latencyMaxMs: number;
+  /** Mean time between operator cancels and replays; 0 = off. */
+  readonly operatorEveryMs: number;
+}
+
+export interface WorkloadSettings {
+  readonly plain: number;
+  /** Jobs that fail a few times, then succeed. */
+  readonly flaky: number;
+  /** Jobs that always fail (some permanently, some until their attempts run out). */
+  readonly poison: number;
+  /** Small dependency graphs. */
+  readonly graphs: number;
+  /** Jobs that share concurrency keys, and how many keys there are. */
+  readonly keyed: number;
+  readonly keys: number;
+  /** The cap of every key. */
+  readonly keyCap: number;
+  /** Interval schedules (one of them cron when `cron` is set). */
+  readonly schedules: number;
+  readonly cron: boolean;
+  readonly maxAttempts: number;
+  readonly handlerMinMs: number;
+  readonly handlerMaxMs: number;
+  /** Chance an attempt runs for longer than the lease (its heartbeats must keep it). */
+  readonly slowChance: number;
+  /** Chance a handler ignores its abort signal and runs on. */
+  readonly ignoresAbort: number;
+  readonly retryBaseMs: number;
+  readonly retryMaxMs: number;
+}
+
+/** Everything one seed decides. Printed on a run's first line, so a failure reproduces from it. */
+export interface SimSettings {
+  readonly seed: bigint;
+  readonly nodes: number;
+  readonly concurrency: number;
+  readonly claimBatchSize: number;
+  readonly leaseMs: number;
+  readonly heartbeatIntervalMs: number;
+  readonly pollIntervalMs: number;
+  readonly maintenanceIntervalMs: number;
+  /** Length of the safety phase, when faults are active. */
+  readonly safetyMs: number;
+  /** The liveness bound: after the safety phase, everything must be terminal within this. */
+  readonly livenessBoundMs: number;
+  readonly workload: WorkloadSettings;
+  readonly faults: FaultSettings;
+}
+
+/** Parses a seed given as decimal or 0x-hex, as a 64-bit unsigned value. */
+export function parseSeed(text: string): bigint {
+  const trimmed = text.trim();
+  if (!/^(0x[0-9a-f]{1,16}|\d{1,20})$/i.test(trimmed)) throw new Error(`A seed must be a 64-bit number in decimal or 0x-hex, got "${text}".`);
+  const value = BigInt(trimmed);
+  if (value > 0xffff_ffff_ffff_ffffn) throw new Error(`A seed must fit in 64 bits, got ${text}.`);
+  return value;
+}
+
+/**
+ * Derives a run's settings from its seed, swarm style: each fault is on or off and has its own
+ * intensity, so different seeds stress different combinations instead of all of them at once.
+ */
+export function deriveSettings(seed: bigint): SimSettings {
+  const r = new SeededRandom(seed ^ 0x5eed_5eed_5eed_5eedn);
+  const int = (lo: number, hi: number) => lo + r.nextInt(hi - lo + 1);
+  const on = (p: number) => r.next() < p;
+  const chance = (max: number) => Math.round(r.next() * max * 1000) / 1000;
+
+  const nodes = int(1, 4);
+  const concurrency = int(1, 6);
+  const leaseMs = int(4, 12) * 500;
+  const heartbeatIntervalMs = Math.floor(leaseMs / int(3, 4));
+  const pollIntervalMs = int(2, 15) * 100;
+  const maintenanceIntervalMs = int(2, 8) * 500;
+  const safetyMs = int(15, 45) * 1000;
+  const workload: WorkloadSettings = {
+    plain: int(5, 40),
+    flaky: int(0, 15),
+    poison: int(0, 6),
+    graphs: int(0, 5),
+    keyed: int(0, 20),
+    keys: int(1, 3),
+    keyCap: int(1, 3),
+    schedules: int(0, 2),
+    cron: on(0.5),
+    maxAttempts: int(2, 5),
+    handlerMinMs: int(0, 5) * 20,
+    handlerMaxMs: int(2, 20) * 100,
+    slowChance: on(0.4) ? chance(0.1) : 0,
+    ignoresAbort: on(0.5) ? chance(0.5) : 0,
+    retryBaseMs: int(1, 8) * 50,
+    retryMaxMs: int(4, 20) * 250,
+  };
+  const faults: FaultSettings = {
+    crashEveryMs: on(0.6) ? int(4, 30) * 1000 : 0,
+    isolateEveryMs: on(0.7) ? int(3, 20) * 1000 : 0,
+    isolateMaxMs: leaseMs * int(1, 4),
+    pauseEveryMs: on(0.6) ? int(4, 25) * 1000 : 0,
+    hintLoss: on(0.5) ? chance(0.6) : 0,
+    hintDuplicate: on(0.5) ? chance(0.5) : 0,
+    hintDelayMaxMs: on(0.5) ? int(1, 30) * 100 : 0,
+    ackLoss: on(0.6) ? chance(0.15) : 0,
+    latencyMaxMs: int(0, 40) * 10,
+    operatorEveryMs: on(0.5) ? int(2, 10) * 1000 : 0,
+  };
+  const jobs = workload.plain + workload.flaky + workload.poison + workload.graphs * 6 + workload.keyed;
+  // Every job can need all its attempts, each as long as the slowest handler (or a lapsed lease),
+  // plus its longest backoff; the backlog drains through every slot of every node.
+  const perAttempt = Math.max(workload.handlerMaxMs, leaseMs) + workload.retryMaxMs + pollIntervalMs + faults.latencyMaxMs * 4;
+  const backlog = Math.ceil(jobs / (nodes * concurrency)) * workload.maxAttempts * (workload.handlerMaxMs + pollIntervalMs);
+  const livenessBoundMs = workload.maxAttempts * perAttempt + backlog + 2 * maintenanceIntervalMs + 2 * leaseMs + 10_000;
+  return { seed, nodes, concurrency, claimBatchSize: int(1, concurrency), leaseMs, heartbeatIntervalMs, pollIntervalMs, maintenanceIntervalMs, safetyMs, livenessBoundMs, workload, faults };
+}
+
+/** The settings on one line, seed first. */
+export function describeSettings(s: SimSettings): string {
+  const flat = (o: object) => Object.entries(o).map(([k, v]) => `${k}=${v}`).join(' ');
+  const { seed, workload, faults, ...rest } = s;
+  return `seed=0x${seed.toString(16).padStart(16, '0')} ${flat(rest)} ${flat(workload)} ${flat(faults)}`;
+}

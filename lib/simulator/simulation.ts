@@ -1,0 +1,255 @@
+import { SeededRandom } from '../core/index.js';
+import { MemoryJobStore, type JobStore } from '../store/index.js';
+import type { WorkerNode } from '../worker/index.js';
+import { NodeLink, type LinkCounters } from './node-link.js';
+import { createOracles, TERMINAL, type OracleReport } from './oracles/index.js';
+import type { Mutant } from './sabotage/mutants.js';
+import { EventLog, rowView, type FaultKind, type RowView, type SimEvent, type SimListener } from './sim-event.js';
+import { createSimNode } from './sim-node.js';
+import { deriveSettings, type FaultSettings, type SimSettings } from './sim-settings.js';
+import { StoreGateway } from './store-gateway.js';
+import { NodeTimers, VirtualScheduler } from './virtual-scheduler.js';
+import { buildWorkload, type EnqueueBatch } from './workload.js';
+
+/** Virtual time starts here (2026-01-01T00:00:00Z), so cron patterns see real calendar dates. */
+const EPOCH = Date.UTC(2026, 0, 1);
+
+/** Coverage: how often the run reached the situations the guarantees are about. */
+export interface SimCoverage {
+  /** Reports the fenced write refused (the store answered `stale`). */
+  staleOutcomesFenced: number;
+  /** Attempts a node aborted because it lost its lease (or saw it lapse) while the handler ran. */
+  leasesLostMidHandler: number;
+  /** Calls that committed but whose reply was lost. */
+  unknownCommits: number;
+  /** Claims that left a concurrency key exactly at its cap. */
+  limitSaturations: number;
+  /** Handler executions beyond the first for the same job. */
+  reExecutions: number;
+  /** Calls refused, and withheld and delivered late, during isolations. */
+  refusedCalls: number;
+  withheldCalls: number;
+}
+
+export interface SimResult {
+  readonly settings: SimSettings;
+  readonly mutant: string | null;
+  /** SHA-256 over every event: two runs of one seed must agree. */
+  readonly hash: string;
+  readonly events: number;
+  readonly jobs: number;
+  readonly oracles: readonly OracleReport[];
+  readonly faults: Readonly<Record<FaultKind, number>>;
+  readonly coverage: SimCoverage;
+  /** Virtual ms from the end of the safety phase until everything was terminal, or null if it never was. */
+  readonly drainedAfterMs: number | null;
+  readonly violations: number;
+}
+
+export interface SimOptions {
+  /** Run with deliberately broken lifecycle rules (the sabotage self-test). */
+  readonly mutant?: Mutant;
+  /** Called with each event, for a trace. */
+  readonly trace?: (event: SimEvent) => void;
+}
+
+const NO_FAULTS: FaultSettings = Object.freeze({
+  crashEveryMs: 0,
+  isolateEveryMs: 0,
+  isolateMaxMs: 0,
+  pauseEveryMs: 0,
+  hintLoss: 0,
+  hintDuplicate: 0,
+  hintDelayMaxMs: 0,
+  ackLoss: 0,
+  latencyMaxMs: 0,
+  operatorEveryMs: 0,
+});
+
+interface SimNode {
+  readonly index: number;
+  generation: number;
+  timers: NodeTimers;
+  link: NodeLink;
+  worker: WorkerNode;
+  down: boolean;
+}
+
+/** Keeps the latest row of every job, and how many are not terminal yet. */
+class RowMirror implements SimListener {
+  readonly rows = new Map<string, RowView>();
+  open = 0;
+
+  onEvent(event: SimEvent): void {
+    if (event.type !== 'write') return;
+    const was = this.rows.get(event.after.id);
+    if (was === undefined || TERMINAL.has(was.state)) this.open += TERMINAL.has(event.after.state) ? 0 : 1;
+    else if (TERMINAL.has(event.after.state)) this.open -= 1;
+    this.rows.set(event.after.id, event.after);
+  }
+}
+
+/**
+ * Runs one seed: N production worker nodes against the in-memory store on virtual time, a
+ * producer, an operator and the faults the seed switched on (the safety phase), then everything
+ * heals and all work must drain within the stated bound (the liveness phase). Every event goes to
+ * the oracles and into the run's hash.
+ */
+export async function runSimulation(seed: bigint, options: SimOptions = {}): Promise<SimResult> {
+  const settings = deriveSettings(seed);
+  const random = new SeededRandom(seed);
+  const scheduler = new VirtualScheduler(EPOCH);
+  const workload = buildWorkload(settings.workload, settings.safetyMs, random);
+  const oracles = createOracles(workload.caps);
+  const mirror = new RowMirror();
+  const faultCounts = Object.fromEntries(
+    (['crash', 'isolate_fail', 'isolate_withhold', 'pause', 'hint_lost', 'hint_duplicated', 'hint_delayed', 'ack_lost', 'operator_cancel', 'operator_replay'] as FaultKind[]).map((k) => [k, 0]),
+  ) as Record<FaultKind, number>;
+  const executed = new Set<string>();
+  let reExecutions = 0;
+  const tally: SimListener = {
+    onEvent(event) {
+      if (event.type === 'fault') faultCounts[event.kind] += 1;
+      if (event.type === 'exec' && event.phase === 'start') {
+        if (executed.has(event.jobId)) reExecutions += 1;
+        executed.add(event.jobId);
+      }
+      if (event.type === 'call' && (event.op === 'jobCompleteMany' || event.op === 'jobRelinquishMany') && Array.isArray(event.result)) {
+        coverage.staleOutcomesFenced += (event.result as { status: string }[]).filter((r) => r.status === 'stale').length;
+      }
+    },
+  };
+  const trace: SimListener[] = options.trace ? [{ onEvent: options.trace }] : [];
+  const log = new EventLog([mirror, ...oracles.all, tally, ...trace]);
+  const coverage: SimCoverage = { staleOutcomesFenced: 0, leasesLostMidHandler: 0, unknownCommits: 0, limitSaturations: 0, reExecutions: 0, refusedCalls: 0, withheldCalls: 0 };
+  const counters: LinkCounters = { ackLost: 0, refused: 0, withheld: 0 };
+
+  const store = new MemoryJobStore({ clock: scheduler, probe: StoreGateway.probe(() => log, scheduler), lifecycle: options.mutant?.rules });
+  const gateway = new StoreGateway(store, log, scheduler);
+  let faults: FaultSettings = settings.faults;
+  const currentFaults = () => faults;
+  let phase: 'safety' | 'liveness' = 'safety';
+
+  // The producer and the operator: never isolated, but the producer's replies can be lost.
+  const producerTimers = new NodeTimers(scheduler);
+  const producer = new NodeLink({ kind: 'producer' }, gateway, store, scheduler, producerTimers, random, currentFaults, log, counters).view();
+  const operator = (op: string, ...args: unknown[]) => gateway.execute({ kind: 'operator' }, op, args);
+
+  const nodes: SimNode[] = [];
+  const workers: WorkerNode[] = [];
+  const boot = (index: number, generation: number): SimNode => {
+    const timers = new NodeTimers(scheduler);
+    const workerId = `node${index}.${generation}`;
+    const link = new NodeLink({ kind: 'worker', workerId }, gateway, store, scheduler, timers, random, currentFaults, log, counters);
+    if (phase === 'liveness') link.calmHints();
+    const worker = createSimNode({ settings, workerId, store: link.view(), scheduler, timers, random, log });
+    workers.push(worker);
+    void worker.start();
+    return { index, generation, timers, link, worker, down: false };
+  };
+  for (let i = 0; i < settings.nodes; i++) nodes.push(boot(i, 0));
+  const restart = (node: SimNode) => {
+    if (!node.down) return;
+    const next = boot(node.index, node.generation + 1);
+    nodes[node.index] = next;
+  };
+
+  for (const schedule of workload.schedules) await operator('scheduleUpsert', schedule);
+  let pendingBatches = workload.batches.length;
+  const enqueue = (batch: EnqueueBatch) => {
+    (producer as JobStore).jobEnqueueMany(batch.inputs).then(
+      () => {
+        pendingBatches -= 1;
+        log.emit({ type: 'ack', at: scheduler.now(), ids: batch.inputs.map((input) => input.id!) });
+      },
+      // Unknown outcome: enqueue again with the same ids (a stored job is not written twice).
+      () => producerTimers.setTimeout(() => enqueue(batch), 100 + random.nextInt(400)),
+    );
+  };
+  for (const batch of workload.batches) producerTimers.setTimeout(() => enqueue(batch), batch.atMs);
+
+  const pick = <T>(items: readonly T[]): T | undefined => (items.length === 0 ? undefined : items[random.nextInt(items.length)]);
+  const alive = () => nodes.filter((n) => !n.down);
+  const every = (meanMs: number, act: () => void) => {
+    if (meanMs <= 0) return;
+    const next = () => scheduler.at(1 + random.nextInt(2 * meanMs), () => {
+      if (phase !== 'safety') return;
+      act();
+      next();
+    });
+    next();
+  };
+  const fault = (kind: FaultKind, target: string) => log.emit({ type: 'fault', at: scheduler.now(), kind, target });
+
+  every(faults.crashEveryMs, () => {
+    const node = pick(alive());
+    if (!node) return;
+    node.down = true;
+    node.timers.crash();
+    fault('crash', `node${node.index}.${node.generation}`);
+    scheduler.at(500 + random.nextInt(2500), () => restart(node));
+  });
+  every(faults.isolateEveryMs, () => {
+    const node = pick(alive().filter((n) => !n.link.isolated));
+    if (!node) return;
+    const mode = random.next() < 0.5 ? 'fail' : 'withhold';
+    node.link.isolate(Math.floor(faults.isolateMaxMs * (0.3 + 0.7 * random.next())), mode);
+    fault(mode === 'fail' ? 'isolate_fail' : 'isolate_withhold', `node${node.index}.${node.generation}`);
+  });
+  every(faults.pauseEveryMs, () => {
+    const node = pick(alive().filter((n) => !n.timers.isPaused()));
+    if (!node) return;
+    node.timers.pause(scheduler.now() + Math.floor(settings.leaseMs * (1.2 + 1.8 * random.next())));
+    fault('pause', `node${node.index}.${node.generation}`);
+  });
+  every(faults.operatorEveryMs, () => {
+    const rows = [...mirror.rows.values()];
+    if (random.next() < 0.5) {
+      const target = pick(rows.filter((r) => !TERMINAL.has(r.state)));
+      if (target) void operator('jobCancel', target.id).then(() => fault('operator_cancel', target.id));
+    } else {
+      const target = pick(rows.filter((r) => r.state === 'dead_lettered' || r.state === 'quarantined'));
+      if (target) void operator('jobReplay', target.id).then(() => fault('operator_replay', target.id));
+    }
+  });
+
+  await scheduler.run(EPOCH + settings.safetyMs);
+
+  // Liveness: faults stop, isolations heal, crashed nodes come back, schedules stop minting.
+  phase = 'liveness';
+  faults = NO_FAULTS;
+  log.emit({ type: 'phase', at: scheduler.now(), phase: 'liveness' });
+  for (const node of [...nodes]) {
+    node.link.heal();
+    node.link.calmHints();
+    restart(node);
+  }
+  for (const schedule of workload.schedules) await operator('schedulePause', schedule.id);
+  const livenessStart = scheduler.now();
+  const drained = () => pendingBatches === 0 && mirror.open === 0;
+  await scheduler.run(livenessStart + settings.livenessBoundMs, drained);
+  const isDrained = drained();
+  const drainedAfterMs = isDrained ? scheduler.now() - livenessStart : null;
+
+  const rows = store.rows().map(rowView);
+  for (const oracle of oracles.all) oracle.finish({ now: scheduler.now(), rows, drained: isDrained });
+  coverage.leasesLostMidHandler = workers.reduce((sum, w) => sum + w.stats.leasesLost, 0);
+  coverage.unknownCommits = counters.ackLost;
+  coverage.limitSaturations = oracles.limits.saturations;
+  coverage.reExecutions = reExecutions;
+  coverage.refusedCalls = counters.refused;
+  coverage.withheldCalls = counters.withheld;
+  const reports = oracles.all.map((o) => o.report());
+  return {
+    settings,
+    mutant: options.mutant?.name ?? null,
+    hash: log.digest(),
+    events: log.count,
+    jobs: rows.length,
+    oracles: reports,
+    faults: faultCounts,
+    coverage,
+    drainedAfterMs,
+    violations: reports.reduce((sum, r) => sum + r.violations, 0),
+  };
+}

@@ -1,0 +1,80 @@
+import type { JobRecord } from '../core/index.js';
+import type { HeartbeatResult, MemoryJobStore, MemoryStoreProbe } from '../store/index.js';
+import { rowView, type Caller, type EventLog } from './sim-event.js';
+import type { VirtualScheduler } from './virtual-scheduler.js';
+
+/** What a store call returned, or the message of what it threw. */
+export interface CallResult {
+  readonly result: unknown;
+  readonly error: Error | null;
+}
+
+/**
+ * The database side of the simulated network: runs one call at a time against the in-memory store
+ * and logs the effects each write had (through the store's probe), then the call itself.
+ */
+export class StoreGateway {
+  constructor(
+    private readonly store: MemoryJobStore,
+    private readonly log: EventLog,
+    private readonly clock: VirtualScheduler,
+  ) {}
+
+  /** The probe to build the store with: each write becomes an event as it happens. */
+  static probe(log: () => EventLog, clock: VirtualScheduler): MemoryStoreProbe {
+    return {
+      rowWritten: (before, after) => log().emit({ type: 'write', at: clock.now(), before: before && rowView(before), after: rowView(after) }),
+      edgeSettled: (parentId, childId) => log().emit({ type: 'edge', at: clock.now(), parentId, childId }),
+      historyAppended: (entry) => log().emit({ type: 'log', at: clock.now(), jobId: entry.jobId, state: entry.state, attempt: entry.attempt }),
+      slotTaken: (jobId) => log().emit({ type: 'slot', at: clock.now(), jobId, op: 'take' }),
+      slotReleased: (jobId) => log().emit({ type: 'slot', at: clock.now(), jobId, op: 'release' }),
+    };
+  }
+
+  async execute(caller: Caller, op: string, args: readonly unknown[]): Promise<CallResult> {
+    const at = this.clock.now();
+    const method = (this.store as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[op]!;
+    let result: unknown;
+    let error: Error | null = null;
+    try {
+      result = await method.apply(this.store, args as unknown[]);
+    } catch (thrown) {
+      error = thrown instanceof Error ? thrown : new Error(String(thrown));
+    }
+    this.log.emit({ type: 'call', at, caller, op, args: summarizeArgs(op, args), result: error ? null : summarizeResult(op, result), error: error && `${error.name}: ${error.message}` });
+    return { result, error };
+  }
+}
+
+/** Calls are logged without payloads: the oracles read ids, attempts and leases. */
+function summarizeArgs(op: string, args: readonly unknown[]): unknown {
+  const [first] = args;
+  if (op === 'jobEnqueueMany') {
+    return (first as { id: string; dependsOn?: string[]; dependencyMode?: string; concurrencyKey?: string }[]).map((input) => ({
+      id: input.id,
+      dependsOn: input.dependsOn ?? [],
+      dependencyMode: input.dependencyMode ?? 'on_success',
+      concurrencyKey: input.concurrencyKey ?? null,
+    }));
+  }
+  if (op === 'jobCompleteMany') {
+    const { workerId, outcomes } = first as { workerId: string; outcomes: { jobId: string; attempt: number; kind: string }[] };
+    return { workerId, outcomes: outcomes.map(({ jobId, attempt, kind }) => ({ jobId, attempt, kind })) };
+  }
+  return args;
+}
+
+function summarizeResult(op: string, result: unknown): unknown {
+  if (op === 'jobClaim') return (result as JobRecord[]).map((job) => ({ jobId: job.id, attempt: job.attempt, leasedUntil: job.leasedUntil!.getTime() }));
+  if (op === 'jobHeartbeat') {
+    const { renewed, lost } = result as HeartbeatResult;
+    return { renewed: renewed.map((l) => ({ jobId: l.jobId, attempt: l.attempt, leasedUntil: l.leasedUntil.getTime() })), lost };
+  }
+  if (op === 'jobReplay' || op === 'jobGet') return result && { id: (result as JobRecord).id, state: (result as JobRecord).state };
+  if (op === 'jobCancel') return { id: (result as { job: JobRecord }).job.id, outcome: (result as { outcome: string }).outcome };
+  if (op === 'scheduleMintDue') {
+    const { minted, skipped } = result as { minted: unknown[]; skipped: unknown[] };
+    return { minted, skipped };
+  }
+  return result;
+}

@@ -1,0 +1,96 @@
+import type { SeededRandom } from '../core/index.js';
+import type { EnqueueInput, ScheduleInput } from '../store/index.js';
+import type { WorkloadSettings } from './sim-settings.js';
+
+/** How a simulated handler behaves, carried in the job's payload. */
+export interface SimPayload {
+  readonly kind: 'plain' | 'flaky' | 'poison' | 'permanent' | 'graph' | 'keyed' | 'scheduled';
+  /** Attempts that throw before one succeeds (flaky and graph jobs). */
+  readonly failTimes: number;
+}
+
+/** A batch the producer enqueues at one instant (a graph goes in one batch, parents first). */
+export interface EnqueueBatch {
+  readonly atMs: number;
+  readonly inputs: readonly EnqueueInput<SimPayload>[];
+}
+
+export interface Workload {
+  readonly batches: readonly EnqueueBatch[];
+  readonly schedules: readonly ScheduleInput<SimPayload>[];
+  /** Concurrency keys and their caps (every key has the same cap). */
+  readonly caps: ReadonlyMap<string, number>;
+}
+
+export const SIM_JOB = 'sim.work';
+export const SIM_QUEUE = 'default';
+
+/** A deterministic UUID (version 4 layout) from the run's random stream. */
+export function simUuid(r: SeededRandom): string {
+  const hex = Array.from({ length: 4 }, () => r.nextUint32().toString(16).padStart(8, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${'89ab'[r.nextInt(4)]}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+/**
+ * Builds a run's jobs: plain, flaky and poison jobs, small dependency graphs in both modes,
+ * concurrency-keyed jobs and recurring schedules, enqueued in bursts across the safety phase.
+ */
+export function buildWorkload(w: WorkloadSettings, safetyMs: number, r: SeededRandom): Workload {
+  const batches: EnqueueBatch[] = [];
+  const when = () => (r.next() < 0.4 ? 0 : r.nextInt(Math.floor(safetyMs * 0.8)));
+  const job = (kind: SimPayload['kind'], extra: Partial<EnqueueInput<SimPayload>> = {}, failTimes = 0): EnqueueInput<SimPayload> => ({
+    id: simUuid(r),
+    name: SIM_JOB,
+    queue: SIM_QUEUE,
+    payload: { kind, failTimes },
+    maxAttempts: w.maxAttempts,
+    delayMs: r.next() < 0.2 ? r.nextInt(3000) : 0,
+    ...extra,
+  });
+  const single = (input: EnqueueInput<SimPayload>) => batches.push({ atMs: when(), inputs: [input] });
+
+  for (let i = 0; i < w.plain; i++) single(job('plain'));
+  for (let i = 0; i < w.flaky; i++) single(job('flaky', {}, 1 + r.nextInt(w.maxAttempts - 1)));
+  for (let i = 0; i < w.poison; i++) single(job(r.next() < 0.3 ? 'permanent' : 'poison'));
+  const keys = Array.from({ length: w.keys }, (_, i) => `tenant-${i}`);
+  for (let i = 0; i < w.keyed; i++) {
+    single(job('keyed', { concurrencyKey: keys[r.nextInt(keys.length)], concurrencyLimit: w.keyCap }, r.next() < 0.3 ? 1 : 0));
+  }
+  for (let g = 0; g < w.graphs; g++) batches.push({ atMs: when(), inputs: graph(w, r, job) });
+
+  const schedules: ScheduleInput<SimPayload>[] = [];
+  for (let i = 0; i < w.schedules; i++) {
+    const cron = w.cron && i === 0;
+    schedules.push({
+      id: simUuid(r),
+      name: SIM_JOB,
+      queue: SIM_QUEUE,
+      payload: { kind: 'scheduled', failTimes: 0 },
+      maxAttempts: w.maxAttempts,
+      ...(cron ? { cron: `*/${2 + r.nextInt(3)} * * * * *` } : { everyMs: 1000 * (1 + r.nextInt(4)) }),
+      noOverlap: r.next() < 0.3,
+      catchUp: r.next() < 0.5 ? 'skip' : 'coalesce',
+    });
+  }
+  batches.sort((a, b) => a.atMs - b.atMs);
+  return { batches, schedules, caps: new Map(keys.map((key) => [key, w.keyCap])) };
+}
+
+/** A chain, fan-out or fan-in of 2 to 6 jobs; some parents fail for good, to cascade. */
+function graph(
+  w: WorkloadSettings,
+  r: SeededRandom,
+  job: (kind: SimPayload['kind'], extra?: Partial<EnqueueInput<SimPayload>>, failTimes?: number) => EnqueueInput<SimPayload>,
+): EnqueueInput<SimPayload>[] {
+  const size = 2 + r.nextInt(5);
+  const nodes: EnqueueInput<SimPayload>[] = [];
+  for (let i = 0; i < size; i++) {
+    const parents = nodes.filter(() => r.next() < 0.5).map((n) => n.id!);
+    if (i > 0 && parents.length === 0) parents.push(nodes[r.nextInt(nodes.length)]!.id!);
+    const failsForGood = r.next() < 0.15;
+    nodes.push(
+      job(failsForGood ? 'poison' : 'graph', i === 0 ? {} : { dependsOn: parents, dependencyMode: r.next() < 0.3 ? 'on_any_terminal' : 'on_success', delayMs: 0 }, failsForGood ? 0 : r.nextInt(w.maxAttempts)),
+    );
+  }
+  return nodes;
+}
