@@ -80,6 +80,11 @@ export interface AttemptTransactionTarget {
   readonly scheduler: { schema?: string; tablePrefix?: string };
   /** Makes the job's lease lapse now, as if time had passed. */
   expireLease(dataSource: DataSource, store: JobStore, jobId: string): Promise<void>;
+  /**
+   * Makes the lease end at this very instant, by the database's clock: after the attempt's
+   * transaction began, before its success is written.
+   */
+  lapseLeaseNow(dataSource: DataSource, store: JobStore, jobId: string): Promise<void>;
   /** Whether the handler may hold its transaction open while the test writes (false on SQLite: one connection). */
   readonly concurrentWrites: boolean;
   cleanup(): Promise<void>;
@@ -153,6 +158,24 @@ export function attemptTransactionCases(createTarget: () => Promise<AttemptTrans
     expect(await outcome).toMatchObject({ attempt: 1, kind: 'succeeded', status: 'stale' });
     expect(await rows('lost')).toEqual([]);
     expect(await client.get(id)).toMatchObject({ state: 'running', attempt: 2, workerId: 'intruder' });
+  });
+
+  it('refuses the success when the lease lapsed mid-handler, even though nobody reclaimed the job', async () => {
+    // A worker paused past its lease (a GC pause, SIGSTOP) resumes and reports. Its transaction
+    // began while the lease was live, but the fence must judge the lease when the success is written.
+    signals.reset();
+    const payload: LedgerPayload = target.concurrentWrites ? { key: 'lapsed', waitAfterFirstWrite: true } : { key: 'lapsed', waitBeforeWriting: true };
+    const { id } = await client.enqueue('ledger.write', payload, { maxAttempts: 3 });
+    const first = settled(app, id, (event) => event.attempt === 1);
+    const second = settled(app, id, (event) => event.attempt === 2);
+    await signals.started.promise;
+    await target.lapseLeaseNow(dataSource, store, id);
+    signals.proceed.resolve();
+    expect(await first).toMatchObject({ kind: 'succeeded', status: 'stale' });
+    // The lapsed job is claimed again (attempt 2), and only that attempt's writes exist.
+    expect(await second).toMatchObject({ status: 'applied', state: 'succeeded' });
+    const notes = await dataSource.getRepository(LedgerEntry).findBy({ id: 'lapsed-1' });
+    expect(notes.map((entry) => entry.note)).toEqual(['attempt 2']);
   });
 
   it('commits a job enqueued with the attempt\'s manager only if the attempt commits', async () => {

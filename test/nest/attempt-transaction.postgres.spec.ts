@@ -17,6 +17,10 @@ describe('attempt transactions on PostgreSQL', () => {
         const { jobs } = (store as PostgresJobStore).naming;
         await dataSource.query(`UPDATE ${jobs} SET leased_until = now() - interval '1 second' WHERE id = $1`, [jobId]);
       },
+      lapseLeaseNow: async (dataSource, store, jobId) => {
+        const { jobs } = (store as PostgresJobStore).naming;
+        await dataSource.query(`UPDATE ${jobs} SET leased_until = clock_timestamp() WHERE id = $1`, [jobId]);
+      },
       cleanup: async () => {
         await dropSchemas(admin, [appSchema, schedulerSchema]);
         await admin.destroy();

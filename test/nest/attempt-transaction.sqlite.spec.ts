@@ -14,6 +14,10 @@ describe('attempt transactions on SQLite', () => {
         const { jobs } = (store as SqliteJobStore).naming;
         await dataSource.query(`UPDATE ${jobs} SET leased_until = CAST(unixepoch('subsec') * 1000 AS INTEGER) - 1000 WHERE id = ?`, [jobId]);
       },
+      lapseLeaseNow: async (dataSource, store, jobId) => {
+        const { jobs } = (store as SqliteJobStore).naming;
+        await dataSource.query(`UPDATE ${jobs} SET leased_until = CAST(unixepoch('subsec') * 1000 AS INTEGER) WHERE id = ?`, [jobId]);
+      },
       cleanup: async () => sqlite.cleanup(),
     };
   });
