@@ -35,7 +35,8 @@ export function assertCron(value: unknown, argument = 'cron'): string {
     new Cron(value, { paused: true });
   } catch (error) {
     throw new InvalidArgumentError(
-      `${argument} ${JSON.stringify(value)} is not a valid cron pattern (${String((error as Error).message).replace(/\.$/, '')}).`,
+      // croner's reason quotes the pattern raw; fold its whitespace so the message stays one line.
+      `${argument} ${JSON.stringify(value)} is not a valid cron pattern (${String((error as Error).message).replace(/\s+/g, ' ').replace(/\.$/, '')}).`,
       argument,
     );
   }

@@ -38,24 +38,24 @@ export function retryDelayMs(attempt: number, policy: RetryPolicy, random: Rando
 }
 
 /** Fills in defaults and refuses a policy that cannot produce sane delays. */
-export function resolveRetryPolicy(partial: Partial<RetryPolicy> | undefined, base: RetryPolicy = DEFAULT_RETRY_POLICY): RetryPolicy {
+export function resolveRetryPolicy(partial: Partial<RetryPolicy> | undefined, base: RetryPolicy = DEFAULT_RETRY_POLICY, argument = 'retry'): RetryPolicy {
   if (partial !== undefined && partial !== null && (typeof partial !== 'object' || Array.isArray(partial))) {
-    throw new InvalidArgumentError(`retry must be an object with baseDelayMs, maxDelayMs and jitter, got ${showValue(partial)}.`, 'retry');
+    throw new InvalidArgumentError(`${argument} must be an object with baseDelayMs, maxDelayMs and jitter, got ${showValue(partial)}.`, argument);
   }
   const policy: RetryPolicy = { ...base, ...stripUndefined(partial ?? {}) };
   const { baseDelayMs, maxDelayMs, jitter } = policy;
   if (typeof baseDelayMs !== 'number' || !Number.isFinite(baseDelayMs) || baseDelayMs < 0) {
-    throw new InvalidArgumentError(`retry.baseDelayMs must be a finite number of milliseconds at or above 0, got ${showValue(baseDelayMs)}.`, 'retry.baseDelayMs');
+    throw new InvalidArgumentError(`${argument}.baseDelayMs must be a finite number of milliseconds at or above 0, got ${showValue(baseDelayMs)}.`, `${argument}.baseDelayMs`);
   }
   if (typeof maxDelayMs !== 'number' || !Number.isFinite(maxDelayMs) || maxDelayMs < baseDelayMs) {
-    throw new InvalidArgumentError(`retry.maxDelayMs must be a finite number of milliseconds at or above baseDelayMs (${baseDelayMs}), got ${showValue(maxDelayMs)}.`, 'retry.maxDelayMs');
+    throw new InvalidArgumentError(`${argument}.maxDelayMs must be a finite number of milliseconds at or above baseDelayMs (${baseDelayMs}), got ${showValue(maxDelayMs)}.`, `${argument}.maxDelayMs`);
   }
   if (maxDelayMs > MAX_DELAY_MS) {
     // Every store must be able to add the delay to its clock; see MAX_DELAY_MS.
-    throw new InvalidArgumentError(`retry.maxDelayMs must be at most ${MAX_DELAY_MS} milliseconds (100 years), got ${showValue(maxDelayMs)}.`, 'retry.maxDelayMs');
+    throw new InvalidArgumentError(`${argument}.maxDelayMs must be at most ${MAX_DELAY_MS} milliseconds (100 years), got ${showValue(maxDelayMs)}.`, `${argument}.maxDelayMs`);
   }
   if (typeof jitter !== 'boolean') {
-    throw new InvalidArgumentError(`retry.jitter must be true or false, got ${showValue(jitter)}.`, 'retry.jitter');
+    throw new InvalidArgumentError(`${argument}.jitter must be true or false, got ${showValue(jitter)}.`, `${argument}.jitter`);
   }
   return Object.freeze(policy);
 }

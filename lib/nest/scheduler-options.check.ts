@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { assertMaxAttempts, assertPositiveInteger, assertQueueName, InvalidArgumentError, resolveLimits, showValue, type SchedulerLimits } from '../core/index.js';
 import type { JobStore } from '../store/index.js';
+import { assertHistoryPolicy } from '../store/effect-params.js';
 import { resolveWorkerOptions } from '../worker/index.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
 import { OPTION_NEEDS_BUILT_STORE } from './scheduler.messages.js';
@@ -15,6 +16,12 @@ export function checkModuleOptions(options: SchedulerModuleOptions, limits: Sche
     throw new InvalidArgumentError(`SchedulerModule options must be an object, got ${showValue(options)}.`, 'options');
   }
   resolveWorkerOptions(options);
+  if (options.historyPolicy !== undefined) assertHistoryPolicy(options.historyPolicy);
+  for (const flag of ['autoStart', 'migrationsRun'] as const) {
+    if (options[flag] !== undefined && typeof options[flag] !== 'boolean') {
+      throw new InvalidArgumentError(`${flag} must be true or false, got ${showValue(options[flag])}.`, flag);
+    }
+  }
   if (options.maxAttempts !== undefined) assertMaxAttempts(options.maxAttempts, limits.maxAttemptsCeiling, 'maxAttempts');
   const queueLimits = options.queueLimits;
   if (queueLimits !== undefined) {

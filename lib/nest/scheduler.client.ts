@@ -209,7 +209,7 @@ export class SchedulerClient {
     } catch (error) {
       // Not the function's message: it may quote the payload, and this error may well be logged.
       throw new InvalidArgumentError(
-        `The concurrencyKey function of @Job '${registered.name}' threw ${error instanceof Error ? `a ${error.name}` : 'a non-error value'} for this payload; nothing was written.`,
+        `The concurrencyKey function of @Job '${registered.name}' threw for this payload (${error instanceof Error ? error.name : typeof error}); nothing was written.`,
         'concurrencyKey',
       );
     }

@@ -116,7 +116,7 @@ export function resolveWorkerOptions(options: WorkerOptions = {}): ResolvedWorke
     retentionMs: o.retentionMs === null ? null : whole(o.retentionMs, 'retentionMs', 0, 10 * 365 * 86_400_000),
     historyPerJob: whole(o.historyPerJob, 'historyPerJob', 1, 100_000),
     observerPollIntervalMs: whole(o.observerPollIntervalMs, 'observerPollIntervalMs', 1, 3_600_000),
-    observerRetry: resolveRetryPolicy(o.observerRetry, DEFAULT_RETRY_POLICY),
+    observerRetry: resolveRetryPolicy(o.observerRetry, DEFAULT_RETRY_POLICY, 'observerRetry'),
     retry: resolveRetryPolicy(o.retry, DEFAULT_RETRY_POLICY),
     workerId: o.workerId,
   };
