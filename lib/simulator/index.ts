@@ -5,3 +5,6 @@ export * from './seed-batch.js';
 export * from './virtual-scheduler.js';
 export * from './oracles/index.js';
 export * from './sabotage/mutants.js';
+export * from './node-link.js';
+export * from './store-gateway.js';
+export * from './workload.js';

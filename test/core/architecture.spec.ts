@@ -58,4 +58,14 @@ describe('architecture', () => {
       }
     }
   });
+
+  // A call to the real timers passes an expression; `setTimeout(callback: ...)` is NodeTimers defining its own.
+  it('keeps the simulator on virtual time: no wall clock, no timers, no unseeded randomness outside its command line', () => {
+    const files = sources(join(LIB, 'simulator')).filter((file) => !file.endsWith('sim.main.ts'));
+    expect(files.length).toBeGreaterThan(10);
+    for (const file of files) {
+      const text = readFileSync(file, 'utf8');
+      expect({ file: relative(LIB, file), nondeterministic: /Date\.now\(|new Date\(\)|performance\.now\(|Math\.random\(|(?<![.\w])setTimeout\((?!\w+:)|(?<![.\w])setInterval\(|randomBytes|randomUUID/.test(text) }).toMatchObject({ nondeterministic: false });
+    }
+  });
 });

@@ -1,0 +1,194 @@
+import { describe, expect, it } from '@jest/globals';
+import {
+  AttemptBudgetOracle,
+  ConcurrencyLimitOracle,
+  DependencyOrderOracle,
+  EffectsOnceOracle,
+  LivenessOracle,
+  LostJobOracle,
+  OccurrenceOracle,
+  OutcomeProvenanceOracle,
+  SingleLeaseOracle,
+  TerminalStateOracle,
+  type Oracle,
+} from '../../lib/simulator/index.js';
+import { OccurrenceId } from '../../lib/core/index.js';
+import { call, complete, feed, row, running, T0, worker, write } from './history-builder.js';
+import type { SimEvent } from '../../lib/simulator/index.js';
+
+function violations(oracle: Oracle, events: readonly SimEvent[], end?: Parameters<Oracle['finish']>[0]): number {
+  feed(oracle, events);
+  if (end) oracle.finish(end);
+  return oracle.report().violations;
+}
+
+const succeeded = (overrides = {}) => row({ state: 'succeeded', attempt: 1, ...overrides });
+const log = (jobId: string, state: string, attempt: number): SimEvent => ({ type: 'log', at: T0, jobId, state: state as never, attempt });
+
+describe('outcome provenance oracle', () => {
+  it('accepts an outcome from the live lease of that attempt', () => {
+    expect(violations(new OutcomeProvenanceOracle(), [write(running(), succeeded()), complete('w1', 'job-1', 1)])).toBe(0);
+  });
+
+  it('counts an outcome applied from another worker', () => {
+    const oracle = new OutcomeProvenanceOracle();
+    expect(violations(oracle, [write(running({ workerId: 'w2' }), succeeded()), complete('w1', 'job-1', 1)])).toBe(1);
+    expect(oracle.report().examples[0]).toMatch(/live lease was w2/);
+  });
+
+  it('counts an outcome for a stale attempt, one after the lease lapsed, and one on a job that was not running', () => {
+    expect(violations(new OutcomeProvenanceOracle(), [write(running({ attempt: 2 }), succeeded()), complete('w1', 'job-1', 1)])).toBe(1);
+    expect(violations(new OutcomeProvenanceOracle(), [write(running({ leasedUntil: T0 }), succeeded()), complete('w1', 'job-1', 1)])).toBe(1);
+    expect(violations(new OutcomeProvenanceOracle(), [write(row({ state: 'scheduled', attempt: 1 }), succeeded()), complete('w1', 'job-1', 1)])).toBe(1);
+  });
+
+  it('lets a claim or the sweep end an attempt only after its lease lapsed', () => {
+    const reclaim = (leasedUntil: number) => [write(running({ leasedUntil }), running({ attempt: 2, workerId: 'w2' })), call('jobClaim', worker('w2'), [{}], [])];
+    expect(violations(new OutcomeProvenanceOracle(), reclaim(T0))).toBe(0);
+    expect(violations(new OutcomeProvenanceOracle(), reclaim(T0 + 1))).toBe(1);
+    expect(violations(new OutcomeProvenanceOracle(), [write(running(), row({ state: 'dead_lettered', attempt: 1 })), call('jobCancel', { kind: 'operator' }, ['job-1'])])).toBe(1);
+  });
+});
+
+describe('lost job oracle', () => {
+  it('counts an acknowledged job that was never written or is gone at the end', () => {
+    const end = (ids: string[]) => ({ now: T0, drained: true, rows: ids.map((id) => row({ id })) });
+    expect(violations(new LostJobOracle(), [write(undefined, row()), { type: 'ack', at: T0, ids: ['job-1'] }], end(['job-1']))).toBe(0);
+    expect(violations(new LostJobOracle(), [{ type: 'ack', at: T0, ids: ['job-1'] }], end(['job-1']))).toBe(1);
+    expect(violations(new LostJobOracle(), [write(undefined, row()), { type: 'ack', at: T0, ids: ['job-1'] }], end([]))).toBe(1);
+  });
+});
+
+describe('terminal state oracle', () => {
+  it('allows only an operator replay of a dead-lettered or quarantined job', () => {
+    const dead = row({ state: 'dead_lettered', attempt: 3 });
+    expect(violations(new TerminalStateOracle(), [write(dead, row()), call('jobReplay', { kind: 'operator' }, ['job-1'])])).toBe(0);
+    expect(violations(new TerminalStateOracle(), [write(succeeded(), running({ attempt: 2 })), call('jobClaim', worker('w1'), [{}], [])])).toBe(1);
+    expect(violations(new TerminalStateOracle(), [write(succeeded(), row()), call('jobReplay', { kind: 'operator' }, ['job-1'])])).toBe(1);
+  });
+});
+
+describe('single live lease oracle', () => {
+  const claim = (w: string, attempt: number, at: number, leasedUntil: number) => call('jobClaim', worker(w), [{}], [{ jobId: 'job-1', attempt, leasedUntil }], at);
+  const renew = (w: string, attempt: number, at: number) => call('jobHeartbeat', worker(w), [{}], { renewed: [{ jobId: 'job-1', attempt, leasedUntil: at + 5_000 }], lost: [] }, at);
+
+  it('accepts a reclaim after the lease lapsed and renewals by the holder', () => {
+    expect(violations(new SingleLeaseOracle(), [claim('w1', 1, T0, T0 + 5_000), renew('w1', 1, T0 + 1_000), claim('w2', 2, T0 + 6_001, T0 + 11_001)])).toBe(0);
+  });
+
+  it('counts a second lease while the first is live', () => {
+    expect(violations(new SingleLeaseOracle(), [claim('w1', 1, T0, T0 + 5_000), claim('w2', 2, T0 + 1_000, T0 + 6_000)])).toBe(1);
+  });
+
+  it('counts a renewal for a worker that does not hold the lease, and one after it lapsed', () => {
+    expect(violations(new SingleLeaseOracle(), [claim('w1', 1, T0, T0 + 5_000), claim('w2', 2, T0 + 5_000, T0 + 10_000), renew('w1', 1, T0 + 6_000)])).toBe(1);
+    expect(violations(new SingleLeaseOracle(), [claim('w1', 1, T0, T0 + 5_000), renew('w1', 1, T0 + 5_000)])).toBe(1);
+  });
+});
+
+describe('attempt budget oracle', () => {
+  it('counts a write past maxAttempts', () => {
+    expect(violations(new AttemptBudgetOracle(), [write(row(), running({ attempt: 3 }))])).toBe(0);
+    expect(violations(new AttemptBudgetOracle(), [write(running({ attempt: 3 }), running({ attempt: 4 }))])).toBe(1);
+  });
+});
+
+describe('effects once oracle', () => {
+  const slot = (jobId: string, op: 'take' | 'release'): SimEvent => ({ type: 'slot', at: T0, jobId, op });
+  const edge = (parentId: string, childId: string): SimEvent => ({ type: 'edge', at: T0, parentId, childId });
+  const child = (overrides = {}) => row({ id: 'child', state: 'awaiting_parents', pendingParents: 1, ...overrides });
+
+  it('accepts one history entry per transition, a settled edge per lowered latch, and slots held while running', () => {
+    const events: SimEvent[] = [
+      write(undefined, child()),
+      log('child', 'awaiting_parents', 0),
+      call('jobEnqueueMany', { kind: 'producer' }, []),
+      write(row(), running()),
+      log('job-1', 'running', 1),
+      slot('job-1', 'take'),
+      call('jobClaim', worker('w1'), [{}], []),
+      write(running(), succeeded()),
+      log('job-1', 'succeeded', 1),
+      slot('job-1', 'release'),
+      edge('job-1', 'child'),
+      write(child(), child({ pendingParents: 0 })),
+      write(child({ pendingParents: 0 }), child({ state: 'scheduled', pendingParents: 0 })),
+      log('child', 'scheduled', 0),
+      complete('w1', 'job-1', 1),
+    ];
+    expect(violations(new EffectsOnceOracle(), events)).toBe(0);
+  });
+
+  it('counts a missing or duplicated history entry', () => {
+    expect(violations(new EffectsOnceOracle(), [write(running(), succeeded()), complete('w1', 'job-1', 1)])).toBe(1);
+    expect(violations(new EffectsOnceOracle(), [write(running(), succeeded()), log('job-1', 'succeeded', 1), log('job-1', 'succeeded', 1), complete('w1', 'job-1', 1)])).toBe(1);
+  });
+
+  it('counts an edge settled twice or by a parent that is not terminal, and a latch lowered without an edge', () => {
+    expect(violations(new EffectsOnceOracle(), [write(undefined, succeeded()), log('job-1', 'succeeded', 1), edge('job-1', 'child'), edge('job-1', 'child'), call('x', worker('w1'), [])])).toBe(1);
+    expect(violations(new EffectsOnceOracle(), [write(undefined, row()), log('job-1', 'scheduled', 0), edge('job-1', 'child'), call('x', worker('w1'), [])])).toBe(1);
+    expect(violations(new EffectsOnceOracle(), [write(child(), child({ pendingParents: 0 })), call('x', worker('w1'), [])])).toBe(1);
+  });
+
+  it('counts a slot given back while the job runs, never given back, or released twice', () => {
+    const claimed = [write(row(), running()), log('job-1', 'running', 1), slot('job-1', 'take'), call('jobClaim', worker('w1'), [])];
+    expect(violations(new EffectsOnceOracle(), [...claimed, slot('job-1', 'release'), call('jobHeartbeat', worker('w1'), [])])).toBe(1);
+    expect(violations(new EffectsOnceOracle(), [...claimed, write(running(), succeeded()), log('job-1', 'succeeded', 1), complete('w1', 'job-1', 1)])).toBe(1);
+    expect(violations(new EffectsOnceOracle(), [slot('job-1', 'release'), call('x', worker('w1'), [])])).toBe(1);
+  });
+});
+
+describe('concurrency limit oracle', () => {
+  const keyed = (id: string) => running({ id, concurrencyKey: 'tenant', workerId: id });
+  it('counts live leases over a key cap after a claim, and saturations at the cap', () => {
+    const oracle = new ConcurrencyLimitOracle(new Map([['tenant', 1]]));
+    feed(oracle, [write(row({ id: 'a' }), keyed('a')), call('jobClaim', worker('a'), [{}], [])]);
+    expect(oracle.report().violations).toBe(0);
+    expect(oracle.saturations).toBe(1);
+    feed(oracle, [write(row({ id: 'b' }), keyed('b')), call('jobClaim', worker('b'), [{}], [])]);
+    expect(oracle.report().violations).toBe(1);
+  });
+
+  it('does not count a lapsed lease', () => {
+    const oracle = new ConcurrencyLimitOracle(new Map([['tenant', 1]]));
+    feed(oracle, [write(row({ id: 'a' }), { ...keyed('a'), leasedUntil: T0 }), write(row({ id: 'b' }), keyed('b')), call('jobClaim', worker('b'), [{}], [])]);
+    expect(oracle.report().violations).toBe(0);
+  });
+});
+
+describe('dependency order oracle', () => {
+  const enqueue = (mode: string) => call('jobEnqueueMany', { kind: 'producer' }, [{ id: 'child', dependsOn: ['job-1'], dependencyMode: mode, concurrencyKey: null }]);
+  const release = write(row({ id: 'child', state: 'awaiting_parents' }), row({ id: 'child' }));
+
+  it('accepts a release after the parent succeeded', () => {
+    expect(violations(new DependencyOrderOracle(), [enqueue('on_success'), write(running(), succeeded()), release])).toBe(0);
+  });
+
+  it('counts a release or first claim before the parents finished, or after a failure waiting on_success', () => {
+    expect(violations(new DependencyOrderOracle(), [enqueue('on_success'), write(row(), running()), release])).toBe(1);
+    expect(violations(new DependencyOrderOracle(), [enqueue('on_any_terminal'), write(row(), running()), write(row({ id: 'child' }), running({ id: 'child' }))])).toBe(1);
+    expect(violations(new DependencyOrderOracle(), [enqueue('on_success'), write(running(), row({ state: 'dead_lettered', attempt: 1 })), release])).toBe(1);
+    expect(violations(new DependencyOrderOracle(), [enqueue('on_any_terminal'), write(running(), row({ state: 'dead_lettered', attempt: 1 })), release])).toBe(0);
+  });
+});
+
+describe('occurrence oracle', () => {
+  const scheduleId = '0195f4c2-7c4b-7a41-9d2e-3b1c5a6f7e80';
+  const minted = (id: string, at = T0) => write(undefined, row({ id, scheduleId, scheduledFor: at }));
+  const occurrence = (at = T0) => OccurrenceId.derive(scheduleId, new Date(at));
+
+  it('accepts one job per occurrence, with the occurrence id', () => {
+    expect(violations(new OccurrenceOracle(), [minted(occurrence()), minted(occurrence(T0 + 1_000), T0 + 1_000)])).toBe(0);
+  });
+
+  it('counts a second job for one occurrence and a job whose id is not the occurrence id', () => {
+    expect(violations(new OccurrenceOracle(), [minted(occurrence()), minted('other-id')])).toBe(2);
+  });
+});
+
+describe('liveness oracle', () => {
+  it('counts every job left unfinished when the run did not drain', () => {
+    expect(violations(new LivenessOracle(), [], { now: T0, drained: true, rows: [succeeded()] })).toBe(0);
+    expect(violations(new LivenessOracle(), [], { now: T0, drained: false, rows: [succeeded({ id: 'a' }), running({ id: 'b' }), row({ id: 'c' })] })).toBe(2);
+  });
+});

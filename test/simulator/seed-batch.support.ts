@@ -1,0 +1,24 @@
+import { expect } from '@jest/globals';
+import { describeSettings, runBatch } from '../../lib/simulator/index.js';
+
+/**
+ * Runs a fixed batch of seeds and fails with every failing seed's one-line settings and the
+ * command that replays it.
+ */
+export async function expectCleanSeeds(base: bigint, count: number): Promise<void> {
+  const summary = await runBatch(base, count);
+  const failures = summary.failed.map((result) => {
+    const bad = result.oracles.filter((o) => o.violations > 0);
+    return `npm run sim -- --seed 0x${result.settings.seed.toString(16)}  # ${bad.map((o) => `${o.name}=${o.violations}: ${o.examples[0]}`).join('; ')}\n  ${describeSettings(result.settings)}`;
+  });
+  expect(failures).toEqual([]);
+  expect(summary.seeds).toBe(count);
+  // The batch must have exercised the faults it is meant to survive.
+  expect(summary.coverage.staleOutcomesFenced).toBeGreaterThan(0);
+  expect(summary.coverage.leasesLostMidHandler).toBeGreaterThan(0);
+  expect(summary.coverage.unknownCommits).toBeGreaterThan(0);
+  expect(summary.coverage.limitSaturations).toBeGreaterThan(0);
+  for (const kind of ['crash', 'isolate_fail', 'isolate_withhold', 'pause', 'hint_lost', 'hint_duplicated', 'hint_delayed', 'ack_lost', 'operator_cancel', 'operator_replay']) {
+    expect({ kind, injected: (summary.faults[kind] ?? 0) > 0 }).toEqual({ kind, injected: true });
+  }
+}
