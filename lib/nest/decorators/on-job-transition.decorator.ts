@@ -31,6 +31,7 @@ export interface OnJobTransitionOptions {
  */
 export function OnJobTransition(options: OnJobTransitionOptions): MethodDecorator {
   return (target, key, descriptor) => {
-    SetMetadata(OBSERVER_METADATA, options)(target, key, descriptor);
+    // Missing options still mark the method, so the boot refuses it instead of silently skipping it.
+    SetMetadata(OBSERVER_METADATA, options ?? {})(target, key, descriptor);
   };
 }
