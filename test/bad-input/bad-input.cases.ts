@@ -316,6 +316,12 @@ export const REFUSALS: Refusal[] = [
   })),
   { entry: 'schedule', label: 'an unknown option', call: schedule({ every: 5 }), error: InvalidArgumentError, field: /^every is not a known schedule option/ },
 
+  // Observer ids and worker ids reach the store's own tables.
+  ...hostileRefusals('observer id', RULES.key, (v) => (c) => c.store.observerLease({ observer: v, workerId: 'probe', leaseMs: 1_000 }), InvalidArgumentError, /^observer must be 1 to 200 characters without control characters/),
+  ...(['w\u0000', 'a\nb', ''] as const).map((workerId): Refusal => ({
+    entry: 'claim workerId', label: `the worker id ${JSON.stringify(workerId)}`, call: (c) => c.store.jobClaim({ workerId, limit: 1, queues: ['default'], leaseMs: 1_000 }), error: InvalidArgumentError, field: /^workerId must be 1 to 256 characters without control characters/,
+  })),
+
   // Listings and history options.
   { entry: 'list', label: 'an unknown state', call: (c) => c.client.list({ state: 'done' }), error: InvalidArgumentError, field: /^state must be a job state/ },
   ...([0, -5, 5_000, Number.NaN, 2.5] as const).flatMap((limit): Refusal[] => [
@@ -361,6 +367,8 @@ export const ACCEPTANCES: Acceptance[] = [
     await c.client.enqueue('orders.confirm', 1, { concurrencyKey: `job:${v}`, concurrencyLimit: 5 });
     return (await c.client.listConcurrencyLimits()).find((l: { key?: string }) => l.key === `job:${v}`)?.key.slice('job:'.length);
   }),
+  // Observer ids are declared with @OnJobTransition and kept as the observer's cursor in the store.
+  ...accepted('observer id', RULES.key, (v) => async (c) => (await c.store.observerLease({ observer: v, workerId: 'probe', leaseMs: 1_000 }))?.observer),
   ...accepted('@Job concurrencyKey result', RULES.key, (v) => async (c) => {
     await c.client.enqueue('keyed.job', { key: `dec:${v}` });
     return (await c.client.listConcurrencyLimits()).find((l: { key?: string }) => l.key === `dec:${v}`)?.key.slice('dec:'.length);
@@ -493,6 +501,16 @@ export function badInputCases(createTarget: () => Promise<BadInputTarget>): void
       expect((await ctx.client.get(id))!.payload).toEqual(payload);
       const { id: scheduleId } = await ctx.client.schedule({ name: 'orders.confirm', everyMs: 60_000, payload });
       expect((await ctx.client.getSchedule(scheduleId))!.payload).toEqual(payload);
+    });
+
+    it('error text PostgreSQL cannot hold is repaired the same way in every store, so a failure is always recorded', async () => {
+      const { id } = await ctx.client.enqueue('orders.confirm', { n: 'error-text' }, { queue: 'errors', maxAttempts: 1 });
+      const [claimed] = await ctx.store.jobClaim({ workerId: 'w', limit: 1, queues: ['errors'], leaseMs: 60_000 });
+      expect(claimed?.id).toBe(id);
+      const results = await ctx.store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: id, attempt: 1, kind: 'failed', error: "Error: a\u0000b \ud800 o'brien", retryDelayMs: 0 }] });
+      expect(results).toEqual([{ jobId: id, attempt: 1, status: 'applied', state: 'dead_lettered' }]);
+      expect((await ctx.client.get(id))!.lastError).toBe("Error: a\ufffdb \ufffd o'brien");
+      expect((await ctx.client.history(id)).at(-1)).toMatchObject({ state: 'dead_lettered', error: "Error: a\ufffdb \ufffd o'brien" });
     });
 
     it('unknown ids that are well-formed read as absent, and removing one changes nothing', async () => {
