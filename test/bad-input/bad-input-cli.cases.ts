@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import type { JobStore } from '../../lib/store/index.js';
+import { HOSTILE, HOSTILE_NAMES, RULES } from './hostile.js';
+
+export interface CliBadInputTarget {
+  readonly kind: 'sqlite' | 'postgres';
+  /** The --conn value. */
+  readonly conn: string;
+  /** The --table value naming this target's tables. */
+  readonly table: string;
+  /** A --conn value for a database that does not exist yet, and a check that it still does not. */
+  readonly freshConn: string;
+  freshUntouched(): Promise<boolean>;
+  /** A store on the same tables, for seeding and reading back. */
+  readonly store: JobStore;
+  /** Every row of every table in the target's database (SQLite) or schema (PostgreSQL). */
+  snapshot(): Promise<unknown>;
+  cleanup(): Promise<void>;
+}
+
+interface Run {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs the built `durable-scheduler` binary, as an operator would. */
+function cli(args: readonly string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [join(process.cwd(), 'dist/lib/cli/main.js'), ...args], { env: { ...process.env, DATABASE_URL: undefined } as NodeJS.ProcessEnv }, (error, stdout, stderr) =>
+      resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+/** One refused command line: arguments after the connection flags, and what stderr must say. */
+type Refusal = readonly [label: string, args: (conn: readonly string[]) => readonly string[], stderr: RegExp, code: number];
+
+const ID_COMMANDS: ReadonlyArray<readonly string[]> = [
+  ['cancel'],
+  ['dead-letter', 'replay'],
+  ['jobs', 'show'],
+  ['schedules', 'pause'],
+  ['schedules', 'resume'],
+  ['schedules', 'trigger'],
+];
+
+const refusedNames = (rule: Record<string, string>) => HOSTILE_NAMES.filter((name) => rule[name] === 'refused');
+
+export const CLI_REFUSALS: Refusal[] = [
+  ...HOSTILE_NAMES.map((name): Refusal => [`--table ${JSON.stringify(HOSTILE[name])}`, (conn) => ['stats', '--conn', conn[1]!, '--table', HOSTILE[name]], /--table/, 1]),
+  ...refusedNames(RULES.queue).flatMap((name): Refusal[] =>
+    (['pause', 'resume'] as const).map((verb): Refusal => [`queues ${verb} ${JSON.stringify(HOSTILE[name])}`, (conn) => ['queues', verb, HOSTILE[name], ...conn], /^queue must be 1 to 64 characters/, 1]),
+  ),
+  ...refusedNames(RULES.queue).map((name): Refusal => [`jobs list --queue ${JSON.stringify(HOSTILE[name])}`, (conn) => ['jobs', 'list', '--queue', HOSTILE[name], ...conn], /^queue must be 1 to 64 characters/, 1]),
+  ...ID_COMMANDS.flatMap((command) =>
+    refusedNames(RULES.uuid).map((name): Refusal => [`${command.join(' ')} ${JSON.stringify(HOSTILE[name])}`, (conn) => [...command, HOSTILE[name], ...conn], /^ID must be a UUID/, 1]),
+  ),
+  ['jobs list --name with a newline', (conn) => ['jobs', 'list', '--name', 'a\nb', ...conn], /^name must be 1 to 256 characters without control characters/, 1],
+  ['jobs list --state done', (conn) => ['jobs', 'list', '--state', 'done', ...conn], /^Allowed choices are scheduled, /, 2],
+  ...['0', '-1', 'NaN', '1e9', '2.5', "o'brien"].map((limit): Refusal => [`dead-letter list --limit ${limit}`, (conn) => ['dead-letter', 'list', '--limit', limit, ...conn], /^--limit must be a whole number from 1 to 1000/, 2]),
+  ['jobs list --format xml', (conn) => ['jobs', 'list', '--format', 'xml', ...conn], /^--format must be text or json/, 2],
+  ['an unknown option', (conn) => ['stats', '--bogus', ...conn], /^Unknown option '--bogus'\.$/, 2],
+  ['an unknown command', (conn) => ['drop', ...conn], /drop/, 2],
+  ['a --conn that is neither postgres:// nor sqlite:', () => ['stats', '--conn', "mysql://o'brien"], /^The --conn value must start with postgres:\/\/ or sqlite:/, 1],
+];
+
+/**
+ * The CLI with bad input: every refusal exits non-zero with one sentence on stderr and nothing on
+ * stdout, and leaves every table as it was; identifiers a flag accepts are stored byte for byte.
+ */
+export function cliBadInputCases(createTarget: () => Promise<CliBadInputTarget>): void {
+  let t: CliBadInputTarget;
+  let conn: string[];
+
+  beforeAll(async () => {
+    t = await createTarget();
+    conn = ['--conn', t.conn, '--table', t.table];
+    await t.store.jobEnqueue({ name: 'billing.charge', payload: { invoice: 1 } });
+    await t.store.scheduleUpsert({ name: 'report.build', everyMs: 60_000 });
+  });
+
+  afterAll(async () => t?.cleanup());
+
+  describe('refused: exit code, one sentence on stderr, nothing changed', () => {
+    it.each(CLI_REFUSALS)('%s', async (_label, args, stderr, code) => {
+      const before = await t.snapshot();
+      const run = await cli(args(conn));
+      expect(run.code).toBe(code);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toMatch(/^[^\n]+\.\n$/);
+      expect(run.stderr.replace(/\n$/, '')).toMatch(stderr);
+      expect(await t.snapshot()).toEqual(before);
+    });
+
+    it.each(HOSTILE_NAMES)('migrate with the %s identifier as --table creates no database', async (name) => {
+      const run = await cli(['migrate', '--conn', t.freshConn, '--table', HOSTILE[name]]);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(/^[^\n]+\.\n$/);
+      expect(await t.freshUntouched()).toBe(true);
+    });
+  });
+
+  describe('accepted: stored and read back byte for byte', () => {
+    it.each(HOSTILE_NAMES.filter((name) => RULES.queue[name] === 'accepted'))('queues pause and resume with the %s identifier', async (name) => {
+      const queue = HOSTILE[name];
+      const paused = await cli(['queues', 'pause', queue, ...conn]);
+      expect(paused).toEqual({ code: 0, stdout: `Queue ${queue} is paused.\n`, stderr: '' });
+      const [audit] = await t.store.auditList({ limit: 1 });
+      expect(audit).toMatchObject({ action: 'queue.pause', target: queue });
+      expect(JSON.stringify(await t.snapshot())).toContain(queue);
+      // A paused queue is skipped by claims: the stored name is the one the claim asks for.
+      const { id } = await t.store.jobEnqueue({ name: 'billing.charge', payload: 1, queue });
+      expect(await t.store.jobClaim({ workerId: 'w', limit: 1, queues: [queue], leaseMs: 1_000 })).toEqual([]);
+      expect(await cli(['queues', 'resume', queue, ...conn])).toEqual({ code: 0, stdout: `Queue ${queue} is running.\n`, stderr: '' });
+      const listed = await cli(['jobs', 'list', '--queue', queue, '--format', 'json', ...conn]);
+      expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ id, queue })]);
+    });
+  });
+
+}
