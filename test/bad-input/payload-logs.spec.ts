@@ -1,0 +1,215 @@
+import { describe, expect, it } from '@jest/globals';
+import type { LoggerService } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { Job, SchedulerClient, SchedulerModule, SystemClock } from '../../lib/index.js';
+import { SeededRandom } from '../../lib/core/index.js';
+import { MemoryJobStore, type JobStore } from '../../lib/store/index.js';
+import { FunctionInvoker, PermanentJobError, WorkerNode, type SchedulerLogger } from '../../lib/worker/index.js';
+import { settled } from '../nest/support.js';
+import { ManualTimers, settle } from '../support/manual-timers.js';
+
+/** A string that appears in payloads (and outputs) and nowhere else. */
+const MARKER = 'MARKER-7f3c9e1a-payload-secret';
+
+/** Keeps every line at every level. */
+function capturingLogger() {
+  const lines: string[] = [];
+  const logger: SchedulerLogger = {
+    log: (m) => void lines.push(`log ${m}`),
+    warn: (m) => void lines.push(`warn ${m}`),
+    error: (m) => void lines.push(`error ${m}`),
+    debug: (m) => void lines.push(`debug ${m}`),
+  };
+  return { logger, lines };
+}
+
+describe('payload contents never reach the log by default', () => {
+  it('through success, retries, dead-lettering, quarantine, oversized output, a stale outcome and observers', async () => {
+    const timers = new ManualTimers();
+    const memory = new MemoryJobStore({ clock: timers.clock });
+    const { logger, lines } = capturingLogger();
+    let cutOff = false;
+    let flakyCalls = 0;
+    let releaseSlow!: () => void;
+    const slowReleased = new Promise<void>((resolve) => (releaseSlow = resolve));
+
+    // Heartbeats that claim every lease was renewed while writing nothing: the node keeps running
+    // an attempt whose lease lapsed, so its outcome reaches the store stale.
+    const store = new Proxy(memory, {
+      get(target, prop, receiver) {
+        if (prop === 'jobHeartbeat' && cutOff) {
+          return async (params: Parameters<JobStore['jobHeartbeat']>[0]) => ({
+            renewed: params.leases.map((lease) => ({ ...lease, leasedUntil: new Date(timers.clock.now() + params.leaseMs), cancelRequested: false })),
+            lost: [],
+          });
+        }
+        const value = Reflect.get(target, prop, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+
+    const node = new WorkerNode({
+      store,
+      logger,
+      clock: timers.clock,
+      timers,
+      random: new SeededRandom(7n),
+      options: { concurrency: 8, pollIntervalMs: 1_000, heartbeatIntervalMs: 10_000, leaseMs: 30_000, workerId: 'node-1', maintenanceIntervalMs: 5_000 },
+      observers: [
+        { id: 'audit', to: ['succeeded', 'dead_lettered', 'quarantined'], deliver: () => void 0 },
+        {
+          id: 'flaky-observer',
+          to: ['dead_lettered'],
+          deliver: () => {
+            throw new Error('observer could not post');
+          },
+        },
+      ],
+      invoker: new FunctionInvoker({
+        'job.ok': { handle: (_p, ctx) => ctx.setOutput({ echoed: MARKER }) },
+        'job.flaky': {
+          retry: { baseDelayMs: 1_000, maxDelayMs: 1_000, jitter: false },
+          handle: () => {
+            flakyCalls += 1;
+            if (flakyCalls === 1) throw new Error('upstream timed out');
+          },
+        },
+        'job.doomed': {
+          handle: () => {
+            throw new Error('card declined');
+          },
+        },
+        'job.permanent': {
+          handle: () => {
+            throw new PermanentJobError('account closed');
+          },
+        },
+        'job.validated': {
+          // A validator whose reason quotes the payload: the reason goes to lastError only.
+          validate: (payload) => {
+            throw new Error(`bad payload ${JSON.stringify(payload)}`);
+          },
+          handle: () => undefined,
+        },
+        'job.huge-output': { handle: (_p, ctx) => ctx.setOutput({ blob: MARKER.repeat(5_000) }) },
+        'job.slow': { handle: () => slowReleased },
+      }),
+    });
+
+    const payload = (n: number) => ({ n, secret: MARKER, nested: { list: [MARKER] } });
+    const ids = {
+      ok: (await memory.jobEnqueue({ name: 'job.ok', payload: payload(1) })).id,
+      flaky: (await memory.jobEnqueue({ name: 'job.flaky', payload: payload(2), maxAttempts: 3 })).id,
+      doomed: (await memory.jobEnqueue({ name: 'job.doomed', payload: payload(3), maxAttempts: 1 })).id,
+      permanent: (await memory.jobEnqueue({ name: 'job.permanent', payload: payload(4) })).id,
+      validated: (await memory.jobEnqueue({ name: 'job.validated', payload: payload(5) })).id,
+      unhandled: (await memory.jobEnqueue({ name: 'job.nobody', payload: payload(6) })).id,
+      huge: (await memory.jobEnqueue({ name: 'job.huge-output', payload: payload(7), maxAttempts: 1 })).id,
+      slow: (await memory.jobEnqueue({ name: 'job.slow', payload: payload(8), maxAttempts: 1 })).id,
+    };
+    await memory.scheduleUpsert({ name: 'job.ok', everyMs: 60_000, payload: payload(9) });
+
+    await node.start();
+    await settle();
+    cutOff = true;
+    await timers.advance(2_000); // the flaky job's retry
+    // The slow attempt's lease lapses while its heartbeats pretend otherwise, and the sweep
+    // dead-letters it; the success the node then reports finds the lease gone.
+    await timers.advance(36_000);
+    expect(await memory.jobGet(ids.slow)).toMatchObject({ state: 'dead_lettered', lastError: 'lease expired' });
+    releaseSlow();
+    await settle();
+    await timers.advance(60_000); // a schedule tick, observer passes and their retries, maintenance
+    await node.stop();
+
+    // Every path ran as intended...
+    const state = async (id: string) => (await memory.jobGet(id))!.state;
+    expect(await state(ids.ok)).toBe('succeeded');
+    expect(await state(ids.flaky)).toBe('succeeded');
+    expect(await state(ids.doomed)).toBe('dead_lettered');
+    expect(await state(ids.permanent)).toBe('dead_lettered');
+    expect(await state(ids.validated)).toBe('quarantined');
+    expect(await state(ids.unhandled)).toBe('quarantined');
+    expect(await state(ids.huge)).toBe('dead_lettered');
+    expect(node.stats).toMatchObject({ staleOutcomes: 1 });
+    expect(flakyCalls).toBe(2);
+    expect((await memory.jobGet(ids.validated))!.lastError).toContain(MARKER); // kept for the operator, not logged
+    expect((await memory.jobGet(ids.ok))!.output).toEqual({ echoed: MARKER });
+    expect((await memory.jobList({ name: 'job.ok' })).length).toBeGreaterThanOrEqual(2); // the schedule minted
+    // ...and logged about it,
+    const text = lines.join('\n');
+    for (const expected of [/QUARANTINED job\.validated/, /QUARANTINED job\.nobody/, /failed permanently/, /retrying in/, /no attempts left/, /PayloadTooLargeError/, /stale outcome/, /observer flaky-observer failed/]) {
+      expect(text).toMatch(expected);
+    }
+    // ...without the payload, the output or the validator's reason in any line.
+    expect(lines.filter((line) => line.includes(MARKER) || line.includes('MARKER'))).toEqual([]);
+  });
+});
+
+const job = (options: object) => Job(options as never) as unknown as ClassDecorator;
+
+@job({ name: 'nest.ok' })
+class NestOkJob {
+  handle() {}
+}
+
+@job({ name: 'nest.doomed', maxAttempts: 1 })
+class NestDoomedJob {
+  handle() {
+    throw new Error('card declined');
+  }
+}
+
+@job({
+  name: 'nest.validated',
+  validate: (payload: unknown) => {
+    throw new Error(`bad payload ${JSON.stringify(payload)}`);
+  },
+})
+class NestValidatedJob {
+  handle() {}
+}
+
+@job({
+  name: 'nest.keyed',
+  concurrencyKey: (payload: unknown) => {
+    throw new Error(`no tenant in ${JSON.stringify(payload)}`);
+  },
+})
+class NestKeyedJob {
+  handle() {}
+}
+
+describe('payload contents never reach the Nest application log by default', () => {
+  it('through the module: boot, success, dead-letter, quarantine, a refused enqueue and shutdown', async () => {
+    const lines: string[] = [];
+    const capture = (level: string) => (message: unknown, ...rest: unknown[]) => void lines.push(`${level} ${String(message)} ${rest.map(String).join(' ')}`);
+    const logger: LoggerService = { log: capture('log'), warn: capture('warn'), error: capture('error'), debug: capture('debug'), verbose: capture('verbose'), fatal: capture('fatal') };
+    const moduleRef = await Test.createTestingModule({
+      imports: [SchedulerModule.forRoot({ store: new MemoryJobStore({ clock: new SystemClock() }), pollIntervalMs: 10, heartbeatIntervalMs: 1_000, leaseMs: 5_000 })],
+      providers: [NestOkJob, NestDoomedJob, NestValidatedJob, NestKeyedJob],
+    })
+      .setLogger(logger)
+      .compile();
+    const app = await moduleRef.init();
+    try {
+      const client = app.get(SchedulerClient) as unknown as { enqueue(name: string, payload: unknown): Promise<{ id: string }> };
+      const payload = { secret: MARKER };
+      const outcomes = await Promise.all(
+        ['nest.ok', 'nest.doomed', 'nest.validated'].map(async (name) => {
+          const { id } = await client.enqueue(name, payload);
+          return (await settled(app, id)).state;
+        }),
+      );
+      expect(outcomes).toEqual(['succeeded', 'dead_lettered', 'quarantined']);
+      const refused = await client.enqueue('nest.keyed', payload).catch((error: Error) => error);
+      expect(refused).toBeInstanceOf(Error);
+      expect((refused as Error).message).not.toContain(MARKER);
+    } finally {
+      await app.close();
+    }
+    expect(lines.join('\n')).toMatch(/QUARANTINED nest\.validated/);
+    expect(lines.join('\n')).toMatch(/nest\.doomed .* no attempts left/);
+    expect(lines.filter((line) => line.includes('MARKER'))).toEqual([]);
+  });
+});
