@@ -123,7 +123,8 @@ export function deriveSettings(seed: bigint): SimSettings {
     latencyMaxMs: int(0, 40) * 10,
     operatorEveryMs: on(0.5) ? int(2, 10) * 1000 : 0,
   };
-  const jobs = workload.plain + workload.flaky + workload.poison + workload.graphs * 6 + workload.keyed;
+  // Schedules mint at most one occurrence a second each while the safety phase lasts.
+  const jobs = workload.plain + workload.flaky + workload.poison + workload.graphs * 6 + workload.keyed + workload.schedules * Math.ceil(safetyMs / 1000);
   // Every job can need all its attempts, each as long as the slowest handler (or a lapsed lease),
   // plus its longest backoff; the backlog drains through every slot of every node.
   const perAttempt = Math.max(workload.handlerMaxMs, leaseMs) + workload.retryMaxMs + pollIntervalMs + faults.latencyMaxMs * 4;
