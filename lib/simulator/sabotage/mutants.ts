@@ -58,7 +58,7 @@ const latchOnStaleWrite: LifecycleRules = {
   ...real,
   transition(job, event, now): Transition {
     const result = real.transition(job, event, now);
-    if (result.ok || result.rejection !== 'stale_lease' || event.kind !== 'succeed') return result;
+    if (result.ok || result.rejection !== 'stale_lease' || !REPORTS.has(event.kind)) return result;
     // A refused report still settles the job's dependants.
     return { ok: true, next: job, effects: [{ type: 'settle_dependants' }] };
   },
@@ -92,7 +92,7 @@ export const MUTANTS: readonly Mutant[] = [
   { name: 'no_fence', description: 'the outcome write ignores the lease', caughtBy: 'outcome_provenance', rules: noFence },
   { name: 'heartbeat_renews_unheld', description: 'a heartbeat renews a lease its worker does not hold', caughtBy: 'single_live_lease', rules: heartbeatRenewsUnheld },
   { name: 'slot_released_early', description: 'a concurrency slot is given back at the first renewal, before the outcome', caughtBy: 'concurrency_limit', rules: slotReleasedEarly },
-  { name: 'latch_on_stale_write', description: 'a refused (stale) success still settles the dependants', caughtBy: 'effects_once', rules: latchOnStaleWrite },
+  { name: 'latch_on_stale_write', description: 'a refused (stale) report still settles the dependants', caughtBy: 'effects_once', rules: latchOnStaleWrite },
   { name: 'max_attempts_off_by_one', description: 'claim allows one attempt more than maxAttempts', caughtBy: 'attempts_within_budget', rules: maxAttemptsOffByOne },
   { name: 'reclaim_without_state_check', description: 'claim takes any due job whatever its state', caughtBy: 'terminal_state_stable', rules: reclaimWithoutStateCheck },
 ];
