@@ -9,6 +9,7 @@ import { createSimNode } from './sim-node.js';
 import { deriveSettings, type FaultSettings, type SimSettings } from './sim-settings.js';
 import { StoreGateway } from './store-gateway.js';
 import { NodeTimers, VirtualScheduler } from './virtual-scheduler.js';
+import { FaultInjector, type FaultTarget } from './fault-injector.js';
 import { buildWorkload, type EnqueueBatch } from './workload.js';
 
 /** Virtual time starts here (2026-01-01T00:00:00Z), so cron patterns see real calendar dates. */
@@ -66,13 +67,8 @@ const NO_FAULTS: FaultSettings = Object.freeze({
   operatorEveryMs: 0,
 });
 
-interface SimNode {
-  readonly index: number;
-  generation: number;
-  timers: NodeTimers;
-  link: NodeLink;
-  worker: WorkerNode;
-  down: boolean;
+interface SimNode extends FaultTarget {
+  readonly worker: WorkerNode;
 }
 
 /** Keeps the latest row of every job, and how many are not terminal yet. */
@@ -168,55 +164,23 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
   };
   for (const batch of workload.batches) producerTimers.setTimeout(() => enqueue(batch), batch.atMs);
 
-  const pick = <T>(items: readonly T[]): T | undefined => (items.length === 0 ? undefined : items[random.nextInt(items.length)]);
-  const alive = () => nodes.filter((n) => !n.down);
-  const every = (meanMs: number, act: () => void) => {
-    if (meanMs <= 0) return;
-    const next = () => scheduler.at(1 + random.nextInt(2 * meanMs), () => {
-      if (phase !== 'safety') return;
-      act();
-      next();
-    });
-    next();
-  };
-  const fault = (kind: FaultKind, target: string) => log.emit({ type: 'fault', at: scheduler.now(), kind, target });
-
-  every(faults.crashEveryMs, () => {
-    const node = pick(alive());
-    if (!node) return;
-    node.down = true;
-    node.timers.crash();
-    fault('crash', `node${node.index}.${node.generation}`);
-    scheduler.at(500 + random.nextInt(2500), () => restart(node));
+  const injector = new FaultInjector({
+    settings,
+    scheduler,
+    random,
+    log,
+    nodes: () => nodes,
+    restart: (node) => restart(node as SimNode),
+    rows: () => mirror.rows.values(),
+    operator,
   });
-  every(faults.isolateEveryMs, () => {
-    const node = pick(alive().filter((n) => !n.link.isolated));
-    if (!node) return;
-    const mode = random.next() < 0.5 ? 'fail' : 'withhold';
-    node.link.isolate(Math.floor(faults.isolateMaxMs * (0.3 + 0.7 * random.next())), mode);
-    fault(mode === 'fail' ? 'isolate_fail' : 'isolate_withhold', `node${node.index}.${node.generation}`);
-  });
-  every(faults.pauseEveryMs, () => {
-    const node = pick(alive().filter((n) => !n.timers.isPaused()));
-    if (!node) return;
-    node.timers.pause(scheduler.now() + Math.floor(settings.leaseMs * (1.2 + 1.8 * random.next())));
-    fault('pause', `node${node.index}.${node.generation}`);
-  });
-  every(faults.operatorEveryMs, () => {
-    const rows = [...mirror.rows.values()];
-    if (random.next() < 0.5) {
-      const target = pick(rows.filter((r) => !TERMINAL.has(r.state)));
-      if (target) void operator('jobCancel', target.id).then(() => fault('operator_cancel', target.id));
-    } else {
-      const target = pick(rows.filter((r) => r.state === 'dead_lettered' || r.state === 'quarantined'));
-      if (target) void operator('jobReplay', target.id).then(() => fault('operator_replay', target.id));
-    }
-  });
+  injector.start();
 
   await scheduler.run(EPOCH + settings.safetyMs);
 
   // Liveness: faults stop, isolations heal, crashed nodes come back, schedules stop minting.
   phase = 'liveness';
+  injector.stop();
   faults = NO_FAULTS;
   log.emit({ type: 'phase', at: scheduler.now(), phase: 'liveness' });
   for (const node of [...nodes]) {

@@ -1,0 +1,106 @@
+import type { SeededRandom } from '../core/index.js';
+import type { RowView, FaultKind, EventLog } from './sim-event.js';
+import type { CallResult } from './store-gateway.js';
+import type { SimSettings } from './sim-settings.js';
+import type { NodeLink } from './node-link.js';
+import type { NodeTimers, VirtualScheduler } from './virtual-scheduler.js';
+import { TERMINAL } from './oracles/index.js';
+
+/** What the injector needs to know of a node. */
+export interface FaultTarget {
+  readonly index: number;
+  readonly generation: number;
+  readonly timers: NodeTimers;
+  readonly link: NodeLink;
+  down: boolean;
+}
+
+export interface FaultInjectorDeps {
+  readonly settings: SimSettings;
+  readonly scheduler: VirtualScheduler;
+  readonly random: SeededRandom;
+  readonly log: EventLog;
+  readonly nodes: () => readonly FaultTarget[];
+  /** Brings a crashed node back with a new worker id. */
+  readonly restart: (node: FaultTarget) => void;
+  /** The latest row of every job, to pick operator targets from. */
+  readonly rows: () => Iterable<RowView>;
+  readonly operator: (op: string, ...args: unknown[]) => Promise<CallResult>;
+}
+
+/**
+ * Schedules the safety phase's node and operator faults, each at seeded intervals around its mean
+ * (network and hint faults live in each {@link NodeLink}). Everything stops when `stop()` is called.
+ */
+export class FaultInjector {
+  private active = true;
+
+  constructor(private readonly deps: FaultInjectorDeps) {}
+
+  start(): void {
+    const { faults, leaseMs } = this.deps.settings;
+    const { scheduler, random } = this.deps;
+    this.every(faults.crashEveryMs, () => {
+      const node = this.pick(this.alive());
+      if (!node) return;
+      node.down = true;
+      node.timers.crash();
+      this.record('crash', node);
+      scheduler.at(500 + random.nextInt(2500), () => this.deps.restart(node));
+    });
+    this.every(faults.isolateEveryMs, () => {
+      const node = this.pick(this.alive().filter((n) => !n.link.isolated));
+      if (!node) return;
+      const mode = random.next() < 0.5 ? 'fail' : 'withhold';
+      node.link.isolate(Math.floor(faults.isolateMaxMs * (0.3 + 0.7 * random.next())), mode);
+      this.record(mode === 'fail' ? 'isolate_fail' : 'isolate_withhold', node);
+    });
+    this.every(faults.pauseEveryMs, () => {
+      const node = this.pick(this.alive().filter((n) => !n.timers.isPaused()));
+      if (!node) return;
+      node.timers.pause(scheduler.now() + Math.floor(leaseMs * (1.2 + 1.8 * random.next())));
+      this.record('pause', node);
+    });
+    this.every(faults.operatorEveryMs, () => this.operate());
+  }
+
+  stop(): void {
+    this.active = false;
+  }
+
+  /** An operator cancels an unfinished job, or replays a dead-lettered or quarantined one. */
+  private operate(): void {
+    const rows = [...this.deps.rows()];
+    const log = (kind: FaultKind, id: string) => this.deps.log.emit({ type: 'fault', at: this.deps.scheduler.now(), kind, target: id });
+    if (this.deps.random.next() < 0.5) {
+      const target = this.pick(rows.filter((r) => !TERMINAL.has(r.state)));
+      if (target) void this.deps.operator('jobCancel', target.id).then(() => log('operator_cancel', target.id));
+    } else {
+      const target = this.pick(rows.filter((r) => r.state === 'dead_lettered' || r.state === 'quarantined'));
+      if (target) void this.deps.operator('jobReplay', target.id).then(() => log('operator_replay', target.id));
+    }
+  }
+
+  private every(meanMs: number, act: () => void): void {
+    if (meanMs <= 0) return;
+    const next = () =>
+      this.deps.scheduler.at(1 + this.deps.random.nextInt(2 * meanMs), () => {
+        if (!this.active) return;
+        act();
+        next();
+      });
+    next();
+  }
+
+  private alive(): FaultTarget[] {
+    return this.deps.nodes().filter((n) => !n.down);
+  }
+
+  private pick<T>(items: readonly T[]): T | undefined {
+    return items.length === 0 ? undefined : items[this.deps.random.nextInt(items.length)];
+  }
+
+  private record(kind: FaultKind, node: FaultTarget): void {
+    this.deps.log.emit({ type: 'fault', at: this.deps.scheduler.now(), kind, target: `node${node.index}.${node.generation}` });
+  }
+}
