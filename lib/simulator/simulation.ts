@@ -45,6 +45,8 @@ export interface SimResult {
   /** Virtual ms from the end of the safety phase until everything was terminal, or null if it never was. */
   readonly drainedAfterMs: number | null;
   readonly violations: number;
+  /** Worker nodes started: the first ones plus one per crash. */
+  readonly bootedNodes: number;
 }
 
 export interface SimOptions {
@@ -144,10 +146,12 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
     return { index, generation, timers, link, worker, down: false };
   };
   for (let i = 0; i < settings.nodes; i++) nodes.push(boot(i, 0));
+  // Idempotent: the liveness phase restarts crashed nodes at once, and their own restart timer
+  // must not then boot a second node under the same worker id.
   const restart = (node: SimNode) => {
     if (!node.down) return;
-    const next = boot(node.index, node.generation + 1);
-    nodes[node.index] = next;
+    node.down = false;
+    nodes[node.index] = boot(node.index, node.generation + 1);
   };
 
   for (const schedule of workload.schedules) await operator('scheduleUpsert', schedule);
@@ -215,5 +219,6 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
     coverage,
     drainedAfterMs,
     violations: reports.reduce((sum, r) => sum + r.violations, 0),
+    bootedNodes: workers.length,
   };
 }

@@ -28,6 +28,16 @@ describe('simulator replay', () => {
     expect(b).toEqual(a);
   }, 60_000);
 
+  it('replaces a crashed node once, even when the liveness phase restarts it before its own restart timer', async () => {
+    let crashesNearLiveness = 0;
+    for (let i = 0; i < 60; i++) {
+      const result = await runSimulation(batchSeed(0n, i));
+      expect({ seed: i, booted: result.bootedNodes }).toEqual({ seed: i, booted: result.settings.nodes + result.faults.crash });
+      if (result.faults.crash > 0) crashesNearLiveness += 1;
+    }
+    expect(crashesNearLiveness).toBeGreaterThan(0);
+  }, 120_000);
+
   it('prints the seed and every derived setting on one line', async () => {
     const line = describeSettings((await runSimulation(parseSeed('0x2a'))).settings);
     expect(line.startsWith('seed=0x000000000000002a ')).toBe(true);
