@@ -1,0 +1,63 @@
+// Loads the append-only execution logs of every process into the chaos tables, so the checks can
+// join them with what the database committed.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** Parses every <dir>/*.jsonl: executions (a start and, unless the process died, an end), settled reports, producer events. */
+export function readLogs(dir) {
+  const executions = [];
+  const open = new Map();
+  const settled = [];
+  const producers = { committed: 0, rolledBack: 0, failed: 0 };
+  let unreadable = 0;
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.jsonl'))) {
+    for (const line of readFileSync(join(dir, file), 'utf8').split('\n')) {
+      if (!line) continue;
+      let e;
+      try {
+        e = JSON.parse(line);
+      } catch {
+        unreadable += 1; // a line cut short by kill -9
+        continue;
+      }
+      const key = `${e.w}|${e.job}|${e.attempt}`;
+      if (e.ev === 'start') {
+        const execution = { worker_id: e.w, job_id: e.job, attempt: e.attempt, name: e.name, key: e.key ?? null, started_at: e.t, ended_at: null, threw: null };
+        executions.push(execution);
+        open.set(key, execution);
+      } else if (e.ev === 'end' && open.has(key)) {
+        Object.assign(open.get(key), { ended_at: e.t, threw: e.threw });
+        open.delete(key);
+      } else if (e.ev === 'settled') {
+        settled.push({ worker_id: e.w, job_id: e.job, attempt: e.attempt, kind: e.kind, status: e.status, state: e.state, at: e.t });
+      } else if (e.ev === 'committed') producers.committed += 1;
+      else if (e.ev === 'rolled_back') producers.rolledBack += 1;
+      else if (e.ev === 'enqueue_failed') producers.failed += 1;
+    }
+  }
+  return { executions, settled, producers, unreadable };
+}
+
+/** Inserts rows through unnest, a few thousand per statement; instants are epoch milliseconds. */
+export async function insertRows(sql, table, columns, rows) {
+  for (let i = 0; i < rows.length; i += 2_000) {
+    const chunk = rows.slice(i, i + 2_000);
+    const params = columns.map(([name]) => chunk.map((row) => row[name]));
+    const unnest = columns.map(([, type], j) => `$${j + 1}::${type === 'timestamptz' ? 'double precision' : type}[]`).join(', ');
+    const select = columns.map(([name, type]) => (type === 'timestamptz' ? `CASE WHEN ${name} IS NULL THEN NULL ELSE to_timestamp(${name} / 1000.0) END` : name)).join(', ');
+    await sql(
+      `INSERT INTO ${table} (${columns.map(([name]) => name).join(', ')})
+       SELECT ${select} FROM unnest(${unnest}) AS r(${columns.map(([name]) => name).join(', ')})`,
+      params,
+    );
+  }
+}
+
+export async function loadLogs(sql, schema, dir, pauses) {
+  const logs = readLogs(dir);
+  const s = `"${schema}"`;
+  await insertRows(sql, `${s}.executions`, [['worker_id', 'text'], ['job_id', 'uuid'], ['attempt', 'integer'], ['name', 'text'], ['key', 'text'], ['started_at', 'timestamptz'], ['ended_at', 'timestamptz'], ['threw', 'boolean']], logs.executions);
+  await insertRows(sql, `${s}.settled`, [['worker_id', 'text'], ['job_id', 'uuid'], ['attempt', 'integer'], ['kind', 'text'], ['status', 'text'], ['state', 'text'], ['at', 'timestamptz']], logs.settled);
+  await insertRows(sql, `${s}.pauses`, [['worker_id', 'text'], ['stopped_at', 'timestamptz'], ['resumed_at', 'timestamptz']], pauses);
+  return logs;
+}
