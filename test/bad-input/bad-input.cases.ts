@@ -161,7 +161,25 @@ const ID_ENTRIES: Array<[string, (c: Ctx, id: string) => Promise<unknown>, RegEx
   ['schedule id', (c, id) => c.client.schedule({ id, name: 'orders.confirm', everyMs: 60_000 }), /^id must be a UUID/],
 ];
 
+/** Operator actions straight on the store, with an actor the audit log cannot take: refused before the action. */
+const BAD_ACTORS: Array<[string, string]> = [
+  ['an empty actor', ''],
+  ['an actor with a NUL', 'a\u0000b'],
+  ['an actor with a newline', HOSTILE.newline],
+  ['an actor of 201 characters', 'a'.repeat(201)],
+];
+const ACTOR_ENTRIES: Array<[string, (c: Ctx, actor: string) => Promise<unknown>]> = [
+  ['store jobCancel actor', (c, actor) => c.store.jobCancel(c.seed.scheduled, { actor })],
+  ['store jobReplay actor', (c, actor) => c.store.jobReplay(c.seed.deadLettered, { actor })],
+  ['store queuePause actor', (c, actor) => c.store.queuePause('default', { actor })],
+  ['store queueResume actor', (c, actor) => c.store.queueResume('paused', { actor })],
+  ['store concurrencyLimitSet actor', (c, actor) => c.store.concurrencyLimitSet({ key: TENANT_KEY }, 1, { actor })],
+];
+
 export const REFUSALS: Refusal[] = [
+  ...ACTOR_ENTRIES.flatMap(([entry, call]) =>
+    BAD_ACTORS.map(([label, actor]) => ({ entry, label, call: (c: Ctx) => call(c, actor), error: InvalidArgumentError, field: /^actor must be 1 to 200 characters without control characters/ })),
+  ),
   // Wire names: a name nobody registered is refused by the client before the store sees it.
   ...hostileRefusals('enqueue name', RULES.wireName, (v) => enqueue(v, { n: 1 }), InvalidArgumentError, /^No @Job handler is registered for "/),
   ...hostileRefusals('enqueueMany name', RULES.wireName, (v) => (c) => c.client.enqueueMany([{ name: 'orders.confirm', payload: 1 }, { name: v, payload: 1 }]), InvalidArgumentError, /^No @Job handler is registered for "/),

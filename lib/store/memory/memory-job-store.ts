@@ -309,14 +309,16 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
   }
 
   async jobReplay(jobId: string, options?: OperatorOptions): Promise<JobRecord> {
+    const actor = actorOf(options);
     const job = replayResult(this.replayJob(jobId));
-    this.audit({ actor: actorOf(options), action: 'job.replay', target: job.id });
+    this.audit({ actor, action: 'job.replay', target: job.id });
     return job;
   }
 
   async jobCancel(jobId: string, options?: OperatorOptions): Promise<CancelResult> {
+    const actor = actorOf(options);
     const result = cancelResult(this.operator(jobId, { kind: 'cancel' }));
-    this.audit({ actor: actorOf(options), action: 'job.cancel', target: result.job.id, detail: { outcome: result.outcome } });
+    this.audit({ actor, action: 'job.cancel', target: result.job.id, detail: { outcome: result.outcome } });
     return result;
   }
 
@@ -354,13 +356,15 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
   }
 
   async queuePause(queue: string, options?: OperatorOptions): Promise<void> {
+    const actor = actorOf(options);
     this.pausedQueues.add(assertQueueName(queue));
-    this.audit({ actor: actorOf(options), action: 'queue.pause', target: queue });
+    this.audit({ actor, action: 'queue.pause', target: queue });
   }
 
   async queueResume(queue: string, options?: OperatorOptions): Promise<void> {
+    const actor = actorOf(options);
     this.pausedQueues.delete(assertQueueName(queue));
-    this.audit({ actor: actorOf(options), action: 'queue.resume', target: queue });
+    this.audit({ actor, action: 'queue.resume', target: queue });
   }
 
 
@@ -432,10 +436,11 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
   }
 
   async concurrencyLimitSet(target: LimitTarget, max: number | null, options?: OperatorOptions): Promise<void> {
+    const actor = actorOf(options);
     const key = limitKey(target);
     if (max === null) this.concurrencyLimits.delete(key);
     else this.concurrencyLimits.set(key, assertLimitMax(max));
-    this.audit({ actor: actorOf(options), action: 'limit.set', target: key, detail: { max } });
+    this.audit({ actor, action: 'limit.set', target: key, detail: { max } });
   }
 
   async concurrencyLimitList(): Promise<ConcurrencyLimit[]> {
