@@ -1,5 +1,6 @@
-// Reads jest --json result files and prints one line per run, then the totals alone on the last
-// line. A missing or unreadable file counts as a failure: jest did not finish.
+// Reads jest --json result files (and the chaos run's --result file) and prints one line per run,
+// then the totals alone on the last line. A missing or unreadable file counts as a failure: the
+// run did not finish.
 import { readFileSync } from 'node:fs';
 
 let passed = 0;
@@ -7,6 +8,14 @@ let failed = 0;
 for (const file of process.argv.slice(2)) {
   try {
     const result = JSON.parse(readFileSync(file, 'utf8'));
+    if (result.kind === 'chaos') {
+      // The chaos run (chaos/run.mjs --result) counts as one test.
+      const ok = result.passed === true;
+      passed += ok ? 1 : 0;
+      failed += ok ? 0 : 1;
+      console.log(`${file}: chaos run, seed ${result.seed}, ${result.durationSeconds} s of faults: ${ok ? 'passed' : 'FAILED'}`);
+      continue;
+    }
     const brokenSuites = result.numRuntimeErrorTestSuites ?? 0;
     passed += result.numPassedTests;
     failed += result.numFailedTests + brokenSuites;
