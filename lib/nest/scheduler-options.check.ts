@@ -6,6 +6,14 @@ import { resolveWorkerOptions } from '../worker/index.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
 import { OPTION_NEEDS_BUILT_STORE } from './scheduler.messages.js';
 
+/** Every key forRoot/forRootAsync understands (the module's, the worker's, and the builder's extras). */
+const KNOWN_OPTIONS = new Set<string>([
+  'store', 'dataSource', 'schema', 'tablePrefix', 'limits', 'maxAttempts', 'autoStart', 'migrationsRun', 'historyPolicy', 'queueLimits',
+  'queues', 'concurrency', 'leaseMs', 'heartbeatIntervalMs', 'pollIntervalMs', 'claimBatchSize', 'shutdownGraceMs', 'maintenanceIntervalMs',
+  'retry', 'workerId', 'scheduling', 'scheduleCheckIntervalMs', 'retentionMs', 'historyPerJob', 'observerPollIntervalMs', 'observerRetry',
+  'isGlobal', 'dataSourceName',
+]);
+
 /**
  * Checks every module option that can be checked without handlers, before the store migrates or
  * anything else is written: a bad option stops the boot with nothing changed in the database.
@@ -14,6 +22,11 @@ import { OPTION_NEEDS_BUILT_STORE } from './scheduler.messages.js';
 export function checkModuleOptions(options: SchedulerModuleOptions, limits: SchedulerLimits): void {
   if (options === null || typeof options !== 'object') {
     throw new InvalidArgumentError(`SchedulerModule options must be an object, got ${showValue(options)}.`, 'options');
+  }
+  // A misspelt option (`concurency: 0`) would otherwise be ignored and its default used in silence.
+  const unknown = Object.keys(options).filter((key) => !KNOWN_OPTIONS.has(key));
+  if (unknown.length > 0) {
+    throw new InvalidArgumentError(`SchedulerModule does not know the option${unknown.length > 1 ? 's' : ''} ${unknown.map((key) => JSON.stringify(key)).join(', ')}; check the spelling against the README's module options.`, unknown[0]!);
   }
   resolveWorkerOptions(options);
   if (options.historyPolicy !== undefined) assertHistoryPolicy(options.historyPolicy);
