@@ -1,0 +1,74 @@
+import { expect, it } from '@jest/globals';
+import type { JobStore } from '../../lib/store/index.js';
+
+/** One store under a statement counter. */
+export interface BudgetTarget {
+  readonly store: JobStore;
+  /** Statements the store sent while `work` ran, transaction control (BEGIN, COMMIT, savepoints) left out. */
+  count(work: () => Promise<unknown>): Promise<{ statements: number; texts: string[] }>;
+  /** Makes every running lease lapse, as if its lease time had passed (test setup, not measured). */
+  lapseLeases(): Promise<void>;
+}
+
+/** Statements per operation. A change in either direction fails: update the number deliberately. */
+export interface Budget {
+  readonly enqueueOne: number;
+  readonly claim32: number;
+  readonly complete32: number;
+  readonly sweep32: number;
+  readonly list200: number;
+}
+
+const TRANSACTION_CONTROL = /^\s*(BEGIN|START TRANSACTION|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b/i;
+export const isWork = (text: string) => !TRANSACTION_CONTROL.test(text);
+
+const payload = { order: 'A-1001', note: 'x'.repeat(80) };
+const input = (queue: string, maxAttempts = 5) => ({ name: 'budget.noop', payload, queue, maxAttempts });
+
+/**
+ * Pins how many SQL statements each hot operation costs, whatever the batch size. These are
+ * counts, not timings: deterministic on any machine.
+ */
+export function statementBudgetCases(target: () => BudgetTarget, budget: Budget): void {
+  it(`enqueues one job (its wake-up hint included) in ${budget.enqueueOne} statement(s)`, async () => {
+    const { store, count } = target();
+    const { statements } = await count(() => store.jobEnqueue(input('enqueue')));
+    expect(statements).toBe(budget.enqueueOne);
+  });
+
+  it(`claims 32 jobs in ${budget.claim32} statement(s) and reports their 32 outcomes in ${budget.complete32}`, async () => {
+    const { store, count } = target();
+    await store.jobEnqueueMany(Array.from({ length: 40 }, () => input('claim')));
+    let claimed: Awaited<ReturnType<JobStore['jobClaim']>> = [];
+    const claim = await count(async () => (claimed = await store.jobClaim({ workerId: 'budget', limit: 32, queues: ['claim'], leaseMs: 60_000 })));
+    expect(claimed).toHaveLength(32);
+    expect(claim.statements).toBe(budget.claim32);
+    const outcomes = claimed.map((job, i) =>
+      i % 2 === 0 ? { jobId: job.id, attempt: job.attempt, kind: 'succeeded' as const } : { jobId: job.id, attempt: job.attempt, kind: 'failed' as const, error: 'boom', retryDelayMs: 1_000 },
+    );
+    let results: Awaited<ReturnType<JobStore['jobCompleteMany']>> = [];
+    const complete = await count(async () => (results = await store.jobCompleteMany({ workerId: 'budget', outcomes })));
+    expect(results.filter((r) => r.status === 'applied')).toHaveLength(32);
+    expect(complete.statements).toBe(budget.complete32);
+  });
+
+  it(`sweeps 32 lapsed leases in ${budget.sweep32} statement(s)`, async () => {
+    const { store, count, lapseLeases } = target();
+    await store.jobEnqueueMany(Array.from({ length: 32 }, () => input('sweep', 1)));
+    expect(await store.jobClaim({ workerId: 'budget', limit: 32, queues: ['sweep'], leaseMs: 60_000 })).toHaveLength(32);
+    await lapseLeases();
+    let swept: Awaited<ReturnType<JobStore['jobExpireLeases']>> = [];
+    const sweep = await count(async () => (swept = await store.jobExpireLeases({ limit: 32 })));
+    expect(swept).toHaveLength(32);
+    expect(sweep.statements).toBe(budget.sweep32);
+  });
+
+  it(`lists 200 jobs in ${budget.list200} statement(s)`, async () => {
+    const { store, count } = target();
+    await store.jobEnqueueMany(Array.from({ length: 200 }, () => input('list')));
+    let listed: Awaited<ReturnType<JobStore['jobList']>> = [];
+    const list = await count(async () => (listed = await store.jobList({ queue: 'list', limit: 200 })));
+    expect(listed).toHaveLength(200);
+    expect(list.statements).toBe(budget.list200);
+  });
+}

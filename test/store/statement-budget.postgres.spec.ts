@@ -1,0 +1,45 @@
+import { afterAll, beforeAll, describe } from '@jest/globals';
+import type { DataSource } from 'typeorm';
+import { PostgresJobStore } from '../../lib/store/index.js';
+import { dropSchemas, openPostgresDataSource, uniqueSchema } from '../support/postgres.js';
+import { isWork, statementBudgetCases, type BudgetTarget } from './statement-budget.cases.js';
+
+const schema = uniqueSchema('budget');
+let dataSource: DataSource;
+let target: BudgetTarget;
+
+beforeAll(async () => {
+  dataSource = await openPostgresDataSource(4);
+  let sink: string[] | null = null;
+  const store = new PostgresJobStore({ dataSource, schema, onStatement: (text) => sink?.push(text) });
+  await store.migrate();
+  target = {
+    store,
+    async count(work) {
+      const texts: string[] = [];
+      sink = texts;
+      try {
+        await work();
+      } finally {
+        sink = null;
+      }
+      const counted = texts.filter(isWork);
+      return { statements: counted.length, texts: counted };
+    },
+    async lapseLeases() {
+      await dataSource.query(`UPDATE "${schema}".jobs SET leased_until = now() - interval '1 second' WHERE state = 'running'`);
+    },
+  };
+});
+
+afterAll(async () => {
+  await target.store.close();
+  await dropSchemas(dataSource, [schema]);
+  await dataSource.destroy();
+});
+
+// The reference budget is 3 / 5 / 3 / 3 / 2 statements; every operation here is one statement
+// whatever the batch size (the NOTIFY rides inside the enqueue statement).
+describe('statement budget on PostgreSQL', () => {
+  statementBudgetCases(() => target, { enqueueOne: 1, claim32: 1, complete32: 1, sweep32: 1, list200: 1 });
+});

@@ -1,0 +1,49 @@
+import { afterAll, beforeAll, describe } from '@jest/globals';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DataSource } from 'typeorm';
+import { SqliteJobStore } from '../../lib/store/index.js';
+import { isWork, statementBudgetCases, type BudgetTarget } from './statement-budget.cases.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'durable-scheduler-budget-'));
+let dataSource: DataSource;
+let target: BudgetTarget;
+
+beforeAll(async () => {
+  let sink: string[] | null = null;
+  // better-sqlite3 reports every statement it executes to `verbose`.
+  dataSource = await new DataSource({ type: 'better-sqlite3', database: join(dir, 'budget.db'), verbose: (text: unknown) => sink?.push(String(text)) }).initialize();
+  const store = new SqliteJobStore({ dataSource });
+  await store.migrate();
+  target = {
+    store,
+    async count(work) {
+      const texts: string[] = [];
+      sink = texts;
+      try {
+        await work();
+      } finally {
+        sink = null;
+      }
+      const counted = texts.filter(isWork);
+      return { statements: counted.length, texts: counted };
+    },
+    async lapseLeases() {
+      await dataSource.query(`UPDATE ${store.naming.jobs} SET leased_until = leased_until - 120000 WHERE state = 'running'`);
+    },
+  };
+});
+
+afterAll(async () => {
+  await dataSource.destroy();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+// SQLite statements are calls into the library in this process, not network round trips, all inside
+// one IMMEDIATE transaction. Each operation reads the database clock first; enqueue checks the id
+// before inserting; claim and complete look whether limits or open dependency edges exist at all;
+// the outcome write is one UPDATE per outcome (its triggers apply the effects).
+describe('statement budget on SQLite', () => {
+  statementBudgetCases(() => target, { enqueueOne: 3, claim32: 3, complete32: 34, sweep32: 3, list200: 1 });
+});
