@@ -6,8 +6,37 @@ export interface PgQueryable {
   query(config: { text: string; values?: unknown[]; name?: string }): Promise<{ rows: unknown[] }>;
 }
 
+/** A connection checked out of the pool. `release(error)` discards it instead of reusing it. */
+export type PgPooledClient = PgQueryable & {
+  release(destroy?: boolean | Error): void;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  removeListener(event: 'error', listener: (error: Error) => void): unknown;
+};
+
 export interface PgPool extends PgQueryable {
-  connect(): Promise<PgQueryable & { release(destroy?: boolean): void }>;
+  connect(): Promise<PgPooledClient>;
+}
+
+/**
+ * Runs `work` on one connection checked out of the pool, and gives it back. While it is checked
+ * out nobody else listens for its errors, and node-postgres emits 'error' when the server ends the
+ * connection (a restart, pg_terminate_backend), even after the query in flight has failed: without
+ * a listener that event would crash the process. A connection that died is discarded.
+ */
+export async function withPooledClient<T>(pool: PgPool, work: (client: PgPooledClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let lost: Error | undefined;
+  const onError = (error: Error) => {
+    lost ??= error;
+  };
+  client.on('error', onError);
+  try {
+    return await work(client);
+  } finally {
+    // The pool re-attaches its own listener synchronously on release, so no event falls in between.
+    client.removeListener('error', onError);
+    client.release(lost);
+  }
 }
 
 /** Receives every statement an adapter sends, e.g. to count round trips in tests. */

@@ -59,7 +59,7 @@ import {
   checkRelinquishParams,
   MAX_BATCH,
 } from '../store-params.js';
-import { ManagerExecutor, PoolExecutor, type PgExecutor, type PgPool, type StatementListener } from './pg-executor.js';
+import { ManagerExecutor, PoolExecutor, withPooledClient, type PgExecutor, type PgPool, type StatementListener } from './pg-executor.js';
 import { PgDedicatedClient } from './pg-dedicated-client.js';
 import { PgWakeListener } from './pg-wake-listener.js';
 import { PostgresAttemptTransaction } from './postgres-attempt-transaction.js';
@@ -419,19 +419,19 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
   }
 
   /** Runs `work` in its own short transaction on one pooled connection. */
-  private async inTransaction<T>(work: (db: PgExecutor) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    let ok = false;
-    try {
-      await client.query({ text: 'BEGIN' });
-      const result = await work(new PoolExecutor(client, this.options.onStatement));
-      await client.query({ text: 'COMMIT' });
-      ok = true;
-      return result;
-    } finally {
-      if (!ok) await client.query({ text: 'ROLLBACK' }).catch(() => undefined);
-      client.release();
-    }
+  private inTransaction<T>(work: (db: PgExecutor) => Promise<T>): Promise<T> {
+    return withPooledClient(this.pool, async (client) => {
+      let ok = false;
+      try {
+        await client.query({ text: 'BEGIN' });
+        const result = await work(new PoolExecutor(client, this.options.onStatement));
+        await client.query({ text: 'COMMIT' });
+        ok = true;
+        return result;
+      } finally {
+        if (!ok) await client.query({ text: 'ROLLBACK' }).catch(() => undefined);
+      }
+    });
   }
 
   private transactional(manager: EntityManager): PgExecutor {
