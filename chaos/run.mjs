@@ -58,7 +58,7 @@ console.log(
   `chaos: seed ${options.seed}, ${options.duration} s of faults, ${options.workers} workers + ${options.producers} producers, lease ${options.leaseMs} ms, ` +
     `${options.rate} tx/s per producer, PostgreSQL ${version} (${external ? 'DATABASE_URL' : 'embedded'}), ${cpus().length} cores`,
 );
-console.log(`chaos: fault plan ${JSON.stringify(planned)}; repeat with: npm run chaos -- --seed ${options.seed} --duration ${options.duration} --workers ${options.workers}`);
+console.log(`chaos: fault plan ${JSON.stringify(planned)}; repeat with: npm run chaos -- --seed ${options.seed} --duration ${options.duration} --workers ${options.workers} --producers ${options.producers} --lease-ms ${options.leaseMs} --rate ${options.rate}`);
 if (external) console.log('chaos: DATABASE_URL is set, so the database-restart fault is skipped (only the embedded server can be restarted).');
 console.log(`chaos: logs in ${runDir}`);
 

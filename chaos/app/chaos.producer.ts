@@ -63,7 +63,8 @@ export class ChaosProducer {
           if (rollBack) throw new RolledBackOnPurpose();
         });
         this.log.append({ ev: 'committed', ids: batch.map((p) => p.spec.id) });
-        for (const p of batch) if (p.expected === 'succeeded' && p.parents.length === 0) this.recent.push(p.spec.id!);
+        // Parents for later dependants: jobs that must succeed (a last-chance job may be dead-lettered by a fault).
+        for (const p of batch) if (p.expected === 'succeeded' && p.parents.length === 0 && p.kind !== 'last-chance') this.recent.push(p.spec.id!);
         this.recent.splice(0, Math.max(0, this.recent.length - 20));
       } catch (error) {
         if (error instanceof RolledBackOnPurpose) this.log.append({ ev: 'rolled_back', ids: batch.map((p) => p.spec.id) });

@@ -57,6 +57,15 @@ describe('chaos checks', () => {
     expect((await w.check()).safety).toEqual(only('unexpectedState'));
   });
 
+  it('unexpected terminal state: a last-chance job may be dead-lettered by a fault, never by its own failure', async () => {
+    const byFault = await w.enqueue('last-chance', 'succeeded', { maxAttempts: 1 });
+    await w.run(byFault, 'w1', 'failed', { error: 'QueryFailedError: Connection terminated unexpectedly' });
+    expect((await w.check()).safety).toEqual(only('lost', 0));
+    const byItself = await w.enqueue('last-chance', 'succeeded', { maxAttempts: 1 });
+    await w.run(byItself, 'w1', 'failed', { error: 'Error: chaos: chaos.failing fails attempt 1' });
+    expect((await w.check()).safety).toEqual(only('unexpectedState'));
+  });
+
   it('outcome applied twice: a second terminal transition in the history', async () => {
     const id = await w.enqueue('plain', 'succeeded');
     await w.run(id, 'w1', 'succeeded');
@@ -214,12 +223,12 @@ class World {
   }
 
   /** One attempt as a worker runs it: claim, log the execution, write the effect on success, report through the fence. */
-  async run(id: string, worker: string, kind: Kind, o: { key?: string; startedAt?: number; endedAt?: number } = {}): Promise<void> {
+  async run(id: string, worker: string, kind: Kind, o: { key?: string; startedAt?: number; endedAt?: number; error?: string } = {}): Promise<void> {
     await this.finish(id, await this.claim(id, worker), worker, kind, o);
   }
 
   /** The rest of an attempt after its claim. */
-  async finish(id: string, attempt: number, worker: string, kind: Kind, o: { key?: string; startedAt?: number; endedAt?: number } = {}): Promise<void> {
+  async finish(id: string, attempt: number, worker: string, kind: Kind, o: { key?: string; startedAt?: number; endedAt?: number; error?: string } = {}): Promise<void> {
     await this.execution(id, attempt, worker, o);
     if (kind === 'succeeded') {
       await this.dataSource.query(`INSERT INTO "${this.chaos}".effects (job_id, attempt, worker_id) VALUES ($1, $2, $3)`, [id, attempt, worker]);
@@ -228,8 +237,8 @@ class World {
       kind === 'succeeded'
         ? { jobId: id, attempt, kind }
         : kind === 'failed'
-          ? { jobId: id, attempt, kind, error: 'boom', retryDelayMs: 0 }
-          : { jobId: id, attempt, kind, error: 'boom' };
+          ? { jobId: id, attempt, kind, error: o.error ?? 'boom', retryDelayMs: 0 }
+          : { jobId: id, attempt, kind, error: o.error ?? 'boom' };
     const [result] = await this.store.jobCompleteMany({ workerId: worker, outcomes: [outcome] });
     await this.dataSource.query(
       `INSERT INTO "${this.chaos}".settled (worker_id, job_id, attempt, kind, status, state, at) VALUES ($1, $2, $3, $4, $5, $6, clock_timestamp())`,
