@@ -22,6 +22,25 @@ export interface Budget {
 const TRANSACTION_CONTROL = /^\s*(BEGIN|START TRANSACTION|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b/i;
 export const isWork = (text: string) => !TRANSACTION_CONTROL.test(text);
 
+/** A statement hook for a store, and the counter that reads it while one operation runs. */
+export function statementRecorder(): { hook: (text: string) => void; count: BudgetTarget['count'] } {
+  let sink: string[] | null = null;
+  return {
+    hook: (text) => sink?.push(text),
+    async count(work) {
+      const texts: string[] = [];
+      sink = texts;
+      try {
+        await work();
+      } finally {
+        sink = null;
+      }
+      const counted = texts.filter(isWork);
+      return { statements: counted.length, texts: counted };
+    },
+  };
+}
+
 const payload = { order: 'A-1001', note: 'x'.repeat(80) };
 const input = (queue: string, maxAttempts = 5) => ({ name: 'budget.noop', payload, queue, maxAttempts });
 

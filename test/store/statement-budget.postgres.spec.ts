@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe } from '@jest/globals';
 import type { DataSource } from 'typeorm';
 import { PostgresJobStore } from '../../lib/store/index.js';
 import { dropSchemas, openPostgresDataSource, uniqueSchema } from '../support/postgres.js';
-import { isWork, statementBudgetCases, type BudgetTarget } from './statement-budget.cases.js';
+import { statementBudgetCases, statementRecorder, type BudgetTarget } from './statement-budget.cases.js';
 
 const schema = uniqueSchema('budget');
 let dataSource: DataSource;
@@ -10,22 +10,12 @@ let target: BudgetTarget;
 
 beforeAll(async () => {
   dataSource = await openPostgresDataSource(4);
-  let sink: string[] | null = null;
-  const store = new PostgresJobStore({ dataSource, schema, onStatement: (text) => sink?.push(text) });
+  const recorder = statementRecorder();
+  const store = new PostgresJobStore({ dataSource, schema, onStatement: recorder.hook });
   await store.migrate();
   target = {
     store,
-    async count(work) {
-      const texts: string[] = [];
-      sink = texts;
-      try {
-        await work();
-      } finally {
-        sink = null;
-      }
-      const counted = texts.filter(isWork);
-      return { statements: counted.length, texts: counted };
-    },
+    count: recorder.count,
     async lapseLeases() {
       await dataSource.query(`UPDATE "${schema}".jobs SET leased_until = now() - interval '1 second' WHERE state = 'running'`);
     },

@@ -4,31 +4,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { SqliteJobStore } from '../../lib/store/index.js';
-import { isWork, statementBudgetCases, type BudgetTarget } from './statement-budget.cases.js';
+import { statementBudgetCases, statementRecorder, type BudgetTarget } from './statement-budget.cases.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'durable-scheduler-budget-'));
 let dataSource: DataSource;
 let target: BudgetTarget;
 
 beforeAll(async () => {
-  let sink: string[] | null = null;
+  const recorder = statementRecorder();
   // better-sqlite3 reports every statement it executes to `verbose`.
-  dataSource = await new DataSource({ type: 'better-sqlite3', database: join(dir, 'budget.db'), verbose: (text: unknown) => sink?.push(String(text)) }).initialize();
+  dataSource = await new DataSource({ type: 'better-sqlite3', database: join(dir, 'budget.db'), verbose: (text: unknown) => recorder.hook(String(text)) }).initialize();
   const store = new SqliteJobStore({ dataSource });
   await store.migrate();
   target = {
     store,
-    async count(work) {
-      const texts: string[] = [];
-      sink = texts;
-      try {
-        await work();
-      } finally {
-        sink = null;
-      }
-      const counted = texts.filter(isWork);
-      return { statements: counted.length, texts: counted };
-    },
+    count: recorder.count,
     async lapseLeases() {
       await dataSource.query(`UPDATE ${store.naming.jobs} SET leased_until = leased_until - 120000 WHERE state = 'running'`);
     },
