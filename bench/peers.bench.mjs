@@ -1,0 +1,182 @@
+// Side by side with graphile-worker 0.17.3 and pg-boss 10.4.2 on one PostgreSQL server: every cell
+// in a fresh database (CREATE DATABASE, dropped after), the same ~100-byte payload and no-op
+// handler, at most 10 connections per process for every system. Cells of one workload run round by
+// round with the systems interleaved, so a busy machine slows all of them alike.
+// Usage: node bench/peers.bench.mjs [--quick] [--runs N] [--only drain,latency,...] [--drain-jobs N] [--drain-cap-s S]
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { parseArgs } from 'node:util';
+import { fmt, median, postgres } from './support.mjs';
+import { Server } from './peers/cell.mjs';
+import { headline, variants } from './systems/index.mjs';
+import { drainCell } from './workloads/drain.mjs';
+import { enqueueCell, enqueueModes } from './workloads/enqueue.mjs';
+import { latencyCell } from './workloads/latency.mjs';
+import { retryStormCell } from './workloads/retry-storm.mjs';
+import { crashCell } from './workloads/crash.mjs';
+import { soakCell } from './workloads/soak.mjs';
+import { ratiosSvg, summarize } from './peers/report.mjs';
+import { printTables } from './peers/tables.mjs';
+
+const { values } = parseArgs({
+  options: { quick: { type: 'boolean', default: false }, runs: { type: 'string', default: '3' }, only: { type: 'string' }, 'drain-jobs': { type: 'string' }, 'drain-cap-s': { type: 'string' } },
+});
+const QUICK = values.quick;
+const RUNS = Number(values.runs);
+const ONLY = values.only ? new Set(values.only.split(',')) : null;
+/** --only enqueue,drain,matrix,latency,retry,future,crash,soak runs a subset (latency needs drain). */
+const want = (section) => !ONLY || ONLY.has(section);
+const P = QUICK
+  ? { drain: 5_000, drainCap: 8_000, single: 300, multi: 1_000, bulk: 10_000, serial: 100, serialPgboss: 15, loadS: 3, storm: 1_000, stormCap: 60_000, futures: 20_000, crashCap: 8_000, soakS: 36, soakWindowS: 3 }
+  : { drain: 100_000, drainCap: 300_000, single: 2_000, multi: 10_000, bulk: 100_000, serial: 1_000, serialPgboss: 100, loadS: 15, storm: 10_000, stormCap: 300_000, futures: 1_000_000, crashCap: 60_000, soakS: 600, soakWindowS: 10 };
+if (values['drain-jobs']) P.drain = Number(values['drain-jobs']);
+if (values['drain-cap-s']) P.drainCap = Number(values['drain-cap-s']) * 1_000;
+const mode = `${QUICK ? 'quick' : 'full'}${ONLY ? `-${[...ONLY].join('-')}` : ''}`;
+const started = Date.now();
+process.on('unhandledRejection', (e) => console.error('unhandled rejection:', e?.message ?? e));
+
+const pgServer = await postgres();
+const server = new Server(pgServer.url);
+const meta = { mode, date: new Date().toISOString(), cores: cpus().length, postgres: await server.version(), server: pgServer.label, runs: RUNS, params: P, node: process.version };
+console.log(`peers bench (${mode}): ${meta.cores} cores, PostgreSQL ${meta.postgres} (${meta.server}), ${RUNS} runs per cell`);
+
+const results = { meta, enqueue: [], headline: [], matrix: [], latency: [], retry: [], future: [], crash: [], soak: [] };
+const log = (what, r) => console.log(`  ${what}: ${JSON.stringify(r).slice(0, 220)}`);
+const save = () => {
+  mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
+  writeFileSync(new URL(`./results/peers-${mode}.json`, import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
+};
+
+// Other work shares this machine (a rebuild may briefly remove dist/): a failed cell is tried again.
+async function retried(cell, ...args) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await cell(server, ...args);
+    } catch (error) {
+      if (attempt === 3) throw error;
+      console.error(`  cell failed (${error.message.split('\n')[0]}); trying again`);
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+    }
+  }
+}
+
+const SYSTEMS = ['ours', 'graphile', 'pgboss', 'raw'];
+const TUNED = ['ours-tuned', 'graphile-tuned', 'pgboss-tuned', 'raw'];
+
+if (want('enqueue')) {
+  console.log('enqueue');
+  for (const m of enqueueModes) {
+    const jobs = m === 'single, 1 client' ? P.single : m === 'single, 16 clients' ? P.multi : P.bulk;
+    for (let r = 0; r < RUNS; r++) {
+      for (const s of SYSTEMS) {
+        results.enqueue.push(await retried(enqueueCell, s, m, jobs));
+        log(`${s} ${m}`, results.enqueue.at(-1).jobsPerSec);
+      }
+    }
+  }
+  save();
+}
+
+if (want('drain')) {
+  console.log('drain, headline settings, 1 process');
+  for (let r = 0; r < RUNS; r++) {
+    for (const v of Object.keys(headline)) {
+      results.headline.push(await retried(drainCell, v, { c: headline[v], jobs: P.drain, capMs: P.drainCap }));
+      log(v, results.headline.at(-1));
+    }
+  }
+  save();
+}
+
+if (want('matrix')) {
+  console.log('drain, concurrency 10 and 50 per process, in 1 and 2 processes');
+  const matrix = QUICK ? ['ours-tuned', 'graphile-tuned', 'pgboss-tuned'] : ['ours-default', 'ours-tuned', 'graphile-default', 'graphile-tuned', 'pgboss-tuned', 'raw'];
+  for (let r = 0; r < RUNS; r++) {
+    for (const processes of [1, 2]) {
+      for (const c of [10, 50]) {
+        for (const v of matrix) {
+          if ((v === 'pgboss-tuned' || v === 'raw') && c === 50) continue; // their settings have no per-cell concurrency
+          results.matrix.push(await retried(drainCell, v, { c, processes, jobs: P.drain, capMs: P.drainCap }));
+          log(`${v} c=${c} p=${processes}`, results.matrix.at(-1).jobsPerSec);
+        }
+      }
+    }
+  }
+  save();
+}
+
+if (want('latency')) {
+  console.log('latency: idle (serial jobs), then open loop at 50% of the drain rate');
+  for (let r = 0; r < RUNS; r++) {
+    for (const v of TUNED) {
+      const serial = v === 'pgboss-tuned' ? P.serialPgboss : P.serial;
+      results.latency.push(await retried(latencyCell, v, headline[v], { serial }));
+      log(`${v} idle`, results.latency.at(-1));
+    }
+  }
+  for (let r = 0; r < RUNS && results.headline.length > 0; r++) {
+    for (const v of TUNED) {
+      const rate = 0.5 * median(results.headline.filter((c) => c.variant === v).map((c) => c.jobsPerSec));
+      results.latency.push(await retried(latencyCell, v, headline[v], { rate, seconds: P.loadS }));
+      log(`${v} load`, results.latency.at(-1));
+    }
+  }
+  save();
+}
+
+if (want('retry')) {
+  console.log('retry storm: every job fails twice, then succeeds');
+  for (let r = 0; r < RUNS; r++) {
+    for (const v of ['ours-tuned', 'graphile-tuned', 'pgboss-tuned']) {
+      results.retry.push(await retried(retryStormCell, v, headline[v], P.storm, P.stormCap));
+      log(v, results.retry.at(-1));
+    }
+  }
+  save();
+}
+
+if (want('future')) {
+  console.log(`drain with ${fmt(P.futures)} future-dated jobs present, against an empty table`);
+  for (let r = 0; r < RUNS; r++) {
+    for (const v of TUNED) {
+      for (const futures of [0, P.futures]) {
+        results.future.push(await retried(drainCell, v, { c: headline[v], jobs: P.drain, futures, capMs: P.drainCap }));
+        log(`${v} futures=${futures}`, results.future.at(-1).jobsPerSec);
+      }
+    }
+  }
+  save();
+}
+
+if (want('crash')) {
+  console.log('crash recovery: SIGKILL a worker holding 100 jobs');
+  for (let r = 0; r < RUNS; r++) {
+    for (const v of ['ours-tuned', 'graphile-tuned', 'pgboss-tuned']) {
+      results.crash.push(await retried(crashCell, v, P.crashCap));
+      log(v, results.crash.at(-1));
+    }
+  }
+  save();
+}
+
+if (want('soak')) {
+  console.log(`soak: ${P.soakS} s, idle-in-transaction session in the middle third`);
+  for (const v of QUICK ? ['ours-tuned'] : ['ours-tuned', 'graphile-tuned']) {
+    results.soak.push(await retried(soakCell, v, headline[v], P.soakS, P.soakWindowS));
+    log(v, results.soak.at(-1));
+  }
+  save();
+}
+
+// ---- report ----
+meta.wallSeconds = (Date.now() - started) / 1_000;
+const summary = { mode, ...summarize(results) };
+save();
+if (!ONLY) {
+  writeFileSync(new URL('./results/summary.json', import.meta.url), `${JSON.stringify({ meta, ...summary }, null, 2)}\n`);
+  writeFileSync(new URL('./results/ratios.svg', import.meta.url), ratiosSvg(summary, `nestjs-durable-scheduler vs peers (${mode} run, ${meta.cores} cores, PostgreSQL ${meta.postgres.split(' ')[0]})`));
+}
+printTables(results, P, summary);
+console.log(`\nwall time ${fmt(meta.wallSeconds)} s; results in bench/results/peers-${mode}.json${ONLY ? '' : ', summary.json, ratios.svg'}`);
+await server.close();
+await pgServer.stop();

@@ -1,0 +1,32 @@
+// The systems under test and their settings. `c` is the cell's concurrency per process; settings
+// a peer documents as its tuning keep their documented values where `c` has no equivalent.
+import ours from './ours.mjs';
+import graphile from './graphile.mjs';
+import pgboss from './pgboss.mjs';
+import raw from './raw-floor.mjs';
+
+export const systems = { ours, graphile, pgboss, raw };
+
+const graphileTuned = { localQueue: { size: 500 }, completeJobBatchDelay: 0, failJobBatchDelay: 0 };
+
+/** variant id → { system, label, settings(c) }. */
+export const variants = {
+  'ours-default': { system: 'ours', label: 'ours, defaults', settings: (c) => ({ concurrency: c }) },
+  'ours-tuned': { system: 'ours', label: 'ours, tuned', settings: (c) => ({ concurrency: c, claimBatchSize: Math.min(c, 100) }) },
+  'graphile-default': { system: 'graphile', label: 'graphile-worker, defaults', settings: (c) => ({ concurrency: c }) },
+  'graphile-tuned': { system: 'graphile', label: 'graphile-worker, tuned', settings: (c) => ({ concurrency: c, preset: { worker: graphileTuned } }) },
+  'pgboss-default': { system: 'pgboss', label: 'pg-boss, defaults', settings: (c) => ({ workers: c }) },
+  'pgboss-tuned': { system: 'pgboss', label: 'pg-boss, tuned', settings: () => ({ workers: 8, batchSize: 100, pollingIntervalSeconds: 0.5 }) },
+  raw: { system: 'raw', label: 'raw SQL floor', settings: () => ({}) },
+};
+
+/** The headline drain cells: each peer's documented tuned configuration, and its defaults at c = 10. */
+export const headline = {
+  'ours-default': 10,
+  'ours-tuned': 50,
+  'graphile-default': 10,
+  'graphile-tuned': 32,
+  'pgboss-default': 10,
+  'pgboss-tuned': 8,
+  raw: 400,
+};
