@@ -170,7 +170,7 @@ if (want('soak')) {
 
 // ---- report ----
 meta.wallSeconds = (Date.now() - started) / 1_000;
-const summary = { mode, ...summarize(results) };
+const summary = { mode, future_jobs: P.futures, ...summarize(results) };
 save();
 if (!ONLY) {
   writeFileSync(new URL('./results/summary.json', import.meta.url), `${JSON.stringify({ meta, ...summary }, null, 2)}\n`);
