@@ -190,7 +190,7 @@ export async function runChecks(sql: Sql, names: CheckNames, leaseMs: number): P
       (SELECT count(*) FROM ${c}.settled WHERE status = 'stale') AS stale_rejected,
       (SELECT count(*) FROM ${c}.settled WHERE status = 'dropped') AS dropped,
       (SELECT coalesce(max(running), 0) FROM (${perKeyRunning(c, applied)}) r) AS max_per_key,
-      (SELECT count(*) FROM ${c}.lease_audit WHERE error = 'lease expired') AS swept_leases`);
+      (SELECT count(*) FROM ${c}.lease_audit WHERE error = 'lease expired' AND state IN ('dead_lettered', 'cancelled')) AS swept_leases`);
   const observed: ObservedCounts = {
     jobs: Number(row!.jobs),
     executions: Number(row!.executions),

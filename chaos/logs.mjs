@@ -1,6 +1,6 @@
 // Loads the append-only execution logs of every process into the chaos tables, so the checks can
 // join them with what the database committed.
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Parses every <dir>/*.jsonl: executions (a start and, unless the process died, an end), settled reports, producer events. */
@@ -60,4 +60,17 @@ export async function loadLogs(sql, schema, dir, pauses) {
   await insertRows(sql, `${s}.settled`, [['worker_id', 'text'], ['job_id', 'uuid'], ['attempt', 'integer'], ['kind', 'text'], ['status', 'text'], ['state', 'text'], ['at', 'timestamptz']], logs.settled);
   await insertRows(sql, `${s}.pauses`, [['worker_id', 'text'], ['stopped_at', 'timestamptz'], ['resumed_at', 'timestamptz']], pauses);
   return logs;
+}
+
+/** After a failed run: the tables the checks read, as JSON files in <dir>, since an embedded server's data goes with it. */
+export async function dumpTables(sql, dir, { chaos, scheduler }) {
+  mkdirSync(dir, { recursive: true });
+  const tables = [
+    ...['enqueued', 'effects', 'executions', 'settled', 'pauses', 'lease_audit'].map((t) => [chaos, t]),
+    ...['jobs', 'job_history', 'dependencies', 'concurrency_limits'].map((t) => [scheduler, t]),
+  ];
+  for (const [schema, table] of tables) {
+    const [{ rows }] = await sql(`SELECT coalesce(json_agg(t), '[]') AS rows FROM "${schema}"."${table}" t`);
+    writeFileSync(`${dir}/${schema}.${table}.json`, JSON.stringify(rows));
+  }
 }

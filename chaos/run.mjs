@@ -13,7 +13,7 @@ import { DataSource } from 'typeorm';
 import { startEmbeddedPostgres } from '../scripts/embedded-postgres.mjs';
 import { Cluster } from './cluster.mjs';
 import { FAULT_KINDS, FaultInjector, planFaults } from './faults.mjs';
-import { loadLogs } from './logs.mjs';
+import { dumpTables, loadLogs } from './logs.mjs';
 import { parseOptions } from './options.mjs';
 import { report, writeResult } from './report.mjs';
 
@@ -193,6 +193,7 @@ try {
   if (!exercised) console.log('FAILED: the run committed or executed no jobs, so it checked nothing.');
   if (observed.staleRejected === 0) console.log('note: no stale report was observed in this run (no pause caught a handler that went on to report).');
   if (options.result) writeResult(options.result, run);
+  if (!passed) await dumpTables(sql, join(runDir, 'db'), { chaos: schema, scheduler: schedulerSchema });
 
   await pool.end();
   if (passed && !options.keep) {
