@@ -3,6 +3,7 @@
 // handler, at most 10 connections per process for every system. Cells of one workload run round by
 // round with the systems interleaved, so a busy machine slows all of them alike.
 // Usage: node bench/peers.bench.mjs [--quick] [--runs N] [--only drain,latency,...] [--drain-jobs N] [--drain-cap-s S]
+//   [--soak-variants ours-tuned,graphile-tuned]
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -19,7 +20,7 @@ import { ratiosSvg, summarize } from './peers/report.mjs';
 import { printTables } from './peers/tables.mjs';
 
 const { values } = parseArgs({
-  options: { quick: { type: 'boolean', default: false }, runs: { type: 'string', default: '3' }, only: { type: 'string' }, 'drain-jobs': { type: 'string' }, 'drain-cap-s': { type: 'string' } },
+  options: { quick: { type: 'boolean', default: false }, runs: { type: 'string', default: '3' }, only: { type: 'string' }, 'drain-jobs': { type: 'string' }, 'drain-cap-s': { type: 'string' }, 'soak-variants': { type: 'string' } },
 });
 const QUICK = values.quick;
 const RUNS = Number(values.runs);
@@ -161,7 +162,8 @@ if (want('crash')) {
 
 if (want('soak')) {
   console.log(`soak: ${P.soakS} s, idle-in-transaction session in the middle third`);
-  for (const v of QUICK ? ['ours-tuned'] : ['ours-tuned', 'graphile-tuned']) {
+  const soaked = values['soak-variants']?.split(',') ?? (QUICK ? ['ours-tuned'] : ['ours-tuned', 'graphile-tuned']);
+  for (const v of soaked) {
     results.soak.push(await retried(soakCell, v, headline[v], P.soakS, P.soakWindowS));
     log(v, results.soak.at(-1));
   }
