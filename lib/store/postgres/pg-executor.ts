@@ -39,6 +39,25 @@ export async function withPooledClient<T>(pool: PgPool, work: (client: PgPooledC
   }
 }
 
+/**
+ * Runs `work` in one short transaction on a pooled connection: BEGIN, then COMMIT if it returns,
+ * ROLLBACK if it throws. The connection is checked out through {@link withPooledClient}.
+ */
+export function withPooledTransaction<T>(pool: PgPool, work: (client: PgPooledClient) => Promise<T>): Promise<T> {
+  return withPooledClient(pool, async (client) => {
+    let ok = false;
+    try {
+      await client.query({ text: 'BEGIN' });
+      const result = await work(client);
+      await client.query({ text: 'COMMIT' });
+      ok = true;
+      return result;
+    } finally {
+      if (!ok) await client.query({ text: 'ROLLBACK' }).catch(() => undefined);
+    }
+  });
+}
+
 /** Receives every statement an adapter sends, e.g. to count round trips in tests. */
 export type StatementListener = (text: string) => void;
 

@@ -59,7 +59,7 @@ import {
   checkRelinquishParams,
   MAX_BATCH,
 } from '../store-params.js';
-import { ManagerExecutor, PoolExecutor, withPooledClient, type PgExecutor, type PgPool, type StatementListener } from './pg-executor.js';
+import { ManagerExecutor, PoolExecutor, withPooledTransaction, type PgExecutor, type PgPool, type StatementListener } from './pg-executor.js';
 import { PgDedicatedClient } from './pg-dedicated-client.js';
 import { PgWakeListener } from './pg-wake-listener.js';
 import { PostgresAttemptTransaction } from './postgres-attempt-transaction.js';
@@ -420,18 +420,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
 
   /** Runs `work` in its own short transaction on one pooled connection. */
   private inTransaction<T>(work: (db: PgExecutor) => Promise<T>): Promise<T> {
-    return withPooledClient(this.pool, async (client) => {
-      let ok = false;
-      try {
-        await client.query({ text: 'BEGIN' });
-        const result = await work(new PoolExecutor(client, this.options.onStatement));
-        await client.query({ text: 'COMMIT' });
-        ok = true;
-        return result;
-      } finally {
-        if (!ok) await client.query({ text: 'ROLLBACK' }).catch(() => undefined);
-      }
-    });
+    return withPooledTransaction(this.pool, (client) => work(new PoolExecutor(client, this.options.onStatement)));
   }
 
   private transactional(manager: EntityManager): PgExecutor {

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { loadMigrations, renderMigration, type Migration } from '../sql-migrations.js';
-import { withPooledClient, type PgPool } from './pg-executor.js';
+import { withPooledTransaction, type PgPool } from './pg-executor.js';
 import type { PostgresNaming } from './postgres-naming.js';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
@@ -16,30 +16,22 @@ export async function migratePostgres(
   install = '',
   migrations: readonly Migration[] = loadMigrations(MIGRATIONS_DIR),
 ): Promise<number[]> {
-  return withPooledClient(pool, async (client) => {
-    let ok = false;
-    try {
-      await client.query({ text: 'BEGIN' });
-      await client.query({ text: 'SELECT pg_advisory_xact_lock(hashtext($1))', values: [naming.lockKey] });
-      await client.query({ text: `CREATE SCHEMA IF NOT EXISTS "${naming.schema}"` });
-      await client.query({
-        text: `CREATE TABLE IF NOT EXISTS ${naming.migrations} (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
-      });
-      const { rows } = await client.query({ text: `SELECT version FROM ${naming.migrations}` });
-      const applied = new Set((rows as { version: number }[]).map((row) => row.version));
-      const ran: number[] = [];
-      for (const migration of migrations) {
-        if (applied.has(migration.version)) continue;
-        await client.query({ text: renderMigration(migration.sql, naming) });
-        await client.query({ text: `INSERT INTO ${naming.migrations} (version, name) VALUES ($1, $2)`, values: [migration.version, migration.name] });
-        ran.push(migration.version);
-      }
-      if (install) await client.query({ text: install });
-      await client.query({ text: 'COMMIT' });
-      ok = true;
-      return ran;
-    } finally {
-      if (!ok) await client.query({ text: 'ROLLBACK' }).catch(() => undefined);
+  return withPooledTransaction(pool, async (client) => {
+    await client.query({ text: 'SELECT pg_advisory_xact_lock(hashtext($1))', values: [naming.lockKey] });
+    await client.query({ text: `CREATE SCHEMA IF NOT EXISTS "${naming.schema}"` });
+    await client.query({
+      text: `CREATE TABLE IF NOT EXISTS ${naming.migrations} (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+    });
+    const { rows } = await client.query({ text: `SELECT version FROM ${naming.migrations}` });
+    const applied = new Set((rows as { version: number }[]).map((row) => row.version));
+    const ran: number[] = [];
+    for (const migration of migrations) {
+      if (applied.has(migration.version)) continue;
+      await client.query({ text: renderMigration(migration.sql, naming) });
+      await client.query({ text: `INSERT INTO ${naming.migrations} (version, name) VALUES ($1, $2)`, values: [migration.version, migration.name] });
+      ran.push(migration.version);
     }
+    if (install) await client.query({ text: install });
+    return ran;
   });
 }
