@@ -122,7 +122,7 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
   const coverage: SimCoverage = { staleOutcomesFenced: 0, leasesLostMidHandler: 0, unknownCommits: 0, limitSaturations: 0, reExecutions: 0, refusedCalls: 0, withheldCalls: 0 };
   const counters: LinkCounters = { ackLost: 0, refused: 0, withheld: 0 };
 
-  const store = new MemoryJobStore({ clock: scheduler, probe: StoreGateway.probe(() => log, scheduler), lifecycle: options.mutant?.rules });
+  const store = new MemoryJobStore({ clock: scheduler, probe: StoreGateway.probe(log, scheduler), lifecycle: options.mutant?.rules });
   const gateway = new StoreGateway(store, log, scheduler);
   let faults: FaultSettings = settings.faults;
   const currentFaults = () => faults;

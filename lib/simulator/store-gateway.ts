@@ -21,13 +21,13 @@ export class StoreGateway {
   ) {}
 
   /** The probe to build the store with: each write becomes an event as it happens. */
-  static probe(log: () => EventLog, clock: VirtualScheduler): MemoryStoreProbe {
+  static probe(log: EventLog, clock: VirtualScheduler): MemoryStoreProbe {
     return {
-      rowWritten: (before, after) => log().emit({ type: 'write', at: clock.now(), before: before && rowView(before), after: rowView(after) }),
-      edgeSettled: (parentId, childId) => log().emit({ type: 'edge', at: clock.now(), parentId, childId }),
-      historyAppended: (entry) => log().emit({ type: 'log', at: clock.now(), jobId: entry.jobId, state: entry.state, attempt: entry.attempt }),
-      slotTaken: (jobId) => log().emit({ type: 'slot', at: clock.now(), jobId, op: 'take' }),
-      slotReleased: (jobId) => log().emit({ type: 'slot', at: clock.now(), jobId, op: 'release' }),
+      rowWritten: (before, after) => log.emit({ type: 'write', at: clock.now(), before: before && rowView(before), after: rowView(after) }),
+      edgeSettled: (parentId, childId) => log.emit({ type: 'edge', at: clock.now(), parentId, childId }),
+      historyAppended: (entry) => log.emit({ type: 'log', at: clock.now(), jobId: entry.jobId, state: entry.state, attempt: entry.attempt }),
+      slotTaken: (jobId) => log.emit({ type: 'slot', at: clock.now(), jobId, op: 'take' }),
+      slotReleased: (jobId) => log.emit({ type: 'slot', at: clock.now(), jobId, op: 'release' }),
     };
   }
 

@@ -10,7 +10,7 @@ function setup(faults: Partial<FaultSettings> = {}) {
   const scheduler = new VirtualScheduler(0);
   const events: SimEvent[] = [];
   const log = new EventLog([{ onEvent: (e) => events.push(e) }]);
-  const store = new MemoryJobStore({ clock: scheduler, probe: StoreGateway.probe(() => log, scheduler) });
+  const store = new MemoryJobStore({ clock: scheduler, probe: StoreGateway.probe(log, scheduler) });
   const gateway = new StoreGateway(store, log, scheduler);
   const timers = new NodeTimers(scheduler);
   const counters = { ackLost: 0, refused: 0, withheld: 0 };
