@@ -2,15 +2,15 @@ import { isDeepStrictEqual } from 'node:util';
 import { assertMaxAttempts, assertPositiveInteger, assertQueueName, InvalidArgumentError, resolveLimits, showValue, type SchedulerLimits } from '../core/index.js';
 import type { JobStore } from '../store/index.js';
 import { assertHistoryPolicy } from '../store/effect-params.js';
-import { resolveWorkerOptions } from '../worker/index.js';
+import { resolveWorkerOptions, WORKER_DEFAULTS } from '../worker/index.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
 import { OPTION_NEEDS_BUILT_STORE } from './scheduler.messages.js';
 
-/** Every key forRoot/forRootAsync understands (the module's, the worker's, and the builder's extras). */
+/** Every key forRoot/forRootAsync understands: the worker's (from its defaults), the module's, and the builder's extras. */
 const KNOWN_OPTIONS = new Set<string>([
+  ...Object.keys(WORKER_DEFAULTS),
+  'retry', 'workerId', 'observerRetry',
   'store', 'dataSource', 'schema', 'tablePrefix', 'limits', 'maxAttempts', 'autoStart', 'migrationsRun', 'historyPolicy', 'queueLimits',
-  'queues', 'concurrency', 'leaseMs', 'heartbeatIntervalMs', 'pollIntervalMs', 'claimBatchSize', 'shutdownGraceMs', 'maintenanceIntervalMs',
-  'retry', 'workerId', 'scheduling', 'scheduleCheckIntervalMs', 'retentionMs', 'historyPerJob', 'observerPollIntervalMs', 'observerRetry',
   'isGlobal', 'dataSourceName',
 ]);
 
