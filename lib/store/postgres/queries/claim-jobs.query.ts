@@ -25,28 +25,29 @@ export function claimJobsQuery(t: PostgresNaming) {
         SELECT 1 FROM ${t.limits} l
         WHERE l.key IN ('queue:' || ${job}.queue, 'key:' || ${job}.concurrency_key)
           AND NOT EXISTS (SELECT 1 FROM ${t.slots} s WHERE s.key = l.key AND s.slot <= l.max AND ${freeSlot('s')}))`;
+  // Both checks are written so the planner cannot turn them into joins: the active queues become
+  // one array computed once (an InitPlan), and the saturation check sits under an OR, so it stays
+  // a per-row filter, skipped entirely while no limit exists. With a single table left to scan,
+  // the planner reads the claim index in order and stops at the batch size; a join there made it
+  // plan for full retrieval and sort every due job on every claim.
+  const claimable = (job: string) =>
+    `${job}.queue = ANY(ARRAY(SELECT q FROM active)) AND (NOT EXISTS (SELECT 1 FROM ${t.limits}) OR ${notSaturated(job)})`;
   const text = `
     WITH active AS (
       SELECT q FROM unnest($2::text[]) AS q
       WHERE NOT EXISTS (SELECT 1 FROM ${t.queues} p WHERE p.name = q AND p.paused)
     ), due AS (
-      SELECT id, run_at, seq, queue, concurrency_key FROM (
-        SELECT id, run_at, seq, queue, concurrency_key FROM ${t.jobs}
-        WHERE state = 'scheduled' AND run_at <= now() AND attempt < max_attempts AND queue IN (SELECT q FROM active)
-        ORDER BY run_at, seq OFFSET 0
-      ) j
-      WHERE ${notSaturated('j')}
+      SELECT id, run_at, seq, queue, concurrency_key FROM ${t.jobs} j
+      WHERE state = 'scheduled' AND run_at <= now() AND attempt < max_attempts AND ${claimable('j')}
+      ORDER BY run_at, seq
       LIMIT $3
-      FOR UPDATE SKIP LOCKED
+      FOR UPDATE OF j SKIP LOCKED
     ), lapsed AS (
-      SELECT id, run_at, seq, queue, concurrency_key FROM (
-        SELECT id, run_at, seq, queue, concurrency_key FROM ${t.jobs}
-        WHERE state = 'running' AND leased_until <= now() AND attempt < max_attempts AND NOT cancel_requested AND queue IN (SELECT q FROM active)
-        ORDER BY run_at, seq OFFSET 0
-      ) j
-      WHERE ${notSaturated('j')}
+      SELECT id, run_at, seq, queue, concurrency_key FROM ${t.jobs} j
+      WHERE state = 'running' AND leased_until <= now() AND attempt < max_attempts AND NOT cancel_requested AND ${claimable('j')}
+      ORDER BY run_at, seq
       LIMIT $3
-      FOR UPDATE SKIP LOCKED
+      FOR UPDATE OF j SKIP LOCKED
     ), candidates AS (
       SELECT c.id, c.run_at, c.seq,
         (SELECT l.key FROM ${t.limits} l WHERE l.key = 'queue:' || c.queue) AS qkey,
@@ -96,8 +97,60 @@ export function claimJobsQuery(t: PostgresNaming) {
     FROM picked WHERE j.id = picked.id
     RETURNING ${jobColumns('j')}`;
 
+  // The same claim for a database with no limit at all, which is most of them: no slot bookkeeping
+  // to plan or run. If a limit exists it claims nothing and says so, and the caller asks again with
+  // the full statement; both decide on limits from one snapshot, as the full one does.
+  const unlimited = `
+    WITH active AS (
+      SELECT q FROM unnest($2::text[]) AS q
+      WHERE NOT EXISTS (SELECT 1 FROM ${t.queues} p WHERE p.name = q AND p.paused)
+    ), due AS (
+      SELECT id, run_at, seq FROM ${t.jobs} j
+      WHERE state = 'scheduled' AND run_at <= now() AND attempt < max_attempts
+        AND j.queue = ANY(ARRAY(SELECT q FROM active)) AND NOT EXISTS (SELECT 1 FROM ${t.limits})
+      ORDER BY run_at, seq
+      LIMIT $3
+      FOR UPDATE OF j SKIP LOCKED
+    ), lapsed AS (
+      SELECT id, run_at, seq FROM ${t.jobs} j
+      WHERE state = 'running' AND leased_until <= now() AND attempt < max_attempts AND NOT cancel_requested
+        AND j.queue = ANY(ARRAY(SELECT q FROM active)) AND NOT EXISTS (SELECT 1 FROM ${t.limits})
+      ORDER BY run_at, seq
+      LIMIT $3
+      FOR UPDATE OF j SKIP LOCKED
+    ), picked AS (
+      SELECT id FROM (SELECT * FROM due UNION ALL SELECT * FROM lapsed) c ORDER BY run_at, seq LIMIT $3
+    ), claimed AS (
+      UPDATE ${t.jobs} j SET
+        state = 'running',
+        attempt = j.attempt + 1,
+        worker_id = $1,
+        leased_until = now() + $4 * interval '1 millisecond',
+        last_error = CASE WHEN j.state = 'running' THEN 'lease expired' ELSE j.last_error END,
+        updated_at = now()
+      FROM picked WHERE j.id = picked.id
+      RETURNING ${jobColumns('j')}
+    )
+    SELECT c.*, f.limited FROM (SELECT EXISTS (SELECT 1 FROM ${t.limits}) AS limited) f LEFT JOIN claimed c ON true`;
+
+  // After a fast claim found a limit, the full statement is used for this many claims before the
+  // fast one is tried again (a limit, once set, usually stays).
+  const FULL_CLAIMS_BEFORE_RETRY = 256;
+  let fullClaimsLeft = 0;
+
   return async (db: PgExecutor, params: ClaimParams): Promise<JobRow[]> => {
-    const rows = await db.query<PgJobRow>(text, [params.workerId, params.queues, params.limit, params.leaseMs]);
+    const values = [params.workerId, params.queues, params.limit, params.leaseMs];
+    let rows: PgJobRow[];
+    if (fullClaimsLeft > 0) {
+      fullClaimsLeft -= 1;
+      rows = await db.query<PgJobRow>(text, values);
+    } else {
+      const fast = await db.query<PgJobRow & { limited: boolean }>(unlimited, values);
+      if (fast[0]?.limited) {
+        fullClaimsLeft = FULL_CLAIMS_BEFORE_RETRY;
+        rows = await db.query<PgJobRow>(text, values);
+      } else rows = fast.filter((row) => row.id !== null);
+    }
     return rows.map(fromPgRow).sort((a, b) => a.runAt - b.runAt || a.seq - b.seq);
   };
 }
