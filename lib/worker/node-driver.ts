@@ -89,9 +89,21 @@ export class NodeDriver {
     return [...this.held.values()];
   }
 
-  /** Slots not taken by a held lease. */
+  /**
+   * Handlers this node could start now. A slot is taken while a handler runs (even one whose lease
+   * is forfeited: its code is still running). Once the handler settles, its lease waits for the
+   * outcome write without a slot, so a claim need not wait for the write; the leases waiting that
+   * way are capped at `concurrency` too, so a slow store cannot pile up outcomes without bound.
+   */
   get freeSlots(): number {
-    return this.config.concurrency - this.held.size;
+    let running = 0;
+    for (const lease of this.held.values()) if (lease.phase === 'running') running += 1;
+    return Math.max(0, Math.min(this.config.concurrency - running, 2 * this.config.concurrency - this.held.size));
+  }
+
+  /** Leases held: attempts running, and settled attempts whose outcome is being written. */
+  get heldCount(): number {
+    return this.held.size;
   }
 
   /** True when the outcome of this attempt may still be reported (the node has not forfeited it). */
@@ -137,7 +149,7 @@ export class NodeDriver {
       case 'attempt_settled': {
         const lease = this.held.get(event.jobId);
         if (lease && lease.attempt === event.attempt) lease.phase = 'reporting';
-        return [];
+        return this.maybeClaim();
       }
 
       case 'outcome_recorded': {

@@ -146,7 +146,7 @@ export class WorkerNode {
 
   /** Attempts this node is running or reporting right now. */
   get inFlight(): number {
-    return this.options.concurrency - this.driver.freeSlots;
+    return this.driver.heldCount;
   }
 
   /** Starts the node. Calling it again (or while it starts) changes nothing. */

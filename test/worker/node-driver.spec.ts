@@ -40,13 +40,31 @@ describe('NodeDriver', () => {
     expect(d.step({ type: 'claimed', now: 4, sentAt: 3, limit: 4, jobs: [] })).toEqual([]);
   });
 
-  it('does not claim while every slot is taken', () => {
+  it('does not claim while every handler slot is taken; a settled handler frees its slot before its outcome is written', () => {
     const d = driver(2, 2);
     d.step({ type: 'start', now: 0 });
     d.step({ type: 'claimed', now: 1, sentAt: 0, limit: 2, jobs: refs('a', 'b') });
     expect(d.step({ type: 'wake', now: 2 })).toEqual([]);
+    // The hint is remembered; b's handler finishing frees a slot while its outcome is still being written.
+    expect(d.step({ type: 'attempt_settled', now: 3, jobId: 'b', attempt: 1 })).toEqual([{ type: 'claim', limit: 1 }]);
+    // One claim at a time: the outcome write finishing asks for nothing more while it is out.
+    expect(d.step({ type: 'outcome_recorded', now: 4, jobId: 'b', attempt: 1 })).toEqual([]);
+  });
+
+  it('caps the leases waiting for their outcome write at the concurrency', () => {
+    const d = driver(2, 2);
+    d.step({ type: 'start', now: 0 });
+    d.step({ type: 'claimed', now: 1, sentAt: 0, limit: 2, jobs: refs('a', 'b') });
+    d.step({ type: 'attempt_settled', now: 2, jobId: 'a', attempt: 1 });
     d.step({ type: 'attempt_settled', now: 3, jobId: 'b', attempt: 1 });
-    expect(d.step({ type: 'outcome_recorded', now: 4, jobId: 'b', attempt: 1 })).toEqual([{ type: 'claim', limit: 1 }]);
+    // Two outcomes are being written and no handler runs: a full claim of two may go out...
+    expect(d.freeSlots).toBe(2);
+    d.step({ type: 'claimed', now: 4, sentAt: 0, limit: 2, jobs: refs('c', 'd') });
+    d.step({ type: 'attempt_settled', now: 5, jobId: 'c', attempt: 1 });
+    // ...but with three outcomes waiting and one handler running, only one more lease fits.
+    expect(d.freeSlots).toBe(0);
+    expect(d.step({ type: 'wake', now: 6 })).toEqual([]);
+    expect(d.step({ type: 'outcome_recorded', now: 7, jobId: 'a', attempt: 1 })).toEqual([{ type: 'claim', limit: 1 }]);
   });
 
   it('heartbeats every held lease, one heartbeat at a time', () => {
