@@ -47,6 +47,9 @@ export class Server {
         return (await probe.query(system.remainingSql)).rows[0].n;
       },
       polls: () => polls,
+      analyze: async () => {
+        await probe.query('ANALYZE');
+      },
       /** Closes the probe and waits for every session to end, so each backend has flushed its counters. */
       settle: async () => {
         await probe.end();

@@ -12,6 +12,7 @@ export async function retryStormCell(server, variantId, c, jobs, capMs) {
     const producer = await system.producer(db.url);
     await prefill(producer, system, 0, jobs, { maxAttempts: 3 });
     await producer.close();
+    await db.analyze(); // as in the drain cells
     const workers = await startWorkers({ system: variant.system, url: db.url, settings: variant.settings(c), mode: 'fail-twice' });
     const t0 = now();
     await until(() => workers.count() >= 3 * jobs, capMs, 20);
