@@ -57,6 +57,7 @@ describe('PostgreSQL migrations', () => {
       { version: 1, name: 'create_jobs' },
       { version: 2, name: 'schedules' },
       { version: 3, name: 'effects' },
+      { version: 4, name: 'lease_index' },
     ]);
     const { id } = await a.jobEnqueue({ name: 'after.migrate', payload: 1 });
     expect((await b.jobGet(id))?.name).toBe('after.migrate');
@@ -82,7 +83,8 @@ describe('PostgreSQL migrations', () => {
     const indexes = await dataSource.query(`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'app_jobs' ORDER BY indexname`, [schema]);
     const byName = Object.fromEntries(indexes.map((i: { indexname: string; indexdef: string }) => [i.indexname, i.indexdef]));
     expect(byName.app_jobs_claim_idx).toMatch(/\(run_at, seq\) WHERE \(state = 'scheduled'::text\)/);
-    expect(byName.app_jobs_running_idx).toMatch(/\(run_at, seq\) WHERE \(state = 'running'::text\)/);
+    expect(byName.app_jobs_lease_idx).toMatch(/\(leased_until\) WHERE \(state = 'running'::text\)/);
+    expect(byName.app_jobs_running_idx).toBeUndefined();
     expect(byName.app_jobs_dead_letter_idx).toMatch(/WHERE \(state = 'dead_lettered'::text\)/);
   });
 

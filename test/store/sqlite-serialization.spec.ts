@@ -227,7 +227,12 @@ describe('SQLite adapter setup', () => {
       { version: 1, name: 'create_jobs' },
       { version: 2, name: 'schedules' },
       { version: 3, name: 'effects' },
+      { version: 4, name: 'lease_index' },
     ]);
+    const indexes = await dataSource.query(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'app_jobs' ORDER BY name`);
+    const byName = Object.fromEntries(indexes.map((i: { name: string; sql: string | null }) => [i.name, i.sql]));
+    expect(byName.app_jobs_lease_idx).toMatch(/\(leased_until\) WHERE state = 'running'/);
+    expect(byName.app_jobs_running_idx).toBeUndefined();
   });
 
   it.each(["x; drop table y", 'a"b', "o'brien", 'a\nb', 'p'.repeat(64), 'UPPER_'])('refuses the table prefix %j before any SQL runs', async (prefix) => {
