@@ -10,6 +10,10 @@ import { outcomeResults } from './outcome-results.js';
  * row is running under this worker, for that attempt, with a live lease; every other report
  * matches no row, so it changes nothing and comes back stale.
  *
+ * The fence sits inside a CASE so the planner cannot match it to the running jobs' partial index:
+ * it would then read every running job (and, until vacuum, every version a recent outcome left
+ * behind) to hash them, where probing the primary key once per report costs the same at any load.
+ *
  * The lease is judged at statement_timestamp(), not now(): inside an attempt transaction now() is
  * the instant the handler's first write began the transaction, so a worker paused past its lease
  * would otherwise find it still live, as of then, when it finally reports.
@@ -39,7 +43,8 @@ export function completeJobsQuery(t: PostgresNaming) {
       updated_at = now()
     FROM unnest($2::uuid[], $3::integer[], $4::text[], $5::text[], $6::text[], $7::bigint[])
       AS r(id, attempt, kind, output, error, delay_ms)
-    WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND j.worker_id = $1 AND j.leased_until > statement_timestamp()
+    WHERE j.id = r.id AND j.attempt = r.attempt
+      AND CASE WHEN j.state = 'running' THEN j.worker_id = $1 AND j.leased_until > statement_timestamp() ELSE false END
     RETURNING j.id, j.state, j.schedule_id
     ), ${haltSchedulesCte(t, 'applied')}
     SELECT id, state FROM applied`;
