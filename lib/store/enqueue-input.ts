@@ -1,4 +1,4 @@
-import { v7 as uuidV7 } from 'uuid';
+import { newUuidV7 } from './new-uuid-v7.js';
 import {
   assertDelayMs,
   assertInstant,
@@ -105,7 +105,7 @@ export function normalizeEnqueue(input: EnqueueInput, limits: SchedulerLimits, i
   }
   const name = assertWireName(input.name, limits.maxNameLength, `${where}name`);
   const payload = encodeJson(input.payload, { argument: `${where}payload`, maxBytes: limits.maxPayloadBytes, maxDepth: limits.maxJsonDepth });
-  const id = input.id === undefined ? uuidV7() : assertUuid(input.id, `${where}id`);
+  const id = input.id === undefined ? newUuidV7() : assertUuid(input.id, `${where}id`);
   const queue = input.queue === undefined ? DEFAULT_QUEUE : assertQueueName(input.queue, `${where}queue`);
   const maxAttempts =
     input.maxAttempts === undefined

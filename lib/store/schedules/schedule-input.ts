@@ -1,4 +1,5 @@
-import { v5 as uuidV5, v7 as uuidV7 } from 'uuid';
+import { v5 as uuidV5 } from 'uuid';
+import { newUuidV7 } from '../new-uuid-v7.js';
 import {
   assertCron,
   assertDelayMs,
@@ -93,7 +94,7 @@ export function normalizeSchedule(input: ScheduleInput, limits: SchedulerLimits)
     throw new InvalidArgumentError(`noOverlap must be true or false, got ${String(input.noOverlap)}.`, 'noOverlap');
   }
   return {
-    id: input.id === undefined ? uuidV7() : assertUuid(input.id, 'id'),
+    id: input.id === undefined ? newUuidV7() : assertUuid(input.id, 'id'),
     name,
     queue: input.queue === undefined ? DEFAULT_QUEUE : assertQueueName(input.queue),
     payload: encodeJson(input.payload === undefined ? {} : input.payload, { argument: 'payload', maxBytes: limits.maxPayloadBytes, maxDepth: limits.maxJsonDepth }),
