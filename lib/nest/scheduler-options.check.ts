@@ -10,7 +10,7 @@ import { OPTION_NEEDS_BUILT_STORE } from './scheduler.messages.js';
 const KNOWN_OPTIONS = new Set<string>([
   ...Object.keys(WORKER_DEFAULTS),
   'retry', 'workerId', 'observerRetry',
-  'store', 'dataSource', 'schema', 'tablePrefix', 'limits', 'maxAttempts', 'autoStart', 'migrationsRun', 'historyPolicy', 'queueLimits',
+  'store', 'dataSource', 'schema', 'tablePrefix', 'limits', 'maxAttempts', 'autoStart', 'migrationsRun', 'historyPolicy', 'queueLimits', 'asyncClaimCommit',
   'isGlobal', 'dataSourceName',
 ]);
 
@@ -30,7 +30,7 @@ export function checkModuleOptions(options: SchedulerModuleOptions, limits: Sche
   }
   resolveWorkerOptions(options);
   if (options.historyPolicy !== undefined) assertHistoryPolicy(options.historyPolicy);
-  for (const flag of ['autoStart', 'migrationsRun'] as const) {
+  for (const flag of ['autoStart', 'migrationsRun', 'asyncClaimCommit'] as const) {
     if (options[flag] !== undefined && typeof options[flag] !== 'boolean') {
       throw new InvalidArgumentError(`${flag} must be true or false, got ${showValue(options[flag])}.`, flag);
     }
@@ -53,7 +53,7 @@ export function checkModuleOptions(options: SchedulerModuleOptions, limits: Sche
  * than ignore them, unless they say what the store already does.
  */
 export function checkExplicitStore(options: SchedulerModuleOptions, store: JobStore): void {
-  for (const option of ['schema', 'tablePrefix', 'dataSource'] as const) {
+  for (const option of ['schema', 'tablePrefix', 'dataSource', 'asyncClaimCommit'] as const) {
     if (options[option] !== undefined) throw new InvalidArgumentError(OPTION_NEEDS_BUILT_STORE(option), option);
   }
   if (options.limits !== undefined && !isDeepStrictEqual({ ...resolveLimits(options.limits) }, { ...store.limits })) {

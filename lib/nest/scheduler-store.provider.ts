@@ -5,7 +5,7 @@ import { InvalidArgumentError, resolveLimits } from '../core/index.js';
 import { PostgresJobStore, SqliteJobStore, type JobStore } from '../store/index.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
 import { checkExplicitStore, checkModuleOptions } from './scheduler-options.check.js';
-import { NO_DATA_SOURCE, SCHEMA_ON_SQLITE, UNSUPPORTED_DATA_SOURCE } from './scheduler.messages.js';
+import { ASYNC_CLAIM_COMMIT_ON_SQLITE, NO_DATA_SOURCE, SCHEMA_ON_SQLITE, UNSUPPORTED_DATA_SOURCE } from './scheduler.messages.js';
 import { SCHEDULER_STORE } from './scheduler.tokens.js';
 
 /** Picks the adapter for a DataSource by its driver type. */
@@ -17,10 +17,18 @@ export function createStore(options: SchedulerModuleOptions, dataSource: DataSou
   if (!dataSource) throw new InvalidArgumentError(NO_DATA_SOURCE(dataSourceName), 'dataSource');
   const type = String(dataSource.options.type);
   if (type === 'postgres') {
-    return new PostgresJobStore({ dataSource, schema: options.schema, tablePrefix: options.tablePrefix, limits: options.limits, historyPolicy: options.historyPolicy });
+    return new PostgresJobStore({
+      dataSource,
+      schema: options.schema,
+      tablePrefix: options.tablePrefix,
+      limits: options.limits,
+      historyPolicy: options.historyPolicy,
+      asyncClaimCommit: options.asyncClaimCommit,
+    });
   }
   if (type === 'better-sqlite3') {
     if (options.schema !== undefined) throw new InvalidArgumentError(SCHEMA_ON_SQLITE(), 'schema');
+    if (options.asyncClaimCommit !== undefined) throw new InvalidArgumentError(ASYNC_CLAIM_COMMIT_ON_SQLITE(), 'asyncClaimCommit');
     return new SqliteJobStore({ dataSource, tablePrefix: options.tablePrefix, limits: options.limits, historyPolicy: options.historyPolicy });
   }
   throw new InvalidArgumentError(UNSUPPORTED_DATA_SOURCE(type), 'dataSource');

@@ -10,12 +10,14 @@ import {
   Job,
   JobNotFoundError,
   PayloadTooLargeError,
+  PostgresJobStore,
   ScheduleNotFoundError,
   SchedulerClient,
   SchedulerModule,
   type JobStore,
   type SchedulerModuleOptions,
 } from '../../lib/index.js';
+import { createStore } from '../../lib/nest/scheduler-store.provider.js';
 import { expectTypedRefusal, HOSTILE, HOSTILE_NAMES, RULES, thrown, type ErrorClass, type HostileName, type Rule } from './hostile.js';
 
 /** A store under test on its own, empty tables (or, in memory, its own instance). */
@@ -431,6 +433,8 @@ export const BAD_MODULE_OPTIONS: Array<[string, SchedulerModuleOptions, RegExp]>
   ['observerRetry.jitter as a string', { observerRetry: { jitter: 'no' as never } }, /^observerRetry\.jitter must be true or false/],
   ['autoStart as a string', { autoStart: 'no' as never }, /^autoStart must be true or false, got "no"\.$/],
   ['migrationsRun as a number', { migrationsRun: 0 as never }, /^migrationsRun must be true or false, got 0\.$/],
+  ['asyncClaimCommit as a string', { asyncClaimCommit: 'yes' as never }, /^asyncClaimCommit must be true or false, got "yes"\.$/],
+  ['asyncClaimCommit beside a store passed in', { asyncClaimCommit: true }, /^asyncClaimCommit shapes the store the module builds, but a store was passed in/],
   ['maxAttempts 0', { maxAttempts: 0 }, /^maxAttempts must be a whole number from 1 to 10000/],
   ['maxAttempts 1e9', { maxAttempts: 1e9 }, /^maxAttempts must be a whole number from 1 to 10000/],
   ...HOSTILE_NAMES.filter((n) => RULES.queue[n] === 'refused').map((n): [string, SchedulerModuleOptions, RegExp] => [`queueLimits with ${n}`, { queueLimits: { [HOSTILE[n]]: 2 } }, /^queueLimits key must be 1 to 64 characters/]),
@@ -581,6 +585,18 @@ export function badInputCases(createTarget: () => Promise<BadInputTarget>): void
       expectTypedRefusal(await thrown(() => boot({ ...fresh, concurrency: 0 })), InvalidArgumentError, /^concurrency must be/);
       expectTypedRefusal(await thrown(() => boot({ ...fresh, queueLimits: { "o'brien": 1 } })), InvalidArgumentError, /^queueLimits key/);
       expect(await opened.tables()).toEqual(tables);
+    });
+
+    it('asyncClaimCommit on a DataSource the module builds a SQLite store on is refused (PostgreSQL builds one with it)', async () => {
+      if (!opened.dataSource) {
+        expect(target.name).toBe('memory'); // memory boots always pass a store: covered by the catalogue above
+        return;
+      }
+      const before = await opened.snapshot();
+      const options = { dataSource: opened.dataSource, asyncClaimCommit: true };
+      if (target.name === 'sqlite') expectTypedRefusal(await thrown(() => boot(options)), InvalidArgumentError, /^asyncClaimCommit only applies to PostgreSQL; leave it unset on SQLite\.$/);
+      else expect((createStore(options, opened.dataSource) as PostgresJobStore).asyncClaimCommit).toBe(true);
+      expect(await opened.snapshot()).toEqual(before);
     });
 
     it('a useFactory that returns nothing is refused with a typed error', async () => {

@@ -31,6 +31,11 @@ export interface SchedulerModuleOptions extends WorkerOptions {
    */
   readonly historyPolicy?: HistoryPolicy;
   /**
+   * PostgreSQL only: commit claims without waiting for their WAL flush. Default false. See
+   * `PostgresJobStoreOptions.asyncClaimCommit` for exactly what a server crash can then undo.
+   */
+  readonly asyncClaimCommit?: boolean;
+  /**
    * Cluster-wide caps on running jobs per queue, set at boot (`{ mail: 5 }`). A queue not listed
    * keeps whatever limit it has; `null` removes one.
    */

@@ -6,6 +6,7 @@ import {
   assertUuid,
   InvalidArgumentError,
   resolveLimits,
+  showValue,
   type HistoryPolicy,
   type JobRecord,
   type JobState,
@@ -102,6 +103,16 @@ export interface PostgresJobStoreOptions {
   readonly onStatement?: StatementListener;
   /** What the transition history keeps. Default `transitions_and_errors`; installation-wide (the last migrate sets it). */
   readonly historyPolicy?: HistoryPolicy;
+  /**
+   * Commit claims without waiting for their WAL flush (`synchronous_commit = off` for the claim's
+   * transaction only). Default false. Saves a disk flush per claim (about 0.3 ms on the
+   * development machine). If the PostgreSQL server itself crashes within that window, the claim is
+   * undone: the job is due again with the same attempt number and runs again, the first run's
+   * outcome is refused by the fence, and observers may see that attempt's `running` transition
+   * twice. No job is lost and no outcome is recorded twice; outcome writes, enqueues and operator
+   * actions always wait for the flush.
+   */
+  readonly asyncClaimCommit?: boolean;
 }
 
 /**
@@ -121,6 +132,8 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
   readonly limits: SchedulerLimits;
   /** Which state changes this store records in job history. */
   readonly historyPolicy: HistoryPolicy;
+  /** Whether claims commit without waiting for their WAL flush (see the option). */
+  readonly asyncClaimCommit: boolean;
   private readonly pool: PgPool;
   private readonly db: PgExecutor;
   /** Heartbeats get a connection of their own, so busy attempt transactions cannot starve them. */
@@ -143,6 +156,10 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     this.naming = postgresNaming(options.schema, options.tablePrefix);
     this.limits = resolveLimits(options.limits);
     this.historyPolicy = assertHistoryPolicy(options.historyPolicy);
+    if (options.asyncClaimCommit !== undefined && typeof options.asyncClaimCommit !== 'boolean') {
+      throw new InvalidArgumentError(`asyncClaimCommit must be true or false, got ${showValue(options.asyncClaimCommit)}.`, 'asyncClaimCommit');
+    }
+    this.asyncClaimCommit = options.asyncClaimCommit === true;
     this.pool = (dataSource.driver as unknown as { master: PgPool }).master;
     this.db = new PoolExecutor(this.pool, options.onStatement);
     this.heartbeatDb = new PgDedicatedClient(this.pool, options.onStatement);
@@ -151,7 +168,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     this.sql = {
       enqueue: enqueueJobsQuery(t),
       parentStates: parentStatesQuery(t),
-      claim: claimJobsQuery(t),
+      claim: claimJobsQuery(t, { asyncCommit: this.asyncClaimCommit }),
       heartbeat: heartbeatJobsQuery(t),
       complete: completeJobsQuery(t),
       relinquish: relinquishJobsQuery(t),

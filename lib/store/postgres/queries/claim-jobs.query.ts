@@ -16,7 +16,11 @@ import { fromPgRow, jobColumns, type PgJobRow } from '../postgres-row.js';
  * twice. A slot holds its job's lease (heartbeats renew both), so a crashed worker's slots come
  * back when its leases lapse.
  */
-export function claimJobsQuery(t: PostgresNaming) {
+export function claimJobsQuery(t: PostgresNaming, options: { readonly asyncCommit?: boolean } = {}) {
+  // Opt-in (PostgresJobStoreOptions.asyncClaimCommit): the claim's own transaction commits without
+  // waiting for its WAL flush. A crash of the server in that window undoes the claim; the job is
+  // due again, and the worker that took it can record nothing, because the fence refuses it.
+  const asyncCommit = options.asyncCommit ? `, set_config('synchronous_commit', 'off', true) AS async_commit` : '';
   // Decided from the slot row alone: when SKIP LOCKED re-checks a slot another claimer has just
   // taken, it sees the slot's new version, but a subquery on the holder's job would still read this
   // statement's older snapshot and call the slot free.
@@ -95,7 +99,7 @@ export function claimJobsQuery(t: PostgresNaming) {
       last_error = CASE WHEN j.state = 'running' THEN 'lease expired' ELSE j.last_error END,
       updated_at = now()
     FROM picked WHERE j.id = picked.id
-    RETURNING ${jobColumns('j')}`;
+    RETURNING ${jobColumns('j')}${asyncCommit}`;
 
   // The same claim for a database with no limit at all, which is most of them: no slot bookkeeping
   // to plan or run. If a limit exists it claims nothing and says so, and the caller asks again with
@@ -131,7 +135,7 @@ export function claimJobsQuery(t: PostgresNaming) {
       FROM picked WHERE j.id = picked.id
       RETURNING ${jobColumns('j')}
     )
-    SELECT c.*, f.limited FROM (SELECT EXISTS (SELECT 1 FROM ${t.limits}) AS limited) f LEFT JOIN claimed c ON true`;
+    SELECT c.*, f.limited${asyncCommit} FROM (SELECT EXISTS (SELECT 1 FROM ${t.limits}) AS limited) f LEFT JOIN claimed c ON true`;
 
   // After a fast claim found a limit, the full statement is used for this many claims before the
   // fast one is tried again (a limit, once set, usually stays).
