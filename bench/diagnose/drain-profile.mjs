@@ -1,6 +1,7 @@
 // One in-process drain of ours, for profiling: N jobs enqueued, then a WorkerNode drains them.
 // Prints jobs/s, claims and outcome batches, and where PostgreSQL spent its time per statement kind.
 // Usage: node [--cpu-prof] bench/diagnose/drain-profile.mjs [--jobs 20000] [--concurrency 50] [--batch 50]
+import { readdirSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
 import { FunctionInvoker, PostgresJobStore, WorkerNode } from '../../dist/lib/index.js';
@@ -12,15 +13,30 @@ const { values } = parseArgs({
   options: { jobs: { type: 'string', default: '20000' }, concurrency: { type: 'string', default: '50' }, batch: { type: 'string', default: '50' } },
 });
 const JOBS = Number(values.jobs);
+/** CPU seconds used so far by every live postgres process on this machine (utime + stime). */
+function postgresCpuS() {
+  let ticks = 0;
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (!stat.includes('(postgres)')) continue;
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {}
+  }
+  return ticks / 100;
+}
 const pgServer = await postgres();
 const server = new Server(pgServer.url);
 const db = await server.database(ours);
 const dataSource = await new DataSource({ type: 'postgres', url: db.url, extra: { max: 10 } }).initialize();
 const kinds = new Map();
 const kindOf = (text) => (text.includes('WITH active AS') ? 'claim' : text.includes('AS r(id, attempt, kind') ? 'complete' : text.trim().split(/\s+/).slice(0, 3).join(' '));
-const store = new PostgresJobStore({ dataSource, onStatement: (text) => { const k = kindOf(text); kinds.set(k, (kinds.get(k) ?? 0) + 1); } });
+const store = new PostgresJobStore({ dataSource, historyPolicy: process.env.HISTORY ?? undefined, onStatement: (text) => { const k = kindOf(text); kinds.set(k, (kinds.get(k) ?? 0) + 1); } });
 for (let i = 0; i < JOBS; i += 1_000) await store.jobEnqueueMany(Array.from({ length: 1_000 }, (_, j) => ({ name: 'noop', payload: { k: i + j, pad: 'x'.repeat(80) } })));
 await dataSource.query('ANALYZE');
+// NOTRIGGER=1: drop the effects trigger, to see what the bare claim and outcome write cost (experiment only).
+if (process.env.NOTRIGGER) await dataSource.query('DROP TRIGGER jobs_effects_update ON durable_scheduler.jobs');
 kinds.clear();
 // Time each statement kind as the client sees it (round trip included).
 const spent = new Map();
@@ -39,15 +55,31 @@ let done = 0;
 let finish;
 const finished = new Promise((r) => (finish = r));
 const invoker = new FunctionInvoker({ noop: { handle: () => { if (++done === JOBS) finish(); } } });
-const node = new WorkerNode({ store, invoker, options: { scheduling: false, concurrency: Number(values.concurrency), claimBatchSize: Number(values.batch) } });
+// NODES=n: n worker nodes in this process sharing the store (experiment: more claims in flight).
+const nodes = Array.from({ length: Number(process.env.NODES ?? 1) }, () => new WorkerNode({ store, invoker, options: { scheduling: false, concurrency: Number(values.concurrency), claimBatchSize: Number(values.batch) } }));
+const node = { start: () => Promise.all(nodes.map((n) => n.start())), stop: () => Promise.all(nodes.map((n) => n.stop())) };
+// PROFILE=file.cpuprofile: a CPU profile of the drain alone (the enqueue before it left out).
+const { Session } = await import('node:inspector/promises');
+const inspector = process.env.PROFILE ? new Session() : null;
+if (inspector) {
+  inspector.connect();
+  await inspector.post('Profiler.enable');
+  await inspector.post('Profiler.start');
+}
 const t0 = performance.now();
 const cpu0 = process.cpuUsage();
+const pg0 = postgresCpuS();
 await node.start();
 await finished;
 await node.stop();
 const ms = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);
-console.log(`${JOBS} jobs in ${ms.toFixed(0)} ms: ${(JOBS / (ms / 1000)).toFixed(0)} jobs/s; node CPU ${((cpu.user + cpu.system) / 1000 / JOBS).toFixed(3)} ms/job`);
+const pgCpu = postgresCpuS() - pg0;
+if (inspector) {
+  const { profile } = await inspector.post('Profiler.stop');
+  (await import('node:fs')).writeFileSync(process.env.PROFILE, JSON.stringify(profile));
+}
+console.log(`${JOBS} jobs in ${ms.toFixed(0)} ms: ${(JOBS / (ms / 1000)).toFixed(0)} jobs/s; node CPU ${((cpu.user + cpu.system) / 1000 / JOBS).toFixed(3)} ms/job, PostgreSQL CPU ${((pgCpu * 1000) / JOBS).toFixed(3)} ms/job`);
 console.log('statements:', Object.fromEntries(kinds));
 console.log('ms per statement:', Object.fromEntries([...spent].map(([k, v]) => [k, +(v / kinds.get(k)).toFixed(2)])));
 await dataSource.destroy();

@@ -3,9 +3,9 @@
 import { DataSource } from 'typeorm';
 import { FunctionInvoker, PostgresJobStore, WorkerNode } from '../../dist/lib/index.js';
 
-async function open(url, max) {
+async function open(url, max, storeOptions = {}) {
   const dataSource = await new DataSource({ type: 'postgres', url, extra: { max } }).initialize();
-  return { dataSource, store: new PostgresJobStore({ dataSource }) };
+  return { dataSource, store: new PostgresJobStore({ dataSource, ...storeOptions }) };
 }
 
 const input = (payload, opts = {}) => ({ name: 'noop', payload, ...(opts.runAt ? { runAt: opts.runAt } : {}), ...(opts.maxAttempts ? { maxAttempts: opts.maxAttempts } : {}) });
@@ -27,9 +27,9 @@ export default {
       close: () => dataSource.destroy(),
     };
   },
-  /** settings: WorkerOptions; `lease` shortens the lease for the crash cell. */
-  async worker(url, settings, handler, max = 10) {
-    const { dataSource, store } = await open(url, max);
+  /** settings: WorkerOptions, plus the store option asyncClaimCommit. */
+  async worker(url, { asyncClaimCommit, ...settings }, handler, max = 10) {
+    const { dataSource, store } = await open(url, max, { asyncClaimCommit });
     const invoker = new FunctionInvoker({
       noop: { handle: (payload, context) => handler(payload, context.attempt), retry: { baseDelayMs: 10, maxDelayMs: 100 } },
     });

@@ -1,0 +1,66 @@
+// Where idle latency goes: one job at a time, enqueue commit → wake-up hint → claim sent → claim
+// back → handler start, on one in-process WorkerNode. Prints the median of each step.
+// Usage: node bench/diagnose/latency-profile.mjs [--jobs 300] [--concurrency 200]
+import { parseArgs } from 'node:util';
+import { DataSource } from 'typeorm';
+import { FunctionInvoker, PostgresJobStore, WorkerNode } from '../../dist/lib/index.js';
+import { payload, Server } from '../peers/cell.mjs';
+import { median, postgres } from '../support.mjs';
+import ours from '../systems/ours.mjs';
+
+const { values } = parseArgs({ options: { jobs: { type: 'string', default: '300' }, concurrency: { type: 'string', default: '200' } } });
+const pgServer = await postgres();
+const server = new Server(pgServer.url);
+const db = await server.database(ours);
+const dataSource = await new DataSource({ type: 'postgres', url: db.url, extra: { max: 10 } }).initialize();
+let mark = {};
+const store = new PostgresJobStore({ dataSource, onStatement: (text) => text.includes('WITH active AS') && (mark.claimSent ??= performance.now()) });
+await store.migrate();
+// The claim statement's own round trip, from the pool's query call to its rows.
+const rtt = [];
+{
+  const pool = dataSource.driver.master;
+  const query = pool.query.bind(pool);
+  pool.query = async (config, ...rest) => {
+    const t = performance.now();
+    const result = await query(config, ...rest);
+    if (config?.text?.includes('WITH active AS') && result.rows.some((r) => r.id)) rtt.push(performance.now() - t);
+    return result;
+  };
+}
+const claim = store.jobClaim.bind(store);
+store.jobClaim = async (params) => {
+  const jobs = await claim(params);
+  if (jobs.length > 0) mark.claimBack ??= performance.now();
+  return jobs;
+};
+let started;
+const invoker = new FunctionInvoker({ noop: { handle: () => started?.(performance.now()) } });
+const node = new WorkerNode({ store, invoker, options: { scheduling: false, concurrency: Number(values.concurrency), claimBatchSize: Number(values.concurrency) } });
+await node.start();
+const sub = await store.subscribeWakeHints(() => (mark.hint ??= performance.now()));
+const steps = { hint: [], claimSent: [], claimBack: [], start: [] };
+for (let i = 0; i < Number(values.jobs); i++) {
+  mark = {};
+  const handled = new Promise((resolve) => (started = resolve));
+  await store.jobEnqueue({ name: 'noop', payload: payload(i) });
+  const t0 = performance.now();
+  const at = await handled;
+  for (const [k, v] of Object.entries({ hint: mark.hint, claimSent: mark.claimSent, claimBack: mark.claimBack, start: at })) if (v !== undefined) steps[k].push(v - t0);
+  await new Promise((r) => setTimeout(r, 5));
+}
+// Which plans the claim statement ran with, on each pooled connection (custom plans are planned per call).
+const held = await Promise.all(Array.from({ length: dataSource.driver.master.totalCount }, () => dataSource.driver.master.connect()));
+for (const client of held) {
+  const { rows } = await client.query(`SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%WITH active AS%'`);
+  if (rows.length) console.log('claim plans on one connection:', rows);
+  client.release();
+}
+console.log(`claim statement round trip (pool.query → rows): ${median(rtt).toFixed(2)} ms`);
+console.log(Object.fromEntries(Object.entries(steps).map(([k, v]) => [k, `${median(v).toFixed(2)} ms (n=${v.length})`])));
+await sub.close();
+await node.stop();
+await dataSource.destroy();
+await db.drop();
+await server.close();
+await pgServer.stop();
