@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
 import { FunctionInvoker, PostgresJobStore, WorkerNode } from '../../dist/lib/index.js';
 import { Server } from '../peers/cell.mjs';
+import { startProfile } from './cpu-profile.mjs';
 import { postgres } from '../support.mjs';
 import ours from '../systems/ours.mjs';
 
@@ -59,13 +60,7 @@ const invoker = new FunctionInvoker({ noop: { handle: () => { if (++done === JOB
 const nodes = Array.from({ length: Number(process.env.NODES ?? 1) }, () => new WorkerNode({ store, invoker, options: { scheduling: false, concurrency: Number(values.concurrency), claimBatchSize: Number(values.batch) } }));
 const node = { start: () => Promise.all(nodes.map((n) => n.start())), stop: () => Promise.all(nodes.map((n) => n.stop())) };
 // PROFILE=file.cpuprofile: a CPU profile of the drain alone (the enqueue before it left out).
-const { Session } = await import('node:inspector/promises');
-const inspector = process.env.PROFILE ? new Session() : null;
-if (inspector) {
-  inspector.connect();
-  await inspector.post('Profiler.enable');
-  await inspector.post('Profiler.start');
-}
+const stopProfile = await startProfile();
 const t0 = performance.now();
 const cpu0 = process.cpuUsage();
 const pg0 = postgresCpuS();
@@ -75,10 +70,7 @@ await node.stop();
 const ms = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);
 const pgCpu = postgresCpuS() - pg0;
-if (inspector) {
-  const { profile } = await inspector.post('Profiler.stop');
-  (await import('node:fs')).writeFileSync(process.env.PROFILE, JSON.stringify(profile));
-}
+await stopProfile();
 console.log(`${JOBS} jobs in ${ms.toFixed(0)} ms: ${(JOBS / (ms / 1000)).toFixed(0)} jobs/s; node CPU ${((cpu.user + cpu.system) / 1000 / JOBS).toFixed(3)} ms/job, PostgreSQL CPU ${((pgCpu * 1000) / JOBS).toFixed(3)} ms/job`);
 console.log('statements:', Object.fromEntries(kinds));
 console.log('ms per statement:', Object.fromEntries([...spent].map(([k, v]) => [k, +(v / kinds.get(k)).toFixed(2)])));

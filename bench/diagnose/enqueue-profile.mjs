@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
 import { PostgresJobStore } from '../../dist/lib/index.js';
 import { payload, Server } from '../peers/cell.mjs';
+import { startProfile } from './cpu-profile.mjs';
 import { postgres } from '../support.mjs';
 import ours from '../systems/ours.mjs';
 
@@ -27,19 +28,13 @@ pool.query = async (...args) => {
     sqlMs += performance.now() - t;
   }
 };
-const { Session } = await import('node:inspector/promises');
-const inspector = process.env.PROFILE ? new Session() : null;
-if (inspector) {
-  inspector.connect();
-  await inspector.post('Profiler.enable');
-  await inspector.post('Profiler.start');
-}
+const stopProfile = await startProfile();
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 for (let b = 0; b < batches; b++) await store.jobEnqueueMany(Array.from({ length: 1_000 }, (_, i) => ({ name: 'noop', payload: payload(b * 1_000 + i) })));
 const ms = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);
-if (inspector) (await import('node:fs')).writeFileSync(process.env.PROFILE, JSON.stringify((await inspector.post('Profiler.stop')).profile));
+await stopProfile();
 console.log(`in SQL (round trip included) ${(sqlMs / batches).toFixed(1)} ms per batch of 1,000; node CPU ${((cpu.user + cpu.system) / 1_000 / (batches * 1_000) * 1_000).toFixed(1)} µs/job`);
 console.log(`${batches * 1_000} jobs in ${ms.toFixed(0)} ms: ${((batches * 1_000) / (ms / 1_000)).toFixed(0)} jobs/s (history ${store.historyPolicy})`);
 await dataSource.destroy();

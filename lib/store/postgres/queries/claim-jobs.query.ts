@@ -36,6 +36,15 @@ export function claimJobsQuery(t: PostgresNaming, options: { readonly asyncCommi
   // plan for full retrieval and sort every due job on every claim.
   const claimable = (job: string) =>
     `${job}.queue = ANY(ARRAY(SELECT q FROM active)) AND (NOT EXISTS (SELECT 1 FROM ${t.limits}) OR ${notSaturated(job)})`;
+  // Both statements lease the picked jobs the same way: attempt charged, a lapsed lease's reclaim noted.
+  const leaseUpdate = `UPDATE ${t.jobs} j SET
+      state = 'running',
+      attempt = j.attempt + 1,
+      worker_id = $1,
+      leased_until = now() + $4 * interval '1 millisecond',
+      last_error = CASE WHEN j.state = 'running' THEN 'lease expired' ELSE j.last_error END,
+      updated_at = now()
+    FROM picked WHERE j.id = picked.id`;
   const text = `
     WITH active AS (
       SELECT q FROM unnest($2::text[]) AS q
@@ -91,14 +100,7 @@ export function claimJobsQuery(t: PostgresNaming, options: { readonly asyncCommi
       WHERE s.key = f.key AND s.slot = f.slot AND ((f.key = m.qkey AND f.n = m.aq) OR (f.key = m.kkey AND f.n = m.ak))
       RETURNING s.key
     )
-    UPDATE ${t.jobs} j SET
-      state = 'running',
-      attempt = j.attempt + 1,
-      worker_id = $1,
-      leased_until = now() + $4 * interval '1 millisecond',
-      last_error = CASE WHEN j.state = 'running' THEN 'lease expired' ELSE j.last_error END,
-      updated_at = now()
-    FROM picked WHERE j.id = picked.id
+    ${leaseUpdate}
     RETURNING ${jobColumns('j')}${asyncCommit}`;
 
   // The same claim for a database with no limit at all, which is most of them: no slot bookkeeping
@@ -125,14 +127,7 @@ export function claimJobsQuery(t: PostgresNaming, options: { readonly asyncCommi
     ), picked AS (
       SELECT id FROM (SELECT * FROM due UNION ALL SELECT * FROM lapsed) c ORDER BY run_at, seq LIMIT $3
     ), claimed AS (
-      UPDATE ${t.jobs} j SET
-        state = 'running',
-        attempt = j.attempt + 1,
-        worker_id = $1,
-        leased_until = now() + $4 * interval '1 millisecond',
-        last_error = CASE WHEN j.state = 'running' THEN 'lease expired' ELSE j.last_error END,
-        updated_at = now()
-      FROM picked WHERE j.id = picked.id
+      ${leaseUpdate}
       RETURNING ${jobColumns('j')}
     )
     SELECT c.*, f.limited${asyncCommit} FROM (SELECT EXISTS (SELECT 1 FROM ${t.limits}) AS limited) f LEFT JOIN claimed c ON true`;
