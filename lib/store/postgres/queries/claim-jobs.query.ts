@@ -29,13 +29,30 @@ export function claimJobsQuery(t: PostgresNaming, options: { readonly asyncCommi
         SELECT 1 FROM ${t.limits} l
         WHERE l.key IN ('queue:' || ${job}.queue, 'key:' || ${job}.concurrency_key)
           AND NOT EXISTS (SELECT 1 FROM ${t.slots} s WHERE s.key = l.key AND s.slot <= l.max AND ${freeSlot('s')}))`;
-  // Both checks are written so the planner cannot turn them into joins: the active queues become
-  // one array computed once (an InitPlan), and the saturation check sits under an OR, so it stays
-  // a per-row filter, skipped entirely while no limit exists. With a single table left to scan,
-  // the planner reads the claim index in order and stops at the batch size; a join there made it
-  // plan for full retrieval and sort every due job on every claim.
-  const claimable = (job: string) =>
-    `${job}.queue = ANY(ARRAY(SELECT q FROM active)) AND (NOT EXISTS (SELECT 1 FROM ${t.limits}) OR ${notSaturated(job)})`;
+  // Both statements read candidates the same way. Their filters are written so the planner cannot
+  // turn them into joins: the active queues become one array computed once (an InitPlan), and each
+  // statement's limit check is a per-row filter or a one-time one. With a single table left to
+  // scan, the planner reads the claim index in order and stops at the batch size; a join there
+  // made it plan for full retrieval and sort every due job on every claim.
+  const active = `active AS (
+      SELECT q FROM unnest($2::text[]) AS q
+      WHERE NOT EXISTS (SELECT 1 FROM ${t.queues} p WHERE p.name = q AND p.paused)
+    )`;
+  const candidates = (columns: string, limitCheck: string) => `due AS (
+      SELECT ${columns} FROM ${t.jobs} j
+      WHERE state = 'scheduled' AND run_at <= now() AND attempt < max_attempts
+        AND j.queue = ANY(ARRAY(SELECT q FROM active)) AND ${limitCheck}
+      ORDER BY run_at, seq
+      LIMIT $3
+      FOR UPDATE OF j SKIP LOCKED
+    ), lapsed AS (
+      SELECT ${columns} FROM ${t.jobs} j
+      WHERE state = 'running' AND leased_until <= now() AND attempt < max_attempts AND NOT cancel_requested
+        AND j.queue = ANY(ARRAY(SELECT q FROM active)) AND ${limitCheck}
+      ORDER BY run_at, seq
+      LIMIT $3
+      FOR UPDATE OF j SKIP LOCKED
+    )`;
   // Both statements lease the picked jobs the same way: attempt charged, a lapsed lease's reclaim noted.
   const leaseUpdate = `UPDATE ${t.jobs} j SET
       state = 'running',
@@ -45,23 +62,9 @@ export function claimJobsQuery(t: PostgresNaming, options: { readonly asyncCommi
       last_error = CASE WHEN j.state = 'running' THEN 'lease expired' ELSE j.last_error END,
       updated_at = now()
     FROM picked WHERE j.id = picked.id`;
+  // The saturation check is skipped entirely while no limit exists.
   const text = `
-    WITH active AS (
-      SELECT q FROM unnest($2::text[]) AS q
-      WHERE NOT EXISTS (SELECT 1 FROM ${t.queues} p WHERE p.name = q AND p.paused)
-    ), due AS (
-      SELECT id, run_at, seq, queue, concurrency_key FROM ${t.jobs} j
-      WHERE state = 'scheduled' AND run_at <= now() AND attempt < max_attempts AND ${claimable('j')}
-      ORDER BY run_at, seq
-      LIMIT $3
-      FOR UPDATE OF j SKIP LOCKED
-    ), lapsed AS (
-      SELECT id, run_at, seq, queue, concurrency_key FROM ${t.jobs} j
-      WHERE state = 'running' AND leased_until <= now() AND attempt < max_attempts AND NOT cancel_requested AND ${claimable('j')}
-      ORDER BY run_at, seq
-      LIMIT $3
-      FOR UPDATE OF j SKIP LOCKED
-    ), candidates AS (
+    WITH ${active}, ${candidates('id, run_at, seq, queue, concurrency_key', `(NOT EXISTS (SELECT 1 FROM ${t.limits}) OR ${notSaturated('j')})`)}, candidates AS (
       SELECT c.id, c.run_at, c.seq,
         (SELECT l.key FROM ${t.limits} l WHERE l.key = 'queue:' || c.queue) AS qkey,
         (SELECT l.key FROM ${t.limits} l WHERE l.key = 'key:' || c.concurrency_key) AS kkey
@@ -107,30 +110,15 @@ export function claimJobsQuery(t: PostgresNaming, options: { readonly asyncCommi
   // to plan or run. If a limit exists it claims nothing and says so, and the caller asks again with
   // the full statement; both decide on limits from one snapshot, as the full one does.
   const unlimited = `
-    WITH active AS (
-      SELECT q FROM unnest($2::text[]) AS q
-      WHERE NOT EXISTS (SELECT 1 FROM ${t.queues} p WHERE p.name = q AND p.paused)
-    ), due AS (
-      SELECT id, run_at, seq FROM ${t.jobs} j
-      WHERE state = 'scheduled' AND run_at <= now() AND attempt < max_attempts
-        AND j.queue = ANY(ARRAY(SELECT q FROM active)) AND NOT EXISTS (SELECT 1 FROM ${t.limits})
-      ORDER BY run_at, seq
-      LIMIT $3
-      FOR UPDATE OF j SKIP LOCKED
-    ), lapsed AS (
-      SELECT id, run_at, seq FROM ${t.jobs} j
-      WHERE state = 'running' AND leased_until <= now() AND attempt < max_attempts AND NOT cancel_requested
-        AND j.queue = ANY(ARRAY(SELECT q FROM active)) AND NOT EXISTS (SELECT 1 FROM ${t.limits})
-      ORDER BY run_at, seq
-      LIMIT $3
-      FOR UPDATE OF j SKIP LOCKED
-    ), picked AS (
+    WITH ${active}, limited AS MATERIALIZED (
+      SELECT EXISTS (SELECT 1 FROM ${t.limits}) AS yes
+    ), ${candidates('id, run_at, seq', 'NOT (SELECT yes FROM limited)')}, picked AS (
       SELECT id FROM (SELECT * FROM due UNION ALL SELECT * FROM lapsed) c ORDER BY run_at, seq LIMIT $3
     ), claimed AS (
       ${leaseUpdate}
       RETURNING ${jobColumns('j')}
     )
-    SELECT c.*, f.limited${asyncCommit} FROM (SELECT EXISTS (SELECT 1 FROM ${t.limits}) AS limited) f LEFT JOIN claimed c ON true`;
+    SELECT c.*, l.yes AS limited${asyncCommit} FROM limited l LEFT JOIN claimed c ON true`;
 
   // After a fast claim found a limit, the full statement is used for this many claims before the
   // fast one is tried again (a limit, once set, usually stays).
