@@ -58,6 +58,7 @@ describe('PostgreSQL migrations', () => {
       { version: 2, name: 'schedules' },
       { version: 3, name: 'effects' },
       { version: 4, name: 'lease_index' },
+      { version: 5, name: 'retired_slots' },
     ]);
     const { id } = await a.jobEnqueue({ name: 'after.migrate', payload: 1 });
     expect((await b.jobGet(id))?.name).toBe('after.migrate');
@@ -170,6 +171,103 @@ describe('PostgreSQL claims', () => {
     }
     const [last] = await store.jobClaim({ workerId: 'w', limit: 10, queues: ['default'], leaseMs: 30_000 });
     expect(last?.id).toBe(ids[0]);
+  });
+});
+
+describe('PostgreSQL concurrency slots', () => {
+  const claimLimited = (store: PostgresJobStore, workerId: string) => store.jobClaim({ workerId, limit: 50, queues: ['default'], leaseMs: 60_000 });
+  const slotsOf = async (store: PostgresJobStore, key: string) =>
+    (await dataSource.query(
+      `SELECT slot, job_id IS NOT NULL AS held, held_until = 'infinity' AS retired FROM ${store.naming.slots} WHERE key = $1 ORDER BY slot`,
+      [key],
+    )) as Array<{ slot: number; held: boolean; retired: boolean }>;
+
+  it('retires the slots above a lowered limit, keeps them while held, and brings them back held when it is raised again', async () => {
+    const store = freshStore();
+    await store.migrate();
+    await store.concurrencyLimitSet({ key: 'k' }, 3);
+    for (let i = 0; i < 5; i++) await store.jobEnqueue({ name: 'slot', payload: i, concurrencyKey: 'k' });
+    const running = await claimLimited(store, 'w1');
+    expect(running).toHaveLength(3);
+    await store.concurrencyLimitSet({ key: 'k' }, 1);
+    expect(await slotsOf(store, 'key:k')).toEqual([
+      { slot: 1, held: true, retired: false },
+      { slot: 2, held: true, retired: true },
+      { slot: 3, held: true, retired: true },
+    ]);
+    // A heartbeat renews the job's lease but leaves its retired slot retired.
+    const beat = await store.jobHeartbeat({ workerId: 'w1', leases: running.map((j) => ({ jobId: j.id, attempt: j.attempt })), leaseMs: 60_000 });
+    expect(beat.lost).toEqual([]);
+    const third = running[2]!;
+    await store.jobCompleteMany({ workerId: 'w1', outcomes: [{ jobId: third.id, attempt: third.attempt, kind: 'succeeded' }] });
+    expect((await slotsOf(store, 'key:k'))[2]).toEqual({ slot: 3, held: false, retired: true });
+    await store.concurrencyLimitSet({ key: 'k' }, 2);
+    // Slot 2 comes back held by its job, with that job's lease; slot 3, retired and let go, is gone.
+    expect(await slotsOf(store, 'key:k')).toEqual([
+      { slot: 1, held: true, retired: false },
+      { slot: 2, held: true, retired: false },
+    ]);
+    const [slot2] = await dataSource.query(
+      `SELECT s.held_until = j.leased_until AS same FROM ${store.naming.slots} s JOIN ${store.naming.jobs} j ON j.id = s.job_id WHERE s.key = 'key:k' AND s.slot = 2`,
+    );
+    expect(slot2).toEqual({ same: true });
+    expect(await claimLimited(store, 'w2')).toEqual([]);
+  });
+
+  it('retires, when migrating to version 5, the slots an earlier version kept above a lowered limit', async () => {
+    const store = freshStore();
+    await store.migrate();
+    await store.concurrencyLimitSet({ key: 'k' }, 3);
+    for (let i = 0; i < 3; i++) await store.jobEnqueue({ name: 'slot', payload: i, concurrencyKey: 'k' });
+    expect(await claimLimited(store, 'w1')).toHaveLength(3);
+    // What version 4 left after lowering the limit to 1 while three jobs ran: slots 2 and 3 still
+    // held with live leases, and a free slot 4 from an older, larger limit.
+    const { slots, limits, migrations } = store.naming;
+    await dataSource.query(`UPDATE ${limits} SET max = 1 WHERE key = 'key:k'`);
+    await dataSource.query(`UPDATE ${slots} SET held_until = now() + interval '1 minute' WHERE key = 'key:k' AND slot > 1`);
+    await dataSource.query(`INSERT INTO ${slots} (key, slot) VALUES ('key:k', 4)`);
+    await dataSource.query(`DELETE FROM ${migrations} WHERE version = 5`);
+    const again = new PostgresJobStore({ dataSource, schema: store.naming.schema });
+    stores.push(again);
+    await again.migrate();
+    expect(await slotsOf(store, 'key:k')).toEqual([
+      { slot: 1, held: true, retired: false },
+      { slot: 2, held: true, retired: true },
+      { slot: 3, held: true, retired: true },
+    ]);
+    expect(await again.schemaVersion()).toBe(5);
+  });
+
+  it('finds a free slot through the free-slot index, never by scanning the key, even on tables never analyzed', async () => {
+    const texts: string[] = [];
+    const store = freshStore({ onStatement: (text) => texts.push(text) });
+    await store.migrate();
+    for (const table of [store.naming.jobs, store.naming.slots, store.naming.limits]) await dataSource.query(`ALTER TABLE ${table} SET (autovacuum_enabled = false)`);
+    await store.concurrencyLimitSet({ queue: 'default' }, 2_000);
+    for (let i = 0; i < 2; i++) await store.jobEnqueueMany(Array.from({ length: 1_000 }, (_, j) => ({ name: 'slot', payload: i * 1_000 + j })));
+    expect(await claimLimited(store, 'w1')).toHaveLength(50);
+    const full = texts.find((text) => text.includes('wanted AS'));
+    expect(full).toBeDefined();
+    const client = new pg.Client({ connectionString: databaseUrl() });
+    await client.connect();
+    try {
+      await client.query(`PREPARE limited_claim(text, text[], integer, integer) AS ${full!}`);
+      const { rows } = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE limited_claim('w2', '{default}', 50, 60000)`);
+      const scans: Array<{ type: string; index?: string }> = [];
+      const walk = (node: Record<string, unknown>) => {
+        if (node['Relation Name'] === store.naming.slots.split('.')[1]!.replaceAll('"', '') && node['Node Type'] !== 'ModifyTable')
+          scans.push({ type: node['Node Type'] as string, index: node['Index Name'] as string | undefined });
+        for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+      };
+      walk((rows[0]['QUERY PLAN'] as Array<{ Plan: Record<string, unknown> }>)[0]!.Plan);
+      // The saturation probe and the slot search of the claim both read the free-slot index.
+      const free = scans.filter((scan) => scan.index === 'concurrency_slots_free_idx');
+      expect(free.length).toBeGreaterThanOrEqual(2);
+      expect(free.every((scan) => scan.type === 'Index Scan' || scan.type === 'Index Only Scan')).toBe(true);
+      expect(scans.filter((scan) => scan.type.startsWith('Bitmap'))).toEqual([]);
+    } finally {
+      await client.end();
+    }
   });
 });
 

@@ -11,7 +11,8 @@ const TERMINAL = `('succeeded', 'dead_lettered', 'cancelled', 'quarantined')`;
  * transaction) that made it: the fenced outcome write, a claim, a sweep, an operator action.
  *
  * - history: one entry per change of state or attempt, as the policy allows;
- * - slots: a job that stops running gives its concurrency slots back;
+ * - slots: a job that stops running gives its concurrency slots back (a retired one, above a
+ *   lowered max, stays retired);
  * - dependencies: a job that becomes terminal settles up to 1,000 of its open edges, lowering
  *   latches, releasing dependants (with a wake-up hint) or cancelling `on_success` ones, whose own
  *   change fires this trigger again and so cascades.
@@ -110,7 +111,7 @@ BEGIN
     ) u
     GROUP BY u.id
   ), ${logUpdates}released AS (
-    UPDATE ${t.slots} s SET job_id = NULL, held_until = '-infinity'
+    UPDATE ${t.slots} s SET job_id = NULL, held_until = CASE WHEN s.held_until = 'infinity' THEN s.held_until ELSE '-infinity' END
     FROM pairs p WHERE s.job_id = p.id AND p.old_state = 'running' AND p.state <> 'running'
   ), hinted AS (
     SELECT pg_notify('${t.channel}', q.queue) FROM (SELECT DISTINCT queue FROM pairs WHERE old_state = 'awaiting_parents' AND state = 'scheduled') q

@@ -89,6 +89,24 @@ export function limitCases(ctx: SuiteContext): void {
     expect(await claim(h.store, 'w4')).toHaveLength(2);
   });
 
+  it('after a limit is lowered below its running jobs, neither a job that finishes nor raising it again lets more start than it allows', async () => {
+    const h = await ctx.open();
+    await h.store.concurrencyLimitSet({ key: 'k' }, 3);
+    for (let i = 0; i < 6; i++) await enqueue(h.store, { concurrencyKey: 'k', payload: i });
+    const running = await claim(h.store, 'w1');
+    expect(running).toHaveLength(3);
+    await h.store.concurrencyLimitSet({ key: 'k' }, 1);
+    const last = running[2]!;
+    await h.store.jobCompleteMany({ workerId: 'w1', outcomes: [{ jobId: last.id, attempt: last.attempt, kind: 'succeeded' }] });
+    // Two still run against a limit of 1.
+    expect(await claim(h.store, 'w2')).toEqual([]);
+    await h.store.concurrencyLimitSet({ key: 'k' }, 2);
+    expect(await claim(h.store, 'w3')).toEqual([]);
+    await h.store.concurrencyLimitSet({ key: 'k' }, 3);
+    expect(await claim(h.store, 'w4')).toHaveLength(1);
+    expect(await claim(h.store, 'w5')).toEqual([]);
+  });
+
   it('does not let a saturated key starve jobs behind it', async () => {
     const h = await ctx.open();
     await h.store.concurrencyLimitSet({ key: 'busy' }, 1);

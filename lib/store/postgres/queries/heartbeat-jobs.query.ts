@@ -5,7 +5,8 @@ import type { PostgresNaming } from '../postgres-naming.js';
 /**
  * Renews, in one statement, every lease the worker still holds: same worker, same attempt, not yet
  * lapsed. Anything not renewed is reported lost, so the worker aborts that attempt. The concurrency
- * slots the job holds carry its lease and are renewed with it.
+ * slots the job holds carry its lease and are renewed with it, except retired ones (above a lowered
+ * max), which stay 'infinity' so that they never come free.
  */
 export function heartbeatJobsQuery(t: PostgresNaming) {
   const text = `
@@ -15,7 +16,7 @@ export function heartbeatJobsQuery(t: PostgresNaming) {
       WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND j.worker_id = $1 AND j.leased_until > now()
       RETURNING j.id, j.attempt, j.leased_until, j.cancel_requested
     ), slots AS (
-      UPDATE ${t.slots} s SET held_until = r.leased_until FROM renewed r WHERE s.job_id = r.id AND s.held_until > now()
+      UPDATE ${t.slots} s SET held_until = r.leased_until FROM renewed r WHERE s.job_id = r.id AND s.held_until > now() AND s.held_until <> 'infinity'
     )
     SELECT * FROM renewed`;
 

@@ -1,0 +1,3 @@
+-- PostgreSQL version 5 retires concurrency slots above a lowered limit. SQLite keeps no slot rows
+-- (its claim counts the running jobs of each capped queue and key), so there is nothing to change
+-- here; the version exists so that both stores report the same schema version.
