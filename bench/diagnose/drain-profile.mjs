@@ -34,6 +34,8 @@ const dataSource = await new DataSource({ type: 'postgres', url: db.url, extra: 
 const kinds = new Map();
 const kindOf = (text) => (text.includes('WITH active AS') ? 'claim' : text.includes('AS r(id, attempt, kind') ? 'complete' : text.trim().split(/\s+/).slice(0, 3).join(' '));
 const store = new PostgresJobStore({ dataSource, historyPolicy: process.env.HISTORY ?? undefined, onStatement: (text) => { const k = kindOf(text); kinds.set(k, (kinds.get(k) ?? 0) + 1); } });
+// migrate() reinstalls the effects triggers, whose body follows this store's history policy.
+await store.migrate();
 for (let i = 0; i < JOBS; i += 1_000) await store.jobEnqueueMany(Array.from({ length: 1_000 }, (_, j) => ({ name: 'noop', payload: { k: i + j, pad: 'x'.repeat(80) } })));
 await dataSource.query('ANALYZE');
 // NOTRIGGER=1: drop the effects trigger, to see what the bare claim and outcome write cost (experiment only).

@@ -1,0 +1,67 @@
+// Where a claim and an outcome write spend their time inside PostgreSQL, trigger included: claims N
+// jobs and writes their outcomes, each under EXPLAIN ANALYZE, and prints the median execution time
+// of each statement and of the effects trigger it fired.
+// Usage: node bench/diagnose/statement-profile.mjs [--batch 200] [--rounds 10]
+//   HISTORY=off: the store's history policy off (no history rows), to see what they cost.
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { DataSource } from 'typeorm';
+import { PostgresJobStore } from '../../dist/lib/index.js';
+import { Server } from '../peers/cell.mjs';
+import { median, postgres } from '../support.mjs';
+import ours from '../systems/ours.mjs';
+
+const { values } = parseArgs({ options: { batch: { type: 'string', default: '200' }, rounds: { type: 'string', default: '10' } } });
+const [N, ROUNDS, WARM] = [Number(values.batch), Number(values.rounds), 2];
+const pgServer = await postgres();
+const server = new Server(pgServer.url);
+const db = await server.database(ours);
+const dataSource = await new DataSource({ type: 'postgres', url: db.url, extra: { max: 4 } }).initialize();
+const texts = [];
+const store = new PostgresJobStore({ dataSource, historyPolicy: process.env.HISTORY ?? undefined, onStatement: (text) => texts.push(text) });
+// migrate() reinstalls the effects triggers, whose body follows this store's history policy.
+await store.migrate();
+const jobs = 2 * N * (ROUNDS + WARM);
+for (let i = 0; i < jobs; i += 1_000) {
+  await store.jobEnqueueMany(Array.from({ length: Math.min(1_000, jobs - i) }, (_, j) => ({ name: 'noop', payload: { k: i + j, pad: 'x'.repeat(80) } })));
+}
+await dataSource.query('ANALYZE');
+
+const client = new pg.Client({ connectionString: db.url });
+await client.connect();
+const explain = async (text, params) => {
+  await client.query('BEGIN');
+  const { rows } = await client.query({ text: `EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, values: params });
+  await client.query('COMMIT');
+  const plan = rows[0]['QUERY PLAN'][0];
+  return { total: plan['Execution Time'], trigger: (plan.Triggers ?? []).reduce((sum, t) => sum + t.Time, 0) };
+};
+const seen = { claim: [], claimTrigger: [], outcome: [], outcomeTrigger: [] };
+let claimText;
+let outcomeText;
+for (let round = 0; round < ROUNDS + WARM; round++) {
+  // The store's own calls supply the statement texts (and lease one batch); the explained
+  // statements then claim the next batch and write that batch's outcomes.
+  texts.length = 0;
+  const leased = await store.jobClaim({ workerId: 'w', limit: N, queues: ['default'], leaseMs: 60_000 });
+  claimText ??= texts.find((text) => text.includes('WITH active AS'));
+  const claim = await explain(claimText, ['x', ['default'], N, 60_000]);
+  await store.jobCompleteMany({ workerId: 'w', outcomes: leased.map((j) => ({ jobId: j.id, attempt: j.attempt, kind: 'succeeded' })) });
+  outcomeText ??= texts.find((text) => text.includes('AS r(id, attempt, kind'));
+  const running = await dataSource.query(`SELECT id, attempt FROM durable_scheduler.jobs WHERE state = 'running' AND worker_id = 'x'`);
+  const nulls = running.map(() => null);
+  const outcome = await explain(outcomeText, ['x', running.map((r) => r.id), running.map((r) => r.attempt), running.map(() => 'succeeded'), nulls, nulls, nulls]);
+  if (round < WARM) continue;
+  seen.claim.push(claim.total);
+  seen.claimTrigger.push(claim.trigger);
+  seen.outcome.push(outcome.total);
+  seen.outcomeTrigger.push(outcome.trigger);
+}
+const ms = (key) => `${median(seen[key]).toFixed(2)} ms`;
+console.log(`claim of ${N}: ${ms('claim')}, of which the effects trigger ${ms('claimTrigger')}`);
+console.log(`outcome write of ${N}: ${ms('outcome')}, of which the effects trigger ${ms('outcomeTrigger')}`);
+await client.end();
+await dataSource.destroy();
+await db.drop();
+await server.close();
+await pgServer.stop();
