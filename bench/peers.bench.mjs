@@ -3,8 +3,8 @@
 // handler, at most 10 connections per process for every system. Cells of one workload run round by
 // round with the systems interleaved, so a busy machine slows all of them alike.
 // Usage: node bench/peers.bench.mjs [--quick] [--runs N] [--only drain,latency,...] [--drain-jobs N] [--drain-cap-s S]
-//   [--soak-variants ours-tuned,graphile-tuned]
-import { mkdirSync, writeFileSync } from 'node:fs';
+//   [--soak-variants ours-tuned,graphile-tuned] [--resume bench/results/peers-full.json,...]
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import { fmt, median, postgres } from './support.mjs';
@@ -20,7 +20,7 @@ import { ratiosSvg, summarize } from './peers/report.mjs';
 import { printTables } from './peers/tables.mjs';
 
 const { values } = parseArgs({
-  options: { quick: { type: 'boolean', default: false }, runs: { type: 'string', default: '3' }, only: { type: 'string' }, 'drain-jobs': { type: 'string' }, 'drain-cap-s': { type: 'string' }, 'soak-variants': { type: 'string' } },
+  options: { quick: { type: 'boolean', default: false }, runs: { type: 'string', default: '3' }, only: { type: 'string' }, 'drain-jobs': { type: 'string' }, 'drain-cap-s': { type: 'string' }, 'soak-variants': { type: 'string' }, resume: { type: 'string' } },
 });
 const QUICK = values.quick;
 const RUNS = Number(values.runs);
@@ -48,6 +48,19 @@ const meta = { mode, date: new Date().toISOString(), cores: cpus().length, postg
 console.log(`peers bench (${mode}): ${meta.cores} cores, PostgreSQL ${meta.postgres} (${meta.server}), ${RUNS} runs per cell`);
 
 const results = { meta, enqueue: [], headline: [], matrix: [], latency: [], retry: [], future: [], crash: [], soak: [] };
+// --resume a.json[,b.json]: take the sections these earlier results files already hold (a run that
+// stopped part-way, or a section run on its own) and run only the others; meta.resumedFrom says so.
+const sectionKey = { enqueue: 'enqueue', drain: 'headline', matrix: 'matrix', latency: 'latency', retry: 'retry', future: 'future', crash: 'crash', soak: 'soak' };
+if (values.resume) {
+  meta.resumedFrom = [];
+  for (const file of values.resume.split(',')) {
+    const earlier = JSON.parse(readFileSync(file, 'utf8'));
+    const taken = Object.values(sectionKey).filter((key) => results[key].length === 0 && earlier[key]?.length > 0);
+    for (const key of taken) results[key] = earlier[key];
+    meta.resumedFrom.push({ file, date: earlier.meta.date, sections: taken });
+  }
+}
+const wanted = (section) => want(section) && results[sectionKey[section]].length === 0;
 const log = (what, r) => console.log(`  ${what}: ${JSON.stringify(r).slice(0, 220)}`);
 const save = () => {
   mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
@@ -70,7 +83,7 @@ async function retried(cell, ...args) {
 const SYSTEMS = ['ours', 'graphile', 'pgboss', 'raw'];
 const TUNED = ['ours-tuned', 'graphile-tuned', 'pgboss-tuned', 'raw'];
 
-if (want('enqueue')) {
+if (wanted('enqueue')) {
   console.log('enqueue');
   for (const m of enqueueModes) {
     const jobs = m === 'single, 1 client' ? P.single : m === 'single, 16 clients' ? P.multi : P.bulk;
@@ -84,7 +97,7 @@ if (want('enqueue')) {
   save();
 }
 
-if (want('drain')) {
+if (wanted('drain')) {
   console.log('drain, headline settings, 1 process');
   for (let r = 0; r < RUNS; r++) {
     for (const v of Object.keys(headline)) {
@@ -95,7 +108,7 @@ if (want('drain')) {
   save();
 }
 
-if (want('matrix')) {
+if (wanted('matrix')) {
   console.log('drain, concurrency 10 and 50 per process, in 1 and 2 processes');
   const matrix = QUICK ? ['ours-tuned', 'graphile-tuned', 'pgboss-tuned'] : ['ours-default', 'ours-tuned', 'graphile-default', 'graphile-tuned', 'pgboss-tuned', 'raw'];
   for (let r = 0; r < RUNS; r++) {
@@ -112,7 +125,7 @@ if (want('matrix')) {
   save();
 }
 
-if (want('latency')) {
+if (wanted('latency')) {
   console.log('latency: idle (serial jobs), then open loop at 50% of the drain rate');
   for (let r = 0; r < RUNS; r++) {
     for (const v of TUNED) {
@@ -131,7 +144,7 @@ if (want('latency')) {
   save();
 }
 
-if (want('retry')) {
+if (wanted('retry')) {
   console.log('retry storm: every job fails twice, then succeeds');
   for (let r = 0; r < RUNS; r++) {
     for (const v of ['ours-tuned', 'graphile-tuned', 'pgboss-tuned']) {
@@ -142,7 +155,7 @@ if (want('retry')) {
   save();
 }
 
-if (want('future')) {
+if (wanted('future')) {
   console.log(`drain with ${fmt(P.futures)} future-dated jobs present, against an empty table`);
   for (let r = 0; r < RUNS; r++) {
     for (const v of TUNED) {
@@ -155,7 +168,7 @@ if (want('future')) {
   save();
 }
 
-if (want('crash')) {
+if (wanted('crash')) {
   console.log('crash recovery: SIGKILL a worker holding 100 jobs');
   for (let r = 0; r < RUNS; r++) {
     for (const v of ['ours-tuned', 'graphile-tuned', 'pgboss-tuned']) {
@@ -166,7 +179,7 @@ if (want('crash')) {
   save();
 }
 
-if (want('soak')) {
+if (wanted('soak')) {
   console.log(`soak: ${P.soakS} s, idle-in-transaction session in the middle third`);
   const soaked = values['soak-variants']?.split(',') ?? (QUICK ? ['ours-tuned'] : ['ours-tuned', 'graphile-tuned']);
   for (const v of soaked) {
