@@ -14,7 +14,7 @@ function summarize(commits, starts) {
     p99: percentile(latencies, 99),
     // Not Math.max(...latencies): an open loop at full size collects a few hundred thousand samples,
     // more arguments than a call can take.
-    max: latencies.reduce((most, v) => (v > most ? v : most), Number.NaN),
+    max: latencies.reduce((most, v) => (v > most ? v : most), Number.NEGATIVE_INFINITY),
   };
 }
 
