@@ -25,7 +25,6 @@ export function claimJobsQuery(t: PostgresNaming, options: { readonly asyncCommi
   // taken, it sees the slot's new version, but a subquery on the holder's job would still read this
   // statement's older snapshot and call the slot free.
   //
-  //
   // A slot above its key's max (the limit was lowered while it was held) is retired: held_until
   // 'infinity', never free. So a key is saturated exactly when the earliest held_until of its slots
   // is still ahead, and the probe asks for that minimum, which PostgreSQL answers from the first
