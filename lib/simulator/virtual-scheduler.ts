@@ -122,6 +122,11 @@ export class NodeTimers implements Timers {
     return entry;
   }
 
+  /** The same instant, after what is already queued for it: deterministic, and subject to crashes and pauses. */
+  defer(callback: () => void): void {
+    this.setTimeout(callback, 0);
+  }
+
   clearTimeout(handle: unknown): void {
     if (handle === undefined) return;
     const entry = handle as Entry;

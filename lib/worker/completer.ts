@@ -2,7 +2,7 @@ import { InvalidArgumentError } from '../core/index.js';
 import type { JobStore, Outcome, OutcomeResult } from '../store/index.js';
 import { MAX_BATCH } from '../store/index.js';
 import type { SchedulerLogger } from './scheduler-logger.js';
-import type { Timers } from './timers.js';
+import { deferOn, type Timers } from './timers.js';
 
 export interface CompleterDeps {
   readonly store: JobStore;
@@ -16,14 +16,16 @@ export interface CompleterDeps {
 }
 
 /**
- * Writes outcomes through the fenced write, batching whatever accumulates while a write is in
- * flight, so a busy node sends one statement for many outcomes and an idle one adds no delay. A
+ * Writes outcomes through the fenced write, batching the outcomes that arrive together and whatever
+ * accumulates while a write is in flight, so a busy node sends one statement for many outcomes and
+ * an idle one waits for no timer. A
  * stale result is logged and counted, never thrown at the user. A failed write is retried with
  * backoff for as long as the node still holds the lease.
  */
 export class Completer {
   private readonly pending: Outcome[] = [];
   private flushing = false;
+  private flushScheduled = false;
   private retryTimer: unknown;
   private failures = 0;
   private idleWaiters: Array<() => void> = [];
@@ -32,7 +34,13 @@ export class Completer {
 
   submit(outcome: Outcome): void {
     this.pending.push(outcome);
-    if (this.retryTimer === undefined) void this.flush();
+    if (this.retryTimer !== undefined || this.flushing || this.flushScheduled) return;
+    // Deferred, so the outcomes of attempts that settle together go in one write, not one and the rest.
+    this.flushScheduled = true;
+    deferOn(this.deps.timers, () => {
+      this.flushScheduled = false;
+      void this.flush();
+    });
   }
 
   /** Resolves once nothing is pending or in flight. */

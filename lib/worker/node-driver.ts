@@ -101,6 +101,17 @@ export class NodeDriver {
     return Math.max(0, Math.min(this.config.concurrency - running, 2 * this.config.concurrency - this.held.size));
   }
 
+  /**
+   * How many jobs a claim this driver asked for may take when it is sent: its free slots, up to
+   * the batch size, or none once the node stopped running. The pump sends a claim a moment after
+   * the driver asks for it (attempts that settle together then free their slots for one claim);
+   * free slots only grow while a claim is pending, so this is never less than the asked limit
+   * while the node runs.
+   */
+  claimLimit(): number {
+    return this.state === 'running' ? Math.min(this.freeSlots, this.config.claimBatchSize) : 0;
+  }
+
   /** Leases held: attempts running, and settled attempts whose outcome is being written. */
   get heldCount(): number {
     return this.held.size;

@@ -2,13 +2,26 @@
 export interface Timers {
   setTimeout(callback: () => void, ms: number): unknown;
   clearTimeout(handle: unknown): void;
+  /**
+   * Runs `callback` once the callbacks and promise reactions already under way have run, without
+   * waiting for time to pass (`setImmediate` when absent). The node sends claims and outcome writes
+   * this way, so the attempts that settle together are claimed for and reported together.
+   */
+  defer?(callback: () => void): void;
 }
 
 /** Node's own timers. They keep the process alive, as a worker-only process needs. */
 export const realTimers: Timers = {
   setTimeout: (callback, ms) => setTimeout(callback, ms),
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+  defer: (callback) => void setImmediate(callback),
 };
+
+/** `timers.defer`, or `setImmediate` for timers that do not provide it. */
+export function deferOn(timers: Timers, callback: () => void): void {
+  if (timers.defer) timers.defer(callback);
+  else setImmediate(callback);
+}
 
 /**
  * Settles like `work`, unless `ms` passes first: then it rejects with what `onTimeout` returns

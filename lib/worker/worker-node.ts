@@ -12,7 +12,7 @@ import type { TransitionObserver } from './transition-observer.js';
 import type { JobInvoker } from './job-invoker.js';
 import { NodeDriver, type NodeCommand, type NodeEvent } from './node-driver.js';
 import { silentLogger, type SchedulerLogger } from './scheduler-logger.js';
-import { realTimers, type Timers } from './timers.js';
+import { deferOn, realTimers, type Timers } from './timers.js';
 import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './worker-options.js';
 
 export interface WorkerNodeDeps {
@@ -228,7 +228,8 @@ export class WorkerNode {
     for (const command of commands) {
       switch (command.type) {
         case 'claim':
-          void this.claim(command.limit);
+          // Sent once the attempts settling right now have settled, so they share one claim.
+          deferOn(this.timers, () => void this.claim(command.limit));
           break;
         case 'execute':
           void this.execute(command.jobId);
@@ -254,8 +255,14 @@ export class WorkerNode {
     }
   }
 
-  private async claim(limit: number): Promise<void> {
+  private async claim(asked: number): Promise<void> {
     const sentAt = this.clock.now();
+    if (this.driver.status !== 'running') {
+      // Shutdown began before the claim went out: claim nothing rather than hand jobs straight back.
+      this.emit({ type: 'claimed', now: sentAt, sentAt, limit: asked, jobs: [] });
+      return;
+    }
+    const limit = Math.max(asked, this.driver.claimLimit());
     try {
       const jobs = await this.store.jobClaim({ workerId: this.workerId, limit, queues: this.options.queues, leaseMs: this.options.leaseMs });
       for (const job of jobs) this.jobs.set(job.id, job);

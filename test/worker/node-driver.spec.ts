@@ -31,6 +31,22 @@ describe('NodeDriver', () => {
     expect(d.step({ type: 'poll', now: 1_000 })).toEqual([{ type: 'claim', limit: 2 }]);
   });
 
+  it('lets a pending claim take the slots freed before it is sent, up to the batch size, and none once draining', () => {
+    const d = driver(4, 3);
+    d.step({ type: 'start', now: 0 });
+    d.step({ type: 'claimed', now: 1, sentAt: 0, limit: 3, jobs: refs('a', 'b') });
+    // The claim asked for with two slots free...
+    expect(d.step({ type: 'poll', now: 2 })).toEqual([{ type: 'claim', limit: 2 }]);
+    expect(d.claimLimit()).toBe(2);
+    // ...may take what frees up before it goes out, never more than the batch size.
+    d.step({ type: 'attempt_settled', now: 3, jobId: 'a', attempt: 1 });
+    expect(d.claimLimit()).toBe(3);
+    d.step({ type: 'attempt_settled', now: 4, jobId: 'b', attempt: 1 });
+    expect(d.claimLimit()).toBe(3);
+    d.step({ type: 'drain', now: 5 });
+    expect(d.claimLimit()).toBe(0);
+  });
+
   it('keeps one claim in flight at a time and remembers a hint that arrives meanwhile', () => {
     const d = driver(4);
     d.step({ type: 'start', now: 0 });

@@ -209,6 +209,52 @@ describe('WorkerNode on the in-memory store', () => {
     expect(ran).toEqual(['now']);
   });
 
+  it('claims for, and reports, attempts that settle together in one statement each', async () => {
+    const claims: number[] = [];
+    const writes: number[] = [];
+    const { timers, memory, node } = setup({ quick: { handle: () => undefined } }, { concurrency: 5, claimBatchSize: 5 }, (store) =>
+      new Proxy(store, {
+        get(target, prop, receiver) {
+          if (prop === 'jobClaim') return (input: Parameters<JobStore['jobClaim']>[0]) => (claims.push(input.limit), target.jobClaim(input));
+          if (prop === 'jobCompleteMany') return (input: Parameters<JobStore['jobCompleteMany']>[0]) => (writes.push(input.outcomes.length), target.jobCompleteMany(input));
+          const value = Reflect.get(target, prop, receiver);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      }),
+    );
+    await memory.jobEnqueueMany(Array.from({ length: 15 }, (_, i) => ({ name: 'quick', payload: i })));
+    await node.start();
+    await timers.advanceUntil(() => node.stats.succeeded === 15);
+    // Sent the moment the first handler settled, these would go out as claims of 1 and writes of 1
+    // between the full ones.
+    expect(claims.length).toBeGreaterThanOrEqual(3);
+    expect(claims.every((limit) => limit === 5)).toBe(true);
+    expect(writes.every((outcomes) => outcomes >= 5)).toBe(true);
+    expect(writes.reduce((a, b) => a + b, 0)).toBe(15);
+  });
+
+  it('sends no claim it asked for once shutdown began before the claim went out', async () => {
+    let claimCalls = 0;
+    const { memory, node } = setup({ never: { handle: () => undefined } }, {}, (store) =>
+      new Proxy(store, {
+        get(target, prop, receiver) {
+          if (prop === 'jobClaim') claimCalls += 1;
+          const value = Reflect.get(target, prop, receiver);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      }),
+    );
+    const { id } = await memory.jobEnqueue({ name: 'never', payload: null });
+    const before = await memory.jobGet(id);
+    await node.start();
+    // The start asked for a claim; the pump sends it once the current callbacks have run, by which time the node drains.
+    await node.stop();
+    expect(claimCalls).toBe(0);
+    expect(node.status).toBe('stopped');
+    expect(await memory.jobGet(id)).toEqual(before);
+    expect(before).toMatchObject({ attempt: 0, workerId: null });
+  });
+
   it('never runs more attempts at once than its concurrency, and batches outcome writes', async () => {
     let running = 0;
     let peak = 0;
