@@ -34,6 +34,15 @@ const dataSource = await new DataSource({ type: 'postgres', url: db.url, extra: 
 const kinds = new Map();
 const kindOf = (text) => (text.includes('WITH active AS') ? 'claim' : text.includes('AS r(id, attempt, kind') ? 'complete' : text.trim().split(/\s+/).slice(0, 3).join(' '));
 const store = new PostgresJobStore({ dataSource, historyPolicy: process.env.HISTORY ?? undefined, onStatement: (text) => { const k = kindOf(text); kinds.set(k, (kinds.get(k) ?? 0) + 1); } });
+// Claim sizes: how many each claim asked for and got, to see whether claims come in full batches.
+const claimSizes = { asked: [], got: [] };
+const claimOf = store.jobClaim.bind(store);
+store.jobClaim = async (input) => {
+  const jobs = await claimOf(input);
+  claimSizes.asked.push(input.limit);
+  claimSizes.got.push(jobs.length);
+  return jobs;
+};
 // migrate() reinstalls the effects triggers, whose body follows this store's history policy.
 await store.migrate();
 for (let i = 0; i < JOBS; i += 1_000) await store.jobEnqueueMany(Array.from({ length: 1_000 }, (_, j) => ({ name: 'noop', payload: { k: i + j, pad: 'x'.repeat(80) } })));
@@ -75,6 +84,8 @@ const pgCpu = postgresCpuS() - pg0;
 await stopProfile();
 console.log(`${JOBS} jobs in ${ms.toFixed(0)} ms: ${(JOBS / (ms / 1000)).toFixed(0)} jobs/s; node CPU ${((cpu.user + cpu.system) / 1000 / JOBS).toFixed(3)} ms/job, PostgreSQL CPU ${((pgCpu * 1000) / JOBS).toFixed(3)} ms/job`);
 console.log('statements:', Object.fromEntries(kinds));
+const histogram = (xs) => { const buckets = { '1': 0, '2-9': 0, '10-49': 0, '50-99': 0, '100+': 0 }; for (const x of xs) buckets[x <= 1 ? '1' : x < 10 ? '2-9' : x < 50 ? '10-49' : x < 100 ? '50-99' : '100+'] += 1; return buckets; };
+console.log('claims asked for:', histogram(claimSizes.asked), 'got:', histogram(claimSizes.got.filter((n) => n > 0)), 'empty:', claimSizes.got.filter((n) => n === 0).length);
 console.log('ms per statement:', Object.fromEntries([...spent].map(([k, v]) => [k, +(v / kinds.get(k)).toFixed(2)])));
 await dataSource.destroy();
 await db.drop();
