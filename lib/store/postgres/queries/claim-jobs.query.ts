@@ -61,6 +61,8 @@ export function claimJobsQuery(t: PostgresNaming, options: { readonly asyncCommi
       FOR UPDATE OF j SKIP LOCKED
     )`;
   // Both statements lease the picked jobs the same way: attempt charged, a lapsed lease's reclaim noted.
+  // The picked ids are handed over as one array, probed in the primary key: joined to `picked`
+  // instead, a table the planner judged small (a few thousand jobs) was hashed whole on every claim.
   const leaseUpdate = `UPDATE ${t.jobs} j SET
       state = 'running',
       attempt = j.attempt + 1,
@@ -68,7 +70,7 @@ export function claimJobsQuery(t: PostgresNaming, options: { readonly asyncCommi
       leased_until = now() + $4 * interval '1 millisecond',
       last_error = CASE WHEN j.state = 'running' THEN 'lease expired' ELSE j.last_error END,
       updated_at = now()
-    FROM picked WHERE j.id = picked.id`;
+    WHERE j.id = ANY(ARRAY(SELECT id FROM picked))`;
   // The saturation check is skipped entirely while no limit exists.
   const text = `
     WITH ${active}, ${candidates('id, run_at, seq, queue, concurrency_key', `(NOT EXISTS (SELECT 1 FROM ${t.limits}) OR ${notSaturated('j')})`)}, candidates AS (
