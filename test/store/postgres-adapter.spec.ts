@@ -301,6 +301,53 @@ describe('PostgreSQL concurrency slots', () => {
   });
 });
 
+describe('PostgreSQL JIT and the limited claim', () => {
+  it('plans the claim under a limit with JIT off, in its own transaction only', async () => {
+    // Every statement's plan comes back to this client, with the planner settings that differ from
+    // the defaults; JIT is asked for at any cost, so a claim planned with it on would compile.
+    const options = [
+      '-c session_preload_libraries=auto_explain',
+      '-c auto_explain.log_min_duration=0',
+      '-c auto_explain.log_format=json',
+      '-c auto_explain.log_settings=on',
+      '-c client_min_messages=log',
+      '-c jit_above_cost=0',
+    ].join(' ');
+    const explained = await new DataSource({ type: 'postgres', url: databaseUrl(), extra: { max: 2, options } }).initialize();
+    const plans: Array<{ text: string; settings: Record<string, string>; jit: boolean }> = [];
+    const pool = (explained.driver as unknown as { master: pg.Pool & { _clients?: pg.PoolClient[] } }).master;
+    const listen = (client: pg.PoolClient) =>
+      client.on('notice', (notice) => {
+        const json = notice.message?.replace(/^duration: [\d.]+ ms\s+plan:\s*/, '');
+        if (!json?.startsWith('{')) return;
+        const plan = JSON.parse(json) as { 'Query Text': string; Settings?: Record<string, string>; JIT?: unknown };
+        plans.push({ text: plan['Query Text'], settings: plan.Settings ?? {}, jit: plan.JIT !== undefined });
+      });
+    pool.on('connect', listen);
+    for (const client of pool._clients ?? []) listen(client);
+    const schema = uniqueSchema('pgjit');
+    schemas.push(schema);
+    try {
+      const store = new PostgresJobStore({ dataSource: explained, schema });
+      await store.migrate();
+      await store.concurrencyLimitSet({ queue: 'default' }, 100);
+      await store.jobEnqueueMany(Array.from({ length: 20 }, (_, i) => ({ name: 'jit', payload: i })));
+      plans.length = 0;
+      expect(await store.jobClaim({ workerId: 'w1', limit: 10, queues: ['default'], leaseMs: 60_000 })).toHaveLength(10);
+      const limited = plans.filter((plan) => plan.text.includes('wanted AS'));
+      expect(limited).toHaveLength(1);
+      expect(limited[0]!.settings.jit).toBe('off');
+      expect(limited[0]!.jit).toBe(false);
+      // The setting was the claim's own: a statement after it on the same pool plans with JIT allowed.
+      plans.length = 0;
+      await explained.query('SELECT 1 AS after_claim');
+      expect(plans.find((plan) => plan.text.includes('after_claim'))?.settings.jit).toBeUndefined();
+    } finally {
+      await explained.destroy();
+    }
+  });
+});
+
 describe('PostgreSQL asynchronous claim commits', () => {
   const setting = async (runner: QueryRunner) => ((await runner.query('SHOW synchronous_commit')) as { synchronous_commit: string }[])[0]!.synchronous_commit;
 

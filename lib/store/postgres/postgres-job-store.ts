@@ -239,7 +239,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
   }
 
   async jobClaim(params: ClaimParams): Promise<JobRecord[]> {
-    const rows = await this.sql.claim(this.db, checkClaimParams(params));
+    const rows = await this.sql.claim(this.db, checkClaimParams(params), (work) => this.inTransaction(work));
     return rows.map(toJob);
   }
 
