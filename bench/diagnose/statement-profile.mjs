@@ -60,6 +60,20 @@ for (let round = 0; round < ROUNDS + WARM; round++) {
 const ms = (key) => `${median(seen[key]).toFixed(2)} ms`;
 console.log(`claim of ${N}: ${ms('claim')}, of which the effects trigger ${ms('claimTrigger')}`);
 console.log(`outcome write of ${N}: ${ms('outcome')}, of which the effects trigger ${ms('outcomeTrigger')}`);
+// PLAN=1: one more claim and outcome write, with their plans in text form.
+if (process.env.PLAN) {
+  await store.jobEnqueueMany(Array.from({ length: N }, (_, k) => ({ name: 'noop', payload: { k, pad: 'x'.repeat(80) } })));
+  const show = async (text, params) => {
+    await client.query('BEGIN');
+    const { rows } = await client.query({ text: `EXPLAIN (ANALYZE, BUFFERS) ${text}`, values: params });
+    await client.query('ROLLBACK');
+    console.log(rows.map((r) => r['QUERY PLAN']).join('\n'));
+  };
+  await show(claimText, ['x', ['default'], N, 60_000]);
+  const leased = await store.jobClaim({ workerId: 'x', limit: N, queues: ['default'], leaseMs: 60_000 });
+  const nulls = leased.map(() => null);
+  await show(outcomeText, ['x', leased.map((j) => j.id), leased.map((j) => j.attempt), leased.map(() => 'succeeded'), nulls, nulls, nulls]);
+}
 await client.end();
 await dataSource.destroy();
 await db.drop();
