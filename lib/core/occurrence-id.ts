@@ -1,9 +1,12 @@
-import { parse as parseUuid, v5 as uuidV5, validate as isUuid } from 'uuid';
+import { parse as parseUuid, v5 as uuidV5 } from 'uuid';
 import { InvalidArgumentError } from './errors/index.js';
 
 /** The UUIDv5 namespace of occurrence ids, shared with the Rust scheduler the contract comes from. */
 export const OCCURRENCE_NAMESPACE = '6b9d1c2e-7a44-4f8e-9c10-2d3b4c5d6e7f';
 
+// Parsed once: given as text, uuid parses (and validates) the namespace twice on every call, and
+// a worker derives an occurrence id for every job it claims.
+const NAMESPACE_BYTES = parseUuid(OCCURRENCE_NAMESPACE);
 const NANOS_PER_MILLI = 1_000_000n;
 const MAX_MAGNITUDE = (1n << 128n) - 1n;
 
@@ -20,7 +23,11 @@ export const OccurrenceId = Object.freeze({
    * @param scheduledFor the instant, as a Date or as nanoseconds since the epoch
    */
   derive(scheduleId: string, scheduledFor: Date | bigint): string {
-    if (typeof scheduleId !== 'string' || !isUuid(scheduleId)) {
+    let scheduleBytes: Uint8Array;
+    try {
+      // parse() validates as it reads, and throws on anything that is not a UUID.
+      scheduleBytes = parseUuid(scheduleId);
+    } catch {
       throw new InvalidArgumentError(`scheduleId must be a UUID, got ${JSON.stringify(String(scheduleId)).slice(0, 80)}.`, 'scheduleId');
     }
     let nanos: bigint;
@@ -35,13 +42,13 @@ export const OccurrenceId = Object.freeze({
     if (magnitude > MAX_MAGNITUDE) throw new InvalidArgumentError('scheduledFor is too far from the epoch to encode.', 'scheduledFor');
 
     const name = new Uint8Array(33);
-    name.set(parseUuid(scheduleId), 0);
+    name.set(scheduleBytes, 0);
     name[16] = nanos >= 0n ? 1 : 0;
     let rest = magnitude;
     for (let i = 32; i >= 17; i--) {
       name[i] = Number(rest & 0xffn);
       rest >>= 8n;
     }
-    return uuidV5(name, OCCURRENCE_NAMESPACE);
+    return uuidV5(name, NAMESPACE_BYTES);
   },
 });
