@@ -146,6 +146,29 @@ describe('PostgreSQL wake-up hints', () => {
   });
 });
 
+/**
+ * How the plan of a claim statement (as the store sent it) reads `table`: every scan node on it,
+ * for worker 'w2' claiming up to `limit` jobs of the default queue.
+ */
+async function claimScans(claimText: string, table: string, limit: number): Promise<Array<{ type: string; index?: string }>> {
+  const client = new pg.Client({ connectionString: databaseUrl() });
+  await client.connect();
+  try {
+    await client.query(`PREPARE claim_plan(text, text[], integer, integer) AS ${claimText}`);
+    const { rows } = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE claim_plan('w2', '{default}', ${limit}, 60000)`);
+    const relation = table.split('.')[1]!.replaceAll('"', '');
+    const scans: Array<{ type: string; index?: string }> = [];
+    const walk = (node: Record<string, unknown>) => {
+      if (node['Relation Name'] === relation && node['Node Type'] !== 'ModifyTable') scans.push({ type: node['Node Type'] as string, index: node['Index Name'] as string | undefined });
+      for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+    };
+    walk((rows[0]['QUERY PLAN'] as Array<{ Plan: Record<string, unknown> }>)[0]!.Plan);
+    return scans;
+  } finally {
+    await client.end();
+  }
+}
+
 describe('PostgreSQL claims', () => {
   it('skips rows another transaction has locked instead of waiting for them', async () => {
     const store = freshStore();
@@ -182,25 +205,11 @@ describe('PostgreSQL claims', () => {
     expect(await store.jobClaim({ workerId: 'w1', limit: 200, queues: ['default'], leaseMs: 30_000 })).toHaveLength(200);
     const claim = texts.find((text) => text.includes('WITH active AS'));
     expect(claim).toBeDefined();
-    const client = new pg.Client({ connectionString: databaseUrl() });
-    await client.connect();
-    try {
-      await client.query(`PREPARE fast_claim(text, text[], integer, integer) AS ${claim!}`);
-      const { rows } = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE fast_claim('w2', '{default}', 200, 60000)`);
-      const scans: string[] = [];
-      const walk = (node: Record<string, unknown>) => {
-        if (node['Relation Name'] === store.naming.jobs.split('.')[1]!.replaceAll('"', '') && node['Node Type'] !== 'ModifyTable')
-          scans.push(`${node['Node Type'] as string}${node['Index Name'] ? ` ${node['Index Name'] as string}` : ''}`);
-        for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
-      };
-      walk((rows[0]['QUERY PLAN'] as Array<{ Plan: Record<string, unknown> }>)[0]!.Plan);
-      // Joined to the picked rows, the planner hashed a scan of the whole table on every claim
-      // whenever it judged the table small: twice the claim's time at a few thousand jobs.
-      expect(scans.filter((scan) => scan.startsWith('Seq Scan'))).toEqual([]);
-      expect(scans).toContain('Index Scan jobs_pkey');
-    } finally {
-      await client.end();
-    }
+    const scans = (await claimScans(claim!, store.naming.jobs, 200)).map((scan) => `${scan.type}${scan.index ? ` ${scan.index}` : ''}`);
+    // Joined to the picked rows, the planner hashed a scan of the whole table on every claim
+    // whenever it judged the table small: twice the claim's time at a few thousand jobs.
+    expect(scans.filter((scan) => scan.startsWith('Seq Scan'))).toEqual([]);
+    expect(scans).toContain('Index Scan jobs_pkey');
   });
 });
 
@@ -278,26 +287,12 @@ describe('PostgreSQL concurrency slots', () => {
     expect(await claimLimited(store, 'w1')).toHaveLength(50);
     const full = texts.find((text) => text.includes('wanted AS'));
     expect(full).toBeDefined();
-    const client = new pg.Client({ connectionString: databaseUrl() });
-    await client.connect();
-    try {
-      await client.query(`PREPARE limited_claim(text, text[], integer, integer) AS ${full!}`);
-      const { rows } = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE limited_claim('w2', '{default}', 50, 60000)`);
-      const scans: Array<{ type: string; index?: string }> = [];
-      const walk = (node: Record<string, unknown>) => {
-        if (node['Relation Name'] === store.naming.slots.split('.')[1]!.replaceAll('"', '') && node['Node Type'] !== 'ModifyTable')
-          scans.push({ type: node['Node Type'] as string, index: node['Index Name'] as string | undefined });
-        for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
-      };
-      walk((rows[0]['QUERY PLAN'] as Array<{ Plan: Record<string, unknown> }>)[0]!.Plan);
-      // The saturation probe and the slot search of the claim both read the free-slot index.
-      const free = scans.filter((scan) => scan.index === 'concurrency_slots_free_idx');
-      expect(free.length).toBeGreaterThanOrEqual(2);
-      expect(free.every((scan) => scan.type === 'Index Scan' || scan.type === 'Index Only Scan')).toBe(true);
-      expect(scans.filter((scan) => scan.type.startsWith('Bitmap'))).toEqual([]);
-    } finally {
-      await client.end();
-    }
+    const scans = await claimScans(full!, store.naming.slots, 50);
+    // The saturation probe and the slot search of the claim both read the free-slot index.
+    const free = scans.filter((scan) => scan.index === 'concurrency_slots_free_idx');
+    expect(free.length).toBeGreaterThanOrEqual(2);
+    expect(free.every((scan) => scan.type === 'Index Scan' || scan.type === 'Index Only Scan')).toBe(true);
+    expect(scans.filter((scan) => scan.type.startsWith('Bitmap'))).toEqual([]);
   });
 });
 
