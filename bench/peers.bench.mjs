@@ -44,8 +44,12 @@ process.on('unhandledRejection', (e) => console.error('unhandled rejection:', e?
 
 const pgServer = await postgres();
 const server = new Server(pgServer.url);
-const meta = { mode, date: new Date().toISOString(), cores: cpus().length, postgres: await server.version(), server: pgServer.label, runs: RUNS, params: P, node: process.version };
+const meta = { mode, date: new Date().toISOString(), cores: cpus().length, postgres: await server.version(), server: pgServer.label, settings: await server.settings(), runs: RUNS, params: P, node: process.version };
 console.log(`peers bench (${mode}): ${meta.cores} cores, PostgreSQL ${meta.postgres} (${meta.server}), ${RUNS} runs per cell`);
+console.log(`  server settings: ${Object.entries(meta.settings).map(([k, v]) => `${k}=${v}`).join(', ')}`);
+// Without autovacuum no system's dead tuples are ever reclaimed: every soak collapses and the
+// recovery ratio measures the server, not the queue.
+if (meta.settings.autovacuum === 'off') console.warn('  WARNING: autovacuum is off on this server; the soak and every long cell will measure that, not the queues.');
 
 const results = { meta, enqueue: [], headline: [], matrix: [], latency: [], retry: [], future: [], crash: [], soak: [] };
 // --resume a.json[,b.json]: take the sections these earlier results files already hold (a run that

@@ -24,6 +24,14 @@ export class Server {
     return rows[0].server_version;
   }
 
+  /** The server settings a reader needs to judge the figures: vacuum above all (the soak measures it). */
+  async settings() {
+    const { rows } = await this.admin.query(
+      `SELECT name, setting FROM pg_settings WHERE name IN ('autovacuum', 'autovacuum_naptime', 'synchronous_commit', 'fsync', 'shared_buffers', 'max_wal_size') ORDER BY name`,
+    );
+    return Object.fromEntries(rows.map((r) => [r.name, r.setting]));
+  }
+
   urlOf(database) {
     const u = new URL(this.url);
     u.pathname = `/${database}`;
