@@ -61,7 +61,7 @@ if (values.resume) {
     const earlier = JSON.parse(readFileSync(file, 'utf8'));
     const taken = Object.values(sectionKey).filter((key) => results[key].length === 0 && earlier[key]?.length > 0);
     for (const key of taken) results[key] = earlier[key];
-    meta.resumedFrom.push({ file, date: earlier.meta.date, sections: taken });
+    meta.resumedFrom.push({ file, date: earlier.meta.date, postgres: earlier.meta.postgres, server: earlier.meta.server, settings: earlier.meta.settings, sections: taken });
   }
 }
 const wanted = (section) => want(section) && results[sectionKey[section]].length === 0;
