@@ -18,9 +18,8 @@ export interface CompleterDeps {
 /**
  * Writes outcomes through the fenced write, batching the outcomes that arrive together and whatever
  * accumulates while a write is in flight, so a busy node sends one statement for many outcomes and
- * an idle one waits for no timer. A
- * stale result is logged and counted, never thrown at the user. A failed write is retried with
- * backoff for as long as the node still holds the lease.
+ * an idle one waits for no timer. A stale result is logged and counted, never thrown at the user.
+ * A failed write is retried with backoff for as long as the node still holds the lease.
  */
 export class Completer {
   private readonly pending: Outcome[] = [];

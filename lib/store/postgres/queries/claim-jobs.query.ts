@@ -4,8 +4,12 @@ import type { PgExecutor } from '../pg-executor.js';
 import type { PostgresNaming } from '../postgres-naming.js';
 import { fromPgRow, jobColumns, type PgJobRow } from '../postgres-row.js';
 
+/** Runs `work` in a short transaction of its own. */
+export type ClaimTransaction = <T>(work: (db: PgExecutor) => Promise<T>) => Promise<T>;
+
 /**
- * Leases up to $3 jobs in one statement, within concurrency limits.
+ * Leases up to $3 jobs in one statement, within concurrency limits (while a limit exists, that
+ * statement runs in a transaction of its own that first turns JIT off).
  *
  * Candidates are read with SKIP LOCKED (concurrent claimers never wait on, or take, each other's
  * rows): due scheduled jobs, and running jobs whose lease lapsed with attempts left and no cancel
@@ -16,9 +20,6 @@ import { fromPgRow, jobColumns, type PgJobRow } from '../postgres-row.js';
  * twice. A slot holds its job's lease (heartbeats renew both), so a crashed worker's slots come
  * back when its leases lapse.
  */
-/** Runs `work` in a short transaction of its own. */
-export type ClaimTransaction = <T>(work: (db: PgExecutor) => Promise<T>) => Promise<T>;
-
 export function claimJobsQuery(t: PostgresNaming, options: { readonly asyncCommit?: boolean } = {}) {
   // Opt-in (PostgresJobStoreOptions.asyncClaimCommit): the claim's own transaction commits without
   // waiting for its WAL flush. A crash of the server in that window undoes the claim; the job is
