@@ -34,12 +34,17 @@ export function observerCases(ctx: SuiteContext): void {
     const seenByA: TransitionEvent[] = [];
     let unfreeze!: () => void;
     const frozen = new Promise<void>((resolve) => (unfreeze = resolve));
+    let fourthArrived!: () => void;
+    const fourth = new Promise<void>((resolve) => (fourthArrived = resolve));
     const a = dispatcher(h.store, 'node-a', {
       id: 'audit',
       to: ALL,
       deliver: async (event) => {
         seenByA.push(event);
-        if (seenByA.length === 4) await frozen; // dies here: no commit, no failure report
+        if (seenByA.length === 4) {
+          fourthArrived();
+          await frozen; // dies here: no commit, no failure report
+        }
       },
     });
     expect(await a.runOnce()).toBe(0); // registers the cursor at the (empty) end of the log
@@ -48,7 +53,10 @@ export function observerCases(ctx: SuiteContext): void {
     expect(log).toHaveLength(9);
 
     const dying = a.runOnce();
-    await until(() => seenByA.length === 4);
+    // Signalled by the delivery itself: counting event-loop turns instead gave up too early on a
+    // loaded machine, where reading the log takes longer than a thousand turns.
+    await fourth;
+    expect(seenByA).toHaveLength(4);
     const seenByB: TransitionEvent[] = [];
     const b = dispatcher(h.store, 'node-b', { id: 'audit', to: ALL, deliver: (event) => void seenByB.push(event) });
     expect(await b.runOnce()).toBe(0); // A still holds the delivery lease
@@ -110,9 +118,4 @@ export function observerCases(ctx: SuiteContext): void {
     expect(Object.isFrozen(seen[0])).toBe(true);
     expect(await d.runOnce()).toBe(0);
   });
-}
-
-async function until(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 1_000 && !condition(); i++) await new Promise<void>((resolve) => setImmediate(resolve));
-  expect(condition()).toBe(true);
 }
