@@ -122,7 +122,10 @@ export class NodeTimers implements Timers {
     return entry;
   }
 
-  /** The same instant, after what is already queued for it: deterministic, and subject to crashes and pauses. */
+  /**
+   * Runs `callback` on this node as soon as it can: at this instant after what is already queued
+   * for it, after a pause, or never after a crash.
+   */
   defer(callback: () => void): void {
     this.setTimeout(callback, 0);
   }
@@ -132,11 +135,6 @@ export class NodeTimers implements Timers {
     const entry = handle as Entry;
     this.scheduler.cancel(entry);
     this.pending.delete(entry);
-  }
-
-  /** Delivers `callback` on this node as soon as it can run: now, after a pause, or never after a crash. */
-  deliver(callback: () => void): void {
-    this.setTimeout(callback, 0);
   }
 
   pause(untilAt: number): void {

@@ -257,12 +257,13 @@ export class WorkerNode {
 
   private async claim(asked: number): Promise<void> {
     const sentAt = this.clock.now();
-    if (this.driver.status !== 'running') {
-      // Shutdown began before the claim went out: claim nothing rather than hand jobs straight back.
+    // Sized now, not when asked: slots freed since then count. None means shutdown began before
+    // the claim went out, and it claims nothing rather than hand jobs straight back.
+    const limit = this.driver.claimLimit();
+    if (limit === 0) {
       this.emit({ type: 'claimed', now: sentAt, sentAt, limit: asked, jobs: [] });
       return;
     }
-    const limit = Math.max(asked, this.driver.claimLimit());
     try {
       const jobs = await this.store.jobClaim({ workerId: this.workerId, limit, queues: this.options.queues, leaseMs: this.options.leaseMs });
       for (const job of jobs) this.jobs.set(job.id, job);
