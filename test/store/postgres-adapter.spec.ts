@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { DataSource, type QueryRunner } from 'typeorm';
-import { PostgresJobStore } from '../../lib/store/index.js';
+import { LATEST_SCHEMA_VERSION, PostgresJobStore } from '../../lib/store/index.js';
 import { databaseUrl, dropSchemas, openPostgresDataSource, uniqueSchema } from '../support/postgres.js';
 
 let dataSource: DataSource;
@@ -59,6 +59,7 @@ describe('PostgreSQL migrations', () => {
       { version: 3, name: 'effects' },
       { version: 4, name: 'lease_index' },
       { version: 5, name: 'retired_slots' },
+      { version: 6, name: 'history_key' },
     ]);
     const { id } = await a.jobEnqueue({ name: 'after.migrate', payload: 1 });
     expect((await b.jobGet(id))?.name).toBe('after.migrate');
@@ -87,6 +88,48 @@ describe('PostgreSQL migrations', () => {
     expect(byName.app_jobs_lease_idx).toMatch(/\(leased_until\) WHERE \(state = 'running'::text\)/);
     expect(byName.app_jobs_running_idx).toBeUndefined();
     expect(byName.app_jobs_dead_letter_idx).toMatch(/WHERE \(state = 'dead_lettered'::text\)/);
+    // The history's key is its delivery order; no third index on id alone.
+    const history = await dataSource.query(`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'app_job_history' ORDER BY indexname`, [schema]);
+    expect(history.map((i: { indexname: string; indexdef: string }) => [i.indexname, i.indexdef.replace(/^.* USING btree /, '')])).toEqual([
+      ['app_job_history_job_idx', '(job_id, id)'],
+      ['app_job_history_pkey', '(tx, id)'],
+    ]);
+  });
+
+  it('re-keys the history by (tx, id) when migrating to version 6, keeping every entry, and trims by that key', async () => {
+    const store = freshStore();
+    await store.migrate();
+    const history = store.naming.table('job_history');
+    const migrations = store.naming.table('migrations');
+    // What version 5 had: the id key and a separate (tx, id) index.
+    await dataSource.query(`ALTER TABLE ${history} DROP CONSTRAINT job_history_pkey`);
+    await dataSource.query(`ALTER TABLE ${history} ADD CONSTRAINT job_history_pkey PRIMARY KEY (id)`);
+    await dataSource.query(`CREATE INDEX job_history_delivery_idx ON ${history} (tx, id)`);
+    await dataSource.query(`DELETE FROM ${migrations} WHERE version = 6`);
+    const { id } = await store.jobEnqueue({ name: 'kept', payload: 1, maxAttempts: 3 });
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      await store.jobClaim({ workerId: 'w', limit: 1, queues: ['default'], leaseMs: 60_000 });
+      await store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: id, attempt, kind: 'failed', error: `e${attempt}`, retryDelayMs: 0 }] });
+    }
+    await store.jobEnqueueMany([{ name: 'kept', payload: 2 }, { name: 'kept', payload: 3 }]);
+    const before = await dataSource.query(`SELECT id, tx::text, job_id, state FROM ${history} ORDER BY id`);
+    expect(before.filter((e: { job_id: string }) => e.job_id === id)).toHaveLength(5);
+    expect(before).toHaveLength(7);
+    const again = new PostgresJobStore({ dataSource, schema: store.naming.schema });
+    stores.push(again);
+    await again.migrate();
+    expect(await dataSource.query(`SELECT id, tx::text, job_id, state FROM ${history} ORDER BY id`)).toEqual(before);
+    const key = await dataSource.query(
+      `SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conrelid = $1::regclass AND contype = 'p'`,
+      [history],
+    );
+    expect(key).toEqual([{ def: 'PRIMARY KEY (tx, id)' }]);
+    expect(await dataSource.query(`SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'job_history' ORDER BY indexname`, [store.naming.schema]))
+      .toEqual([{ indexname: 'job_history_job_idx' }, { indexname: 'job_history_pkey' }]);
+    expect(await again.schemaVersion()).toBe(LATEST_SCHEMA_VERSION);
+    // The trim deletes by the new key: the job keeps its newest entry only.
+    expect(await again.historyTrim({ keep: 1, limit: 100 })).toBe(4);
+    expect((await again.jobHistory(id)).map((e) => e.state)).toEqual(['scheduled']);
   });
 
   it.each(['x; drop table y', 'a"b', "o'brien", 'a\nb', 's'.repeat(64), 'Public', 'x.job'])(
@@ -168,6 +211,25 @@ async function claimScans(claimText: string, table: string, limit: number): Prom
     await client.end();
   }
 }
+
+describe('PostgreSQL enqueue', () => {
+  it('inserts a batch of generated ids without checking for existing ones, and still skips an existing caller-chosen id', async () => {
+    const statements: string[] = [];
+    const store = freshStore({ onStatement: (text) => statements.push(text) });
+    await store.migrate();
+    statements.length = 0;
+    const generated = await store.jobEnqueueMany([{ name: 'a', payload: 1 }, { name: 'a', payload: 2 }]);
+    expect(generated.map((r) => r.created)).toEqual([true, true]);
+    expect(statements).toHaveLength(1);
+    expect(statements[0]).toMatch(/INSERT INTO \S+jobs/);
+    expect(statements[0]).not.toMatch(/ON CONFLICT \(id\)/);
+    statements.length = 0;
+    const mixed = await store.jobEnqueueMany([{ name: 'a', payload: 3 }, { name: 'a', payload: 4, id: generated[0]!.id }]);
+    expect(statements[0]).toMatch(/ON CONFLICT \(id\) DO NOTHING/);
+    expect(mixed.map((r) => r.created)).toEqual([true, false]);
+    expect((await store.jobGet(generated[0]!.id))?.payload).toBe(1);
+  });
+});
 
 describe('PostgreSQL claims', () => {
   it('skips rows another transaction has locked instead of waiting for them', async () => {
@@ -274,7 +336,7 @@ describe('PostgreSQL concurrency slots', () => {
       { slot: 2, held: true, retired: true },
       { slot: 3, held: true, retired: true },
     ]);
-    expect(await again.schemaVersion()).toBe(5);
+    expect(await again.schemaVersion()).toBe(LATEST_SCHEMA_VERSION);
   });
 
   it('finds a free slot through the free-slot index, never by scanning the key, even on tables never analyzed', async () => {

@@ -107,11 +107,11 @@ export function effectsQueries(t: PostgresNaming) {
         `WITH ranked AS (
            SELECT id, tx, row_number() OVER (PARTITION BY job_id ORDER BY id DESC) AS n FROM ${t.history}
          ), doomed AS (
-           SELECT id FROM ranked r
+           SELECT tx, id FROM ranked r
            WHERE n > $1 AND NOT EXISTS (SELECT 1 FROM ${t.cursors} c WHERE (r.tx, r.id) > (c.last_tx, c.last_id))
            LIMIT $2
          )
-         DELETE FROM ${t.history} WHERE id IN (SELECT id FROM doomed) RETURNING id`,
+         DELETE FROM ${t.history} WHERE (tx, id) IN (SELECT tx, id FROM doomed) RETURNING id`,
         [keep, limit],
       );
       return rows.length;

@@ -1,0 +1,3 @@
+-- PostgreSQL version 6 keys the history by (transaction, id), the order its observers read it in.
+-- SQLite's history has no transaction column (one writer commits in id order), so its id key stays;
+-- the version exists so that both stores report the same schema version.
