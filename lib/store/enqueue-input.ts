@@ -53,6 +53,11 @@ export interface EnqueueInput<TPayload = unknown> {
 /** A validated job, ready for an adapter to insert. */
 export interface NewJob {
   readonly id: string;
+  /**
+   * True when the store generated the id for this call, so no stored job can hold it and the
+   * insert need not check for one. Absent for caller-chosen ids and occurrence ids.
+   */
+  readonly freshId?: boolean;
   readonly name: string;
   readonly queue: string;
   /** JSON text. */
@@ -131,6 +136,7 @@ export function normalizeEnqueue(input: EnqueueInput, limits: SchedulerLimits, i
   }
   return {
     id,
+    freshId: input.id === undefined,
     name,
     queue,
     payload,

@@ -24,6 +24,7 @@ function satisfies(parentState: JobState, mode: NewJob['dependencyMode']): boole
  * graph among the batch must have no cycle. All of this runs before anything is written.
  */
 export function planDependencies(jobs: readonly NewJob[], existing: ReadonlyMap<string, JobState>): PlannedJob[] {
+  if (jobs.every((job) => (job.dependsOn?.length ?? 0) === 0)) return jobs.map(independent);
   const inBatch = new Map(jobs.map((job) => [job.id, job]));
   for (const job of jobs) {
     for (const parent of job.dependsOn ?? []) {
@@ -54,6 +55,10 @@ export function planDependencies(jobs: readonly NewJob[], existing: ReadonlyMap<
     });
   }
   return jobs.map((job) => planned.get(job.id)!);
+}
+
+function independent(job: NewJob): PlannedJob {
+  return { job, state: 'scheduled', pendingParents: 0, lastError: null, edges: [] };
 }
 
 /** Parents before children within the batch; a cycle is refused. */
