@@ -1,5 +1,6 @@
 import { retryDelayMs, type JobRecord, type RandomSource } from '../core/index.js';
 import type { AttemptTransaction, JobStore, Outcome, OutcomeResult } from '../store/index.js';
+import type { AttemptAbort } from './attempt-abort.js';
 import { AttemptContext } from './job-context.js';
 import type { JobInvoker, PayloadValidator } from './job-invoker.js';
 import { PermanentJobError } from './permanent-job.error.js';
@@ -37,7 +38,7 @@ export class JobTimeoutError extends Error {
 export class AttemptExecutor {
   constructor(private readonly deps: AttemptExecutorDeps) {}
 
-  async execute(job: JobRecord, abort: AbortController): Promise<AttemptReport> {
+  async execute(job: JobRecord, abort: AttemptAbort): Promise<AttemptReport> {
     const { store, invoker, logger } = this.deps;
     const definition = invoker.definition(job.name);
     if (!definition) {
@@ -52,7 +53,7 @@ export class AttemptExecutor {
     }
     const transaction: AttemptTransaction | null =
       definition.transaction && store.capabilities.attemptTransactions ? store.beginAttempt() : null;
-    const context = new AttemptContext(job, abort.signal, logger, store, transaction);
+    const context = new AttemptContext(job, abort, logger, store, transaction);
 
     try {
       const run = () => invoker.invoke(job, context);
@@ -82,7 +83,7 @@ export class AttemptExecutor {
     return report(outcome);
   }
 
-  private withTimeout(work: Promise<void>, timeoutMs: number | undefined, abort: AbortController): Promise<void> {
+  private withTimeout(work: Promise<void>, timeoutMs: number | undefined, abort: AttemptAbort): Promise<void> {
     if (timeoutMs === undefined) return work;
     return withTimeout(work, timeoutMs, this.deps.timers, () => {
       const error = new JobTimeoutError(timeoutMs);

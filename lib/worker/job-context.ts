@@ -52,7 +52,7 @@ export class AttemptContext<TPayload = unknown> implements JobContext<TPayload> 
 
   constructor(
     job: JobRecord,
-    readonly signal: AbortSignal,
+    private readonly abort: { readonly signal: AbortSignal },
     logger: SchedulerLogger,
     private readonly store: Pick<JobStore, 'limits' | 'jobParentOutput'>,
     /** The attempt's transaction, when the job uses one and the store offers it. */
@@ -73,6 +73,10 @@ export class AttemptContext<TPayload = unknown> implements JobContext<TPayload> 
       error: (message) => logger.error(prefix + message),
       debug: (message) => logger.debug?.(prefix + message),
     };
+  }
+
+  get signal(): AbortSignal {
+    return this.abort.signal;
   }
 
   setOutput(value: unknown): void {

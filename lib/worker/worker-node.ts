@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { SeededRandom, type Clock, type JobRecord, type RandomSource } from '../core/index.js';
 import { ANY_QUEUE, SystemClock, type JobStore, type LeaseRef, type Outcome, type OutcomeResult, type WakeSubscription } from '../store/index.js';
+import { AttemptAbort } from './attempt-abort.js';
 import { AttemptExecutor, describe, type AttemptReport } from './attempt-executor.js';
 import { Completer } from './completer.js';
 import { Maintenance, type MaintenanceReport } from './maintenance.js';
@@ -105,7 +106,7 @@ export class WorkerNode {
   private readonly observers: readonly TransitionObserver[];
   private readonly random: RandomSource;
   private readonly jobs = new Map<string, JobRecord>();
-  private readonly aborts = new Map<string, AbortController>();
+  private readonly aborts = new Map<string, AttemptAbort>();
   private readonly timerHandles = new Map<string, unknown>();
   private subscription: WakeSubscription | undefined;
   private starting: Promise<void> | undefined;
@@ -278,7 +279,7 @@ export class WorkerNode {
   private async execute(jobId: string): Promise<void> {
     const job = this.jobs.get(jobId);
     if (!job) return;
-    const abort = new AbortController();
+    const abort = new AttemptAbort();
     this.aborts.set(jobId, abort);
     let attemptReport: AttemptReport;
     try {
