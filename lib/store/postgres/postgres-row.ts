@@ -1,7 +1,15 @@
 import type { DependencyMode, JobState } from '../../core/index.js';
 import type { JobRow } from '../job-row.js';
 
-/** The column list every query that returns whole jobs selects, with JSON as text. */
+/** The job's instants, each sent as epoch milliseconds. */
+const INSTANTS = new Set(['run_at', 'scheduled_for', 'leased_until', 'created_at', 'updated_at', 'finished_at']);
+
+/**
+ * The column list every query that returns whole jobs selects, with JSON as text and instants as
+ * epoch milliseconds (float8). node-postgres parses a timestamptz's text with a regular expression
+ * into a Date; six of them per job were about 5 % of a draining worker's CPU, and a float is one
+ * parseFloat.
+ */
 export function jobColumns(alias = 'j'): string {
   return [
     'id',
@@ -27,8 +35,17 @@ export function jobColumns(alias = 'j'): string {
     'updated_at',
     'finished_at',
   ]
-    .map((column) => `${alias}.${column}`)
+    .map((column) => (INSTANTS.has(column) ? `date_part('epoch', ${alias}.${column}) * 1000 AS ${column}` : `${alias}.${column}`))
     .join(', ');
+}
+
+/**
+ * Whole milliseconds from a float of epoch milliseconds, truncated as a Date truncates. The float
+ * carries microseconds with an error far below a thousandth of a millisecond, so a value a hair
+ * under a whole millisecond is nudged up before it is truncated.
+ */
+function millis(value: number): number {
+  return Math.floor(value + 0.0005);
 }
 
 export interface PgJobRow {
@@ -38,8 +55,8 @@ export interface PgJobRow {
   queue: string;
   payload: string;
   state: JobState;
-  run_at: Date;
-  scheduled_for: Date;
+  run_at: number;
+  scheduled_for: number;
   schedule_id: string | null;
   pending_parents: number;
   dependency_mode: DependencyMode | null;
@@ -47,13 +64,13 @@ export interface PgJobRow {
   attempt: number;
   max_attempts: number;
   worker_id: string | null;
-  leased_until: Date | null;
+  leased_until: number | null;
   cancel_requested: boolean;
   last_error: string | null;
   output: string | null;
-  created_at: Date;
-  updated_at: Date;
-  finished_at: Date | null;
+  created_at: number;
+  updated_at: number;
+  finished_at: number | null;
 }
 
 export function fromPgRow(row: PgJobRow): JobRow {
@@ -64,8 +81,8 @@ export function fromPgRow(row: PgJobRow): JobRow {
     queue: row.queue,
     payload: row.payload,
     state: row.state,
-    runAt: row.run_at.getTime(),
-    scheduledFor: row.scheduled_for.getTime(),
+    runAt: millis(row.run_at),
+    scheduledFor: millis(row.scheduled_for),
     scheduleId: row.schedule_id,
     pendingParents: row.pending_parents,
     dependencyMode: row.dependency_mode,
@@ -73,13 +90,13 @@ export function fromPgRow(row: PgJobRow): JobRow {
     attempt: row.attempt,
     maxAttempts: row.max_attempts,
     workerId: row.worker_id,
-    leasedUntil: row.leased_until?.getTime() ?? null,
+    leasedUntil: row.leased_until === null ? null : millis(row.leased_until),
     cancelRequested: row.cancel_requested,
     lastError: row.last_error,
     output: row.output,
-    createdAt: row.created_at.getTime(),
-    updatedAt: row.updated_at.getTime(),
-    finishedAt: row.finished_at?.getTime() ?? null,
+    createdAt: millis(row.created_at),
+    updatedAt: millis(row.updated_at),
+    finishedAt: row.finished_at === null ? null : millis(row.finished_at),
   };
 }
 
