@@ -8,7 +8,8 @@ const SYSTEMS = ['ours', 'graphile', 'pgboss', 'raw'];
 const TUNED = ['ours-tuned', 'graphile-tuned', 'pgboss-tuned', 'raw'];
 const PEERS = ['ours-tuned', 'graphile-tuned', 'pgboss-tuned'];
 const byVariant = (cells, v) => cells.filter((c) => c.variant === v);
-const med = (cells, key, digits = 0) => fmt(median(cells.map((c) => c[key])), digits);
+// A section run on its own (`--only latency`) has idle cells and no load cells: those print as a dash.
+const med = (cells, key, digits = 0) => (cells.length ? fmt(median(cells.map((c) => c[key])), digits) : '–');
 const heading = (text) => console.log(`\n### ${text}\n`);
 
 const drainHeaders = ['Cell', 'jobs/s (median)', 'spread', 'commits/job', 'WAL B/job', 'CPU ms/job', 'RSS MB', 'dead tuples', 'table+index MB', ''];
