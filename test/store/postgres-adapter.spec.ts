@@ -189,6 +189,14 @@ describe('PostgreSQL wake-up hints', () => {
   });
 });
 
+/** One node of a JSON plan. */
+type PlanNode = { 'Node Type': string; Plans?: PlanNode[] } & Record<string, unknown>;
+
+/** Every node of a plan, depth first. */
+function nodes(plan: PlanNode): PlanNode[] {
+  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
+}
+
 /**
  * How the plan of a claim statement (as the store sent it) reads `table`: every scan node on it,
  * for worker 'w2' claiming up to `limit` jobs of the default queue.
@@ -424,6 +432,48 @@ describe('PostgreSQL JIT and the limited claim', () => {
       plans.length = 0;
       await explained.query('SELECT 1 AS after_claim');
       expect(plans.find((plan) => plan.text.includes('after_claim'))?.settings.jit).toBeUndefined();
+    } finally {
+      await explained.destroy();
+    }
+  });
+});
+
+describe('PostgreSQL effects trigger', () => {
+  it('pairs old and new rows with a hash join, even after its first call in the session saw one row', async () => {
+    const options = [
+      '-c session_preload_libraries=auto_explain',
+      '-c auto_explain.log_min_duration=0',
+      '-c auto_explain.log_format=json',
+      '-c auto_explain.log_nested_statements=on',
+      '-c client_min_messages=log',
+    ].join(' ');
+    // One connection, so the trigger's cached plan is the one every statement below reuses.
+    const explained = await new DataSource({ type: 'postgres', url: databaseUrl(), extra: { max: 1, options } }).initialize();
+    const plans: Array<{ text: string; plan: PlanNode }> = [];
+    const pool = (explained.driver as unknown as { master: pg.Pool & { _clients?: pg.PoolClient[] } }).master;
+    const listen = (client: pg.PoolClient) =>
+      client.on('notice', (notice) => {
+        const json = notice.message?.replace(/^duration: [\d.]+ ms\s+plan:\s*/, '');
+        if (!json?.startsWith('{')) return;
+        const parsed = JSON.parse(json) as { 'Query Text': string; Plan: PlanNode };
+        plans.push({ text: parsed['Query Text'], plan: parsed.Plan });
+      });
+    pool.on('connect', listen);
+    for (const client of pool._clients ?? []) listen(client);
+    const schema = uniqueSchema('pgpair');
+    schemas.push(schema);
+    try {
+      const store = new PostgresJobStore({ dataSource: explained, schema });
+      await store.migrate();
+      await store.jobEnqueue({ name: 'pair', payload: 0 });
+      expect(await store.jobClaim({ workerId: 'w', limit: 1, queues: ['default'], leaseMs: 60_000 })).toHaveLength(1);
+      await store.jobEnqueueMany(Array.from({ length: 300 }, (_, i) => ({ name: 'pair', payload: i + 1 })));
+      plans.length = 0;
+      expect(await store.jobClaim({ workerId: 'w', limit: 300, queues: ['default'], leaseMs: 60_000 })).toHaveLength(300);
+      const pairing = plans.filter((p) => p.text.includes('FROM new_rows n JOIN old_rows o'));
+      expect(pairing).toHaveLength(1);
+      const joins = nodes(pairing[0]!.plan).filter((node) => node['Node Type'].endsWith('Join') || node['Node Type'] === 'Nested Loop');
+      expect(joins.map((node) => node['Node Type'])).toEqual(['Hash Join']);
     } finally {
       await explained.destroy();
     }

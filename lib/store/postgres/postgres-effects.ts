@@ -40,7 +40,8 @@ export function effectsSql(t: PostgresNaming, policy: HistoryPolicy): string {
       ORDER BY p.id
     ), `;
   return `
-CREATE OR REPLACE FUNCTION ${settle}(parent_ids uuid[], max_edges integer) RETURNS integer LANGUAGE plpgsql AS $fn$
+CREATE OR REPLACE FUNCTION ${settle}(parent_ids uuid[], max_edges integer) RETURNS integer LANGUAGE plpgsql
+  SET enable_nestloop = on SET enable_mergejoin = on AS $fn$
 DECLARE
   settled_edges integer;
 BEGIN
@@ -87,32 +88,24 @@ END
 $fn$;
 
 -- One statement pairs each row's old and new version and applies every effect from the pairs.
--- Pairing by GROUP BY rather than by joining the transition tables matters: the planner knows
--- nothing of their size, guesses one row, and a nested-loop join of 1,000 released dependants
--- against themselves cost a million comparisons per effect.
-CREATE OR REPLACE FUNCTION ${fn('jobs_after_update')}() RETURNS trigger LANGUAGE plpgsql AS $fn$
+-- The pairing is a hash join, and the function's own planner settings make it one: PL/pgSQL plans
+-- this statement once per session, with the transition tables' sizes of that first call. A first
+-- call with one row planned a nested loop that every later call reused, and a nested loop of 1,000
+-- released dependants against themselves is a million comparisons. No other step of this function
+-- joins (the slots are found through their job_id index), and the settle function, which it calls,
+-- sets the defaults back for its own plans.
+CREATE OR REPLACE FUNCTION ${fn('jobs_after_update')}() RETURNS trigger LANGUAGE plpgsql
+  SET enable_nestloop = off SET enable_mergejoin = off AS $fn$
 DECLARE
   finished uuid[];
 BEGIN
   WITH pairs AS MATERIALIZED (
-    SELECT u.id,
-      min(u.name) FILTER (WHERE u.is_new) AS name,
-      min(u.queue) FILTER (WHERE u.is_new) AS queue,
-      min(u.state) FILTER (WHERE u.is_new) AS state,
-      min(u.state) FILTER (WHERE NOT u.is_new) AS old_state,
-      min(u.attempt) FILTER (WHERE u.is_new) AS attempt,
-      min(u.attempt) FILTER (WHERE NOT u.is_new) AS old_attempt,
-      min(u.last_error) FILTER (WHERE u.is_new) AS error,
-      min(u.last_error) FILTER (WHERE NOT u.is_new) AS old_error
-    FROM (
-      SELECT id, name, queue, state, attempt, last_error, true AS is_new FROM new_rows
-      UNION ALL
-      SELECT id, name, queue, state, attempt, last_error, false FROM old_rows
-    ) u
-    GROUP BY u.id
+    SELECT n.id, n.name, n.queue, n.state, o.state AS old_state, n.attempt, o.attempt AS old_attempt,
+      n.last_error AS error, o.last_error AS old_error
+    FROM new_rows n JOIN old_rows o ON o.id = n.id
   ), ${logUpdates}released AS (
     UPDATE ${t.slots} s SET job_id = NULL, held_until = CASE WHEN s.held_until = 'infinity' THEN s.held_until ELSE '-infinity' END
-    FROM pairs p WHERE s.job_id = p.id AND p.old_state = 'running' AND p.state <> 'running'
+    WHERE s.job_id = ANY(ARRAY(SELECT p.id FROM pairs p WHERE p.old_state = 'running' AND p.state <> 'running'))
   ), hinted AS (
     SELECT pg_notify('${t.channel}', q.queue) FROM (SELECT DISTINCT queue FROM pairs WHERE old_state = 'awaiting_parents' AND state = 'scheduled') q
   )
