@@ -43,7 +43,6 @@ export class AttemptContext<TPayload = unknown> implements JobContext<TPayload> 
   readonly name: string;
   readonly queue: string;
   readonly payload: TPayload;
-  readonly occurrenceId: string;
   readonly attempt: number;
   readonly maxAttempts: number;
   readonly scheduledFor: Date;
@@ -51,7 +50,7 @@ export class AttemptContext<TPayload = unknown> implements JobContext<TPayload> 
   private encodedOutput: { value: unknown } | undefined;
 
   constructor(
-    job: JobRecord,
+    private readonly job: JobRecord,
     private readonly abort: { readonly signal: AbortSignal },
     logger: SchedulerLogger,
     private readonly store: Pick<JobStore, 'limits' | 'jobParentOutput'>,
@@ -62,7 +61,6 @@ export class AttemptContext<TPayload = unknown> implements JobContext<TPayload> 
     this.name = job.name;
     this.queue = job.queue;
     this.payload = job.payload as TPayload;
-    this.occurrenceId = job.occurrenceId;
     this.attempt = job.attempt;
     this.maxAttempts = job.maxAttempts;
     this.scheduledFor = job.scheduledFor;
@@ -73,6 +71,11 @@ export class AttemptContext<TPayload = unknown> implements JobContext<TPayload> 
       error: (message) => logger.error(prefix + message),
       debug: (message) => logger.debug?.(prefix + message),
     };
+  }
+
+  /** Read from the job when asked: it is derived (a hash) on first read. */
+  get occurrenceId(): string {
+    return this.job.occurrenceId;
   }
 
   get signal(): AbortSignal {
