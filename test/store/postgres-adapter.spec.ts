@@ -391,30 +391,39 @@ describe('PostgreSQL concurrency slots', () => {
   });
 });
 
+/** One statement's plan as auto_explain logs it in JSON. */
+type ExplainedPlan = { 'Query Text': string; Plan: PlanNode; Settings?: Record<string, string>; JIT?: unknown };
+
+/**
+ * A DataSource whose connections send every statement's plan (auto_explain, JSON) back to this
+ * client as a notice; `plans` collects them in order.
+ */
+async function explainingDataSource(settings: readonly string[], max: number): Promise<{ explained: DataSource; plans: ExplainedPlan[] }> {
+  const options = [
+    '-c session_preload_libraries=auto_explain',
+    '-c auto_explain.log_min_duration=0',
+    '-c auto_explain.log_format=json',
+    '-c client_min_messages=log',
+    ...settings,
+  ].join(' ');
+  const explained = await new DataSource({ type: 'postgres', url: databaseUrl(), extra: { max, options } }).initialize();
+  const plans: ExplainedPlan[] = [];
+  const pool = (explained.driver as unknown as { master: pg.Pool & { _clients?: pg.PoolClient[] } }).master;
+  const listen = (client: pg.PoolClient) =>
+    client.on('notice', (notice) => {
+      const json = notice.message?.replace(/^duration: [\d.]+ ms\s+plan:\s*/, '');
+      if (json?.startsWith('{')) plans.push(JSON.parse(json) as ExplainedPlan);
+    });
+  pool.on('connect', listen);
+  for (const client of pool._clients ?? []) listen(client);
+  return { explained, plans };
+}
+
 describe('PostgreSQL JIT and the limited claim', () => {
   it('plans the claim under a limit with JIT off, in its own transaction only', async () => {
     // Every statement's plan comes back to this client, with the planner settings that differ from
     // the defaults; JIT is asked for at any cost, so a claim planned with it on would compile.
-    const options = [
-      '-c session_preload_libraries=auto_explain',
-      '-c auto_explain.log_min_duration=0',
-      '-c auto_explain.log_format=json',
-      '-c auto_explain.log_settings=on',
-      '-c client_min_messages=log',
-      '-c jit_above_cost=0',
-    ].join(' ');
-    const explained = await new DataSource({ type: 'postgres', url: databaseUrl(), extra: { max: 2, options } }).initialize();
-    const plans: Array<{ text: string; settings: Record<string, string>; jit: boolean }> = [];
-    const pool = (explained.driver as unknown as { master: pg.Pool & { _clients?: pg.PoolClient[] } }).master;
-    const listen = (client: pg.PoolClient) =>
-      client.on('notice', (notice) => {
-        const json = notice.message?.replace(/^duration: [\d.]+ ms\s+plan:\s*/, '');
-        if (!json?.startsWith('{')) return;
-        const plan = JSON.parse(json) as { 'Query Text': string; Settings?: Record<string, string>; JIT?: unknown };
-        plans.push({ text: plan['Query Text'], settings: plan.Settings ?? {}, jit: plan.JIT !== undefined });
-      });
-    pool.on('connect', listen);
-    for (const client of pool._clients ?? []) listen(client);
+    const { explained, plans } = await explainingDataSource(['-c auto_explain.log_settings=on', '-c jit_above_cost=0'], 2);
     const schema = uniqueSchema('pgjit');
     schemas.push(schema);
     try {
@@ -424,14 +433,16 @@ describe('PostgreSQL JIT and the limited claim', () => {
       await store.jobEnqueueMany(Array.from({ length: 20 }, (_, i) => ({ name: 'jit', payload: i })));
       plans.length = 0;
       expect(await store.jobClaim({ workerId: 'w1', limit: 10, queues: ['default'], leaseMs: 60_000 })).toHaveLength(10);
-      const limited = plans.filter((plan) => plan.text.includes('wanted AS'));
+      const limited = plans.filter((plan) => plan['Query Text'].includes('wanted AS'));
       expect(limited).toHaveLength(1);
-      expect(limited[0]!.settings.jit).toBe('off');
-      expect(limited[0]!.jit).toBe(false);
+      expect(limited[0]!.Settings?.jit).toBe('off');
+      expect(limited[0]!.JIT).toBeUndefined();
       // The setting was the claim's own: a statement after it on the same pool plans with JIT allowed.
       plans.length = 0;
       await explained.query('SELECT 1 AS after_claim');
-      expect(plans.find((plan) => plan.text.includes('after_claim'))?.settings.jit).toBeUndefined();
+      const after = plans.find((plan) => plan['Query Text'].includes('after_claim'));
+      expect(after).toBeDefined();
+      expect(after!.Settings?.jit).toBeUndefined();
     } finally {
       await explained.destroy();
     }
@@ -440,26 +451,8 @@ describe('PostgreSQL JIT and the limited claim', () => {
 
 describe('PostgreSQL effects trigger', () => {
   it('pairs old and new rows with a hash join, even after its first call in the session saw one row', async () => {
-    const options = [
-      '-c session_preload_libraries=auto_explain',
-      '-c auto_explain.log_min_duration=0',
-      '-c auto_explain.log_format=json',
-      '-c auto_explain.log_nested_statements=on',
-      '-c client_min_messages=log',
-    ].join(' ');
     // One connection, so the trigger's cached plan is the one every statement below reuses.
-    const explained = await new DataSource({ type: 'postgres', url: databaseUrl(), extra: { max: 1, options } }).initialize();
-    const plans: Array<{ text: string; plan: PlanNode }> = [];
-    const pool = (explained.driver as unknown as { master: pg.Pool & { _clients?: pg.PoolClient[] } }).master;
-    const listen = (client: pg.PoolClient) =>
-      client.on('notice', (notice) => {
-        const json = notice.message?.replace(/^duration: [\d.]+ ms\s+plan:\s*/, '');
-        if (!json?.startsWith('{')) return;
-        const parsed = JSON.parse(json) as { 'Query Text': string; Plan: PlanNode };
-        plans.push({ text: parsed['Query Text'], plan: parsed.Plan });
-      });
-    pool.on('connect', listen);
-    for (const client of pool._clients ?? []) listen(client);
+    const { explained, plans } = await explainingDataSource(['-c auto_explain.log_nested_statements=on'], 1);
     const schema = uniqueSchema('pgpair');
     schemas.push(schema);
     try {
@@ -470,9 +463,9 @@ describe('PostgreSQL effects trigger', () => {
       await store.jobEnqueueMany(Array.from({ length: 300 }, (_, i) => ({ name: 'pair', payload: i + 1 })));
       plans.length = 0;
       expect(await store.jobClaim({ workerId: 'w', limit: 300, queues: ['default'], leaseMs: 60_000 })).toHaveLength(300);
-      const pairing = plans.filter((p) => p.text.includes('FROM new_rows n JOIN old_rows o'));
+      const pairing = plans.filter((p) => p['Query Text'].includes('FROM new_rows n JOIN old_rows o'));
       expect(pairing).toHaveLength(1);
-      const joins = nodes(pairing[0]!.plan).filter((node) => node['Node Type'].endsWith('Join') || node['Node Type'] === 'Nested Loop');
+      const joins = nodes(pairing[0]!.Plan).filter((node) => node['Node Type'].endsWith('Join') || node['Node Type'] === 'Nested Loop');
       expect(joins.map((node) => node['Node Type'])).toEqual(['Hash Join']);
     } finally {
       await explained.destroy();
