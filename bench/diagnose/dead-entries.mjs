@@ -19,16 +19,20 @@ let claimText;
 const store = new PostgresJobStore({ dataSource, asyncClaimCommit: true, onStatement: (t) => t.includes('WITH active AS') && (claimText ??= t) });
 await store.migrate();
 const client = new pg.Client({ connectionString: db.url });
+/** Claims and succeeds everything due, 200 at a time. */
+async function drainAll() {
+  for (;;) {
+    const jobs = await store.jobClaim({ workerId: 'w', limit: 200, queues: ['default'], leaseMs: 1000 });
+    if (!jobs.length) return;
+    await store.jobCompleteMany({ workerId: 'w', outcomes: jobs.map((j) => ({ jobId: j.id, attempt: j.attempt, kind: 'succeeded' })) });
+  }
+}
 await client.connect();
 for (const total of [0, 50_000, 100_000, 200_000]) {
   // drain up to `total` jobs so far
-  const have = (await client.query(`SELECT count(*)::int n FROM durable_scheduler.jobs`)).rows[0].n;
+  const have = (await client.query(`SELECT count(*)::int n FROM ${store.naming.table('jobs')}`)).rows[0].n;
   for (let i = have; i < total; i += 1000) await store.jobEnqueueMany(Array.from({ length: 1000 }, (_, j) => ({ name: 'noop', payload: payload(i + j) })));
-  for (;;) {
-    const jobs = await store.jobClaim({ workerId: 'w', limit: 200, queues: ['default'], leaseMs: 1000 });
-    if (!jobs.length) break;
-    await store.jobCompleteMany({ workerId: 'w', outcomes: jobs.map((j) => ({ jobId: j.id, attempt: j.attempt, kind: 'succeeded' })) });
-  }
+  await drainAll();
   await new Promise((r) => setTimeout(r, 1200)); // every lease passed
   await store.jobEnqueueMany(Array.from({ length: 400 }, (_, j) => ({ name: 'noop', payload: payload(j) })));
   if (!claimText) await store.jobClaim({ workerId: 'w', limit: 1, queues: ['default'], leaseMs: 1000 });
@@ -40,6 +44,6 @@ for (const total of [0, 50_000, 100_000, 200_000]) {
   const cte = (name) => { const n = find(plan.Plan, `CTE ${name}`)[0]; return n ? `${n['Actual Total Time'].toFixed(2)} ms, ${n['Shared Hit Blocks']} buffers` : '?'; };
   console.log(`after ${total} jobs drained: claim ${plan['Execution Time'].toFixed(2)} ms; due ${cte('due')}; lapsed ${cte('lapsed')}`);
   // finish those 200 (+200 left)
-  for (;;) { const jobs = await store.jobClaim({ workerId: 'w', limit: 200, queues: ['default'], leaseMs: 1000 }); if (!jobs.length) break; await store.jobCompleteMany({ workerId: 'w', outcomes: jobs.map((j) => ({ jobId: j.id, attempt: j.attempt, kind: 'succeeded' })) }); }
+  await drainAll();
 }
 await client.end(); await dataSource.destroy(); await db.drop(); await server.close(); await pgServer.stop();

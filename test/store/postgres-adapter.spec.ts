@@ -208,13 +208,9 @@ async function claimScans(claimText: string, table: string, limit: number): Prom
     await client.query(`PREPARE claim_plan(text, text[], integer, integer) AS ${claimText}`);
     const { rows } = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE claim_plan('w2', '{default}', ${limit}, 60000)`);
     const relation = table.split('.')[1]!.replaceAll('"', '');
-    const scans: Array<{ type: string; index?: string }> = [];
-    const walk = (node: Record<string, unknown>) => {
-      if (node['Relation Name'] === relation && node['Node Type'] !== 'ModifyTable') scans.push({ type: node['Node Type'] as string, index: node['Index Name'] as string | undefined });
-      for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
-    };
-    walk((rows[0]['QUERY PLAN'] as Array<{ Plan: Record<string, unknown> }>)[0]!.Plan);
-    return scans;
+    return nodes((rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan)
+      .filter((node) => node['Relation Name'] === relation && node['Node Type'] !== 'ModifyTable')
+      .map((node) => ({ type: node['Node Type'], index: node['Index Name'] as string | undefined }));
   } finally {
     await client.end();
   }
