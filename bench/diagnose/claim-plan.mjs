@@ -29,7 +29,7 @@ for (let done = 0; done < JOBS / 2; ) {
 if (values.analyze) await dataSource.query('ANALYZE durable_scheduler.jobs');
 const runner = dataSource.createQueryRunner();
 await runner.startTransaction();
-const plan = await runner.query(`EXPLAIN (ANALYZE, BUFFERS) ${claimText}`, ['w', ['default'], Number(values.limit), 60_000]);
+const plan = await runner.query(`EXPLAIN (ANALYZE, BUFFERS) ${claimText}`, ['w', ['default'], Number(values.limit), 60_000, true]);
 await runner.rollbackTransaction();
 await runner.release();
 console.log(`${JOBS} jobs, ${JOBS / 2} succeeded${values.analyze ? ', analyzed' : ''}; claim of ${values.limit}:`);

@@ -93,6 +93,12 @@ export interface ClaimParams {
   readonly limit: number;
   readonly queues: readonly string[];
   readonly leaseMs: number;
+  /**
+   * Also take running jobs whose lease lapsed (default true). A worker searches for those once
+   * per poll interval, not on every claim: finding them costs a scan that grows with the jobs
+   * finished since the last vacuum, and a lease lapses only when a worker died or stalled.
+   */
+  readonly includeLapsed?: boolean;
 }
 
 /** One lease a worker believes it holds. */

@@ -51,6 +51,9 @@ export function checkClaimParams(params: ClaimParams): ClaimParams {
     throw new InvalidArgumentError('queues must be a non-empty array of queue names.', 'queues');
   }
   params.queues.forEach((queue, i) => assertQueueName(queue, `queues[${i}]`));
+  if (params.includeLapsed !== undefined && typeof params.includeLapsed !== 'boolean') {
+    throw new InvalidArgumentError('includeLapsed must be true or false when given.', 'includeLapsed');
+  }
   return params;
 }
 

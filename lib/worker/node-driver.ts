@@ -26,7 +26,7 @@ export type NodeEvent =
   /** A wake-up hint arrived: work may be due now. */
   | { readonly type: 'wake'; readonly now: number }
   | { readonly type: 'claimed'; readonly now: number; readonly sentAt: number; readonly limit: number; readonly jobs: readonly LeaseRef[] }
-  | { readonly type: 'claim_failed'; readonly now: number }
+  | { readonly type: 'claim_failed'; readonly now: number; readonly lapsed: boolean }
   /** The handler finished; its outcome is being recorded. */
   | { readonly type: 'attempt_settled'; readonly now: number; readonly jobId: string; readonly attempt: number }
   /** The outcome write finished (applied, stale, or given up): the slot is free. */
@@ -47,7 +47,8 @@ export type NodeEvent =
   | { readonly type: 'relinquish_done'; readonly now: number; readonly leases: readonly LeaseRef[] };
 
 export type NodeCommand =
-  | { readonly type: 'claim'; readonly limit: number }
+  /** `lapsed`: the claim also searches for lapsed leases (see {@link NodeDriver}). */
+  | { readonly type: 'claim'; readonly limit: number; readonly lapsed: boolean }
   | { readonly type: 'execute'; readonly jobId: string; readonly attempt: number }
   | { readonly type: 'heartbeat'; readonly leases: readonly LeaseRef[] }
   | { readonly type: 'abort'; readonly jobId: string; readonly attempt: number; readonly reason: AbortReason }
@@ -77,6 +78,13 @@ export class NodeDriver {
   private heartbeatInFlight = false;
   /** Something suggested there is due work (start, poll, hint, a full claim). */
   private workHinted = false;
+  /**
+   * The next claim also searches for lapsed leases. Set at start and by each poll tick, and again
+   * if the claim that carried it failed: a lapsed lease is found within a poll interval of
+   * lapsing, however often hints and full batches make the node claim in between, and those
+   * claims skip a search whose cost grows with the jobs finished since the last vacuum.
+   */
+  private lapsedSearchDue = false;
 
   constructor(private readonly config: NodeDriverConfig) {}
 
@@ -129,11 +137,13 @@ export class NodeDriver {
         if (this.state !== 'idle') return [];
         this.state = 'running';
         this.workHinted = true;
+        this.lapsedSearchDue = true;
         return this.maybeClaim();
 
       case 'poll':
       case 'wake':
         this.workHinted = true;
+        if (event.type === 'poll') this.lapsedSearchDue = true;
         return [...this.expireLocally(event.now), ...this.maybeClaim()];
 
       case 'claimed': {
@@ -155,6 +165,7 @@ export class NodeDriver {
 
       case 'claim_failed':
         this.claimInFlight = false;
+        this.lapsedSearchDue ||= event.lapsed;
         return this.maybeStop();
 
       case 'attempt_settled': {
@@ -263,7 +274,9 @@ export class NodeDriver {
     if (limit <= 0) return [];
     this.claimInFlight = true;
     this.workHinted = false;
-    return [{ type: 'claim', limit }];
+    const lapsed = this.lapsedSearchDue;
+    this.lapsedSearchDue = false;
+    return [{ type: 'claim', limit, lapsed }];
   }
 
   private maybeStop(): NodeCommand[] {

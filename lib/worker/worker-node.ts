@@ -230,7 +230,7 @@ export class WorkerNode {
       switch (command.type) {
         case 'claim':
           // Sent once the attempts settling right now have settled, so they share one claim.
-          deferOn(this.timers, () => void this.claim(command.limit));
+          deferOn(this.timers, () => void this.claim(command.limit, command.lapsed));
           break;
         case 'execute':
           void this.execute(command.jobId);
@@ -256,7 +256,7 @@ export class WorkerNode {
     }
   }
 
-  private async claim(asked: number): Promise<void> {
+  private async claim(asked: number, lapsed: boolean): Promise<void> {
     const sentAt = this.clock.now();
     // Sized now, not when asked: slots freed since then count. None means shutdown began before
     // the claim went out, and it claims nothing rather than hand jobs straight back.
@@ -266,13 +266,13 @@ export class WorkerNode {
       return;
     }
     try {
-      const jobs = await this.store.jobClaim({ workerId: this.workerId, limit, queues: this.options.queues, leaseMs: this.options.leaseMs });
+      const jobs = await this.store.jobClaim({ workerId: this.workerId, limit, queues: this.options.queues, leaseMs: this.options.leaseMs, includeLapsed: lapsed });
       for (const job of jobs) this.jobs.set(job.id, job);
       this.stats.claimed += jobs.length;
       this.emit({ type: 'claimed', now: this.clock.now(), sentAt, limit, jobs: jobs.map((job) => ({ jobId: job.id, attempt: job.attempt })) });
     } catch (error) {
       this.logger.warn(`claim failed (${describe(error)}); polling will try again.`);
-      this.emit({ type: 'claim_failed', now: this.clock.now() });
+      this.emit({ type: 'claim_failed', now: this.clock.now(), lapsed });
     }
   }
 

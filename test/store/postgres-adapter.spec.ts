@@ -205,8 +205,8 @@ async function claimScans(claimText: string, table: string, limit: number): Prom
   const client = new pg.Client({ connectionString: databaseUrl() });
   await client.connect();
   try {
-    await client.query(`PREPARE claim_plan(text, text[], integer, integer) AS ${claimText}`);
-    const { rows } = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE claim_plan('w2', '{default}', ${limit}, 60000)`);
+    await client.query(`PREPARE claim_plan(text, text[], integer, integer, boolean) AS ${claimText}`);
+    const { rows } = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE claim_plan('w2', '{default}', ${limit}, 60000, true)`);
     const relation = table.split('.')[1]!.replaceAll('"', '');
     return nodes((rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan)
       .filter((node) => node['Relation Name'] === relation && node['Node Type'] !== 'ModifyTable')
@@ -285,6 +285,43 @@ describe('PostgreSQL claims', () => {
     }
     const [last] = await store.jobClaim({ workerId: 'w', limit: 10, queues: ['default'], leaseMs: 30_000 });
     expect(last?.id).toBe(ids[0]);
+  });
+
+  it('never starts the lapsed-lease scan of a claim that leaves lapsed leases out', async () => {
+    const texts: string[] = [];
+    const store = freshStore({ onStatement: (text) => texts.push(text) });
+    await store.migrate();
+    await store.jobEnqueueMany(Array.from({ length: 4 }, (_, k) => ({ name: 'plan', payload: k })));
+    await store.jobClaim({ workerId: 'w1', limit: 2, queues: ['default'], leaseMs: 1 });
+    const claim = texts.find((text) => text.includes('WITH active AS'))!;
+    const client = new pg.Client({ connectionString: databaseUrl() });
+    await client.connect();
+    try {
+      await client.query(`PREPARE claim_run(text, text[], integer, integer, boolean) AS ${claim}`);
+      /** How often the `lapsed` step's table scans ran, and what the claim took, in a transaction rolled back. */
+      const run = async (includeLapsed: boolean) => {
+        await client.query('BEGIN');
+        try {
+          const { rows } = await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE claim_run('w2', '{default}', 10, 60000, ${includeLapsed})`);
+          const plan = (rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
+          const lapsed = nodes(plan).find((node) => node['Subplan Name'] === 'CTE lapsed')!;
+          // Left out, the scan is either planned away (a custom plan folds the parameter) or never run.
+          const scans = nodes(lapsed).filter((node) => node['Relation Name'] !== undefined);
+          return { scanLoops: scans.reduce((sum, node) => sum + Number(node['Actual Loops']), 0), rows: nodes(plan).find((node) => node['Node Type'] === 'ModifyTable')!['Actual Rows'] };
+        } finally {
+          await client.query('ROLLBACK');
+        }
+      };
+      // The 1 ms leases of w1 have lapsed: searched, they are taken with the two due jobs.
+      expect(await run(true)).toEqual({ scanLoops: 1, rows: 4 });
+      expect(await run(false)).toEqual({ scanLoops: 0, rows: 2 });
+      // The same with the generic plan PostgreSQL may switch a prepared statement to.
+      await client.query(`SET plan_cache_mode = force_generic_plan`);
+      expect(await run(false)).toEqual({ scanLoops: 0, rows: 2 });
+      expect(await run(true)).toEqual({ scanLoops: 1, rows: 4 });
+    } finally {
+      await client.end();
+    }
   });
 
   it('leases the jobs it picked through the primary key, never by scanning every job, on a small analyzed table', async () => {
@@ -493,7 +530,7 @@ describe('PostgreSQL asynchronous claim commits', () => {
     try {
       expect(await setting(runner)).toBe('on');
       await runner.startTransaction();
-      expect((await runner.query(claim, ['w2', ['default'], 1, 30_000], true)).records).toHaveLength(1);
+      expect((await runner.query(claim, ['w2', ['default'], 1, 30_000, true], true)).records).toHaveLength(1);
       expect(await setting(runner)).toBe(asyncClaimCommit ? 'off' : 'on');
       await runner.commitTransaction();
       expect(await setting(runner)).toBe('on');

@@ -8,8 +8,8 @@ const only = (commands: NodeCommand[], type: NodeCommand['type']) => commands.fi
 
 describe('NodeDriver', () => {
   it('claims at start, never more than its free slots or its batch size', () => {
-    expect(driver(4).step({ type: 'start', now: 0 })).toEqual([{ type: 'claim', limit: 4 }]);
-    expect(driver(100, 32).step({ type: 'start', now: 0 })).toEqual([{ type: 'claim', limit: 32 }]);
+    expect(driver(4).step({ type: 'start', now: 0 })).toEqual([{ type: 'claim', limit: 4, lapsed: true }]);
+    expect(driver(100, 32).step({ type: 'start', now: 0 })).toEqual([{ type: 'claim', limit: 32, lapsed: true }]);
   });
 
   it('runs what it claimed, and claims again at once only after a full batch', () => {
@@ -19,7 +19,7 @@ describe('NodeDriver', () => {
     expect(full).toEqual([
       { type: 'execute', jobId: 'a', attempt: 1 },
       { type: 'execute', jobId: 'b', attempt: 1 },
-      { type: 'claim', limit: 2 },
+      { type: 'claim', limit: 2, lapsed: false },
     ]);
     const partial = d.step({ type: 'claimed', now: 6, sentAt: 5, limit: 2, jobs: refs('c') });
     expect(partial).toEqual([{ type: 'execute', jobId: 'c', attempt: 1 }]);
@@ -28,7 +28,7 @@ describe('NodeDriver', () => {
     d.step({ type: 'attempt_settled', now: 7, jobId: 'a', attempt: 1 });
     expect(d.step({ type: 'outcome_recorded', now: 8, jobId: 'a', attempt: 1 })).toEqual([]);
     // ...but the poll timer does, sized to the two free slots.
-    expect(d.step({ type: 'poll', now: 1_000 })).toEqual([{ type: 'claim', limit: 2 }]);
+    expect(d.step({ type: 'poll', now: 1_000 })).toEqual([{ type: 'claim', limit: 2, lapsed: true }]);
   });
 
   it('lets a pending claim take the slots freed before it is sent, up to the batch size, and none once draining', () => {
@@ -36,7 +36,7 @@ describe('NodeDriver', () => {
     d.step({ type: 'start', now: 0 });
     d.step({ type: 'claimed', now: 1, sentAt: 0, limit: 3, jobs: refs('a', 'b') });
     // The claim asked for with two slots free...
-    expect(d.step({ type: 'poll', now: 2 })).toEqual([{ type: 'claim', limit: 2 }]);
+    expect(d.step({ type: 'poll', now: 2 })).toEqual([{ type: 'claim', limit: 2, lapsed: true }]);
     expect(d.claimLimit()).toBe(2);
     // ...may take what frees up before it goes out, never more than the batch size.
     d.step({ type: 'attempt_settled', now: 3, jobId: 'a', attempt: 1 });
@@ -52,7 +52,7 @@ describe('NodeDriver', () => {
     d.step({ type: 'start', now: 0 });
     expect(d.step({ type: 'wake', now: 1 })).toEqual([]);
     expect(d.step({ type: 'poll', now: 2 })).toEqual([]);
-    expect(d.step({ type: 'claimed', now: 3, sentAt: 0, limit: 4, jobs: [] })).toEqual([{ type: 'claim', limit: 4 }]);
+    expect(d.step({ type: 'claimed', now: 3, sentAt: 0, limit: 4, jobs: [] })).toEqual([{ type: 'claim', limit: 4, lapsed: true }]);
     expect(d.step({ type: 'claimed', now: 4, sentAt: 3, limit: 4, jobs: [] })).toEqual([]);
   });
 
@@ -62,7 +62,7 @@ describe('NodeDriver', () => {
     d.step({ type: 'claimed', now: 1, sentAt: 0, limit: 2, jobs: refs('a', 'b') });
     expect(d.step({ type: 'wake', now: 2 })).toEqual([]);
     // The hint is remembered; b's handler finishing frees a slot while its outcome is still being written.
-    expect(d.step({ type: 'attempt_settled', now: 3, jobId: 'b', attempt: 1 })).toEqual([{ type: 'claim', limit: 1 }]);
+    expect(d.step({ type: 'attempt_settled', now: 3, jobId: 'b', attempt: 1 })).toEqual([{ type: 'claim', limit: 1, lapsed: false }]);
     // One claim at a time: the outcome write finishing asks for nothing more while it is out.
     expect(d.step({ type: 'outcome_recorded', now: 4, jobId: 'b', attempt: 1 })).toEqual([]);
   });
@@ -80,7 +80,29 @@ describe('NodeDriver', () => {
     // ...but with three outcomes waiting and one handler running, only one more lease fits.
     expect(d.freeSlots).toBe(0);
     expect(d.step({ type: 'wake', now: 6 })).toEqual([]);
-    expect(d.step({ type: 'outcome_recorded', now: 7, jobId: 'a', attempt: 1 })).toEqual([{ type: 'claim', limit: 1 }]);
+    expect(d.step({ type: 'outcome_recorded', now: 7, jobId: 'a', attempt: 1 })).toEqual([{ type: 'claim', limit: 1, lapsed: false }]);
+  });
+
+  it('searches for lapsed leases at start and once per poll tick, not on the claims hints and full batches make', () => {
+    const d = driver(4, 2);
+    const claims = (commands: NodeCommand[]) => only(commands, 'claim');
+    expect(claims(d.step({ type: 'start', now: 0 }))).toEqual([{ type: 'claim', limit: 2, lapsed: true }]);
+    // A full batch and a hint each make the node claim again; neither searches.
+    expect(claims(d.step({ type: 'claimed', now: 1, sentAt: 0, limit: 2, jobs: [] }))).toEqual([]);
+    expect(claims(d.step({ type: 'wake', now: 2 }))).toEqual([{ type: 'claim', limit: 2, lapsed: false }]);
+    expect(claims(d.step({ type: 'claimed', now: 3, sentAt: 2, limit: 2, jobs: refs('a', 'b') }))).toEqual([{ type: 'claim', limit: 2, lapsed: false }]);
+    // A poll tick while every slot is taken keeps its search for the next claim, whatever asks for it.
+    expect(claims(d.step({ type: 'claimed', now: 4, sentAt: 3, limit: 2, jobs: refs('c', 'd') }))).toEqual([]);
+    expect(claims(d.step({ type: 'poll', now: 1_000 }))).toEqual([]);
+    expect(claims(d.step({ type: 'attempt_settled', now: 1_001, jobId: 'a', attempt: 1 }))).toEqual([{ type: 'claim', limit: 1, lapsed: true }]);
+    // A failed claim that carried the search hands it to the next claim; one that did not, does not.
+    d.step({ type: 'claim_failed', now: 1_002, lapsed: true });
+    expect(claims(d.step({ type: 'wake', now: 1_003 }))).toEqual([{ type: 'claim', limit: 1, lapsed: true }]);
+    d.step({ type: 'claim_failed', now: 1_004, lapsed: true });
+    d.step({ type: 'claim_failed', now: 1_005, lapsed: false });
+    expect(claims(d.step({ type: 'wake', now: 1_006 }))).toEqual([{ type: 'claim', limit: 1, lapsed: true }]);
+    d.step({ type: 'claim_failed', now: 1_007, lapsed: false });
+    expect(claims(d.step({ type: 'wake', now: 1_008 }))).toEqual([{ type: 'claim', limit: 1, lapsed: false }]);
   });
 
   it('heartbeats every held lease, one heartbeat at a time', () => {

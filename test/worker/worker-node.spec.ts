@@ -209,6 +209,36 @@ describe('WorkerNode on the in-memory store', () => {
     expect(ran).toEqual(['now']);
   });
 
+  it('searches for lapsed leases on poll ticks only: a hinted claim leaves a lapsed lease to the next tick', async () => {
+    const searched: boolean[] = [];
+    const ran: string[] = [];
+    const { timers, memory, node } = setup({ work: { handle: (p: string) => void ran.push(p) } }, { pollIntervalMs: 10_000 }, (store) =>
+      new Proxy(store, {
+        get(target, prop, receiver) {
+          if (prop === 'jobClaim') return (input: Parameters<JobStore['jobClaim']>[0]) => (searched.push(input.includeLapsed!), target.jobClaim(input));
+          const value = Reflect.get(target, prop, receiver);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      }),
+    );
+    // A worker that died holding a lease that lapses at 25 s.
+    const { id: orphan } = await memory.jobEnqueue({ name: 'work', payload: 'orphan' });
+    await memory.jobClaim({ workerId: 'dead-node', limit: 1, queues: ['default'], leaseMs: 25_000 });
+    await node.start();
+    await timers.advance(25_000);
+    expect(searched).toEqual([true, true, true]); // start, 10 s, 20 s
+    await memory.jobEnqueue({ name: 'work', payload: 'hinted' });
+    await settle();
+    expect(ran).toEqual(['hinted']);
+    expect(searched.slice(3)).toEqual([false]);
+    expect(await memory.jobGet(orphan)).toMatchObject({ state: 'running', attempt: 1, workerId: 'dead-node' });
+    await timers.advance(5_000);
+    await settle();
+    expect(searched.slice(4)).toEqual([true]);
+    expect(ran).toEqual(['hinted', 'orphan']);
+    expect(await memory.jobGet(orphan)).toMatchObject({ state: 'succeeded', attempt: 2, workerId: 'node-1' });
+  });
+
   it('claims for, and reports, attempts that settle together in one statement each', async () => {
     const claims: number[] = [];
     const writes: number[] = [];

@@ -253,11 +253,11 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
   }
 
   async jobClaim(params: ClaimParams): Promise<JobRecord[]> {
-    const { workerId, limit, queues, leaseMs } = checkClaimParams(params);
+    const { workerId, limit, queues, leaseMs, includeLapsed = true } = checkClaimParams(params);
     const now = this.clock.now();
     const wanted = new Set(queues.filter((q) => !this.pausedQueues.has(q)));
     const candidates = [...this.jobs.values()]
-      .filter((row) => wanted.has(row.queue) && this.rules.isClaimable(row, now))
+      .filter((row) => wanted.has(row.queue) && (includeLapsed || row.state !== 'running') && this.rules.isClaimable(row, now))
       .sort((a, b) => a.runAt - b.runAt || a.seq - b.seq);
     const picked = this.withinLimits(candidates, now, limit);
     return picked.map((row) => {

@@ -114,6 +114,7 @@ export function badInputCases(ctx: SuiteContext): void {
     ['a NaN lease', (s) => s.jobClaim({ workerId: 'w', limit: 1, queues: ['default'], leaseMs: Number.NaN }), /leaseMs/],
     ['no queues', (s) => s.jobClaim({ workerId: 'w', limit: 1, queues: [], leaseMs: LEASE_MS }), /queues must be a non-empty array/],
     ['an empty worker id', (s) => s.jobClaim({ workerId: '', limit: 1, queues: ['default'], leaseMs: LEASE_MS }), /workerId/],
+    ['includeLapsed as a string', (s) => s.jobClaim({ workerId: 'w', limit: 1, queues: ['default'], leaseMs: LEASE_MS, includeLapsed: 'no' as never }), /includeLapsed must be true or false/],
     ['a hostile queue name', (s) => s.jobClaim({ workerId: 'w', limit: 1, queues: ["x'; drop table y; --"], leaseMs: LEASE_MS }), /queues\[0\]/],
     ['a heartbeat for a non-UUID', (s) => s.jobHeartbeat({ workerId: 'w', leases: [{ jobId: 'nope', attempt: 1 }], leaseMs: LEASE_MS }), /leases\[0\]\.jobId must be a UUID/],
     [

@@ -26,6 +26,19 @@ export function leaseCases(ctx: SuiteContext): void {
     ]);
   });
 
+  it('leaves lapsed leases to a later claim when asked to (includeLapsed: false), still taking due jobs', async () => {
+    const h = await ctx.open();
+    const lapsed = await enqueue(h.store, { maxAttempts: 3 });
+    await claimOne(h.store, 'worker-a');
+    await h.advance(LEASE_MS);
+    const due = await enqueue(h.store);
+    const params = { workerId: 'worker-b', limit: 5, queues: ['default'], leaseMs: LEASE_MS };
+    expect((await h.store.jobClaim({ ...params, includeLapsed: false })).map((j) => j.id)).toEqual([due]);
+    expect(await mustGet(h.store, lapsed)).toMatchObject({ state: 'running', attempt: 1, workerId: 'worker-a' });
+    // The default searches for them.
+    expect(await h.store.jobClaim(params)).toEqual([expect.objectContaining({ id: lapsed, attempt: 2, workerId: 'worker-b', lastError: 'lease expired' })]);
+  });
+
   it('renews the leases a worker holds and reports the ones it lost', async () => {
     const h = await ctx.open();
     const held = await enqueue(h.store);

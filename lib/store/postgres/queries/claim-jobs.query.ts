@@ -40,6 +40,12 @@ export function claimJobsQuery(t: PostgresNaming, options: { readonly asyncCommi
         SELECT 1 FROM ${t.limits} l
         WHERE l.key IN ('queue:' || ${job}.queue, 'key:' || ${job}.concurrency_key)
           AND COALESCE((SELECT min(s.held_until) FROM ${t.slots} s WHERE s.key = l.key), 'infinity') > now())`;
+  // A claim may leave lapsed leases out ($5 false): the parameter alone decides, so PostgreSQL
+  // checks it once (a one-time filter) and never starts that scan. Between vacuums the lease index
+  // holds an entry for every finished job's running version, and a claim that searched it walked
+  // all of those whose lease had passed: about 8 ms per claim after 100,000 jobs
+  // (bench/diagnose/dead-entries.mjs).
+  //
   // Both statements read candidates the same way. Their filters are written so the planner cannot
   // turn them into joins: the active queues become one array computed once (an InitPlan), and each
   // statement's limit check is a per-row filter or a one-time one. With a single table left to
@@ -58,7 +64,7 @@ export function claimJobsQuery(t: PostgresNaming, options: { readonly asyncCommi
       FOR UPDATE OF j SKIP LOCKED
     ), lapsed AS (
       SELECT ${columns} FROM ${t.jobs} j
-      WHERE state = 'running' AND leased_until <= now() AND attempt < max_attempts AND NOT cancel_requested
+      WHERE $5::boolean AND state = 'running' AND leased_until <= now() AND attempt < max_attempts AND NOT cancel_requested
         AND j.queue = ANY(ARRAY(SELECT q FROM active)) AND ${limitCheck}
       ORDER BY run_at, seq
       LIMIT $3
@@ -149,7 +155,7 @@ export function claimJobsQuery(t: PostgresNaming, options: { readonly asyncCommi
     });
 
   return async (db: PgExecutor, params: ClaimParams, transaction: ClaimTransaction): Promise<JobRow[]> => {
-    const values = [params.workerId, params.queues, params.limit, params.leaseMs];
+    const values = [params.workerId, params.queues, params.limit, params.leaseMs, params.includeLapsed ?? true];
     let rows: PgJobRow[];
     if (fullClaimsLeft > 0) {
       fullClaimsLeft -= 1;

@@ -7,7 +7,8 @@ import { fromSqliteRow, type SqliteJobRow } from '../sqlite-row.js';
 
 /**
  * Leases up to `limit` jobs: the earliest of the due scheduled jobs and the running jobs whose
- * lease lapsed with attempts left and no cancel request, from unpaused queues. SQLite has one
+ * lease lapsed with attempts left and no cancel request (unless the caller leaves those out: a
+ * constant false term makes SQLite skip that scan), from unpaused queues. SQLite has one
  * writer at a time, so no row locks are needed: the surrounding IMMEDIATE transaction is the lock.
  *
  * Under concurrency limits the claim counts what runs with a live lease per capped queue and key,
@@ -24,7 +25,7 @@ export function claimJobsQuery(db: Database, t: SqliteNaming) {
         UNION ALL
         SELECT * FROM (
           SELECT seq, run_at FROM ${t.jobs}
-          WHERE state = 'running' AND leased_until <= @now AND attempt < max_attempts AND cancel_requested = 0 AND ${eligible} ${extra}
+          WHERE @lapsed AND state = 'running' AND leased_until <= @now AND attempt < max_attempts AND cancel_requested = 0 AND ${eligible} ${extra}
           ORDER BY run_at, seq LIMIT ${limit})`;
   const lease = `
       state = 'running',
@@ -53,7 +54,7 @@ export function claimJobsQuery(db: Database, t: SqliteNaming) {
   const leaseOne = db.prepare(`UPDATE ${t.jobs} SET ${lease} WHERE seq = @seq RETURNING *`);
 
   return (params: ClaimParams, now: number): JobRow[] => {
-    const base = { worker_id: params.workerId, queues: JSON.stringify(params.queues), limit: params.limit, lease_ms: params.leaseMs, now };
+    const base = { worker_id: params.workerId, queues: JSON.stringify(params.queues), limit: params.limit, lease_ms: params.leaseMs, lapsed: params.includeLapsed === false ? 0 : 1, now };
     if (!hasLimits.get()) {
       return (claim.all(base) as SqliteJobRow[]).map(fromSqliteRow).sort((a, b) => a.runAt - b.runAt || a.seq - b.seq);
     }
