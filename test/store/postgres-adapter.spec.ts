@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { DataSource, type QueryRunner } from 'typeorm';
 import { LATEST_SCHEMA_VERSION, PostgresJobStore } from '../../lib/store/index.js';
+import type { JobRecord } from '../../lib/core/index.js';
 import { databaseUrl, dropSchemas, openPostgresDataSource, uniqueSchema } from '../support/postgres.js';
 
 let dataSource: DataSource;
@@ -500,6 +501,36 @@ describe('PostgreSQL effects trigger', () => {
       expect(pairing).toHaveLength(1);
       const joins = nodes(pairing[0]!.Plan).filter((node) => node['Node Type'].endsWith('Join') || node['Node Type'] === 'Nested Loop');
       expect(joins.map((node) => node['Node Type'])).toEqual(['Hash Join']);
+    } finally {
+      await explained.destroy();
+    }
+  });
+});
+
+describe('PostgreSQL effects trigger', () => {
+  it('runs only the effects a change calls for: a claim releases no slot and sends no hint', async () => {
+    const { explained, plans } = await explainingDataSource(['-c auto_explain.log_nested_statements=on'], 1);
+    const schema = uniqueSchema('pgeff');
+    schemas.push(schema);
+    try {
+      const store = new PostgresJobStore({ dataSource: explained, schema });
+      await store.migrate();
+      const { id: parent } = await store.jobEnqueue({ name: 'effects', payload: 0 });
+      const { id: child } = await store.jobEnqueue({ name: 'effects', payload: 1, dependsOn: [parent] });
+      /** Which optional effect statements the trigger ran for `work`. */
+      const effectsOf = async (work: () => Promise<unknown>) => {
+        plans.length = 0;
+        await work();
+        const texts = plans.map((p) => p['Query Text']);
+        return { history: texts.some((t) => t.includes('FROM new_rows n JOIN old_rows o')), slots: texts.some((t) => t.includes('SET job_id = NULL')), hint: texts.some((t) => t.includes('unnest(woken)')) };
+      };
+      let claimed: JobRecord[] = [];
+      expect(await effectsOf(async () => (claimed = await store.jobClaim({ workerId: 'w', limit: 5, queues: ['default'], leaseMs: 60_000 })))).toEqual({ history: true, slots: false, hint: false });
+      expect(claimed.map((j) => j.id)).toEqual([parent]);
+      // The parent's success releases its slot (none is held, the statement still looks) and, through
+      // the settle function, the child, whose change sends the hint.
+      expect(await effectsOf(() => store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: parent, attempt: 1, kind: 'succeeded' }] }))).toEqual({ history: true, slots: true, hint: true });
+      expect((await store.jobGet(child))?.state).toBe('scheduled');
     } finally {
       await explained.destroy();
     }

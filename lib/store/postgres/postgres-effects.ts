@@ -33,12 +33,12 @@ export function effectsSql(t: PostgresNaming, policy: HistoryPolicy): string {
   const logUpdates =
     policy === 'off'
       ? ''
-      : `logged AS (
-      INSERT INTO ${t.history} (job_id, name, state, attempt, error)
-      SELECT p.id, p.name, p.state, p.attempt, ${updateError} FROM pairs p
-      WHERE p.state IS DISTINCT FROM p.old_state OR p.attempt IS DISTINCT FROM p.old_attempt
-      ORDER BY p.id
-    ), `;
+      : `, logged AS (
+    INSERT INTO ${t.history} (job_id, name, state, attempt, error)
+    SELECT p.id, p.name, p.state, p.attempt, ${updateError} FROM pairs p
+    WHERE p.state IS DISTINCT FROM p.old_state OR p.attempt IS DISTINCT FROM p.old_attempt
+    ORDER BY p.id
+  )`;
   return `
 CREATE OR REPLACE FUNCTION ${settle}(parent_ids uuid[], max_edges integer) RETURNS integer LANGUAGE plpgsql
   SET enable_nestloop = on SET enable_mergejoin = on AS $fn$
@@ -87,7 +87,10 @@ BEGIN
 END
 $fn$;
 
--- One statement pairs each row's old and new version and applies every effect from the pairs.
+-- One statement pairs each row's old and new version, writes the history and gathers what the
+-- other effects need; each of those then runs only if some pair calls for it. A claim (the
+-- statement an idle worker waits on) needs none of them, and a release of slots or a wake-up hint
+-- is rare outside outcome writes and dependency settling.
 -- The pairing is a hash join, and the function's own planner settings make it one: PL/pgSQL plans
 -- this statement once per session, with the transition tables' sizes of that first call. A first
 -- call with one row planned a nested loop that every later call reused, and a nested loop of 1,000
@@ -98,19 +101,26 @@ CREATE OR REPLACE FUNCTION ${fn('jobs_after_update')}() RETURNS trigger LANGUAGE
   SET enable_nestloop = off SET enable_mergejoin = off AS $fn$
 DECLARE
   finished uuid[];
+  stopped uuid[];
+  woken text[];
 BEGIN
   WITH pairs AS MATERIALIZED (
     SELECT n.id, n.name, n.queue, n.state, o.state AS old_state, n.attempt, o.attempt AS old_attempt,
       n.last_error AS error, o.last_error AS old_error
     FROM new_rows n JOIN old_rows o ON o.id = n.id
-  ), ${logUpdates}released AS (
+  )${logUpdates}
+  SELECT array_agg(p.id) FILTER (WHERE p.state IN ${TERMINAL} AND p.old_state NOT IN ${TERMINAL}),
+    array_agg(p.id) FILTER (WHERE p.old_state = 'running' AND p.state <> 'running'),
+    array_agg(DISTINCT p.queue) FILTER (WHERE p.old_state = 'awaiting_parents' AND p.state = 'scheduled')
+  INTO finished, stopped, woken
+  FROM pairs p;
+  IF stopped IS NOT NULL THEN
     UPDATE ${t.slots} s SET job_id = NULL, held_until = CASE WHEN s.held_until = 'infinity' THEN s.held_until ELSE '-infinity' END
-    WHERE s.job_id = ANY(ARRAY(SELECT p.id FROM pairs p WHERE p.old_state = 'running' AND p.state <> 'running'))
-  ), hinted AS (
-    SELECT pg_notify('${t.channel}', q.queue) FROM (SELECT DISTINCT queue FROM pairs WHERE old_state = 'awaiting_parents' AND state = 'scheduled') q
-  )
-  SELECT array_agg(p.id) FILTER (WHERE p.state IN ${TERMINAL} AND p.old_state NOT IN ${TERMINAL}) INTO finished
-  FROM pairs p WHERE (SELECT count(*) FROM hinted) >= 0;
+    WHERE s.job_id = ANY(stopped);
+  END IF;
+  IF woken IS NOT NULL THEN
+    PERFORM pg_notify('${t.channel}', q) FROM unnest(woken) AS q;
+  END IF;
   IF finished IS NOT NULL AND EXISTS (SELECT 1 FROM ${t.dependencies} d WHERE d.parent_id = ANY(finished) AND NOT d.settled) THEN
     PERFORM ${settle}(finished, ${INLINE_SETTLE_LIMIT});
   END IF;
