@@ -325,6 +325,31 @@ describe('PostgreSQL claims', () => {
     }
   });
 
+  it('analyzes a jobs table without statistics after a full claim, so claims read the claim index in order', async () => {
+    const texts: string[] = [];
+    const store = freshStore({ onStatement: (text) => texts.push(text) });
+    await store.migrate();
+    // Autovacuum stays out of it, so the statistics can only come from the store.
+    await dataSource.query(`ALTER TABLE ${store.naming.jobs} SET (autovacuum_enabled = false)`);
+    const stats = async () => Number((await dataSource.query(`SELECT count(*) AS n FROM pg_stats WHERE schemaname = $1 AND tablename = 'jobs' AND attname = 'state'`, [store.naming.schema]))[0].n);
+    await store.jobEnqueueMany(Array.from({ length: 50 }, (_, k) => ({ name: 'stats', payload: k })));
+    // A batch that is not full suggests no backlog: nothing is analyzed.
+    expect(await store.jobClaim({ workerId: 'w1', limit: 100, queues: ['default'], leaseMs: 30_000 })).toHaveLength(50);
+    expect(await store.statistics).toBe(false);
+    expect(await stats()).toBe(0);
+    for (let i = 0; i < 3; i++) await store.jobEnqueueMany(Array.from({ length: 1_000 }, (_, k) => ({ name: 'stats', payload: { k, pad: 'x'.repeat(80) } })));
+    expect(await store.jobClaim({ workerId: 'w1', limit: 200, queues: ['default'], leaseMs: 30_000 })).toHaveLength(200);
+    expect(await store.statistics).toBe(true);
+    expect(await stats()).toBe(1);
+    const claim = texts.find((text) => text.includes('WITH active AS'))!;
+    const scans = (await claimScans(claim, store.naming.jobs, 200)).map((scan) => `${scan.type}${scan.index ? ` ${scan.index}` : ''}`);
+    expect(scans).toContain('Index Scan jobs_claim_idx');
+    expect(scans.filter((scan) => scan.startsWith('Bitmap'))).toEqual([]);
+    // Once a table has statistics the guard leaves it to autovacuum.
+    expect(await store.jobClaim({ workerId: 'w1', limit: 200, queues: ['default'], leaseMs: 30_000 })).toHaveLength(200);
+    expect(await store.statistics).toBe(false);
+  });
+
   it('leases the jobs it picked through the primary key, never by scanning every job, on a small analyzed table', async () => {
     const texts: string[] = [];
     const store = freshStore({ onStatement: (text) => texts.push(text) });

@@ -78,6 +78,7 @@ import {
   PG_POSITION,
 } from '../effect-params.js';
 import { postgresNaming, type PostgresNaming } from './postgres-naming.js';
+import { analyzeJobsGuard } from './queries/analyze-jobs.query.js';
 import { claimJobsQuery } from './queries/claim-jobs.query.js';
 import { completeJobsQuery } from './queries/complete-jobs.query.js';
 import { enqueueJobsQuery, parentStatesQuery } from './queries/enqueue-jobs.query.js';
@@ -143,6 +144,9 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
   private readonly sql;
   private readonly scheduleSql: ScheduleStatements;
   private readonly effects: ReturnType<typeof effectsQueries>;
+  private readonly analyzeGuard;
+  /** The guard's latest check, started by a full claim and not awaited by it (tests await it). */
+  statistics: Promise<boolean> = Promise.resolve(false);
 
   constructor(private readonly options: PostgresJobStoreOptions) {
     super();
@@ -181,6 +185,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     };
     this.scheduleSql = scheduleStatements(t);
     this.effects = effectsQueries(t);
+    this.analyzeGuard = analyzeJobsGuard(t);
   }
 
   async migrate(): Promise<void> {
@@ -239,7 +244,10 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
   }
 
   async jobClaim(params: ClaimParams): Promise<JobRecord[]> {
-    const rows = await this.sql.claim(this.db, checkClaimParams(params), (work) => this.inTransaction(work));
+    const checked = checkClaimParams(params);
+    const rows = await this.sql.claim(this.db, checked, (work) => this.inTransaction(work));
+    // A full batch means a backlog: the moment a table without statistics hurts (see the guard).
+    if (rows.length === checked.limit) this.statistics = this.analyzeGuard.check(this.db);
     return rows.map(toJob);
   }
 
