@@ -508,15 +508,27 @@ describe('PostgreSQL JIT and the limited claim', () => {
   });
 });
 
+/**
+ * Runs `work` on a migrated store whose one connection reports every statement's plan, those run
+ * inside functions and triggers included: one connection, so the trigger's cached plans are the
+ * ones every statement reuses.
+ */
+async function withNestedPlans(prefix: string, work: (store: PostgresJobStore, plans: ExplainedPlan[]) => Promise<void>): Promise<void> {
+  const { explained, plans } = await explainingDataSource(['-c auto_explain.log_nested_statements=on'], 1);
+  const schema = uniqueSchema(prefix);
+  schemas.push(schema);
+  try {
+    const store = new PostgresJobStore({ dataSource: explained, schema });
+    await store.migrate();
+    await work(store, plans);
+  } finally {
+    await explained.destroy();
+  }
+}
+
 describe('PostgreSQL effects trigger', () => {
-  it('pairs old and new rows with a hash join, even after its first call in the session saw one row', async () => {
-    // One connection, so the trigger's cached plan is the one every statement below reuses.
-    const { explained, plans } = await explainingDataSource(['-c auto_explain.log_nested_statements=on'], 1);
-    const schema = uniqueSchema('pgpair');
-    schemas.push(schema);
-    try {
-      const store = new PostgresJobStore({ dataSource: explained, schema });
-      await store.migrate();
+  it('pairs old and new rows with a hash join, even after its first call in the session saw one row', () =>
+    withNestedPlans('pgpair', async (store, plans) => {
       await store.jobEnqueue({ name: 'pair', payload: 0 });
       expect(await store.jobClaim({ workerId: 'w', limit: 1, queues: ['default'], leaseMs: 60_000 })).toHaveLength(1);
       await store.jobEnqueueMany(Array.from({ length: 300 }, (_, i) => ({ name: 'pair', payload: i + 1 })));
@@ -526,20 +538,10 @@ describe('PostgreSQL effects trigger', () => {
       expect(pairing).toHaveLength(1);
       const joins = nodes(pairing[0]!.Plan).filter((node) => node['Node Type'].endsWith('Join') || node['Node Type'] === 'Nested Loop');
       expect(joins.map((node) => node['Node Type'])).toEqual(['Hash Join']);
-    } finally {
-      await explained.destroy();
-    }
-  });
-});
+    }));
 
-describe('PostgreSQL effects trigger', () => {
-  it('runs only the effects a change calls for: a claim releases no slot and sends no hint', async () => {
-    const { explained, plans } = await explainingDataSource(['-c auto_explain.log_nested_statements=on'], 1);
-    const schema = uniqueSchema('pgeff');
-    schemas.push(schema);
-    try {
-      const store = new PostgresJobStore({ dataSource: explained, schema });
-      await store.migrate();
+  it('runs only the effects a change calls for: a claim releases no slot and sends no hint', () =>
+    withNestedPlans('pgeff', async (store, plans) => {
       const { id: parent } = await store.jobEnqueue({ name: 'effects', payload: 0 });
       const { id: child } = await store.jobEnqueue({ name: 'effects', payload: 1, dependsOn: [parent] });
       /** Which optional effect statements the trigger ran for `work`. */
@@ -556,10 +558,7 @@ describe('PostgreSQL effects trigger', () => {
       // the settle function, the child, whose change sends the hint.
       expect(await effectsOf(() => store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: parent, attempt: 1, kind: 'succeeded' }] }))).toEqual({ history: true, slots: true, hint: true });
       expect((await store.jobGet(child))?.state).toBe('scheduled');
-    } finally {
-      await explained.destroy();
-    }
-  });
+    }));
 });
 
 describe('PostgreSQL asynchronous claim commits', () => {
