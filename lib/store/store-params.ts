@@ -42,7 +42,10 @@ export interface NormalizedOutcome {
   readonly retryDelayMs: number;
 }
 
-export function checkClaimParams(params: ClaimParams): ClaimParams {
+/** Claim parameters as the adapters read them: checked, with the defaults filled in. */
+export type CheckedClaimParams = ClaimParams & { readonly includeLapsed: boolean };
+
+export function checkClaimParams(params: ClaimParams): CheckedClaimParams {
   if (params === null || typeof params !== 'object') throw new InvalidArgumentError('jobClaim needs a params object.', 'params');
   assertNonEmptyString(params.workerId, 'workerId');
   assertPositiveInteger(params.limit, 'limit', MAX_BATCH);
@@ -54,7 +57,7 @@ export function checkClaimParams(params: ClaimParams): ClaimParams {
   if (params.includeLapsed !== undefined && typeof params.includeLapsed !== 'boolean') {
     throw new InvalidArgumentError('includeLapsed must be true or false when given.', 'includeLapsed');
   }
-  return params;
+  return { ...params, includeLapsed: params.includeLapsed ?? true };
 }
 
 export function checkLeases(leases: readonly LeaseRef[], argument = 'leases'): LeaseRef[] {

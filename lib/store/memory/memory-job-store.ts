@@ -253,7 +253,7 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
   }
 
   async jobClaim(params: ClaimParams): Promise<JobRecord[]> {
-    const { workerId, limit, queues, leaseMs, includeLapsed = true } = checkClaimParams(params);
+    const { workerId, limit, queues, leaseMs, includeLapsed } = checkClaimParams(params);
     const now = this.clock.now();
     const wanted = new Set(queues.filter((q) => !this.pausedQueues.has(q)));
     const candidates = [...this.jobs.values()]

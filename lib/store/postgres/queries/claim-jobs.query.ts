@@ -1,4 +1,4 @@
-import type { ClaimParams } from '../../job-store.js';
+import type { CheckedClaimParams } from '../../store-params.js';
 import type { JobRow } from '../../job-row.js';
 import type { PgExecutor } from '../pg-executor.js';
 import type { PostgresNaming } from '../postgres-naming.js';
@@ -154,8 +154,8 @@ export function claimJobsQuery(t: PostgresNaming, options: { readonly asyncCommi
       return tx.query<PgJobRow>(text, values);
     });
 
-  return async (db: PgExecutor, params: ClaimParams, transaction: ClaimTransaction): Promise<JobRow[]> => {
-    const values = [params.workerId, params.queues, params.limit, params.leaseMs, params.includeLapsed ?? true];
+  return async (db: PgExecutor, params: CheckedClaimParams, transaction: ClaimTransaction): Promise<JobRow[]> => {
+    const values = [params.workerId, params.queues, params.limit, params.leaseMs, params.includeLapsed];
     let rows: PgJobRow[];
     if (fullClaimsLeft > 0) {
       fullClaimsLeft -= 1;

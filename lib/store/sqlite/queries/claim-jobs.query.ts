@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import type { ClaimParams } from '../../job-store.js';
+import type { CheckedClaimParams } from '../../store-params.js';
 import type { JobRow } from '../../job-row.js';
 import { limitKeysOf, pickWithinLimits } from '../../limit-room.js';
 import type { SqliteNaming } from '../sqlite-naming.js';
@@ -53,8 +53,8 @@ export function claimJobsQuery(db: Database, t: SqliteNaming) {
     ORDER BY j.run_at, j.seq`);
   const leaseOne = db.prepare(`UPDATE ${t.jobs} SET ${lease} WHERE seq = @seq RETURNING *`);
 
-  return (params: ClaimParams, now: number): JobRow[] => {
-    const base = { worker_id: params.workerId, queues: JSON.stringify(params.queues), limit: params.limit, lease_ms: params.leaseMs, lapsed: params.includeLapsed === false ? 0 : 1, now };
+  return (params: CheckedClaimParams, now: number): JobRow[] => {
+    const base = { worker_id: params.workerId, queues: JSON.stringify(params.queues), limit: params.limit, lease_ms: params.leaseMs, lapsed: params.includeLapsed ? 1 : 0, now };
     if (!hasLimits.get()) {
       return (claim.all(base) as SqliteJobRow[]).map(fromSqliteRow).sort((a, b) => a.runAt - b.runAt || a.seq - b.seq);
     }
