@@ -234,6 +234,40 @@ describe('PostgreSQL enqueue', () => {
     expect(mixed.map((r) => r.created)).toEqual([true, false]);
     expect((await store.jobGet(generated[0]!.id))?.payload).toBe(1);
   });
+
+  it('plans small batches once for all executions, and plans each large batch for its own size', async () => {
+    // One connection, so its prepared statements are the store's.
+    const single = await openPostgresDataSource(1);
+    const schema = uniqueSchema('pga');
+    schemas.push(schema);
+    const texts: string[] = [];
+    const store = new PostgresJobStore({ dataSource: single, schema, onStatement: (text) => texts.push(text) });
+    try {
+      await store.migrate();
+      const plans = async (text: string) => {
+        const [row] = await single.query(`SELECT generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements WHERE statement = $1`, [text]);
+        return row as { generic: number; custom: number };
+      };
+      texts.length = 0;
+      for (let k = 0; k < 12; k++) await store.jobEnqueue({ name: 'a', payload: k });
+      await store.jobEnqueueMany(Array.from({ length: 10 }, (_, k) => ({ name: 'a', payload: k })));
+      const small = texts[0]!;
+      expect(new Set(texts)).toEqual(new Set([small]));
+      // PostgreSQL tries five custom plans, then keeps the generic one, whatever the batch size up to 10.
+      expect(await plans(small)).toEqual({ generic: 8, custom: 5 });
+
+      texts.length = 0;
+      for (let k = 0; k < 7; k++) await store.jobEnqueueMany(Array.from({ length: 11 }, (_, n) => ({ name: 'a', payload: n })));
+      const large = texts[0]!;
+      expect(large).not.toBe(small);
+      expect(new Set(texts)).toEqual(new Set([large]));
+      expect(await plans(large)).toEqual({ generic: 0, custom: 7 });
+      expect((await store.jobList({ limit: 200 })).length).toBe(12 + 10 + 77);
+    } finally {
+      await store.close();
+      await single.destroy();
+    }
+  });
 });
 
 describe('PostgreSQL job rows', () => {
