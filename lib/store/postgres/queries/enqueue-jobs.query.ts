@@ -15,23 +15,19 @@ import type { PostgresNaming } from '../postgres-naming.js';
  * with a unique violation instead of skipping a job nobody had enqueued. It answers with a count,
  * not every id, since each of them was inserted.
  */
-/**
- * Batches up to this size are sent as their own statement, planned once for all executions.
- *
- * PostgreSQL sizes `unnest` of a constant array by its length but of a parameter at 10 rows, so a
- * custom plan for a batch of one always looked cheaper than the generic plan, and every single
- * enqueue was planned anew: about a quarter of its time (bench/diagnose/plan-cache.mjs). Reading
- * the arrays through a scalar subquery makes both plans guess 10 rows; the custom plan then costs
- * its planning on top and PostgreSQL keeps the generic one after its fifth execution. Larger
- * batches keep the plain statement, planned for their real size each time.
- */
-const SMALL_BATCH = 10;
-
 export function enqueueJobsQuery(t: PostgresNaming) {
-  const text = (skipExisting: boolean, small: boolean) => `
+  // The arrays are read through scalar subqueries so that PostgreSQL plans the statement once.
+  // It sizes `unnest` of a constant array by its length but of a parameter at 10 rows, so for any
+  // batch the custom plan's estimate differed from the generic plan's, and for batches of one to a
+  // few dozen jobs the custom plan always looked cheaper: every such enqueue was planned anew, about
+  // a quarter of a single enqueue's time (bench/diagnose/plan-cache.mjs). Behind a subquery the
+  // array is unknown to both plans, both guess 10 rows, the custom plan costs its planning on top,
+  // and PostgreSQL keeps the generic plan after its fifth execution. That generic plan is the one
+  // large batches were already given (a thousand rows made the custom plan look the dearer).
+  const text = (skipExisting: boolean) => `
     WITH input AS (
       SELECT r.*, date_trunc('milliseconds', COALESCE(r.run_at, now() + r.delay_ms * interval '1 millisecond')) AS at
-      FROM unnest(${small ? '(SELECT $1::uuid[])' : '$1::uuid[]'}, $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::bigint[], $7::integer[], $9::uuid[],
+      FROM unnest((SELECT $1::uuid[]), $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::bigint[], $7::integer[], $9::uuid[],
                   $10::text[], $11::integer[], $12::text[], $13::text[], $14::text[])
         WITH ORDINALITY AS r(id, name, queue, payload, run_at, delay_ms, max_attempts, schedule_id,
                              state, pending_parents, dependency_mode, concurrency_key, last_error, ord)
@@ -45,11 +41,11 @@ export function enqueueJobsQuery(t: PostgresNaming) {
       RETURNING id, queue, run_at, state
     ), edges AS (
       INSERT INTO ${t.dependencies} (child_id, parent_id, settled)
-      SELECT e.child_id, e.parent_id, e.settled FROM unnest(${small ? '(SELECT $15::uuid[])' : '$15::uuid[]'}, $16::uuid[], $17::boolean[]) AS e(child_id, parent_id, settled)
+      SELECT e.child_id, e.parent_id, e.settled FROM unnest((SELECT $15::uuid[]), $16::uuid[], $17::boolean[]) AS e(child_id, parent_id, settled)
       WHERE e.child_id IN (SELECT id FROM inserted)
     ), declared AS (
       INSERT INTO ${t.limits} (key, max)
-      SELECT DISTINCT ON (k.key) k.key, k.max FROM unnest(${small ? '(SELECT $18::text[])' : '$18::text[]'}, $19::integer[]) AS k(key, max) ORDER BY k.key
+      SELECT DISTINCT ON (k.key) k.key, k.max FROM unnest((SELECT $18::text[]), $19::integer[]) AS k(key, max) ORDER BY k.key
       ON CONFLICT (key) DO NOTHING
       RETURNING key, max
     ), declared_slots AS (
@@ -58,10 +54,8 @@ export function enqueueJobsQuery(t: PostgresNaming) {
       SELECT pg_notify($8, queue) FROM (SELECT DISTINCT queue FROM inserted WHERE state = 'scheduled' AND run_at <= now()) due
     )
     ${skipExisting ? 'SELECT id' : 'SELECT count(*) AS n'} FROM inserted, (SELECT count(*) FROM wake) AS hinted`;
-  const checked = text(true, false);
-  const fresh = text(false, false);
-  const checkedSmall = text(true, true);
-  const freshSmall = text(false, true);
+  const checked = text(true);
+  const fresh = text(false);
 
   return async (db: PgExecutor, plans: readonly PlannedJob[]): Promise<Set<string>> => {
     const jobs = plans.map((p) => p.job);
@@ -69,8 +63,7 @@ export function enqueueJobsQuery(t: PostgresNaming) {
     const keys = new Map<string, number>();
     for (const job of jobs) if (job.concurrencyKey && job.concurrencyLimit && !keys.has(job.concurrencyKey)) keys.set(job.concurrencyKey, job.concurrencyLimit);
     const allFresh = jobs.every((j) => j.freshId === true);
-    const small = jobs.length <= SMALL_BATCH;
-    const rows = await db.query<{ id: string }>(allFresh ? (small ? freshSmall : fresh) : small ? checkedSmall : checked, [
+    const rows = await db.query<{ id: string }>(allFresh ? fresh : checked, [
       jobs.map((j) => j.id),
       jobs.map((j) => j.name),
       jobs.map((j) => j.queue),
