@@ -380,6 +380,28 @@ describe('PostgreSQL claims', () => {
     }
   });
 
+  it('leaves lapsed leases out with a claim statement that has no lapsed step, and searches them with the other', async () => {
+    const texts: string[] = [];
+    const store = freshStore({ onStatement: (text) => texts.push(text) });
+    await store.migrate();
+    const ids = (await store.jobEnqueueMany([0, 1, 2].map((k) => ({ name: 'due.only', payload: k })))).map((result) => result.id);
+    const [first] = await store.jobClaim({ workerId: 'w1', limit: 1, queues: ['default'], leaseMs: 30_000 });
+    expect(first?.id).toBe(ids[0]);
+    // Its lease has lapsed by the database's clock, which is the one claims read.
+    await dataSource.query(`UPDATE ${store.naming.jobs} SET leased_until = now() - interval '1 second' WHERE id = $1`, [first!.id]);
+    texts.length = 0;
+    const dueOnly = await store.jobClaim({ workerId: 'w2', limit: 10, queues: ['default'], leaseMs: 30_000, includeLapsed: false });
+    expect(dueOnly.map((job) => job.id)).toEqual(ids.slice(1));
+    expect(texts).toHaveLength(1);
+    expect(texts[0]).toMatch(/^\s*WITH active AS/);
+    expect(texts[0]).not.toContain('lapsed AS');
+    texts.length = 0;
+    const searched = await store.jobClaim({ workerId: 'w2', limit: 10, queues: ['default'], leaseMs: 30_000, includeLapsed: true });
+    expect(searched.map((job) => [job.id, job.attempt, job.lastError])).toEqual([[ids[0], 2, 'lease expired']]);
+    expect(texts).toHaveLength(1);
+    expect(texts[0]).toContain('lapsed AS');
+  });
+
   it('analyzes a jobs table without statistics after a full claim, so claims read the claim index in order', async () => {
     const texts: string[] = [];
     const store = freshStore({ onStatement: (text) => texts.push(text) });
