@@ -1,6 +1,7 @@
 // Where idle latency goes: one job at a time, enqueue commit → wake-up hint → claim sent → claim
 // back → handler start, on one in-process WorkerNode. Prints the median of each step.
-// Usage: node bench/diagnose/latency-profile.mjs [--jobs 300] [--concurrency 200]
+// Usage: node bench/diagnose/latency-profile.mjs [--jobs 300] [--concurrency 200] [--async-claim-commit]
+//   --async-claim-commit: the store option the bench's tuned cells use (claims skip their WAL flush).
 import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
 import { FunctionInvoker, PostgresJobStore, WorkerNode } from '../../dist/lib/index.js';
@@ -8,13 +9,13 @@ import { payload, Server } from '../peers/cell.mjs';
 import { median, postgres } from '../support.mjs';
 import ours from '../systems/ours.mjs';
 
-const { values } = parseArgs({ options: { jobs: { type: 'string', default: '300' }, concurrency: { type: 'string', default: '200' } } });
+const { values } = parseArgs({ options: { jobs: { type: 'string', default: '300' }, concurrency: { type: 'string', default: '200' }, 'async-claim-commit': { type: 'boolean', default: false } } });
 const pgServer = await postgres();
 const server = new Server(pgServer.url);
 const db = await server.database(ours);
 const dataSource = await new DataSource({ type: 'postgres', url: db.url, extra: { max: 10 } }).initialize();
 let mark = {};
-const store = new PostgresJobStore({ dataSource, onStatement: (text) => text.includes('WITH active AS') && (mark.claimSent ??= performance.now()) });
+const store = new PostgresJobStore({ dataSource, asyncClaimCommit: values['async-claim-commit'], onStatement: (text) => text.includes('WITH active AS') && (mark.claimSent ??= performance.now()) });
 await store.migrate();
 // The claim statement's own round trip, from the pool's query call to its rows.
 const rtt = [];
