@@ -129,31 +129,25 @@ export function claimJobsQuery(t: PostgresNaming, options: { readonly asyncCommi
   // The same claim for a database with no limit at all, which is most of them: no slot bookkeeping
   // to plan or run. If a limit exists it claims nothing and says so, and the caller asks again with
   // the full statement; both decide on limits from one snapshot, as the full one does.
-  const unlimited = `
+  const fastClaim = (steps: string, picked: string) => `
     WITH ${active}, limited AS MATERIALIZED (
       SELECT EXISTS (SELECT 1 FROM ${t.limits}) AS yes
-    ), ${candidates('id, run_at, seq', 'NOT (SELECT yes FROM limited)')}, picked AS (
-      SELECT id FROM (SELECT * FROM due UNION ALL SELECT * FROM lapsed) c ORDER BY run_at, seq LIMIT $3
+    ), ${steps}, picked AS (
+      ${picked}
     ), claimed AS (
       ${leaseUpdate}
       RETURNING ${jobColumns('j')}
     )
     SELECT c.*, l.yes AS limited${asyncCommit} FROM limited l LEFT JOIN claimed c ON true`;
-
+  const unlimited = fastClaim(
+    candidates('id, run_at, seq', 'NOT (SELECT yes FROM limited)'),
+    'SELECT id FROM (SELECT * FROM due UNION ALL SELECT * FROM lapsed) c ORDER BY run_at, seq LIMIT $3',
+  );
   // The same again for a claim that leaves lapsed leases out (all but one per poll interval): no
   // lapsed step to start and end, and no union to sort, only the due jobs in index order. Its own
   // statement rather than the parameter alone, because a one-job claim at idle is mostly fixed cost:
   // setting up and tearing down every step of the plan, run or not.
-  const unlimitedDueOnly = `
-    WITH ${active}, limited AS MATERIALIZED (
-      SELECT EXISTS (SELECT 1 FROM ${t.limits}) AS yes
-    ), ${due('id', 'NOT (SELECT yes FROM limited)')}, picked AS (
-      SELECT id FROM due
-    ), claimed AS (
-      ${leaseUpdate}
-      RETURNING ${jobColumns('j')}
-    )
-    SELECT c.*, l.yes AS limited${asyncCommit} FROM limited l LEFT JOIN claimed c ON true`;
+  const unlimitedDueOnly = fastClaim(due('id', 'NOT (SELECT yes FROM limited)'), 'SELECT id FROM due');
 
   // After a fast claim found a limit, the full statement is used for this many claims before the
   // fast one is tried again (a limit, once set, usually stays).
