@@ -1,32 +1,18 @@
 // One in-process drain of ours, for profiling: N jobs enqueued, then a WorkerNode drains them.
 // Prints jobs/s, claims and outcome batches, and where PostgreSQL spent its time per statement kind.
 // Usage: node [--cpu-prof] bench/diagnose/drain-profile.mjs [--jobs 20000] [--concurrency 50] [--batch 50]
-import { readdirSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
 import { FunctionInvoker, PostgresJobStore, WorkerNode } from '../../dist/lib/index.js';
 import { Server } from '../peers/cell.mjs';
 import { startProfile } from './cpu-profile.mjs';
-import { postgres } from '../support.mjs';
+import { postgres, postgresCpuMs } from '../support.mjs';
 import ours from '../systems/ours.mjs';
 
 const { values } = parseArgs({
   options: { jobs: { type: 'string', default: '20000' }, concurrency: { type: 'string', default: '50' }, batch: { type: 'string', default: '50' } },
 });
 const JOBS = Number(values.jobs);
-/** CPU seconds used so far by every live postgres process on this machine (utime + stime). */
-function postgresCpuS() {
-  let ticks = 0;
-  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (!stat.includes('(postgres)')) continue;
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {}
-  }
-  return ticks / 100;
-}
 const pgServer = await postgres();
 const server = new Server(pgServer.url);
 const db = await server.database(ours);
@@ -74,13 +60,13 @@ const node = { start: () => Promise.all(nodes.map((n) => n.start())), stop: () =
 const stopProfile = await startProfile();
 const t0 = performance.now();
 const cpu0 = process.cpuUsage();
-const pg0 = postgresCpuS();
+const pg0 = postgresCpuMs() / 1_000;
 await node.start();
 await finished;
 await node.stop();
 const ms = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);
-const pgCpu = postgresCpuS() - pg0;
+const pgCpu = postgresCpuMs() / 1_000 - pg0;
 await stopProfile();
 console.log(`${JOBS} jobs in ${ms.toFixed(0)} ms: ${(JOBS / (ms / 1000)).toFixed(0)} jobs/s; node CPU ${((cpu.user + cpu.system) / 1000 / JOBS).toFixed(3)} ms/job, PostgreSQL CPU ${((pgCpu * 1000) / JOBS).toFixed(3)} ms/job`);
 console.log('statements:', Object.fromEntries(kinds));

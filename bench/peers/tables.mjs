@@ -9,10 +9,11 @@ const TUNED = ['ours-tuned', 'graphile-tuned', 'pgboss-tuned', 'raw'];
 const PEERS = ['ours-tuned', 'graphile-tuned', 'pgboss-tuned'];
 const byVariant = (cells, v) => cells.filter((c) => c.variant === v);
 // A section run on its own (`--only latency`) has idle cells and no load cells: those print as a dash.
-const med = (cells, key, digits = 0) => (cells.length ? fmt(median(cells.map((c) => c[key])), digits) : '–');
+// Cells from before a counter existed, or from a server on another machine, have none: also a dash.
+const med = (cells, key, digits = 0) => (cells.length && cells.every((c) => Number.isFinite(c[key])) ? fmt(median(cells.map((c) => c[key])), digits) : '–');
 const heading = (text) => console.log(`\n### ${text}\n`);
 
-const drainHeaders = ['Cell', 'jobs/s (median)', 'spread', 'commits/job', 'WAL B/job', 'CPU ms/job', 'RSS MB', 'dead tuples', 'table+index MB', ''];
+const drainHeaders = ['Cell', 'jobs/s (median)', 'spread', 'commits/job', 'WAL B/job', 'CPU ms/job', 'server CPU ms/job', 'RSS MB', 'dead tuples', 'table+index MB', ''];
 function drainRow(label, cells) {
   const rates = cells.map((c) => c.jobsPerSec);
   return [
@@ -22,6 +23,7 @@ function drainRow(label, cells) {
     med(cells, 'commitsPerJob', 3),
     med(cells, 'walBytesPerJob'),
     med(cells, 'cpuMsPerJob', 3),
+    med(cells, 'serverCpuMsPerJob', 3),
     med(cells, 'peakRssMb'),
     med(cells, 'deadTuples'),
     fmt(median(cells.map((c) => c.tableBytes)) / 2 ** 20, 1),

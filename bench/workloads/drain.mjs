@@ -1,6 +1,7 @@
 // Drain: prefill N jobs (optionally behind F future-dated ones), then start the workers and time
 // from the first handler start until the system's own table says nothing is left to run.
 import { now, payload, startWorkers, until } from '../peers/cell.mjs';
+import { postgresCpuMs } from '../support.mjs';
 import { systems, variants } from '../systems/index.mjs';
 
 export async function prefill(producer, system, from, count, opts) {
@@ -26,6 +27,7 @@ export async function drainCell(server, variantId, { c, processes = 1, jobs, fut
     await server.admin.query('CHECKPOINT');
     await db.settle();
     const before = await db.counters();
+    const serverCpu0 = postgresCpuMs();
     const workers = await startWorkers({ system: variant.system, url: db.url, settings: variant.settings(c), processes });
     const started = now();
     await until(() => workers.count() >= jobs, capMs, 20);
@@ -35,6 +37,7 @@ export async function drainCell(server, variantId, { c, processes = 1, jobs, fut
     const t0 = Number.isFinite(workers.first()) ? workers.first() : started;
     const done = jobs - left;
     const procs = await workers.stop();
+    const serverCpu = serverCpu0 === null ? null : postgresCpuMs() - serverCpu0;
     await db.settle();
     const after = await db.counters();
     const tables = await db.tables();
@@ -53,6 +56,7 @@ export async function drainCell(server, variantId, { c, processes = 1, jobs, fut
       deadTuples: tables.dead,
       tableBytes: tables.bytes,
       cpuMsPerJob: procs.reduce((a, p) => a + p.cpuMs, 0) / Math.max(1, done),
+      serverCpuMsPerJob: serverCpu === null ? null : serverCpu / Math.max(1, done),
       peakRssMb: Math.max(...procs.map((p) => p.peakRss)) / 2 ** 20,
     };
   } finally {
