@@ -60,15 +60,15 @@ const node = { start: () => Promise.all(nodes.map((n) => n.start())), stop: () =
 const stopProfile = await startProfile();
 const t0 = performance.now();
 const cpu0 = process.cpuUsage();
-const pg0 = postgresCpuMs() / 1_000;
+const pg0 = postgresCpuMs();
 await node.start();
 await finished;
 await node.stop();
 const ms = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);
-const pgCpu = postgresCpuMs() / 1_000 - pg0;
+const pgCpuMs = pg0 === null ? null : postgresCpuMs() - pg0;
 await stopProfile();
-console.log(`${JOBS} jobs in ${ms.toFixed(0)} ms: ${(JOBS / (ms / 1000)).toFixed(0)} jobs/s; node CPU ${((cpu.user + cpu.system) / 1000 / JOBS).toFixed(3)} ms/job, PostgreSQL CPU ${((pgCpu * 1000) / JOBS).toFixed(3)} ms/job`);
+console.log(`${JOBS} jobs in ${ms.toFixed(0)} ms: ${(JOBS / (ms / 1000)).toFixed(0)} jobs/s; node CPU ${((cpu.user + cpu.system) / 1000 / JOBS).toFixed(3)} ms/job, PostgreSQL CPU ${pgCpuMs === null ? '– (server not on this machine)' : (pgCpuMs / JOBS).toFixed(3)} ms/job`);
 console.log('statements:', Object.fromEntries(kinds));
 const histogram = (xs) => { const buckets = { '1': 0, '2-9': 0, '10-49': 0, '50-99': 0, '100+': 0 }; for (const x of xs) buckets[x <= 1 ? '1' : x < 10 ? '2-9' : x < 50 ? '10-49' : x < 100 ? '50-99' : '100+'] += 1; return buckets; };
 console.log('claims asked for:', histogram(claimSizes.asked), 'got:', histogram(claimSizes.got.filter((n) => n > 0)), 'empty:', claimSizes.got.filter((n) => n === 0).length);
