@@ -11,7 +11,7 @@ const root = process.cwd();
  * What an application installs next to the package: its peers, the tools to compile it, and
  * (hoisted, as npm would put them) the package's own dependencies.
  */
-const APP_DEPENDENCIES = [
+export const APP_DEPENDENCIES = [
   '@nestjs/common',
   '@nestjs/core',
   '@nestjs/platform-express',
@@ -43,14 +43,18 @@ export async function packProject(): Promise<{ tarball: string; cleanup: () => v
  * project's node_modules (no registry is used). Node follows the links to their real paths, so
  * the app and the package share one copy of Nest and TypeORM, as a real install would.
  */
-export async function freshApp(tarball: string, packageJson: Record<string, unknown>): Promise<{ dir: string; cleanup: () => void }> {
+export async function freshApp(
+  tarball: string,
+  packageJson: Record<string, unknown>,
+  dependencies: readonly string[] = APP_DEPENDENCIES,
+): Promise<{ dir: string; cleanup: () => void }> {
   const dir = mkdtempSync(join(tmpdir(), 'durable-scheduler-app-'));
   const modules = join(dir, 'node_modules');
   mkdirSync(modules);
   await run('tar', ['xzf', tarball, '-C', modules]);
   renameSync(join(modules, 'package'), join(modules, 'nestjs-durable-scheduler'));
   const own = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-  for (const name of [...APP_DEPENDENCIES, ...Object.keys(own.dependencies)]) {
+  for (const name of new Set([...dependencies, ...Object.keys(own.dependencies)])) {
     mkdirSync(dirname(join(modules, name)), { recursive: true });
     symlinkSync(join(root, 'node_modules', name), join(modules, name), 'dir');
   }
