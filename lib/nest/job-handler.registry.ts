@@ -1,6 +1,6 @@
 import { Injectable, type Type } from '@nestjs/common';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
-import type { ScheduleInput } from '../store/index.js';
+import { DEFAULT_MAX_ATTEMPTS, type ScheduleInput } from '../store/index.js';
 import type { JobDefinition, TransitionObserver } from '../worker/index.js';
 import type { JobOptions } from './interfaces/job-options.interface.js';
 
@@ -20,10 +20,17 @@ export interface RegisteredJob {
   readonly concurrencyLimit?: number;
 }
 
+/** What an enqueue takes from a handler or a definition when the call does not say. */
+export type JobDefaults = Pick<RegisteredJob, 'name' | 'queue' | 'maxAttempts' | 'concurrencyKey' | 'concurrencyLimit'>;
+
 /** The handlers and observers this application registered. Filled by the explorer at module init. */
 @Injectable()
 export class JobHandlerRegistry {
   private readonly jobs = new Map<string, RegisteredJob>();
+  /** Names known from the module's `jobs` definitions, with no handler on this node. */
+  readonly defined = new Map<string, JobDefaults>();
+  /** Attempts for jobs whose handler or definition sets none: the module's `maxAttempts`, set at module init. */
+  defaultMaxAttempts = DEFAULT_MAX_ATTEMPTS;
   /** `@OnJobTransition` methods, bound to their provider instances. */
   readonly observers: TransitionObserver[] = [];
 
@@ -33,6 +40,11 @@ export class JobHandlerRegistry {
 
   get(name: string): RegisteredJob | undefined {
     return this.jobs.get(name);
+  }
+
+  /** The enqueue defaults of a name: its handler's, or else its listed definition's. */
+  defaults(name: string): JobDefaults | undefined {
+    return this.jobs.get(name) ?? this.defined.get(name);
   }
 
   names(): string[] {

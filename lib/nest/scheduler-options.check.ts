@@ -5,12 +5,14 @@ import { assertHistoryPolicy } from '../store/effect-params.js';
 import { resolveWorkerOptions, WORKER_DEFAULTS } from '../worker/index.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
 import { OPTION_NEEDS_BUILT_STORE } from './scheduler.messages.js';
+import { checkProducerOptions } from './defined-jobs.js';
 
 /** Every key forRoot/forRootAsync understands: the worker's (from its defaults), the module's, and the builder's extras. */
 const KNOWN_OPTIONS = new Set<string>([
   ...Object.keys(WORKER_DEFAULTS),
   'retry', 'workerId', 'observerRetry',
   'store', 'dataSource', 'schema', 'tablePrefix', 'limits', 'maxAttempts', 'autoStart', 'migrationsRun', 'historyPolicy', 'queueLimits', 'asyncClaimCommit',
+  'worker', 'jobs',
   'isGlobal', 'dataSourceName',
 ]);
 
@@ -36,6 +38,7 @@ export function checkModuleOptions(options: SchedulerModuleOptions, limits: Sche
     }
   }
   if (options.maxAttempts !== undefined) assertMaxAttempts(options.maxAttempts, limits.maxAttemptsCeiling, 'maxAttempts');
+  checkProducerOptions(options);
   const queueLimits = options.queueLimits;
   if (queueLimits !== undefined) {
     if (queueLimits === null || typeof queueLimits !== 'object' || Array.isArray(queueLimits)) {

@@ -14,7 +14,9 @@ import type {
   ScheduleInput,
 } from '../store/index.js';
 import type { JobName, JobPayload } from './interfaces/job-registry.interface.js';
-import { JobHandlerRegistry, type RegisteredJob } from './job-handler.registry.js';
+import { definitionDefaults } from './defined-jobs.js';
+import { isDefinedJob, type DefinedJob, type DefinedJobSpec } from './job-definition.js';
+import { JobHandlerRegistry, type JobDefaults } from './job-handler.registry.js';
 import { SchedulerOrchestrator } from './scheduler.orchestrator.js';
 import { UNKNOWN_JOB_NAME } from './scheduler.messages.js';
 import { SCHEDULER_STORE } from './scheduler.tokens.js';
@@ -56,6 +58,9 @@ export interface EnqueueJobOptions {
 /** A recurring schedule for `client.schedule`; the payload type follows the name. */
 export type ScheduleSpec<N extends JobName = JobName> = Omit<ScheduleInput, 'name' | 'payload'> & { readonly name: N; readonly payload?: JobPayload<N> };
 
+/** A recurring schedule for `client.schedule`, whose jobs follow a `defineJob` definition. */
+export type DefinedScheduleSpec<P> = Omit<ScheduleInput, 'name' | 'payload'> & { readonly job: DefinedJob<P>; readonly payload?: P };
+
 /** One job of an `enqueueMany` call; the payload type follows the name. */
 export type JobSpec = {
   [N in JobName]: { readonly name: N; readonly payload: JobPayload<N> } & Omit<EnqueueJobOptions, 'manager'>;
@@ -74,16 +79,27 @@ export class SchedulerClient {
   ) {}
 
   /**
-   * Writes one job for the handler registered under `name`. With `manager`, the job commits or
-   * rolls back with that transaction. Bad input is refused before anything is written.
+   * Writes one job, named by a `defineJob` definition (whose defaults apply; no handler needs to
+   * be registered here) or by a wire name this node has a handler or a listed definition for.
+   * With `manager`, the job commits or rolls back with that transaction. Bad input is refused
+   * before anything is written.
    */
-  async enqueue<N extends JobName>(name: N, payload: JobPayload<N>, options: EnqueueJobOptions = {}): Promise<EnqueueResult> {
+  async enqueue<P>(job: DefinedJob<P>, payload: P, options?: EnqueueJobOptions): Promise<EnqueueResult>;
+  async enqueue<N extends JobName>(name: N, payload: JobPayload<N>, options?: EnqueueJobOptions): Promise<EnqueueResult>;
+  async enqueue(job: string | DefinedJob, payload: unknown, options: EnqueueJobOptions = {}): Promise<EnqueueResult> {
     const { manager, ...rest } = optionsObject(options, 'options');
-    return this.store.jobEnqueue(this.input({ name, payload, ...rest }, undefined), manager ? { manager } : undefined);
+    const named = isDefinedJob(job) ? { job } : { name: job };
+    return this.store.jobEnqueue(this.input({ ...named, payload, ...rest }, undefined), manager ? { manager } : undefined);
   }
 
-  /** Writes many jobs in one statement: all of them, or none when any is refused. */
-  async enqueueMany(jobs: readonly JobSpec[], options: { manager?: EntityManager } = {}): Promise<EnqueueResult[]> {
+  /**
+   * Writes many jobs in one statement: all of them, or none when any is refused. Each names its
+   * job by `name` or by a definition (`{ job: ConfirmOrder, payload }`).
+   */
+  async enqueueMany<const T extends readonly unknown[]>(
+    jobs: { readonly [K in keyof T]: JobSpec | (DefinedJobSpec<T[K]> & Omit<EnqueueJobOptions, 'manager'>) },
+    options: { manager?: EntityManager } = {},
+  ): Promise<EnqueueResult[]> {
     if (!Array.isArray(jobs)) throw new InvalidArgumentError('enqueueMany needs an array of jobs.', 'jobs');
     const { manager } = optionsObject(options, 'options');
     return this.store.jobEnqueueMany(
@@ -130,12 +146,15 @@ export class SchedulerClient {
    * `cron` (with an optional IANA `timezone`) or `everyMs`. Each occurrence's job id is its
    * occurrence id. Queue and attempts default to the job's `@Job` options.
    */
-  async schedule<N extends JobName>(spec: ScheduleSpec<N>): Promise<Schedule> {
+  async schedule<P>(spec: DefinedScheduleSpec<P>): Promise<Schedule>;
+  async schedule<N extends JobName>(spec: ScheduleSpec<N>): Promise<Schedule>;
+  async schedule(spec: ScheduleSpec | DefinedScheduleSpec<unknown>): Promise<Schedule> {
     if (spec === null || typeof spec !== 'object' || Array.isArray(spec)) {
       throw new InvalidArgumentError('A schedule must be an object with a name and a cron pattern or an interval.', 'schedule');
     }
-    const registered = this.registered(spec.name, 'name');
-    const { schedule } = await this.store.scheduleUpsert({ queue: registered.queue, maxAttempts: registered.maxAttempts, ...stripUndefined(spec), name: spec.name });
+    const { job, ...rest } = spec as ScheduleSpec & { job?: unknown };
+    const registered = this.registered(spec as { name?: unknown; job?: unknown }, 'name');
+    const { schedule } = await this.store.scheduleUpsert({ queue: registered.queue, maxAttempts: registered.maxAttempts, ...stripUndefined(rest), name: registered.name });
     this.orchestrator.node.minter.poke();
     return schedule;
   }
@@ -185,23 +204,29 @@ export class SchedulerClient {
     return this.store.jobHistory(jobId);
   }
 
-  private registered(name: unknown, argument: string) {
-    const registered = typeof name === 'string' ? this.registry.get(name) : undefined;
-    if (!registered) throw new InvalidArgumentError(UNKNOWN_JOB_NAME(showValue(name)), argument);
+  /** The defaults of what a call names: a definition (`job`), or a `name` known on this node. */
+  private registered(named: { readonly name?: unknown; readonly job?: unknown }, argument: string): JobDefaults {
+    if (named.job !== undefined) {
+      if (named.name !== undefined) throw new InvalidArgumentError(`${argument} and job are both set; name the job by one of them.`, argument);
+      if (!isDefinedJob(named.job)) throw new InvalidArgumentError(`job must be a definition made by defineJob, got ${showValue(named.job)}.`, 'job');
+      return definitionDefaults(named.job, this.registry.defaultMaxAttempts);
+    }
+    const registered = typeof named.name === 'string' ? this.registry.defaults(named.name) : undefined;
+    if (!registered) throw new InvalidArgumentError(UNKNOWN_JOB_NAME(showValue(named.name)), argument);
     return registered;
   }
 
-  private input(job: { readonly name: string; readonly payload: unknown } & Omit<EnqueueJobOptions, 'manager'>, index: number | undefined): EnqueueInput {
+  private input(job: { readonly name?: string; readonly job?: DefinedJob; readonly payload: unknown } & Omit<EnqueueJobOptions, 'manager'>, index: number | undefined): EnqueueInput {
     if (job === null || typeof job !== 'object') {
       throw new InvalidArgumentError(`${index === undefined ? 'The job' : `jobs[${index}]`} must be an object with a name and a payload.`, 'jobs');
     }
-    const registered = this.registered(job.name, index === undefined ? 'name' : `jobs[${index}].name`);
-    const { name, payload, ...options } = job;
-    return { queue: registered.queue, maxAttempts: registered.maxAttempts, ...this.concurrency(registered, payload), ...stripUndefined(options), name, payload };
+    const registered = this.registered(job, index === undefined ? 'name' : `jobs[${index}].name`);
+    const { name: _name, job: _job, payload, ...options } = job;
+    return { queue: registered.queue, maxAttempts: registered.maxAttempts, ...this.concurrency(registered, payload), ...stripUndefined(options), name: registered.name, payload };
   }
 
   /** The key (and limit) the handler's options declare for this payload. */
-  private concurrency(registered: RegisteredJob, payload: unknown): Pick<EnqueueInput, 'concurrencyKey' | 'concurrencyLimit'> {
+  private concurrency(registered: JobDefaults, payload: unknown): Pick<EnqueueInput, 'concurrencyKey' | 'concurrencyLimit'> {
     if (!registered.concurrencyKey) return {};
     let key: unknown;
     try {

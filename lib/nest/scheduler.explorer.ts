@@ -31,6 +31,7 @@ import {
   UNKNOWN_QUEUE,
 } from './scheduler.messages.js';
 import { checkModuleOptions } from './scheduler-options.check.js';
+import { assertObserversHaveWorker, registerDefinedJobs } from './defined-jobs.js';
 import { SCHEDULER_STORE } from './scheduler.tokens.js';
 
 /** Every option `@Job` takes; anything else is a typo, refused rather than ignored. */
@@ -75,6 +76,7 @@ export class SchedulerExplorer implements OnModuleInit {
     checkModuleOptions(this.options, this.store.limits);
     const worker = resolveWorkerOptions(this.options);
     const defaultMaxAttempts = this.options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+    this.registry.defaultMaxAttempts = defaultMaxAttempts;
     const owners = new Map<string, Function>();
 
     for (const wrapper of this.discovery.getProviders()) {
@@ -97,7 +99,8 @@ export class SchedulerExplorer implements OnModuleInit {
         }
       }
       const queue = options.queue === undefined ? DEFAULT_QUEUE : owned(() => assertQueueName(options.queue, 'queue'));
-      if (worker.queues.length > 0 && !worker.queues.includes(queue)) {
+      // A producer-only node runs no handler, so its queues say nothing about where handlers run.
+      if (this.options.worker !== false && worker.queues.length > 0 && !worker.queues.includes(queue)) {
         throw new InvalidArgumentError(UNKNOWN_QUEUE(className, name, queue, worker.queues), 'queue');
       }
       const maxAttempts =
@@ -131,7 +134,10 @@ export class SchedulerExplorer implements OnModuleInit {
       });
     }
     this.logger.log(`registered ${owners.size} job handler(s): ${this.registry.names().join(', ') || 'none'}.`);
+    const defined = registerDefinedJobs(this.registry, this.options, this.store.limits);
+    if (defined.length > 0) this.logger.log(`knows ${defined.length} job definition(s) with no handler here: ${defined.join(', ')}.`);
     this.exploreObservers();
+    assertObserversHaveWorker(this.registry, this.options);
   }
 
   private concurrency(className: string, name: string, options: JobOptions<string>) {

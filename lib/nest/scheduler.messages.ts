@@ -17,7 +17,7 @@ export const UNSUPPORTED_DATA_SOURCE = (type: string) =>
 
 /** `shown` is the name as an error message shows it (quoted and escaped). */
 export const UNKNOWN_JOB_NAME = (shown: string) =>
-  `No @Job handler is registered for ${shown}; check the name or register its handler class as a provider.`;
+  `No @Job handler is registered for ${shown}; check the name, register its handler class as a provider, or enqueue by its defineJob definition (or list that in the module's jobs).`;
 
 export const NOT_IN_ATTEMPT = (what: string) =>
   `${what} is only available inside a job attempt; inject it into a @Job handler or a provider it uses.`;

@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { InvalidArgumentError } from '../core/index.js';
 import { PostgresJobStore, type JobStore } from '../store/index.js';
 import { WorkerNode } from '../worker/index.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
@@ -29,7 +30,11 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
   async onApplicationBootstrap(): Promise<void> {
     await this.registerDeclaredSchedules();
     await this.applyQueueLimits();
-    if (this.options.autoStart !== false) await this.start();
+    if (this.options.worker === false) {
+      this.logger.log('worker is false: this node enqueues and operates jobs, and runs none (no claims, heartbeats, minting, sweeps or observer delivery).');
+    } else if (this.options.autoStart !== false) {
+      await this.start();
+    }
   }
 
   /** Creates or updates the schedules `@Job` handlers declare; the same on every node, so safe to race. */
@@ -50,6 +55,9 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
 
   /** Starts claiming (a no-op when already started). For apps built with `autoStart: false`. */
   async start(): Promise<void> {
+    if (this.options.worker === false) {
+      throw new InvalidArgumentError('This node was built with worker: false, so it runs no worker; remove that option to run jobs here.', 'worker');
+    }
     const needed = this.node.options.concurrency + 3;
     if (this.store instanceof PostgresJobStore && this.store.poolSize < needed) {
       this.logger.warn(

@@ -14,7 +14,7 @@ describe('README snippets', () => {
     const readme = readFileSync(join(root, 'README.md'), 'utf8');
     const blocks = [...readme.matchAll(/```ts\n\/\/ ([\w.-]+\.ts)[^\n]*\n([\s\S]*?)```/g)].map((m) => ({ file: m[1]!, code: m[2]! }));
     expect(blocks.map((b) => b.file)).toEqual(
-      expect.arrayContaining(['app.module.ts', 'job-registry.ts', 'confirm-order.job.ts', 'orders.service.ts', 'script.ts']),
+      expect.arrayContaining(['main.ts', 'app.module.ts', 'jobs.ts', 'order.entity.ts', 'job-registry.ts', 'confirm-order.job.ts', 'orders.controller.ts', 'script.ts']),
     );
     // Inside the project, so the snippets resolve the project's node_modules as an application would.
     const dir = mkdtempSync(join(root, 'test', 'docs', '.snippets-'));

@@ -1,7 +1,9 @@
 import { Injectable, SetMetadata, type Type } from '@nestjs/common';
+import { InvalidArgumentError } from '../../core/index.js';
 import type { JobHandler } from '../interfaces/job-handler.interface.js';
-import type { JobOptions } from '../interfaces/job-options.interface.js';
+import type { JobHandlerOptions, JobOptions } from '../interfaces/job-options.interface.js';
 import type { JobName, JobPayload } from '../interfaces/job-registry.interface.js';
+import { DEFINITION_KEYS, isDefinedJob, type DefinedJob } from '../job-definition.js';
 import { JOB_METADATA } from '../scheduler.tokens.js';
 
 /**
@@ -15,11 +17,32 @@ import { JOB_METADATA } from '../scheduler.tokens.js';
  *   async handle(payload: { orderId: string }, ctx: JobContext) { ... }
  * }
  * ```
+ *
+ * Given a {@link defineJob} definition, the handler takes its name, payload type, queue,
+ * attempts, retry and limits, so it agrees with every producer that enqueues by the same
+ * definition; `options` adds what only a handler has (`timeoutMs`, `transaction`, `validate`,
+ * `schedule`): `@Job(ConfirmOrder, { timeoutMs: 30_000 })`.
  */
-export function Job<N extends JobName>(nameOrOptions: N | JobOptions<N>) {
-  const options: JobOptions<N> = typeof nameOrOptions === 'string' ? { name: nameOrOptions } : nameOrOptions;
-  return <T extends Type<JobHandler<JobPayload<N>>>>(target: T): void => {
-    SetMetadata(JOB_METADATA, options)(target);
+export function Job<TPayload>(definition: DefinedJob<TPayload>, options?: JobHandlerOptions<TPayload>): <T extends Type<JobHandler<TPayload>>>(target: T) => void;
+export function Job<N extends JobName>(nameOrOptions: N | JobOptions<N>): <T extends Type<JobHandler<JobPayload<N>>>>(target: T) => void;
+export function Job(nameOrOptions: string | JobOptions<string> | DefinedJob, handlerOptions?: JobHandlerOptions<unknown>) {
+  return (target: Type<unknown>): void => {
+    SetMetadata(JOB_METADATA, jobOptions(target, nameOrOptions, handlerOptions))(target);
     Injectable()(target);
   };
+}
+
+function jobOptions(target: Type<unknown>, nameOrOptions: string | JobOptions<string> | DefinedJob, handlerOptions: JobHandlerOptions<unknown> | undefined): JobOptions<string> {
+  if (typeof nameOrOptions === 'string') return { name: nameOrOptions };
+  if (!isDefinedJob(nameOrOptions)) return nameOrOptions as JobOptions<string>;
+  if (handlerOptions === undefined) return { ...nameOrOptions };
+  if (handlerOptions === null || typeof handlerOptions !== 'object') {
+    throw new InvalidArgumentError(`${target.name} (@Job '${nameOrOptions.name}') passes handler options that are not an object.`, 'options');
+  }
+  // The definition is what producers use too: a handler that changed it would disagree with them.
+  const shared = Object.keys(handlerOptions).find((key) => DEFINITION_KEYS.includes(key));
+  if (shared) {
+    throw new InvalidArgumentError(`${target.name} (@Job '${nameOrOptions.name}') sets ${shared} beside its definition; set it in defineJob, so producers use it too.`, shared);
+  }
+  return { ...nameOrOptions, ...handlerOptions };
 }

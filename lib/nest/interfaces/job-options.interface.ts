@@ -55,3 +55,8 @@ export interface JobOptions<N extends string = JobName> {
    */
   readonly concurrencyLimit?: number;
 }
+
+/** The options of `@Job(definition, options)`: what only a handler has, beside a shared definition. */
+export interface JobHandlerOptions<P = unknown> extends Pick<JobOptions<string>, 'timeoutMs' | 'transaction' | 'validate'> {
+  readonly schedule?: DeclaredSchedule<P>;
+}

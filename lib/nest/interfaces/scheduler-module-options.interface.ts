@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { HistoryPolicy, SchedulerLimits } from '../../core/index.js';
 import type { JobStore } from '../../store/index.js';
 import type { WorkerOptions } from '../../worker/index.js';
+import type { DefinedJob } from '../job-definition.js';
 
 /** Options of `SchedulerModule.forRoot` / `forRootAsync`. Every field has a default. */
 export interface SchedulerModuleOptions extends WorkerOptions {
@@ -21,8 +22,20 @@ export interface SchedulerModuleOptions extends WorkerOptions {
   readonly limits?: Partial<SchedulerLimits>;
   /** Attempts for jobs whose `@Job` sets none. Default 10. */
   readonly maxAttempts?: number;
-  /** Start the worker when the application boots. Default true; turn off for CLIs and producer-only apps. */
+  /** Start the worker when the application boots. Default true; turn off for CLIs and tests. */
   readonly autoStart?: boolean;
+  /**
+   * Run a worker on this node. Default true. `false` makes a producer-only node: it enqueues and
+   * operates jobs but never claims, heartbeats, mints schedules, sweeps or delivers to observers.
+   */
+  readonly worker?: boolean;
+  /**
+   * Job definitions (from `defineJob`) whose names this node knows without a handler class, so
+   * `enqueue`, `enqueueMany` and `schedule` accept those names with the definitions' defaults.
+   * Enqueueing by the definition itself needs no listing.
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  readonly jobs?: readonly DefinedJob<any>[];
   /** Create or upgrade the store's tables at boot. Default true. */
   readonly migrationsRun?: boolean;
   /**

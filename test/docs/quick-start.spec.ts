@@ -1,0 +1,164 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { freePort } from '../sample/sample-process.js';
+import { databaseUrl, openPostgresDataSource } from '../support/postgres.js';
+import { freshApp, packProject, tsc } from '../support/packed-app.js';
+
+/** The README's Quick start section: from its heading to the next one. */
+function quickStart(): string {
+  const readme = readFileSync(join(process.cwd(), 'README.md'), 'utf8');
+  const start = readme.indexOf('## Quick start with NestJS');
+  expect(start).toBeGreaterThanOrEqual(0);
+  return readme.slice(start, readme.indexOf('\n## ', start + 1));
+}
+
+/** What the section tells a newcomer to do, read from its blocks. */
+function instructions(section: string) {
+  const files = [...section.matchAll(/```ts\n\/\/ ([\w.-]+\.ts)\n([\s\S]*?)```/g)].map((m) => ({ file: m[1]!, code: m[2]! }));
+  const bash = [...section.matchAll(/```bash\n([\s\S]*?)```/g)].map((m) => m[1]!).join('\n');
+  // The packages of every `npm install` line, as one list (the package itself comes from the tarball).
+  const packages = [...bash.matchAll(/npm install ([^&\n]+)/g)]
+    .flatMap((m) => m[1]!.trim().split(/\s+/))
+    .filter((word) => !word.startsWith('-') && word !== 'nestjs-durable-scheduler');
+  const jsonc = /```jsonc\n([\s\S]*?)```/.exec(section)![1]!;
+  const compilerOptions = JSON.parse(`{${jsonc.replace(/\/\/[^\n]*/g, '')}}`) as Record<string, unknown>;
+  return { files, packages, compilerOptions, npmInit: bash.includes('npm pkg set type=module') };
+}
+
+/** Resolves once `port` accepts a connection (trying every 20 ms for up to 15 s). */
+async function listening(port: number, exited: Promise<unknown>): Promise<void> {
+  let gone = false;
+  void exited.then(() => (gone = true));
+  const deadline = Date.now() + 15_000;
+  while (!gone) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.end();
+        resolve(true);
+      });
+      socket.on('error', () => resolve(false));
+    });
+    if (open) return;
+    if (Date.now() > deadline) throw new Error(`nothing listens on port ${port} after 15 s`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** `node dist/main.js` in the app folder, until it listens. */
+async function startApp(dir: string, env: Record<string, string | undefined>) {
+  const port = await freePort();
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env, PORT: String(port), NO_COLOR: '1' };
+  for (const [key, value] of Object.entries(childEnv)) if (value === undefined) delete childEnv[key];
+  const child = spawn(process.execPath, ['dist/main.js'], { cwd: dir, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  await new Promise<void>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      log += chunk.toString();
+      if (log.includes('Nest application successfully started')) resolve();
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    void exited.then(({ code }) => reject(new Error(`the Quick start app exited with code ${code}:\n${log}`)));
+  });
+  // Nest logs that line when init ends, just before listen() binds: wait for the port itself.
+  await listening(port, exited);
+  const base = `http://127.0.0.1:${port}`;
+  return {
+    log: () => log,
+    request: async (method: string, path: string, body?: unknown) => {
+      const response = await fetch(base + path, {
+        method,
+        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+    },
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+/** Places an order as the README's curl lines do, and waits (up to 15 s) for its job to confirm it. */
+async function placeAndConfirm(app: Awaited<ReturnType<typeof startApp>>) {
+  const placed = await app.request('POST', '/orders', { item: 'lamp' });
+  expect(placed).toMatchObject({ status: 201, json: { item: 'lamp', status: 'pending', id: expect.any(String) } });
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const { json } = await app.request('GET', `/orders/${placed.json.id}`);
+    if (json.status === 'confirmed' || Date.now() > deadline) return json;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('issue 19 item 13: the README Quick start, as pasted', () => {
+  let app: { dir: string; cleanup: () => void };
+  let pack: { tarball: string; cleanup: () => void };
+
+  beforeAll(async () => {
+    const { files, packages, compilerOptions, npmInit } = instructions(quickStart());
+    expect(files.map((f) => f.file).sort()).toEqual(['app.module.ts', 'confirm-order.job.ts', 'jobs.ts', 'main.ts', 'order.entity.ts', 'orders.controller.ts']);
+    expect(npmInit).toBe(true);
+    pack = await packProject();
+    app = await freshApp(pack.tarball, { type: 'module' }, packages);
+    // `tsc --init` as the newcomer runs it; the README's settings go on top, as an edit would.
+    await tsc(app.dir, '--init');
+    writeFileSync(join(app.dir, 'tsconfig.init.json'), readFileSync(join(app.dir, 'tsconfig.json')));
+    writeFileSync(join(app.dir, 'tsconfig.json'), JSON.stringify({ extends: './tsconfig.init.json', compilerOptions }, null, 2));
+    mkdirSync(join(app.dir, 'src'));
+    for (const { file, code } of files) writeFileSync(join(app.dir, 'src', file), code);
+    await tsc(app.dir, '-p', '.');
+  }, 180_000);
+
+  afterAll(() => {
+    app?.cleanup();
+    pack?.cleanup();
+  });
+
+  it('issue 19 item 13: compiles under the tsc --init defaults, strict and exactOptionalPropertyTypes included', () => {
+    const init = readFileSync(join(app.dir, 'tsconfig.init.json'), 'utf8');
+    expect(init).toMatch(/"strict": true/);
+    expect(init).toMatch(/"exactOptionalPropertyTypes": true/);
+    expect(init).toMatch(/"verbatimModuleSyntax": true/);
+    expect(readFileSync(join(app.dir, 'dist/main.js'), 'utf8')).toContain("import { AppModule } from './app.module.js'");
+  });
+
+  it('issue 19 item 13: runs one job on SQLite, with no server', async () => {
+    const running = await startApp(app.dir, { DATABASE_URL: undefined });
+    try {
+      expect(await placeAndConfirm(running)).toMatchObject({ item: 'lamp', status: 'confirmed' });
+    } finally {
+      const exit = await running.stop();
+      expect(exit.code === 0 || exit.signal === 'SIGTERM').toBe(true);
+      expect(running.log()).toMatch(/worker \S+ stopped\./);
+    }
+  });
+
+  it('issue 19 item 13: runs one job on PostgreSQL, with DATABASE_URL set', async () => {
+    // A database of its own: the app creates its tables in the default schemas.
+    const name = `quickstart_${randomBytes(4).toString('hex')}`;
+    const admin = await openPostgresDataSource(1);
+    await admin.query(`CREATE DATABASE "${name}"`);
+    const url = new URL(databaseUrl());
+    url.pathname = `/${name}`;
+    try {
+      const running = await startApp(app.dir, { DATABASE_URL: url.toString() });
+      try {
+        expect(await placeAndConfirm(running)).toMatchObject({ item: 'lamp', status: 'confirmed' });
+        expect(running.log()).not.toMatch(/pool holds/);
+      } finally {
+        await running.stop();
+        expect(running.log()).toMatch(/worker \S+ stopped\./);
+      }
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await admin.destroy();
+    }
+  });
+});
