@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { SeededRandom } from '../../lib/core/index.js';
+import { SeededRandom, visibleText } from '../../lib/core/index.js';
 import { MemoryJobStore } from '../../lib/store/index.js';
 import { FunctionInvoker, WorkerNode, type FunctionHandler, type SchedulerLogger, type TransitionEvent, type TransitionObserver, type WorkerOptions } from '../../lib/worker/index.js';
 import { ManualTimers, settle } from '../support/manual-timers.js';
@@ -194,7 +194,8 @@ describe('observers on a running node', () => {
     expect(events).toHaveLength(1);
     const [event] = events;
     // The README's DeadLetterAlerts line, as it renders this event.
-    expect(`${event!.name} ${event!.jobId} dead-lettered after attempt ${event!.attempt}: ${event!.error?.split('\n')[0]}`).toBe(
+    const error = visibleText(event!.error?.split('\n')[0] ?? '-', { maxLength: 200 });
+    expect(`${event!.name} ${event!.jobId} dead-lettered after attempt ${event!.attempt}: ${error}`).toBe(
       `billing.charge ${id} dead-lettered after attempt 2: Error: card declined`,
     );
   });
