@@ -65,6 +65,19 @@ export const CLI_REFUSALS: Refusal[] = [
   ['an unknown option', (conn) => ['stats', '--bogus', ...conn], /^Unknown option '--bogus'\.$/, 2],
   ['an unknown command', (conn) => ['drop', ...conn], /drop/, 2],
   ['a --conn that is neither postgres:// nor sqlite:', () => ['stats', '--conn', "mysql://o'brien"], /^The --conn value must start with postgres:\/\/ or sqlite:/, 1],
+  // issue 19 item 15: a bad escape names the part of the URL, and never shows it (it may be the password).
+  ...(
+    [
+      ['user name', 'postgres://us%zzer@127.0.0.1:5432/test'],
+      ['password', 'postgres://postgres:s3cret%@127.0.0.1:5432/test'],
+      ['database name', 'postgres://postgres@127.0.0.1:5432/te%E0st'],
+    ] as const
+  ).map(([part, url]): Refusal => [
+    `issue 19 item 15: a --conn with a malformed percent-encoding in its ${part}`,
+    () => ['stats', '--conn', url],
+    new RegExp(`^The --conn value has a malformed percent-encoding in its ${part}; write a literal "%" as %25\\.$`),
+    1,
+  ]),
 ];
 
 /**
@@ -180,7 +193,8 @@ export function cliBadInputCases(createTarget: () => Promise<CliBadInputTarget>)
     it.each(HOSTILE_NAMES.filter((name) => RULES.queue[name] === 'accepted'))('queues pause and resume with the %s identifier', async (name) => {
       const queue = HOSTILE[name];
       const paused = await cli(['queues', 'pause', queue, ...conn]);
-      expect(paused).toEqual({ code: 0, stdout: `Queue ${queue} is paused.\n`, stderr: '' });
+      // No job is in the queue yet, and the CLI says so (issue 19 item 15).
+      expect(paused).toEqual({ code: 0, stdout: `Queue ${queue} is paused, but no stored job is in that queue; check the name (a queue can be paused before its first job).\n`, stderr: '' });
       const [audit] = await t.store.auditList({ limit: 1 });
       expect(audit).toMatchObject({ action: 'queue.pause', target: queue });
       expect(JSON.stringify(await t.snapshot())).toContain(queue);
