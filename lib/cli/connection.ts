@@ -30,6 +30,26 @@ function prefixOf(table: string): string {
   return assertSqlPrefix(table.slice(0, -'jobs'.length), '--table prefix');
 }
 
+/**
+ * The driver percent-decodes the user name, password and database name of a postgres:// URL and
+ * throws a bare "URI malformed" at a bad escape. Check them first, naming the part but never
+ * showing it, since it may be the password.
+ */
+function assertPercentEncoding(url: URL): void {
+  const parts = [
+    ['user name', url.username],
+    ['password', url.password],
+    ['database name', url.pathname.slice(1)],
+  ] as const;
+  for (const [part, value] of parts) {
+    try {
+      decodeURIComponent(value);
+    } catch {
+      throw new CliError(`The --conn value has a malformed percent-encoding in its ${part}; write a literal "%" as %25.`);
+    }
+  }
+}
+
 /** Reads --conn and --table and validates both before any connection is opened or SQL sent. */
 export function parseTarget(options: ConnectionOptions, env: NodeJS.ProcessEnv = process.env): Target {
   const conn = options.conn ?? env.DATABASE_URL;
@@ -41,6 +61,7 @@ export function parseTarget(options: ConnectionOptions, env: NodeJS.ProcessEnv =
     } catch {
       throw new CliError('The --conn value is not a valid postgres:// URL.');
     }
+    assertPercentEncoding(url);
     let schema = DEFAULT_POSTGRES_SCHEMA;
     let prefix = '';
     if (options.table !== undefined) {

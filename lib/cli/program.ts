@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { SchedulerError } from '../core/index.js';
+import { SchedulerError, visibleText } from '../core/index.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE } from './cli-error.js';
 import { createContext } from './cli-context.js';
 import { registerCancel } from './commands/cancel.command.js';
@@ -57,15 +57,16 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return 0;
       // Commander says "option '--x <v>' argument 'y' is invalid. <our reason>": keep our reason.
       const reason = error.code === 'commander.invalidArgument' ? error.message.split('is invalid. ').pop()! : error.message;
-      io.err(sentence(reason));
+      io.err(visibleText(sentence(reason)));
       return EXIT_USAGE;
     }
     if (error instanceof CliError || error instanceof SchedulerError) {
-      io.err(error.message);
+      // Messages may quote what was typed or what a driver said: nothing in them may act on the terminal.
+      io.err(visibleText(error.message));
       if (verbose && error.stack) io.err(error.stack);
       return error instanceof CliError ? error.exitCode : EXIT_FAILURE;
     }
-    io.err(sentence(`Unexpected error: ${(error as Error)?.message ?? String(error)}`));
+    io.err(visibleText(sentence(`Unexpected error: ${(error as Error)?.message ?? String(error)}`)));
     if (verbose && (error as Error)?.stack) io.err((error as Error).stack!);
     return EXIT_FAILURE;
   }

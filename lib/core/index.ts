@@ -9,3 +9,4 @@ export * from './limits.js';
 export * from './errors/index.js';
 export * from './validation/index.js';
 export * from './recurrence.js';
+export * from './visible-text.js';

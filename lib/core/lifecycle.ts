@@ -4,6 +4,8 @@ import { isTerminalState, type JobState } from './job-state.js';
 export const LEASE_EXPIRED = 'lease expired';
 /** `lastError` of a job handed back on shutdown when it had no attempts left. */
 export const RELINQUISHED_ON_FINAL_ATTEMPT = 'lease relinquished on final attempt';
+/** `lastError` of a job handed back on shutdown with attempts left (or ended, when cancel was requested). */
+export const LEASE_RELINQUISHED = 'lease relinquished';
 
 /**
  * The part of a job the lifecycle reads and writes. Times are epoch milliseconds from the store's
@@ -123,13 +125,23 @@ export function transition(job: LifecycleFields, event: JobEvent, now: number): 
   if (!result.ok) return result;
   const { next } = result;
   if (next.state === job.state && next.attempt === job.attempt) return result;
-  // History records the error this transition set, if any.
-  const error = next.lastError !== job.lastError ? next.lastError : null;
-  const effects: Effect[] = [...result.effects, { type: 'history', state: next.state, attempt: next.attempt, error }];
+  const effects: Effect[] = [...result.effects, { type: 'history', state: next.state, attempt: next.attempt, error: historyError(job, next) }];
   if (job.state === 'running' && next.state !== 'running') effects.push(RELEASE_SLOTS);
   if (isTerminalState(next.state) && !isTerminalState(job.state)) effects.push(SETTLE_DEPENDANTS);
   if ((next.state === 'dead_lettered' || next.state === 'quarantined') && job.state !== next.state) effects.push(HALT_SCHEDULE);
   return { ok: true, next, effects };
+}
+
+/**
+ * The error a history entry carries: the one that ended an attempt, whenever an attempt ends other
+ * than by success (a failure, a dead letter, a quarantine, a cancel, a lapse, a relinquish), even
+ * when its text repeats the previous attempt's; and any error a transition newly sets (a cascade
+ * cancel). A claim, a release or a replay carries none. The SQL adapters' triggers encode the same
+ * rule, from the old and new row alone, which is why every way out of `running` sets `lastError`.
+ */
+export function historyError(before: LifecycleFields, after: LifecycleFields): string | null {
+  if (after.lastError !== before.lastError) return after.lastError;
+  return before.state === 'running' && after.state !== 'succeeded' ? after.lastError : null;
 }
 
 const HALT_SCHEDULE: Effect = { type: 'halt_schedule' };
@@ -175,11 +187,12 @@ function decide(job: LifecycleFields, event: JobEvent, now: number): Transition 
 
     case 'relinquish':
       if (!holdsLiveLease(job, event.workerId, event.attempt, now)) return STALE;
-      if (job.cancelRequested) return ok(finish(job, 'cancelled', now, { lastError: job.lastError }));
+      // The attempt ended unfinished: say so, as a lapse does, rather than keep an older attempt's error.
+      if (job.cancelRequested) return ok(finish(job, 'cancelled', now, { lastError: LEASE_RELINQUISHED }));
       if (job.attempt >= job.maxAttempts) {
         return ok(finish(job, 'dead_lettered', now, { lastError: RELINQUISHED_ON_FINAL_ATTEMPT }));
       }
-      return ok(requeue(job, now, now, job.lastError), WAKE);
+      return ok(requeue(job, now, now, LEASE_RELINQUISHED), WAKE);
 
     case 'expire':
       if (!needsSweep(job, now)) return { ok: false, rejection: 'not_sweepable' };

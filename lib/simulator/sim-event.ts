@@ -18,11 +18,22 @@ export interface RowView {
   readonly scheduledFor: number;
   readonly concurrencyKey: string | null;
   readonly pendingParents: number;
+  /** The first line of the job's last error (see {@link errorLine}). */
+  readonly lastError: string | null;
+}
+
+/**
+ * An error as events carry it: its first line. The rest is a stack, whose file paths would make a
+ * run's hash depend on where the code is checked out; the first line is enough to tell an error
+ * recorded from one dropped.
+ */
+export function errorLine(error: string | null): string | null {
+  return error === null ? null : error.split('\n')[0]!;
 }
 
 export function rowView(row: JobRow): RowView {
-  const { id, name, queue, state, attempt, maxAttempts, workerId, leasedUntil, runAt, cancelRequested, scheduleId, scheduledFor, concurrencyKey, pendingParents } = row;
-  return { id, name, queue, state, attempt, maxAttempts, workerId, leasedUntil, runAt, cancelRequested, scheduleId, scheduledFor, concurrencyKey, pendingParents };
+  const { id, name, queue, state, attempt, maxAttempts, workerId, leasedUntil, runAt, cancelRequested, scheduleId, scheduledFor, concurrencyKey, pendingParents, lastError } = row;
+  return { id, name, queue, state, attempt, maxAttempts, workerId, leasedUntil, runAt, cancelRequested, scheduleId, scheduledFor, concurrencyKey, pendingParents, lastError: errorLine(lastError) };
 }
 
 /** Who made a store call: a worker node, the producer, or the operator. */
@@ -35,7 +46,7 @@ export type Caller = { readonly kind: 'worker'; readonly workerId: string } | { 
 export type SimEvent =
   | { readonly type: 'write'; readonly at: number; readonly before: RowView | undefined; readonly after: RowView }
   | { readonly type: 'edge'; readonly at: number; readonly parentId: string; readonly childId: string }
-  | { readonly type: 'log'; readonly at: number; readonly jobId: string; readonly state: JobState; readonly attempt: number }
+  | { readonly type: 'log'; readonly at: number; readonly jobId: string; readonly state: JobState; readonly attempt: number; readonly error: string | null }
   | { readonly type: 'slot'; readonly at: number; readonly jobId: string; readonly op: 'take' | 'release' }
   | {
       readonly type: 'call';

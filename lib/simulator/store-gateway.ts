@@ -1,6 +1,6 @@
 import type { JobRecord } from '../core/index.js';
 import type { HeartbeatResult, MemoryJobStore, MemoryStoreProbe } from '../store/index.js';
-import { rowView, type Caller, type EventLog } from './sim-event.js';
+import { errorLine, rowView, type Caller, type EventLog } from './sim-event.js';
 import type { VirtualScheduler } from './virtual-scheduler.js';
 
 /** What a store call returned, or the message of what it threw. */
@@ -25,7 +25,7 @@ export class StoreGateway {
     return {
       rowWritten: (before, after) => log.emit({ type: 'write', at: clock.now(), before: before && rowView(before), after: rowView(after) }),
       edgeSettled: (parentId, childId) => log.emit({ type: 'edge', at: clock.now(), parentId, childId }),
-      historyAppended: (entry) => log.emit({ type: 'log', at: clock.now(), jobId: entry.jobId, state: entry.state, attempt: entry.attempt }),
+      historyAppended: (entry) => log.emit({ type: 'log', at: clock.now(), jobId: entry.jobId, state: entry.state, attempt: entry.attempt, error: errorLine(entry.error) }),
       slotTaken: (jobId) => log.emit({ type: 'slot', at: clock.now(), jobId, op: 'take' }),
       slotReleased: (jobId) => log.emit({ type: 'slot', at: clock.now(), jobId, op: 'release' }),
     };

@@ -1,4 +1,5 @@
 export * from './job-store.js';
+export type { QueueSummary } from './queue-summary.js';
 export * from './store-capabilities.js';
 export * from './attempt-transaction.js';
 export * from './wake-hints.js';

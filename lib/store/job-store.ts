@@ -2,6 +2,7 @@ import type { EntityManager } from 'typeorm';
 import type { CancelOutcome, HistoryPolicy, JobRecord, JobState, SchedulerLimits } from '../core/index.js';
 import type { AttemptTransaction } from './attempt-transaction.js';
 import type { EnqueueInput } from './enqueue-input.js';
+import type { QueueSummary } from './queue-summary.js';
 import type { StoreCapabilities } from './store-capabilities.js';
 import type { WakeListener, WakeSubscription } from './wake-hints.js';
 import type { MintResult, Schedule, ScheduleInput, ScheduleUpsertResult } from './schedules/index.js';
@@ -264,6 +265,12 @@ export interface JobStore {
   queuePause(queue: string, options?: OperatorOptions): Promise<void>;
 
   queueResume(queue: string, options?: OperatorOptions): Promise<void>;
+
+  /**
+   * Every queue that has a stored job or has been paused, sorted by name, with its pause state
+   * and job counts per state. Counts the whole jobs table, as {@link JobStore.jobStats} does.
+   */
+  queueList(): Promise<QueueSummary[]>;
 
   /** Creates a recurring schedule, or updates its definition if the id exists. */
   scheduleUpsert(input: ScheduleInput, options?: OperatorOptions): Promise<ScheduleUpsertResult>;

@@ -3,6 +3,7 @@ import type { AttemptTransaction, JobStore, Outcome, OutcomeResult } from '../st
 import type { AttemptAbort } from './attempt-abort.js';
 import { AttemptContext } from './job-context.js';
 import type { JobInvoker, PayloadValidator } from './job-invoker.js';
+import { describeError, errorText, type ErrorLogDetail } from './log-text.js';
 import { PermanentJobError } from './permanent-job.error.js';
 import type { SchedulerLogger } from './scheduler-logger.js';
 import { withTimeout, type Timers } from './timers.js';
@@ -19,6 +20,8 @@ export interface AttemptExecutorDeps {
   readonly random: RandomSource;
   readonly logger: SchedulerLogger;
   readonly timers: Timers;
+  /** How much of a handler's error its log line carries. Default `message`. */
+  readonly errorLogDetail?: ErrorLogDetail;
 }
 
 /** The reason a signal was aborted for a job timeout. */
@@ -60,7 +63,9 @@ export class AttemptExecutor {
       await this.withTimeout(transaction ? transaction.run(run) : run(), definition.timeoutMs, abort);
     } catch (error) {
       await transaction?.rollback().catch((rollbackError: unknown) => logger.warn(`rollback of ${job.name} ${job.id} failed: ${describe(rollbackError)}`));
-      const message = describe(error);
+      // The log line is bounded and escaped (a handler's error may quote the payload or carry
+      // escapes); lastError keeps the whole text for the operator.
+      const message = describeError(error, this.deps.errorLogDetail);
       if (error instanceof PermanentJobError) {
         logger.warn(`${job.name} ${job.id} attempt ${job.attempt} failed permanently: ${message}`);
         return report({ jobId: job.id, attempt: job.attempt, kind: 'dead_lettered', error: detail(error) });
@@ -98,7 +103,7 @@ function validationFailure(validate: PayloadValidator, payload: unknown): string
   try {
     return validate(payload) === false ? 'the validator returned false' : null;
   } catch (error) {
-    return describe(error);
+    return errorText(error);
   }
 }
 
@@ -106,10 +111,9 @@ function report(outcome: Outcome): AttemptReport {
   return { kind: 'report', outcome };
 }
 
-/** One line for logs: the error's class and message. */
+/** One line for logs: the error's class and a bounded, escaped message (see {@link describeError}). */
 export function describe(error: unknown): string {
-  if (error instanceof Error) return `${error.name}: ${error.message}`;
-  return String(error);
+  return describeError(error);
 }
 
 /** What `lastError` keeps: the stack when there is one (it starts with the message). */

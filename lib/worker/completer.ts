@@ -1,6 +1,7 @@
-import { InvalidArgumentError } from '../core/index.js';
+import { InvalidArgumentError, visibleText } from '../core/index.js';
 import type { JobStore, Outcome, OutcomeResult } from '../store/index.js';
 import { MAX_BATCH } from '../store/index.js';
+import { describeError, ERROR_LOG_MESSAGE_LENGTH } from './log-text.js';
 import type { SchedulerLogger } from './scheduler-logger.js';
 import { deferOn, type Timers } from './timers.js';
 
@@ -65,14 +66,14 @@ export class Completer {
         } catch (error) {
           if (error instanceof InvalidArgumentError) {
             // Retrying cannot fix a refused report; drop it and let the lease lapse (the job runs again).
-            this.deps.logger.error(`an outcome batch was refused (${error.message}); dropping ${batch.length} outcome(s).`);
+            this.deps.logger.error(`an outcome batch was refused (${visibleText(error.message, { maxLength: ERROR_LOG_MESSAGE_LENGTH })}); dropping ${batch.length} outcome(s).`);
             for (const outcome of batch) this.deps.onSettled(outcome, 'dropped');
             continue;
           }
           this.pending.unshift(...batch);
           this.failures += 1;
           const delay = Math.min(5_000, 50 * 2 ** Math.min(this.failures, 7));
-          this.deps.logger.warn(`recording ${batch.length} outcome(s) failed (${(error as Error)?.message ?? error}); retrying in ${delay} ms.`);
+          this.deps.logger.warn(`recording ${batch.length} outcome(s) failed (${describeError(error)}); retrying in ${delay} ms.`);
           this.retryTimer = this.deps.timers.setTimeout(() => {
             this.retryTimer = undefined;
             void this.flush();

@@ -7,6 +7,7 @@ export * from './job-context.js';
 export * from './job-invoker.js';
 export * from './permanent-job.error.js';
 export * from './scheduler-logger.js';
+export * from './log-text.js';
 export * from './timers.js';
 export * from './function-invoker.js';
 export * from './schedule-minter.js';

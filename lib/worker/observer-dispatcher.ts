@@ -1,6 +1,7 @@
 import { retryDelayMs, type RandomSource, type RetryPolicy } from '../core/index.js';
 import type { HistoryEntry, JobStore } from '../store/index.js';
 import { describe } from './attempt-executor.js';
+import { describeError, errorText, type ErrorLogDetail } from './log-text.js';
 import type { SchedulerLogger } from './scheduler-logger.js';
 import { withTimeout, type Timers } from './timers.js';
 import type { TransitionEvent, TransitionObserver } from './transition-observer.js';
@@ -15,6 +16,8 @@ export interface ObserverDispatcherOptions {
   readonly batchSize: number;
   /** Backoff after a failed delivery, by failures in a row. */
   readonly retry: RetryPolicy;
+  /** How much of an observer's error its log line carries. Default `message`. */
+  readonly errorLogDetail?: ErrorLogDetail;
 }
 
 export interface ObserverDispatcherDeps {
@@ -110,8 +113,8 @@ export class ObserverDispatcher {
             } catch (error) {
               if (position !== committed) await store.observerCommit({ observer: observer.id, workerId: options.workerId, position });
               const delay = retryDelayMs(lease.failures + 1, options.retry, this.deps.random);
-              await store.observerFail({ observer: observer.id, workerId: options.workerId, error: describe(error), retryDelayMs: delay });
-              logger.warn(`observer ${observer.id} failed on event ${entry.id} (${entry.name} ${entry.jobId} → ${entry.state}): ${describe(error)}; retrying in ${delay} ms.`);
+              await store.observerFail({ observer: observer.id, workerId: options.workerId, error: errorText(error), retryDelayMs: delay });
+              logger.warn(`observer ${observer.id} failed on event ${entry.id} (${entry.name} ${entry.jobId} → ${entry.state}): ${describeError(error, options.errorLogDetail)}; retrying in ${delay} ms.`);
               return delivered;
             }
             delivered += 1;

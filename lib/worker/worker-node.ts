@@ -122,7 +122,15 @@ export class WorkerNode {
     this.timers = deps.timers ?? realTimers;
     const random = deps.random ?? new SeededRandom(BigInt(`0x${randomBytes(8).toString('hex')}`));
     this.driver = new NodeDriver({ concurrency: this.options.concurrency, claimBatchSize: this.options.claimBatchSize, leaseMs: this.options.leaseMs });
-    this.executor = new AttemptExecutor({ store: this.store, invoker: deps.invoker, workerId: this.workerId, random, logger: this.logger, timers: this.timers });
+    this.executor = new AttemptExecutor({
+      store: this.store,
+      invoker: deps.invoker,
+      workerId: this.workerId,
+      random,
+      logger: this.logger,
+      timers: this.timers,
+      errorLogDetail: this.options.errorLogDetail,
+    });
     this.completer = new Completer({
       store: this.store,
       workerId: this.workerId,
@@ -172,6 +180,7 @@ export class WorkerNode {
           leaseMs: this.options.leaseMs,
           batchSize: 100,
           retry: this.options.observerRetry,
+          errorLogDetail: this.options.errorLogDetail,
         },
       });
       // Before the first claim: an outcome this node writes must land after the observer's cursor.

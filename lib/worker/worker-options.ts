@@ -8,6 +8,7 @@ import {
   type RetryPolicy,
 } from '../core/index.js';
 import { DEFAULT_QUEUE, MAX_BATCH, MAX_LEASE_MS } from '../store/index.js';
+import { ERROR_LOG_DETAILS, type ErrorLogDetail } from './log-text.js';
 
 /** How a worker node runs. Every field has a default. */
 export interface WorkerOptions {
@@ -47,6 +48,11 @@ export interface WorkerOptions {
   readonly observerPollIntervalMs?: number;
   /** Backoff of an observer whose delivery failed. Default: 1 s doubling to 5 min, with jitter. */
   readonly observerRetry?: Partial<RetryPolicy>;
+  /**
+   * How much of a handler's (or an observer's) error its log line carries: `class`, `message`
+   * (default: the class and 200 characters of the message) or `stack`. Always one line, escaped.
+   */
+  readonly errorLogDetail?: ErrorLogDetail;
 }
 
 export type ResolvedWorkerOptions = Required<Omit<WorkerOptions, 'retry' | 'workerId' | 'observerRetry'>> & {
@@ -69,6 +75,7 @@ export const WORKER_DEFAULTS = Object.freeze({
   retentionMs: 86_400_000 as number | null,
   historyPerJob: 64,
   observerPollIntervalMs: 1_000,
+  errorLogDetail: 'message' as ErrorLogDetail,
 });
 
 function whole(value: unknown, name: string, min: number, max: number): number {
@@ -81,6 +88,13 @@ function whole(value: unknown, name: string, min: number, max: number): number {
 function bool(value: unknown, name: string): boolean {
   if (typeof value !== 'boolean') throw new InvalidArgumentError(`${name} must be true or false, got ${showValue(value)}.`, name);
   return value;
+}
+
+function errorLogDetail(value: unknown): ErrorLogDetail {
+  if (!ERROR_LOG_DETAILS.includes(value as ErrorLogDetail)) {
+    throw new InvalidArgumentError(`errorLogDetail must be "class", "message" or "stack", got ${showValue(value)}.`, 'errorLogDetail');
+  }
+  return value as ErrorLogDetail;
 }
 
 /** Fills in defaults and refuses settings that cannot work, each with one sentence. */
@@ -117,6 +131,7 @@ export function resolveWorkerOptions(options: WorkerOptions = {}): ResolvedWorke
     historyPerJob: whole(o.historyPerJob, 'historyPerJob', 1, 100_000),
     observerPollIntervalMs: whole(o.observerPollIntervalMs, 'observerPollIntervalMs', 1, 3_600_000),
     observerRetry: resolveRetryPolicy(o.observerRetry, DEFAULT_RETRY_POLICY, 'observerRetry'),
+    errorLogDetail: errorLogDetail(o.errorLogDetail),
     retry: resolveRetryPolicy(o.retry, DEFAULT_RETRY_POLICY),
     workerId: o.workerId,
   };

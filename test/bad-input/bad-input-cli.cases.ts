@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import type { JobStore } from '../../lib/store/index.js';
-import { HOSTILE, HOSTILE_NAMES, RULES } from './hostile.js';
+import { HOSTILE, HOSTILE_NAMES, HOSTILE_TEXT, RAW_CONTROL, RULES } from './hostile.js';
 
 export interface CliBadInputTarget {
   readonly kind: 'sqlite' | 'postgres';
@@ -65,6 +65,19 @@ export const CLI_REFUSALS: Refusal[] = [
   ['an unknown option', (conn) => ['stats', '--bogus', ...conn], /^Unknown option '--bogus'\.$/, 2],
   ['an unknown command', (conn) => ['drop', ...conn], /drop/, 2],
   ['a --conn that is neither postgres:// nor sqlite:', () => ['stats', '--conn', "mysql://o'brien"], /^The --conn value must start with postgres:\/\/ or sqlite:/, 1],
+  // issue 19 item 15: a bad escape names the part of the URL, and never shows it (it may be the password).
+  ...(
+    [
+      ['user name', 'postgres://us%zzer@127.0.0.1:5432/test'],
+      ['password', 'postgres://postgres:s3cret%@127.0.0.1:5432/test'],
+      ['database name', 'postgres://postgres@127.0.0.1:5432/te%E0st'],
+    ] as const
+  ).map(([part, url]): Refusal => [
+    `issue 19 item 15: a --conn with a malformed percent-encoding in its ${part}`,
+    () => ['stats', '--conn', url],
+    new RegExp(`^The --conn value has a malformed percent-encoding in its ${part}; write a literal "%" as %25\\.$`),
+    1,
+  ]),
 ];
 
 /**
@@ -103,11 +116,85 @@ export function cliBadInputCases(createTarget: () => Promise<CliBadInputTarget>)
     });
   });
 
+  describe('issue 19 item 7: text from jobs reaches the terminal with its control characters made visible', () => {
+    // Every hostile text as a dead letter's error, plus one whose escape straddles the list's cut.
+    const errors = [...Object.values(HOSTILE_TEXT), `${'x'.repeat(57)}\u001b]8;;https://evil.example/\u0007link`];
+    const ids: string[] = [];
+
+    beforeAll(async () => {
+      for (const error of errors) {
+        const { id } = await t.store.jobEnqueue({ name: 'hostile.text', payload: 1, queue: 'hostile', maxAttempts: 1 });
+        const [job] = await t.store.jobClaim({ workerId: 'seed', limit: 1, queues: ['hostile'], leaseMs: 60_000 });
+        expect(job?.id).toBe(id);
+        await t.store.jobCompleteMany({ workerId: 'seed', outcomes: [{ jobId: id, attempt: 1, kind: 'dead_lettered', error }] });
+        ids.push(id);
+      }
+    });
+
+    const expectNoRawControl = (run: Run) => {
+      expect(run).toMatchObject({ code: 0, stderr: '' });
+      const raw = [...run.stdout].filter((char) => RAW_CONTROL.test(char)).map((char) => char.codePointAt(0)!.toString(16));
+      expect(raw).toEqual([]);
+      expect(run.stdout).not.toMatch(/\p{Surrogate}/u);
+    };
+
+    it.each([
+      ['dead-letter list', ['dead-letter', 'list']],
+      ['jobs list', ['jobs', 'list', '--queue', 'hostile']],
+      ['schedules list', ['schedules', 'list']],
+    ])('%s in text', async (_label, args) => {
+      const run = await cli([...args, ...conn]);
+      expectNoRawControl(run);
+      if (args[0] === 'schedules') return expect(run.stdout).toContain('report.build');
+      // One line per job under the header: no error broke a line or overwrote one.
+      const lines = run.stdout.trimEnd().split('\n');
+      expect(lines).toHaveLength(errors.length + 1);
+      expect(run.stdout).toContain('\\x1b[31mred\\x1b[0m');
+      expect(run.stdout).toContain('real error\\rforged line');
+      // The cut comes after rendering: the straddling escape is shown whole or not at all.
+      const straddling = lines.find((line) => line.includes(ids.at(-1)!))!;
+      expect(straddling).toMatch(/x{49,57}…$/);
+    });
+
+    it('jobs show in text, each error on lines of its own under the value column', async () => {
+      for (const [i, id] of ids.entries()) {
+        const run = await cli(['jobs', 'show', id, ...conn]);
+        expectNoRawControl(run);
+        const lines = run.stdout.trimEnd().split('\n');
+        const errorAt = lines.findIndex((line) => line.startsWith('lastError'));
+        // Every field is one line; only the error's own line feeds continue it, indented.
+        expect(lines.slice(errorAt + 1).every((line) => /^ {10,}\S/.test(line))).toBe(true);
+        expect(lines.length - errorAt).toBe(errors[i]!.split('\n').length);
+      }
+    });
+
+    it.each([
+      ['dead-letter list', ['dead-letter', 'list', '--limit', '1000']],
+      ['jobs list', ['jobs', 'list', '--queue', 'hostile', '--limit', '1000']],
+    ])('%s in JSON gives the stored errors exactly, with nothing raw on the terminal', async (_label, args) => {
+      const run = await cli([...args, ...conn, '--format', 'json']);
+      expectNoRawControl(run);
+      const listed = new Map((JSON.parse(run.stdout) as { id: string; lastError: string }[]).map((row) => [row.id, row.lastError]));
+      for (const id of ids) expect(listed.get(id)).toBe((await t.store.jobGet(id))!.lastError);
+    });
+
+    it('jobs show in JSON gives the stored error exactly: C0, C1, bidi, separators and surrogates alike', async () => {
+      const keys = Object.keys(HOSTILE_TEXT);
+      for (const key of ['colour', 'csi8bit', 'del', 'bidi', 'separator', 'surrogate'] as const) {
+        const id = ids[keys.indexOf(key)]!;
+        const run = await cli(['jobs', 'show', id, ...conn, '--format', 'json']);
+        expectNoRawControl(run);
+        expect((JSON.parse(run.stdout) as { lastError: string }).lastError).toBe((await t.store.jobGet(id))!.lastError);
+      }
+    });
+  });
+
   describe('accepted: stored and read back byte for byte', () => {
     it.each(HOSTILE_NAMES.filter((name) => RULES.queue[name] === 'accepted'))('queues pause and resume with the %s identifier', async (name) => {
       const queue = HOSTILE[name];
       const paused = await cli(['queues', 'pause', queue, ...conn]);
-      expect(paused).toEqual({ code: 0, stdout: `Queue ${queue} is paused.\n`, stderr: '' });
+      // No job is in the queue yet, and the CLI says so (issue 19 item 15).
+      expect(paused).toEqual({ code: 0, stdout: `Queue ${queue} is paused, but no stored job is in that queue; check the name (a queue can be paused before its first job).\n`, stderr: '' });
       const [audit] = await t.store.auditList({ limit: 1 });
       expect(audit).toMatchObject({ action: 'queue.pause', target: queue });
       expect(JSON.stringify(await t.snapshot())).toContain(queue);

@@ -15,6 +15,32 @@ export const HOSTILE = {
   long: 'l'.repeat(64),
 } as const;
 
+/**
+ * Error and output text an attacker controls (a handler's error quoting a payload), aimed at the
+ * terminal or log that shows it: colours and cursor moves, a clear screen, a carriage return that
+ * overwrites a line, a bell, an OSC 8 hyperlink and an OSC title change, backspaces, the 8-bit CSI,
+ * a right-to-left override, a Unicode line separator, NUL, DEL and a lone surrogate.
+ */
+export const HOSTILE_TEXT = {
+  colour: '\u001b[31mred\u001b[0m',
+  clear: 'x\u001b[2J\u001b[H',
+  carriageReturn: 'real error\rforged line',
+  bell: 'ding\u0007',
+  osc8: '\u001b]8;;https://evil.example/\u001b\\click me\u001b]8;;\u001b\\',
+  title: '\u001b]0;owned\u0007',
+  backspace: 'secret\b\b\b\b\b\bpublic',
+  csi8bit: '\u009b31mred',
+  bidi: 'invoice \u202egnp.exe',
+  separator: 'one\u2028two',
+  nul: 'a\u0000b',
+  del: 'a\u007fb',
+  surrogate: 'a\ud800b',
+  newline: 'first\nsecond',
+} as const;
+
+/** Code points that must never reach a terminal raw: C0 (but the line feeds and tabs a CLI itself writes), DEL, C1, bidi controls, separators. */
+export const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/u;
+
 export type HostileName = keyof typeof HOSTILE;
 export const HOSTILE_NAMES = Object.keys(HOSTILE) as HostileName[];
 

@@ -4,7 +4,8 @@ import { Test } from '@nestjs/testing';
 import { Job, SchedulerClient, SchedulerModule, SystemClock } from '../../lib/index.js';
 import { SeededRandom } from '../../lib/core/index.js';
 import { MemoryJobStore, type JobStore } from '../../lib/store/index.js';
-import { FunctionInvoker, PermanentJobError, WorkerNode, type SchedulerLogger } from '../../lib/worker/index.js';
+import { ERROR_LOG_MESSAGE_LENGTH, FunctionInvoker, PermanentJobError, WorkerNode, type ErrorLogDetail, type SchedulerLogger } from '../../lib/worker/index.js';
+import { RAW_CONTROL } from './hostile.js';
 import { settled } from '../nest/support.js';
 import { ManualTimers, settle } from '../support/manual-timers.js';
 
@@ -211,5 +212,99 @@ describe('payload contents never reach the Nest application log by default', () 
     expect(lines.join('\n')).toMatch(/QUARANTINED nest\.validated/);
     expect(lines.join('\n')).toMatch(/nest\.doomed .* no attempts left/);
     expect(lines.filter((line) => line.includes('MARKER'))).toEqual([]);
+  });
+});
+
+describe('issue 19 item 8: a handler\'s error reaches the log as one bounded, escaped line', () => {
+  // The message opens with a forged log line and terminal escapes, and quotes the payload (and so
+  // its secret) past the 200 characters a default log line keeps of it.
+  const hostileMessage = (payload: unknown) =>
+    `upstream refused\n[ERROR] forged: all jobs lost\r\u001b[2K\u001b]8;;https://evil.example/\u0007 ${'.'.repeat(220)} payload=${JSON.stringify(payload)}`;
+
+  async function run(errorLogDetail?: ErrorLogDetail) {
+    const timers = new ManualTimers();
+    const store = new MemoryJobStore({ clock: timers.clock });
+    const calls: string[] = [];
+    const logger: SchedulerLogger = { log: (m) => void calls.push(m), warn: (m) => void calls.push(m), error: (m) => void calls.push(m), debug: (m) => void calls.push(m) };
+    const node = new WorkerNode({
+      store,
+      logger,
+      clock: timers.clock,
+      timers,
+      random: new SeededRandom(11n),
+      options: { concurrency: 4, pollIntervalMs: 1_000, heartbeatIntervalMs: 10_000, leaseMs: 30_000, workerId: 'node-1', observerPollIntervalMs: 500, ...(errorLogDetail && { errorLogDetail }) },
+      observers: [
+        {
+          id: 'webhook',
+          to: ['dead_lettered'],
+          deliver: (event) => {
+            throw new Error(hostileMessage({ echoed: event.jobId, secret: MARKER }));
+          },
+        },
+      ],
+      invoker: new FunctionInvoker({
+        'job.hostile': {
+          retry: { baseDelayMs: 1_000, maxDelayMs: 1_000, jitter: false },
+          handle: (payload) => {
+            throw new Error(hostileMessage(payload));
+          },
+        },
+        'job.hostile-permanent': {
+          handle: (payload) => {
+            throw new PermanentJobError(hostileMessage(payload));
+          },
+        },
+      }),
+    });
+    await node.start();
+    const retried = (await store.jobEnqueue({ name: 'job.hostile', payload: { secret: MARKER }, maxAttempts: 2 })).id;
+    const permanent = (await store.jobEnqueue({ name: 'job.hostile-permanent', payload: { secret: MARKER } })).id;
+    await timers.advance(5_000);
+    await node.stop();
+    expect((await store.jobGet(retried))!.state).toBe('dead_lettered');
+    expect((await store.jobGet(permanent))!.state).toBe('dead_lettered');
+    // The operator still gets the whole text.
+    expect((await store.jobGet(retried))!.lastError).toContain(MARKER);
+    const failures = calls.filter((m) => /attempt \d+ of 2 failed|failed permanently|observer webhook failed/.test(m));
+    expect(failures.filter((m) => /attempt 1 of 2 failed/.test(m))).toHaveLength(1);
+    expect(failures.filter((m) => /no attempts left/.test(m))).toHaveLength(1);
+    expect(failures.filter((m) => /failed permanently/.test(m))).toHaveLength(1);
+    expect(failures.filter((m) => /observer webhook failed/.test(m)).length).toBeGreaterThanOrEqual(1);
+    for (const message of calls) {
+      // One line each, nothing a terminal acts on: the forged line never stands on its own.
+      expect(message).not.toMatch(/[\n\r]/);
+      expect(message).not.toMatch(RAW_CONTROL);
+    }
+    return failures;
+  }
+
+  it('by default: the class and 200 escaped characters of the message, never the secret quoted past them', async () => {
+    const failures = await run();
+    for (const line of failures) {
+      expect(line).toContain('Error: upstream refused\\n[ERROR] forged: all jobs lost\\r\\x1b[2K\\x1b]8;;https://evil.example/\\x07');
+      expect(line).not.toContain(MARKER);
+      const [, message] = /Error: (upstream refused.*?…)/.exec(line)!;
+      expect([...message!].length).toBeLessThanOrEqual(ERROR_LOG_MESSAGE_LENGTH);
+    }
+  });
+
+  it('with errorLogDetail "class": the class alone, no text of the handler\'s at all', async () => {
+    for (const line of await run('class')) {
+      expect(line).toMatch(/\((PermanentJobError|Error)\)|: (PermanentJobError|Error)(;|$)/);
+      expect(line).not.toContain('upstream refused');
+    }
+  });
+
+  it('with errorLogDetail "stack": the whole message and stack, still one escaped line', async () => {
+    for (const line of await run('stack')) {
+      expect(line).toContain(MARKER);
+      expect(line).toMatch(/\\n {4}at /);
+    }
+  });
+
+  it('refuses an unknown errorLogDetail before the node exists', () => {
+    expect(() => new WorkerNode({ store: new MemoryJobStore(), invoker: new FunctionInvoker({}), options: { errorLogDetail: 'all' as never } })).toThrow(
+      /^errorLogDetail must be "class", "message" or "stack", got "all"\.$/,
+    );
   });
 });

@@ -183,8 +183,9 @@ export function cliCases(createTarget: () => Promise<CliTarget>): void {
     expect((await cli(['cancel', id, ...conn])).stdout).toBe(`Job ${id} (mail.send) is cancelled.\n`);
     expect((await cli(['cancel', id, ...conn])).stdout).toBe(`Job ${id} (mail.send) is already cancelled; nothing changed.\n`);
 
-    expect((await cli(['queues', 'pause', 'mail', ...conn])).stdout).toBe('Queue mail is paused.\n');
-    expect((await cli(['queues', 'resume', 'mail', ...conn])).stdout).toBe('Queue mail is running.\n');
+    // No job is in queue mail (mail.send runs in default), and the CLI says so (issue 19 item 15).
+    expect((await cli(['queues', 'pause', 'mail', ...conn])).stdout).toBe('Queue mail is paused, but no stored job is in that queue; check the name (a queue can be paused before its first job).\n');
+    expect((await cli(['queues', 'resume', 'mail', ...conn])).stdout).toBe('Queue mail is running, but no stored job is in that queue; check the name.\n');
     expect((await cli(['queues', 'pause', 'a b', ...conn])).code).toBe(1);
 
     const { schedule } = await t.store.scheduleUpsert({ name: 'digest.send', cron: '0 7 * * *', timezone: 'Europe/Berlin' });
@@ -201,10 +202,37 @@ export function cliCases(createTarget: () => Promise<CliTarget>): void {
   it('stats counts jobs per queue and state and ages the oldest due job', async () => {
     const run = await cli(['stats', ...conn]);
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/^QUEUE\s+SCHEDULED\s+AWAITING_PARENTS\s+RUNNING\s+SUCCEEDED\s+DEAD_LETTERED\s+CANCELLED\s+QUARANTINED$/m);
+    expect(run.stdout).toMatch(/^QUEUE\s+PAUSED\s+SCHEDULED\s+AWAITING_PARENTS\s+RUNNING\s+SUCCEEDED\s+DEAD_LETTERED\s+CANCELLED\s+QUARANTINED$/m);
     // 54 still dead-lettered (one was replayed and is due), one cancelled, one due in an hour.
-    expect(run.stdout).toMatch(/^default\s+2\s+0\s+0\s+0\s+54\s+1\s+0$/m);
+    expect(run.stdout).toMatch(/^default\s+no\s+2\s+0\s+0\s+0\s+54\s+1\s+0$/m);
     expect(run.stdout).toMatch(/^Oldest due job has waited \d+ (ms|s|min|h)\.$/m);
+  });
+
+  it('issue 19 item 15: queues list shows every queue with its pause state, and stats shows pause state too', async () => {
+    const unused = await cli(['queues', 'pause', 'nosuchqueue', ...conn]);
+    expect(unused).toEqual({ code: 0, stderr: '', stdout: 'Queue nosuchqueue is paused, but no stored job is in that queue; check the name (a queue can be paused before its first job).\n' });
+    expect((await cli(['queues', 'pause', 'default', ...conn])).stdout).toBe('Queue default is paused.\n');
+
+    const list = await cli(['queues', 'list', ...conn]);
+    expect(list).toMatchObject({ code: 0, stderr: '' });
+    expect(list.stdout).toMatch(/^QUEUE\s+PAUSED\s+SCHEDULED\s+AWAITING_PARENTS\s+RUNNING\s+SUCCEEDED\s+DEAD_LETTERED\s+CANCELLED\s+QUARANTINED\n/);
+    expect(list.stdout).toMatch(/^default\s+yes\s+2\s+0\s+0\s+0\s+54\s+1\s+0$/m);
+    expect(list.stdout).toMatch(/^mail\s+no(\s+0){7}$/m); // paused and resumed earlier, never used
+    expect(list.stdout).toMatch(/^nosuchqueue\s+yes(\s+0){7}$/m);
+    const paused = await cli(['queues', 'list', '--paused', ...conn, '--format', 'json']);
+    expect(JSON.parse(paused.stdout)).toEqual([
+      { name: 'default', paused: true, counts: { scheduled: 2, dead_lettered: 54, cancelled: 1 } },
+      { name: 'nosuchqueue', paused: true, counts: {} },
+    ]);
+    expect(JSON.parse((await cli(['queues', 'list', ...conn, '--format', 'json'])).stdout)).toEqual(JSON.parse(JSON.stringify(await t.store.queueList())));
+
+    const stats = await cli(['stats', ...conn]);
+    expect(stats.stdout).toMatch(/^default\s+yes\s+2\s+0\s+0\s+0\s+54\s+1\s+0$/m);
+    expect(stats.stdout).toMatch(/^nosuchqueue\s+yes(\s+0){7}$/m);
+    expect(JSON.parse((await cli(['stats', ...conn, '--format', 'json'])).stdout).pausedQueues).toEqual(['default', 'nosuchqueue']);
+
+    for (const queue of ['default', 'nosuchqueue']) expect((await cli(['queues', 'resume', queue, ...conn])).code).toBe(0);
+    expect((await cli(['queues', 'list', '--paused', ...conn])).stdout).toBe('No queue is paused.\n');
   });
 
   it('migrate is idempotent and says where it stands', async () => {

@@ -6,6 +6,7 @@ import {
   isClaimable,
   JOB_STATES,
   LEASE_EXPIRED,
+  LEASE_RELINQUISHED,
   needsSweep,
   RELINQUISHED_ON_FINAL_ATTEMPT,
   transition,
@@ -155,12 +156,13 @@ describe('outcomes', () => {
 });
 
 describe('relinquish', () => {
-  it('hands the job back due now, with the attempt charged, and wakes workers', () => {
-    const result = transition(running(), { kind: 'relinquish', workerId: 'w', attempt: 1 }, NOW);
+  it('hands the job back due now, with the attempt charged and the reason it ended, and wakes workers', () => {
+    // An older attempt's error is replaced: the history entry says why this attempt ended (issue 19 item 5).
+    const result = transition(running({ lastError: 'card declined' }), { kind: 'relinquish', workerId: 'w', attempt: 1 }, NOW);
     expect(result).toEqual({
       ok: true,
-      next: { ...running(), state: 'scheduled', runAt: NOW, workerId: null, leasedUntil: null, updatedAt: NOW },
-      effects: [{ type: 'wake' }, { type: 'history', state: 'scheduled', attempt: 1, error: null }, { type: 'release_slots' }],
+      next: { ...running(), state: 'scheduled', runAt: NOW, workerId: null, leasedUntil: null, lastError: LEASE_RELINQUISHED, updatedAt: NOW },
+      effects: [{ type: 'wake' }, { type: 'history', state: 'scheduled', attempt: 1, error: LEASE_RELINQUISHED }, { type: 'release_slots' }],
     });
   });
 
@@ -169,7 +171,41 @@ describe('relinquish', () => {
       state: 'dead_lettered',
       lastError: RELINQUISHED_ON_FINAL_ATTEMPT,
     });
-    expect(next(running({ cancelRequested: true }), { kind: 'relinquish', workerId: 'w', attempt: 1 }).state).toBe('cancelled');
+    expect(next(running({ cancelRequested: true }), { kind: 'relinquish', workerId: 'w', attempt: 1 })).toMatchObject({
+      state: 'cancelled',
+      lastError: LEASE_RELINQUISHED,
+    });
+  });
+});
+
+describe('issue 19 item 5: the error a history entry carries', () => {
+  const entryError = (j: LifecycleFields, event: JobEvent, now = NOW) => {
+    const result = transition(j, event, now);
+    if (!result.ok) throw new Error(result.rejection);
+    return result.effects.find((e) => e.type === 'history')?.error;
+  };
+  const same = 'card declined';
+
+  it('is the error that ended the attempt, even when it repeats the previous one', () => {
+    const retried = running({ attempt: 2, lastError: same });
+    expect(entryError(retried, { kind: 'fail', workerId: 'w', attempt: 2, error: same, retryDelayMs: 0 })).toBe(same);
+    expect(entryError(running({ attempt: 3, lastError: same }), { kind: 'fail', workerId: 'w', attempt: 3, error: same, retryDelayMs: 0 })).toBe(same);
+    expect(entryError(retried, { kind: 'dead_letter', workerId: 'w', attempt: 2, error: same })).toBe(same);
+    expect(entryError(retried, { kind: 'quarantine', workerId: 'w', attempt: 2, reason: same })).toBe(same);
+    expect(entryError(running({ attempt: 2, lastError: same, cancelRequested: true }), { kind: 'fail', workerId: 'w', attempt: 2, error: same, retryDelayMs: 0 })).toBe(same);
+    const lapsedTwice = running({ attempt: 3, lastError: LEASE_EXPIRED, leasedUntil: NOW });
+    expect(entryError(lapsedTwice, { kind: 'expire' })).toBe(LEASE_EXPIRED);
+    expect(entryError(running({ attempt: 2, lastError: LEASE_EXPIRED, leasedUntil: NOW }), { kind: 'claim', workerId: 'w2', leaseMs: 1_000 })).toBe(LEASE_EXPIRED);
+  });
+
+  it('is the error a change newly sets, and none for a claim, a success, a release or a replay', () => {
+    expect(entryError(job({ state: 'awaiting_parents' }), { kind: 'cascade_cancel', parentId: 'p', parentState: 'dead_lettered' })).toBe('parent p ended dead_lettered');
+    expect(entryError(job({ attempt: 1, lastError: same }), { kind: 'claim', workerId: 'w', leaseMs: 1_000 })).toBeNull();
+    expect(entryError(running({ attempt: 2, lastError: same }), { kind: 'succeed', workerId: 'w', attempt: 2, output: null })).toBeNull();
+    expect(entryError(job({ state: 'awaiting_parents' }), { kind: 'release' })).toBeNull();
+    expect(entryError(job({ state: 'dead_lettered', attempt: 3, lastError: same }), { kind: 'replay' })).toBeNull();
+    // An operator's cancel of a waiting job did not end an attempt, so it does not repeat the last error.
+    expect(entryError(job({ attempt: 1, lastError: same }), { kind: 'cancel' })).toBeNull();
   });
 });
 

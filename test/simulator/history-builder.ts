@@ -19,6 +19,7 @@ export function row(overrides: Partial<RowView> = {}): RowView {
     scheduledFor: T0,
     concurrencyKey: null,
     pendingParents: 0,
+    lastError: null,
     ...overrides,
   };
 }

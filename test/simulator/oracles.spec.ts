@@ -23,7 +23,7 @@ function violations(oracle: Oracle, events: readonly SimEvent[], end?: Parameter
 }
 
 const succeeded = (overrides = {}) => row({ state: 'succeeded', attempt: 1, ...overrides });
-const log = (jobId: string, state: string, attempt: number): SimEvent => ({ type: 'log', at: T0, jobId, state: state as never, attempt });
+const log = (jobId: string, state: string, attempt: number, error: string | null = null): SimEvent => ({ type: 'log', at: T0, jobId, state: state as never, attempt, error });
 
 describe('outcome provenance oracle', () => {
   it('accepts an outcome from the live lease of that attempt', () => {
@@ -122,6 +122,16 @@ describe('effects once oracle', () => {
   it('counts a missing or duplicated history entry', () => {
     expect(violations(new EffectsOnceOracle(), [write(running(), succeeded()), complete('w1', 'job-1', 1)])).toBe(1);
     expect(violations(new EffectsOnceOracle(), [write(running(), succeeded()), log('job-1', 'succeeded', 1), log('job-1', 'succeeded', 1), complete('w1', 'job-1', 1)])).toBe(1);
+  });
+
+  it('issue 19 item 5: counts a failure logged without the error that ended its attempt', () => {
+    const failed = row({ attempt: 2, lastError: 'card declined' });
+    const report = call('jobCompleteMany', worker('w1'), []);
+    const repeated = running({ attempt: 2, lastError: 'card declined' });
+    expect(violations(new EffectsOnceOracle(), [write(repeated, failed), log('job-1', 'scheduled', 2, 'card declined'), report])).toBe(0);
+    expect(violations(new EffectsOnceOracle(), [write(repeated, failed), log('job-1', 'scheduled', 2, null), report])).toBe(1);
+    const dead = row({ state: 'dead_lettered', attempt: 2, lastError: 'lease expired' });
+    expect(violations(new EffectsOnceOracle(), [write(running({ attempt: 2, lastError: 'lease expired' }), dead), log('job-1', 'dead_lettered', 2), report])).toBe(1);
   });
 
   it('counts an edge settled twice or by a parent that is not terminal, and a latch lowered without an edge', () => {

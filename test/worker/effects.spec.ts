@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { SeededRandom } from '../../lib/core/index.js';
+import { SeededRandom, visibleText } from '../../lib/core/index.js';
 import { MemoryJobStore } from '../../lib/store/index.js';
 import { FunctionInvoker, WorkerNode, type FunctionHandler, type SchedulerLogger, type TransitionEvent, type TransitionObserver, type WorkerOptions } from '../../lib/worker/index.js';
 import { ManualTimers, settle } from '../support/manual-timers.js';
@@ -181,5 +181,22 @@ describe('observers on a running node', () => {
     await bare.node.start();
     expect(bare.node.dispatcher).toBeUndefined();
     expect(node.dispatcher).toBeDefined();
+  });
+
+  it('issue 19 item 5: hears the common dead letter, two attempts failing alike, with its error, as the README alert logs it', async () => {
+    const events: TransitionEvent[] = [];
+    const observer: TransitionObserver = { id: 'alerts', to: ['dead_lettered'], deliver: (e) => void events.push(e) };
+    const handler = { retry: { baseDelayMs: 1_000, maxDelayMs: 1_000, jitter: false }, handle: () => Promise.reject(new Error('card declined')) };
+    const { timers, store, node } = setup({ 'billing.charge': handler }, { observerPollIntervalMs: 500 }, [observer]);
+    await node.start();
+    const { id } = await store.jobEnqueue({ name: 'billing.charge', payload: {}, maxAttempts: 2 });
+    await timers.advance(5_000);
+    expect(events).toHaveLength(1);
+    const [event] = events;
+    // The README's DeadLetterAlerts line, as it renders this event.
+    const error = visibleText(event!.error?.split('\n')[0] ?? '-', { maxLength: 200 });
+    expect(`${event!.name} ${event!.jobId} dead-lettered after attempt ${event!.attempt}: ${error}`).toBe(
+      `billing.charge ${id} dead-lettered after attempt 2: Error: card declined`,
+    );
   });
 });

@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { assertUuid, JOB_STATES, type JobRecord, type JobState } from '../../core/index.js';
+import { assertUuid, JOB_STATES, visibleText, type JobRecord, type JobState } from '../../core/index.js';
 import { CliError } from '../cli-error.js';
 import { positiveInt, withConnection, withFormat, type CliContext, type Format } from '../cli-context.js';
 import { iso, json, oneLine, table } from '../output.js';
@@ -56,8 +56,11 @@ export function registerJobs(program: Command, ctx: CliContext): void {
         if (options.format === 'json') return ctx.out(json({ ...view(job), payload: job.payload, output: job.output }));
         const fields = Object.entries(view(job)).filter(([key]) => key !== 'lastError');
         const width = Math.max(...fields.map(([key]) => key.length));
-        const lines = fields.map(([key, value]) => `${key.padEnd(width)}  ${value instanceof Date ? value.toISOString() : value === null ? '-' : String(value)}`);
-        ctx.out([...lines, `${'lastError'.padEnd(width)}  ${job.lastError ?? '-'}`].join('\n'));
+        const lines = fields.map(([key, value]) => `${key.padEnd(width)}  ${visibleText(value instanceof Date ? value.toISOString() : value === null ? '-' : String(value))}`);
+        // The error keeps its lines (a stack reads better so), each indented under the value
+        // column, so no line of it can pass for a field of its own.
+        const error = visibleText(job.lastError ?? '-', { keepNewlines: true }).split('\n').join(`\n${' '.repeat(width + 2)}`);
+        ctx.out([...lines, `${'lastError'.padEnd(width)}  ${error}`].join('\n'));
       });
     });
 }

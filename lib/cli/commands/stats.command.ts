@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { JOB_STATES } from '../../core/index.js';
 import { withConnection, withFormat, type CliContext, type Format } from '../cli-context.js';
-import { json, table } from '../output.js';
+import { json } from '../output.js';
+import { queueTable } from '../queue-table.js';
 
 function age(ms: number): string {
   if (ms < 1_000) return `${ms} ms`;
@@ -11,16 +11,15 @@ function age(ms: number): string {
 }
 
 export function registerStats(program: Command, ctx: CliContext): void {
-  withFormat(withConnection(program.command('stats').description('job counts per queue and state, and the age of the oldest due job'))).action(
+  withFormat(withConnection(program.command('stats').description('job counts per queue and state, which queues are paused, and the age of the oldest due job'))).action(
     async (options: { conn?: string; table?: string; format: Format }) => {
       await ctx.withStore(options, async ({ store }) => {
         const stats = await store.jobStats();
+        const queues = await store.queueList();
+        const pausedQueues = queues.filter((q) => q.paused).map((q) => q.name);
         const oldestDueAgeMs = stats.oldestDueAt === null ? null : stats.now.getTime() - stats.oldestDueAt.getTime();
-        if (options.format === 'json') return ctx.out(json({ counts: stats.counts, oldestDueAt: stats.oldestDueAt, oldestDueAgeMs }));
-        const queues = [...new Set(stats.counts.map((c) => c.queue))];
-        const count = (queue: string, state: string) => String(stats.counts.find((c) => c.queue === queue && c.state === state)?.count ?? 0);
-        const rows = queues.map((queue) => [queue, ...JOB_STATES.map((state) => count(queue, state))]);
-        ctx.out(queues.length === 0 ? 'No jobs.' : table(['QUEUE', ...JOB_STATES.map((s) => s.toUpperCase())], rows));
+        if (options.format === 'json') return ctx.out(json({ counts: stats.counts, pausedQueues, oldestDueAt: stats.oldestDueAt, oldestDueAgeMs }));
+        ctx.out(queues.length === 0 ? 'No jobs.' : queueTable(queues));
         ctx.out(oldestDueAgeMs === null ? 'No job is waiting.' : `Oldest due job has waited ${age(oldestDueAgeMs)}.`);
       });
     },

@@ -4,6 +4,7 @@ import { Oracle, TERMINAL, type CallEvent, type WriteEvent } from './oracle.js';
 /**
  * The effects that ride on a write are applied exactly once, in the call that caused them:
  * - log: each change of state or attempt appends one history entry, and no entry appears without one;
+ *   an attempt that ends other than by success logs the error that ended it, even a repeated one;
  * - latch: each dependency edge settles once, and only once its parent is terminal; each lowering
  *   of a child's latch is paid for by one settled edge;
  * - slot: a claimed job holds its slots exactly while it runs, taken once and given back once.
@@ -15,6 +16,7 @@ export class EffectsOnceOracle extends Oracle {
   private readonly held = new Set<string>();
   private writes: WriteEvent[] = [];
   private logs: string[] = [];
+  private logErrors = new Map<string, string | null>();
   private edgesByChild = new Map<string, number>();
   private releasedWhileRunning: string[] = [];
 
@@ -26,6 +28,7 @@ export class EffectsOnceOracle extends Oracle {
         break;
       case 'log':
         this.logs.push(`${event.jobId}:${event.state}:${event.attempt}`);
+        this.logErrors.set(`${event.jobId}:${event.state}:${event.attempt}`, event.error);
         break;
       case 'edge': {
         const key = `${event.parentId}>${event.childId}`;
@@ -59,6 +62,12 @@ export class EffectsOnceOracle extends Oracle {
       .sort();
     const actual = [...this.logs].sort();
     if (expected.join() !== actual.join()) this.flag(`${call.op} wrote history [${actual.join(' ')}] for transitions [${expected.join(' ')}]`);
+    for (const { before, after } of this.writes) {
+      if (before?.state !== 'running' || after.state === 'succeeded' || (before.state === after.state && before.attempt === after.attempt)) continue;
+      const key = `${after.id}:${after.state}:${after.attempt}`;
+      const logged = this.logErrors.get(key);
+      if (logged !== undefined && logged !== after.lastError) this.flag(`${call.op} logged ${key} with error ${JSON.stringify(logged)}, not the ${JSON.stringify(after.lastError)} that ended the attempt`);
+    }
 
     const lowered = new Map<string, number>();
     for (const { before, after } of this.writes) {
@@ -74,6 +83,7 @@ export class EffectsOnceOracle extends Oracle {
     }
     this.writes = [];
     this.logs = [];
+    this.logErrors = new Map();
     this.edgesByChild = new Map();
     this.releasedWhileRunning = [];
   }

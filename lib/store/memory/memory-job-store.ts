@@ -45,6 +45,7 @@ import { LATEST_SCHEMA_VERSION } from '../sql-migrations.js';
 import { toJob, type JobRow } from '../job-row.js';
 import { cancelResult, replayResult, type OperatorTransition } from '../operator-transition.js';
 import { actorOf } from '../operator-options.js';
+import { queueSummaries, type QueueCountRow, type QueueSummary } from '../queue-summary.js';
 import type {
   AuditRecord,
   ConcurrencyLimit,
@@ -143,6 +144,8 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
   private readonly hints = new WakeHub();
   private readonly jobs = new Map<string, JobRow>();
   private readonly pausedQueues = new Set<string>();
+  /** Queues resumed at some point: like a SQL store's pause rows, they stay listed without jobs. */
+  private readonly knownQueues = new Set<string>();
   private readonly schedules = new Map<string, ScheduleRow>();
   private readonly auditLog: AuditRecord[] = [];
   /** Edges by parent, each settled at most once. */
@@ -364,7 +367,14 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
   async queueResume(queue: string, options?: OperatorOptions): Promise<void> {
     const actor = actorOf(options);
     this.pausedQueues.delete(assertQueueName(queue));
+    this.knownQueues.add(queue);
     this.audit({ actor, action: 'queue.resume', target: queue });
+  }
+
+  async queueList(): Promise<QueueSummary[]> {
+    const rows: QueueCountRow[] = [...this.knownQueues, ...this.pausedQueues].map((name) => ({ name, paused: this.pausedQueues.has(name), state: null, count: null }));
+    for (const row of this.jobs.values()) rows.push({ name: row.queue, paused: false, state: row.state, count: 1 });
+    return queueSummaries(rows);
   }
 
 

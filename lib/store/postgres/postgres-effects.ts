@@ -24,7 +24,12 @@ export function effectsSql(t: PostgresNaming, policy: HistoryPolicy): string {
   const fn = (name: string) => `${t.local(name).replace(/^"/, `"${t.schema}"."`)}`;
   const settle = fn('settle_dependencies');
   const insertError = policy === 'transitions_and_errors' ? 'n.last_error' : 'NULL';
-  const updateError = policy === 'transitions_and_errors' ? 'CASE WHEN p.error IS DISTINCT FROM p.old_error THEN p.error END' : 'NULL';
+  // core's historyError, from the old and new row: the error that ended an attempt (even when it
+  // repeats the last one), or one the change newly set.
+  const updateError =
+    policy === 'transitions_and_errors'
+      ? `CASE WHEN p.error IS DISTINCT FROM p.old_error OR (p.old_state = 'running' AND p.state <> 'succeeded') THEN p.error END`
+      : 'NULL';
   const logInserts =
     policy === 'off'
       ? ''

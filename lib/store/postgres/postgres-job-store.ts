@@ -91,6 +91,8 @@ import { listJobsQuery } from './queries/list-jobs.query.js';
 import { operatorTransitionQuery } from './queries/operator-transition.query.js';
 import { relinquishJobsQuery } from './queries/relinquish-jobs.query.js';
 import { setQueuePausedQuery } from './queries/set-queue-paused.query.js';
+import { listQueuesQuery } from './queries/list-queues.query.js';
+import type { QueueSummary } from '../queue-summary.js';
 
 export interface PostgresJobStoreOptions {
   /** An initialized TypeORM DataSource of type `postgres`. The store uses its pool and never closes it. */
@@ -181,6 +183,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
       list: listJobsQuery(t),
       deadLettered: listDeadLetteredQuery(t),
       setPaused: setQueuePausedQuery(t),
+      listQueues: listQueuesQuery(t),
       operator: operatorTransitionQuery(t),
     };
     this.scheduleSql = scheduleStatements(t);
@@ -309,6 +312,10 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
 
   async queueResume(queue: string, options?: OperatorOptions): Promise<void> {
     await this.setPaused(queue, false, options);
+  }
+
+  async queueList(): Promise<QueueSummary[]> {
+    return this.sql.listQueues(this.db);
   }
 
 

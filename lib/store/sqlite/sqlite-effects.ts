@@ -3,6 +3,8 @@ import type { SqliteNaming } from './sqlite-naming.js';
 
 const NOW = `CAST(unixepoch('subsec') * 1000 AS INTEGER)`;
 const TERMINAL = `('succeeded', 'dead_lettered', 'cancelled', 'quarantined')`;
+/** core's historyError: the error that ended an attempt (even when it repeats the last one), or one the change newly set. */
+const ERROR_OF_CHANGE = `CASE WHEN NEW.last_error IS NOT OLD.last_error OR (OLD.state = 'running' AND NEW.state <> 'succeeded') THEN NEW.last_error END`;
 
 /**
  * The triggers that apply the effects of a state change inside the statement that made it: history
@@ -27,7 +29,7 @@ WHEN NEW.state IS NOT OLD.state OR NEW.attempt IS NOT OLD.attempt
 BEGIN
   INSERT INTO ${t.history} (job_id, name, at, state, attempt, error)
   VALUES (NEW.id, NEW.name, ${NOW}, NEW.state, NEW.attempt,
-          ${policy === 'transitions_and_errors' ? 'CASE WHEN NEW.last_error IS NOT OLD.last_error THEN NEW.last_error END' : 'NULL'});
+          ${policy === 'transitions_and_errors' ? ERROR_OF_CHANGE : 'NULL'});
 END;`;
   const satisfied = `(NEW.state = 'succeeded' OR dependency_mode = 'on_any_terminal')`;
   return `${drop}

@@ -83,6 +83,8 @@ import { operatorTransitionQuery } from './queries/operator-transition.query.js'
 import { readJobsQuery } from './queries/read-jobs.query.js';
 import { relinquishJobsQuery } from './queries/relinquish-jobs.query.js';
 import { setQueuePausedQuery } from './queries/set-queue-paused.query.js';
+import { listQueuesQuery } from './queries/list-queues.query.js';
+import type { QueueSummary } from '../queue-summary.js';
 import { sqliteGate, type SqliteGate } from './sqlite-gate.js';
 import { migrateSqlite } from './sqlite-migrator.js';
 import { sqliteNaming, type SqliteNaming } from './sqlite-naming.js';
@@ -460,6 +462,10 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
     await this.setPaused(queue, false, options);
   }
 
+  async queueList(): Promise<QueueSummary[]> {
+    return this.read(() => this.statements().listQueues());
+  }
+
   private async setPaused(queue: string, paused: boolean, options: OperatorOptions | undefined): Promise<void> {
     const name = assertQueueName(queue);
     const actor = actorOf(options);
@@ -551,6 +557,7 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
       expire: expireLeasesQuery(db, t),
       read: readJobsQuery(db, t),
       setPaused: setQueuePausedQuery(db, t),
+      listQueues: listQueuesQuery(db, t),
       operator: operatorTransitionQuery(db, t),
       schedules: scheduleStatements(db, t),
       effects: effectsQueries(db, t),

@@ -1,7 +1,7 @@
 import { expect, it } from '@jest/globals';
 import { InvalidArgumentError } from '../../../lib/core/index.js';
 import type { SuiteContext } from '../harness.js';
-import { claimOne, enqueue, LEASE_MS } from './helpers.js';
+import { claimOne, enqueue, LEASE_MS, mustGet } from './helpers.js';
 
 export function historyCases(ctx: SuiteContext): void {
   it('appends every state change to the job\'s history, with the errors it set', async () => {
@@ -26,6 +26,60 @@ export function historyCases(ctx: SuiteContext): void {
     const ids = history.map((e) => e.id);
     expect([...ids].sort((a, b) => a - b)).toEqual(ids);
     expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('issue 19 item 5: every failure transition carries its error, also when it repeats the previous attempt\'s', async () => {
+    const h = await ctx.open();
+    const declined = await enqueue(h.store, { name: 'billing.charge', maxAttempts: 3 });
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      await claimOne(h.store, 'w');
+      await h.store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: declined, attempt, kind: 'failed', error: 'card declined', retryDelayMs: 0 }] });
+    }
+    expect((await h.store.jobHistory(declined)).map((e) => [e.state, e.attempt, e.error])).toEqual([
+      ['scheduled', 0, null],
+      ['running', 1, null],
+      ['scheduled', 1, 'card declined'],
+      ['running', 2, null],
+      ['scheduled', 2, 'card declined'],
+      ['running', 3, null],
+      ['dead_lettered', 3, 'card declined'],
+    ]);
+    // What observers are fed is the same entry: the dead letter reaches them with its error.
+    const fed = (await h.store.historyRead({ limit: 100 })).filter((e) => e.jobId === declined && e.state === 'dead_lettered');
+    expect(fed.map((e) => e.error)).toEqual(['card declined']);
+
+    // Two lapses in a row: the reclaim and the sweep each say why the attempt ended.
+    const lapsing = await enqueue(h.store, { maxAttempts: 2 });
+    await claimOne(h.store, 'w');
+    await h.advance(LEASE_MS);
+    await claimOne(h.store, 'w2');
+    await h.advance(LEASE_MS);
+    await h.store.jobExpireLeases({ limit: 10 });
+    expect((await h.store.jobHistory(lapsing)).map((e) => [e.state, e.attempt, e.error]).slice(2)).toEqual([
+      ['running', 2, 'lease expired'],
+      ['dead_lettered', 2, 'lease expired'],
+    ]);
+
+    // A quarantine and a cancel that repeat the previous failure's text carry it too, and a
+    // relinquished attempt says it was relinquished rather than repeating an older failure.
+    const quarantined = await enqueue(h.store, { maxAttempts: 3 });
+    const cancelled = await enqueue(h.store, { maxAttempts: 3 });
+    const relinquished = await enqueue(h.store, { maxAttempts: 3 });
+    await h.store.jobClaim({ workerId: 'w', limit: 3, queues: ['default'], leaseMs: LEASE_MS });
+    const fail = (jobId: string, attempt: number) => ({ jobId, attempt, kind: 'failed' as const, error: 'no decoder', retryDelayMs: 0 });
+    await h.store.jobCompleteMany({ workerId: 'w', outcomes: [fail(quarantined, 1), fail(cancelled, 1), fail(relinquished, 1)] });
+    await h.store.jobClaim({ workerId: 'w', limit: 3, queues: ['default'], leaseMs: LEASE_MS });
+    await h.store.jobCancel(cancelled);
+    await h.store.jobCompleteMany({
+      workerId: 'w',
+      outcomes: [{ jobId: quarantined, attempt: 2, kind: 'quarantined', reason: 'no decoder' }, fail(cancelled, 2)],
+    });
+    await h.store.jobRelinquishMany({ workerId: 'w', leases: [{ jobId: relinquished, attempt: 2 }] });
+    const last = async (jobId: string) => (await h.store.jobHistory(jobId)).at(-1)!;
+    expect(await last(quarantined)).toMatchObject({ state: 'quarantined', attempt: 2, error: 'no decoder' });
+    expect(await last(cancelled)).toMatchObject({ state: 'cancelled', attempt: 2, error: 'no decoder' });
+    expect(await last(relinquished)).toMatchObject({ state: 'scheduled', attempt: 2, error: 'lease relinquished' });
+    expect(await mustGet(h.store, relinquished)).toMatchObject({ state: 'scheduled', lastError: 'lease relinquished' });
   });
 
   it('keeps no error text under the transitions policy, and nothing under off', async () => {

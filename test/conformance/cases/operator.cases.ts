@@ -163,6 +163,27 @@ export function operatorCases(ctx: SuiteContext): void {
     expect(stats.now.getTime() - stats.oldestDueAt!.getTime()).toBeGreaterThanOrEqual(1_000);
   });
 
+  it('issue 19 item 15: lists queues by name with their pause state and job counts, a queue paused before its first job included', async () => {
+    const h = await ctx.open();
+    expect(await h.store.queueList()).toEqual([]);
+    await enqueue(h.store, { queue: 'mail' });
+    await enqueue(h.store, { queue: 'mail' });
+    await enqueue(h.store);
+    await claimOne(h.store, 'w');
+    await h.store.queuePause('mail');
+    await h.store.queuePause('reports'); // ahead of its first job
+    await h.store.queuePause('later');
+    await h.store.queueResume('later');
+    expect(await h.store.queueList()).toEqual([
+      { name: 'default', paused: false, counts: { running: 1 } },
+      { name: 'later', paused: false, counts: {} },
+      { name: 'mail', paused: true, counts: { scheduled: 2 } },
+      { name: 'reports', paused: true, counts: {} },
+    ]);
+    await h.store.queueResume('mail');
+    expect((await h.store.queueList()).find((q) => q.name === 'mail')).toEqual({ name: 'mail', paused: false, counts: { scheduled: 2 } });
+  });
+
   it('lists jobs newest first, filtered by state, queue and name', async () => {
     const h = await ctx.open();
     const a = await enqueue(h.store, { name: 'alpha' });

@@ -1,4 +1,4 @@
-import { RELINQUISHED_ON_FINAL_ATTEMPT } from '../../../core/index.js';
+import { LEASE_RELINQUISHED, RELINQUISHED_ON_FINAL_ATTEMPT } from '../../../core/index.js';
 import type { LeaseRef, OutcomeResult } from '../../job-store.js';
 import type { PgExecutor } from '../pg-executor.js';
 import type { PostgresNaming } from '../postgres-naming.js';
@@ -19,7 +19,7 @@ export function relinquishJobsQuery(t: PostgresNaming) {
         run_at = CASE WHEN ${requeue} THEN now() ELSE j.run_at END,
         worker_id = CASE WHEN ${requeue} THEN NULL ELSE j.worker_id END,
         leased_until = NULL,
-        last_error = CASE WHEN NOT j.cancel_requested AND j.attempt >= j.max_attempts THEN $4 ELSE j.last_error END,
+        last_error = CASE WHEN NOT j.cancel_requested AND j.attempt >= j.max_attempts THEN $4 ELSE $6 END,
         finished_at = CASE WHEN ${requeue} THEN j.finished_at ELSE now() END,
         updated_at = now()
       FROM unnest($2::uuid[], $3::integer[]) AS r(id, attempt)
@@ -38,6 +38,7 @@ export function relinquishJobsQuery(t: PostgresNaming) {
       leases.map((l) => l.attempt),
       RELINQUISHED_ON_FINAL_ATTEMPT,
       t.channel,
+      LEASE_RELINQUISHED,
     ]);
     return outcomeResults(leases, rows);
   };

@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import { RELINQUISHED_ON_FINAL_ATTEMPT, type JobState } from '../../../core/index.js';
+import { LEASE_RELINQUISHED, RELINQUISHED_ON_FINAL_ATTEMPT, type JobState } from '../../../core/index.js';
 import type { LeaseRef, OutcomeResult } from '../../job-store.js';
 import type { SqliteNaming } from '../sqlite-naming.js';
 import { haltScheduleQuery } from './halt-schedule.query.js';
@@ -13,7 +13,7 @@ export function relinquishJobsQuery(db: Database, t: SqliteNaming) {
       run_at = CASE WHEN ${requeue} THEN @now ELSE run_at END,
       worker_id = CASE WHEN ${requeue} THEN NULL ELSE worker_id END,
       leased_until = NULL,
-      last_error = CASE WHEN cancel_requested = 0 AND attempt >= max_attempts THEN @final ELSE last_error END,
+      last_error = CASE WHEN cancel_requested = 0 AND attempt >= max_attempts THEN @final ELSE @relinquished END,
       finished_at = CASE WHEN ${requeue} THEN finished_at ELSE @now END,
       updated_at = @now
     WHERE id = @id AND attempt = @attempt AND state = 'running' AND worker_id = @worker_id AND leased_until > @now
@@ -21,7 +21,7 @@ export function relinquishJobsQuery(db: Database, t: SqliteNaming) {
   const halt = haltScheduleQuery(db, t);
   return (workerId: string, leases: readonly LeaseRef[], now: number): OutcomeResult[] =>
     leases.map(({ jobId, attempt }) => {
-      const row = relinquish.get({ id: jobId, attempt, worker_id: workerId, final: RELINQUISHED_ON_FINAL_ATTEMPT, now }) as
+      const row = relinquish.get({ id: jobId, attempt, worker_id: workerId, final: RELINQUISHED_ON_FINAL_ATTEMPT, relinquished: LEASE_RELINQUISHED, now }) as
         | { id: string; state: JobState; schedule_id: string | null }
         | undefined;
       if (row) halt(row, now);
