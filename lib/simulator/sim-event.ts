@@ -17,12 +17,13 @@ export interface RowView {
   readonly scheduleId: string | null;
   readonly scheduledFor: number;
   readonly concurrencyKey: string | null;
+  readonly uniqueKey: string | null;
   readonly pendingParents: number;
 }
 
 export function rowView(row: JobRow): RowView {
-  const { id, name, queue, state, attempt, maxAttempts, workerId, leasedUntil, runAt, cancelRequested, scheduleId, scheduledFor, concurrencyKey, pendingParents } = row;
-  return { id, name, queue, state, attempt, maxAttempts, workerId, leasedUntil, runAt, cancelRequested, scheduleId, scheduledFor, concurrencyKey, pendingParents };
+  const { id, name, queue, state, attempt, maxAttempts, workerId, leasedUntil, runAt, cancelRequested, scheduleId, scheduledFor, concurrencyKey, uniqueKey, pendingParents } = row;
+  return { id, name, queue, state, attempt, maxAttempts, workerId, leasedUntil, runAt, cancelRequested, scheduleId, scheduledFor, concurrencyKey, uniqueKey, pendingParents };
 }
 
 /** Who made a store call: a worker node, the producer, or the operator. */

@@ -99,6 +99,11 @@ export interface MemoryJobStoreOptions {
    * prove its oracles catch a broken rule; everything else gets the real ones.
    */
   readonly lifecycle?: LifecycleRules;
+  /**
+   * @internal False writes every job as if no unique key were held. Only the simulator's sabotage
+   * self-test sets it, to prove its unique-key oracle catches the breach.
+   */
+  readonly enforceUniqueKeys?: boolean;
 }
 
 /**
@@ -161,11 +166,13 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
   private readonly slotHolders = new Set<string>();
   private readonly probe: MemoryStoreProbe;
   private readonly rules: LifecycleRules;
+  private readonly enforceUniqueKeys: boolean;
 
   constructor(options: MemoryJobStoreOptions = {}) {
     super();
     this.probe = options.probe ?? {};
     this.rules = options.lifecycle ?? LIFECYCLE_RULES;
+    this.enforceUniqueKeys = options.enforceUniqueKeys ?? true;
     this.clock = options.clock ?? new ManualClock();
     this.limits = resolveLimits(options.limits);
     this.historyPolicy = assertHistoryPolicy(options.historyPolicy);
@@ -199,7 +206,7 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
       );
     }
     const jobs = normalizeEnqueueMany(inputs, this.limits);
-    if (hasUniqueKeys(jobs)) {
+    if (this.enforceUniqueKeys && hasUniqueKeys(jobs)) {
       const plan = planUnique(jobs.filter((job) => !this.jobs.has(job.id)), memoryHolders(this.jobs.values(), jobs));
       const created = this.insertJobs(plan.insert);
       return enqueueResults(jobs, created, plan, new Set(plan.replace.map((op) => this.rewriteHolder(op))));
