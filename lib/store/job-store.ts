@@ -213,7 +213,10 @@ export interface JobStore {
   /** Creates or upgrades the store's tables. Safe to call from several nodes at once. */
   migrate(): Promise<void>;
 
-  /** Writes one job. A job whose id already exists is left alone (`created: false`). */
+  /**
+   * Writes one job. A job whose id already exists is left alone (`created: false`); so is one whose
+   * `uniqueKey` an unfinished job holds, and the result carries the holder's id (`deduplicated`).
+   */
   jobEnqueue(input: EnqueueInput, options?: EnqueueOptions): Promise<EnqueueResult>;
 
   /** Writes many jobs in one transaction: all of them or, on bad input, none. */
