@@ -9,6 +9,7 @@
  * - Occurrence: one firing of a job at `scheduledFor`. Consumers dedupe on its `occurrenceId`.
  */
 import type { JobState } from './job-state.js';
+import type { RetryPolicy } from './retry-policy.js';
 
 /**
  * How a dependant's parents release it: `on_success` (each parent must succeed; a parent that ends
@@ -52,6 +53,13 @@ export interface JobRecord<TPayload = unknown> {
   readonly dependencyMode: DependencyMode | null;
   /** The key the job counts against for concurrency limits, if any. */
   readonly concurrencyKey: string | null;
+  /** The job's unique key: no other unfinished job of its wire name holds the same one. */
+  readonly uniqueKey: string | null;
+  /**
+   * The retry fields set at enqueue, which win over the handler's policy; null when none were set.
+   * Fields left out come from the handler's policy on the node that runs the attempt.
+   */
+  readonly retry: Partial<RetryPolicy> | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
   /** Set when the job reaches a terminal state. */

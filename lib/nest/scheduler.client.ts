@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { InvalidArgumentError, showValue, type DependencyMode, type JobRecord } from '../core/index.js';
+import { InvalidArgumentError, showValue, type DependencyMode, type JobRecord, type RetryPolicy } from '../core/index.js';
 import type {
   CancelResult,
   ConcurrencyLimit,
@@ -12,6 +12,7 @@ import type {
   ListJobsParams,
   Schedule,
   ScheduleInput,
+  UniqueKeyMode,
 } from '../store/index.js';
 import type { JobName, JobPayload } from './interfaces/job-registry.interface.js';
 import { definitionDefaults } from './defined-jobs.js';
@@ -48,6 +49,18 @@ export interface EnqueueJobOptions {
   readonly concurrencyKey?: string;
   /** Declares the key's limit if it has none yet; a key's first declaration stands. */
   readonly concurrencyLimit?: number;
+  /**
+   * At most one unfinished job of this name holds the key: while one does, this enqueue writes no
+   * job and returns the holder's id, with `created: false` and `deduplicated` saying what it did.
+   */
+  readonly uniqueKey?: string;
+  /**
+   * `keep` (default): leave the holder as it is. `replace`: give the holder this payload and run
+   * time if it has not started yet, which debounces it.
+   */
+  readonly uniqueKeyMode?: UniqueKeyMode;
+  /** Retry fields for this job, over the `@Job` (and module) retry policy; each one optional. */
+  readonly retry?: Partial<RetryPolicy>;
   /**
    * An EntityManager inside an open transaction (from `dataSource.transaction(...)`). The job is
    * written in that transaction and exists only if it commits.

@@ -17,6 +17,7 @@ export interface RowView {
   readonly scheduleId: string | null;
   readonly scheduledFor: number;
   readonly concurrencyKey: string | null;
+  readonly uniqueKey: string | null;
   readonly pendingParents: number;
   /** The first line of the job's last error (see {@link errorLine}). */
   readonly lastError: string | null;
@@ -32,8 +33,8 @@ export function errorLine(error: string | null): string | null {
 }
 
 export function rowView(row: JobRow): RowView {
-  const { id, name, queue, state, attempt, maxAttempts, workerId, leasedUntil, runAt, cancelRequested, scheduleId, scheduledFor, concurrencyKey, pendingParents, lastError } = row;
-  return { id, name, queue, state, attempt, maxAttempts, workerId, leasedUntil, runAt, cancelRequested, scheduleId, scheduledFor, concurrencyKey, pendingParents, lastError: errorLine(lastError) };
+  const { id, name, queue, state, attempt, maxAttempts, workerId, leasedUntil, runAt, cancelRequested, scheduleId, scheduledFor, concurrencyKey, uniqueKey, pendingParents, lastError } = row;
+  return { id, name, queue, state, attempt, maxAttempts, workerId, leasedUntil, runAt, cancelRequested, scheduleId, scheduledFor, concurrencyKey, uniqueKey, pendingParents, lastError: errorLine(lastError) };
 }
 
 /** Who made a store call: a worker node, the producer, or the operator. */

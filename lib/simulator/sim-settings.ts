@@ -47,6 +47,9 @@ export interface WorkloadSettings {
   readonly ignoresAbort: number;
   readonly retryBaseMs: number;
   readonly retryMaxMs: number;
+  /** Jobs enqueued under a few unique keys (mode keep or replace), and how many keys there are. */
+  readonly unique: number;
+  readonly uniqueKeys: number;
 }
 
 /** Everything one seed decides. Printed on a run's first line, so a failure reproduces from it. */
@@ -93,7 +96,7 @@ export function deriveSettings(seed: bigint): SimSettings {
   const pollIntervalMs = int(2, 15) * 100;
   const maintenanceIntervalMs = int(2, 8) * 500;
   const safetyMs = int(15, 45) * 1000;
-  const workload: WorkloadSettings = {
+  const drawn = {
     plain: int(5, 40),
     flaky: int(0, 15),
     poison: int(0, 6),
@@ -123,14 +126,17 @@ export function deriveSettings(seed: bigint): SimSettings {
     latencyMaxMs: int(0, 40) * 10,
     operatorEveryMs: on(0.5) ? int(2, 10) * 1000 : 0,
   };
+  const claimBatchSize = int(1, concurrency);
+  // Drawn after every other setting, so those stay what they were for each seed.
+  const workload: WorkloadSettings = { ...drawn, unique: int(0, 12), uniqueKeys: int(1, 3) };
   // Schedules mint at most one occurrence a second each while the safety phase lasts.
-  const jobs = workload.plain + workload.flaky + workload.poison + workload.graphs * 6 + workload.keyed + workload.schedules * Math.ceil(safetyMs / 1000);
+  const jobs = workload.plain + workload.flaky + workload.poison + workload.graphs * 6 + workload.keyed + workload.unique + workload.schedules * Math.ceil(safetyMs / 1000);
   // Every job can need all its attempts, each as long as the slowest handler (or a lapsed lease),
   // plus its longest backoff; the backlog drains through every slot of every node.
   const perAttempt = Math.max(workload.handlerMaxMs, leaseMs) + workload.retryMaxMs + pollIntervalMs + faults.latencyMaxMs * 4;
   const backlog = Math.ceil(jobs / (nodes * concurrency)) * workload.maxAttempts * (workload.handlerMaxMs + pollIntervalMs);
   const livenessBoundMs = workload.maxAttempts * perAttempt + backlog + 2 * maintenanceIntervalMs + 2 * leaseMs + 10_000;
-  return { seed, nodes, concurrency, claimBatchSize: int(1, concurrency), leaseMs, heartbeatIntervalMs, pollIntervalMs, maintenanceIntervalMs, safetyMs, livenessBoundMs, workload, faults };
+  return { seed, nodes, concurrency, claimBatchSize, leaseMs, heartbeatIntervalMs, pollIntervalMs, maintenanceIntervalMs, safetyMs, livenessBoundMs, workload, faults };
 }
 
 /** The settings on one line, seed first. */

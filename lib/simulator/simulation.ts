@@ -1,5 +1,5 @@
 import { SeededRandom } from '../core/index.js';
-import { MemoryJobStore, type JobStore } from '../store/index.js';
+import { MemoryJobStore, type EnqueueResult, type JobStore } from '../store/index.js';
 import type { WorkerNode } from '../worker/index.js';
 import { NodeLink, type LinkCounters } from './node-link.js';
 import { createOracles, TERMINAL, type OracleReport } from './oracles/index.js';
@@ -30,6 +30,11 @@ export interface SimCoverage {
   /** Calls refused, and withheld and delivered late, during isolations. */
   refusedCalls: number;
   withheldCalls: number;
+  /** Enqueues whose unique key was held: kept, or the holder rewritten (mode replace). */
+  uniqueKept: number;
+  uniqueReplaced: number;
+  /** Replays refused because another unfinished job held the job's unique key. */
+  replaysRefusedForKey: number;
 }
 
 export interface SimResult {
@@ -115,14 +120,37 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
       if (event.type === 'call' && (event.op === 'jobCompleteMany' || event.op === 'jobRelinquishMany') && Array.isArray(event.result)) {
         coverage.staleOutcomesFenced += (event.result as { status: string }[]).filter((r) => r.status === 'stale').length;
       }
+      if (event.type === 'call' && event.op === 'jobEnqueueMany' && Array.isArray(event.result)) {
+        for (const result of event.result as EnqueueResult[]) {
+          if (result.deduplicated === 'kept') coverage.uniqueKept += 1;
+          if (result.deduplicated === 'replaced') coverage.uniqueReplaced += 1;
+        }
+      }
+      if (event.type === 'call' && event.op === 'jobReplay' && event.error?.includes('holds its unique key')) coverage.replaysRefusedForKey += 1;
     },
   };
   const trace: SimListener[] = options.trace ? [{ onEvent: options.trace }] : [];
   const log = new EventLog([mirror, ...oracles.all, tally, ...trace]);
-  const coverage: SimCoverage = { staleOutcomesFenced: 0, leasesLostMidHandler: 0, unknownCommits: 0, limitSaturations: 0, reExecutions: 0, refusedCalls: 0, withheldCalls: 0 };
+  const coverage: SimCoverage = {
+    staleOutcomesFenced: 0,
+    leasesLostMidHandler: 0,
+    unknownCommits: 0,
+    limitSaturations: 0,
+    reExecutions: 0,
+    refusedCalls: 0,
+    withheldCalls: 0,
+    uniqueKept: 0,
+    uniqueReplaced: 0,
+    replaysRefusedForKey: 0,
+  };
   const counters: LinkCounters = { ackLost: 0, refused: 0, withheld: 0 };
 
-  const store = new MemoryJobStore({ clock: scheduler, probe: StoreGateway.probe(log, scheduler), lifecycle: options.mutant?.rules });
+  const store = new MemoryJobStore({
+    clock: scheduler,
+    probe: StoreGateway.probe(log, scheduler),
+    lifecycle: options.mutant?.rules,
+    enforceUniqueKeys: options.mutant?.ignoresUniqueKeys !== true,
+  });
   const gateway = new StoreGateway(store, log, scheduler);
   let faults: FaultSettings = settings.faults;
   const currentFaults = () => faults;
@@ -158,9 +186,10 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
   let pendingBatches = workload.batches.length;
   const enqueue = (batch: EnqueueBatch) => {
     (producer as JobStore).jobEnqueueMany(batch.inputs).then(
-      () => {
+      (results) => {
         pendingBatches -= 1;
-        log.emit({ type: 'ack', at: scheduler.now(), ids: batch.inputs.map((input) => input.id!) });
+        // The ids the store answered with: a job whose unique key was held is acknowledged as its holder.
+        log.emit({ type: 'ack', at: scheduler.now(), ids: results.map((result) => result.id) });
       },
       // Unknown outcome: enqueue again with the same ids (a stored job is not written twice).
       () => producerTimers.setTimeout(() => enqueue(batch), 100 + random.nextInt(400)),

@@ -4,7 +4,7 @@ import type { WorkloadSettings } from './sim-settings.js';
 
 /** How a simulated handler behaves, carried in the job's payload. */
 export interface SimPayload {
-  readonly kind: 'plain' | 'flaky' | 'poison' | 'permanent' | 'graph' | 'keyed' | 'scheduled';
+  readonly kind: 'plain' | 'flaky' | 'poison' | 'permanent' | 'graph' | 'keyed' | 'scheduled' | 'unique';
   /** Attempts that throw before one succeeds (flaky and graph jobs). */
   readonly failTimes: number;
 }
@@ -72,6 +72,9 @@ export function buildWorkload(w: WorkloadSettings, safetyMs: number, r: SeededRa
       catchUp: r.next() < 0.5 ? 'skip' : 'coalesce',
     });
   }
+  // Drawn after everything else, so the jobs above stay what they were for a seed.
+  const uniqueKeys = Array.from({ length: w.uniqueKeys }, (_, i) => `digest-${i}`);
+  for (let i = 0; i < w.unique; i++) single(uniqueJob(w, r, uniqueKeys, job));
   batches.sort((a, b) => a.atMs - b.atMs);
   return { batches, schedules, caps: new Map(keys.map((key) => [key, w.keyCap])) };
 }
@@ -93,4 +96,25 @@ function graph(
     );
   }
   return nodes;
+}
+
+/**
+ * A job enqueued under one of a few unique keys, in mode keep or replace, so enqueues collide with
+ * holders in every state; some fail for good (to be replayed while the key may be taken) and some
+ * carry a retry override of their own.
+ */
+function uniqueJob(
+  w: WorkloadSettings,
+  r: SeededRandom,
+  keys: readonly string[],
+  job: (kind: SimPayload['kind'], extra?: Partial<EnqueueInput<SimPayload>>, failTimes?: number) => EnqueueInput<SimPayload>,
+): EnqueueInput<SimPayload> {
+  const roll = r.next();
+  const extra: Partial<EnqueueInput<SimPayload>> = {
+    uniqueKey: keys[r.nextInt(keys.length)],
+    uniqueKeyMode: r.next() < 0.5 ? 'replace' : 'keep',
+    ...(r.next() < 0.3 ? { retry: { baseDelayMs: 0 } } : {}),
+  };
+  if (roll < 0.2) return job('poison', extra);
+  return job('unique', extra, roll < 0.5 ? 1 + r.nextInt(w.maxAttempts - 1) : 0);
 }

@@ -7,10 +7,13 @@ import {
   assertQueueName,
   assertUuid,
   assertWireName,
+  checkRetryOverride,
   encodeJson,
   InvalidArgumentError,
   showKey,
+  showValue,
   type DependencyMode,
+  type RetryPolicy,
   type SchedulerLimits,
 } from '../core/index.js';
 
@@ -48,7 +51,22 @@ export interface EnqueueInput<TPayload = unknown> {
    * stands until an operator changes it.
    */
   readonly concurrencyLimit?: number;
+  /**
+   * At most one unfinished job (scheduled, awaiting parents or running) of this wire name holds a
+   * key. An enqueue whose key is held writes no new job and returns the holder's id.
+   */
+  readonly uniqueKey?: string;
+  /**
+   * What an enqueue whose `uniqueKey` is held does: `keep` (default) leaves the holder as it is;
+   * `replace` gives it this enqueue's payload and run time if it has not started (never claimed).
+   */
+  readonly uniqueKeyMode?: UniqueKeyMode;
+  /** Retry fields for this job, over the handler's policy (each one optional). */
+  readonly retry?: Partial<RetryPolicy>;
 }
+
+/** See {@link EnqueueInput.uniqueKeyMode}. */
+export type UniqueKeyMode = 'keep' | 'replace';
 
 /** A validated job, ready for an adapter to insert. */
 export interface NewJob {
@@ -73,14 +91,21 @@ export interface NewJob {
   readonly dependencyMode?: DependencyMode | null;
   readonly concurrencyKey?: string | null;
   readonly concurrencyLimit?: number | null;
+  readonly uniqueKey?: string | null;
+  /** Set with `uniqueKey`. */
+  readonly uniqueKeyMode?: UniqueKeyMode;
+  /** The retry override as JSON text, or null. */
+  readonly retry?: string | null;
 }
 
-const KNOWN_KEYS = new Set(['name', 'payload', 'id', 'queue', 'runAt', 'delayMs', 'maxAttempts', 'dependsOn', 'dependencyMode', 'concurrencyKey', 'concurrencyLimit']);
+const KNOWN_KEYS = new Set(['name', 'payload', 'id', 'queue', 'runAt', 'delayMs', 'maxAttempts', 'dependsOn', 'dependencyMode', 'concurrencyKey', 'concurrencyLimit', 'uniqueKey', 'uniqueKeyMode', 'retry']);
 
 /** Most parents one job may wait for. */
 export const MAX_PARENTS = 10_000;
 /** Longest concurrency key, in characters. */
 export const MAX_CONCURRENCY_KEY = 200;
+/** Longest unique key, in characters. */
+export const MAX_UNIQUE_KEY = 200;
 
 /**
  * Validates and normalizes jobs before any write. Every problem is an InvalidArgumentError naming
@@ -134,6 +159,16 @@ export function normalizeEnqueue(input: EnqueueInput, limits: SchedulerLimits, i
     if (input.concurrencyKey === undefined) throw new InvalidArgumentError(`${where}concurrencyLimit needs a concurrencyKey.`, `${where}concurrencyLimit`);
     assertMaxAttempts(input.concurrencyLimit, 10_000, `${where}concurrencyLimit`);
   }
+  // Each read once: the value checked is the value written, whatever a getter returns next.
+  const uniqueKey = input.uniqueKey === undefined ? undefined : assertNonEmptyString(input.uniqueKey, `${where}uniqueKey`, MAX_UNIQUE_KEY);
+  const uniqueKeyMode = input.uniqueKeyMode;
+  if (uniqueKeyMode !== undefined) {
+    if (uniqueKeyMode !== 'keep' && uniqueKeyMode !== 'replace') {
+      throw new InvalidArgumentError(`${where}uniqueKeyMode must be "keep" or "replace", got ${showValue(uniqueKeyMode)}.`, `${where}uniqueKeyMode`);
+    }
+    if (uniqueKey === undefined) throw new InvalidArgumentError(`${where}uniqueKeyMode needs a uniqueKey.`, `${where}uniqueKeyMode`);
+  }
+  const retry = checkRetryOverride(input.retry, `${where}retry`);
   return {
     id,
     freshId: input.id === undefined,
@@ -147,6 +182,8 @@ export function normalizeEnqueue(input: EnqueueInput, limits: SchedulerLimits, i
     dependencyMode: dependsOn.length > 0 ? (input.dependencyMode ?? 'on_success') : null,
     concurrencyKey: input.concurrencyKey ?? null,
     concurrencyLimit: input.concurrencyLimit ?? null,
+    ...(uniqueKey === undefined ? {} : { uniqueKey, uniqueKeyMode: uniqueKeyMode ?? 'keep' }),
+    ...(retry === null ? {} : { retry: JSON.stringify(retry) }),
   };
 }
 

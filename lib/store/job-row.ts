@@ -1,4 +1,4 @@
-import { OccurrenceId, type DependencyMode, type JobRecord, type LifecycleFields } from '../core/index.js';
+import { OccurrenceId, type DependencyMode, type JobRecord, type LifecycleFields, type RetryPolicy } from '../core/index.js';
 
 /** A job as an adapter keeps it: lifecycle fields plus identity, with instants in epoch ms. */
 export interface JobRow extends LifecycleFields {
@@ -14,6 +14,9 @@ export interface JobRow extends LifecycleFields {
   readonly pendingParents: number;
   readonly dependencyMode: DependencyMode | null;
   readonly concurrencyKey: string | null;
+  readonly uniqueKey: string | null;
+  /** The retry override set at enqueue, as JSON text; null when none was set. */
+  readonly retry: string | null;
   readonly createdAt: number;
 }
 
@@ -47,6 +50,8 @@ export function toJob(row: JobRow): JobRecord {
     pendingParents: row.pendingParents,
     dependencyMode: row.dependencyMode,
     concurrencyKey: row.concurrencyKey,
+    uniqueKey: row.uniqueKey,
+    retry: row.retry === null ? null : (JSON.parse(row.retry) as Partial<RetryPolicy>),
     createdAt: new Date(row.createdAt),
     updatedAt: new Date(row.updatedAt),
     finishedAt: row.finishedAt === null ? null : new Date(row.finishedAt),

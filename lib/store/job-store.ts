@@ -83,9 +83,16 @@ export interface EnqueueOptions {
 
 /** What one enqueue wrote. */
 export interface EnqueueResult {
+  /** The job's id; for a deduplicated enqueue, the id of the job that holds the unique key. */
   readonly id: string;
-  /** False when a job with this id already existed; nothing was written for it. */
+  /** False when a job with this id already existed, or the unique key was held; no job was written for it. */
   readonly created: boolean;
+  /**
+   * Set when the `uniqueKey` was held by an unfinished job (`id`): `kept` when that job was left as
+   * it was (mode `keep`, or a `replace` of a job that had already started), `replaced` when it took
+   * this enqueue's payload and run time.
+   */
+  readonly deduplicated?: 'kept' | 'replaced';
 }
 
 export interface ClaimParams {
@@ -207,7 +214,10 @@ export interface JobStore {
   /** Creates or upgrades the store's tables. Safe to call from several nodes at once. */
   migrate(): Promise<void>;
 
-  /** Writes one job. A job whose id already exists is left alone (`created: false`). */
+  /**
+   * Writes one job. A job whose id already exists is left alone (`created: false`); so is one whose
+   * `uniqueKey` an unfinished job holds, and the result carries the holder's id (`deduplicated`).
+   */
   jobEnqueue(input: EnqueueInput, options?: EnqueueOptions): Promise<EnqueueResult>;
 
   /** Writes many jobs in one transaction: all of them or, on bad input, none. */

@@ -1,4 +1,4 @@
-import { retryDelayMs, type JobRecord, type RandomSource } from '../core/index.js';
+import { effectiveRetryPolicy, retryDelayMs, type JobRecord, type RandomSource } from '../core/index.js';
 import type { AttemptTransaction, JobStore, Outcome, OutcomeResult } from '../store/index.js';
 import type { AttemptAbort } from './attempt-abort.js';
 import { AttemptContext } from './job-context.js';
@@ -70,7 +70,8 @@ export class AttemptExecutor {
         logger.warn(`${job.name} ${job.id} attempt ${job.attempt} failed permanently: ${message}`);
         return report({ jobId: job.id, attempt: job.attempt, kind: 'dead_lettered', error: detail(error) });
       }
-      const delay = retryDelayMs(job.attempt, definition.retry, this.deps.random);
+      // The job's own retry fields, set at enqueue on whichever node produced it, win over the handler's.
+      const delay = retryDelayMs(job.attempt, effectiveRetryPolicy(definition.retry, job.retry), this.deps.random);
       logger.warn(
         job.attempt < job.maxAttempts
           ? `${job.name} ${job.id} attempt ${job.attempt} of ${job.maxAttempts} failed (${message}); retrying in ${delay} ms.`

@@ -306,6 +306,20 @@ export const REFUSALS: Refusal[] = [
     { entry: 'enqueue concurrencyLimit', label: `a limit of ${typeof max === 'string' ? JSON.stringify(max) : max}`, call: withOptions({ concurrencyKey: 'k', concurrencyLimit: max }), error: InvalidArgumentError, field: /^concurrencyLimit must be a whole number from 1 to 10000/ },
   ]),
   { entry: 'enqueue concurrencyLimit', label: 'a limit without a key', call: withOptions({ concurrencyLimit: 2 }), error: InvalidArgumentError, field: /^concurrencyLimit needs a concurrencyKey\.$/ },
+  // Unique keys and per-enqueue retry (issue 19 items 9 and 10): the same rule as a concurrency key.
+  ...hostileRefusals('enqueue uniqueKey', RULES.key, (v) => withOptions({ uniqueKey: v }), InvalidArgumentError, /^uniqueKey must be 1 to 200 characters without control characters/),
+  ...(['', 'k'.repeat(201), 'a\u0000b', 'a\ud800b', 'tab\there', 42] as const).map((key): Refusal => ({
+    entry: 'enqueue uniqueKey', label: `the key ${JSON.stringify(typeof key === 'string' ? key.slice(0, 20) : key)}`, call: withOptions({ uniqueKey: key }), error: InvalidArgumentError, field: /^uniqueKey must be 1 to 200 characters/,
+  })),
+  { entry: 'enqueue uniqueKeyMode', label: 'an unknown mode', call: withOptions({ uniqueKey: 'k', uniqueKeyMode: 'merge' }), error: InvalidArgumentError, field: /^uniqueKeyMode must be "keep" or "replace", got "merge"\.$/ },
+  { entry: 'enqueue uniqueKeyMode', label: 'a mode without a key', call: withOptions({ uniqueKeyMode: 'replace' }), error: InvalidArgumentError, field: /^uniqueKeyMode needs a uniqueKey\.$/ },
+  ...([
+    ['the shorthand baseMs', { baseMs: 0 }, /^retry\.baseMs is not a retry option/],
+    ['a number', 5, /^retry must be an object/],
+    ['a negative base', { baseDelayMs: -1 }, /^retry\.baseDelayMs must be a finite number/],
+    ['a cap below the base', { baseDelayMs: 10, maxDelayMs: 1 }, /^retry\.maxDelayMs must be a finite number of milliseconds at or above baseDelayMs \(10\)/],
+    ['jitter as a string', { jitter: 'no' }, /^retry\.jitter must be true or false/],
+  ] as const).map(([label, retry, field]): Refusal => ({ entry: 'enqueue retry', label, call: withOptions({ retry }), error: InvalidArgumentError, field })),
   { entry: 'setConcurrencyLimit target', label: 'no target', call: (c) => c.client.setConcurrencyLimit(null, 2), error: InvalidArgumentError, field: /^A concurrency limit needs a target/ },
   { entry: 'setConcurrencyLimit target', label: 'an empty target', call: (c) => c.client.setConcurrencyLimit({}, 2), error: InvalidArgumentError, field: /^A concurrency limit needs a target/ },
 
@@ -387,6 +401,7 @@ export const ACCEPTANCES: Acceptance[] = [
     await c.client.enqueue('orders.confirm', 1, { concurrencyKey: `job:${v}`, concurrencyLimit: 5 });
     return (await c.client.listConcurrencyLimits()).find((l: { key?: string }) => l.key === `job:${v}`)?.key.slice('job:'.length);
   }),
+  ...accepted('enqueue uniqueKey', RULES.key, (v) => async (c) => (await c.client.get((await c.client.enqueue('orders.confirm', 1, { uniqueKey: v })).id))!.uniqueKey),
   // Observer ids are declared with @OnJobTransition and kept as the observer's cursor in the store.
   ...accepted('observer id', RULES.key, (v) => async (c) => (await c.store.observerLease({ observer: v, workerId: 'probe', leaseMs: 1_000 }))?.observer),
   ...accepted('@Job concurrencyKey result', RULES.key, (v) => async (c) => {

@@ -14,6 +14,8 @@ import { operatorCases } from './cases/operator.cases.js';
 import { retryCases } from './cases/retry.cases.js';
 import { scheduleCases } from './cases/schedule.cases.js';
 import { transactionalEnqueueCases } from './cases/transactional-enqueue.cases.js';
+import { uniqueKeyCases } from './cases/unique-key.cases.js';
+import { enqueueRetryCases } from './cases/enqueue-retry.cases.js';
 
 /**
  * The storage contract as executable cases. Each adapter runs exactly this suite from a thin spec
@@ -48,4 +50,6 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('observer delivery', () => observerCases(ctx));
   describe('retention', () => retentionCases(ctx));
   describe('bad input', () => badInputCases(ctx));
+  describe('unique jobs', () => uniqueKeyCases(ctx));
+  describe('retry per enqueue', () => enqueueRetryCases(ctx));
 }

@@ -1,6 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import {
+  checkRetryOverride,
   DEFAULT_RETRY_POLICY,
+  effectiveRetryPolicy,
   InvalidArgumentError,
   resolveRetryPolicy,
   retryCeilingMs,
@@ -60,5 +62,31 @@ describe('retry policy', () => {
     expect(() => resolveRetryPolicy({ baseDelayMs: 10, maxDelayMs: 5 })).toThrow(/retry.maxDelayMs must be .* at or above baseDelayMs \(10\)/);
     expect(() => resolveRetryPolicy({ maxDelayMs: Number.POSITIVE_INFINITY })).toThrow(/retry.maxDelayMs/);
     expect(() => resolveRetryPolicy({ jitter: 'yes' as never })).toThrow(/retry.jitter must be true or false/);
+  });
+});
+
+describe('issue 19 item 10: a retry override set at enqueue', () => {
+  const handler = { baseDelayMs: 30_000, maxDelayMs: 600_000, jitter: true };
+
+  it('keeps only the fields given, and wins over the handler field by field', () => {
+    expect(checkRetryOverride(undefined)).toBeNull();
+    expect(checkRetryOverride({})).toBeNull();
+    expect(checkRetryOverride({ baseDelayMs: undefined })).toBeNull();
+    expect(checkRetryOverride({ baseDelayMs: 0 })).toEqual({ baseDelayMs: 0 });
+    expect(checkRetryOverride({ maxDelayMs: 5, jitter: false })).toEqual({ maxDelayMs: 5, jitter: false });
+    expect(effectiveRetryPolicy(handler, null)).toBe(handler);
+    expect(effectiveRetryPolicy(handler, { baseDelayMs: 0 })).toEqual({ baseDelayMs: 0, maxDelayMs: 600_000, jitter: true });
+    // A cap below the handler's base is the ceiling: the delay never exceeds it.
+    const capped = effectiveRetryPolicy(handler, { maxDelayMs: 5_000, jitter: false });
+    expect(retryDelayMs(1, capped, fixed(0.5))).toBe(5_000);
+    expect(retryDelayMs(3, effectiveRetryPolicy(handler, { baseDelayMs: 0 }), fixed(0.99))).toBe(0);
+  });
+
+  it('refuses unknown fields, here and in a @Job or module policy, naming the right ones', () => {
+    expect(() => checkRetryOverride({ baseMs: 0 })).toThrow('retry.baseMs is not a retry option; the options are baseDelayMs, maxDelayMs and jitter.');
+    expect(() => resolveRetryPolicy({ baseMs: 0 } as never)).toThrow(InvalidArgumentError);
+    expect(() => checkRetryOverride({ baseDelayMs: 1e13 })).toThrow(/^retry\.baseDelayMs must be at most 3153600000000 milliseconds/);
+    expect(() => checkRetryOverride({ baseDelayMs: 10, maxDelayMs: 5 })).toThrow(/at or above baseDelayMs \(10\), got 5\.$/);
+    expect(() => checkRetryOverride(null, 'jobs[2].retry')).toThrow(/^jobs\[2\]\.retry must be an object/);
   });
 });

@@ -18,6 +18,7 @@ export function row(overrides: Partial<RowView> = {}): RowView {
     scheduleId: null,
     scheduledFor: T0,
     concurrencyKey: null,
+    uniqueKey: null,
     pendingParents: 0,
     lastError: null,
     ...overrides,

@@ -10,6 +10,7 @@ import {
   OutcomeProvenanceOracle,
   SingleLeaseOracle,
   TerminalStateOracle,
+  UniqueKeyOracle,
   type Oracle,
 } from '../../lib/simulator/index.js';
 import { OccurrenceId } from '../../lib/core/index.js';
@@ -200,5 +201,32 @@ describe('liveness oracle', () => {
   it('counts every job left unfinished when the run did not drain', () => {
     expect(violations(new LivenessOracle(), [], { now: T0, drained: true, rows: [succeeded()] })).toBe(0);
     expect(violations(new LivenessOracle(), [], { now: T0, drained: false, rows: [succeeded({ id: 'a' }), running({ id: 'b' }), row({ id: 'c' })] })).toBe(2);
+  });
+});
+
+describe('issue 19 item 9: unique key oracle', () => {
+  const keyed = (id: string, overrides = {}) => row({ id, uniqueKey: 'k', ...overrides });
+
+  it('accepts a key that passes from a finished holder to a new job, and a holder that runs and is rewritten', () => {
+    const events = [
+      write(undefined, keyed('a')),
+      write(keyed('a'), keyed('a', { runAt: T0 + 5_000 })),
+      write(keyed('a'), running({ id: 'a', uniqueKey: 'k' })),
+      write(running({ id: 'a', uniqueKey: 'k' }), succeeded({ id: 'a', uniqueKey: 'k' })),
+      write(undefined, keyed('b')),
+      write(undefined, keyed('c', { name: 'other.job' })),
+      write(undefined, row({ id: 'd' })),
+    ];
+    expect(violations(new UniqueKeyOracle(), events)).toBe(0);
+  });
+
+  it('counts a second unfinished holder, whether inserted or brought back by a replay', () => {
+    expect(violations(new UniqueKeyOracle(), [write(undefined, keyed('a')), write(undefined, keyed('b'))])).toBe(1);
+    const replayed = [
+      write(undefined, keyed('a', { state: 'dead_lettered', attempt: 1 })),
+      write(undefined, keyed('b')),
+      write(keyed('a', { state: 'dead_lettered', attempt: 1 }), keyed('a')),
+    ];
+    expect(violations(new UniqueKeyOracle(), replayed)).toBe(1);
   });
 });

@@ -24,6 +24,8 @@ const row = (over: Partial<JobRow> = {}): JobRow => ({
   pendingParents: 0,
   dependencyMode: null,
   concurrencyKey: null,
+  uniqueKey: null,
+  retry: null,
   createdAt: Date.UTC(2026, 10, 30),
   ...over,
 });

@@ -62,6 +62,7 @@ describe('PostgreSQL migrations', () => {
       { version: 5, name: 'retired_slots' },
       { version: 6, name: 'history_key' },
       { version: 7, name: 'jobs_fill_factor' },
+      { version: 8, name: 'unique_keys_and_retry' },
     ]);
     const { id } = await a.jobEnqueue({ name: 'after.migrate', payload: 1 });
     expect((await b.jobGet(id))?.name).toBe('after.migrate');
@@ -90,6 +91,7 @@ describe('PostgreSQL migrations', () => {
     expect(byName.app_jobs_lease_idx).toMatch(/\(leased_until\) WHERE \(state = 'running'::text\)/);
     expect(byName.app_jobs_running_idx).toBeUndefined();
     expect(byName.app_jobs_dead_letter_idx).toMatch(/WHERE \(state = 'dead_lettered'::text\)/);
+    expect(byName.app_jobs_unique_key_idx).toMatch(/^CREATE UNIQUE INDEX .* \(name, unique_key\) WHERE \(\(unique_key IS NOT NULL\) AND \(state = ANY \(ARRAY\['scheduled'::text, 'awaiting_parents'::text, 'running'::text\]\)\)\)$/);
     // The history's key is its delivery order; no third index on id alone.
     const history = await dataSource.query(`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'app_job_history' ORDER BY indexname`, [schema]);
     expect(history.map((i: { indexname: string; indexdef: string }) => [i.indexname, i.indexdef.replace(/^.* USING btree /, '')])).toEqual([

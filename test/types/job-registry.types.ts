@@ -51,4 +51,16 @@ export async function produce(client: SchedulerClient) {
   ]);
   // @ts-expect-error a batch entry whose payload belongs to another name
   await client.enqueueMany([{ name: 'mail.send', payload: { orderId: 'o-3' } }]);
+
+  // Unique jobs and per-enqueue retry (issue 19 items 9 and 10).
+  const kept = await client.enqueue('orders.confirm', { orderId: 'o-4' }, { uniqueKey: 'order:o-4', uniqueKeyMode: 'replace', retry: { baseDelayMs: 0 }, maxAttempts: 3 });
+  const deduplicated: 'kept' | 'replaced' | undefined = kept.deduplicated;
+  await client.enqueueMany([{ name: 'mail.send', payload: { to: 'c@example.com', subject: 'x' }, uniqueKey: 'mail:c', retry: { jitter: false } }]);
+  // @ts-expect-error a unique-key mode that does not exist
+  await client.enqueue('orders.confirm', { orderId: 'o-5' }, { uniqueKey: 'k', uniqueKeyMode: 'merge' });
+  // @ts-expect-error a retry field under the wrong name
+  await client.enqueue('orders.confirm', { orderId: 'o-6' }, { retry: { baseMs: 0 } });
+  // @ts-expect-error a unique key that is not a string
+  await client.enqueue('orders.confirm', { orderId: 'o-7' }, { uniqueKey: 7 });
+  return deduplicated;
 }

@@ -9,6 +9,7 @@ import type { Oracle } from './oracle.js';
 import { OutcomeProvenanceOracle } from './outcome-provenance.oracle.js';
 import { SingleLeaseOracle } from './single-lease.oracle.js';
 import { TerminalStateOracle } from './terminal-state.oracle.js';
+import { UniqueKeyOracle } from './unique-key.oracle.js';
 
 export * from './oracle.js';
 export {
@@ -22,6 +23,7 @@ export {
   OutcomeProvenanceOracle,
   SingleLeaseOracle,
   TerminalStateOracle,
+  UniqueKeyOracle,
 };
 
 /** Every oracle, in the order their reports are printed. */
@@ -39,6 +41,7 @@ export function createOracles(caps: ReadonlyMap<string, number>): { all: Oracle[
       limits,
       new DependencyOrderOracle(),
       new OccurrenceOracle(),
+      new UniqueKeyOracle(),
       new LivenessOracle(),
     ],
   };

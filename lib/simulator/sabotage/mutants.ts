@@ -11,9 +11,18 @@ export interface Mutant {
   /** The oracle that must catch it. */
   readonly caughtBy: string;
   readonly rules: LifecycleRules;
+  /** Set for a breach outside the lifecycle rules: the store writes a job whose unique key is held. */
+  readonly ignoresUniqueKeys?: boolean;
 }
 
-export type MutantName = 'no_fence' | 'heartbeat_renews_unheld' | 'slot_released_early' | 'latch_on_stale_write' | 'max_attempts_off_by_one' | 'reclaim_without_state_check';
+export type MutantName =
+  | 'no_fence'
+  | 'heartbeat_renews_unheld'
+  | 'slot_released_early'
+  | 'latch_on_stale_write'
+  | 'max_attempts_off_by_one'
+  | 'reclaim_without_state_check'
+  | 'unique_key_ignored';
 
 const real = LIFECYCLE_RULES;
 const REPORTS = new Set<JobEvent['kind']>(['succeed', 'fail', 'dead_letter', 'quarantine', 'relinquish']);
@@ -95,6 +104,7 @@ export const MUTANTS: readonly Mutant[] = [
   { name: 'latch_on_stale_write', description: 'a refused (stale) report still settles the dependants', caughtBy: 'effects_once', rules: latchOnStaleWrite },
   { name: 'max_attempts_off_by_one', description: 'claim allows one attempt more than maxAttempts', caughtBy: 'attempts_within_budget', rules: maxAttemptsOffByOne },
   { name: 'reclaim_without_state_check', description: 'claim takes any due job whatever its state', caughtBy: 'terminal_state_stable', rules: reclaimWithoutStateCheck },
+  { name: 'unique_key_ignored', description: 'enqueue writes a job whose unique key an unfinished job holds', caughtBy: 'one_holder_per_unique_key', rules: real, ignoresUniqueKeys: true },
 ];
 
 export function mutantNamed(name: string): Mutant {

@@ -28,6 +28,8 @@ import {
   toSchedule,
 } from '../schedules/index.js';
 import { memoryScheduleTx } from './memory-schedule-tx.js';
+import { guardReplayMemory, memoryHolders } from './memory-unique.js';
+import { enqueueResults, hasUniqueKeys, planUnique, type UniqueReplace } from '../unique/unique-plan.js';
 import { externalParents, planDependencies } from '../dependencies/dependency-plan.js';
 import { limitKeysOf, pickWithinLimits } from '../limit-room.js';
 import {
@@ -98,6 +100,11 @@ export interface MemoryJobStoreOptions {
    * prove its oracles catch a broken rule; everything else gets the real ones.
    */
   readonly lifecycle?: LifecycleRules;
+  /**
+   * @internal False writes every job as if no unique key were held. Only the simulator's sabotage
+   * self-test sets it, to prove its unique-key oracle catches the breach.
+   */
+  readonly enforceUniqueKeys?: boolean;
 }
 
 /**
@@ -162,11 +169,13 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
   private readonly slotHolders = new Set<string>();
   private readonly probe: MemoryStoreProbe;
   private readonly rules: LifecycleRules;
+  private readonly enforceUniqueKeys: boolean;
 
   constructor(options: MemoryJobStoreOptions = {}) {
     super();
     this.probe = options.probe ?? {};
     this.rules = options.lifecycle ?? LIFECYCLE_RULES;
+    this.enforceUniqueKeys = options.enforceUniqueKeys ?? true;
     this.clock = options.clock ?? new ManualClock();
     this.limits = resolveLimits(options.limits);
     this.historyPolicy = assertHistoryPolicy(options.historyPolicy);
@@ -200,8 +209,25 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
       );
     }
     const jobs = normalizeEnqueueMany(inputs, this.limits);
+    if (this.enforceUniqueKeys && hasUniqueKeys(jobs)) {
+      const plan = planUnique(jobs.filter((job) => !this.jobs.has(job.id)), memoryHolders(this.jobs.values(), jobs));
+      const created = this.insertJobs(plan.insert);
+      return enqueueResults(jobs, created, plan, new Set(plan.replace.map((op) => this.rewriteHolder(op))));
+    }
     const created = this.insertJobs(jobs);
     return jobs.map((job) => ({ id: job.id, created: created.has(job.id) }));
+  }
+
+  /** Gives a holder that has not started (planUnique checked) a new payload and run time. */
+  private rewriteHolder(op: UniqueReplace): string {
+    const now = this.clock.now();
+    const row = this.jobs.get(op.id)!;
+    const runAt = op.runAt ?? now + op.delayMs;
+    const rewritten: JobRow = { ...row, payload: op.payload, runAt, scheduledFor: runAt, updatedAt: now };
+    this.jobs.set(row.id, rewritten);
+    this.probe.rowWritten?.(row, rewritten);
+    if (rewritten.state === 'scheduled' && runAt <= now) this.hints.emit(rewritten.queue);
+    return row.id;
   }
 
   private insertJobs(jobs: readonly NewJob[]): Set<string> {
@@ -226,6 +252,8 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
         pendingParents,
         dependencyMode: job.dependencyMode ?? null,
         concurrencyKey: job.concurrencyKey ?? null,
+        uniqueKey: job.uniqueKey ?? null,
+        retry: job.retry ?? null,
         attempt: 0,
         maxAttempts: job.maxAttempts,
         workerId: null,
@@ -327,6 +355,7 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
 
   /** Replays a job; the schedule it stopped, if any, mints again. */
   private replayJob(jobId: string): OperatorTransition {
+    guardReplayMemory(this.jobs.get(assertUuid(jobId, 'jobId')), this.jobs.values());
     const outcome = this.operator(jobId, { kind: 'replay' });
     const schedule = outcome.after.scheduleId === null ? undefined : this.schedules.get(outcome.after.scheduleId);
     if (outcome.result.ok && schedule?.state === 'dead_lettered' && schedule.haltedJobId === outcome.after.id) {

@@ -93,6 +93,9 @@ import { relinquishJobsQuery } from './queries/relinquish-jobs.query.js';
 import { setQueuePausedQuery } from './queries/set-queue-paused.query.js';
 import { listQueuesQuery } from './queries/list-queues.query.js';
 import type { QueueSummary } from '../queue-summary.js';
+import { uniqueJobsQueries } from './queries/unique-jobs.query.js';
+import { enqueueUniquePostgres, guardReplayPostgres } from './postgres-unique-enqueue.js';
+import { hasUniqueKeys } from '../unique/unique-plan.js';
 
 export interface PostgresJobStoreOptions {
   /** An initialized TypeORM DataSource of type `postgres`. The store uses its pool and never closes it. */
@@ -185,6 +188,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
       setPaused: setQueuePausedQuery(t),
       listQueues: listQueuesQuery(t),
       operator: operatorTransitionQuery(t),
+      unique: uniqueJobsQueries(t),
     };
     this.scheduleSql = scheduleStatements(t);
     this.effects = effectsQueries(t);
@@ -231,6 +235,10 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     const jobs = normalizeEnqueueMany(inputs, this.limits);
     const db = options?.manager === undefined ? this.db : this.transactional(options.manager);
     if (jobs.length === 0) return [];
+    if (hasUniqueKeys(jobs)) {
+      const enqueue = (tx: PgExecutor) => enqueueUniquePostgres(tx, jobs, this.sql.unique, (executor, batch) => this.insertJobs(executor, batch));
+      return options?.manager === undefined ? this.inTransaction(enqueue) : enqueue(db);
+    }
     const created = await this.insertJobs(db, jobs);
     return jobs.map((job) => ({ id: job.id, created: created.has(job.id) }));
   }
@@ -427,6 +435,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
 
   /** Replays a job inside `db`'s transaction; a schedule it stopped mints again. */
   private async replayJob(db: PgExecutor, jobId: string): Promise<OperatorTransition> {
+    await guardReplayPostgres(db, jobId, this.sql.unique);
     const outcome = await this.sql.operator(db, jobId, { kind: 'replay' }, this.naming.channel);
     if (outcome.result.ok && outcome.after.scheduleId !== null) {
       await db.query(

@@ -24,6 +24,8 @@ export function jobColumns(alias = 'j'): string {
     'pending_parents',
     'dependency_mode',
     'concurrency_key',
+    'unique_key',
+    'retry::text AS retry',
     'attempt',
     'max_attempts',
     'worker_id',
@@ -61,6 +63,8 @@ export interface PgJobRow {
   pending_parents: number;
   dependency_mode: DependencyMode | null;
   concurrency_key: string | null;
+  unique_key: string | null;
+  retry: string | null;
   attempt: number;
   max_attempts: number;
   worker_id: string | null;
@@ -87,6 +91,8 @@ export function fromPgRow(row: PgJobRow): JobRow {
     pendingParents: row.pending_parents,
     dependencyMode: row.dependency_mode,
     concurrencyKey: row.concurrency_key,
+    uniqueKey: row.unique_key,
+    retry: row.retry,
     attempt: row.attempt,
     maxAttempts: row.max_attempts,
     workerId: row.worker_id,

@@ -85,6 +85,8 @@ import { relinquishJobsQuery } from './queries/relinquish-jobs.query.js';
 import { setQueuePausedQuery } from './queries/set-queue-paused.query.js';
 import { listQueuesQuery } from './queries/list-queues.query.js';
 import type { QueueSummary } from '../queue-summary.js';
+import { guardReplaySqlite, uniqueJobsQueries } from './queries/unique-jobs.query.js';
+import { enqueueResults } from '../unique/unique-plan.js';
 import { sqliteGate, type SqliteGate } from './sqlite-gate.js';
 import { migrateSqlite } from './sqlite-migrator.js';
 import { sqliteNaming, type SqliteNaming } from './sqlite-naming.js';
@@ -191,7 +193,7 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
     const write = (now: number) => {
       const inserted = this.statements().enqueue(jobs, now);
       for (const queue of inserted.due) due.add(queue);
-      return jobs.map((job) => ({ id: job.id, created: inserted.created.has(job.id) }));
+      return enqueueResults(jobs, inserted.created, inserted.plan, inserted.replaced);
     };
     let results: EnqueueResult[];
     if (options?.manager !== undefined) {
@@ -271,6 +273,7 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
 
   /** Replays a job inside the current write; a schedule it stopped mints again. */
   private replayJob(jobId: string, now: number): OperatorTransition {
+    guardReplaySqlite(this.statements().read.get(jobId), this.statements().unique);
     const outcome = this.statements().operator(jobId, { kind: 'replay' }, now);
     if (outcome.result.ok && outcome.after.scheduleId !== null) this.statements().schedules.reactivate.run(now, outcome.after.scheduleId, jobId);
     return outcome;
@@ -561,6 +564,7 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
       operator: operatorTransitionQuery(db, t),
       schedules: scheduleStatements(db, t),
       effects: effectsQueries(db, t),
+      unique: uniqueJobsQueries(db, t),
     };
   }
 }

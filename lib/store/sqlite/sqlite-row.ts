@@ -14,6 +14,8 @@ export interface SqliteJobRow {
   pending_parents: number;
   dependency_mode: DependencyMode | null;
   concurrency_key: string | null;
+  unique_key: string | null;
+  retry: string | null;
   attempt: number;
   max_attempts: number;
   worker_id: string | null;
@@ -40,6 +42,8 @@ export function fromSqliteRow(row: SqliteJobRow): JobRow {
     pendingParents: row.pending_parents,
     dependencyMode: row.dependency_mode,
     concurrencyKey: row.concurrency_key,
+    uniqueKey: row.unique_key,
+    retry: row.retry,
     attempt: row.attempt,
     maxAttempts: row.max_attempts,
     workerId: row.worker_id,

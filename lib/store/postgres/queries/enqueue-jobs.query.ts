@@ -24,18 +24,20 @@ export function enqueueJobsQuery(t: PostgresNaming) {
   // array is unknown to both plans, both guess 10 rows, the custom plan costs its planning on top,
   // and PostgreSQL keeps the generic plan after its fifth execution. That generic plan is the one
   // large batches were already given (a thousand rows made the custom plan look the dearer).
-  const text = (skipExisting: boolean) => `
+  // Batches that carry unique keys or retry overrides send two more arrays; the text of a plain
+  // batch, and so its plan, is unchanged.
+  const text = (skipExisting: boolean, extended = false) => `
     WITH input AS (
       SELECT r.*, date_trunc('milliseconds', COALESCE(r.run_at, now() + r.delay_ms * interval '1 millisecond')) AS at
       FROM unnest((SELECT $1::uuid[]), $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::bigint[], $7::integer[], $9::uuid[],
-                  $10::text[], $11::integer[], $12::text[], $13::text[], $14::text[])
+                  $10::text[], $11::integer[], $12::text[], $13::text[], $14::text[]${extended ? ', $20::text[], $21::text[]' : ''})
         WITH ORDINALITY AS r(id, name, queue, payload, run_at, delay_ms, max_attempts, schedule_id,
-                             state, pending_parents, dependency_mode, concurrency_key, last_error, ord)
+                             state, pending_parents, dependency_mode, concurrency_key, last_error${extended ? ', unique_key, retry' : ''}, ord)
     ), inserted AS (
       INSERT INTO ${t.jobs} (id, name, queue, payload, state, run_at, scheduled_for, max_attempts, schedule_id,
-                             pending_parents, dependency_mode, concurrency_key, last_error, finished_at)
+                             pending_parents, dependency_mode, concurrency_key, last_error, finished_at${extended ? ', unique_key, retry' : ''})
       SELECT id, name, queue, payload::jsonb, state, at, at, max_attempts, schedule_id,
-             pending_parents, dependency_mode, concurrency_key, last_error, CASE WHEN state = 'cancelled' THEN now() END
+             pending_parents, dependency_mode, concurrency_key, last_error, CASE WHEN state = 'cancelled' THEN now() END${extended ? ', unique_key, retry::jsonb' : ''}
       FROM input ORDER BY ord
       ${skipExisting ? 'ON CONFLICT (id) DO NOTHING' : ''}
       RETURNING id, queue, run_at, state
@@ -56,6 +58,8 @@ export function enqueueJobsQuery(t: PostgresNaming) {
     ${skipExisting ? 'SELECT id' : 'SELECT count(*) AS n'} FROM inserted, (SELECT count(*) FROM wake) AS hinted`;
   const checked = text(true);
   const fresh = text(false);
+  const checkedExtended = text(true, true);
+  const freshExtended = text(false, true);
 
   return async (db: PgExecutor, plans: readonly PlannedJob[]): Promise<Set<string>> => {
     const jobs = plans.map((p) => p.job);
@@ -63,7 +67,9 @@ export function enqueueJobsQuery(t: PostgresNaming) {
     const keys = new Map<string, number>();
     for (const job of jobs) if (job.concurrencyKey && job.concurrencyLimit && !keys.has(job.concurrencyKey)) keys.set(job.concurrencyKey, job.concurrencyLimit);
     const allFresh = jobs.every((j) => j.freshId === true);
-    const rows = await db.query<{ id: string }>(allFresh ? fresh : checked, [
+    const extended = jobs.some((j) => j.uniqueKey != null || j.retry != null);
+    const statement = extended ? (allFresh ? freshExtended : checkedExtended) : allFresh ? fresh : checked;
+    const rows = await db.query<{ id: string }>(statement, [
       jobs.map((j) => j.id),
       jobs.map((j) => j.name),
       jobs.map((j) => j.queue),
@@ -83,6 +89,7 @@ export function enqueueJobsQuery(t: PostgresNaming) {
       edges.map((e) => e.settled),
       [...keys.keys()].map((k) => `key:${k}`),
       [...keys.values()],
+      ...(extended ? [jobs.map((j) => j.uniqueKey ?? null), jobs.map((j) => j.retry ?? null)] : []),
     ]);
     // Every job of a fresh batch was inserted, or the statement failed, so it returns only a count.
     return new Set(allFresh ? jobs.map((j) => j.id) : rows.map((row) => row.id));

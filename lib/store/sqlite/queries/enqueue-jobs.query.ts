@@ -3,25 +3,32 @@ import type { JobState } from '../../../core/index.js';
 import { externalParents, planDependencies } from '../../dependencies/dependency-plan.js';
 import type { NewJob } from '../../enqueue-input.js';
 import type { SqliteNaming } from '../sqlite-naming.js';
+import { hasUniqueKeys, planUnique, type UniquePlan } from '../../unique/unique-plan.js';
+import { uniqueJobsQueries } from './unique-jobs.query.js';
 
 /**
  * Inserts jobs (a job whose id exists is skipped), with their dependency edges and any concurrency
- * limit they declare for a key that has none. Runs inside the caller's write transaction, so the
- * parents' states it reads cannot change before the edges are written.
+ * limit they declare for a key that has none; a job whose unique key is held writes nothing, or
+ * rewrites the holder (see planUnique). Runs inside the caller's write transaction, so the
+ * parents' states and key holders it reads cannot change before it writes.
  */
 export function enqueueJobsQuery(db: Database, t: SqliteNaming) {
   const insert = db.prepare(`
     INSERT INTO ${t.jobs} (id, name, queue, payload, state, run_at, scheduled_for, max_attempts, schedule_id,
-                           pending_parents, dependency_mode, concurrency_key, last_error, finished_at, created_at, updated_at)
+                           pending_parents, dependency_mode, concurrency_key, last_error, finished_at, created_at, updated_at, unique_key, retry)
     VALUES (@id, @name, @queue, @payload, @state, @run_at, @run_at, @max_attempts, @schedule_id,
-            @pending_parents, @dependency_mode, @concurrency_key, @last_error, @finished_at, @now, @now)
+            @pending_parents, @dependency_mode, @concurrency_key, @last_error, @finished_at, @now, @now, @unique_key, @retry)
     ON CONFLICT (id) DO NOTHING`);
   const exists = db.prepare(`SELECT 1 FROM ${t.jobs} WHERE id = ?`).pluck();
   const parentState = db.prepare(`SELECT state FROM ${t.jobs} WHERE id = ?`).pluck();
   const edge = db.prepare(`INSERT INTO ${t.dependencies} (child_id, parent_id, settled) VALUES (?, ?, ?)`);
   const declare = db.prepare(`INSERT INTO ${t.limits} (key, max, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING`);
-  return (jobs: readonly NewJob[], now: number): { created: Set<string>; due: Set<string> } => {
-    const fresh = jobs.filter((job) => !exists.get(job.id));
+  const unique = uniqueJobsQueries(db, t);
+  return (jobs: readonly NewJob[], now: number): EnqueueWrite => {
+    const stored = jobs.filter((job) => !exists.get(job.id));
+    // In the caller's write transaction, so no other writer can take a key between look-up and insert.
+    const plan = hasUniqueKeys(stored) ? planUnique(stored, unique.holders(stored)) : null;
+    const fresh = plan ? plan.insert : stored;
     const existing = new Map<string, JobState>();
     for (const id of externalParents(fresh)) {
       const state = parentState.get(id) as JobState | undefined;
@@ -43,6 +50,8 @@ export function enqueueJobsQuery(db: Database, t: SqliteNaming) {
         pending_parents: pendingParents,
         dependency_mode: job.dependencyMode ?? null,
         concurrency_key: job.concurrencyKey ?? null,
+        unique_key: job.uniqueKey ?? null,
+        retry: job.retry ?? null,
         last_error: lastError,
         finished_at: state === 'cancelled' ? now : null,
         now,
@@ -52,6 +61,16 @@ export function enqueueJobsQuery(db: Database, t: SqliteNaming) {
       created.add(job.id);
       if (state === 'scheduled' && runAt <= now) due.add(job.queue);
     }
-    return { created, due };
+    const replaced = plan && plan.replace.length > 0 ? unique.replace(plan.replace, now, due) : new Set<string>();
+    return { created, due, plan, replaced };
   };
+}
+
+/** What one batch wrote: ids inserted, queues with work due now, and what its unique keys did. */
+export interface EnqueueWrite {
+  readonly created: Set<string>;
+  readonly due: Set<string>;
+  readonly plan: UniquePlan | null;
+  /** Stored holders whose payload and run time were rewritten. */
+  readonly replaced: Set<string>;
 }

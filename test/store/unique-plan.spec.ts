@@ -1,0 +1,48 @@
+import { describe, expect, it } from '@jest/globals';
+import { MemoryJobStore, normalizeEnqueueMany, type EnqueueInput } from '../../lib/store/index.js';
+import { enqueueResults, planUnique, uniqueSlot } from '../../lib/store/unique/unique-plan.js';
+import { InvalidArgumentError, resolveLimits } from '../../lib/core/index.js';
+
+const id = (n: number) => `0190a5a0-0000-7000-8000-${String(n).padStart(12, '0')}`;
+const jobs = (inputs: EnqueueInput[]) => normalizeEnqueueMany(inputs, resolveLimits());
+const keyed = (n: number, extra: Partial<EnqueueInput> = {}): EnqueueInput => ({ id: id(n), name: 'n', payload: n, uniqueKey: 'k', ...extra });
+
+describe('issue 19 item 9: planUnique, the one decision every store applies', () => {
+  it('leaves a batch without held keys as it is', () => {
+    const batch = jobs([keyed(1), { id: id(2), name: 'n', payload: 2 }]);
+    const plan = planUnique(batch, new Map());
+    expect(plan.insert).toEqual(batch);
+    expect(plan.replace).toEqual([]);
+    expect(enqueueResults(batch, new Set([id(1), id(2)]), plan)).toEqual([
+      { id: id(1), created: true },
+      { id: id(2), created: true },
+    ]);
+  });
+
+  it('rewrites a stored holder only if it never started, and maps dependants to the holder', () => {
+    const stored = new Map([[uniqueSlot('n', 'k'), { id: id(9), state: 'scheduled' as const, attempt: 0 }], [uniqueSlot('n', 'r'), { id: id(8), state: 'scheduled' as const, attempt: 1 }]]);
+    const batch = jobs([
+      keyed(1, { uniqueKeyMode: 'replace', payload: 'new' }),
+      keyed(2, { uniqueKey: 'r', uniqueKeyMode: 'replace' }),
+      { id: id(3), name: 'after', payload: 0, dependsOn: [id(1), id(2)] },
+    ]);
+    const plan = planUnique(batch, stored);
+    expect(plan.insert.map((job) => [job.id, job.dependsOn])).toEqual([[id(3), [id(9), id(8)]]]);
+    expect(plan.replace).toEqual([{ id: id(9), payload: '"new"', runAt: null, delayMs: 0 }]);
+    expect(enqueueResults(batch, new Set([id(3)]), plan, new Set([id(9)]))).toEqual([
+      { id: id(9), created: false, deduplicated: 'replaced' },
+      { id: id(8), created: false, deduplicated: 'kept' },
+      { id: id(3), created: true },
+    ]);
+    // The rewrite lost a race (a claim took the holder first): the result says kept.
+    expect(enqueueResults(batch, new Set([id(3)]), plan, new Set())[0]).toEqual({ id: id(9), created: false, deduplicated: 'kept' });
+  });
+
+  it('a job that depends on a later job of the batch holding its own key depends on itself: refused as a cycle', async () => {
+    const store = new MemoryJobStore();
+    const error = await store.jobEnqueueMany([keyed(1, { dependsOn: [id(2)] }), keyed(2)]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    expect((error as Error).message).toBe(`dependsOn forms a cycle: ${id(1)} -> ${id(1)}.`);
+    expect(store.rows()).toEqual([]);
+  });
+});
