@@ -95,7 +95,9 @@ export interface SqliteJobStoreOptions {
   readonly limits?: Partial<SchedulerLimits>;
   /**
    * How long an operation waits for the connection (held by another transaction in this process)
-   * or for the database file's write lock (held by another process). Default 30 s.
+   * or for the database file's write lock (held by another process), without blocking the event
+   * loop, before failing with StoreBusyError. It bounds the DataSource's own transactions and
+   * attempt transactions too (the first store made on a DataSource sets it). Default 30 s.
    */
   readonly busyTimeoutMs?: number;
   /** What the transition history keeps. Default `transitions_and_errors`; installation-wide (the last migrate sets it). */
