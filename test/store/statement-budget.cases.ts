@@ -19,7 +19,9 @@ export interface Budget {
   readonly list200: number;
 }
 
-const TRANSACTION_CONTROL = /^\s*(BEGIN|START TRANSACTION|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b/i;
+// SQLite's busy handler is switched off around each try for the write lock and back on after
+// (three PRAGMA calls into the library, no I/O): lock control, like BEGIN, not work.
+const TRANSACTION_CONTROL = /^\s*(BEGIN|START TRANSACTION|COMMIT|ROLLBACK|SAVEPOINT|RELEASE|PRAGMA busy_timeout)\b/i;
 export const isWork = (text: string) => !TRANSACTION_CONTROL.test(text);
 
 /** A statement hook for a store, and the counter that reads it while one operation runs. */

@@ -7,6 +7,9 @@ import { AttemptOwner, type SqliteGate } from './sqlite-gate.js';
  * An attempt transaction on SQLite. There is one connection per DataSource, so the attempt's
  * transaction is *the* transaction: it opens on the handler's first query, holds the connection
  * (every other writer in the process waits) until the outcome is written, and commits with it.
+ * It opens with BEGIN IMMEDIATE, so it holds the file's write lock too: a handler's writes never
+ * meet another process's lock, and a lock held past `busyTimeoutMs` fails that first query with
+ * StoreBusyError, before anything was written.
  */
 export class SqliteAttemptTransaction implements AttemptTransaction {
   readonly manager: EntityManager;
@@ -21,7 +24,7 @@ export class SqliteAttemptTransaction implements AttemptTransaction {
   }
 
   get opened(): boolean {
-    return this.owner.begun && !this.owner.ended;
+    return this.owner.open && !this.owner.ended;
   }
 
   run<T>(work: () => Promise<T>): Promise<T> {

@@ -1,6 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Database } from 'better-sqlite3';
 import type { DataSource, QueryRunner } from 'typeorm';
 import { StoreBusyError } from '../../core/index.js';
+import { waitOutBusy } from './sqlite-busy.js';
 
 /** Who holds the connection: the scheduler (its operations and attempt transactions) or host code. */
 export interface GateOwner {
@@ -13,9 +15,14 @@ export interface GateOwner {
  */
 export class AttemptOwner implements GateOwner {
   readonly kind = 'scheduler' as const;
-  begun = false;
+  /** The BEGIN under way or done, shared by every statement that asks for it; null until the first. */
+  opening: Promise<void> | null = null;
+  /** True once BEGIN IMMEDIATE succeeded: the attempt holds the file's write lock. */
+  open = false;
   ended = false;
 }
+
+const ENDED = 'This attempt transaction has ended; its EntityManager can no longer be used.';
 
 /** Host code outside any scoped owner. Two such callers share it, as TypeORM itself would. */
 const HOST: GateOwner = Object.freeze({ kind: 'host' });
@@ -45,6 +52,7 @@ export class SqliteGate {
   private original: { start: QueryRunner['startTransaction']; query: (...args: unknown[]) => Promise<unknown> } | undefined;
   private readonly waiters: Waiter[] = [];
   private readonly context = new AsyncLocalStorage<GateOwner>();
+  private db: Database | undefined;
 
   constructor(private readonly timeoutMs: number) {}
 
@@ -119,21 +127,59 @@ export class SqliteGate {
 
   /** True while an attempt holds the connection with its transaction open. */
   holderIsOpenAttempt(): boolean {
-    return this.holder instanceof AttemptOwner && this.holder.begun && !this.holder.ended;
+    return this.holder instanceof AttemptOwner && this.holder.open && !this.holder.ended;
   }
 
-  /** Opens an attempt's transaction: waits for the connection, then BEGIN. */
-  async beginAttempt(owner: AttemptOwner): Promise<void> {
-    if (owner.begun || owner.ended) return;
-    if (this.holder !== owner) await this.acquire(owner);
-    owner.begun = true;
+  /** The BEGIN of the attempt holding the connection, while it waits for another process's lock. */
+  attemptOpening(): Promise<void> | null {
+    const holder = this.holder;
+    return holder instanceof AttemptOwner && !holder.open && !holder.ended ? holder.opening : null;
+  }
+
+  /** Opens an attempt's transaction once, however many of its statements ask at the same time. */
+  beginAttempt(owner: AttemptOwner): Promise<void> {
+    if (owner.ended) return Promise.reject(new Error(ENDED));
+    owner.opening ??= this.openAttempt(owner);
+    return owner.opening;
+  }
+
+  /** Waits for the connection, then BEGIN IMMEDIATE, waiting out another process's write lock. */
+  private async openAttempt(owner: AttemptOwner): Promise<void> {
     try {
+      if (this.holder !== owner) await this.acquire(owner);
+      if (owner.ended) throw new Error(ENDED);
       await this.original!.start();
+      owner.open = true;
     } catch (error) {
       owner.ended = true;
-      this.release();
+      this.resetRunner();
+      if (this.holder === owner) this.release();
       throw error;
     }
+  }
+
+  /** TypeORM marks a transaction active before its BEGIN runs; one that never began is not active. */
+  private resetRunner(): void {
+    const state = this.runner as unknown as { isTransactionActive: boolean; transactionDepth: number };
+    state.isTransactionActive = false;
+    state.transactionDepth = 0;
+  }
+
+  /**
+   * BEGIN IMMEDIATE in place of TypeORM's deferred BEGIN, for host and attempt transactions alike.
+   * A deferred transaction that reads first and writes later cannot wait for another process's
+   * lock: SQLite fails its first write at once (SQLITE_BUSY, or SQLITE_BUSY_SNAPSHOT when the other
+   * process committed since the read), and no retry inside the transaction can help. Taking the
+   * lock at BEGIN, where waiting is safe, means nothing inside the transaction meets a locked file.
+   */
+  private async beginImmediate(owner: GateOwner): Promise<void> {
+    const db = this.db!;
+    await waitOutBusy(db, () => db.exec('BEGIN IMMEDIATE'), {
+      timeoutMs: this.timeoutMs,
+      stillWanted: () => {
+        if (owner instanceof AttemptOwner && owner.ended) throw new Error('This attempt ended before its transaction could begin.');
+      },
+    });
   }
 
   /**
@@ -143,13 +189,13 @@ export class SqliteGate {
   async endAttempt(owner: AttemptOwner, statement: 'COMMIT' | 'ROLLBACK'): Promise<void> {
     if (owner.ended) return;
     owner.ended = true;
-    if (!owner.begun) return;
+    // A BEGIN still waiting for another process stops at its next try; one that just got through rolls back here.
+    if (owner.opening) await owner.opening.catch(() => undefined);
+    if (!owner.open) return;
     try {
       await this.original!.query(statement);
     } finally {
-      const state = this.runner as unknown as { isTransactionActive: boolean; transactionDepth: number };
-      state.isTransactionActive = false;
-      state.transactionDepth = 0;
+      this.resetRunner();
       if (this.holder === owner) this.release();
     }
   }
@@ -166,16 +212,20 @@ export class SqliteGate {
     const start = runner.startTransaction.bind(runner);
     const commit = runner.commitTransaction.bind(runner);
     const rollback = runner.rollbackTransaction.bind(runner);
-    const query = runner.query.bind(runner) as (...args: unknown[]) => Promise<unknown>;
+    const original = runner.query.bind(runner) as (...args: unknown[]) => Promise<unknown>;
+    // TypeORM opens every top-level transaction with exactly this statement.
+    const query = (...args: unknown[]) => {
+      if (args[0] !== 'BEGIN TRANSACTION') return original(...args);
+      dataSource.logger.logQuery('BEGIN IMMEDIATE', [], runner);
+      return gate.beginImmediate(gate.currentOwner());
+    };
     this.runner = runner;
+    this.db = (dataSource.driver as unknown as { databaseConnection: Database }).databaseConnection;
     this.original = { start, query };
-    // An attempt's first statement or transaction opens its transaction.
+    // An attempt's first statement or transaction opens its transaction (later ones join that BEGIN).
     const lazyBegin = async () => {
       const owner = gate.context.getStore();
-      if (owner instanceof AttemptOwner && !owner.begun) {
-        if (owner.ended) throw new Error('This attempt transaction has ended; its EntityManager can no longer be used.');
-        await gate.beginAttempt(owner);
-      }
+      if (owner instanceof AttemptOwner && !owner.open) await gate.beginAttempt(owner);
     };
     // The owner that took the gate for the current top-level transaction, to give it back at the end.
     let taken: GateOwner | null = null;
@@ -198,6 +248,7 @@ export class SqliteGate {
       try {
         await start(isolationLevel);
       } catch (error) {
+        if (depth() === 0) gate.resetRunner();
         finish();
         throw error;
       }
@@ -217,7 +268,8 @@ export class SqliteGate {
       }
     };
     runner.query = async function (...args: unknown[]) {
-      await lazyBegin();
+      // The BEGIN is how an attempt's transaction opens; everything else opens it first.
+      if (args[0] !== 'BEGIN TRANSACTION') await lazyBegin();
       if (gate.holder === null || gate.holder === gate.currentOwner()) return query(...args);
       const owner: GateOwner = { kind: 'host' };
       await gate.acquire(owner);

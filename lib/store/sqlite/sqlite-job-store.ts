@@ -7,7 +7,6 @@ import {
   assertUuid,
   InvalidArgumentError,
   resolveLimits,
-  StoreBusyError,
   type HistoryPolicy,
   type JobRecord,
   type SchedulerLimits,
@@ -88,6 +87,7 @@ import type { QueueSummary } from '../queue-summary.js';
 import { guardReplaySqlite, uniqueJobsQueries } from './queries/unique-jobs.query.js';
 import { enqueueResults } from '../unique/unique-plan.js';
 import { sqliteGate, type SqliteGate } from './sqlite-gate.js';
+import { waitOutBusy } from './sqlite-busy.js';
 import { migrateSqlite } from './sqlite-migrator.js';
 import { sqliteNaming, type SqliteNaming } from './sqlite-naming.js';
 
@@ -99,7 +99,9 @@ export interface SqliteJobStoreOptions {
   readonly limits?: Partial<SchedulerLimits>;
   /**
    * How long an operation waits for the connection (held by another transaction in this process)
-   * or for the database file's write lock (held by another process). Default 30 s.
+   * or for the database file's write lock (held by another process), without blocking the event
+   * loop, before failing with StoreBusyError. It bounds the DataSource's own transactions and
+   * attempt transactions too (the first store made on a DataSource sets it). Default 30 s.
    */
   readonly busyTimeoutMs?: number;
   /** What the transition history keeps. Default `transitions_and_errors`; installation-wide (the last migrate sets it). */
@@ -155,11 +157,14 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
 
   async migrate(): Promise<void> {
     await this.gate.exclusive(async () => {
-      if (!this.db.memory && String(this.db.pragma('journal_mode', { simple: true })).toLowerCase() !== 'wal') {
-        this.db.pragma('journal_mode = WAL');
-      }
-      // Another process holding the write lock makes a write wait this long before SQLITE_BUSY; the
-      // store then backs off without blocking and retries (see retryBusy). Keep a short floor.
+      // Switching to WAL needs the file to itself: another process on it makes this SQLITE_BUSY.
+      await this.retryBusy(() => {
+        if (!this.db.memory && String(this.db.pragma('journal_mode', { simple: true })).toLowerCase() !== 'wal') {
+          this.db.pragma('journal_mode = WAL');
+        }
+      });
+      // The store never waits on this (it backs off without blocking; see retryBusy), but your own
+      // statements outside a transaction do: keep a floor so they wait for a neighbour, not fail.
       if (Number(this.db.pragma('busy_timeout', { simple: true })) < 1_000) this.db.pragma('busy_timeout = 5000');
       // Cascades through dependants need triggers to fire from within triggers.
       this.db.pragma('recursive_triggers = ON');
@@ -217,6 +222,10 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
   async jobHeartbeat(params: HeartbeatParams): Promise<HeartbeatResult> {
     const { workerId, leases, leaseMs } = checkHeartbeatParams(params);
     if (leases.length === 0) return { renewed: [], lost: [] };
+    // An attempt waiting for another process's lock is about to hold the connection; queueing
+    // behind it would wait for its whole handler, so wait for its BEGIN and renew inside it.
+    const opening = this.gate.callerHolds() === null ? this.gate.attemptOpening() : null;
+    if (opening) await opening.catch(() => undefined);
     if (this.gate.holderIsOpenAttempt() && this.gate.callerHolds() === null) {
       // An attempt holds the only connection, maybe for longer than a lease. Waiting would let every
       // lease lapse, so renew inside its open transaction; the renewal commits with it.
@@ -495,10 +504,14 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
     return this.gate.exclusive(() => this.retryBusy(() => this.db.transaction(() => work(this.now())).immediate()));
   }
 
-  /** Reads wait for the connection too, or they could see another owner's uncommitted rows. */
+  /**
+   * Reads wait for the connection too, or they could see another owner's uncommitted rows. In WAL
+   * mode another process's write lock does not block them; the rare busy read (such as while a
+   * crashed process's log is recovered) is waited out like a write.
+   */
   private async read<T>(work: () => T): Promise<T> {
     if (this.gate.callerHolds() !== null) return work();
-    return this.gate.exclusive(async () => work());
+    return this.gate.exclusive(() => waitOutBusy(this.db, work, { timeoutMs: this.busyTimeoutMs }));
   }
 
   /**
@@ -513,23 +526,18 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
   }
 
   /**
-   * Another process holds the file's write lock: better-sqlite3 has already waited its busy
-   * timeout, so back off without blocking the event loop and try again, up to `busyTimeoutMs`.
+   * Runs `work`, which begins with BEGIN IMMEDIATE, once no other process holds the file's write
+   * lock: it backs off without blocking the event loop and tries again, up to `busyTimeoutMs`.
    */
   private async retryBusy<T>(work: () => T): Promise<T> {
-    const deadline = Date.now() + this.busyTimeoutMs;
-    for (let delay = 2; ; delay = Math.min(delay * 2, 100)) {
-      try {
+    return waitOutBusy(
+      this.db,
+      () => {
         if (this.db.inTransaction) throw Object.assign(new Error('connection inside a transaction opened outside TypeORM'), { code: 'SQLITE_BUSY' });
         return work();
-      } catch (error) {
-        if ((error as { code?: string }).code !== 'SQLITE_BUSY') throw error;
-        if (Date.now() >= deadline) {
-          throw new StoreBusyError(`The SQLite database stayed locked by another writer for ${this.busyTimeoutMs} ms.`, { cause: error });
-        }
-        await new Promise((resolve) => setTimeout(resolve, delay));
-      }
-    }
+      },
+      { timeoutMs: this.busyTimeoutMs },
+    );
   }
 
   private checkManager(manager: EntityManager): void {
