@@ -176,3 +176,43 @@ describe('issue 19 item 2: PostgreSQL limit changes racing claims, heartbeats an
     expect(await claim(node, 'w3')).toEqual([]);
   });
 });
+
+describe('issue 19 item 2: migrating to version 9', () => {
+  it('turns retired slots into held ones and gives a slot to each job that ran under a limit without one', async () => {
+    const [store, node] = await twoNodes();
+    await store.jobEnqueueMany(Array.from({ length: 4 }, (_, i) => ({ name: 'old', payload: i, concurrencyKey: 'k' })));
+    const running = await claim(store, 'w1', 3);
+    expect(running).toHaveLength(3);
+    const [a, b, c] = running.map((job) => job.id);
+    // What version 8 left: a key limit lowered from 3 to 1 while three ran (slot 1 held by a, slot
+    // 2 retired and held by b, slot 3 retired and let go; c's slot was never there, as when the
+    // limit was set while c ran), and a queue limit of 2 set while all three ran, with free slots.
+    const { limits, slots, migrations } = store.naming;
+    await admin.query(`ALTER TABLE ${limits} DROP COLUMN surplus, DROP COLUMN pending`);
+    await admin.query(`DELETE FROM ${migrations} WHERE version = 9`);
+    await admin.query(`INSERT INTO ${limits} (key, max) VALUES ('key:k', 1), ('queue:default', 2)`);
+    await admin.query(
+      `INSERT INTO ${slots} (key, slot, job_id, held_until) VALUES
+         ('key:k', 1, $1, (SELECT leased_until FROM ${store.naming.jobs} WHERE id = $1)), ('key:k', 2, $2, 'infinity'), ('key:k', 3, NULL, 'infinity'),
+         ('queue:default', 1, NULL, '-infinity'), ('queue:default', 2, NULL, '-infinity')`,
+      [a, b],
+    );
+    await store.migrate();
+    const rows = await admin.query(
+      `SELECT s.key, count(*)::int AS slots, count(s.job_id)::int AS held, bool_and(s.job_id IS NULL OR s.held_until = j.leased_until) AS leases,
+              (SELECT surplus FROM ${limits} l WHERE l.key = s.key) AS surplus
+       FROM ${slots} s LEFT JOIN ${store.naming.jobs} j ON j.id = s.job_id GROUP BY s.key ORDER BY s.key`,
+    );
+    expect(rows).toEqual([
+      { key: 'key:k', slots: 3, held: 3, leases: true, surplus: 2 },
+      { key: 'queue:default', slots: 5, held: 3, leases: true, surplus: 3 },
+    ]);
+    // The three count against both caps: the fourth job waits until all three have finished.
+    expect(await claim(node, 'w2')).toEqual([]);
+    for (const job of running.slice(0, 2)) await finish(store, job);
+    expect(await claim(node, 'w2')).toEqual([]);
+    await finish(store, running[2]!);
+    expect((await claim(node, 'w2')).map((job) => job.id)).not.toContain(c);
+    expect(await claim(node, 'w3')).toEqual([]);
+  });
+});
