@@ -20,6 +20,8 @@ export interface FaultSettings {
   readonly latencyMaxMs: number;
   /** Mean time between operator cancels and replays; 0 = off. */
   readonly operatorEveryMs: number;
+  /** Mean time between operator changes of a key's concurrency limit (set, lower, raise, remove); 0 = off. */
+  readonly limitChangeEveryMs: number;
 }
 
 export interface WorkloadSettings {
@@ -122,6 +124,8 @@ export function deriveSettings(seed: bigint): SimSettings {
     ackLoss: on(0.6) ? chance(0.15) : 0,
     latencyMaxMs: int(0, 40) * 10,
     operatorEveryMs: on(0.5) ? int(2, 10) * 1000 : 0,
+    // Drawn last, so adding it left every other setting of a seed as it was.
+    limitChangeEveryMs: on(0.5) ? int(2, 8) * 1000 : 0,
   };
   // Schedules mint at most one occurrence a second each while the safety phase lasts.
   const jobs = workload.plain + workload.flaky + workload.poison + workload.graphs * 6 + workload.keyed + workload.schedules * Math.ceil(safetyMs / 1000);
