@@ -38,6 +38,7 @@ export async function runBatch(
       leasesLostMidHandler: 0,
       unknownCommits: 0,
       limitSaturations: 0,
+      limitChangesWhileRunning: 0,
       reExecutions: 0,
       refusedCalls: 0,
       withheldCalls: 0,

@@ -76,7 +76,8 @@ export type FaultKind =
   | 'hint_delayed'
   | 'ack_lost'
   | 'operator_cancel'
-  | 'operator_replay';
+  | 'operator_replay'
+  | 'operator_limit';
 
 /** Something that reads a run's events as they happen. */
 export interface SimListener {

@@ -20,6 +20,8 @@ export interface FaultSettings {
   readonly latencyMaxMs: number;
   /** Mean time between operator cancels and replays; 0 = off. */
   readonly operatorEveryMs: number;
+  /** Mean time between operator changes of a key's concurrency limit (set, lower, raise, remove); 0 = off. */
+  readonly limitChangeEveryMs: number;
 }
 
 export interface WorkloadSettings {
@@ -125,6 +127,8 @@ export function deriveSettings(seed: bigint): SimSettings {
     ackLoss: on(0.6) ? chance(0.15) : 0,
     latencyMaxMs: int(0, 40) * 10,
     operatorEveryMs: on(0.5) ? int(2, 10) * 1000 : 0,
+    // Drawn last, so adding it left every other setting of a seed as it was.
+    limitChangeEveryMs: on(0.5) ? int(2, 8) * 1000 : 0,
   };
   const claimBatchSize = int(1, concurrency);
   // Drawn after every other setting, so those stay what they were for each seed.

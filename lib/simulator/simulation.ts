@@ -25,6 +25,8 @@ export interface SimCoverage {
   unknownCommits: number;
   /** Claims that left a concurrency key exactly at its cap. */
   limitSaturations: number;
+  /** Operator limit changes made while that key's jobs ran. */
+  limitChangesWhileRunning: number;
   /** Handler executions beyond the first for the same job. */
   reExecutions: number;
   /** Calls refused, and withheld and delivered late, during isolations. */
@@ -72,6 +74,7 @@ const NO_FAULTS: FaultSettings = Object.freeze({
   ackLoss: 0,
   latencyMaxMs: 0,
   operatorEveryMs: 0,
+  limitChangeEveryMs: 0,
 });
 
 interface SimNode extends FaultTarget {
@@ -102,11 +105,14 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
   const settings = deriveSettings(seed);
   const random = new SeededRandom(seed);
   const scheduler = new VirtualScheduler(EPOCH);
-  const workload = buildWorkload(settings.workload, settings.safetyMs, random);
+  const workload = buildWorkload(settings.workload, settings.safetyMs, random, {
+    everyMs: settings.faults.limitChangeEveryMs,
+    random: new SeededRandom(seed ^ 0x11_0019_0002n),
+  });
   const oracles = createOracles(workload.caps);
   const mirror = new RowMirror();
   const faultCounts = Object.fromEntries(
-    (['crash', 'isolate_fail', 'isolate_withhold', 'pause', 'hint_lost', 'hint_duplicated', 'hint_delayed', 'ack_lost', 'operator_cancel', 'operator_replay'] as FaultKind[]).map((k) => [k, 0]),
+    (['crash', 'isolate_fail', 'isolate_withhold', 'pause', 'hint_lost', 'hint_duplicated', 'hint_delayed', 'ack_lost', 'operator_cancel', 'operator_replay', 'operator_limit'] as FaultKind[]).map((k) => [k, 0]),
   ) as Record<FaultKind, number>;
   const executed = new Set<string>();
   let reExecutions = 0;
@@ -136,6 +142,7 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
     leasesLostMidHandler: 0,
     unknownCommits: 0,
     limitSaturations: 0,
+    limitChangesWhileRunning: 0,
     reExecutions: 0,
     refusedCalls: 0,
     withheldCalls: 0,
@@ -151,6 +158,7 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
     lifecycle: options.mutant?.rules,
     enforceUniqueKeys: options.mutant?.ignoresUniqueKeys !== true,
   });
+  options.mutant?.sabotageStore?.(store);
   const gateway = new StoreGateway(store, log, scheduler);
   let faults: FaultSettings = settings.faults;
   const currentFaults = () => faults;
@@ -208,6 +216,14 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
     operator,
   });
   injector.start();
+  // The operator changes caps as the workload planned; the limit oracle reads each change from its call.
+  for (const change of workload.limitChanges) {
+    scheduler.at(change.atMs, () => {
+      void operator('concurrencyLimitSet', { key: change.key }, change.max).then(() =>
+        log.emit({ type: 'fault', at: scheduler.now(), kind: 'operator_limit', target: `${change.key}=${change.max}` }),
+      );
+    });
+  }
 
   await scheduler.run(EPOCH + settings.safetyMs);
 
@@ -233,6 +249,7 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
   coverage.leasesLostMidHandler = workers.reduce((sum, w) => sum + w.stats.leasesLost, 0);
   coverage.unknownCommits = counters.ackLost;
   coverage.limitSaturations = oracles.limits.saturations;
+  coverage.limitChangesWhileRunning = oracles.limits.changesWhileRunning;
   coverage.reExecutions = reExecutions;
   coverage.refusedCalls = counters.refused;
   coverage.withheldCalls = counters.withheld;

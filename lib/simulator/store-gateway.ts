@@ -50,11 +50,12 @@ export class StoreGateway {
 function summarizeArgs(op: string, args: readonly unknown[]): unknown {
   const [first] = args;
   if (op === 'jobEnqueueMany') {
-    return (first as { id: string; dependsOn?: string[]; dependencyMode?: string; concurrencyKey?: string }[]).map((input) => ({
+    return (first as { id: string; dependsOn?: string[]; dependencyMode?: string; concurrencyKey?: string; concurrencyLimit?: number }[]).map((input) => ({
       id: input.id,
       dependsOn: input.dependsOn ?? [],
       dependencyMode: input.dependencyMode ?? 'on_success',
       concurrencyKey: input.concurrencyKey ?? null,
+      concurrencyLimit: input.concurrencyLimit ?? null,
     }));
   }
   if (op === 'jobCompleteMany') {

@@ -1,5 +1,6 @@
 import type { SeededRandom } from '../core/index.js';
 import type { EnqueueInput, ScheduleInput } from '../store/index.js';
+import { planLimitChanges, type LimitChange } from './limit-changes.js';
 import type { WorkloadSettings } from './sim-settings.js';
 
 /** How a simulated handler behaves, carried in the job's payload. */
@@ -20,6 +21,8 @@ export interface Workload {
   readonly schedules: readonly ScheduleInput<SimPayload>[];
   /** Concurrency keys and their caps (every key has the same cap). */
   readonly caps: ReadonlyMap<string, number>;
+  /** The operator's changes of those caps during the safety phase, in time order. */
+  readonly limitChanges: readonly LimitChange[];
 }
 
 export const SIM_JOB = 'sim.work';
@@ -33,9 +36,15 @@ export function simUuid(r: SeededRandom): string {
 
 /**
  * Builds a run's jobs: plain, flaky and poison jobs, small dependency graphs in both modes,
- * concurrency-keyed jobs and recurring schedules, enqueued in bursts across the safety phase.
+ * concurrency-keyed jobs and recurring schedules, enqueued in bursts across the safety phase;
+ * and, when `limitChanges` is given, the operator's changes of the keys' caps.
  */
-export function buildWorkload(w: WorkloadSettings, safetyMs: number, r: SeededRandom): Workload {
+export function buildWorkload(
+  w: WorkloadSettings,
+  safetyMs: number,
+  r: SeededRandom,
+  limitChanges?: { readonly everyMs: number; readonly random: SeededRandom },
+): Workload {
   const batches: EnqueueBatch[] = [];
   const when = () => (r.next() < 0.4 ? 0 : r.nextInt(Math.floor(safetyMs * 0.8)));
   const job = (kind: SimPayload['kind'], extra: Partial<EnqueueInput<SimPayload>> = {}, failTimes = 0): EnqueueInput<SimPayload> => ({
@@ -76,7 +85,8 @@ export function buildWorkload(w: WorkloadSettings, safetyMs: number, r: SeededRa
   const uniqueKeys = Array.from({ length: w.uniqueKeys }, (_, i) => `digest-${i}`);
   for (let i = 0; i < w.unique; i++) single(uniqueJob(w, r, uniqueKeys, job));
   batches.sort((a, b) => a.atMs - b.atMs);
-  return { batches, schedules, caps: new Map(keys.map((key) => [key, w.keyCap])) };
+  const changes = limitChanges ? planLimitChanges(keys, safetyMs, limitChanges.everyMs, limitChanges.random) : [];
+  return { batches, schedules, caps: new Map(keys.map((key) => [key, w.keyCap])), limitChanges: changes };
 }
 
 /** A chain, fan-out or fan-in of 2 to 6 jobs; some parents fail for good, to cascade. */

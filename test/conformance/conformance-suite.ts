@@ -5,6 +5,7 @@ import { claimCases } from './cases/claim.cases.js';
 import { dependencyCases } from './cases/dependency.cases.js';
 import { historyCases } from './cases/history.cases.js';
 import { limitCases } from './cases/limit.cases.js';
+import { limitChangeCases } from './cases/limit-changes.cases.js';
 import { observerCases } from './cases/observer.cases.js';
 import { retentionCases } from './cases/retention.cases.js';
 import { enqueueCases } from './cases/enqueue.cases.js';
@@ -46,6 +47,7 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('recurring schedules', () => scheduleCases(ctx));
   describe('dependencies', () => dependencyCases(ctx));
   describe('concurrency limits', () => limitCases(ctx));
+  describe('concurrency limits changed while jobs run', () => limitChangeCases(ctx));
   describe('transition history and observer cursors', () => historyCases(ctx));
   describe('observer delivery', () => observerCases(ctx));
   describe('retention', () => retentionCases(ctx));

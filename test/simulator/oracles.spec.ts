@@ -165,6 +165,49 @@ describe('concurrency limit oracle', () => {
     feed(oracle, [write(row({ id: 'a' }), { ...keyed('a'), leasedUntil: T0 }), write(row({ id: 'b' }), keyed('b')), call('jobClaim', worker('b'), [{}], [])]);
     expect(oracle.report().violations).toBe(0);
   });
+
+  // Issue 19 item 2: the cap follows the operator's changes and the jobs' declarations.
+  const setCap = (max: number | null) => call('concurrencyLimitSet', { kind: 'operator' }, [{ key: 'tenant' }, max]);
+  const start = (id: string) => [write(row({ id }), keyed(id)), call('jobClaim', worker(id), [{}], [])];
+  const finish = (id: string) => write(keyed(id), row({ id, state: 'succeeded', attempt: 1, concurrencyKey: 'tenant' }));
+
+  it('lets the jobs running when a cap is lowered run on above it, and counts any job started while still above it', () => {
+    const oracle = new ConcurrencyLimitOracle(new Map([['tenant', 3]]));
+    feed(oracle, [...start('a'), ...start('b'), ...start('c'), setCap(1), call('jobClaim', worker('x'), [{}], [])]);
+    expect(oracle.report().violations).toBe(0);
+    expect(oracle.changesWhileRunning).toBe(1);
+    // a finishes; b and c still run against a cap of 1, so d starting is over the cap.
+    feed(oracle, [finish('a'), ...start('d')]);
+    expect(oracle.report().violations).toBe(1);
+  });
+
+  it('counts jobs started over a cap raised while more ran than it allows', () => {
+    const oracle = new ConcurrencyLimitOracle(new Map([['tenant', 3]]));
+    feed(oracle, [...start('a'), ...start('b'), ...start('c'), setCap(1), setCap(2), call('jobClaim', worker('x'), [{}], [])]);
+    expect(oracle.report().violations).toBe(0);
+    feed(oracle, [finish('a'), ...start('d')]);
+    expect(oracle.report().violations).toBe(1);
+  });
+
+  it('judges nothing while a cap is removed, and counts the jobs started then against a cap set again', () => {
+    const oracle = new ConcurrencyLimitOracle(new Map([['tenant', 1]]));
+    feed(oracle, [...start('a'), setCap(null), ...start('b'), ...start('c')]);
+    expect(oracle.report().violations).toBe(0);
+    feed(oracle, [setCap(2), call('jobClaim', worker('x'), [{}], []), finish('a'), ...start('d')]);
+    expect(oracle.report().violations).toBe(1);
+  });
+
+  it('takes a cap declared by a stored job while the key has none, the first declaration standing', () => {
+    const enqueue = (id: string, concurrencyLimit: number, created = true) =>
+      call('jobEnqueueMany', { kind: 'producer' }, [{ id, dependsOn: [], dependencyMode: 'on_success', concurrencyKey: 'tenant', concurrencyLimit }], [{ id, created }]);
+    const oracle = new ConcurrencyLimitOracle(new Map());
+    feed(oracle, [...start('a'), ...start('b'), enqueue('late', 1, false), call('jobClaim', worker('x'), [{}], [])]);
+    expect(oracle.report().violations).toBe(0);
+    feed(oracle, [enqueue('first', 1), enqueue('second', 5), call('jobClaim', worker('x'), [{}], [])]);
+    expect(oracle.report().violations).toBe(0);
+    feed(oracle, [finish('a'), ...start('c')]);
+    expect(oracle.report().violations).toBe(1);
+  });
 });
 
 describe('dependency order oracle', () => {

@@ -21,7 +21,8 @@ export async function expectCleanSeeds(base: bigint, count: number): Promise<voi
   expect(summary.coverage.uniqueKept).toBeGreaterThan(0);
   expect(summary.coverage.uniqueReplaced).toBeGreaterThan(0);
   expect(summary.coverage.replaysRefusedForKey).toBeGreaterThan(0);
-  for (const kind of ['crash', 'isolate_fail', 'isolate_withhold', 'pause', 'hint_lost', 'hint_duplicated', 'hint_delayed', 'ack_lost', 'operator_cancel', 'operator_replay']) {
+  expect(summary.coverage.limitChangesWhileRunning).toBeGreaterThan(0);
+  for (const kind of ['crash', 'isolate_fail', 'isolate_withhold', 'pause', 'hint_lost', 'hint_duplicated', 'hint_delayed', 'ack_lost', 'operator_cancel', 'operator_replay', 'operator_limit']) {
     expect({ kind, injected: (summary.faults[kind] ?? 0) > 0 }).toEqual({ kind, injected: true });
   }
 }

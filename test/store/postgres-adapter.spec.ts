@@ -63,6 +63,7 @@ describe('PostgreSQL migrations', () => {
       { version: 6, name: 'history_key' },
       { version: 7, name: 'jobs_fill_factor' },
       { version: 8, name: 'unique_keys_and_retry' },
+      { version: 9, name: 'limit_surplus' },
     ]);
     const { id } = await a.jobEnqueue({ name: 'after.migrate', payload: 1 });
     expect((await b.jobGet(id))?.name).toBe('after.migrate');
@@ -465,36 +466,44 @@ describe('PostgreSQL concurrency slots', () => {
       [key],
     )) as Array<{ slot: number; held: boolean; retired: boolean }>;
 
-  it('retires the slots above a lowered limit, keeps them while held, and brings them back held when it is raised again', async () => {
+  it('issue 19 item 2: keeps the slot of every running job when a limit is lowered, as surplus that its finishing jobs give back', async () => {
     const store = freshStore();
     await store.migrate();
     await store.concurrencyLimitSet({ key: 'k' }, 3);
     for (let i = 0; i < 5; i++) await store.jobEnqueue({ name: 'slot', payload: i, concurrencyKey: 'k' });
     const running = await claimLimited(store, 'w1');
     expect(running).toHaveLength(3);
+    const surplus = async () =>
+      ((await dataSource.query(`SELECT surplus FROM ${store.naming.limits} WHERE key = 'key:k'`)) as Array<{ surplus: number }>)[0]!.surplus;
     await store.concurrencyLimitSet({ key: 'k' }, 1);
     expect(await slotsOf(store, 'key:k')).toEqual([
       { slot: 1, held: true, retired: false },
-      { slot: 2, held: true, retired: true },
-      { slot: 3, held: true, retired: true },
-    ]);
-    // A heartbeat renews the job's lease but leaves its retired slot retired.
-    const beat = await store.jobHeartbeat({ workerId: 'w1', leases: running.map((j) => ({ jobId: j.id, attempt: j.attempt })), leaseMs: 60_000 });
-    expect(beat.lost).toEqual([]);
-    const third = running[2]!;
-    await store.jobCompleteMany({ workerId: 'w1', outcomes: [{ jobId: third.id, attempt: third.attempt, kind: 'succeeded' }] });
-    expect((await slotsOf(store, 'key:k'))[2]).toEqual({ slot: 3, held: false, retired: true });
-    await store.concurrencyLimitSet({ key: 'k' }, 2);
-    // Slot 2 comes back held by its job, with that job's lease; slot 3, retired and let go, is gone.
-    expect(await slotsOf(store, 'key:k')).toEqual([
-      { slot: 1, held: true, retired: false },
       { slot: 2, held: true, retired: false },
+      { slot: 3, held: true, retired: false },
     ]);
-    const [slot2] = await dataSource.query(
-      `SELECT s.held_until = j.leased_until AS same FROM ${store.naming.slots} s JOIN ${store.naming.jobs} j ON j.id = s.job_id WHERE s.key = 'key:k' AND s.slot = 2`,
+    expect(await surplus()).toBe(2);
+    // A heartbeat renews every slot with its job's lease.
+    const beat = await store.jobHeartbeat({ workerId: 'w1', leases: running.map((j) => ({ jobId: j.id, attempt: j.attempt })), leaseMs: 90_000 });
+    expect(beat.lost).toEqual([]);
+    const leases = await dataSource.query(
+      `SELECT bool_and(s.held_until = j.leased_until) AS same, count(*)::int AS n FROM ${store.naming.slots} s JOIN ${store.naming.jobs} j ON j.id = s.job_id WHERE s.key = 'key:k'`,
     );
-    expect(slot2).toEqual({ same: true });
+    expect(leases).toEqual([{ same: true, n: 3 }]);
+    // The first job finishing takes its row away: two rows remain for two jobs, one beyond the max.
+    const [first, second] = running;
+    await store.jobCompleteMany({ workerId: 'w1', outcomes: [{ jobId: first!.id, attempt: first!.attempt, kind: 'succeeded' }] });
+    expect((await slotsOf(store, 'key:k')).map((s) => s.slot)).toEqual([2, 3]);
+    expect(await surplus()).toBe(1);
+    await store.concurrencyLimitSet({ key: 'k' }, 2);
+    expect(await surplus()).toBe(0);
     expect(await claimLimited(store, 'w2')).toEqual([]);
+    // With no surplus left, a job that finishes frees its row for the next claim.
+    await store.jobCompleteMany({ workerId: 'w1', outcomes: [{ jobId: second!.id, attempt: second!.attempt, kind: 'succeeded' }] });
+    expect(await slotsOf(store, 'key:k')).toEqual([
+      { slot: 2, held: false, retired: false },
+      { slot: 3, held: true, retired: false },
+    ]);
+    expect(await claimLimited(store, 'w2')).toHaveLength(1);
   });
 
   it('retires, when migrating to version 5, the slots an earlier version kept above a lowered limit', async () => {

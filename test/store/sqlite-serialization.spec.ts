@@ -232,6 +232,7 @@ describe('SQLite adapter setup', () => {
       { version: 6, name: 'history_key' },
       { version: 7, name: 'jobs_fill_factor' },
       { version: 8, name: 'unique_keys_and_retry' },
+      { version: 9, name: 'limit_surplus' },
     ]);
     const indexes = await dataSource.query(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'app_jobs' ORDER BY name`);
     const byName = Object.fromEntries(indexes.map((i: { name: string; sql: string | null }) => [i.name, i.sql]));

@@ -1,4 +1,5 @@
 import { LIFECYCLE_RULES, type JobEvent, type LifecycleFields, type LifecycleRules, type Transition } from '../../core/index.js';
+import type { JobRow, MemoryJobStore } from '../../store/index.js';
 
 /**
  * Deliberately broken lifecycle rules for the sabotage self-test. Each one removes or bends a
@@ -13,6 +14,8 @@ export interface Mutant {
   readonly rules: LifecycleRules;
   /** Set for a breach outside the lifecycle rules: the store writes a job whose unique key is held. */
   readonly ignoresUniqueKeys?: boolean;
+  /** Breaks the store itself, for a guard that lives in the store rather than in the rules. */
+  readonly sabotageStore?: (store: MemoryJobStore) => void;
 }
 
 export type MutantName =
@@ -22,7 +25,8 @@ export type MutantName =
   | 'latch_on_stale_write'
   | 'max_attempts_off_by_one'
   | 'reclaim_without_state_check'
-  | 'unique_key_ignored';
+  | 'unique_key_ignored'
+  | 'limit_change_forgets_running';
 
 const real = LIFECYCLE_RULES;
 const REPORTS = new Set<JobEvent['kind']>(['succeed', 'fail', 'dead_letter', 'quarantine', 'relinquish']);
@@ -97,6 +101,22 @@ const reclaimWithoutStateCheck: LifecycleRules = {
   },
 };
 
+/**
+ * A limit change forgets the jobs already running under its key: they stop counting against the
+ * new cap, as when PostgreSQL gave a limit set at run time free slots (issue 19 item 2).
+ */
+function limitChangeForgetsRunning(store: MemoryJobStore): void {
+  const internals = store as unknown as { jobs: Map<string, JobRow>; slotHolders: Set<string> };
+  const set = store.concurrencyLimitSet.bind(store);
+  store.concurrencyLimitSet = async (target, max, options) => {
+    await set(target, max, options);
+    for (const row of internals.jobs.values()) {
+      const under = 'key' in target ? row.concurrencyKey === target.key : row.queue === target.queue;
+      if (row.state === 'running' && under) internals.slotHolders.delete(row.id);
+    }
+  };
+}
+
 export const MUTANTS: readonly Mutant[] = [
   { name: 'no_fence', description: 'the outcome write ignores the lease', caughtBy: 'outcome_provenance', rules: noFence },
   { name: 'heartbeat_renews_unheld', description: 'a heartbeat renews a lease its worker does not hold', caughtBy: 'single_live_lease', rules: heartbeatRenewsUnheld },
@@ -105,6 +125,13 @@ export const MUTANTS: readonly Mutant[] = [
   { name: 'max_attempts_off_by_one', description: 'claim allows one attempt more than maxAttempts', caughtBy: 'attempts_within_budget', rules: maxAttemptsOffByOne },
   { name: 'reclaim_without_state_check', description: 'claim takes any due job whatever its state', caughtBy: 'terminal_state_stable', rules: reclaimWithoutStateCheck },
   { name: 'unique_key_ignored', description: 'enqueue writes a job whose unique key an unfinished job holds', caughtBy: 'one_holder_per_unique_key', rules: real, ignoresUniqueKeys: true },
+  {
+    name: 'limit_change_forgets_running',
+    description: 'a limit set, lowered or raised at run time does not count the jobs already running',
+    caughtBy: 'concurrency_limit',
+    rules: real,
+    sabotageStore: limitChangeForgetsRunning,
+  },
 ];
 
 export function mutantNamed(name: string): Mutant {

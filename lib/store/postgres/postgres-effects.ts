@@ -1,4 +1,5 @@
 import type { HistoryPolicy } from '../../core/index.js';
+import { limitFunction } from './postgres-limits.js';
 import type { PostgresNaming } from './postgres-naming.js';
 
 /** Edges one statement settles at most; a larger fan-out is finished by jobSettleDependencies. */
@@ -11,8 +12,8 @@ const TERMINAL = `('succeeded', 'dead_lettered', 'cancelled', 'quarantined')`;
  * transaction) that made it: the fenced outcome write, a claim, a sweep, an operator action.
  *
  * - history: one entry per change of state or attempt, as the policy allows;
- * - slots: a job that stops running gives its concurrency slots back (a retired one, above a
- *   lowered max, stays retired);
+ * - slots: a job that stops running gives its concurrency slots back (release_slots, in
+ *   postgres-limits.ts);
  * - dependencies: a job that becomes terminal settles up to 1,000 of its open edges, lowering
  *   latches, releasing dependants (with a wake-up hint) or cancelling `on_success` ones, whose own
  *   change fires this trigger again and so cascades.
@@ -120,8 +121,7 @@ BEGIN
   INTO finished, stopped, woken
   FROM pairs p;
   IF stopped IS NOT NULL THEN
-    UPDATE ${t.slots} s SET job_id = NULL, held_until = CASE WHEN s.held_until = 'infinity' THEN s.held_until ELSE '-infinity' END
-    WHERE s.job_id = ANY(stopped);
+    PERFORM ${limitFunction(t, 'release_slots')}(stopped);
   END IF;
   IF woken IS NOT NULL THEN
     PERFORM pg_notify('${t.channel}', q) FROM unnest(woken) AS q;

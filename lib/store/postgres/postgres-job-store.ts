@@ -66,6 +66,7 @@ import { PgWakeListener } from './pg-wake-listener.js';
 import { PostgresAttemptTransaction } from './postgres-attempt-transaction.js';
 import { migratePostgres } from './postgres-migrator.js';
 import { effectsSql } from './postgres-effects.js';
+import { limitFunctionsSql } from './postgres-limits.js';
 import { effectsQueries } from './queries/effects.query.js';
 import {
   assertHistoryPolicy,
@@ -86,6 +87,7 @@ import { externalParents, planDependencies } from '../dependencies/dependency-pl
 import { expireLeasesQuery } from './queries/expire-leases.query.js';
 import { getJobQuery } from './queries/get-job.query.js';
 import { heartbeatJobsQuery } from './queries/heartbeat-jobs.query.js';
+import { limitSlotsQueries } from './queries/limit-slots.query.js';
 import { listDeadLetteredQuery } from './queries/list-dead-lettered.query.js';
 import { listJobsQuery } from './queries/list-jobs.query.js';
 import { operatorTransitionQuery } from './queries/operator-transition.query.js';
@@ -149,6 +151,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
   private readonly sql;
   private readonly scheduleSql: ScheduleStatements;
   private readonly effects: ReturnType<typeof effectsQueries>;
+  private readonly limitSlots: ReturnType<typeof limitSlotsQueries>;
   private readonly analyzeGuard;
   /** The guard's latest check, started by a full claim and not awaited by it (tests await it). */
   statistics: Promise<boolean> = Promise.resolve(false);
@@ -177,7 +180,10 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     this.sql = {
       enqueue: enqueueJobsQuery(t),
       parentStates: parentStatesQuery(t),
-      claim: claimJobsQuery(t, { asyncCommit: this.asyncClaimCommit }),
+      claim: claimJobsQuery(t, {
+        asyncCommit: this.asyncClaimCommit,
+        provisionPending: () => this.inTransaction((db) => this.limitSlots.provisionPending(db)),
+      }),
       heartbeat: heartbeatJobsQuery(t),
       complete: completeJobsQuery(t),
       relinquish: relinquishJobsQuery(t),
@@ -192,11 +198,12 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     };
     this.scheduleSql = scheduleStatements(t);
     this.effects = effectsQueries(t);
+    this.limitSlots = limitSlotsQueries(t);
     this.analyzeGuard = analyzeJobsGuard(t);
   }
 
   async migrate(): Promise<void> {
-    await migratePostgres(this.pool, this.naming, effectsSql(this.naming, this.historyPolicy));
+    await migratePostgres(this.pool, this.naming, limitFunctionsSql(this.naming) + effectsSql(this.naming, this.historyPolicy));
   }
 
   /** The most connections the DataSource's pool opens (node-postgres defaults to 10). */
@@ -374,7 +381,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     const checked = max === null ? null : assertLimitMax(max);
     const actor = actorOf(options);
     await this.inTransaction(async (db) => {
-      await this.effects.setLimit(db, key, checked);
+      await this.limitSlots.change(db, key, checked);
       await auditInsert(db, this.scheduleSql, { actor, action: 'limit.set', target: key, detail: { max: checked } });
     });
   }

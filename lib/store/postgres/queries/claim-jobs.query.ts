@@ -1,6 +1,7 @@
 import type { CheckedClaimParams } from '../../store-params.js';
 import type { JobRow } from '../../job-row.js';
 import type { PgExecutor } from '../pg-executor.js';
+import { limitFunction } from '../postgres-limits.js';
 import type { PostgresNaming } from '../postgres-naming.js';
 import { fromPgRow, jobColumns, type PgJobRow } from '../postgres-row.js';
 
@@ -15,12 +16,20 @@ export type ClaimTransaction = <T>(work: (db: PgExecutor) => Promise<T>) => Prom
  * rows): due scheduled jobs, and running jobs whose lease lapsed with attempts left and no cancel
  * request; jobs whose queue or key is at its cap are passed over, so they cannot starve the rest.
  *
- * A capped queue or key has one row per slot. A candidate needs a free slot for each cap it is
- * under; free slots are locked with SKIP LOCKED too, so two claimers can never hand out one slot
- * twice. A slot holds its job's lease (heartbeats renew both), so a crashed worker's slots come
- * back when its leases lapse.
+ * A capped queue or key has one row per slot, and every job running under it holds one, however
+ * the cap was set (limit-slots.query.ts). A candidate needs a free slot for each cap it is under,
+ * beyond the cap's surplus; free slots are locked with SKIP LOCKED too, so two claimers can never
+ * hand out one slot twice. A slot holds its job's lease (heartbeats renew both), so a crashed
+ * worker's slots come back when its leases lapse.
  */
-export function claimJobsQuery(t: PostgresNaming, options: { readonly asyncCommit?: boolean } = {}) {
+export function claimJobsQuery(
+  t: PostgresNaming,
+  options: {
+    readonly asyncCommit?: boolean;
+    /** Provisions the limits declared at enqueue, in a transaction of its own (limit-slots.query.ts). */
+    readonly provisionPending?: () => Promise<unknown>;
+  } = {},
+) {
   // Opt-in (PostgresJobStoreOptions.asyncClaimCommit): the claim's own transaction commits without
   // waiting for its WAL flush. A crash of the server in that window undoes the claim; the job is
   // due again, and the worker that took it can record nothing, because the fence refuses it.
@@ -29,17 +38,19 @@ export function claimJobsQuery(t: PostgresNaming, options: { readonly asyncCommi
   // taken, it sees the slot's new version, but a subquery on the holder's job would still read this
   // statement's older snapshot and call the slot free.
   //
-  // A slot above its key's max (the limit was lowered while it was held) is retired: held_until
-  // 'infinity', never free. So a key is saturated exactly when the earliest held_until of its slots
-  // is still ahead, and the probe asks for that minimum, which PostgreSQL answers from the first
-  // entry of the (key, held_until) index. Asked as "does a free slot with slot <= max exist", the
-  // planner, on tables without statistics, bitmap-scanned every slot of the key (and their dead
-  // versions) for each candidate instead: seconds per claim under a cap of 10,000.
+  // Every job running under a cap holds one of its slots, so a cap's free room is its free slots
+  // less its surplus (the slots beyond its max, left by lowering it or setting it while more jobs
+  // ran: see migration 0009). A key is saturated exactly when it has no more free slots than its
+  // surplus, that is when the slot at position `surplus` in held_until order is still held, and the
+  // probe reads that entry of the (key, held_until) index: the first one while there is no surplus.
+  // Asked as "does a free slot with slot <= max exist", the planner, on tables without statistics,
+  // bitmap-scanned every slot of the key (and their dead versions) for each candidate instead:
+  // seconds per claim under a cap of 10,000.
   const freeSlot = (slot: string) => `${slot}.held_until <= now()`;
   const notSaturated = (job: string) => `NOT EXISTS (
         SELECT 1 FROM ${t.limits} l
         WHERE l.key IN ('queue:' || ${job}.queue, 'key:' || ${job}.concurrency_key)
-          AND COALESCE((SELECT min(s.held_until) FROM ${t.slots} s WHERE s.key = l.key), 'infinity') > now())`;
+          AND COALESCE((SELECT s.held_until FROM ${t.slots} s WHERE s.key = l.key ORDER BY s.held_until OFFSET l.surplus LIMIT 1), 'infinity') > now())`;
   // A claim may leave lapsed leases out ($5 false): the parameter alone decides, so PostgreSQL
   // checks it once (a one-time filter) and never starts that scan. Between vacuums the lease index
   // holds an entry for every finished job's running version, and a claim that searched it walked
@@ -90,18 +101,20 @@ export function claimJobsQuery(t: PostgresNaming, options: { readonly asyncCommi
         (SELECT l.key FROM ${t.limits} l WHERE l.key = 'key:' || c.concurrency_key) AS kkey
       FROM (SELECT * FROM due UNION ALL SELECT * FROM lapsed) c
     ), wanted AS (
-      SELECT k.key, count(*) AS n
+      SELECT k.key, count(*) AS n, (SELECT l.surplus FROM ${t.limits} l WHERE l.key = k.key) AS surplus
       FROM (SELECT qkey AS key FROM candidates UNION ALL SELECT kkey FROM candidates) k
       WHERE k.key IS NOT NULL GROUP BY k.key
     ), free AS (
-      -- Per key, lock only as many free slots as this claim could use.
+      -- Per key, lock only as many free slots as this claim could use, past the surplus.
       SELECT f.key, f.slot, row_number() OVER (PARTITION BY f.key ORDER BY f.slot) AS n
       FROM wanted w CROSS JOIN LATERAL (
         SELECT s.key, s.slot FROM ${t.slots} s
         WHERE s.key = w.key AND ${freeSlot('s')}
-        ORDER BY s.held_until LIMIT w.n
+        ORDER BY s.held_until LIMIT w.n + w.surplus
         FOR UPDATE SKIP LOCKED
       ) f
+    ), room AS (
+      SELECT w.key, (SELECT count(*) FROM free f WHERE f.key = w.key) - w.surplus AS n FROM wanted w
     ), ranked AS (
       SELECT c.*,
         row_number() OVER (PARTITION BY c.qkey ORDER BY c.run_at, c.seq) AS rq,
@@ -109,8 +122,8 @@ export function claimJobsQuery(t: PostgresNaming, options: { readonly asyncCommi
       FROM candidates c
     ), picked AS (
       SELECT r.id, r.run_at, r.seq, r.qkey, r.kkey FROM ranked r
-      WHERE (r.qkey IS NULL OR r.rq <= (SELECT count(*) FROM free WHERE free.key = r.qkey))
-        AND (r.kkey IS NULL OR r.rk <= (SELECT count(*) FROM free WHERE free.key = r.kkey))
+      WHERE (r.qkey IS NULL OR r.rq <= (SELECT n FROM room WHERE room.key = r.qkey))
+        AND (r.kkey IS NULL OR r.rk <= (SELECT n FROM room WHERE room.key = r.kkey))
       ORDER BY r.run_at, r.seq LIMIT $3
     ), numbered AS (
       SELECT p.id, p.qkey, p.kkey,
@@ -128,10 +141,12 @@ export function claimJobsQuery(t: PostgresNaming, options: { readonly asyncCommi
 
   // The same claim for a database with no limit at all, which is most of them: no slot bookkeeping
   // to plan or run. If a limit exists it claims nothing and says so, and the caller asks again with
-  // the full statement; both decide on limits from one snapshot, as the full one does.
+  // the full statement. Whether one exists is read by limits_gate, after it took the limits lock:
+  // this statement's own snapshot may predate a limit that committed since, and a claim that went
+  // by it would start a job the new limit's count of running jobs did not see.
   const fastClaim = (steps: string, picked: string) => `
     WITH ${active}, limited AS MATERIALIZED (
-      SELECT EXISTS (SELECT 1 FROM ${t.limits}) AS yes
+      SELECT ${limitFunction(t, 'limits_gate')}() AS yes
     ), ${steps}, picked AS (
       ${picked}
     ), claimed AS (
@@ -158,25 +173,38 @@ export function claimJobsQuery(t: PostgresNaming, options: { readonly asyncCommi
   // locks per key, so it guesses a tenth of them) and passes jit_above_cost, though it runs in
   // milliseconds: PostgreSQL then compiled it on every claim, ~110 ms of the 170 a claim of 50 took
   // under a queue cap of 10,000. JIT is turned off for its own transaction, before it is planned.
+  //
+  // The same first statement takes the limits lock (through limits_pending), so the claim reads
+  // limits and slots with a snapshot taken after it, and says whether a limit declared at enqueue
+  // waits for its slots: those are provisioned after this claim, and the rest of the batch is
+  // claimed again, since the claim passed over that key's jobs.
   const full = (transaction: ClaimTransaction, values: unknown[]) =>
     transaction(async (tx) => {
-      await tx.query(`SELECT set_config('jit', 'off', true)`);
-      return tx.query<PgJobRow>(text, values);
+      const [first] = await tx.query<{ pending: boolean }>(`SELECT set_config('jit', 'off', true), ${limitFunction(t, 'limits_pending')}() AS pending`);
+      return { rows: await tx.query<PgJobRow>(text, values), pending: first!.pending };
     });
+  const fullThenProvision = async (transaction: ClaimTransaction, values: unknown[], limit: number): Promise<PgJobRow[]> => {
+    const claimed = await full(transaction, values);
+    if (!claimed.pending || !options.provisionPending) return claimed.rows;
+    await options.provisionPending();
+    if (claimed.rows.length === limit) return claimed.rows;
+    const more = await full(transaction, [values[0], values[1], limit - claimed.rows.length, values[3], values[4]]);
+    return [...claimed.rows, ...more.rows];
+  };
 
   return async (db: PgExecutor, params: CheckedClaimParams, transaction: ClaimTransaction): Promise<JobRow[]> => {
     const values = [params.workerId, params.queues, params.limit, params.leaseMs, params.includeLapsed];
     let rows: PgJobRow[];
     if (fullClaimsLeft > 0) {
       fullClaimsLeft -= 1;
-      rows = await full(transaction, values);
+      rows = await fullThenProvision(transaction, values, params.limit);
     } else {
       const fast = await (params.includeLapsed
         ? db.query<PgJobRow & { limited: boolean }>(unlimited, values)
         : db.query<PgJobRow & { limited: boolean }>(unlimitedDueOnly, values.slice(0, 4)));
       if (fast[0]?.limited) {
         fullClaimsLeft = FULL_CLAIMS_BEFORE_RETRY;
-        rows = await full(transaction, values);
+        rows = await fullThenProvision(transaction, values, params.limit);
       } else rows = fast.filter((row) => row.id !== null);
     }
     return rows.map(fromPgRow).sort((a, b) => a.runAt - b.runAt || a.seq - b.seq);

@@ -50,39 +50,6 @@ export function effectsQueries(t: PostgresNaming) {
       return row!.settled;
     },
 
-    /**
-     * Sets a limit and provisions its slots 1..max. Slots above a lowered max are retired
-     * (held_until 'infinity': never free, never renewed) rather than deleted, because a job may
-     * still hold one; raising the max again brings a retired slot back, held by its job if that
-     * job still runs, so a lower-then-raise never lets more jobs run than the limit. Retired slots
-     * nobody holds any more are deleted by the next change of the limit.
-     */
-    setLimit: async (db: PgExecutor, key: string, max: number | null): Promise<void> => {
-      if (max === null) {
-        await db.query(`WITH gone AS (DELETE FROM ${t.limits} WHERE key = $1) DELETE FROM ${t.slots} WHERE key = $1`, [key]);
-        return;
-      }
-      // The CTEs touch disjoint rows: reactivated (slot <= max), retired (above, not yet retired),
-      // swept (above, retired and let go). Retiring takes every slot above the max whoever holds
-      // it, so a claim taking a free one at this moment is waited for and its slot retired too.
-      await db.query(
-        `WITH limit_row AS (
-           INSERT INTO ${t.limits} (key, max, updated_at) VALUES ($1, $2, now())
-           ON CONFLICT (key) DO UPDATE SET max = EXCLUDED.max, updated_at = now()
-         ), added AS (
-           INSERT INTO ${t.slots} (key, slot) SELECT $1, generate_series(1, $2) ON CONFLICT DO NOTHING
-         ), reactivated AS (
-           UPDATE ${t.slots} s SET held_until = COALESCE(
-               (SELECT j.leased_until FROM ${t.jobs} j WHERE j.id = s.job_id AND j.state = 'running'), '-infinity')
-           WHERE s.key = $1 AND s.slot <= $2 AND s.held_until = 'infinity'
-         ), retired AS (
-           UPDATE ${t.slots} s SET held_until = 'infinity' WHERE s.key = $1 AND s.slot > $2 AND s.held_until <> 'infinity'
-         )
-         DELETE FROM ${t.slots} WHERE key = $1 AND slot > $2 AND held_until = 'infinity' AND job_id IS NULL`,
-        [key, max],
-      );
-    },
-
     listLimits: async (db: PgExecutor): Promise<ConcurrencyLimit[]> =>
       (await db.query<{ key: string; max: number }>(`SELECT key, max FROM ${t.limits} ORDER BY key`)).map((r) => limitOf(r.key, r.max)),
 

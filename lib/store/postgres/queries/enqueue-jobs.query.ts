@@ -6,8 +6,11 @@ import type { PostgresNaming } from '../postgres-naming.js';
 /**
  * Inserts a batch in one statement: the jobs (a job whose id exists is skipped, which is how a
  * second mint of one occurrence becomes a no-op), their dependency edges, the concurrency limits
- * they declare for keys that have none yet (with the limit's slots), and one wake-up hint per
- * queue with work due now, which PostgreSQL delivers when the surrounding transaction commits.
+ * they declare for keys that have none yet, and one wake-up hint per queue with work due now,
+ * which PostgreSQL delivers when the surrounding transaction commits. A declared limit is written
+ * pending, without slots: the jobs that already run under its key must hold slots of it, and only
+ * a transaction of the store's own, under the limits lock, can count them (postgres-limits.ts).
+ * Until the next claim provisions it, the key counts as full.
  *
  * A batch whose ids the store generated itself is inserted without `ON CONFLICT`: no stored job can
  * hold such an id, and the speculative insertion that `ON CONFLICT` does for every row cost a bulk
@@ -46,12 +49,9 @@ export function enqueueJobsQuery(t: PostgresNaming) {
       SELECT e.child_id, e.parent_id, e.settled FROM unnest((SELECT $15::uuid[]), $16::uuid[], $17::boolean[]) AS e(child_id, parent_id, settled)
       WHERE e.child_id IN (SELECT id FROM inserted)
     ), declared AS (
-      INSERT INTO ${t.limits} (key, max)
-      SELECT DISTINCT ON (k.key) k.key, k.max FROM unnest((SELECT $18::text[]), $19::integer[]) AS k(key, max) ORDER BY k.key
+      INSERT INTO ${t.limits} (key, max, pending)
+      SELECT DISTINCT ON (k.key) k.key, k.max, true FROM unnest((SELECT $18::text[]), $19::integer[]) AS k(key, max) ORDER BY k.key
       ON CONFLICT (key) DO NOTHING
-      RETURNING key, max
-    ), declared_slots AS (
-      INSERT INTO ${t.slots} (key, slot) SELECT key, generate_series(1, max) FROM declared ON CONFLICT DO NOTHING
     ), wake AS (
       SELECT pg_notify($8, queue) FROM (SELECT DISTINCT queue FROM inserted WHERE state = 'scheduled' AND run_at <= now()) due
     )

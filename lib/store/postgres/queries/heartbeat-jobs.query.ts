@@ -1,12 +1,15 @@
 import type { HeartbeatResult, LeaseRef } from '../../job-store.js';
 import type { PgExecutor } from '../pg-executor.js';
+import { limitFunction } from '../postgres-limits.js';
 import type { PostgresNaming } from '../postgres-naming.js';
 
 /**
  * Renews, in one statement, every lease the worker still holds: same worker, same attempt, not yet
  * lapsed. Anything not renewed is reported lost, so the worker aborts that attempt. The concurrency
- * slots the job holds carry its lease and are renewed with it, except retired ones (above a lowered
- * max), which stay 'infinity' so that they never come free.
+ * slots the job holds carry its lease and are renewed with it by renew_slots (postgres-limits.ts),
+ * once every renewal is written: the function reads the slots after taking the limits lock, so a
+ * slot that a limit change gave the job while this statement ran is renewed too, where this
+ * statement's own snapshot, taken before the change committed, would miss it.
  */
 export function heartbeatJobsQuery(t: PostgresNaming) {
   const text = `
@@ -15,10 +18,9 @@ export function heartbeatJobsQuery(t: PostgresNaming) {
       FROM unnest($2::uuid[], $3::integer[]) AS r(id, attempt)
       WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND j.worker_id = $1 AND j.leased_until > now()
       RETURNING j.id, j.attempt, j.leased_until, j.cancel_requested
-    ), slots AS (
-      UPDATE ${t.slots} s SET held_until = r.leased_until FROM renewed r WHERE s.job_id = r.id AND s.held_until > now() AND s.held_until <> 'infinity'
     )
-    SELECT * FROM renewed`;
+    SELECT r.*, (SELECT ${limitFunction(t, 'renew_slots')}(array_agg(id), array_agg(leased_until)) FROM renewed) AS renewed_slots
+    FROM renewed r`;
 
   return async (db: PgExecutor, workerId: string, leases: readonly LeaseRef[], leaseMs: number): Promise<HeartbeatResult> => {
     if (leases.length === 0) return { renewed: [], lost: [] };

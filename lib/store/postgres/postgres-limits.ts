@@ -1,0 +1,99 @@
+import type { PostgresNaming } from './postgres-naming.js';
+
+/**
+ * The limits lock: one advisory lock per installation that orders every change of a limit's slots
+ * against everything that reads or moves them. Claims, slot renewals (heartbeats) and slot releases
+ * (the effects trigger) take it shared, so they never wait on each other; setting, lowering,
+ * raising or removing a limit, and provisioning one declared at enqueue, take it exclusive.
+ *
+ * Why: a limit set while jobs run gets one slot per running job, carrying that job's lease, and
+ * nothing may slip in between the count and the slots. A claim whose snapshot predates the new
+ * limit would start a job the count missed; a heartbeat that renewed a job's lease while the slots
+ * were written would leave its slot on the old lease, to come free while the job still runs; a
+ * release that ran first would leave a slot held by a finished job. Under the lock, each of those
+ * either finished before the change (so the change sees its result) or waits for it to commit (and
+ * then sees the new slots, since every statement that takes the lock reads them with a snapshot
+ * taken after it). The exclusive side is held for milliseconds, by operator actions and the first
+ * claim after a new key's limit is declared; the shared holders are short transactions.
+ */
+export function limitsLockId(t: PostgresNaming): string {
+  return `hashtext('${`${t.lockKey}:limits`.replaceAll("'", "''")}')`;
+}
+
+/** A function of the installation's schema, quoted: `"schema"."prefixname"`. */
+export function limitFunction(t: PostgresNaming, name: string): string {
+  return t.local(name).replace(/^"/, `"${t.schema}"."`);
+}
+
+/**
+ * The functions behind the limits lock, installed (replaced) on every migrate. Each takes the lock
+ * shared and then reads with a snapshot of its own, taken after the lock (PL/pgSQL runs every
+ * statement with a fresh snapshot under READ COMMITTED), which is what the statements that call
+ * them cannot do: their snapshot was taken when they started, before they could wait for the lock.
+ *
+ * - limits_gate(): whether any limit exists, for the claim that has no slot bookkeeping;
+ * - limits_pending(): whether a limit declared at enqueue still waits for its slots, for the claim
+ *   that has (it runs first in that claim's transaction, so the claim reads after the lock);
+ * - renew_slots(ids, untils): gives the slots of the jobs a heartbeat renewed their new leases;
+ * - release_slots(stopped): frees the slots of jobs that stopped running. While a limit has surplus
+ *   (more slot rows than its max), a stopped job's row is deleted instead, unless another
+ *   transaction is deleting under that limit at this moment (SKIP LOCKED: nobody waits here). Both
+ *   keep the free room equal to the max minus the jobs that run; deleting only brings the rows back
+ *   to the max, so a claim reads fewer of them.
+ */
+export function limitFunctionsSql(t: PostgresNaming): string {
+  const lock = `PERFORM pg_advisory_xact_lock_shared(${limitsLockId(t)});`;
+  return `
+CREATE OR REPLACE FUNCTION ${limitFunction(t, 'limits_gate')}() RETURNS boolean LANGUAGE plpgsql AS $fn$
+BEGIN
+  ${lock}
+  RETURN EXISTS (SELECT 1 FROM ${t.limits});
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION ${limitFunction(t, 'limits_pending')}() RETURNS boolean LANGUAGE plpgsql AS $fn$
+BEGIN
+  ${lock}
+  RETURN EXISTS (SELECT 1 FROM ${t.limits} WHERE pending);
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION ${limitFunction(t, 'renew_slots')}(ids uuid[], untils timestamptz[]) RETURNS integer LANGUAGE plpgsql AS $fn$
+DECLARE
+  renewed integer;
+BEGIN
+  ${lock}
+  UPDATE ${t.slots} s SET held_until = r.until FROM unnest(ids, untils) AS r(id, until)
+  WHERE s.job_id = r.id AND s.held_until > now();
+  GET DIAGNOSTICS renewed = ROW_COUNT;
+  RETURN renewed;
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION ${limitFunction(t, 'release_slots')}(stopped uuid[]) RETURNS void LANGUAGE plpgsql
+  SET enable_nestloop = on SET enable_mergejoin = on AS $fn$
+DECLARE
+  capped record;
+  gone integer;
+BEGIN
+  ${lock}
+  IF EXISTS (SELECT 1 FROM ${t.limits} WHERE surplus > 0) THEN
+    FOR capped IN
+      SELECT l.key, l.surplus FROM ${t.limits} l
+      WHERE l.surplus > 0 AND l.key IN (SELECT s.key FROM ${t.slots} s WHERE s.job_id = ANY(stopped))
+      ORDER BY l.key
+      FOR UPDATE OF l SKIP LOCKED
+    LOOP
+      -- The job_id test on the row itself, not only in the subquery: a claim may have taken a
+      -- lapsed slot of a stopped job since the subquery's snapshot, and that row now counts.
+      DELETE FROM ${t.slots} s WHERE s.key = capped.key AND s.job_id = ANY(stopped) AND s.slot IN (
+        SELECT slot FROM ${t.slots} WHERE key = capped.key AND job_id = ANY(stopped) ORDER BY slot LIMIT capped.surplus);
+      GET DIAGNOSTICS gone = ROW_COUNT;
+      UPDATE ${t.limits} SET surplus = surplus - gone WHERE key = capped.key;
+    END LOOP;
+  END IF;
+  UPDATE ${t.slots} s SET job_id = NULL, held_until = '-infinity' WHERE s.job_id = ANY(stopped);
+END
+$fn$;
+`;
+}

@@ -1,0 +1,4 @@
+-- PostgreSQL version 9 makes the jobs already running count against a concurrency limit set or
+-- lowered while they run, by giving its slot rows a surplus. SQLite has no slot rows: one writer
+-- counts the running jobs at every claim, which already counts them. The version exists so that
+-- both stores report the same schema version.

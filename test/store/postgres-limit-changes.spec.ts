@@ -1,0 +1,218 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import pg from 'pg';
+import type { DataSource } from 'typeorm';
+import type { JobRecord } from '../../lib/core/index.js';
+import { PostgresJobStore } from '../../lib/store/index.js';
+import { limitsLockId } from '../../lib/store/postgres/postgres-limits.js';
+import { databaseUrl, dropSchemas, openPostgresDataSource, uniqueSchema } from '../support/postgres.js';
+
+// Issue 19 item 2 on PostgreSQL: a limit change racing claims, heartbeats and outcome writes. Each
+// test forces one interleaving: a separate connection holds a lock the store takes (the limits
+// lock, or the audit log a limit change writes last), the racing calls are started, the test waits
+// until PostgreSQL shows each of them waiting on that lock (pg_locks), and then lets go.
+
+const LEASE_MS = 60_000;
+let admin: DataSource;
+let other: DataSource;
+const schemas: string[] = [];
+const stores: PostgresJobStore[] = [];
+const clients: pg.Client[] = [];
+
+beforeAll(async () => {
+  admin = await openPostgresDataSource(6);
+  other = await openPostgresDataSource(4);
+});
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.end()));
+  await Promise.all(stores.map((s) => s.close()));
+  await dropSchemas(admin, schemas);
+  await Promise.all([admin.destroy(), other.destroy()]);
+});
+
+/** A migrated store, and a second one on the same schema with a pool of its own (another node). */
+async function twoNodes(): Promise<[PostgresJobStore, PostgresJobStore]> {
+  const schema = uniqueSchema('limchg');
+  schemas.push(schema);
+  const a = new PostgresJobStore({ dataSource: admin, schema });
+  const b = new PostgresJobStore({ dataSource: other, schema });
+  stores.push(a, b);
+  await a.migrate();
+  return [a, b];
+}
+
+async function connection(): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: databaseUrl() });
+  await client.connect();
+  clients.push(client);
+  return client;
+}
+
+/** How many backends wait for the limits lock of `store`. */
+async function limitsLockWaiters(store: PostgresJobStore): Promise<number> {
+  const key = limitsLockId(store.naming);
+  const [row] = await admin.query(
+    `SELECT count(*)::int AS n FROM pg_locks
+     WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+       AND classid::bigint = ((${key})::bigint >> 32) & 4294967295 AND objid::bigint = (${key})::bigint & 4294967295`,
+  );
+  return row.n as number;
+}
+
+/** How many backends wait for a lock on `table`. */
+async function tableLockWaiters(table: string): Promise<number> {
+  const [row] = await admin.query(`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'relation' AND NOT granted AND relation = $1::regclass`, [table]);
+  return row.n as number;
+}
+
+/**
+ * Resolves once `ready()` holds, or once the call just started has settled: a store that takes no
+ * such lock never waits, and the test's assertions then judge what it did.
+ */
+async function until(ready: () => Promise<boolean>, started: readonly Promise<unknown>[]): Promise<void> {
+  let settled = false;
+  void Promise.allSettled(started).then(() => (settled = true));
+  const deadline = Date.now() + 20_000;
+  while (!settled && !(await ready())) {
+    if (Date.now() > deadline) throw new Error('The racing calls never reached the lock the test holds.');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+const claim = (store: PostgresJobStore, workerId: string, limit = 10, leaseMs = LEASE_MS) =>
+  store.jobClaim({ workerId, limit, queues: ['default'], leaseMs });
+const finish = (store: PostgresJobStore, job: JobRecord) =>
+  store.jobCompleteMany({ workerId: job.workerId!, outcomes: [{ jobId: job.id, attempt: job.attempt, kind: 'succeeded' }] });
+
+describe('issue 19 item 2: PostgreSQL limit changes racing claims, heartbeats and outcomes', () => {
+  it('a claim whose snapshot predates a limit set while it waited counts the limit, not what its snapshot saw', async () => {
+    const [store, node] = await twoNodes();
+    await store.jobEnqueueMany(Array.from({ length: 4 }, (_, i) => ({ name: 'race', payload: i })));
+    expect(await claim(store, 'w1', 1)).toHaveLength(1);
+    const holder = await connection();
+    await holder.query(`SELECT pg_advisory_lock(${limitsLockId(store.naming)})`);
+    // The limit change queues for the lock first, then the claim behind it: once let go, the
+    // limit commits before the claim reads anything, though the claim's statement began earlier.
+    const change = store.concurrencyLimitSet({ queue: 'default' }, 1);
+    await until(async () => (await limitsLockWaiters(store)) === 1, [change]);
+    const racing = claim(node, 'w2', 2);
+    await until(async () => (await limitsLockWaiters(store)) === 2, [racing]);
+    await holder.query(`SELECT pg_advisory_unlock(${limitsLockId(store.naming)})`);
+    await change;
+    expect(await racing).toEqual([]);
+    expect(await claim(node, 'w3')).toEqual([]);
+  });
+
+  it('a claim that takes the lock before a limit change is counted by the change when it commits', async () => {
+    const [store, node] = await twoNodes();
+    await store.jobEnqueueMany(Array.from({ length: 4 }, (_, i) => ({ name: 'race', payload: i })));
+    const [first] = await claim(store, 'w1', 1);
+    const holder = await connection();
+    await holder.query(`SELECT pg_advisory_lock(${limitsLockId(store.naming)})`);
+    // This time the claim queues first: it runs before the limit exists and must be counted by it.
+    const racing = claim(node, 'w2', 1);
+    await until(async () => (await limitsLockWaiters(store)) === 1, [racing]);
+    const change = store.concurrencyLimitSet({ queue: 'default' }, 1);
+    await until(async () => (await limitsLockWaiters(store)) === 2, [change]);
+    await holder.query(`SELECT pg_advisory_unlock(${limitsLockId(store.naming)})`);
+    const [second] = await racing;
+    await change;
+    expect(second).toBeDefined();
+    // Two run under a cap of one: nothing starts until both have finished.
+    expect(await claim(node, 'w3')).toEqual([]);
+    await finish(store, first!);
+    expect(await claim(node, 'w3')).toEqual([]);
+    await finish(node, second!);
+    expect(await claim(node, 'w3')).toHaveLength(1);
+  });
+
+  it('a heartbeat that renews a job while a limit is being set renews the slot the limit gave that job', async () => {
+    const [store, node] = await twoNodes();
+    await store.jobEnqueueMany(Array.from({ length: 3 }, (_, i) => ({ name: 'race', payload: i })));
+    const [job] = await claim(store, 'w1', 1, 1_000);
+    // The limit change provisions the slot, then waits to write its audit entry; meanwhile the
+    // heartbeat renews the job, and its statement began before the slot was committed.
+    const holder = await connection();
+    await holder.query('BEGIN');
+    await holder.query(`LOCK TABLE ${store.naming.audit} IN EXCLUSIVE MODE`);
+    const change = store.concurrencyLimitSet({ queue: 'default' }, 1);
+    await until(async () => (await tableLockWaiters(store.naming.audit)) === 1, [change]);
+    const beat = node.jobHeartbeat({ workerId: 'w1', leases: [{ jobId: job!.id, attempt: job!.attempt }], leaseMs: LEASE_MS });
+    await until(async () => (await limitsLockWaiters(store)) === 1, [beat]);
+    await holder.query('COMMIT');
+    await change;
+    expect((await beat).lost).toEqual([]);
+    const [slot] = await admin.query(
+      `SELECT s.held_until = j.leased_until AS same FROM ${store.naming.slots} s JOIN ${store.naming.jobs} j ON j.id = s.job_id WHERE s.key = 'queue:default'`,
+    );
+    expect(slot).toEqual({ same: true });
+    // Past the lease the job had when the limit was set, within the renewed one: still counted.
+    await admin.query(`UPDATE ${store.naming.jobs} SET leased_until = leased_until - interval '2 seconds'`);
+    await admin.query(`UPDATE ${store.naming.slots} SET held_until = held_until - interval '2 seconds'`);
+    expect(await claim(node, 'w2')).toEqual([]);
+  });
+
+  it('an outcome written while a lowering waits to commit gives its slot back against the lowered limit', async () => {
+    const [store, node] = await twoNodes();
+    await store.concurrencyLimitSet({ queue: 'default' }, 3);
+    await store.jobEnqueueMany(Array.from({ length: 5 }, (_, i) => ({ name: 'race', payload: i })));
+    const running = await claim(store, 'w1');
+    expect(running).toHaveLength(3);
+    const holder = await connection();
+    await holder.query('BEGIN');
+    await holder.query(`LOCK TABLE ${store.naming.audit} IN EXCLUSIVE MODE`);
+    const change = store.concurrencyLimitSet({ queue: 'default' }, 1);
+    await until(async () => (await tableLockWaiters(store.naming.audit)) === 1, [change]);
+    const outcome = finish(node, running[0]!);
+    await until(async () => (await limitsLockWaiters(store)) === 1, [outcome]);
+    await holder.query('COMMIT');
+    await change;
+    expect((await outcome)[0]).toMatchObject({ status: 'applied' });
+    // Two still run against the lowered cap of one.
+    expect(await claim(node, 'w2')).toEqual([]);
+    await finish(store, running[1]!);
+    expect(await claim(node, 'w2')).toEqual([]);
+    await finish(store, running[2]!);
+    expect(await claim(node, 'w2')).toHaveLength(1);
+    expect(await claim(node, 'w3')).toEqual([]);
+  });
+});
+
+describe('issue 19 item 2: migrating to version 9', () => {
+  it('turns retired slots into held ones and gives a slot to each job that ran under a limit without one', async () => {
+    const [store, node] = await twoNodes();
+    await store.jobEnqueueMany(Array.from({ length: 4 }, (_, i) => ({ name: 'old', payload: i, concurrencyKey: 'k' })));
+    const running = await claim(store, 'w1', 3);
+    expect(running).toHaveLength(3);
+    const [a, b, c] = running.map((job) => job.id);
+    // What version 8 left: a key limit lowered from 3 to 1 while three ran (slot 1 held by a, slot
+    // 2 retired and held by b, slot 3 retired and let go; c's slot was never there, as when the
+    // limit was set while c ran), and a queue limit of 2 set while all three ran, with free slots.
+    const { limits, slots, migrations } = store.naming;
+    await admin.query(`ALTER TABLE ${limits} DROP COLUMN surplus, DROP COLUMN pending`);
+    await admin.query(`DELETE FROM ${migrations} WHERE version = 9`);
+    await admin.query(`INSERT INTO ${limits} (key, max) VALUES ('key:k', 1), ('queue:default', 2)`);
+    await admin.query(
+      `INSERT INTO ${slots} (key, slot, job_id, held_until) VALUES
+         ('key:k', 1, $1, (SELECT leased_until FROM ${store.naming.jobs} WHERE id = $1)), ('key:k', 2, $2, 'infinity'), ('key:k', 3, NULL, 'infinity'),
+         ('queue:default', 1, NULL, '-infinity'), ('queue:default', 2, NULL, '-infinity')`,
+      [a, b],
+    );
+    await store.migrate();
+    const rows = await admin.query(
+      `SELECT s.key, count(*)::int AS slots, count(s.job_id)::int AS held, bool_and(s.job_id IS NULL OR s.held_until = j.leased_until) AS leases,
+              (SELECT surplus FROM ${limits} l WHERE l.key = s.key) AS surplus
+       FROM ${slots} s LEFT JOIN ${store.naming.jobs} j ON j.id = s.job_id GROUP BY s.key ORDER BY s.key`,
+    );
+    expect(rows).toEqual([
+      { key: 'key:k', slots: 3, held: 3, leases: true, surplus: 2 },
+      { key: 'queue:default', slots: 5, held: 3, leases: true, surplus: 3 },
+    ]);
+    // The three count against both caps: the fourth job waits until all three have finished.
+    expect(await claim(node, 'w2')).toEqual([]);
+    for (const job of running.slice(0, 2)) await finish(store, job);
+    expect(await claim(node, 'w2')).toEqual([]);
+    await finish(store, running[2]!);
+    expect((await claim(node, 'w2')).map((job) => job.id)).not.toContain(c);
+    expect(await claim(node, 'w3')).toEqual([]);
+  });
+});
