@@ -9,3 +9,5 @@ export * from './limits.js';
 export * from './errors/index.js';
 export * from './validation/index.js';
 export * from './recurrence.js';
+export * from './mint-plan.js';
+export type { NextFireAfter } from './tick-space.js';
