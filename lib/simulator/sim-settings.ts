@@ -47,7 +47,16 @@ export interface WorkloadSettings {
   readonly ignoresAbort: number;
   readonly retryBaseMs: number;
   readonly retryMaxMs: number;
+  /**
+   * How long every node was down before the run, while the schedules existed (0 = not at all):
+   * from a minute to ten years, so the first minting pass must catch up a long way.
+   */
+  readonly scheduleOutageMs: number;
+  /** The schedules' misfire grace. */
+  readonly misfireGraceMs: number;
 }
+
+const SIM_TEN_YEARS_MS = 10 * 365 * 86_400_000;
 
 /** Everything one seed decides. Printed on a run's first line, so a failure reproduces from it. */
 export interface SimSettings {
@@ -93,7 +102,7 @@ export function deriveSettings(seed: bigint): SimSettings {
   const pollIntervalMs = int(2, 15) * 100;
   const maintenanceIntervalMs = int(2, 8) * 500;
   const safetyMs = int(15, 45) * 1000;
-  const workload: WorkloadSettings = {
+  const drawn: Omit<WorkloadSettings, 'scheduleOutageMs' | 'misfireGraceMs'> = {
     plain: int(5, 40),
     flaky: int(0, 15),
     poison: int(0, 6),
@@ -123,14 +132,21 @@ export function deriveSettings(seed: bigint): SimSettings {
     latencyMaxMs: int(0, 40) * 10,
     operatorEveryMs: on(0.5) ? int(2, 10) * 1000 : 0,
   };
-  // Schedules mint at most one occurrence a second each while the safety phase lasts.
-  const jobs = workload.plain + workload.flaky + workload.poison + workload.graphs * 6 + workload.keyed + workload.schedules * Math.ceil(safetyMs / 1000);
+  const claimBatchSize = int(1, concurrency);
+  // Drawn last, so the settings above stay what they were for every seed.
+  const outageMs = on(0.3) ? Math.round(60_000 * 10 ** (r.next() * Math.log10(SIM_TEN_YEARS_MS / 60_000))) : 0;
+  const grace = [1_000, 10_000, 60_000][r.nextInt(3)]!;
+  const workload: WorkloadSettings = { ...drawn, scheduleOutageMs: outageMs, misfireGraceMs: grace };
+  // Schedules mint at most one occurrence a second each while the safety phase lasts, plus what
+  // was within the grace when the run began after an outage.
+  const perSchedule = Math.ceil(safetyMs / 1000) + Math.ceil(grace / 1000) + 1;
+  const jobs = workload.plain + workload.flaky + workload.poison + workload.graphs * 6 + workload.keyed + workload.schedules * perSchedule;
   // Every job can need all its attempts, each as long as the slowest handler (or a lapsed lease),
   // plus its longest backoff; the backlog drains through every slot of every node.
   const perAttempt = Math.max(workload.handlerMaxMs, leaseMs) + workload.retryMaxMs + pollIntervalMs + faults.latencyMaxMs * 4;
   const backlog = Math.ceil(jobs / (nodes * concurrency)) * workload.maxAttempts * (workload.handlerMaxMs + pollIntervalMs);
   const livenessBoundMs = workload.maxAttempts * perAttempt + backlog + 2 * maintenanceIntervalMs + 2 * leaseMs + 10_000;
-  return { seed, nodes, concurrency, claimBatchSize: int(1, concurrency), leaseMs, heartbeatIntervalMs, pollIntervalMs, maintenanceIntervalMs, safetyMs, livenessBoundMs, workload, faults };
+  return { seed, nodes, concurrency, claimBatchSize, leaseMs, heartbeatIntervalMs, pollIntervalMs, maintenanceIntervalMs, safetyMs, livenessBoundMs, workload, faults };
 }
 
 /** The settings on one line, seed first. */

@@ -70,6 +70,7 @@ export function buildWorkload(w: WorkloadSettings, safetyMs: number, r: SeededRa
       ...(cron ? { cron: `*/${2 + r.nextInt(3)} * * * * *` } : { everyMs: 1000 * (1 + r.nextInt(4)) }),
       noOverlap: r.next() < 0.3,
       catchUp: r.next() < 0.5 ? 'skip' : 'coalesce',
+      misfireGraceMs: w.misfireGraceMs,
     });
   }
   batches.sort((a, b) => a.atMs - b.atMs);

@@ -7,6 +7,7 @@ import { LostJobOracle } from './lost-job.oracle.js';
 import { OccurrenceOracle } from './occurrence.oracle.js';
 import type { Oracle } from './oracle.js';
 import { OutcomeProvenanceOracle } from './outcome-provenance.oracle.js';
+import { ScheduleCatchUpOracle } from './schedule-catch-up.oracle.js';
 import { SingleLeaseOracle } from './single-lease.oracle.js';
 import { TerminalStateOracle } from './terminal-state.oracle.js';
 
@@ -20,6 +21,7 @@ export {
   LostJobOracle,
   OccurrenceOracle,
   OutcomeProvenanceOracle,
+  ScheduleCatchUpOracle,
   SingleLeaseOracle,
   TerminalStateOracle,
 };
@@ -39,6 +41,7 @@ export function createOracles(caps: ReadonlyMap<string, number>): { all: Oracle[
       limits,
       new DependencyOrderOracle(),
       new OccurrenceOracle(),
+      new ScheduleCatchUpOracle(),
       new LivenessOracle(),
     ],
   };
