@@ -10,3 +10,5 @@ export * from './errors/index.js';
 export * from './validation/index.js';
 export * from './recurrence.js';
 export * from './visible-text.js';
+export * from './mint-plan.js';
+export type { NextFireAfter } from './tick-space.js';

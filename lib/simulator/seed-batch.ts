@@ -45,6 +45,8 @@ export async function runBatch(
       uniqueKept: 0,
       uniqueReplaced: 0,
       replaysRefusedForKey: 0,
+      scheduleCatchUps: 0,
+      lowerBoundCounts: 0,
     },
     jobs: 0,
     events: 0,

@@ -52,7 +52,16 @@ export interface WorkloadSettings {
   /** Jobs enqueued under a few unique keys (mode keep or replace), and how many keys there are. */
   readonly unique: number;
   readonly uniqueKeys: number;
+  /**
+   * How long every node was down before the run, while the schedules existed (0 = not at all):
+   * from a minute to ten years, so the first minting pass must catch up a long way.
+   */
+  readonly scheduleOutageMs: number;
+  /** The schedules' misfire grace. */
+  readonly misfireGraceMs: number;
 }
+
+const SIM_TEN_YEARS_MS = 10 * 365 * 86_400_000;
 
 /** Everything one seed decides. Printed on a run's first line, so a failure reproduces from it. */
 export interface SimSettings {
@@ -98,7 +107,7 @@ export function deriveSettings(seed: bigint): SimSettings {
   const pollIntervalMs = int(2, 15) * 100;
   const maintenanceIntervalMs = int(2, 8) * 500;
   const safetyMs = int(15, 45) * 1000;
-  const drawn = {
+  const drawn: Omit<WorkloadSettings, 'unique' | 'uniqueKeys' | 'scheduleOutageMs' | 'misfireGraceMs'> = {
     plain: int(5, 40),
     flaky: int(0, 15),
     poison: int(0, 6),
@@ -132,9 +141,15 @@ export function deriveSettings(seed: bigint): SimSettings {
   };
   const claimBatchSize = int(1, concurrency);
   // Drawn after every other setting, so those stay what they were for each seed.
-  const workload: WorkloadSettings = { ...drawn, unique: int(0, 12), uniqueKeys: int(1, 3) };
-  // Schedules mint at most one occurrence a second each while the safety phase lasts.
-  const jobs = workload.plain + workload.flaky + workload.poison + workload.graphs * 6 + workload.keyed + workload.unique + workload.schedules * Math.ceil(safetyMs / 1000);
+  const unique = int(0, 12);
+  const uniqueKeys = int(1, 3);
+  const outageMs = on(0.3) ? Math.round(60_000 * 10 ** (r.next() * Math.log10(SIM_TEN_YEARS_MS / 60_000))) : 0;
+  const grace = [1_000, 10_000, 60_000][r.nextInt(3)]!;
+  const workload: WorkloadSettings = { ...drawn, unique, uniqueKeys, scheduleOutageMs: outageMs, misfireGraceMs: grace };
+  // Schedules mint at most one occurrence a second each while the safety phase lasts, plus what
+  // was within the grace when the run began after an outage.
+  const perSchedule = Math.ceil(safetyMs / 1000) + Math.ceil(grace / 1000) + 1;
+  const jobs = workload.plain + workload.flaky + workload.poison + workload.graphs * 6 + workload.keyed + workload.unique + workload.schedules * perSchedule;
   // Every job can need all its attempts, each as long as the slowest handler (or a lapsed lease),
   // plus its longest backoff; the backlog drains through every slot of every node.
   const perAttempt = Math.max(workload.handlerMaxMs, leaseMs) + workload.retryMaxMs + pollIntervalMs + faults.latencyMaxMs * 4;

@@ -37,6 +37,9 @@ export interface SimCoverage {
   uniqueReplaced: number;
   /** Replays refused because another unfinished job held the job's unique key. */
   replaysRefusedForKey: number;
+  /** Minting passes that found a schedule's ticks missed, and those that could only bound the count. */
+  scheduleCatchUps: number;
+  lowerBoundCounts: number;
 }
 
 export interface SimResult {
@@ -104,7 +107,9 @@ class RowMirror implements SimListener {
 export async function runSimulation(seed: bigint, options: SimOptions = {}): Promise<SimResult> {
   const settings = deriveSettings(seed);
   const random = new SeededRandom(seed);
-  const scheduler = new VirtualScheduler(EPOCH);
+  // A run with a schedule outage starts that long before the epoch: the schedules are created,
+  // then no node runs until the epoch, so the first minting pass finds them far behind.
+  const scheduler = new VirtualScheduler(EPOCH - settings.workload.scheduleOutageMs);
   const workload = buildWorkload(settings.workload, settings.safetyMs, random, {
     everyMs: settings.faults.limitChangeEveryMs,
     random: new SeededRandom(seed ^ 0x11_0019_0002n),
@@ -133,6 +138,12 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
         }
       }
       if (event.type === 'call' && event.op === 'jobReplay' && event.error?.includes('holds its unique key')) coverage.replaysRefusedForKey += 1;
+      if (event.type === 'call' && event.op === 'scheduleMintDue' && event.result) {
+        for (const skip of (event.result as { skipped: { reason: string; lowerBound?: true }[] }).skipped) {
+          if (skip.reason === 'missed') coverage.scheduleCatchUps += 1;
+          if (skip.lowerBound) coverage.lowerBoundCounts += 1;
+        }
+      }
     },
   };
   const trace: SimListener[] = options.trace ? [{ onEvent: options.trace }] : [];
@@ -149,6 +160,8 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
     uniqueKept: 0,
     uniqueReplaced: 0,
     replaysRefusedForKey: 0,
+    scheduleCatchUps: 0,
+    lowerBoundCounts: 0,
   };
   const counters: LinkCounters = { ackLost: 0, refused: 0, withheld: 0 };
 
@@ -181,7 +194,6 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
     void worker.start();
     return { index, generation, timers, link, worker, down: false };
   };
-  for (let i = 0; i < settings.nodes; i++) nodes.push(boot(i, 0));
   // Idempotent: the liveness phase restarts crashed nodes at once, and their own restart timer
   // must not then boot a second node under the same worker id.
   const restart = (node: SimNode) => {
@@ -191,6 +203,8 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
   };
 
   for (const schedule of workload.schedules) await operator('scheduleUpsert', schedule);
+  await scheduler.run(EPOCH);
+  for (let i = 0; i < settings.nodes; i++) nodes.push(boot(i, 0));
   let pendingBatches = workload.batches.length;
   const enqueue = (batch: EnqueueBatch) => {
     (producer as JobStore).jobEnqueueMany(batch.inputs).then(
@@ -245,7 +259,8 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
   const drainedAfterMs = isDrained ? scheduler.now() - livenessStart : null;
 
   const rows = store.rows().map(rowView);
-  for (const oracle of oracles.all) oracle.finish({ now: scheduler.now(), rows, drained: isDrained });
+  const schedules = await store.scheduleList();
+  for (const oracle of oracles.all) oracle.finish({ now: scheduler.now(), rows, schedules, drained: isDrained });
   coverage.leasesLostMidHandler = workers.reduce((sum, w) => sum + w.stats.leasesLost, 0);
   coverage.unknownCommits = counters.ackLost;
   coverage.limitSaturations = oracles.limits.saturations;

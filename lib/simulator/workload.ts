@@ -79,6 +79,7 @@ export function buildWorkload(
       ...(cron ? { cron: `*/${2 + r.nextInt(3)} * * * * *` } : { everyMs: 1000 * (1 + r.nextInt(4)) }),
       noOverlap: r.next() < 0.3,
       catchUp: r.next() < 0.5 ? 'skip' : 'coalesce',
+      misfireGraceMs: w.misfireGraceMs,
     });
   }
   // Drawn after everything else, so the jobs above stay what they were for a seed.

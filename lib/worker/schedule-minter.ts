@@ -10,6 +10,9 @@ export interface ScheduleMinterOptions {
   readonly batch: number;
 }
 
+/** How long to wait when due schedules are locked by another node's pass. */
+const HELD_ELSEWHERE_MS = 250;
+
 /**
  * Mints the occurrences of due schedules. Each pass reports when the next tick is due (by the
  * store's clock), and the minter sleeps exactly until then, or `maxIdleMs` at most. Every node runs
@@ -55,22 +58,28 @@ export class ScheduleMinter {
     }, delayMs);
   }
 
+  /**
+   * One pass per timer callback: a store pass is bounded (see `scheduleMintDue`), and a backlog
+   * that needs many passes runs them one timer turn apart, so heartbeats, claims and `stop()` get
+   * their turn in between instead of waiting for the whole catch-up.
+   */
   private async pass(): Promise<void> {
     if (this.stopped) return;
     let delay = this.options.maxIdleMs;
     try {
-      for (;;) {
-        const result = await this.store.scheduleMintDue({ limit: this.options.batch });
-        this.passes += 1;
-        for (const skip of result.skipped) {
-          this.logger.warn(`schedule ${skip.scheduleId} skipped ${skip.count} tick(s) (${skip.reason === 'missed' ? 'missed while no worker was minting' : 'the previous occurrence was still running'}).`);
-        }
-        const created = result.minted.filter((m) => m.created).length;
-        if (created > 0) this.logger.debug?.(`minted ${created} occurrence(s).`);
-        if (result.minted.length + result.skipped.length < this.options.batch) {
-          if (result.nextDueAt !== null) delay = Math.min(delay, Math.max(0, result.nextDueAt.getTime() - result.now.getTime()));
-          break;
-        }
+      const result = await this.store.scheduleMintDue({ limit: this.options.batch });
+      this.passes += 1;
+      for (const skip of result.skipped) {
+        const count = skip.lowerBound ? `at least ${skip.count}` : String(skip.count);
+        this.logger.warn(`schedule ${skip.scheduleId} skipped ${count} tick(s) (${skip.reason === 'missed' ? 'missed while no worker was minting' : 'the previous occurrence was still running'}).`);
+      }
+      const created = result.minted.filter((m) => m.created).length;
+      if (created > 0) this.logger.debug?.(`minted ${created} occurrence(s).`);
+      if (result.nextDueAt !== null) {
+        const untilDue = Math.max(0, result.nextDueAt.getTime() - result.now.getTime());
+        // Due, yet this pass planned nothing: another node holds those rows mid-pass. Let it finish.
+        const heldElsewhere = untilDue === 0 && result.minted.length + result.skipped.length === 0;
+        delay = Math.min(delay, heldElsewhere ? HELD_ELSEWHERE_MS : untilDue);
       }
     } catch (error) {
       this.logger.warn(`minting schedules failed (${describe(error)}); trying again in ${delay} ms.`);

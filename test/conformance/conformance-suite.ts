@@ -14,6 +14,7 @@ import { leaseCases } from './cases/lease.cases.js';
 import { operatorCases } from './cases/operator.cases.js';
 import { retryCases } from './cases/retry.cases.js';
 import { scheduleCases } from './cases/schedule.cases.js';
+import { scheduleOutageCases } from './cases/schedule-outage.cases.js';
 import { transactionalEnqueueCases } from './cases/transactional-enqueue.cases.js';
 import { uniqueKeyCases } from './cases/unique-key.cases.js';
 import { enqueueRetryCases } from './cases/enqueue-retry.cases.js';
@@ -45,6 +46,7 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('operator actions and listings', () => operatorCases(ctx));
   describe('transactional enqueue', () => transactionalEnqueueCases(ctx));
   describe('recurring schedules', () => scheduleCases(ctx));
+  describe('recurring schedules after a long outage', () => scheduleOutageCases(ctx));
   describe('dependencies', () => dependencyCases(ctx));
   describe('concurrency limits', () => limitCases(ctx));
   describe('concurrency limits changed while jobs run', () => limitChangeCases(ctx));

@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { Cron } from 'croner';
 import { assertCron, assertTimeZone, InvalidArgumentError, nextFireAfter, planMint, type Recurrence } from '../../lib/core/index.js';
 
 const at = (iso: string) => Date.parse(iso);
@@ -62,6 +63,19 @@ describe('cron across daylight saving time', () => {
   it('uses UTC as given, and a seconds field when the pattern has six parts', () => {
     expect(iso(nextFireAfter(cron('0 9 * * *', 'UTC'), at('2026-06-01T09:00:00Z')))).toBe('2026-06-02T09:00:00.000Z');
     expect(iso(nextFireAfter(cron('*/10 * * * * *', 'UTC'), at('2026-06-01T09:00:00.500Z')))).toBe('2026-06-01T09:00:10.000Z');
+  });
+});
+
+describe('cron in UTC', () => {
+  it('gives exactly the ticks croner gives for the UTC zone (it is computed as a fixed zero offset)', () => {
+    const patterns = ['* * * * * *', '*/7 * * * * *', '0 * * * *', '30 2 * * *', '0 9 * * 1-5', '0 0 29 2 *', '0 9 L * *', '0 0 1 1 *'];
+    for (const pattern of patterns) {
+      const zoned = new Cron(pattern, { timezone: 'UTC', paused: true });
+      for (let i = 0; i < 40; i++) {
+        const after = at('1999-12-31T23:59:59.500Z') + i * 7_919_683_237;
+        expect({ pattern, after, next: nextFireAfter(cron(pattern, 'UTC'), after) }).toEqual({ pattern, after, next: zoned.nextRun(new Date(after))?.getTime() ?? null });
+      }
+    }
   });
 });
 

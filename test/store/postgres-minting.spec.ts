@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import type { DataSource } from 'typeorm';
-import { OccurrenceId } from '../../lib/core/index.js';
-import { PostgresJobStore } from '../../lib/store/index.js';
+import { MINT_PLAN_MAX_MINTS, OccurrenceId } from '../../lib/core/index.js';
+import { PostgresJobStore, type Schedule } from '../../lib/store/index.js';
 import { dropSchemas, openPostgresDataSource, uniqueSchema } from '../support/postgres.js';
 
 const schema = uniqueSchema('mint');
@@ -60,4 +60,48 @@ describe('minting on PostgreSQL from four nodes at once', () => {
     expect(created.length).toBe(rows.reduce((n: number, r: { jobs: number }) => n + r.jobs, 0));
     expect(new Set(seen).size).toBe(created.length);
   });
+});
+
+describe('issue 19 item 1: minting on PostgreSQL after ten years down', () => {
+  it('finishes its transaction, and a pause from another node waits only for that transaction', async () => {
+    const outage = uniqueSchema('outage');
+    let pause: Promise<Schedule> | undefined;
+    const minterSource = await openPostgresDataSource(2);
+    const operatorSource = await openPostgresDataSource(2);
+    dataSources.push(minterSource, operatorSource);
+    const operator = new PostgresJobStore({ dataSource: operatorSource, schema: outage });
+    let scheduleId = '';
+    const minter = new PostgresJobStore({
+      dataSource: minterSource,
+      schema: outage,
+      onStatement: (text) => {
+        // The pass has locked the schedule row and planned it: the operator pauses from another
+        // node now, while that lock is held, and must get through as soon as the pass commits.
+        if (pause === undefined && /^UPDATE .*schedules. SET/.test(text.trim())) pause = operator.schedulePause(scheduleId);
+      },
+    });
+    stores.push(minter, operator);
+    await minter.migrate();
+    try {
+      ({ schedule: { id: scheduleId } } = await minter.scheduleUpsert({ name: 'outage.minute', cron: '* * * * *', misfireGraceMs: 86_400_000 }));
+      await minterSource.query(`UPDATE "${outage}"."schedules" SET next_fire_at = next_fire_at - interval '10 years', created_at = created_at - interval '10 years'`);
+
+      const pass = await minter.scheduleMintDue({ limit: 10 });
+      expect(pause).toBeDefined();
+      const paused = await pause!;
+      // A day of minutes is within the grace: one plan mints 1,000 of them, the rest stay due.
+      expect(pass.minted).toHaveLength(MINT_PLAN_MAX_MINTS);
+      expect(pass.skipped).toEqual([{ scheduleId, count: 1_001, reason: 'missed', lowerBound: true }]);
+      // The pause read the row after the pass committed (it waited for the row lock, no longer).
+      expect(paused).toMatchObject({ state: 'paused', lastJobId: pass.minted.at(-1)!.jobId, skippedTicks: 1_001 });
+      const [{ jobs }] = await minterSource.query(`SELECT count(*)::int AS jobs FROM "${outage}"."jobs"`);
+      expect(jobs).toBe(MINT_PLAN_MAX_MINTS);
+      // Nothing of this schema is left idle in a transaction.
+      const idle = await minterSource.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'idle in transaction' AND query LIKE $1`, [`%${outage}%`]);
+      expect(idle[0].n).toBe(0);
+      expect((await operator.scheduleGet(scheduleId))?.state).toBe('paused');
+    } finally {
+      await dropSchemas(minterSource, [outage]);
+    }
+  }, 60_000);
 });

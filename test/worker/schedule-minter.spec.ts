@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { OccurrenceId, SeededRandom } from '../../lib/core/index.js';
+import { ManualClock, OccurrenceId, SeededRandom } from '../../lib/core/index.js';
 import { MemoryJobStore } from '../../lib/store/index.js';
-import { FunctionInvoker, WorkerNode, type JobContext } from '../../lib/worker/index.js';
-import { ManualTimers } from '../support/manual-timers.js';
+import { FunctionInvoker, ScheduleMinter, WorkerNode, type JobContext, type Timers } from '../../lib/worker/index.js';
+import { ManualTimers, settle } from '../support/manual-timers.js';
 
 const nodes: WorkerNode[] = [];
 afterEach(async () => {
@@ -72,5 +72,70 @@ describe('the schedule minter, on virtual time', () => {
     release();
     await timers.advance(60_000);
     expect(runs).toHaveLength(2);
+  });
+});
+
+/** Timers that fire only when the test says so, one callback at a time. */
+class SteppedTimers implements Timers {
+  private queue: { id: number; callback: () => void }[] = [];
+  private ids = 0;
+
+  setTimeout(callback: () => void): unknown {
+    const id = ++this.ids;
+    this.queue.push({ id, callback });
+    return id;
+  }
+
+  clearTimeout(handle: unknown): void {
+    this.queue = this.queue.filter((t) => t.id !== handle);
+  }
+
+  get pending(): number {
+    return this.queue.length;
+  }
+
+  /** Fires the oldest timer, then lets the promises it started settle. */
+  async fire(): Promise<void> {
+    this.queue.shift()!.callback();
+    await settle(10);
+  }
+}
+
+describe('issue 19 item 1: the minter catches up one bounded pass per timer turn', () => {
+  it('runs one store pass per timer callback, so a long catch-up lets other timers in and stop() returns after the pass in flight', async () => {
+    const clock = new ManualClock();
+    const store = new MemoryJobStore({ clock });
+    for (const name of ['a', 'b', 'c']) await store.scheduleUpsert({ name, everyMs: 60_000 });
+    clock.advance(60_000);
+    const timers = new SteppedTimers();
+    const minter = new ScheduleMinter(store, timers, { log() {}, warn() {}, error() {} }, { maxIdleMs: 15_000, batch: 1 });
+    minter.start();
+    await timers.fire();
+    // Three schedules are due and a pass takes one: the other two wait for the next turns.
+    expect(minter.passes).toBe(1);
+    expect((await store.jobList({ limit: 10 })).length).toBe(1);
+    expect(timers.pending).toBe(1);
+    await minter.stop();
+    expect(timers.pending).toBe(0);
+    expect(minter.passes).toBe(1);
+  });
+
+  it('after ten years down, logs a cron schedule\'s skipped count as the lower bound it is, and mints its grace window pass by pass', async () => {
+    const clock = new ManualClock();
+    const store = new MemoryJobStore({ clock });
+    const { schedule } = await store.scheduleUpsert({ name: 'tick', cron: '* * * * * *', misfireGraceMs: 30 * 60_000 });
+    clock.advance(10 * 365 * 86_400_000);
+    const warnings: string[] = [];
+    const timers = new SteppedTimers();
+    const minter = new ScheduleMinter(store, timers, { log() {}, warn: (m) => void warnings.push(m), error() {} }, { maxIdleMs: 15_000, batch: 100 });
+    minter.start();
+    await timers.fire();
+    expect(warnings).toEqual([`schedule ${schedule.id} skipped at least 1001 tick(s) (missed while no worker was minting).`]);
+    expect(store.rows()).toHaveLength(1_000);
+    await timers.fire();
+    // 30 minutes of seconds, and the tick at the start of the grace: 1,801 jobs in two passes.
+    expect(store.rows()).toHaveLength(1_801);
+    expect(minter.passes).toBe(2);
+    await minter.stop();
   });
 });

@@ -7,6 +7,7 @@ import { LostJobOracle } from './lost-job.oracle.js';
 import { OccurrenceOracle } from './occurrence.oracle.js';
 import type { Oracle } from './oracle.js';
 import { OutcomeProvenanceOracle } from './outcome-provenance.oracle.js';
+import { ScheduleCatchUpOracle } from './schedule-catch-up.oracle.js';
 import { SingleLeaseOracle } from './single-lease.oracle.js';
 import { TerminalStateOracle } from './terminal-state.oracle.js';
 import { UniqueKeyOracle } from './unique-key.oracle.js';
@@ -21,6 +22,7 @@ export {
   LostJobOracle,
   OccurrenceOracle,
   OutcomeProvenanceOracle,
+  ScheduleCatchUpOracle,
   SingleLeaseOracle,
   TerminalStateOracle,
   UniqueKeyOracle,
@@ -42,6 +44,7 @@ export function createOracles(caps: ReadonlyMap<string, number>): { all: Oracle[
       new DependencyOrderOracle(),
       new OccurrenceOracle(),
       new UniqueKeyOracle(),
+      new ScheduleCatchUpOracle(),
       new LivenessOracle(),
     ],
   };

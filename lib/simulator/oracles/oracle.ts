@@ -1,3 +1,4 @@
+import type { Schedule } from '../../store/index.js';
 import type { RowView, SimEvent, SimListener } from '../sim-event.js';
 
 /** The end of a run, as the oracles' final checks see it. */
@@ -5,6 +6,8 @@ export interface RunEnd {
   readonly now: number;
   /** Every stored job. */
   readonly rows: readonly RowView[];
+  /** Every stored schedule, as it stands at the end (hand-built histories may leave it out). */
+  readonly schedules?: readonly Schedule[];
   /** True when all work reached a terminal state within the liveness bound. */
   readonly drained: boolean;
 }

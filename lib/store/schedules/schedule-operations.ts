@@ -26,7 +26,11 @@ export interface ScheduleUpsertResult {
 /** One minting pass over due schedules. */
 export interface MintResult {
   readonly minted: readonly { readonly scheduleId: string; readonly jobId: string; readonly scheduledFor: Date; readonly created: boolean }[];
-  readonly skipped: readonly { readonly scheduleId: string; readonly count: number; readonly reason: 'missed' | 'overlap' }[];
+  /**
+   * Ticks that minted nothing, per schedule. `lowerBound` is set when `count` is a lower bound:
+   * a cron schedule missed more ticks than one pass steps through (see {@link planMint}).
+   */
+  readonly skipped: readonly { readonly scheduleId: string; readonly count: number; readonly reason: 'missed' | 'overlap'; readonly lowerBound?: true }[];
   /** The earliest upcoming tick of any active schedule: when the next pass has work. */
   readonly nextDueAt: Date | null;
   /** The store's clock during the pass. */
@@ -181,8 +185,16 @@ export async function replaySchedule(tx: ScheduleTx, id: string, actor: string):
 }
 
 /**
- * One minting pass: each due schedule mints the occurrences its plan allows. A minted job's id is
- * its occurrence id, so if two nodes mint the same tick, the second insert writes nothing.
+ * Most work one minting pass takes on, in tick computations plus jobs minted. A pass plans due
+ * schedules until it has spent this, then leaves the rest due for the next pass, so a transaction
+ * that holds schedule rows stays short however far behind the schedules are (docs/schedules.md).
+ */
+export const MINT_PASS_WORK = 2_000;
+
+/**
+ * One minting pass: each due schedule mints the occurrences its plan allows, until the pass has
+ * done {@link MINT_PASS_WORK}. A minted job's id is its occurrence id, so if two nodes mint the
+ * same tick, the second insert writes nothing.
  */
 export async function mintDue(tx: ScheduleTx, limit: number): Promise<MintResult> {
   const { now } = tx;
@@ -192,14 +204,24 @@ export async function mintDue(tx: ScheduleTx, limit: number): Promise<MintResult
   const jobs: NewJob[] = [];
   const minted: { scheduleId: string; jobId: string; scheduledFor: Date }[] = [];
   const skipped: MintResult['skipped'][number][] = [];
+  let work = 0;
+  const countedTicks = (recurrence: Recurrence, after: number) => {
+    work += 1;
+    return nextFireAfter(recurrence, after);
+  };
   for (const row of due) {
+    if (work >= MINT_PASS_WORK) break;
     const previous = row.lastJobId === null ? undefined : states.get(row.lastJobId);
     const running = previous !== undefined && !['succeeded', 'dead_lettered', 'cancelled', 'quarantined'].includes(previous);
-    const plan = planMint(row.recurrence, row, row.nextFireAt!, now, running);
+    const plan = planMint(row.recurrence, row, row.nextFireAt!, now, running, { nextFireAfter: countedTicks });
+    work += plan.mint.length;
     const made = occurrences(row, plan.mint);
     jobs.push(...made);
     for (const job of made) minted.push({ scheduleId: row.id, jobId: job.id, scheduledFor: new Date(job.runAt!) });
-    if (plan.skipped.count > 0) skipped.push({ scheduleId: row.id, count: plan.skipped.count, reason: plan.skipped.reason! });
+    if (plan.skipped.count > 0) {
+      const { count, reason, lowerBound } = plan.skipped;
+      skipped.push(lowerBound ? { scheduleId: row.id, count, reason: reason!, lowerBound } : { scheduleId: row.id, count, reason: reason! });
+    }
     const last = made.at(-1);
     await tx.updateSchedule({
       ...row,
