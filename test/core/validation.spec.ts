@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import {
   assertSqlIdentifier,
+  assertUuid,
   assertSqlPrefix,
   DEFAULT_LIMITS,
   encodeJson,
@@ -77,5 +78,37 @@ describe('limits', () => {
     expect(() => resolveLimits({ maxPayloadByte: 1 } as never)).toThrow('limits.maxPayloadByte is not a known limit');
     expect(() => resolveLimits({ maxOutputBytes: 0 })).toThrow('limits.maxOutputBytes must be a whole number of at least 1, got 0.');
     expect(() => resolveLimits({ maxOutputBytes: 1.5 })).toThrow(InvalidArgumentError);
+  });
+});
+
+describe('issue 19 item 11: assertUuid takes any 128-bit UUID text', () => {
+  it.each([
+    ['version 0, variant 0 (the nil-like id)', '00000000-0000-0000-0000-000000000001'],
+    ['version 0, variant 7', '12345678-9abc-0def-7123-456789abcdef'],
+    ['version f, variant f', '12345678-9abc-fdef-f123-456789abcdef'],
+    ['the max id', 'ffffffff-ffff-ffff-ffff-ffffffffffff'],
+    ['the nil id', '00000000-0000-0000-0000-000000000000'],
+  ])('accepts %s', (_label, id) => {
+    expect(assertUuid(id, 'id')).toBe(id);
+    expect(assertUuid(id.toUpperCase(), 'id')).toBe(id);
+  });
+
+  it('normalizes the simple, braced and urn forms to lower-case hyphenated text', () => {
+    const id = '12345678-9abc-0def-7123-456789abcdef';
+    expect(assertUuid(id.replaceAll('-', '').toUpperCase(), 'id')).toBe(id);
+    expect(assertUuid(`{${id.toUpperCase()}}`, 'id')).toBe(id);
+    expect(assertUuid(`urn:uuid:${id}`, 'id')).toBe(id);
+  });
+
+  it.each(['', 'not-a-uuid', '12345678-9abc-0def-7123-456789abcde', '{123456789abc0def7123456789abcdef}', 'URN:UUID:12345678-9abc-0def-7123-456789abcdef', '12345678_9abc_0def_7123_456789abcdef'])(
+    'refuses %j',
+    (text) => {
+      expect(() => assertUuid(text, 'id')).toThrow(/^id must be a UUID, got /);
+    },
+  );
+
+  it('refuses what is not a string', () => {
+    expect(() => assertUuid(42, 'id')).toThrow('id must be a UUID, got 42.');
+    expect(() => assertUuid(null, 'jobId')).toThrow('jobId must be a UUID, got null.');
   });
 });
