@@ -28,7 +28,7 @@ import {
   toSchedule,
 } from '../schedules/index.js';
 import { memoryScheduleTx } from './memory-schedule-tx.js';
-import { externalParents, planDependencies } from '../dependencies/dependency-plan.js';
+import { parentsToLookUp, planDependencies } from '../dependencies/dependency-plan.js';
 import { limitKeysOf, pickWithinLimits } from '../limit-room.js';
 import {
   assertHistoryPolicy,
@@ -203,9 +203,9 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
 
   private insertJobs(jobs: readonly NewJob[]): Set<string> {
     const now = this.clock.now();
-    const fresh = jobs.filter((job) => !this.jobs.has(job.id));
-    const existing = new Map(externalParents(fresh).flatMap((id) => (this.jobs.has(id) ? [[id, this.jobs.get(id)!.state] as const] : [])));
-    const plans = planDependencies(fresh, existing);
+    const stored = new Map(parentsToLookUp(jobs).flatMap((id) => (this.jobs.has(id) ? [[id, this.jobs.get(id)!.state] as const] : [])));
+    // The whole batch is planned (and checked) as written; a job whose id exists writes nothing.
+    const plans = planDependencies(jobs, stored).filter((plan) => !this.jobs.has(plan.job.id));
     const created = new Set<string>();
     const due = new Set<string>();
     for (const { job, state, pendingParents, lastError, edges } of plans) {

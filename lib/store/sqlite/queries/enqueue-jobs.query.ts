@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import type { JobState } from '../../../core/index.js';
-import { externalParents, planDependencies } from '../../dependencies/dependency-plan.js';
+import { parentsToLookUp, planDependencies } from '../../dependencies/dependency-plan.js';
 import type { NewJob } from '../../enqueue-input.js';
 import type { SqliteNaming } from '../sqlite-naming.js';
 
@@ -21,15 +21,16 @@ export function enqueueJobsQuery(db: Database, t: SqliteNaming) {
   const edge = db.prepare(`INSERT INTO ${t.dependencies} (child_id, parent_id, settled) VALUES (?, ?, ?)`);
   const declare = db.prepare(`INSERT INTO ${t.limits} (key, max, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING`);
   return (jobs: readonly NewJob[], now: number): { created: Set<string>; due: Set<string> } => {
-    const fresh = jobs.filter((job) => !exists.get(job.id));
-    const existing = new Map<string, JobState>();
-    for (const id of externalParents(fresh)) {
+    const stored = new Map<string, JobState>();
+    for (const id of parentsToLookUp(jobs)) {
       const state = parentState.get(id) as JobState | undefined;
-      if (state) existing.set(id, state);
+      if (state) stored.set(id, state);
     }
+    // The whole batch is planned (and checked) as written; a job whose id exists writes nothing.
+    const plans = planDependencies(jobs, stored).filter((plan) => !exists.get(plan.job.id));
     const created = new Set<string>();
     const due = new Set<string>();
-    for (const { job, state, pendingParents, lastError, edges } of planDependencies(fresh, existing)) {
+    for (const { job, state, pendingParents, lastError, edges } of plans) {
       const runAt = job.runAt ?? now + job.delayMs;
       insert.run({
         id: job.id,
