@@ -10,6 +10,7 @@ import { observerCases } from './cases/observer.cases.js';
 import { retentionCases } from './cases/retention.cases.js';
 import { enqueueCases } from './cases/enqueue.cases.js';
 import { fenceCases } from './cases/fence.cases.js';
+import { foreignIdCases } from './cases/foreign-id.cases.js';
 import { leaseCases } from './cases/lease.cases.js';
 import { operatorCases } from './cases/operator.cases.js';
 import { retryCases } from './cases/retry.cases.js';
@@ -36,6 +37,7 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   });
 
   describe('enqueue', () => enqueueCases(ctx));
+  describe('ids of any version and variant', () => foreignIdCases(ctx));
   describe('claim', () => claimCases(ctx));
   describe('the fenced outcome write', () => fenceCases(ctx));
   describe('leases, heartbeats and the sweep', () => leaseCases(ctx));
