@@ -25,10 +25,14 @@ export interface Workload {
 export const SIM_JOB = 'sim.work';
 export const SIM_QUEUE = 'default';
 
-/** A deterministic UUID (version 4 layout) from the run's random stream. */
+/**
+ * A deterministic 128-bit id from the run's random stream, of any version and variant, as ids from
+ * other systems are: job and schedule ids, and the occurrence ids derived from them, must not
+ * depend on the bits RFC 9562 reserves.
+ */
 export function simUuid(r: SeededRandom): string {
   const hex = Array.from({ length: 4 }, () => r.nextUint32().toString(16).padStart(8, '0')).join('');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${'89ab'[r.nextInt(4)]}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }
 
 /**
