@@ -5,6 +5,7 @@ import { claimCases } from './cases/claim.cases.js';
 import { dependencyCases } from './cases/dependency.cases.js';
 import { dependencyBatchCases } from './cases/dependency-batch.cases.js';
 import { historyCases } from './cases/history.cases.js';
+import { jsonWalkCases } from './cases/json-walk.cases.js';
 import { limitCases } from './cases/limit.cases.js';
 import { observerCases } from './cases/observer.cases.js';
 import { retentionCases } from './cases/retention.cases.js';
@@ -52,4 +53,5 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('observer delivery', () => observerCases(ctx));
   describe('retention', () => retentionCases(ctx));
   describe('bad input', () => badInputCases(ctx));
+  describe('payloads read once', () => jsonWalkCases(ctx));
 }
