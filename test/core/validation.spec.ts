@@ -154,6 +154,14 @@ describe('issue 19, smaller bad-input gaps: encodeJson', () => {
     for (const value of [ownKeys, get, proxy, toJSON]) expect(refusal(value)).toBeInstanceOf(InvalidArgumentError);
   });
 
+  it('an error whose own name throws is still a typed refusal, and a Proxy array is read with the length it answers', () => {
+    const hostile = new Error('x');
+    Object.defineProperty(hostile, 'name', { get: () => { throw new Error('again'); } });
+    expect(refusal({ get a(): never { throw hostile; } }).message).toBe('payload could not be read: a getter, Proxy trap or toJSON method threw at payload.a.');
+    const lengths = (length: unknown) => new Proxy([7, 8], { get: (target, key) => (key === 'length' ? length : Reflect.get(target, key)) });
+    for (const length of ['x', -1, 1.9, '2', Number.NaN]) expect(encodeJson(lengths(length), opts)).toBe(JSON.stringify(lengths(length)));
+  });
+
   it('a long path is cut to its first and last steps', () => {
     let value: unknown = { get boom(): never { throw new Error('x'); } };
     for (let i = 0; i < 10; i++) value = { [`level${i}`]: value };

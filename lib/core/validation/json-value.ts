@@ -95,7 +95,7 @@ class JsonSnapshot {
     } catch (error) {
       if (error === this.refusal || error instanceof PayloadTooLargeError) throw error;
       // Anything else came from the caller's own code: a getter, a Proxy trap or a toJSON method.
-      const kind = error instanceof Error && /^[A-Za-z_$][\w$]{0,40}$/.test(error.name) ? ` (${error.name})` : '';
+      const kind = errorClass(error);
       throw new InvalidArgumentError(
         `${this.options.argument} could not be read: a getter, Proxy trap or toJSON method threw${kind} at ${this.path()}.`,
         this.options.argument,
@@ -183,7 +183,7 @@ class JsonSnapshot {
     }
     // Read once: a Proxy's traps or a getter on length answer this walk and nothing else.
     const keys = Array.isArray(object) ? null : Object.keys(object);
-    const length = keys === null ? (object as unknown[]).length : keys.length;
+    const length = keys === null ? arrayLength((object as unknown[]).length) : keys.length;
     const copy = keys === null ? [] : {};
     this.stack.push({ source: object, copy, keys, length, index: 0, key });
     if (depth >= SCANNED) this.deepOpen.add(object);
@@ -221,6 +221,21 @@ class JsonSnapshot {
     const cut = shown.length > 6 ? [...shown.slice(0, 2), '…', ...shown.slice(-3)] : shown;
     return `${this.options.argument}${cut.join('')}`;
   }
+}
+
+/** ` (TypeError)` for what the caller's code threw, when its class has a plain name; reading it must not throw in turn. */
+function errorClass(error: unknown): string {
+  try {
+    return error instanceof Error && typeof error.name === 'string' && /^[A-Za-z_$][\w$]{0,40}$/.test(error.name) ? ` (${error.name})` : '';
+  } catch {
+    return '';
+  }
+}
+
+/** An array's length as JSON.stringify reads it (ToLength): a Proxy may answer anything. */
+function arrayLength(raw: unknown): number {
+  const n = Math.trunc(Number(raw));
+  return Number.isFinite(n) && n > 0 ? Math.min(n, Number.MAX_SAFE_INTEGER) : 0;
 }
 
 function tooLarge(options: JsonEncodeOptions, size: number, partial: boolean): PayloadTooLargeError {
