@@ -9,7 +9,7 @@ export interface SimPayload {
   readonly failTimes: number;
 }
 
-/** A batch the producer enqueues at one instant (a graph goes in one batch, parents first). */
+/** A batch the producer enqueues at one instant (a graph goes in one batch, parents first or children first). */
 export interface EnqueueBatch {
   readonly atMs: number;
   readonly inputs: readonly EnqueueInput<SimPayload>[];
@@ -96,5 +96,6 @@ function graph(
       job(failsForGood ? 'poison' : 'graph', i === 0 ? {} : { dependsOn: parents, dependencyMode: r.next() < 0.3 ? 'on_any_terminal' : 'on_success', delayMs: 0 }, failsForGood ? 0 : r.nextInt(w.maxAttempts)),
     );
   }
-  return nodes;
+  // A batch is planned as a whole, in any order: half the graphs list children before parents.
+  return r.next() < 0.5 ? nodes.reverse() : nodes;
 }
