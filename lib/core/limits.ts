@@ -11,7 +11,10 @@ export interface SchedulerLimits {
   readonly maxNameLength: number;
   /** Error text kept per job; longer text is cut on a UTF-8 boundary. Default 8 KiB. */
   readonly maxErrorBytes: number;
-  /** Deepest nesting of arrays and objects in a payload or output. Default 64. */
+  /**
+   * Deepest nesting of arrays and objects in a payload or output. Default 64, at most
+   * {@link MAX_JSON_DEPTH_CEILING}: deeper JSON than that is not kept by every store and tool.
+   */
   readonly maxJsonDepth: number;
   /** Highest `maxAttempts` a job may ask for. Default 10,000. */
   readonly maxAttemptsCeiling: number;
@@ -26,6 +29,14 @@ export const DEFAULT_LIMITS: SchedulerLimits = Object.freeze({
   maxAttemptsCeiling: 10_000,
 });
 
+/**
+ * The highest `maxJsonDepth` a store accepts. SQLite's JSON functions stop at 1,000 levels,
+ * PostgreSQL's jsonb input runs out of stack between 10,000 and 20,000, and JSON.stringify (which
+ * consumers call on what they read back) at about 4,000; a larger limit would promise payloads
+ * that a store then fails to write, or a reader fails to print.
+ */
+export const MAX_JSON_DEPTH_CEILING = 1_000;
+
 /** Fills in defaults; each bound must be a positive whole number. */
 export function resolveLimits(partial?: Partial<SchedulerLimits>): SchedulerLimits {
   const limits = { ...DEFAULT_LIMITS };
@@ -39,6 +50,9 @@ export function resolveLimits(partial?: Partial<SchedulerLimits>): SchedulerLimi
     }
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
       throw new InvalidArgumentError(`limits.${key} must be a whole number of at least 1, got ${showValue(value)}.`, `limits.${key}`);
+    }
+    if (key === 'maxJsonDepth' && value > MAX_JSON_DEPTH_CEILING) {
+      throw new InvalidArgumentError(`limits.maxJsonDepth must be at most ${MAX_JSON_DEPTH_CEILING}, which every store keeps, got ${value}.`, `limits.${key}`);
     }
     (limits as Record<string, number>)[key] = value;
   }

@@ -1,12 +1,13 @@
-import { parse as parseUuid, v5 as uuidV5 } from 'uuid';
+import { v5 as uuidV5 } from 'uuid';
 import { InvalidArgumentError } from './errors/index.js';
+import { canonicalUuid, uuidBytes } from './uuid-text.js';
 
 /** The UUIDv5 namespace of occurrence ids, shared with the Rust scheduler the contract comes from. */
 export const OCCURRENCE_NAMESPACE = '6b9d1c2e-7a44-4f8e-9c10-2d3b4c5d6e7f';
 
 // Parsed once: given as text, uuid parses (and validates) the namespace twice on every call, and
 // a worker derives an occurrence id for every job it claims.
-const NAMESPACE_BYTES = parseUuid(OCCURRENCE_NAMESPACE);
+const NAMESPACE_BYTES = uuidBytes(OCCURRENCE_NAMESPACE);
 const NANOS_PER_MILLI = 1_000_000n;
 const MAX_MAGNITUDE = (1n << 128n) - 1n;
 
@@ -19,17 +20,18 @@ export const OccurrenceId = Object.freeze({
    * The UUIDv5 over 33 name bytes: the 16 bytes of `scheduleId`, a sign byte (1 at or after the Unix
    * epoch, 0 before), and the offset's magnitude in nanoseconds as a 16-byte big-endian integer.
    *
-   * @param scheduleId a UUID: the schedule's id, or a one-shot job's own id
+   * @param scheduleId UUID text of any version and variant (see {@link canonicalUuid}): the schedule's
+   *   id, or a one-shot job's own id
    * @param scheduledFor the instant, as a Date or as nanoseconds since the epoch
    */
   derive(scheduleId: string, scheduledFor: Date | bigint): string {
-    let scheduleBytes: Uint8Array;
-    try {
-      // parse() validates as it reads, and throws on anything that is not a UUID.
-      scheduleBytes = parseUuid(scheduleId);
-    } catch {
+    // Any 128-bit UUID text, as the Rust scheduler takes it: the version and variant bits are
+    // name bytes like any other, so an id minted elsewhere derives the same occurrence id there.
+    const canonical = typeof scheduleId === 'string' ? canonicalUuid(scheduleId) : null;
+    if (canonical === null) {
       throw new InvalidArgumentError(`scheduleId must be a UUID, got ${JSON.stringify(String(scheduleId)).slice(0, 80)}.`, 'scheduleId');
     }
+    const scheduleBytes = uuidBytes(canonical);
     let nanos: bigint;
     if (typeof scheduledFor === 'bigint') {
       nanos = scheduledFor;

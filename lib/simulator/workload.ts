@@ -10,7 +10,7 @@ export interface SimPayload {
   readonly failTimes: number;
 }
 
-/** A batch the producer enqueues at one instant (a graph goes in one batch, parents first). */
+/** A batch the producer enqueues at one instant (a graph goes in one batch, parents first or children first). */
 export interface EnqueueBatch {
   readonly atMs: number;
   readonly inputs: readonly EnqueueInput<SimPayload>[];
@@ -28,10 +28,14 @@ export interface Workload {
 export const SIM_JOB = 'sim.work';
 export const SIM_QUEUE = 'default';
 
-/** A deterministic UUID (version 4 layout) from the run's random stream. */
+/**
+ * A deterministic 128-bit id from the run's random stream, of any version and variant, as ids from
+ * other systems are: job and schedule ids, and the occurrence ids derived from them, must not
+ * depend on the bits RFC 9562 reserves.
+ */
 export function simUuid(r: SeededRandom): string {
   const hex = Array.from({ length: 4 }, () => r.nextUint32().toString(16).padStart(8, '0')).join('');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${'89ab'[r.nextInt(4)]}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }
 
 /**
@@ -106,7 +110,8 @@ function graph(
       job(failsForGood ? 'poison' : 'graph', i === 0 ? {} : { dependsOn: parents, dependencyMode: r.next() < 0.3 ? 'on_any_terminal' : 'on_success', delayMs: 0 }, failsForGood ? 0 : r.nextInt(w.maxAttempts)),
     );
   }
-  return nodes;
+  // A batch is planned as a whole, in any order: half the graphs list children before parents.
+  return r.next() < 0.5 ? nodes.reverse() : nodes;
 }
 
 /**

@@ -25,8 +25,9 @@ export interface JobContext<TPayload = unknown> {
   /** A logger whose lines carry the job's name, id and attempt. */
   readonly logger: SchedulerLogger;
   /**
-   * Stores a JSON value with the success outcome. Refused (PayloadTooLargeError) when it is over the
-   * output limit; never truncated. Discarded if the attempt does not succeed.
+   * Stores a JSON value with the success outcome, as it is at this call (later changes to the object
+   * are not seen). Refused (PayloadTooLargeError) when it is over the output limit; never truncated.
+   * Discarded if the attempt does not succeed.
    */
   setOutput(value: unknown): void;
   /**
@@ -84,8 +85,10 @@ export class AttemptContext<TPayload = unknown> implements JobContext<TPayload> 
 
   setOutput(value: unknown): void {
     const { limits } = this.store;
-    encodeJson(value, { argument: 'output', maxBytes: limits.maxOutputBytes, maxDepth: limits.maxJsonDepth });
-    this.encodedOutput = { value };
+    // Kept as the plain value that was checked: a getter or a later change to the handler's object
+    // cannot put something else into the success write.
+    const text = encodeJson(value, { argument: 'output', maxBytes: limits.maxOutputBytes, maxDepth: limits.maxJsonDepth });
+    this.encodedOutput = { value: JSON.parse(text) as unknown };
   }
 
   async parentOutput<T = unknown>(ancestorId: string): Promise<T | undefined> {

@@ -1,5 +1,5 @@
 import { BadRequestException, Body, Controller, Get, NotFoundException, Param, ParseUUIDPipe, Post } from '@nestjs/common';
-import { SchedulerClient } from '../../lib/index.js';
+import { InvalidArgumentError, SchedulerClient } from '../../lib/index.js';
 import { CheckoutService } from './checkout.service.js';
 
 @Controller('checkouts')
@@ -33,7 +33,12 @@ export class CheckoutController {
 
   /** `GET /checkouts/jobs/:jobId/history`: one step's state changes, oldest first. */
   @Get('jobs/:jobId/history')
-  async history(@Param('jobId', ParseUUIDPipe) jobId: string) {
-    return (await this.scheduler.history(jobId)).map(({ state, attempt, at }) => ({ state, attempt, at }));
+  async history(@Param('jobId') jobId: string) {
+    // No ParseUUIDPipe: it takes RFC 9562 ids only, and a job id may be any 128-bit UUID text.
+    const entries = await this.scheduler.history(jobId).catch((error: unknown) => {
+      if (error instanceof InvalidArgumentError) throw new BadRequestException(error.message);
+      throw error;
+    });
+    return entries.map(({ state, attempt, at }) => ({ state, attempt, at }));
   }
 }

@@ -14,6 +14,6 @@ export class JobsController {
     });
     if (!job) throw new NotFoundException(`No job ${id}.`);
     const { name, state, attempt, maxAttempts, lastError, runAt, finishedAt, output, occurrenceId } = job;
-    return { id, name, state, attempt, maxAttempts, lastError: lastError?.split('\n')[0] ?? null, runAt, finishedAt, output, occurrenceId };
+    return { id: job.id, name, state, attempt, maxAttempts, lastError: lastError?.split('\n')[0] ?? null, runAt, finishedAt, output, occurrenceId };
   }
 }

@@ -207,4 +207,34 @@ export function cliBadInputCases(createTarget: () => Promise<CliBadInputTarget>)
     });
   });
 
+  describe('issue 19 item 11: ids of any version and variant, in any form the Rust scheduler reads', () => {
+    const nilLike = '00000000-0000-0000-0000-000000000001';
+    const reserved = '12345678-9abc-fdef-f123-456789abcdef';
+    const version0 = '12345678-9abc-0def-8123-456789abcdef';
+
+    it('jobs show, cancel and dead-letter replay take them', async () => {
+      await t.store.jobEnqueue({ id: nilLike, name: 'billing.charge', payload: 1, delayMs: 60_000 });
+      const shown = await cli(['jobs', 'show', nilLike.replaceAll('-', ''), '--format', 'json', ...conn]);
+      expect(shown.code).toBe(0);
+      expect(JSON.parse(shown.stdout)).toMatchObject({ id: nilLike, state: 'scheduled' });
+      expect(await cli(['cancel', `{${nilLike}}`, ...conn])).toEqual({ code: 0, stdout: `Job ${nilLike} (billing.charge) is cancelled.\n`, stderr: '' });
+      await t.store.jobEnqueue({ id: reserved, name: 'billing.charge', payload: 2, queue: 'foreign', maxAttempts: 1 });
+      const [claimed] = await t.store.jobClaim({ workerId: 'w', limit: 1, queues: ['foreign'], leaseMs: 60_000 });
+      await t.store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: claimed!.id, attempt: 1, kind: 'dead_lettered', error: 'boom' }] });
+      const replayed = await cli(['dead-letter', 'replay', `urn:uuid:${reserved.toUpperCase()}`, ...conn]);
+      expect(replayed).toEqual({ code: 0, stdout: `Replayed job ${reserved} (billing.charge): attempt 0, due now.\n`, stderr: '' });
+      expect(await t.store.jobGet(reserved)).toMatchObject({ state: 'scheduled', attempt: 0 });
+    });
+
+    it('schedules pause, resume and trigger take them', async () => {
+      await t.store.scheduleUpsert({ id: version0, name: 'report.build', everyMs: 60_000 });
+      expect(await cli(['schedules', 'pause', version0.toUpperCase(), ...conn])).toEqual({ code: 0, stdout: `Schedule ${version0} (report.build) is paused.\n`, stderr: '' });
+      expect(await cli(['schedules', 'resume', version0, ...conn])).toEqual({ code: 0, stdout: `Schedule ${version0} (report.build) is active.\n`, stderr: '' });
+      const triggered = await cli(['schedules', 'trigger', version0, ...conn]);
+      expect(triggered).toMatchObject({ code: 0, stderr: '' });
+      const occurrence = /occurrence ([0-9a-f-]{36}) is due now/.exec(triggered.stdout)?.[1];
+      expect(await t.store.jobGet(occurrence!)).toMatchObject({ scheduleId: version0, occurrenceId: occurrence });
+    });
+  });
+
 }

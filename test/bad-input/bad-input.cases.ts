@@ -141,6 +141,13 @@ const PAYLOADS: Array<[string, unknown, ErrorClass, RegExp]> = [
   ['a function', { f: () => 1 }, InvalidArgumentError, /^payload contains a function/],
   ['a Map', new Map([[1, 2]]), InvalidArgumentError, /^payload contains a Map/],
   ['a toJSON that returns its own object', selfJson, InvalidArgumentError, /^payload contains a function/],
+  // Issue 19, smaller bad-input gaps: each was an untyped TypeError, or stored as null.
+  ['issue 19: a boxed BigInt', { amount: Object(10n) }, InvalidArgumentError, /^payload contains a boxed BigInt, which JSON cannot represent; send it as a string\.$/],
+  ['issue 19: a getter that throws', { get card(): never { throw new Error('4111 1111 1111 1111'); } }, InvalidArgumentError, /^payload could not be read: a getter, Proxy trap or toJSON method threw \(Error\) at payload\.card\.$/],
+  ['issue 19: a Proxy whose get trap throws', { order: new Proxy({}, { get: () => { throw new TypeError('trap'); } }) }, InvalidArgumentError, /^payload could not be read: a getter, Proxy trap or toJSON method threw \(TypeError\) at payload\.order\.$/],
+  ['issue 19: a Proxy whose ownKeys trap throws', new Proxy({}, { ownKeys: () => { throw new TypeError('trap'); } }), InvalidArgumentError, /^payload could not be read: a getter, Proxy trap or toJSON method threw \(TypeError\) at payload\.$/],
+  ['issue 19: a boxed NaN', { n: Object(Number.NaN) }, InvalidArgumentError, /^payload contains the number NaN/],
+  ['issue 19: a boxed Infinity', { n: new Number(Number.POSITIVE_INFINITY) }, InvalidArgumentError, /^payload contains the number Infinity/],
 ];
 
 /** Hostile identifiers refused by a field's rule, as cases. */
@@ -217,7 +224,7 @@ export const REFUSALS: Refusal[] = [
     label,
     call: (c) => c.client.enqueueMany([{ name: 'orders.confirm', payload: { fine: true } }, { name: 'orders.confirm', payload }]),
     error,
-    field: new RegExp(field.source.replace('^payload', '^jobs\\[1\\]\\.payload')),
+    field: new RegExp(field.source.replace('^payload', '^jobs\\[1\\]\\.payload').replace(' at payload', ' at jobs\\[1\\]\\.payload')),
   })),
   ...PAYLOADS.filter(([label]) => label !== 'an undefined payload').map(([label, payload, error, field]): Refusal => ({ entry: 'schedule payload', label, call: schedule({ payload }), error, field })),
 
@@ -466,6 +473,7 @@ export const BAD_NAMING: Array<[string, SchedulerModuleOptions]> = [
   ['tablePrefix "Upper_"', { tablePrefix: 'Upper_' }],
   ['limits.maxPayloadBytes 0', { limits: { maxPayloadBytes: 0 } }],
   ['limits.maxPayloadBytes NaN', { limits: { maxPayloadBytes: Number.NaN } }],
+  ['issue 19: limits.maxJsonDepth 1e6, deeper than every store keeps', { limits: { maxJsonDepth: 1e6 } }],
   ['an unknown limit', { limits: { maxPayloadByte: 10 } as never }],
 ];
 

@@ -3,13 +3,16 @@ import type { ConformanceTarget, SuiteContext } from './harness.js';
 import { badInputCases } from './cases/bad-input.cases.js';
 import { claimCases } from './cases/claim.cases.js';
 import { dependencyCases } from './cases/dependency.cases.js';
+import { dependencyBatchCases } from './cases/dependency-batch.cases.js';
 import { historyCases } from './cases/history.cases.js';
+import { jsonWalkCases } from './cases/json-walk.cases.js';
 import { limitCases } from './cases/limit.cases.js';
 import { limitChangeCases } from './cases/limit-changes.cases.js';
 import { observerCases } from './cases/observer.cases.js';
 import { retentionCases } from './cases/retention.cases.js';
 import { enqueueCases } from './cases/enqueue.cases.js';
 import { fenceCases } from './cases/fence.cases.js';
+import { foreignIdCases } from './cases/foreign-id.cases.js';
 import { leaseCases } from './cases/lease.cases.js';
 import { operatorCases } from './cases/operator.cases.js';
 import { retryCases } from './cases/retry.cases.js';
@@ -39,6 +42,7 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   });
 
   describe('enqueue', () => enqueueCases(ctx));
+  describe('ids of any version and variant', () => foreignIdCases(ctx));
   describe('claim', () => claimCases(ctx));
   describe('the fenced outcome write', () => fenceCases(ctx));
   describe('leases, heartbeats and the sweep', () => leaseCases(ctx));
@@ -48,6 +52,7 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('recurring schedules', () => scheduleCases(ctx));
   describe('recurring schedules after a long outage', () => scheduleOutageCases(ctx));
   describe('dependencies', () => dependencyCases(ctx));
+  describe('dependency batches', () => dependencyBatchCases(ctx));
   describe('concurrency limits', () => limitCases(ctx));
   describe('concurrency limits changed while jobs run', () => limitChangeCases(ctx));
   describe('transition history and observer cursors', () => historyCases(ctx));
@@ -56,4 +61,5 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('bad input', () => badInputCases(ctx));
   describe('unique jobs', () => uniqueKeyCases(ctx));
   describe('retry per enqueue', () => enqueueRetryCases(ctx));
+  describe('payloads read once', () => jsonWalkCases(ctx));
 }

@@ -69,3 +69,46 @@ describe('OccurrenceId.derive', () => {
     expect(() => OccurrenceId.derive(SCHEDULE, 1n << 130n)).toThrow(/too far from the epoch/);
   });
 });
+
+describe('issue 19 item 11: any 128-bit UUID text derives occurrence ids, as the Rust scheduler does', () => {
+  // Vectors computed outside this library (Python's hashlib and uuid.UUID(...).bytes over the
+  // contract's name bytes), for ids the uuid package's parse refuses: version 0, variants 0, 7 and
+  // f, the nil-like id from the issue, and the nil and max ids it does accept.
+  const vectors: Array<[string, number, string]> = [
+    ['00000000-0000-0000-0000-000000000001', 1_000_000, '90b10523-68ea-5eb3-92f6-5d64d3edd1d6'],
+    ['00000000-0000-0000-0000-000000000001', -86_400_000, 'dcc7198c-af3a-563c-b27c-5261e746367b'],
+    ['00000000-0000-0000-0000-000000000000', 1_000_000, '1ad52226-4f4b-57db-8e97-4416b1612ffa'],
+    ['ffffffff-ffff-ffff-ffff-ffffffffffff', -86_400_000, 'd539f3dc-dc08-5984-8928-280b778faa7c'],
+    ['12345678-9abc-0def-0123-456789abcdef', 1_000_000, '72e061fe-1779-524c-9961-e32604341720'],
+    ['12345678-9abc-0def-7123-456789abcdef', -86_400_000, 'e504e28b-6da1-57e0-bedb-03183d3775fa'],
+    ['12345678-9abc-fdef-f123-456789abcdef', 1_000_000, 'f9ec0150-e0c0-5a88-8cde-5d3f67aad1d1'],
+  ];
+
+  it.each(vectors)('derives from %s at %d ms the independently computed id', (scheduleId, ms, expected) => {
+    expect(OccurrenceId.derive(scheduleId, new Date(ms))).toBe(expected);
+    expect(OccurrenceId.derive(scheduleId, new Date(ms))).toBe(referenceV5(OCCURRENCE_NAMESPACE, nameBytes(scheduleId, BigInt(ms) * 1_000_000n)));
+  });
+
+  it("the issue's example: a nil-like id no longer throws", () => {
+    expect(() => OccurrenceId.derive('00000000-0000-0000-0000-000000000001', new Date(1e6))).not.toThrow();
+  });
+
+  it('reads the forms the Rust uuid crate reads (hyphenated, simple, braced, urn, either case) as one id', () => {
+    const id = '12345678-9abc-0def-7123-456789abcdef';
+    const expected = OccurrenceId.derive(id, new Date(1_000));
+    for (const form of [id.toUpperCase(), id.replaceAll('-', ''), id.replaceAll('-', '').toUpperCase(), `{${id}}`, `urn:uuid:${id}`, `urn:uuid:${id.toUpperCase()}`]) {
+      expect(OccurrenceId.derive(form, new Date(1_000))).toBe(expected);
+    }
+  });
+
+  it.each([
+    ['a braced simple form', '{123456789abc0def7123456789abcdef}'],
+    ['an upper-case urn prefix', 'URN:UUID:12345678-9abc-0def-7123-456789abcdef'],
+    ['a non-hex digit', '12345678-9abc-0def-7123-456789abcdeg'],
+    ['hyphens in the wrong places', '1234-5678-9abc-0def-7123-456789abcdef'],
+    ['surrounding space', ' 12345678-9abc-0def-7123-456789abcdef'],
+    ['an unclosed brace', '{12345678-9abc-0def-7123-456789abcdef '],
+  ])('refuses %s, as the Rust uuid crate does', (_label, text) => {
+    expect(() => OccurrenceId.derive(text, new Date(1_000))).toThrow(/^scheduleId must be a UUID, got /);
+  });
+});

@@ -123,6 +123,13 @@ export function sampleCases(environment: () => Promise<{ env: Record<string, str
   it('answers a bad job id with a 400 and one sentence', async () => {
     const response = await sample.request('GET', '/jobs/not-a-uuid');
     expect(response).toMatchObject({ status: 400, json: { message: 'jobId must be a UUID, got "not-a-uuid".' } });
+    expect(await sample.request('GET', '/checkouts/jobs/not-a-uuid/history')).toMatchObject({ status: 400, json: { message: 'jobId must be a UUID, got "not-a-uuid".' } });
+  });
+
+  it('issue 19 item 11: takes a job id of any version and variant, as the library does', async () => {
+    const id = '00000000-0000-0000-0000-000000000001';
+    expect(await sample.request('GET', `/jobs/${id.replaceAll('-', '')}`)).toMatchObject({ status: 404, json: { message: `No job ${id.replaceAll('-', '')}.` } });
+    expect(await sample.request('GET', `/checkouts/jobs/${id}/history`)).toMatchObject({ status: 200, json: [] });
   });
 
   it('drains and exits on SIGTERM', async () => {

@@ -200,3 +200,23 @@ describe('observers on a running node', () => {
     );
   });
 });
+
+describe('issue 19, smaller bad-input gaps: the output checked is the output written', () => {
+  it('setOutput keeps the value it checked, whatever a getter or a later change says at the success write', async () => {
+    let reads = 0;
+    const output = { get text() { return reads++ === 0 ? 'ok' : 'a\u0000b'; }, list: [1] };
+    const { timers, store, node } = setup({
+      report: {
+        handle: (_p, ctx) => {
+          ctx.setOutput(output);
+          output.list.push(Number.NaN);
+        },
+      },
+    });
+    const { id } = await store.jobEnqueue({ name: 'report', payload: {} });
+    await node.start();
+    for (let i = 0; i < 5 && (await store.jobGet(id))?.state !== 'succeeded'; i++) await timers.advance(1_000);
+    expect(await store.jobGet(id)).toMatchObject({ state: 'succeeded', attempt: 1, output: { text: 'ok', list: [1] } });
+    expect(reads).toBe(1);
+  });
+});

@@ -1,5 +1,5 @@
-import { validate as isUuid } from 'uuid';
 import { InvalidArgumentError } from '../errors/index.js';
+import { canonicalUuid } from '../uuid-text.js';
 
 /** Wire names: a letter or digit, then letters, digits and `_ . : - /`. */
 const WIRE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:\-/]*$/;
@@ -57,11 +57,14 @@ export function assertQueueName(value: unknown, argument = 'queue'): string {
   return value;
 }
 
+/**
+ * A job or schedule id: UUID text of any version and variant, in any form the Rust scheduler reads
+ * (see {@link canonicalUuid}), returned lower-case and hyphenated, as every store keeps it.
+ */
 export function assertUuid(value: unknown, argument: string): string {
-  if (typeof value !== 'string' || !isUuid(value)) {
-    throw new InvalidArgumentError(`${argument} must be a UUID, got ${showValue(value)}.`, argument);
-  }
-  return value.toLowerCase();
+  const canonical = typeof value === 'string' ? canonicalUuid(value) : null;
+  if (canonical === null) throw new InvalidArgumentError(`${argument} must be a UUID, got ${showValue(value)}.`, argument);
+  return canonical;
 }
 
 export function assertMaxAttempts(value: unknown, ceiling: number, argument = 'maxAttempts'): number {

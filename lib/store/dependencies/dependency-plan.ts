@@ -19,28 +19,31 @@ function satisfies(parentState: JobState, mode: NewJob['dependencyMode']): boole
 }
 
 /**
- * Checks a batch's dependency graph and decides how each job starts. Parents must exist, either in
- * the store (`existing`, with their current state) or anywhere in the same batch; the
- * graph among the batch must have no cycle. All of this runs before anything is written.
+ * Checks a whole batch's dependency graph, as the caller wrote it, and decides how each job starts.
+ * The batch's own edges must form no cycle, whether or not some of its ids are already stored, so
+ * every store gives a cyclic batch the same answer. Each parent must be in the batch or in the
+ * store (`stored`, with its current state). A parent that is both is the stored job, since the
+ * batch's copy of it writes nothing. Runs before anything is written, in time linear in the jobs
+ * and edges. The plans come in the batch's order; a store inserts those whose id is new.
  */
-export function planDependencies(jobs: readonly NewJob[], existing: ReadonlyMap<string, JobState>): PlannedJob[] {
+export function planDependencies(jobs: readonly NewJob[], stored: ReadonlyMap<string, JobState>): PlannedJob[] {
   if (jobs.every((job) => (job.dependsOn?.length ?? 0) === 0)) return jobs.map(independent);
   const inBatch = new Map(jobs.map((job) => [job.id, job]));
+  const order = parentsFirst(jobs, inBatch);
   for (const job of jobs) {
     for (const parent of job.dependsOn ?? []) {
-      if (!inBatch.has(parent) && !existing.has(parent)) {
+      if (!inBatch.has(parent) && !stored.has(parent)) {
         throw new InvalidArgumentError(`Job ${job.id} depends on ${parent}, which does not exist.`, 'dependsOn');
       }
     }
   }
-  const order = topologicalOrder(jobs, inBatch);
   const planned = new Map<string, PlannedJob>();
   for (const job of order) {
     const edges: { parentId: string; settled: boolean }[] = [];
     let pending = 0;
     let failure: string | null = null;
     for (const parentId of job.dependsOn ?? []) {
-      const parentState = existing.get(parentId) ?? planned.get(parentId)?.state;
+      const parentState = stored.get(parentId) ?? planned.get(parentId)?.state;
       const terminal = parentState !== undefined && isTerminalState(parentState as JobState);
       edges.push({ parentId, settled: terminal });
       if (!terminal) pending += 1;
@@ -57,35 +60,78 @@ export function planDependencies(jobs: readonly NewJob[], existing: ReadonlyMap<
   return jobs.map((job) => planned.get(job.id)!);
 }
 
+/**
+ * Refuses a batch whose own edges form a cycle, as the caller wrote it. Stores call it before unique
+ * keys drop or remap jobs, so a cyclic batch gets the same answer whatever is stored.
+ */
+export function assertAcyclic(jobs: readonly NewJob[]): void {
+  if (jobs.some((job) => (job.dependsOn?.length ?? 0) > 0)) parentsFirst(jobs, new Map(jobs.map((job) => [job.id, job])));
+}
+
 function independent(job: NewJob): PlannedJob {
   return { job, state: 'scheduled', pendingParents: 0, lastError: null, edges: [] };
 }
 
-/** Parents before children within the batch; a cycle is refused. */
-function topologicalOrder(jobs: readonly NewJob[], inBatch: ReadonlyMap<string, NewJob>): NewJob[] {
+/**
+ * The batch with parents before children (Kahn's algorithm over the edges inside the batch), in a
+ * loop rather than by recursion, so a chain of any length listed child-first fits. A cycle is refused.
+ */
+function parentsFirst(jobs: readonly NewJob[], inBatch: ReadonlyMap<string, NewJob>): NewJob[] {
+  const waitingOn = new Map<string, number>();
+  const children = new Map<string, NewJob[]>();
   const order: NewJob[] = [];
-  const state = new Map<string, 'visiting' | 'done'>();
-  const visit = (job: NewJob, path: string[]) => {
-    const mark = state.get(job.id);
-    if (mark === 'done') return;
-    if (mark === 'visiting') {
-      const cycle = [...path.slice(path.indexOf(job.id)), job.id];
-      throw new InvalidArgumentError(`dependsOn forms a cycle: ${cycle.join(' -> ')}.`, 'dependsOn');
-    }
-    state.set(job.id, 'visiting');
+  for (const job of jobs) {
+    let count = 0;
     for (const parent of job.dependsOn ?? []) {
-      const parentJob = inBatch.get(parent);
-      if (parentJob) visit(parentJob, [...path, job.id]);
+      if (!inBatch.has(parent)) continue;
+      count += 1;
+      const list = children.get(parent);
+      if (list) list.push(job);
+      else children.set(parent, [job]);
     }
-    state.set(job.id, 'done');
-    order.push(job);
-  };
-  for (const job of jobs) visit(job, []);
+    waitingOn.set(job.id, count);
+    if (count === 0) order.push(job);
+  }
+  for (let i = 0; i < order.length; i++) {
+    for (const child of children.get(order[i]!.id) ?? []) {
+      const left = waitingOn.get(child.id)! - 1;
+      waitingOn.set(child.id, left);
+      if (left === 0) order.push(child);
+    }
+  }
+  if (order.length < jobs.length) throw cycleError(jobs, inBatch, waitingOn);
   return order;
 }
 
-/** The parents a batch names that are not in the batch itself: those the store must look up. */
-export function externalParents(jobs: readonly NewJob[]): string[] {
-  const inBatch = new Set(jobs.map((job) => job.id));
-  return [...new Set(jobs.flatMap((job) => job.dependsOn ?? []).filter((id) => !inBatch.has(id)))];
+/**
+ * Names one cycle among the jobs Kahn's algorithm could not order. Each of them waits on a parent
+ * that is also unordered, so following such parents from any of them must come back round.
+ */
+function cycleError(jobs: readonly NewJob[], inBatch: ReadonlyMap<string, NewJob>, waitingOn: ReadonlyMap<string, number>): InvalidArgumentError {
+  const stuck = (id: string) => (waitingOn.get(id) ?? 0) > 0;
+  const path: string[] = [];
+  const seenAt = new Map<string, number>();
+  let id = jobs.find((job) => stuck(job.id))!.id;
+  while (!seenAt.has(id)) {
+    seenAt.set(id, path.length);
+    path.push(id);
+    id = inBatch.get(id)!.dependsOn!.find((parent) => inBatch.has(parent) && stuck(parent))!;
+  }
+  const cycle = path.slice(seenAt.get(id));
+  const shown = cycle.length <= 5 ? cycle : [...cycle.slice(0, 3), '…', cycle.at(-1)!];
+  const size = cycle.length <= 5 ? '' : ` of ${cycle.length} jobs`;
+  return new InvalidArgumentError(`dependsOn forms a cycle${size}: ${[...shown, cycle[0]].join(' -> ')}.`, 'dependsOn');
+}
+
+/**
+ * The parents a batch names that the store must look up: those outside the batch, and those in it
+ * under an id the caller chose, which may already be stored (a store-generated id never is).
+ */
+export function parentsToLookUp(jobs: readonly NewJob[]): string[] {
+  const inBatch = new Map(jobs.map((job) => [job.id, job]));
+  const ids = new Set<string>();
+  for (const job of jobs) {
+    for (const parent of job.dependsOn ?? []) if (inBatch.get(parent)?.freshId !== true) ids.add(parent);
+  }
+  return [...ids];
 }

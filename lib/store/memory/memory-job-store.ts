@@ -30,7 +30,7 @@ import {
 import { memoryScheduleTx } from './memory-schedule-tx.js';
 import { guardReplayMemory, memoryHolders } from './memory-unique.js';
 import { enqueueResults, hasUniqueKeys, planUnique, type UniqueReplace } from '../unique/unique-plan.js';
-import { externalParents, planDependencies } from '../dependencies/dependency-plan.js';
+import { assertAcyclic, parentsToLookUp, planDependencies } from '../dependencies/dependency-plan.js';
 import { limitKeysOf, pickWithinLimits } from '../limit-room.js';
 import {
   assertHistoryPolicy,
@@ -210,6 +210,7 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
     }
     const jobs = normalizeEnqueueMany(inputs, this.limits);
     if (this.enforceUniqueKeys && hasUniqueKeys(jobs)) {
+      assertAcyclic(jobs);
       const plan = planUnique(jobs.filter((job) => !this.jobs.has(job.id)), memoryHolders(this.jobs.values(), jobs));
       const created = this.insertJobs(plan.insert);
       return enqueueResults(jobs, created, plan, new Set(plan.replace.map((op) => this.rewriteHolder(op))));
@@ -230,11 +231,14 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
     return row.id;
   }
 
+  private storedStates(ids: readonly string[]): Map<string, JobState> {
+    return new Map(ids.flatMap((id) => (this.jobs.has(id) ? [[id, this.jobs.get(id)!.state] as const] : [])));
+  }
+
   private insertJobs(jobs: readonly NewJob[]): Set<string> {
     const now = this.clock.now();
-    const fresh = jobs.filter((job) => !this.jobs.has(job.id));
-    const existing = new Map(externalParents(fresh).flatMap((id) => (this.jobs.has(id) ? [[id, this.jobs.get(id)!.state] as const] : [])));
-    const plans = planDependencies(fresh, existing);
+    // The whole batch is planned (and checked) as written; a job whose id exists writes nothing.
+    const plans = planDependencies(jobs, this.storedStates(parentsToLookUp(jobs))).filter((plan) => !this.jobs.has(plan.job.id));
     const created = new Set<string>();
     const due = new Set<string>();
     for (const { job, state, pendingParents, lastError, edges } of plans) {

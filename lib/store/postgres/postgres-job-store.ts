@@ -83,7 +83,7 @@ import { analyzeJobsGuard } from './queries/analyze-jobs.query.js';
 import { claimJobsQuery } from './queries/claim-jobs.query.js';
 import { completeJobsQuery } from './queries/complete-jobs.query.js';
 import { enqueueJobsQuery, parentStatesQuery } from './queries/enqueue-jobs.query.js';
-import { externalParents, planDependencies } from '../dependencies/dependency-plan.js';
+import { assertAcyclic, parentsToLookUp, planDependencies } from '../dependencies/dependency-plan.js';
 import { expireLeasesQuery } from './queries/expire-leases.query.js';
 import { getJobQuery } from './queries/get-job.query.js';
 import { heartbeatJobsQuery } from './queries/heartbeat-jobs.query.js';
@@ -243,6 +243,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     const db = options?.manager === undefined ? this.db : this.transactional(options.manager);
     if (jobs.length === 0) return [];
     if (hasUniqueKeys(jobs)) {
+      assertAcyclic(jobs);
       const enqueue = (tx: PgExecutor) => enqueueUniquePostgres(tx, jobs, this.sql.unique, (executor, batch) => this.insertJobs(executor, batch));
       return options?.manager === undefined ? this.inTransaction(enqueue) : enqueue(db);
     }
@@ -256,7 +257,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
    * open edge behind, which jobSettleDependencies settles.
    */
   private async insertJobs(db: PgExecutor, jobs: readonly NewJob[]): Promise<Set<string>> {
-    const external = externalParents(jobs);
+    const external = parentsToLookUp(jobs);
     const existing = external.length > 0 ? await this.sql.parentStates(db, external) : new Map<string, JobState>();
     return this.sql.enqueue(db, planDependencies(jobs, existing));
   }

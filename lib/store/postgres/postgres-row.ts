@@ -1,5 +1,6 @@
 import type { DependencyMode, JobState } from '../../core/index.js';
 import type { JobRow } from '../job-row.js';
+import { pgInstant } from './pg-instant.js';
 
 /** The job's instants, each sent as epoch milliseconds. */
 const INSTANTS = new Set(['run_at', 'scheduled_for', 'leased_until', 'created_at', 'updated_at', 'finished_at']);
@@ -110,14 +111,14 @@ export function fromPgRow(row: PgJobRow): JobRow {
 export function lifecycleValues(row: JobRow): unknown[] {
   return [
     row.state,
-    new Date(row.runAt),
+    pgInstant(row.runAt),
     row.attempt,
     row.workerId,
-    row.leasedUntil === null ? null : new Date(row.leasedUntil),
+    row.leasedUntil === null ? null : pgInstant(row.leasedUntil),
     row.cancelRequested,
     row.lastError,
     row.output,
-    row.finishedAt === null ? null : new Date(row.finishedAt),
-    new Date(row.updatedAt),
+    row.finishedAt === null ? null : pgInstant(row.finishedAt),
+    pgInstant(row.updatedAt),
   ];
 }

@@ -3,6 +3,7 @@ import type { NewJob } from '../enqueue-input.js';
 import type { OperatorTransition } from '../operator-transition.js';
 import type { AuditEntry, ScheduleRow, ScheduleTx } from '../schedules/index.js';
 import type { PgExecutor } from './pg-executor.js';
+import { pgInstant } from './pg-instant.js';
 import type { PostgresNaming } from './postgres-naming.js';
 
 interface PgScheduleRow {
@@ -31,7 +32,7 @@ interface PgScheduleRow {
 }
 
 const ms = (d: Date | null) => (d === null ? null : d.getTime());
-const at = (n: number | null) => (n === null ? null : new Date(n));
+const at = (n: number | null) => (n === null ? null : pgInstant(n));
 
 function fromRow(r: PgScheduleRow): ScheduleRow {
   const recurrence: Recurrence =
@@ -70,7 +71,7 @@ function values(row: ScheduleRow): unknown[] {
     r.kind === 'cron' ? r.cron : null,
     r.kind === 'cron' ? r.timezone : null,
     r.kind === 'interval' ? r.intervalMs : null,
-    r.kind === 'interval' ? new Date(r.anchorAt) : null,
+    r.kind === 'interval' ? pgInstant(r.anchorAt) : null,
     row.catchUp,
     row.noOverlap,
     row.misfireGraceMs,
@@ -82,8 +83,8 @@ function values(row: ScheduleRow): unknown[] {
     row.skippedTicks,
     at(row.lastSkippedFor),
     row.lastSkipReason,
-    new Date(row.createdAt),
-    new Date(row.updatedAt),
+    pgInstant(row.createdAt),
+    pgInstant(row.updatedAt),
   ];
 }
 

@@ -2,6 +2,7 @@ import type { JobState } from '../../../core/index.js';
 import type { PlannedJob } from '../../dependencies/dependency-plan.js';
 import type { PgExecutor } from '../pg-executor.js';
 import type { PostgresNaming } from '../postgres-naming.js';
+import { pgInstant } from '../pg-instant.js';
 
 /**
  * Inserts a batch in one statement: the jobs (a job whose id exists is skipped, which is how a
@@ -74,7 +75,7 @@ export function enqueueJobsQuery(t: PostgresNaming) {
       jobs.map((j) => j.name),
       jobs.map((j) => j.queue),
       jobs.map((j) => j.payload),
-      jobs.map((j) => (j.runAt === null ? null : new Date(j.runAt))),
+      jobs.map((j) => (j.runAt === null ? null : pgInstant(j.runAt))),
       jobs.map((j) => j.delayMs),
       jobs.map((j) => j.maxAttempts),
       t.channel,

@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import type { JobState } from '../../../core/index.js';
-import { externalParents, planDependencies } from '../../dependencies/dependency-plan.js';
+import { assertAcyclic, parentsToLookUp, planDependencies } from '../../dependencies/dependency-plan.js';
 import type { NewJob } from '../../enqueue-input.js';
 import type { SqliteNaming } from '../sqlite-naming.js';
 import { hasUniqueKeys, planUnique, type UniquePlan } from '../../unique/unique-plan.js';
@@ -24,19 +24,27 @@ export function enqueueJobsQuery(db: Database, t: SqliteNaming) {
   const edge = db.prepare(`INSERT INTO ${t.dependencies} (child_id, parent_id, settled) VALUES (?, ?, ?)`);
   const declare = db.prepare(`INSERT INTO ${t.limits} (key, max, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING`);
   const unique = uniqueJobsQueries(db, t);
-  return (jobs: readonly NewJob[], now: number): EnqueueWrite => {
-    const stored = jobs.filter((job) => !exists.get(job.id));
-    // In the caller's write transaction, so no other writer can take a key between look-up and insert.
-    const plan = hasUniqueKeys(stored) ? planUnique(stored, unique.holders(stored)) : null;
-    const fresh = plan ? plan.insert : stored;
-    const existing = new Map<string, JobState>();
-    for (const id of externalParents(fresh)) {
+  const states = (ids: readonly string[]) => {
+    const found = new Map<string, JobState>();
+    for (const id of ids) {
       const state = parentState.get(id) as JobState | undefined;
-      if (state) existing.set(id, state);
+      if (state) found.set(id, state);
     }
+    return found;
+  };
+  return (jobs: readonly NewJob[], now: number): EnqueueWrite => {
+    // In the caller's write transaction, so no other writer can take a key between look-up and insert.
+    const keyed = hasUniqueKeys(jobs);
+    if (keyed) assertAcyclic(jobs);
+    const notStored = keyed ? jobs.filter((job) => !exists.get(job.id)) : null;
+    const plan = notStored ? planUnique(notStored, unique.holders(notStored)) : null;
+    const batch = plan ? plan.insert : jobs;
+    const stored = states(parentsToLookUp(batch));
+    // A job whose id exists writes nothing.
+    const plans = planDependencies(batch, stored).filter((planned) => !exists.get(planned.job.id));
     const created = new Set<string>();
     const due = new Set<string>();
-    for (const { job, state, pendingParents, lastError, edges } of planDependencies(fresh, existing)) {
+    for (const { job, state, pendingParents, lastError, edges } of plans) {
       const runAt = job.runAt ?? now + job.delayMs;
       insert.run({
         id: job.id,
