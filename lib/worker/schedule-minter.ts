@@ -71,6 +71,8 @@ export class ScheduleMinter {
           if (result.nextDueAt !== null) delay = Math.min(delay, Math.max(0, result.nextDueAt.getTime() - result.now.getTime()));
           break;
         }
+        // A backlog is left to the next node rather than holding up this one's shutdown.
+        if (this.stopped) break;
       }
     } catch (error) {
       this.logger.warn(`minting schedules failed (${describe(error)}); trying again in ${delay} ms.`);

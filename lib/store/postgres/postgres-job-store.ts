@@ -207,7 +207,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     return {
       close: async () => {
         this.wakeListener.remove(listener);
-        if (this.wakeListener.size === 0) await this.wakeListener.close();
+        if (this.wakeListener.size === 0) this.wakeListener.disconnect();
       },
     };
   }
