@@ -3,6 +3,7 @@ import type { ConformanceTarget, SuiteContext } from './harness.js';
 import { badInputCases } from './cases/bad-input.cases.js';
 import { claimCases } from './cases/claim.cases.js';
 import { dependencyCases } from './cases/dependency.cases.js';
+import { dependencyRaceCases } from './cases/dependency-race.cases.js';
 import { historyCases } from './cases/history.cases.js';
 import { limitCases } from './cases/limit.cases.js';
 import { observerCases } from './cases/observer.cases.js';
@@ -43,6 +44,7 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('transactional enqueue', () => transactionalEnqueueCases(ctx));
   describe('recurring schedules', () => scheduleCases(ctx));
   describe('dependencies', () => dependencyCases(ctx));
+  describe('dependencies enqueued while their parents finish', () => dependencyRaceCases(ctx));
   describe('concurrency limits', () => limitCases(ctx));
   describe('transition history and observer cursors', () => historyCases(ctx));
   describe('observer delivery', () => observerCases(ctx));

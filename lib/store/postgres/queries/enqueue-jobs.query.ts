@@ -2,6 +2,7 @@ import type { JobState } from '../../../core/index.js';
 import type { PlannedJob } from '../../dependencies/dependency-plan.js';
 import type { PgExecutor } from '../pg-executor.js';
 import type { PostgresNaming } from '../postgres-naming.js';
+import { PARENT_GUARD_CTES, PARENT_GUARD_OK, PARENT_GUARD_RESULT, type GuardedEnqueue } from './parent-guard.sql.js';
 
 /**
  * Inserts a batch in one statement: the jobs (a job whose id exists is skipped, which is how a
@@ -24,13 +25,14 @@ export function enqueueJobsQuery(t: PostgresNaming) {
   // array is unknown to both plans, both guess 10 rows, the custom plan costs its planning on top,
   // and PostgreSQL keeps the generic plan after its fifth execution. That generic plan is the one
   // large batches were already given (a thousand rows made the custom plan look the dearer).
-  const text = (skipExisting: boolean) => `
-    WITH input AS (
+  const text = (skipExisting: boolean, guarded = false) => `
+    WITH ${guarded ? PARENT_GUARD_CTES(t) : ''} input AS (
       SELECT r.*, date_trunc('milliseconds', COALESCE(r.run_at, now() + r.delay_ms * interval '1 millisecond')) AS at
       FROM unnest((SELECT $1::uuid[]), $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::bigint[], $7::integer[], $9::uuid[],
                   $10::text[], $11::integer[], $12::text[], $13::text[], $14::text[])
         WITH ORDINALITY AS r(id, name, queue, payload, run_at, delay_ms, max_attempts, schedule_id,
                              state, pending_parents, dependency_mode, concurrency_key, last_error, ord)
+      ${guarded ? `WHERE ${PARENT_GUARD_OK}` : ''}
     ), inserted AS (
       INSERT INTO ${t.jobs} (id, name, queue, payload, state, run_at, scheduled_for, max_attempts, schedule_id,
                              pending_parents, dependency_mode, concurrency_key, last_error, finished_at)
@@ -45,7 +47,8 @@ export function enqueueJobsQuery(t: PostgresNaming) {
       WHERE e.child_id IN (SELECT id FROM inserted)
     ), declared AS (
       INSERT INTO ${t.limits} (key, max)
-      SELECT DISTINCT ON (k.key) k.key, k.max FROM unnest((SELECT $18::text[]), $19::integer[]) AS k(key, max) ORDER BY k.key
+      SELECT DISTINCT ON (k.key) k.key, k.max FROM unnest((SELECT $18::text[]), $19::integer[]) AS k(key, max)
+      ${guarded ? `WHERE ${PARENT_GUARD_OK}` : ''} ORDER BY k.key
       ON CONFLICT (key) DO NOTHING
       RETURNING key, max
     ), declared_slots AS (
@@ -53,17 +56,26 @@ export function enqueueJobsQuery(t: PostgresNaming) {
     ), wake AS (
       SELECT pg_notify($8, queue) FROM (SELECT DISTINCT queue FROM inserted WHERE state = 'scheduled' AND run_at <= now()) due
     )
-    ${skipExisting ? 'SELECT id' : 'SELECT count(*) AS n'} FROM inserted, (SELECT count(*) FROM wake) AS hinted`;
+    ${guarded ? PARENT_GUARD_RESULT : `${skipExisting ? 'SELECT id' : 'SELECT count(*) AS n'} FROM inserted, (SELECT count(*) FROM wake) AS hinted`}`;
   const checked = text(true);
   const fresh = text(false);
+  const guardedChecked = text(true, true);
+  const guardedFresh = text(false, true);
 
-  return async (db: PgExecutor, plans: readonly PlannedJob[]): Promise<Set<string>> => {
+  /**
+   * With `guard` (the parents outside the batch that the plan leaves open edges to), the statement
+   * first share-locks those parents and writes nothing unless it locked every one and none has
+   * finished: see parent-guard.sql.ts.
+   */
+  async function run(db: PgExecutor, plans: readonly PlannedJob[], guard: readonly string[]): Promise<GuardedEnqueue> {
     const jobs = plans.map((p) => p.job);
     const edges = plans.flatMap((p) => p.edges.map((e) => ({ child: p.job.id, ...e })));
     const keys = new Map<string, number>();
     for (const job of jobs) if (job.concurrencyKey && job.concurrencyLimit && !keys.has(job.concurrencyKey)) keys.set(job.concurrencyKey, job.concurrencyLimit);
     const allFresh = jobs.every((j) => j.freshId === true);
-    const rows = await db.query<{ id: string }>(allFresh ? fresh : checked, [
+    const guarded = guard.length > 0;
+    const statement = guarded ? (allFresh ? guardedFresh : guardedChecked) : allFresh ? fresh : checked;
+    const rows = await db.query<{ id: string | null; parent_id?: string | null; parent_state?: JobState | null }>(statement, [
       jobs.map((j) => j.id),
       jobs.map((j) => j.name),
       jobs.map((j) => j.queue),
@@ -83,10 +95,21 @@ export function enqueueJobsQuery(t: PostgresNaming) {
       edges.map((e) => e.settled),
       [...keys.keys()].map((k) => `key:${k}`),
       [...keys.values()],
+      ...(guarded ? [guard] : []),
     ]);
+    if (guarded) return readGuarded(rows);
     // Every job of a fresh batch was inserted, or the statement failed, so it returns only a count.
-    return new Set(allFresh ? jobs.map((j) => j.id) : rows.map((row) => row.id));
-  };
+    return { ok: true, ids: new Set(allFresh ? jobs.map((j) => j.id) : rows.map((row) => row.id!)) };
+  }
+
+  return Object.assign(async (db: PgExecutor, plans: readonly PlannedJob[]) => (await run(db, plans, [])).ids, { guarded: run });
+}
+
+function readGuarded(rows: readonly { id: string | null; parent_id?: string | null; parent_state?: JobState | null }[]): GuardedEnqueue {
+  const stale = rows.some((row) => row.id === null);
+  const locked = new Map<string, JobState>();
+  for (const row of rows) if (row.parent_id) locked.set(row.parent_id, row.parent_state!);
+  return stale ? { ok: false, ids: new Set(), locked } : { ok: true, ids: new Set(rows.map((row) => row.id!)) };
 }
 
 /** The current states of the parents a batch names outside itself. */
