@@ -33,7 +33,7 @@ export async function runBatch(
     failed: [],
     violationsByOracle: {},
     faults: {},
-    coverage: { staleOutcomesFenced: 0, leasesLostMidHandler: 0, unknownCommits: 0, limitSaturations: 0, reExecutions: 0, refusedCalls: 0, withheldCalls: 0 },
+    coverage: { staleOutcomesFenced: 0, leasesLostMidHandler: 0, unknownCommits: 0, limitSaturations: 0, reExecutions: 0, refusedCalls: 0, withheldCalls: 0, stopsGivenUp: 0 },
     jobs: 0,
     events: 0,
     longestDrainMs: 0,

@@ -1,11 +1,11 @@
 import { SeededRandom } from '../core/index.js';
 import { MemoryJobStore, type JobStore } from '../store/index.js';
-import type { WorkerNode } from '../worker/index.js';
+import { STOP_OVERRUN_MS, type WorkerNode } from '../worker/index.js';
 import { NodeLink, type LinkCounters } from './node-link.js';
 import { createOracles, TERMINAL, type OracleReport } from './oracles/index.js';
 import type { Mutant } from './sabotage/mutants.js';
 import { EventLog, rowView, type FaultKind, type RowView, type SimEvent, type SimListener } from './sim-event.js';
-import { createSimNode } from './sim-node.js';
+import { createSimNode, simShutdownGraceMs } from './sim-node.js';
 import { deriveSettings, type FaultSettings, type SimSettings } from './sim-settings.js';
 import { StoreGateway } from './store-gateway.js';
 import { NodeTimers, VirtualScheduler } from './virtual-scheduler.js';
@@ -30,6 +30,8 @@ export interface SimCoverage {
   /** Calls refused, and withheld and delivered late, during isolations. */
   refusedCalls: number;
   withheldCalls: number;
+  /** Graceful stops that waited until their deadline and then gave up on what was still in flight. */
+  stopsGivenUp: number;
 }
 
 export interface SimResult {
@@ -67,6 +69,7 @@ const NO_FAULTS: FaultSettings = Object.freeze({
   ackLoss: 0,
   latencyMaxMs: 0,
   operatorEveryMs: 0,
+  shutdownEveryMs: 0,
 });
 
 interface SimNode extends FaultTarget {
@@ -98,16 +101,20 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
   const random = new SeededRandom(seed);
   const scheduler = new VirtualScheduler(EPOCH);
   const workload = buildWorkload(settings.workload, settings.safetyMs, random);
-  const oracles = createOracles(workload.caps);
+  const stopBoundMs = simShutdownGraceMs(settings) + STOP_OVERRUN_MS;
+  const oracles = createOracles(workload.caps, { shutdownBoundMs: stopBoundMs });
   const mirror = new RowMirror();
   const faultCounts = Object.fromEntries(
-    (['crash', 'isolate_fail', 'isolate_withhold', 'pause', 'hint_lost', 'hint_duplicated', 'hint_delayed', 'ack_lost', 'operator_cancel', 'operator_replay'] as FaultKind[]).map((k) => [k, 0]),
+    (['crash', 'isolate_fail', 'isolate_withhold', 'pause', 'hint_lost', 'hint_duplicated', 'hint_delayed', 'ack_lost', 'operator_cancel', 'operator_replay', 'shutdown'] as FaultKind[]).map((k) => [k, 0]),
   ) as Record<FaultKind, number>;
   const executed = new Set<string>();
   let reExecutions = 0;
+  const stopping = new Map<string, number>();
   const tally: SimListener = {
     onEvent(event) {
       if (event.type === 'fault') faultCounts[event.kind] += 1;
+      if (event.type === 'fault' && event.kind === 'shutdown') stopping.set(event.target, event.at);
+      if (event.type === 'stopped' && event.at - (stopping.get(event.target) ?? event.at) >= stopBoundMs) coverage.stopsGivenUp += 1;
       if (event.type === 'exec' && event.phase === 'start') {
         if (executed.has(event.jobId)) reExecutions += 1;
         executed.add(event.jobId);
@@ -119,7 +126,7 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
   };
   const trace: SimListener[] = options.trace ? [{ onEvent: options.trace }] : [];
   const log = new EventLog([mirror, ...oracles.all, tally, ...trace]);
-  const coverage: SimCoverage = { staleOutcomesFenced: 0, leasesLostMidHandler: 0, unknownCommits: 0, limitSaturations: 0, reExecutions: 0, refusedCalls: 0, withheldCalls: 0 };
+  const coverage: SimCoverage = { staleOutcomesFenced: 0, leasesLostMidHandler: 0, unknownCommits: 0, limitSaturations: 0, reExecutions: 0, refusedCalls: 0, withheldCalls: 0, stopsGivenUp: 0 };
   const counters: LinkCounters = { ackLost: 0, refused: 0, withheld: 0 };
 
   const store = new MemoryJobStore({ clock: scheduler, probe: StoreGateway.probe(log, scheduler), lifecycle: options.mutant?.rules });
@@ -143,7 +150,7 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
     const worker = createSimNode({ settings, workerId, store: link.view(), scheduler, timers, random, log });
     workers.push(worker);
     void worker.start();
-    return { index, generation, timers, link, worker, down: false };
+    return { index, generation, timers, link, worker, down: false, stop: () => worker.stop() };
   };
   for (let i = 0; i < settings.nodes; i++) nodes.push(boot(i, 0));
   // Idempotent: the liveness phase restarts crashed nodes at once, and their own restart timer
@@ -177,6 +184,7 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
     restart: (node) => restart(node as SimNode),
     rows: () => mirror.rows.values(),
     operator,
+    shutdownBoundMs: stopBoundMs,
   });
   injector.start();
 

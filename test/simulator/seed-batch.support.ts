@@ -18,7 +18,8 @@ export async function expectCleanSeeds(base: bigint, count: number): Promise<voi
   expect(summary.coverage.leasesLostMidHandler).toBeGreaterThan(0);
   expect(summary.coverage.unknownCommits).toBeGreaterThan(0);
   expect(summary.coverage.limitSaturations).toBeGreaterThan(0);
-  for (const kind of ['crash', 'isolate_fail', 'isolate_withhold', 'pause', 'hint_lost', 'hint_duplicated', 'hint_delayed', 'ack_lost', 'operator_cancel', 'operator_replay']) {
+  expect(summary.coverage.stopsGivenUp).toBeGreaterThan(0);
+  for (const kind of ['crash', 'isolate_fail', 'isolate_withhold', 'pause', 'hint_lost', 'hint_duplicated', 'hint_delayed', 'ack_lost', 'operator_cancel', 'operator_replay', 'shutdown']) {
     expect({ kind, injected: (summary.faults[kind] ?? 0) > 0 }).toEqual({ kind, injected: true });
   }
 }

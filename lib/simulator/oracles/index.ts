@@ -8,6 +8,7 @@ import { OccurrenceOracle } from './occurrence.oracle.js';
 import type { Oracle } from './oracle.js';
 import { OutcomeProvenanceOracle } from './outcome-provenance.oracle.js';
 import { SingleLeaseOracle } from './single-lease.oracle.js';
+import { ShutdownBoundOracle } from './shutdown-bound.oracle.js';
 import { TerminalStateOracle } from './terminal-state.oracle.js';
 
 export * from './oracle.js';
@@ -21,11 +22,12 @@ export {
   OccurrenceOracle,
   OutcomeProvenanceOracle,
   SingleLeaseOracle,
+  ShutdownBoundOracle,
   TerminalStateOracle,
 };
 
 /** Every oracle, in the order their reports are printed. */
-export function createOracles(caps: ReadonlyMap<string, number>): { all: Oracle[]; limits: ConcurrencyLimitOracle } {
+export function createOracles(caps: ReadonlyMap<string, number>, options: { shutdownBoundMs: number }): { all: Oracle[]; limits: ConcurrencyLimitOracle } {
   const limits = new ConcurrencyLimitOracle(caps);
   return {
     limits,
@@ -40,6 +42,7 @@ export function createOracles(caps: ReadonlyMap<string, number>): { all: Oracle[
       new DependencyOrderOracle(),
       new OccurrenceOracle(),
       new LivenessOracle(),
+      new ShutdownBoundOracle(options.shutdownBoundMs),
     ],
   };
 }
