@@ -49,7 +49,8 @@ export async function insertWithParentGuard(db: PgExecutor, jobs: readonly NewJo
     const result = await sql.enqueue.guarded(db, plans, open);
     if (result.ok) return result.ids;
     for (const [id, state] of result.locked) states.set(id, state);
-    if (!autocommit && round < MAX_ROUNDS - 1) await pause(RETRY_PAUSE_MS[round]!);
+    if (round === MAX_ROUNDS - 1) break;
+    if (!autocommit) await pause(RETRY_PAUSE_MS[round]!);
     for (const id of open.filter((parent) => !result.locked.has(parent))) {
       const state = autocommit ? await sql.waitForParent(db, id) : (await sql.parentStates(db, [id])).get(id);
       if (state === undefined) states.delete(id);
