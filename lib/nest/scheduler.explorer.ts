@@ -11,6 +11,7 @@ import {
   isJobState,
   resolveRetryPolicy,
   showKey,
+  showValue,
 } from '../core/index.js';
 import { declaredScheduleId, DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE, normalizeSchedule, type JobStore, type ScheduleInput } from '../store/index.js';
 import { resolveWorkerOptions, type TransitionEvent, type TransitionObserver } from '../worker/index.js';
@@ -55,9 +56,16 @@ function ownedBy(className: string, name: string) {
 }
 
 /**
- * Finds every `@Job` provider at module init and registers it by wire name. Any mistake a handler
- * declaration can carry (a duplicate name, a missing `handle`, an unknown queue, bad options) stops
+ * Finds every `@Job` provider and registers it by wire name. Any mistake a handler declaration can
+ * carry (a duplicate name, a missing `handle`, an unknown queue, bad options, a bad schedule) stops
  * the application from booting, with a sentence naming the class.
+ *
+ * The handlers are checked when Nest creates this provider, not in a lifecycle hook: an error
+ * thrown while Nest creates instances takes its boot error path (Nest's logger reports it and
+ * `NestFactory.create` fails), while one thrown from `onModuleInit` only rejects `app.listen()` or
+ * `app.init()`, which a `main.ts` that does not catch it turns into an unhandled rejection.
+ * Declarations need only the classes and their metadata, which Nest knows before any instance
+ * exists. Observers are bound to instances, so they are found at module init.
  */
 @Injectable()
 export class SchedulerExplorer implements OnModuleInit {
@@ -70,9 +78,16 @@ export class SchedulerExplorer implements OnModuleInit {
     private readonly registry: JobHandlerRegistry,
     @Inject(SCHEDULER_MODULE_OPTIONS) private readonly options: SchedulerModuleOptions,
     @Inject(SCHEDULER_STORE) private readonly store: JobStore,
-  ) {}
+  ) {
+    this.exploreJobs();
+  }
 
   onModuleInit(): void {
+    this.exploreObservers();
+    assertObserversHaveWorker(this.registry, this.options);
+  }
+
+  private exploreJobs(): void {
     checkModuleOptions(this.options, this.store.limits);
     const worker = resolveWorkerOptions(this.options);
     const defaultMaxAttempts = this.options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
@@ -124,7 +139,7 @@ export class SchedulerExplorer implements OnModuleInit {
         options,
         queue,
         maxAttempts,
-        schedule: options.schedule ? this.declaredSchedule(name, className, queue, maxAttempts, options.schedule) : undefined,
+        schedule: options.schedule !== undefined ? this.declaredSchedule(name, className, queue, maxAttempts, options.schedule) : undefined,
         definition: {
           retry,
           timeoutMs,
@@ -136,8 +151,6 @@ export class SchedulerExplorer implements OnModuleInit {
     this.logger.log(`registered ${owners.size} job handler(s): ${this.registry.names().join(', ') || 'none'}.`);
     const defined = registerDefinedJobs(this.registry, this.options, this.store.limits);
     if (defined.length > 0) this.logger.log(`knows ${defined.length} job definition(s) with no handler here: ${defined.join(', ')}.`);
-    this.exploreObservers();
-    assertObserversHaveWorker(this.registry, this.options);
   }
 
   private concurrency(className: string, name: string, options: JobOptions<string>) {
@@ -194,6 +207,12 @@ export class SchedulerExplorer implements OnModuleInit {
 
   /** Checks a declared schedule now, so a bad cron pattern or time zone stops the boot. */
   private declaredSchedule(name: string, className: string, queue: string, maxAttempts: number, declared: NonNullable<JobOptions<string>['schedule']>): ScheduleInput {
+    if (declared === null || typeof declared !== 'object' || Array.isArray(declared)) {
+      throw new InvalidArgumentError(
+        `${className} (@Job '${name}') declares a bad schedule: it must be an object such as { cron: '0 3 * * *' } or { everyMs: 60000 }, got ${showValue(declared)}.`,
+        'schedule',
+      );
+    }
     const input: ScheduleInput = { ...declared, id: declaredScheduleId(name), name, queue, maxAttempts };
     try {
       normalizeSchedule(input, this.store.limits);

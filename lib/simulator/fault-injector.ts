@@ -13,6 +13,8 @@ export interface FaultTarget {
   readonly timers: NodeTimers;
   readonly link: NodeLink;
   down: boolean;
+  /** The node's graceful stop (`WorkerNode.stop`). */
+  stop(): Promise<void>;
 }
 
 export interface FaultInjectorDeps {
@@ -26,6 +28,8 @@ export interface FaultInjectorDeps {
   /** The latest row of every job, to pick operator targets from. */
   readonly rows: () => Iterable<RowView>;
   readonly operator: (op: string, ...args: unknown[]) => Promise<CallResult>;
+  /** The most a node's graceful stop may take. */
+  readonly shutdownBoundMs: number;
 }
 
 /**
@@ -62,6 +66,27 @@ export class FaultInjector {
       this.record('pause', node);
     });
     this.every(faults.operatorEveryMs, () => this.operate());
+    // A graceful restart, often while the node is isolated with its calls withheld or its replies
+    // lost: the stop must end within its bound whatever it was waiting for.
+    this.every(faults.shutdownEveryMs, () => {
+      // A paused process handles its SIGTERM only once it runs again; a stopping one is never
+      // paused or crashed (it is down), so its bound is on its own running time.
+      const node = this.pick(this.alive().filter((n) => !n.timers.isPaused()));
+      if (!node) return;
+      node.down = true;
+      this.record('shutdown', node);
+      if (!node.link.isolated && random.next() < 0.5) {
+        // Half the time the store stops answering as the stop begins, for longer than the stop may
+        // wait: it must give up on its hand-back and its last writes, and stop anyway.
+        node.link.isolate(this.deps.shutdownBoundMs + random.nextInt(2 * leaseMs), 'withhold');
+        this.record('isolate_withhold', node);
+      }
+      const target = `node${node.index}.${node.generation}`;
+      void node.stop().then(() => {
+        this.deps.log.emit({ type: 'stopped', at: scheduler.now(), target });
+        scheduler.at(random.nextInt(1000), () => this.deps.restart(node));
+      });
+    });
   }
 
   stop(): void {

@@ -47,6 +47,7 @@ export async function runBatch(
       replaysRefusedForKey: 0,
       scheduleCatchUps: 0,
       lowerBoundCounts: 0,
+      stopsGivenUp: 0,
     },
     jobs: 0,
     events: 0,

@@ -64,6 +64,8 @@ export type SimEvent =
   /** The producer learned these jobs are stored (its enqueue was acknowledged). */
   | { readonly type: 'ack'; readonly at: number; readonly ids: readonly string[] }
   | { readonly type: 'fault'; readonly at: number; readonly kind: FaultKind; readonly target: string }
+  /** A node's graceful stop (the `shutdown` fault) resolved. */
+  | { readonly type: 'stopped'; readonly at: number; readonly target: string }
   | { readonly type: 'phase'; readonly at: number; readonly phase: 'liveness' };
 
 export type FaultKind =
@@ -77,7 +79,8 @@ export type FaultKind =
   | 'ack_lost'
   | 'operator_cancel'
   | 'operator_replay'
-  | 'operator_limit';
+  | 'operator_limit'
+  | 'shutdown';
 
 /** Something that reads a run's events as they happen. */
 export interface SimListener {

@@ -62,10 +62,15 @@ export function createSimNode(deps: SimNodeDeps): WorkerNode {
       pollIntervalMs: settings.pollIntervalMs,
       maintenanceIntervalMs: settings.maintenanceIntervalMs,
       scheduleCheckIntervalMs: 2_000,
-      shutdownGraceMs: settings.leaseMs,
+      shutdownGraceMs: simShutdownGraceMs(settings),
       retentionMs: null,
     },
   });
+}
+
+/** How long a simulated node's stop waits for running attempts. */
+export function simShutdownGraceMs(settings: SimSettings): number {
+  return settings.leaseMs;
 }
 
 /** Waits on the node's timers; rejects with the signal's reason when it aborts (unless ignored). */

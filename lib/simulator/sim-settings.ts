@@ -22,6 +22,8 @@ export interface FaultSettings {
   readonly operatorEveryMs: number;
   /** Mean time between operator changes of a key's concurrency limit (set, lower, raise, remove); 0 = off. */
   readonly limitChangeEveryMs: number;
+  /** Mean time between graceful node restarts (stop, then a new worker id); 0 = off. */
+  readonly shutdownEveryMs: number;
 }
 
 export interface WorkloadSettings {
@@ -125,7 +127,7 @@ export function deriveSettings(seed: bigint): SimSettings {
     retryBaseMs: int(1, 8) * 50,
     retryMaxMs: int(4, 20) * 250,
   };
-  const faults: FaultSettings = {
+  const faults: Omit<FaultSettings, 'shutdownEveryMs'> = {
     crashEveryMs: on(0.6) ? int(4, 30) * 1000 : 0,
     isolateEveryMs: on(0.7) ? int(3, 20) * 1000 : 0,
     isolateMaxMs: leaseMs * int(1, 4),
@@ -155,7 +157,12 @@ export function deriveSettings(seed: bigint): SimSettings {
   const perAttempt = Math.max(workload.handlerMaxMs, leaseMs) + workload.retryMaxMs + pollIntervalMs + faults.latencyMaxMs * 4;
   const backlog = Math.ceil(jobs / (nodes * concurrency)) * workload.maxAttempts * (workload.handlerMaxMs + pollIntervalMs);
   const livenessBoundMs = workload.maxAttempts * perAttempt + backlog + 2 * maintenanceIntervalMs + 2 * leaseMs + 10_000;
-  return { seed, nodes, concurrency, claimBatchSize, leaseMs, heartbeatIntervalMs, pollIntervalMs, maintenanceIntervalMs, safetyMs, livenessBoundMs, workload, faults };
+  // Drawn after every other setting, so adding it left each seed's other settings as they were.
+  const shutdownEveryMs = on(0.5) ? int(5, 30) * 1000 : 0;
+  return {
+    seed, nodes, concurrency, claimBatchSize, leaseMs, heartbeatIntervalMs, pollIntervalMs, maintenanceIntervalMs, safetyMs, livenessBoundMs, workload,
+    faults: { ...faults, shutdownEveryMs },
+  };
 }
 
 /** The settings on one line, seed first. */

@@ -1,11 +1,11 @@
 import { SeededRandom } from '../core/index.js';
 import { MemoryJobStore, type EnqueueResult, type JobStore } from '../store/index.js';
-import type { WorkerNode } from '../worker/index.js';
+import { STOP_OVERRUN_MS, type WorkerNode } from '../worker/index.js';
 import { NodeLink, type LinkCounters } from './node-link.js';
 import { createOracles, TERMINAL, type OracleReport } from './oracles/index.js';
 import type { Mutant } from './sabotage/mutants.js';
 import { EventLog, rowView, type FaultKind, type RowView, type SimEvent, type SimListener } from './sim-event.js';
-import { createSimNode } from './sim-node.js';
+import { createSimNode, simShutdownGraceMs } from './sim-node.js';
 import { deriveSettings, type FaultSettings, type SimSettings } from './sim-settings.js';
 import { StoreGateway } from './store-gateway.js';
 import { NodeTimers, VirtualScheduler } from './virtual-scheduler.js';
@@ -40,6 +40,8 @@ export interface SimCoverage {
   /** Minting passes that found a schedule's ticks missed, and those that could only bound the count. */
   scheduleCatchUps: number;
   lowerBoundCounts: number;
+  /** Graceful stops that waited until their deadline and then gave up on what was still in flight. */
+  stopsGivenUp: number;
 }
 
 export interface SimResult {
@@ -78,6 +80,7 @@ const NO_FAULTS: FaultSettings = Object.freeze({
   latencyMaxMs: 0,
   operatorEveryMs: 0,
   limitChangeEveryMs: 0,
+  shutdownEveryMs: 0,
 });
 
 interface SimNode extends FaultTarget {
@@ -114,16 +117,20 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
     everyMs: settings.faults.limitChangeEveryMs,
     random: new SeededRandom(seed ^ 0x11_0019_0002n),
   });
-  const oracles = createOracles(workload.caps);
+  const stopBoundMs = simShutdownGraceMs(settings) + STOP_OVERRUN_MS;
+  const oracles = createOracles(workload.caps, { shutdownBoundMs: stopBoundMs });
   const mirror = new RowMirror();
   const faultCounts = Object.fromEntries(
-    (['crash', 'isolate_fail', 'isolate_withhold', 'pause', 'hint_lost', 'hint_duplicated', 'hint_delayed', 'ack_lost', 'operator_cancel', 'operator_replay', 'operator_limit'] as FaultKind[]).map((k) => [k, 0]),
+    (['crash', 'isolate_fail', 'isolate_withhold', 'pause', 'hint_lost', 'hint_duplicated', 'hint_delayed', 'ack_lost', 'operator_cancel', 'operator_replay', 'operator_limit', 'shutdown'] as FaultKind[]).map((k) => [k, 0]),
   ) as Record<FaultKind, number>;
   const executed = new Set<string>();
   let reExecutions = 0;
+  const stopping = new Map<string, number>();
   const tally: SimListener = {
     onEvent(event) {
       if (event.type === 'fault') faultCounts[event.kind] += 1;
+      if (event.type === 'fault' && event.kind === 'shutdown') stopping.set(event.target, event.at);
+      if (event.type === 'stopped' && event.at - (stopping.get(event.target) ?? event.at) >= stopBoundMs) coverage.stopsGivenUp += 1;
       if (event.type === 'exec' && event.phase === 'start') {
         if (executed.has(event.jobId)) reExecutions += 1;
         executed.add(event.jobId);
@@ -162,6 +169,7 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
     replaysRefusedForKey: 0,
     scheduleCatchUps: 0,
     lowerBoundCounts: 0,
+    stopsGivenUp: 0,
   };
   const counters: LinkCounters = { ackLost: 0, refused: 0, withheld: 0 };
 
@@ -192,7 +200,7 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
     const worker = createSimNode({ settings, workerId, store: link.view(), scheduler, timers, random, log });
     workers.push(worker);
     void worker.start();
-    return { index, generation, timers, link, worker, down: false };
+    return { index, generation, timers, link, worker, down: false, stop: () => worker.stop() };
   };
   // Idempotent: the liveness phase restarts crashed nodes at once, and their own restart timer
   // must not then boot a second node under the same worker id.
@@ -228,6 +236,7 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
     restart: (node) => restart(node as SimNode),
     rows: () => mirror.rows.values(),
     operator,
+    shutdownBoundMs: stopBoundMs,
   });
   injector.start();
   // The operator changes caps as the workload planned; the limit oracle reads each change from its call.

@@ -9,6 +9,7 @@ export * from './permanent-job.error.js';
 export * from './scheduler-logger.js';
 export * from './log-text.js';
 export * from './timers.js';
+export * from './shutdown-deadline.js';
 export * from './function-invoker.js';
 export * from './schedule-minter.js';
 export * from './maintenance.js';

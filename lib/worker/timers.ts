@@ -42,3 +42,19 @@ export function withTimeout<T>(work: Promise<T>, ms: number, timers: Timers, onT
     );
   });
 }
+
+/**
+ * Resolves true once `work` settles (either way), or false if `ms` pass first. Never rejects:
+ * shutdown uses it to wait for what is in flight without ever waiting longer than it promised.
+ */
+export function settleWithin(work: Promise<unknown> | undefined, ms: number, timers: Timers): Promise<boolean> {
+  if (work === undefined) return Promise.resolve(true);
+  return new Promise<boolean>((resolve) => {
+    const timer = timers.setTimeout(() => resolve(false), Math.max(0, ms));
+    const done = () => {
+      timers.clearTimeout(timer);
+      resolve(true);
+    };
+    work.then(done, done);
+  });
+}

@@ -13,7 +13,8 @@ import type { TransitionObserver } from './transition-observer.js';
 import type { JobInvoker } from './job-invoker.js';
 import { NodeDriver, type NodeCommand, type NodeEvent } from './node-driver.js';
 import { silentLogger, type SchedulerLogger } from './scheduler-logger.js';
-import { deferOn, realTimers, type Timers } from './timers.js';
+import { STOP_OVERRUN_MS } from './shutdown-deadline.js';
+import { deferOn, realTimers, settleWithin, type Timers } from './timers.js';
 import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './worker-options.js';
 
 export interface WorkerNodeDeps {
@@ -110,8 +111,14 @@ export class WorkerNode {
   private readonly timerHandles = new Map<string, unknown>();
   private subscription: WakeSubscription | undefined;
   private starting: Promise<void> | undefined;
+  /** True while start is awaiting the store (observer registration, the hint subscription). */
+  private beginning = false;
   private stopped: Promise<void> | undefined;
   private resolveStopped: (() => void) | undefined;
+  /** When stop gives up waiting, by the node's clock (see {@link STOP_OVERRUN_MS}). */
+  private stopDeadlineAt = Number.POSITIVE_INFINITY;
+  private finished = false;
+  private sweeping: Promise<unknown> | undefined;
 
   constructor(deps: WorkerNodeDeps) {
     this.options = resolveWorkerOptions(deps.options);
@@ -150,7 +157,8 @@ export class WorkerNode {
 
   /** The driver's state: idle, running, draining, relinquishing or stopped. */
   get status() {
-    return this.driver.status;
+    // A stop that gave up at its deadline is over, whatever the driver still waits for.
+    return this.finished ? 'stopped' : this.driver.status;
   }
 
   /** Attempts this node is running or reporting right now. */
@@ -165,7 +173,17 @@ export class WorkerNode {
   }
 
   private async begin(): Promise<void> {
-    if (this.driver.status !== 'idle') return;
+    if (this.driver.status !== 'idle' || this.stopped) return;
+    this.beginning = true;
+    try {
+      await this.open();
+    } finally {
+      this.beginning = false;
+    }
+  }
+
+  /** Start's awaits. A stop that arrives during one of them is honoured at the next step. */
+  private async open(): Promise<void> {
     const queues = new Set(this.options.queues);
     if (this.observers.length > 0) {
       this.dispatcher = new ObserverDispatcher({
@@ -185,10 +203,17 @@ export class WorkerNode {
       });
       // Before the first claim: an outcome this node writes must land after the observer's cursor.
       await this.dispatcher.register();
+      if (this.stopped) return;
     }
-    this.subscription = await this.store.subscribeWakeHints((queue) => {
+    const subscription = await this.store.subscribeWakeHints((queue) => {
       if (queue === ANY_QUEUE || queues.has(queue)) this.emit({ type: 'wake', now: this.clock.now() });
     });
+    if (this.stopped) {
+      // Stop may already have finished (it stops waiting at its deadline); this subscription is ours to close.
+      await subscription.close().catch(() => undefined);
+      return;
+    }
+    this.subscription = subscription;
     this.emit({ type: 'start', now: this.clock.now() });
     this.every('poll', this.options.pollIntervalMs, () => this.emit({ type: 'poll', now: this.clock.now() }));
     this.every('heartbeat', this.options.heartbeatIntervalMs, () => this.emit({ type: 'heartbeat_due', now: this.clock.now() }));
@@ -200,11 +225,28 @@ export class WorkerNode {
 
   /**
    * Stops claiming, waits up to the grace period for running attempts, then aborts the rest and
-   * hands their leases back. Resolves once nothing is left in flight.
+   * hands their leases back. Resolves once nothing is left in flight, and in any case within
+   * `shutdownGraceMs` + {@link STOP_OVERRUN_MS}: what is still in flight then is given up (its
+   * leases lapse). A stop during start makes start give up at its next step.
    */
   stop(): Promise<void> {
     if (this.stopped) return this.stopped;
     this.stopped = new Promise<void>((resolve) => (this.resolveStopped = resolve));
+    const limitMs = this.options.shutdownGraceMs + STOP_OVERRUN_MS;
+    this.stopDeadlineAt = this.clock.now() + limitMs;
+    this.timerHandles.set('deadline', this.timers.setTimeout(() => this.giveUp(), limitMs));
+    if (this.beginning) {
+      // The drain starts once start has given up; the deadline above bounds that wait too.
+      const drain = () => this.drain();
+      this.starting!.then(drain, drain);
+    } else {
+      this.drain();
+    }
+    return this.stopped;
+  }
+
+  private drain(): void {
+    if (this.finished) return;
     this.cancelTimer('poll');
     this.cancelTimer('maintenance');
     void this.minter.stop();
@@ -216,7 +258,6 @@ export class WorkerNode {
         this.timers.setTimeout(() => this.emit({ type: 'grace_expired', now: this.clock.now() }), this.options.shutdownGraceMs),
       );
     }
-    return this.stopped;
   }
 
   /**
@@ -224,7 +265,9 @@ export class WorkerNode {
    * edges left to settle, retention and the history bound.
    */
   async sweep(): Promise<MaintenanceReport> {
-    const report = await this.maintenance.sweep();
+    const running = this.maintenance.sweep();
+    this.sweeping = running;
+    const report = await running;
     this.stats.sweptLeases += report.expired;
     this.stats.purgedJobs += report.purged;
     return report;
@@ -360,11 +403,30 @@ export class WorkerNode {
     this.emit({ type: 'relinquish_done', now: this.clock.now(), leases });
   }
 
+  /** The stop deadline passed with work still in flight: stop anyway, saying what is left behind. */
+  private giveUp(): void {
+    if (this.finished) return;
+    const pending = [
+      this.driver.heldCount > 0 ? `${this.driver.heldCount} lease(s) still running or being recorded` : '',
+      this.beginning ? 'a start still waiting on the store' : '',
+    ].filter(Boolean);
+    this.logger.warn(
+      `stopping worker ${this.workerId} without waiting any longer (${pending.join(', ') || 'a store call still in flight'}); leases not handed back will lapse.`,
+    );
+    void this.finishStop();
+  }
+
   private async finishStop(): Promise<void> {
+    if (this.finished) return;
+    this.finished = true;
     for (const name of [...this.timerHandles.keys()]) this.cancelTimer(name);
     this.completer.close();
-    await this.dispatcher?.stop();
-    await this.subscription?.close().catch(() => undefined);
+    // Passes in flight finish with the store still open, but never past the stop deadline.
+    const remaining = () => this.stopDeadlineAt - this.clock.now();
+    await settleWithin(this.dispatcher?.stop(), remaining(), this.timers);
+    await settleWithin(this.minter.stop(), remaining(), this.timers);
+    await settleWithin(this.sweeping, remaining(), this.timers);
+    await settleWithin(this.subscription?.close(), remaining(), this.timers);
     this.subscription = undefined;
     this.logger.log(`worker ${this.workerId} stopped.`);
     this.resolveStopped?.();

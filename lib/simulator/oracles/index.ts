@@ -9,6 +9,7 @@ import type { Oracle } from './oracle.js';
 import { OutcomeProvenanceOracle } from './outcome-provenance.oracle.js';
 import { ScheduleCatchUpOracle } from './schedule-catch-up.oracle.js';
 import { SingleLeaseOracle } from './single-lease.oracle.js';
+import { ShutdownBoundOracle } from './shutdown-bound.oracle.js';
 import { TerminalStateOracle } from './terminal-state.oracle.js';
 import { UniqueKeyOracle } from './unique-key.oracle.js';
 
@@ -24,12 +25,13 @@ export {
   OutcomeProvenanceOracle,
   ScheduleCatchUpOracle,
   SingleLeaseOracle,
+  ShutdownBoundOracle,
   TerminalStateOracle,
   UniqueKeyOracle,
 };
 
 /** Every oracle, in the order their reports are printed. */
-export function createOracles(caps: ReadonlyMap<string, number>): { all: Oracle[]; limits: ConcurrencyLimitOracle } {
+export function createOracles(caps: ReadonlyMap<string, number>, options: { shutdownBoundMs: number }): { all: Oracle[]; limits: ConcurrencyLimitOracle } {
   const limits = new ConcurrencyLimitOracle(caps);
   return {
     limits,
@@ -46,6 +48,7 @@ export function createOracles(caps: ReadonlyMap<string, number>): { all: Oracle[
       new UniqueKeyOracle(),
       new ScheduleCatchUpOracle(),
       new LivenessOracle(),
+      new ShutdownBoundOracle(options.shutdownBoundMs),
     ],
   };
 }

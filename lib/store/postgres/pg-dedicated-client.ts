@@ -7,6 +7,13 @@ type DedicatedClient = PgQueryable & {
 };
 
 /**
+ * How long closing waits for a call in flight (a heartbeat) before it destroys the connection
+ * under it. A heartbeat takes milliseconds; one still running after this waits on a server or a
+ * network that is not answering, and shutdown must not wait on those.
+ */
+export const DEDICATED_CLOSE_WAIT_MS = 2_000;
+
+/**
  * One pooled connection kept for a single purpose (heartbeats), so that attempts holding every
  * other connection in their transactions can never starve lease renewals. Calls run one at a time;
  * a broken connection is dropped and the next call checks out a fresh one.
@@ -19,6 +26,7 @@ export class PgDedicatedClient implements PgExecutor {
   constructor(
     private readonly pool: PgPool,
     private readonly listener?: StatementListener,
+    private readonly closeWaitMs = DEDICATED_CLOSE_WAIT_MS,
   ) {}
 
   query<R>(text: string, values: readonly unknown[] = []): Promise<R[]> {
@@ -27,27 +35,42 @@ export class PgDedicatedClient implements PgExecutor {
     return run;
   }
 
+  /**
+   * Lets a call in flight finish for up to `closeWaitMs`, then gives the connection back, or
+   * destroys it if the call is still running (which fails that call). Always resolves in time.
+   */
   async close(): Promise<void> {
     this.closed = true;
-    await this.chain;
-    this.drop(false);
+    let timer: NodeJS.Timeout | undefined;
+    const finished = await Promise.race([
+      this.chain.then(() => true),
+      new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), this.closeWaitMs))),
+    ]);
+    clearTimeout(timer);
+    this.drop(!finished);
   }
 
   private async send<R>(text: string, values: readonly unknown[]): Promise<R[]> {
     if (this.closed) throw new Error('The store is closed.');
     if (!this.client) {
       const client = (await this.pool.connect()) as unknown as DedicatedClient;
+      if (this.closed) {
+        // Checked out after close gave up waiting: nobody will use it, so hand it straight back.
+        client.release();
+        throw new Error('The store is closed.');
+      }
       client.on('error', () => {
         if (this.client === client) this.drop(true);
       });
       this.client = client;
     }
+    const client = this.client;
     this.listener?.(text);
     try {
-      const result = await this.client.query({ text, values: values as unknown[] });
+      const result = await client.query({ text, values: values as unknown[] });
       return result.rows as R[];
     } catch (error) {
-      this.drop(true);
+      if (this.client === client) this.drop(true);
       throw error;
     }
   }

@@ -14,13 +14,23 @@ type ListenClient = PgQueryable & {
  * subscribers. When the connection dies (a restart, `pg_terminate_backend`, a network cut) it
  * reconnects with backoff and tells subscribers to look at every queue, because hints sent in the
  * gap are gone. Polling stays the source of truth; this only cuts latency.
+ *
+ * Closing never waits for the connection: a connection still being checked out, or whose LISTEN
+ * has not come back (a slow proxy, a stalled network), is destroyed at once, and one that arrives
+ * later is destroyed on arrival. Otherwise it would stay checked out of the pool for good, and the
+ * DataSource's pool could never end.
  */
 export class PgWakeListener {
   private client: ListenClient | undefined;
+  /** The connection whose LISTEN is in flight. */
+  private pending: ListenClient | undefined;
   private closed = false;
+  /** Bumped by every disconnect, so a connection attempt that outlived one gives its client up. */
+  private generation = 0;
   private retryTimer: NodeJS.Timeout | undefined;
   private readonly listeners = new Set<WakeListener>();
   private readonly connectedWaiters: Array<(pid: number) => void> = [];
+  private readonly released = new WeakSet<ListenClient>();
   /** How many times a LISTEN connection was established. */
   connections = 0;
 
@@ -38,9 +48,14 @@ export class PgWakeListener {
     return this.client?.processID;
   }
 
+  /** True while a connection is checked out or connected (for tests and diagnostics). */
+  get holdsConnection(): boolean {
+    return this.client !== undefined || this.pending !== undefined;
+  }
+
   add(listener: WakeListener): void {
     this.listeners.add(listener);
-    if (this.listeners.size === 1 && !this.client) void this.connect(0);
+    if (this.listeners.size === 1 && !this.client && !this.pending) void this.connect(0);
   }
 
   remove(listener: WakeListener): void {
@@ -52,53 +67,73 @@ export class PgWakeListener {
     return new Promise((resolve) => this.connectedWaiters.push(resolve));
   }
 
+  /** Gives the connection back (or up, mid-LISTEN); a later {@link add} connects again. */
+  disconnect(): void {
+    this.generation += 1;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    const { client, pending } = this;
+    this.client = undefined;
+    this.pending = undefined;
+    if (client) this.discard(client);
+    if (pending) this.discard(pending);
+  }
+
+  /** Disconnects for good. Resolves at once: nothing here waits on the server. */
   async close(): Promise<void> {
     this.closed = true;
-    clearTimeout(this.retryTimer);
-    const client = this.client;
-    this.client = undefined;
-    if (client) {
-      client.removeAllListeners();
-      client.on('error', () => undefined);
-      client.release(true);
-    }
+    this.disconnect();
   }
 
   private async connect(attempt: number): Promise<void> {
-    if (this.closed || this.client) return;
+    if (this.closed || this.client || this.pending) return;
+    const generation = this.generation;
+    const current = () => !this.closed && this.generation === generation;
     let client: ListenClient | undefined;
     try {
       client = (await this.pool.connect()) as unknown as ListenClient;
-      if (this.closed) {
-        client.release();
-        return;
-      }
-      const current = client;
-      current.on('notification', (message) => this.emit(message.payload ?? ANY_QUEUE));
-      current.on('error', () => this.lost(current));
-      current.on('end', () => this.lost(current));
-      await current.query({ text: `LISTEN "${this.channel}"` });
-      this.client = current;
+      // Nothing was sent on it yet, so the pool can have it back.
+      if (!current()) return this.discard(client, false);
+      const candidate = client;
+      candidate.on('notification', (message) => this.emit(message.payload ?? ANY_QUEUE));
+      candidate.on('error', () => this.lost(candidate));
+      candidate.on('end', () => this.lost(candidate));
+      this.pending = candidate;
+      await candidate.query({ text: `LISTEN "${this.channel}"` });
+      // Closed (or disconnected) while LISTEN was in flight: that already destroyed it.
+      if (!current() || this.pending !== candidate) return this.discard(candidate);
+      this.pending = undefined;
+      this.client = candidate;
       this.connections += 1;
       if (this.connections > 1) this.emit(ANY_QUEUE);
-      for (const waiter of this.connectedWaiters.splice(0)) waiter(current.processID ?? 0);
+      for (const waiter of this.connectedWaiters.splice(0)) waiter(candidate.processID ?? 0);
     } catch {
       if (client) {
-        client.removeAllListeners();
-        client.on('error', () => undefined);
-        client.release(true);
+        if (this.pending === client) this.pending = undefined;
+        this.discard(client);
       }
-      this.scheduleReconnect(attempt + 1);
+      if (current()) this.scheduleReconnect(attempt + 1);
     }
   }
 
   private lost(client: ListenClient): void {
+    if (this.pending === client) return; // the failed LISTEN reconnects from connect()
     if (this.client !== client) return;
     this.client = undefined;
+    this.discard(client);
+    this.scheduleReconnect(0);
+  }
+
+  /**
+   * Releases a connection once, however many paths reach it (node-postgres throws on a second
+   * release). One that may be in LISTEN, or mid-query, is destroyed rather than pooled.
+   */
+  private discard(client: ListenClient, destroy = true): void {
+    if (this.released.has(client)) return;
+    this.released.add(client);
     client.removeAllListeners();
     client.on('error', () => undefined);
-    client.release(true);
-    this.scheduleReconnect(0);
+    client.release(destroy);
   }
 
   private scheduleReconnect(attempt: number): void {

@@ -83,7 +83,8 @@ import { analyzeJobsGuard } from './queries/analyze-jobs.query.js';
 import { claimJobsQuery } from './queries/claim-jobs.query.js';
 import { completeJobsQuery } from './queries/complete-jobs.query.js';
 import { enqueueJobsQuery, parentStatesQuery } from './queries/enqueue-jobs.query.js';
-import { assertAcyclic, parentsToLookUp, planDependencies } from '../dependencies/dependency-plan.js';
+import { assertAcyclic } from '../dependencies/dependency-plan.js';
+import { insertWithParentGuard, waitForParentQuery } from './postgres-parent-guard.js';
 import { expireLeasesQuery } from './queries/expire-leases.query.js';
 import { getJobQuery } from './queries/get-job.query.js';
 import { heartbeatJobsQuery } from './queries/heartbeat-jobs.query.js';
@@ -180,6 +181,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     this.sql = {
       enqueue: enqueueJobsQuery(t),
       parentStates: parentStatesQuery(t),
+      waitForParent: waitForParentQuery(t),
       claim: claimJobsQuery(t, {
         asyncCommit: this.asyncClaimCommit,
         provisionPending: () => this.inTransaction((db) => this.limitSlots.provisionPending(db)),
@@ -221,7 +223,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     return {
       close: async () => {
         this.wakeListener.remove(listener);
-        if (this.wakeListener.size === 0) await this.wakeListener.close();
+        if (this.wakeListener.size === 0) this.wakeListener.disconnect();
       },
     };
   }
@@ -252,14 +254,12 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
   }
 
   /**
-   * Looks up the parents a batch names (refusing unknown ones before any write), decides how each
-   * job starts, and inserts the batch. A parent that finishes between the two statements leaves an
-   * open edge behind, which jobSettleDependencies settles.
+   * Decides how each job starts and inserts the batch, refusing unknown parents before any write.
+   * Parents outside the batch are locked by the insert itself, so a parent that finishes at the
+   * same moment still releases its new dependant at once (see insertWithParentGuard).
    */
-  private async insertJobs(db: PgExecutor, jobs: readonly NewJob[]): Promise<Set<string>> {
-    const external = parentsToLookUp(jobs);
-    const existing = external.length > 0 ? await this.sql.parentStates(db, external) : new Map<string, JobState>();
-    return this.sql.enqueue(db, planDependencies(jobs, existing));
+  private insertJobs(db: PgExecutor, jobs: readonly NewJob[]): Promise<Set<string>> {
+    return insertWithParentGuard(db, jobs, this.sql, db === this.db);
   }
 
   async jobClaim(params: ClaimParams): Promise<JobRecord[]> {

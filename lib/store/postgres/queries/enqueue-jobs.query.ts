@@ -3,6 +3,7 @@ import type { PlannedJob } from '../../dependencies/dependency-plan.js';
 import type { PgExecutor } from '../pg-executor.js';
 import type { PostgresNaming } from '../postgres-naming.js';
 import { pgInstant } from '../pg-instant.js';
+import { PARENT_GUARD_CTES, PARENT_GUARD_OK, PARENT_GUARD_RESULT, type GuardedEnqueue } from './parent-guard.sql.js';
 
 /**
  * Inserts a batch in one statement: the jobs (a job whose id exists is skipped, which is how a
@@ -28,15 +29,16 @@ export function enqueueJobsQuery(t: PostgresNaming) {
   // array is unknown to both plans, both guess 10 rows, the custom plan costs its planning on top,
   // and PostgreSQL keeps the generic plan after its fifth execution. That generic plan is the one
   // large batches were already given (a thousand rows made the custom plan look the dearer).
-  // Batches that carry unique keys or retry overrides send two more arrays; the text of a plain
-  // batch, and so its plan, is unchanged.
-  const text = (skipExisting: boolean, extended = false) => `
-    WITH input AS (
+  // Batches that carry unique keys or retry overrides send two more arrays, and a guarded batch the
+  // parents to lock (parent-guard.sql.ts); the text of a plain batch, and so its plan, is unchanged.
+  const text = (skipExisting: boolean, extended: boolean, guarded: boolean) => `
+    WITH ${guarded ? PARENT_GUARD_CTES(t, extended ? '$22' : '$20') : ''} input AS (
       SELECT r.*, date_trunc('milliseconds', COALESCE(r.run_at, now() + r.delay_ms * interval '1 millisecond')) AS at
       FROM unnest((SELECT $1::uuid[]), $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::bigint[], $7::integer[], $9::uuid[],
                   $10::text[], $11::integer[], $12::text[], $13::text[], $14::text[]${extended ? ', $20::text[], $21::text[]' : ''})
         WITH ORDINALITY AS r(id, name, queue, payload, run_at, delay_ms, max_attempts, schedule_id,
                              state, pending_parents, dependency_mode, concurrency_key, last_error${extended ? ', unique_key, retry' : ''}, ord)
+      ${guarded ? `WHERE ${PARENT_GUARD_OK}` : ''}
     ), inserted AS (
       INSERT INTO ${t.jobs} (id, name, queue, payload, state, run_at, scheduled_for, max_attempts, schedule_id,
                              pending_parents, dependency_mode, concurrency_key, last_error, finished_at${extended ? ', unique_key, retry' : ''})
@@ -51,26 +53,31 @@ export function enqueueJobsQuery(t: PostgresNaming) {
       WHERE e.child_id IN (SELECT id FROM inserted)
     ), declared AS (
       INSERT INTO ${t.limits} (key, max, pending)
-      SELECT DISTINCT ON (k.key) k.key, k.max, true FROM unnest((SELECT $18::text[]), $19::integer[]) AS k(key, max) ORDER BY k.key
+      SELECT DISTINCT ON (k.key) k.key, k.max, true FROM unnest((SELECT $18::text[]), $19::integer[]) AS k(key, max)
+      ${guarded ? `WHERE ${PARENT_GUARD_OK}` : ''} ORDER BY k.key
       ON CONFLICT (key) DO NOTHING
     ), wake AS (
       SELECT pg_notify($8, queue) FROM (SELECT DISTINCT queue FROM inserted WHERE state = 'scheduled' AND run_at <= now()) due
     )
-    ${skipExisting ? 'SELECT id' : 'SELECT count(*) AS n'} FROM inserted, (SELECT count(*) FROM wake) AS hinted`;
-  const checked = text(true);
-  const fresh = text(false);
-  const checkedExtended = text(true, true);
-  const freshExtended = text(false, true);
+    ${guarded ? PARENT_GUARD_RESULT : `${skipExisting ? 'SELECT id' : 'SELECT count(*) AS n'} FROM inserted, (SELECT count(*) FROM wake) AS hinted`}`;
+  // Indexed by [skipExisting][extended][guarded].
+  const texts = [false, true].map((skip) => [false, true].map((extended) => [false, true].map((guarded) => text(skip, extended, guarded))));
 
-  return async (db: PgExecutor, plans: readonly PlannedJob[]): Promise<Set<string>> => {
+  /**
+   * With `guard` (the parents outside the batch that the plan leaves open edges to), the statement
+   * first share-locks those parents and writes nothing unless it locked every one and none has
+   * finished: see parent-guard.sql.ts.
+   */
+  async function run(db: PgExecutor, plans: readonly PlannedJob[], guard: readonly string[]): Promise<GuardedEnqueue> {
     const jobs = plans.map((p) => p.job);
     const edges = plans.flatMap((p) => p.edges.map((e) => ({ child: p.job.id, ...e })));
     const keys = new Map<string, number>();
     for (const job of jobs) if (job.concurrencyKey && job.concurrencyLimit && !keys.has(job.concurrencyKey)) keys.set(job.concurrencyKey, job.concurrencyLimit);
     const allFresh = jobs.every((j) => j.freshId === true);
     const extended = jobs.some((j) => j.uniqueKey != null || j.retry != null);
-    const statement = extended ? (allFresh ? freshExtended : checkedExtended) : allFresh ? fresh : checked;
-    const rows = await db.query<{ id: string }>(statement, [
+    const guarded = guard.length > 0;
+    const statement = texts[allFresh ? 0 : 1]![extended ? 1 : 0]![guarded ? 1 : 0]!;
+    const rows = await db.query<{ id: string | null; parent_id?: string | null; parent_state?: JobState | null }>(statement, [
       jobs.map((j) => j.id),
       jobs.map((j) => j.name),
       jobs.map((j) => j.queue),
@@ -91,10 +98,21 @@ export function enqueueJobsQuery(t: PostgresNaming) {
       [...keys.keys()].map((k) => `key:${k}`),
       [...keys.values()],
       ...(extended ? [jobs.map((j) => j.uniqueKey ?? null), jobs.map((j) => j.retry ?? null)] : []),
+      ...(guarded ? [guard] : []),
     ]);
+    if (guarded) return readGuarded(rows);
     // Every job of a fresh batch was inserted, or the statement failed, so it returns only a count.
-    return new Set(allFresh ? jobs.map((j) => j.id) : rows.map((row) => row.id));
-  };
+    return { ok: true, ids: new Set(allFresh ? jobs.map((j) => j.id) : rows.map((row) => row.id!)) };
+  }
+
+  return Object.assign(async (db: PgExecutor, plans: readonly PlannedJob[]) => (await run(db, plans, [])).ids, { guarded: run });
+}
+
+function readGuarded(rows: readonly { id: string | null; parent_id?: string | null; parent_state?: JobState | null }[]): GuardedEnqueue {
+  const stale = rows.some((row) => row.id === null);
+  const locked = new Map<string, JobState>();
+  for (const row of rows) if (row.parent_id) locked.set(row.parent_id, row.parent_state!);
+  return stale ? { ok: false, ids: new Set(), locked } : { ok: true, ids: new Set(rows.map((row) => row.id!)) };
 }
 
 /** The current states of the parents a batch names outside itself. */

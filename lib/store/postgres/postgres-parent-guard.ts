@@ -1,0 +1,73 @@
+import { isTerminalState, type JobState } from '../../core/index.js';
+import { parentsToLookUp, planDependencies, type PlannedJob } from '../dependencies/dependency-plan.js';
+import type { NewJob } from '../enqueue-input.js';
+import type { PgExecutor } from './pg-executor.js';
+import type { PostgresNaming } from './postgres-naming.js';
+import type { GuardedEnqueue } from './queries/parent-guard.sql.js';
+
+/** Tries of the guarded statement before an enqueue falls back to leaving the edge to the sweep. */
+const MAX_ROUNDS = 6;
+/** Pause between tries inside a caller's transaction, where waiting on a parent's lock could deadlock. */
+const RETRY_PAUSE_MS = [2, 5, 10, 20, 40];
+
+export interface ParentGuardQueries {
+  enqueue: ((db: PgExecutor, plans: readonly PlannedJob[]) => Promise<Set<string>>) & {
+    guarded(db: PgExecutor, plans: readonly PlannedJob[], guard: readonly string[]): Promise<GuardedEnqueue>;
+  };
+  parentStates(db: PgExecutor, ids: readonly string[]): Promise<Map<string, JobState>>;
+  waitForParent(db: PgExecutor, id: string): Promise<JobState | undefined>;
+}
+
+/** Waits for whoever writes the parent row right now, then reads its state (lock released at once). */
+export function waitForParentQuery(t: PostgresNaming) {
+  const text = `SELECT state FROM ${t.jobs} WHERE id = $1 FOR SHARE`;
+  return async (db: PgExecutor, id: string): Promise<JobState | undefined> => (await db.query<{ state: JobState }>(text, [id]))[0]?.state;
+}
+
+/**
+ * Inserts a batch so that a dependant never misses a parent that finishes at the same moment
+ * (see parent-guard.sql.ts for the locks). The first try assumes the parents outside the batch
+ * are still to finish, the usual case, and costs one statement; a parent that has finished, is
+ * unknown, or is being written right now makes the statement write nothing, and the batch is
+ * planned again from what it saw.
+ *
+ * `autocommit` says each statement commits on its own. Then the enqueue holds no lock between
+ * statements and may wait for the writer of a parent. Inside a caller's transaction it holds the
+ * parents it already locked, so it never waits on another: it pauses and tries again, and after
+ * {@link MAX_ROUNDS} it plans from the parents' committed states and inserts without the guard,
+ * which leaves at worst an edge for the maintenance sweep to settle.
+ */
+export async function insertWithParentGuard(db: PgExecutor, jobs: readonly NewJob[], sql: ParentGuardQueries, autocommit: boolean): Promise<Set<string>> {
+  const lookUp = parentsToLookUp(jobs);
+  if (lookUp.length === 0) return sql.enqueue(db, planDependencies(jobs, new Map()));
+  // Parents outside the batch are assumed open until the guard says otherwise. A parent in the batch
+  // under a caller-chosen id may be stored already, and then it is the stored job that counts
+  // (planDependencies), so those are looked up first.
+  const inBatch = new Set(jobs.map((job) => job.id));
+  const states = new Map<string, JobState>(lookUp.filter((id) => !inBatch.has(id)).map((id) => [id, 'scheduled']));
+  const inside = lookUp.filter((id) => inBatch.has(id));
+  if (inside.length > 0) for (const [id, state] of await sql.parentStates(db, inside)) states.set(id, state);
+  const external = [...states.keys()];
+  if (external.length === 0) return sql.enqueue(db, planDependencies(jobs, states));
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    // Throws for a parent that does not exist, before anything is written.
+    const plans = planDependencies(jobs, states);
+    const open = external.filter((id) => !isTerminalState(states.get(id)!));
+    if (open.length === 0) return sql.enqueue(db, plans);
+    const result = await sql.enqueue.guarded(db, plans, open);
+    if (result.ok) return result.ids;
+    for (const [id, state] of result.locked) states.set(id, state);
+    if (round === MAX_ROUNDS - 1) break;
+    if (!autocommit) await pause(RETRY_PAUSE_MS[round]!);
+    for (const id of open.filter((parent) => !result.locked.has(parent))) {
+      const state = autocommit ? await sql.waitForParent(db, id) : (await sql.parentStates(db, [id])).get(id);
+      if (state === undefined) states.delete(id);
+      else states.set(id, state);
+    }
+  }
+  return sql.enqueue(db, planDependencies(jobs, await sql.parentStates(db, lookUp)));
+}
+
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,176 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { DataSource, EntityManager } from 'typeorm';
+import { PostgresJobStore } from '../../lib/store/index.js';
+import { dropSchemas, openPostgresDataSource, uniqueSchema } from '../support/postgres.js';
+
+const LEASE_MS = 60_000;
+
+function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
+}
+
+/**
+ * Resolves once `done()` holds or a backend whose statement contains `fragment` waits on a lock.
+ * It polls the server's own view, so it waits for the interleaving to exist instead of guessing
+ * how long it takes; `done` lets code that never waits (the code before the fix) get past it.
+ */
+async function untilWaiting(admin: DataSource, fragment: string, done: () => boolean): Promise<boolean> {
+  for (;;) {
+    if (done()) return false;
+    const rows = await admin.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND position($1 in query) > 0`, [fragment]);
+    if (rows.length > 0) return true;
+  }
+}
+
+function tracked<T>(promise: Promise<T>) {
+  const state = { done: false };
+  void promise.then(
+    () => (state.done = true),
+    () => (state.done = true),
+  );
+  return { promise, isDone: () => state.done };
+}
+
+describe('issue 19 item 4: a dependant and its parent\'s outcome write serialize on PostgreSQL', () => {
+  let dataSource: DataSource;
+  let admin: DataSource;
+  const schemas: string[] = [];
+
+  beforeAll(async () => {
+    dataSource = await openPostgresDataSource(8);
+    admin = await openPostgresDataSource(1);
+  });
+
+  afterAll(async () => {
+    await dropSchemas(admin, schemas);
+    await admin.destroy();
+    await dataSource.destroy();
+  });
+
+  async function openStore() {
+    const schema = uniqueSchema('deprace');
+    schemas.push(schema);
+    const store = new PostgresJobStore({ dataSource, schema });
+    await store.migrate();
+    return store;
+  }
+
+  async function runningParent(store: PostgresJobStore, workerId = 'w') {
+    const { id } = await store.jobEnqueue({ name: 'parent', payload: {} });
+    const [job] = await store.jobClaim({ workerId, limit: 1, queues: ['default'], leaseMs: LEASE_MS });
+    expect(job!.id).toBe(id);
+    return id;
+  }
+
+  it('an outcome write in flight when the dependant is enqueued: the enqueue waits for it and starts the dependant released', async () => {
+    const store = await openStore();
+    const parent = await runningParent(store);
+    const holder = dataSource.createQueryRunner();
+    await holder.connect();
+    await holder.startTransaction();
+    try {
+      // The parent's success, written and not yet committed (its settling already ran, seeing no dependant).
+      await holder.query(`UPDATE ${store.naming.jobs} SET state = 'succeeded', leased_until = NULL, finished_at = now() WHERE id = $1`, [parent]);
+      const enqueue = tracked(store.jobEnqueue({ name: 'child', payload: {}, dependsOn: [parent] }));
+      expect(await untilWaiting(admin, 'FOR SHARE', enqueue.isDone)).toBe(true);
+      await holder.commitTransaction();
+      const { id } = await enqueue.promise;
+      expect(await store.jobGet(id)).toMatchObject({ state: 'scheduled', pendingParents: 0 });
+      expect(await dataSource.query(`SELECT settled FROM ${store.naming.dependencies} WHERE child_id = $1`, [id])).toEqual([{ settled: true }]);
+    } finally {
+      if (holder.isTransactionActive) await holder.rollbackTransaction();
+      await holder.release();
+    }
+  });
+
+  it('a dependant enqueued in a transaction still open: the parent\'s outcome write waits for it and then releases the dependant', async () => {
+    const store = await openStore();
+    const parent = await runningParent(store);
+    const hold = gate();
+    const inserted = gate();
+    let child = '';
+    const host = dataSource.transaction(async (manager: EntityManager) => {
+      child = (await store.jobEnqueue({ name: 'child', payload: {}, dependsOn: [parent] }, { manager })).id;
+      inserted.open();
+      await hold.opened;
+    });
+    await inserted.opened;
+    const outcome = tracked(store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: parent, attempt: 1, kind: 'succeeded' }] }));
+    const waited = await untilWaiting(admin, 'WITH applied AS', outcome.isDone);
+    hold.open();
+    await host;
+    expect(await outcome.promise).toMatchObject([{ status: 'applied', state: 'succeeded' }]);
+    expect(waited).toBe(true);
+    expect(await store.jobGet(child)).toMatchObject({ state: 'scheduled', pendingParents: 0 });
+  });
+
+  it('never deadlocks: a transaction holding one parent enqueues a dependant of two while one outcome batch finishing both waits for it', async () => {
+    const store = await openStore();
+    // UUIDv7 ids grow with time, so p1 < p2, and the batch below locks p1 before it reaches p2.
+    const p1 = await runningParent(store);
+    const p2 = await runningParent(store);
+    expect(p1 < p2).toBe(true);
+    const hold = gate();
+    const first = gate();
+    const children: string[] = [];
+    const host = dataSource.transaction(async (manager: EntityManager) => {
+      children.push((await store.jobEnqueue({ name: 'child', payload: 1, dependsOn: [p2] }, { manager })).id);
+      first.open();
+      await hold.opened;
+      // The outcome batch holds p1 while it waits for p2, which this transaction holds: waiting for
+      // p1 here would close the cycle, so the enqueue must not wait.
+      children.push((await store.jobEnqueue({ name: 'child', payload: 2, dependsOn: [p1, p2] }, { manager })).id);
+    });
+    await first.opened;
+    // One statement, as every outcome write is: its settling runs once both rows are written.
+    const outcome = tracked(
+      dataSource.query(
+        `UPDATE ${store.naming.jobs} SET state = 'succeeded', leased_until = NULL, finished_at = now() WHERE id = ANY($1::uuid[]) AND state = 'running'`,
+        [[p1, p2]],
+      ),
+    );
+    expect(await untilWaiting(admin, 'WHERE id = ANY($1::uuid[]) AND state', outcome.isDone)).toBe(true);
+    hold.open();
+    await host;
+    await outcome.promise;
+    expect(await store.jobGet(p1)).toMatchObject({ state: 'succeeded' });
+    expect(await store.jobGet(p2)).toMatchObject({ state: 'succeeded' });
+    for (const id of children) expect(await store.jobGet(id)).toMatchObject({ state: 'scheduled', pendingParents: 0 });
+  });
+
+  it('a due parent that a claim passed by while a dependant\'s enqueue held it gets a wake-up hint at commit', async () => {
+    const store = await openStore();
+    const hints: string[] = [];
+    const connected = store.wakeListener.nextConnection();
+    const subscription = await store.subscribeWakeHints((queue) => hints.push(queue));
+    await connected;
+    try {
+      const { id: parent } = await store.jobEnqueue({ name: 'parent', payload: {}, queue: 'deps' });
+      const hold = gate();
+      const inserted = gate();
+      const host = dataSource.transaction(async (manager: EntityManager) => {
+        await store.jobEnqueue({ name: 'child', payload: {}, queue: 'deps', dependsOn: [parent] }, { manager });
+        inserted.open();
+        await hold.opened;
+      });
+      await inserted.opened;
+      // The enqueue's share lock makes the claim pass the parent by.
+      expect(await store.jobClaim({ workerId: 'w', limit: 1, queues: ['deps'], leaseMs: LEASE_MS })).toEqual([]);
+      const before = hints.length;
+      const hinted = new Promise<void>((resolve) => {
+        const poll = () => (hints.length > before ? resolve() : setImmediate(poll));
+        poll();
+      });
+      hold.open();
+      await host;
+      await hinted;
+      expect(hints.slice(before)).toContain('deps');
+      expect((await store.jobClaim({ workerId: 'w', limit: 1, queues: ['deps'], leaseMs: LEASE_MS }))[0]?.id).toBe(parent);
+    } finally {
+      await subscription.close();
+      await store.close();
+    }
+  });
+});
