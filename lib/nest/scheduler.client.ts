@@ -14,6 +14,7 @@ import type {
   ScheduleInput,
   UniqueKeyMode,
 } from '../store/index.js';
+import { describeError, isInstance } from '../worker/index.js';
 import type { JobName, JobPayload } from './interfaces/job-registry.interface.js';
 import { definitionDefaults } from './defined-jobs.js';
 import { isDefinedJob, type DefinedJob, type DefinedJobSpec } from './job-definition.js';
@@ -247,7 +248,7 @@ export class SchedulerClient {
     } catch (error) {
       // Not the function's message: it may quote the payload, and this error may well be logged.
       throw new InvalidArgumentError(
-        `The concurrencyKey function of @Job '${registered.name}' threw for this payload (${error instanceof Error ? error.name : typeof error}); nothing was written.`,
+        `The concurrencyKey function of @Job '${registered.name}' threw for this payload (${isInstance(error, Error) ? describeError(error, 'class') : typeof error}); nothing was written.`,
         'concurrencyKey',
       );
     }
