@@ -1,7 +1,7 @@
-import { InvalidArgumentError, visibleText } from '../core/index.js';
+import { InvalidArgumentError } from '../core/index.js';
 import type { JobStore, Outcome, OutcomeResult } from '../store/index.js';
 import { MAX_BATCH } from '../store/index.js';
-import { describeError, ERROR_LOG_MESSAGE_LENGTH } from './log-text.js';
+import { describeError, type ErrorLogDetail } from './log-text.js';
 import type { SchedulerLogger } from './scheduler-logger.js';
 import { deferOn, type Timers } from './timers.js';
 
@@ -14,6 +14,11 @@ export interface CompleterDeps {
   readonly stillHeld: (jobId: string, attempt: number) => boolean;
   /** Called once per submitted outcome, when it was written, found stale, or dropped. */
   readonly onSettled: (outcome: Outcome, result: OutcomeResult | 'dropped') => void;
+  /**
+   * How much of a failed write's error its log line carries (default `message`). The write holds
+   * outputs and error texts, which a refusal or a driver's error may quote.
+   */
+  readonly errorLogDetail?: ErrorLogDetail;
 }
 
 /**
@@ -73,7 +78,7 @@ export class Completer {
         } catch (error) {
           if (error instanceof InvalidArgumentError) {
             // Retrying cannot fix a refused report; drop it and let the lease lapse (the job runs again).
-            this.deps.logger.error(`an outcome batch was refused (${visibleText(error.message, { maxLength: ERROR_LOG_MESSAGE_LENGTH })}); dropping ${batch.length} outcome(s).`);
+            this.deps.logger.error(`an outcome batch was refused (${describeError(error, this.deps.errorLogDetail)}); dropping ${batch.length} outcome(s).`);
             for (const outcome of batch) this.deps.onSettled(outcome, 'dropped');
             continue;
           }
@@ -85,7 +90,7 @@ export class Completer {
           this.pending.unshift(...batch);
           this.failures += 1;
           const delay = Math.min(5_000, 50 * 2 ** Math.min(this.failures, 7));
-          this.deps.logger.warn(`recording ${batch.length} outcome(s) failed (${describeError(error)}); retrying in ${delay} ms.`);
+          this.deps.logger.warn(`recording ${batch.length} outcome(s) failed (${describeError(error, this.deps.errorLogDetail)}); retrying in ${delay} ms.`);
           this.retryTimer = this.deps.timers.setTimeout(() => {
             this.retryTimer = undefined;
             void this.flush();
