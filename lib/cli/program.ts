@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { SchedulerError, visibleText } from '../core/index.js';
+import { errorDetail, isInstance, UNREADABLE } from '../worker/index.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE } from './cli-error.js';
 import { createContext } from './cli-context.js';
 import { registerCancel } from './commands/cancel.command.js';
@@ -20,6 +21,21 @@ function sentence(text: string): string {
   const trimmed = text.replace(/^error:\s*/i, '').split('\n')[0]!.trim();
   const capital = trimmed.charAt(0).toUpperCase() + trimmed.slice(1);
   return /[.!?]$/.test(capital) ? capital : `${capital}.`;
+}
+
+/** What was thrown, as text: an error's message, anything else as a string; never throws. */
+function messageOf(error: unknown): string {
+  try {
+    return isInstance(error, Error) ? String(error.message) : String(error);
+  } catch {
+    return UNREADABLE;
+  }
+}
+
+/** `--verbose`: the stack, its lines kept but every other control character made visible. */
+function printStack(io: CliIo, error: unknown): void {
+  const stack = isInstance(error, Error) ? errorDetail(error) : undefined;
+  if (stack) io.err(visibleText(stack, { keepNewlines: true }));
 }
 
 /** Builds the `durable-scheduler` program. Every command exits 0 on success. */
@@ -63,11 +79,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     if (error instanceof CliError || error instanceof SchedulerError) {
       // Messages may quote what was typed or what a driver said: nothing in them may act on the terminal.
       io.err(visibleText(error.message));
-      if (verbose && error.stack) io.err(error.stack);
+      if (verbose) printStack(io, error);
       return error instanceof CliError ? error.exitCode : EXIT_FAILURE;
     }
-    io.err(visibleText(sentence(`Unexpected error: ${(error as Error)?.message ?? String(error)}`)));
-    if (verbose && (error as Error)?.stack) io.err((error as Error).stack!);
+    io.err(visibleText(sentence(`Unexpected error: ${messageOf(error)}`)));
+    if (verbose) printStack(io, error);
     return EXIT_FAILURE;
   }
 }

@@ -14,6 +14,7 @@ import type {
   ScheduleInput,
   UniqueKeyMode,
 } from '../store/index.js';
+import { describeError, isInstance } from '../worker/index.js';
 import type { JobName, JobPayload } from './interfaces/job-registry.interface.js';
 import { definitionDefaults } from './defined-jobs.js';
 import { isDefinedJob, type DefinedJob, type DefinedJobSpec } from './job-definition.js';
@@ -100,7 +101,7 @@ export class SchedulerClient {
   async enqueue<P>(job: DefinedJob<P>, payload: P, options?: EnqueueJobOptions): Promise<EnqueueResult>;
   async enqueue<N extends JobName>(name: N, payload: JobPayload<N>, options?: EnqueueJobOptions): Promise<EnqueueResult>;
   async enqueue(job: string | DefinedJob, payload: unknown, options: EnqueueJobOptions = {}): Promise<EnqueueResult> {
-    const { manager, ...rest } = optionsObject(options, 'options');
+    const { manager, ...rest } = readOnce(optionsObject(options, 'options'), ['manager']);
     const named = isDefinedJob(job) ? { job } : { name: job };
     return this.store.jobEnqueue(this.input({ ...named, payload, ...rest }, undefined), manager ? { manager } : undefined);
   }
@@ -165,8 +166,8 @@ export class SchedulerClient {
     if (spec === null || typeof spec !== 'object' || Array.isArray(spec)) {
       throw new InvalidArgumentError('A schedule must be an object with a name and a cron pattern or an interval.', 'schedule');
     }
-    const { job, ...rest } = spec as ScheduleSpec & { job?: unknown };
-    const registered = this.registered(spec as { name?: unknown; job?: unknown }, 'name');
+    const { job, name, ...rest } = readOnce(spec as ScheduleSpec & { job?: unknown }, ['job', 'name']);
+    const registered = this.registered({ name, job }, 'name');
     const { schedule } = await this.store.scheduleUpsert({ queue: registered.queue, maxAttempts: registered.maxAttempts, ...stripUndefined(rest), name: registered.name });
     this.orchestrator.node.minter.poke();
     return schedule;
@@ -233,8 +234,8 @@ export class SchedulerClient {
     if (job === null || typeof job !== 'object') {
       throw new InvalidArgumentError(`${index === undefined ? 'The job' : `jobs[${index}]`} must be an object with a name and a payload.`, 'jobs');
     }
-    const registered = this.registered(job, index === undefined ? 'name' : `jobs[${index}].name`);
-    const { name: _name, job: _job, payload, ...options } = job;
+    const { name, job: definition, payload, ...options } = readOnce(job, ['name', 'job', 'payload']);
+    const registered = this.registered({ name, job: definition }, index === undefined ? 'name' : `jobs[${index}].name`);
     return { queue: registered.queue, maxAttempts: registered.maxAttempts, ...this.concurrency(registered, payload), ...stripUndefined(options), name: registered.name, payload };
   }
 
@@ -247,7 +248,7 @@ export class SchedulerClient {
     } catch (error) {
       // Not the function's message: it may quote the payload, and this error may well be logged.
       throw new InvalidArgumentError(
-        `The concurrencyKey function of @Job '${registered.name}' threw for this payload (${error instanceof Error ? error.name : typeof error}); nothing was written.`,
+        `The concurrencyKey function of @Job '${registered.name}' threw for this payload (${isInstance(error, Error) ? describeError(error, 'class') : typeof error}); nothing was written.`,
         'concurrencyKey',
       );
     }
@@ -265,6 +266,19 @@ function optionsObject<T extends object>(options: T | undefined, argument: strin
     throw new InvalidArgumentError(`${argument} must be an object, got ${showValue(options)}.`, argument);
   }
   return options;
+}
+
+/**
+ * A plain copy of `value`: the `named` fields (own or inherited) and its other own enumerable
+ * ones, each read exactly once, so what is checked is what is written. (Object rest is no
+ * substitute: V8 may read an excluded getter twice.)
+ */
+function readOnce<T extends object>(value: T, named: readonly string[]): T {
+  const source = value as Record<string, unknown>;
+  const copy: Record<string, unknown> = {};
+  for (const key of named) copy[key] = source[key];
+  for (const key of Object.keys(value)) if (!named.includes(key)) copy[key] = source[key];
+  return copy as T;
 }
 
 function stripUndefined<T extends object>(value: T): Partial<T> {

@@ -122,17 +122,18 @@ export function normalizeEnqueueMany(inputs: readonly EnqueueInput[], limits: Sc
   return jobs;
 }
 
-export function normalizeEnqueue(input: EnqueueInput, limits: SchedulerLimits, index?: number): NewJob {
+export function normalizeEnqueue(given: EnqueueInput, limits: SchedulerLimits, index?: number): NewJob {
   const where = index === undefined ? '' : `jobs[${index}].`;
-  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+  if (given === null || typeof given !== 'object' || Array.isArray(given)) {
     const subject = index === undefined ? 'The job' : `jobs[${index}]`;
     throw new InvalidArgumentError(`${subject} must be an object with a name and a payload.`, index === undefined ? 'input' : `jobs[${index}]`);
   }
-  for (const key of Object.keys(input)) {
+  for (const key of Object.keys(given)) {
     if (!KNOWN_KEYS.has(key)) {
       throw new InvalidArgumentError(`${where}${showKey(key)} is not a known enqueue option; known options are ${[...KNOWN_KEYS].join(', ')}.`, `${where}${key}`);
     }
   }
+  const input = readOnce(given);
   const name = assertWireName(input.name, limits.maxNameLength, `${where}name`);
   const payload = encodeJson(input.payload, { argument: `${where}payload`, maxBytes: limits.maxPayloadBytes, maxDepth: limits.maxJsonDepth });
   const id = input.id === undefined ? newUuidV7() : assertUuid(input.id, `${where}id`);
@@ -159,7 +160,6 @@ export function normalizeEnqueue(input: EnqueueInput, limits: SchedulerLimits, i
     if (input.concurrencyKey === undefined) throw new InvalidArgumentError(`${where}concurrencyLimit needs a concurrencyKey.`, `${where}concurrencyLimit`);
     assertMaxAttempts(input.concurrencyLimit, 10_000, `${where}concurrencyLimit`);
   }
-  // Each read once: the value checked is the value written, whatever a getter returns next.
   const uniqueKey = input.uniqueKey === undefined ? undefined : assertNonEmptyString(input.uniqueKey, `${where}uniqueKey`, MAX_UNIQUE_KEY);
   const uniqueKeyMode = input.uniqueKeyMode;
   if (uniqueKeyMode !== undefined) {
@@ -187,13 +187,28 @@ export function normalizeEnqueue(input: EnqueueInput, limits: SchedulerLimits, i
   };
 }
 
+/**
+ * The input's fields, each read exactly once, as plain data: the value checked is the value
+ * written, whatever a getter (or a Proxy) would return on a later read.
+ */
+function readOnce(input: EnqueueInput): EnqueueInput {
+  const fields: Record<string, unknown> = {};
+  for (const key of KNOWN_KEYS) fields[key] = (input as unknown as Record<string, unknown>)[key];
+  return fields as unknown as EnqueueInput;
+}
+
 function parents(input: EnqueueInput, id: string, where: string): string[] {
-  if (input.dependsOn === undefined) return [];
-  if (!Array.isArray(input.dependsOn) || input.dependsOn.length > MAX_PARENTS) {
+  const given: unknown = input.dependsOn;
+  if (given === undefined) return [];
+  // Its length and each element read once (a hole reads as undefined and is refused), then checked.
+  const length = Array.isArray(given) ? (given as unknown[]).length : Number.NaN;
+  if (!(length <= MAX_PARENTS)) {
     throw new InvalidArgumentError(`${where}dependsOn must be an array of at most ${MAX_PARENTS} job ids.`, `${where}dependsOn`);
   }
+  const list: unknown[] = [];
+  for (let i = 0; i < length; i++) list.push((given as unknown[])[i]);
   const seen = new Set<string>();
-  input.dependsOn.forEach((value, i) => {
+  list.forEach((value, i) => {
     const parent = assertUuid(value, `${where}dependsOn[${i}]`);
     if (parent === id) throw new InvalidArgumentError(`Job ${id} cannot depend on itself.`, `${where}dependsOn`);
     if (seen.has(parent)) throw new InvalidArgumentError(`${where}dependsOn names ${parent} twice.`, `${where}dependsOn`);

@@ -3,7 +3,7 @@ import type { AttemptTransaction, JobStore, Outcome, OutcomeResult } from '../st
 import type { AttemptAbort } from './attempt-abort.js';
 import { AttemptContext } from './job-context.js';
 import type { JobInvoker, PayloadValidator } from './job-invoker.js';
-import { describeError, errorText, type ErrorLogDetail } from './log-text.js';
+import { describeError, errorDetail, errorText, isInstance, type ErrorLogDetail } from './log-text.js';
 import { PermanentJobError } from './permanent-job.error.js';
 import type { SchedulerLogger } from './scheduler-logger.js';
 import { withTimeout, type Timers } from './timers.js';
@@ -66,9 +66,9 @@ export class AttemptExecutor {
       // The log line is bounded and escaped (a handler's error may quote the payload or carry
       // escapes); lastError keeps the whole text for the operator.
       const message = describeError(error, this.deps.errorLogDetail);
-      if (error instanceof PermanentJobError) {
+      if (isInstance(error, PermanentJobError)) {
         logger.warn(`${job.name} ${job.id} attempt ${job.attempt} failed permanently: ${message}`);
-        return report({ jobId: job.id, attempt: job.attempt, kind: 'dead_lettered', error: detail(error) });
+        return report({ jobId: job.id, attempt: job.attempt, kind: 'dead_lettered', error: errorDetail(error) });
       }
       // The job's own retry fields, set at enqueue on whichever node produced it, win over the handler's.
       const delay = retryDelayMs(job.attempt, effectiveRetryPolicy(definition.retry, job.retry), this.deps.random);
@@ -77,7 +77,7 @@ export class AttemptExecutor {
           ? `${job.name} ${job.id} attempt ${job.attempt} of ${job.maxAttempts} failed (${message}); retrying in ${delay} ms.`
           : `${job.name} ${job.id} attempt ${job.attempt} of ${job.maxAttempts} failed (${message}); no attempts left.`,
       );
-      return report({ jobId: job.id, attempt: job.attempt, kind: 'failed', error: detail(error), retryDelayMs: delay });
+      return report({ jobId: job.id, attempt: job.attempt, kind: 'failed', error: errorDetail(error), retryDelayMs: delay });
     }
 
     const outcome: Outcome = { jobId: job.id, attempt: job.attempt, kind: 'succeeded', output: context.output };
@@ -117,8 +117,3 @@ export function describe(error: unknown): string {
   return describeError(error);
 }
 
-/** What `lastError` keeps: the stack when there is one (it starts with the message). */
-function detail(error: unknown): string {
-  if (error instanceof Error) return error.stack ?? `${error.name}: ${error.message}`;
-  return String(error);
-}

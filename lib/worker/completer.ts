@@ -1,7 +1,7 @@
-import { InvalidArgumentError, visibleText } from '../core/index.js';
+import { InvalidArgumentError } from '../core/index.js';
 import type { JobStore, Outcome, OutcomeResult } from '../store/index.js';
 import { MAX_BATCH } from '../store/index.js';
-import { describeError, ERROR_LOG_MESSAGE_LENGTH } from './log-text.js';
+import { describeError, type ErrorLogDetail } from './log-text.js';
 import type { SchedulerLogger } from './scheduler-logger.js';
 import { deferOn, type Timers } from './timers.js';
 
@@ -14,13 +14,20 @@ export interface CompleterDeps {
   readonly stillHeld: (jobId: string, attempt: number) => boolean;
   /** Called once per submitted outcome, when it was written, found stale, or dropped. */
   readonly onSettled: (outcome: Outcome, result: OutcomeResult | 'dropped') => void;
+  /**
+   * How much of a failed write's error its log line carries (default `message`). The write holds
+   * outputs and error texts, which a refusal or a driver's error may quote.
+   */
+  readonly errorLogDetail?: ErrorLogDetail;
 }
 
 /**
  * Writes outcomes through the fenced write, batching the outcomes that arrive together and whatever
  * accumulates while a write is in flight, so a busy node sends one statement for many outcomes and
  * an idle one waits for no timer. A stale result is logged and counted, never thrown at the user.
- * A failed write is retried with backoff for as long as the node still holds the lease.
+ * A failed write is retried with backoff for as long as the node still holds the lease and the
+ * completer is open. Once closed it writes nothing more: an outcome not yet written is dropped, and
+ * its lease lapses, so the job runs again (the designed fallback for a node that stops).
  */
 export class Completer {
   private readonly pending: Outcome[] = [];
@@ -29,10 +36,15 @@ export class Completer {
   private retryTimer: unknown;
   private failures = 0;
   private idleWaiters: Array<() => void> = [];
+  private closed = false;
 
   constructor(private readonly deps: CompleterDeps) {}
 
   submit(outcome: Outcome): void {
+    if (this.closed) {
+      this.deps.onSettled(outcome, 'dropped');
+      return;
+    }
     this.pending.push(outcome);
     if (this.retryTimer !== undefined || this.flushing || this.flushScheduled) return;
     // Deferred, so the outcomes of attempts that settle together go in one write, not one and the rest.
@@ -50,10 +62,10 @@ export class Completer {
   }
 
   private async flush(): Promise<void> {
-    if (this.flushing) return;
+    if (this.flushing || this.closed) return;
     this.flushing = true;
     try {
-      while (this.pending.length > 0) {
+      while (this.pending.length > 0 && !this.closed) {
         const batch = this.pending.splice(0, MAX_BATCH).filter((outcome) => {
           if (this.deps.stillHeld(outcome.jobId, outcome.attempt)) return true;
           this.deps.onSettled(outcome, 'dropped');
@@ -66,14 +78,19 @@ export class Completer {
         } catch (error) {
           if (error instanceof InvalidArgumentError) {
             // Retrying cannot fix a refused report; drop it and let the lease lapse (the job runs again).
-            this.deps.logger.error(`an outcome batch was refused (${visibleText(error.message, { maxLength: ERROR_LOG_MESSAGE_LENGTH })}); dropping ${batch.length} outcome(s).`);
+            this.deps.logger.error(`an outcome batch was refused (${describeError(error, this.deps.errorLogDetail)}); dropping ${batch.length} outcome(s).`);
             for (const outcome of batch) this.deps.onSettled(outcome, 'dropped');
             continue;
+          }
+          if (this.closed) {
+            // Closed while this write was in flight: no retry; the leases lapse instead.
+            for (const outcome of batch) this.deps.onSettled(outcome, 'dropped');
+            return;
           }
           this.pending.unshift(...batch);
           this.failures += 1;
           const delay = Math.min(5_000, 50 * 2 ** Math.min(this.failures, 7));
-          this.deps.logger.warn(`recording ${batch.length} outcome(s) failed (${describeError(error)}); retrying in ${delay} ms.`);
+          this.deps.logger.warn(`recording ${batch.length} outcome(s) failed (${describeError(error, this.deps.errorLogDetail)}); retrying in ${delay} ms.`);
           this.retryTimer = this.deps.timers.setTimeout(() => {
             this.retryTimer = undefined;
             void this.flush();
@@ -95,8 +112,12 @@ export class Completer {
     }
   }
 
-  /** Stops retrying; outcomes still pending are dropped (their leases will lapse). */
+  /**
+   * Stops retrying and writing: outcomes still pending, and any submitted later, are dropped (their
+   * leases will lapse). A write already in flight finishes, but is not retried if it fails.
+   */
   close(): void {
+    this.closed = true;
     if (this.retryTimer !== undefined) this.deps.timers.clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     for (const outcome of this.pending.splice(0)) this.deps.onSettled(outcome, 'dropped');

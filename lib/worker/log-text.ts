@@ -21,18 +21,33 @@ export const ERROR_LOG_STACK_LENGTH = 8_192;
 /** An error class name longer than this is not a class name; it is cut. */
 const NAME_LENGTH = 100;
 
+/** What a thrown value reads as when reading it throws (a hostile getter, a Proxy, no `toString`). */
+export const UNREADABLE = '(unreadable)';
+
 /** Reads a property a handler's error may have made into a throwing getter. */
 function read(value: () => unknown): string {
   try {
     return String(value());
   } catch {
-    return '(unreadable)';
+    return UNREADABLE;
+  }
+}
+
+/**
+ * `value instanceof type`, false when asking throws: a thrown Proxy may trap `getPrototypeOf`, and
+ * a thrown value must never turn its own description into a second throw.
+ */
+export function isInstance<T>(value: unknown, type: abstract new (...args: never[]) => T): value is T {
+  try {
+    return value instanceof type;
+  } catch {
+    return false;
   }
 }
 
 /** An error as one log line, carrying as much as `detail` allows. */
 export function describeError(error: unknown, detail: ErrorLogDetail = 'message'): string {
-  if (!(error instanceof Error)) {
+  if (!isInstance(error, Error)) {
     if (detail === 'class') return `a thrown ${error === null ? 'null' : typeof error}`;
     return visibleText(read(() => error), { maxLength: detail === 'stack' ? ERROR_LOG_STACK_LENGTH : ERROR_LOG_MESSAGE_LENGTH });
   }
@@ -47,6 +62,21 @@ export function describeError(error: unknown, detail: ErrorLogDetail = 'message'
 
 /** An error's class and message as stored text (a job's `lastError`, an observer's failure), unbounded and unescaped. */
 export function errorText(error: unknown): string {
-  if (error instanceof Error) return `${read(() => error.name)}: ${read(() => error.message)}`;
+  if (isInstance(error, Error)) return `${read(() => error.name)}: ${read(() => error.message)}`;
   return read(() => error);
+}
+
+/**
+ * What a failed attempt's `lastError` keeps: the stack when it reads as one (it starts with the
+ * message), else {@link errorText}. Never throws, whatever was thrown.
+ */
+export function errorDetail(error: unknown): string {
+  if (!isInstance(error, Error)) return read(() => error);
+  let stack: unknown;
+  try {
+    stack = error.stack;
+  } catch {
+    stack = undefined;
+  }
+  return typeof stack === 'string' ? stack : errorText(error);
 }

@@ -5,6 +5,7 @@ import { SeededRandom, type Clock, type JobRecord, type RandomSource } from '../
 import { ANY_QUEUE, SystemClock, type JobStore, type LeaseRef, type Outcome, type OutcomeResult, type WakeSubscription } from '../store/index.js';
 import { AttemptAbort } from './attempt-abort.js';
 import { AttemptExecutor, describe, type AttemptReport } from './attempt-executor.js';
+import { describeError } from './log-text.js';
 import { Completer } from './completer.js';
 import { Maintenance, type MaintenanceReport } from './maintenance.js';
 import { ObserverDispatcher } from './observer-dispatcher.js';
@@ -145,6 +146,7 @@ export class WorkerNode {
       timers: this.timers,
       stillHeld: (jobId, attempt) => this.driver.mayReport(jobId, attempt),
       onSettled: (outcome, result) => this.settled(outcome, result),
+      errorLogDetail: this.options.errorLogDetail,
     });
     this.minter = new ScheduleMinter(this.store, this.timers, this.logger, { maxIdleMs: this.options.scheduleCheckIntervalMs, batch: 100 });
     this.maintenance = new Maintenance(this.store, this.logger, this.clock, {
@@ -338,7 +340,7 @@ export class WorkerNode {
       attemptReport = await this.executor.execute(job, abort);
     } catch (error) {
       // The outcome write inside the attempt transaction failed; the lease will lapse and the job runs again.
-      this.logger.warn(`recording ${job.name} ${job.id} attempt ${job.attempt} failed (${describe(error)}).`);
+      this.logger.warn(`recording ${job.name} ${job.id} attempt ${job.attempt} failed (${describeError(error, this.options.errorLogDetail)}).`);
       this.aborts.delete(jobId);
       this.emit({ type: 'attempt_settled', now: this.clock.now(), jobId, attempt: job.attempt });
       this.settled({ jobId, attempt: job.attempt, kind: 'succeeded' }, 'dropped');

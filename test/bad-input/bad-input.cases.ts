@@ -78,6 +78,17 @@ class ThrowingKeyJob {
   handle() {}
 }
 
+/** Throws an Error behind a Proxy whose every trap throws, `instanceof` included. */
+@job({
+  name: 'key.hostile',
+  concurrencyKey: () => {
+    throw new Proxy(new Error('hidden'), new Proxy({}, { get: () => () => { throw new Error('trapped'); } }));
+  },
+})
+class HostileKeyJob {
+  handle() {}
+}
+
 /** The client with loose types: the catalogue calls it with values its types forbid. */
 type Loose<T> = { [K in keyof T]: T[K] extends (...args: never[]) => unknown ? (...args: any[]) => Promise<any> : T[K] };
 type Client = Loose<SchedulerClient>;
@@ -307,6 +318,7 @@ export const REFUSALS: Refusal[] = [
     { entry: 'setConcurrencyLimit key', label: `the key ${JSON.stringify(key.slice(0, 20))}`, call: (c) => c.client.setConcurrencyLimit({ key }, 2), error: InvalidArgumentError, field: /^key must be 1 to 200 characters/ },
   ]),
   { entry: '@Job concurrencyKey result', label: 'a function that throws (quoting the payload)', call: enqueue('key.throws', { secret: 'p4yl0ad' }), error: InvalidArgumentError, field: /^The concurrencyKey function of @Job 'key.throws' threw for this payload \(Error\); nothing was written\.$/ },
+  { entry: '@Job concurrencyKey result', label: 'a function that throws a Proxy whose every trap throws', call: enqueue('key.hostile', {}), error: InvalidArgumentError, field: /^The concurrencyKey function of @Job 'key.hostile' threw for this payload \(object\); nothing was written\.$/ },
   { entry: '@Job concurrencyKey result', label: 'a function that returns a number', call: enqueue('keyed.job', { key: 7 }), error: InvalidArgumentError, field: /^The concurrencyKey function of @Job 'keyed.job' must return a non-empty string, got 7\.$/ },
   ...([0, -1, 1e9, 1.5, Number.NaN, Number.POSITIVE_INFINITY, '3'] as const).flatMap((max): Refusal[] => [
     { entry: 'setConcurrencyLimit max', label: `a limit of ${typeof max === 'string' ? JSON.stringify(max) : max}`, call: (c) => c.client.setConcurrencyLimit({ key: TENANT_KEY }, max), error: InvalidArgumentError, field: /^max must be a whole number from 1 to 10000/ },
@@ -477,7 +489,7 @@ export const BAD_NAMING: Array<[string, SchedulerModuleOptions]> = [
   ['an unknown limit', { limits: { maxPayloadByte: 10 } as never }],
 ];
 
-const PROVIDERS = [OrdersConfirmJob, DottedNameJob, LongNameJob, KeyedJob, ThrowingKeyJob];
+const PROVIDERS = [OrdersConfirmJob, DottedNameJob, LongNameJob, KeyedJob, ThrowingKeyJob, HostileKeyJob];
 
 async function seed(client: Client, store: JobStore): Promise<Seed> {
   const { id: scheduled } = await client.enqueue('orders.confirm', { seed: 1 });

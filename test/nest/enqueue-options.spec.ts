@@ -78,3 +78,44 @@ describe('SchedulerClient enqueue options', () => {
     }
   });
 });
+
+describe('SchedulerClient reads each field of a job spec once', () => {
+  it('issue 19 workerfix 3: enqueueMany reads name, payload and every option of a spec exactly once', async () => {
+    const app = await boot(false);
+    try {
+      const client = app.get(SchedulerClient);
+      const reads: Record<string, number> = {};
+      const spec = {};
+      const good: Record<string, unknown> = { name: 'report.build', payload: { id: 'r' }, maxAttempts: 4, uniqueKey: 'report-r' };
+      for (const [key, value] of Object.entries(good)) {
+        reads[key] = 0;
+        // Good on the first read, an unknown name or a bad value on any later one.
+        Object.defineProperty(spec, key, { enumerable: true, get: () => (++reads[key]! === 1 ? value : 'no.such.job') });
+      }
+      const [result] = await client.enqueueMany([spec as never]);
+      expect(reads).toEqual({ name: 1, payload: 1, maxAttempts: 1, uniqueKey: 1 });
+      expect(await client.get(result!.id)).toMatchObject({ name: 'report.build', payload: { id: 'r' }, maxAttempts: 4, uniqueKey: 'report-r' });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('issue 19 workerfix 3: enqueue reads each of its options exactly once', async () => {
+    const app = await boot(false);
+    try {
+      const client = app.get(SchedulerClient);
+      const reads: Record<string, number> = {};
+      const options = {};
+      const good: Record<string, unknown> = { manager: undefined, maxAttempts: 4, concurrencyKey: 'tenant-1', delayMs: 0 };
+      for (const [key, value] of Object.entries(good)) {
+        reads[key] = 0;
+        Object.defineProperty(options, key, { enumerable: true, get: () => (++reads[key]! === 1 ? value : -1) });
+      }
+      const { id } = await client.enqueue('report.build', { id: 'o' }, options);
+      expect(reads).toEqual({ manager: 1, maxAttempts: 1, concurrencyKey: 1, delayMs: 1 });
+      expect(await client.get(id)).toMatchObject({ maxAttempts: 4, concurrencyKey: 'tenant-1' });
+    } finally {
+      await app.close();
+    }
+  });
+});

@@ -1,0 +1,95 @@
+import { describe, expect, it } from '@jest/globals';
+import type { CompleteParams, JobStore, Outcome, OutcomeResult } from '../../lib/store/index.js';
+import { Completer } from '../../lib/worker/index.js';
+import { ManualTimers, settle } from '../support/manual-timers.js';
+
+/** A store whose outcome writes the test settles one by one: each call waits for `fail()` or `succeed()`. */
+class WriteGate {
+  readonly calls: CompleteParams[] = [];
+  private waiting: Array<{ resolve: (results: OutcomeResult[]) => void; reject: (error: Error) => void; params: CompleteParams }> = [];
+
+  readonly store = {
+    jobCompleteMany: (params: CompleteParams) => {
+      this.calls.push(params);
+      return new Promise<OutcomeResult[]>((resolve, reject) => this.waiting.push({ resolve, reject, params }));
+    },
+  } as unknown as JobStore;
+
+  fail(): void {
+    this.waiting.shift()!.reject(new Error('connection terminated'));
+  }
+
+  succeed(): void {
+    const { resolve, params } = this.waiting.shift()!;
+    resolve(params.outcomes.map((o) => ({ jobId: o.jobId, attempt: o.attempt, status: 'applied', state: 'succeeded' })));
+  }
+}
+
+function setup() {
+  const timers = new ManualTimers();
+  const gate = new WriteGate();
+  const settled: Array<{ jobId: string; result: OutcomeResult | 'dropped' }> = [];
+  const completer = new Completer({
+    store: gate.store,
+    workerId: 'w1',
+    logger: { log() {}, warn() {}, error() {} },
+    timers,
+    stillHeld: () => true,
+    onSettled: (outcome, result) => settled.push({ jobId: outcome.jobId, result }),
+  });
+  return { timers, gate, settled, completer };
+}
+
+const outcome = (jobId: string): Outcome => ({ jobId, attempt: 1, kind: 'succeeded' });
+
+describe('Completer after close', () => {
+  it('issue 19 workerfix 1: a failed write waiting for its retry is never retried once closed', async () => {
+    const { timers, gate, settled, completer } = setup();
+    completer.submit(outcome('a'));
+    await settle();
+    expect(gate.calls).toHaveLength(1);
+    gate.fail();
+    await settle();
+    completer.close();
+    await timers.advance(600_000);
+    expect(gate.calls).toHaveLength(1);
+    expect(settled).toEqual([{ jobId: 'a', result: 'dropped' }]);
+  });
+
+  it('issue 19 workerfix 1: a write in flight at close that then fails is dropped, not retried', async () => {
+    const { timers, gate, settled, completer } = setup();
+    completer.submit(outcome('a'));
+    await settle();
+    expect(gate.calls).toHaveLength(1);
+    completer.close();
+    gate.fail();
+    await timers.advance(600_000);
+    expect(gate.calls).toHaveLength(1);
+    expect(settled).toEqual([{ jobId: 'a', result: 'dropped' }]);
+    await expect(completer.idle()).resolves.toBeUndefined();
+  });
+
+  it('issue 19 workerfix 1: a write in flight at close that succeeds is reported; nothing queued behind it is written', async () => {
+    const { timers, gate, settled, completer } = setup();
+    completer.submit(outcome('a'));
+    await settle();
+    completer.submit(outcome('b'));
+    completer.close();
+    gate.succeed();
+    await timers.advance(600_000);
+    expect(gate.calls.map((c) => c.outcomes.map((o) => o.jobId))).toEqual([['a']]);
+    expect(settled).toEqual([
+      { jobId: 'b', result: 'dropped' },
+      { jobId: 'a', result: { jobId: 'a', attempt: 1, status: 'applied', state: 'succeeded' } },
+    ]);
+  });
+
+  it('issue 19 workerfix 1: an outcome submitted after close is dropped and never written', async () => {
+    const { timers, gate, settled, completer } = setup();
+    completer.close();
+    completer.submit(outcome('late'));
+    await timers.advance(600_000);
+    expect(gate.calls).toHaveLength(0);
+    expect(settled).toEqual([{ jobId: 'late', result: 'dropped' }]);
+  });
+});
