@@ -50,7 +50,7 @@ CREATE TABLE IF NOT EXISTS ${t.cascade} (
   failure   TEXT,
   cancelled INTEGER NOT NULL,
   PRIMARY KEY (origin, child_id)
-) WITHOUT ROWID;
+);
 CREATE TRIGGER ${t.local('jobs_settle')} AFTER UPDATE OF state ON ${t.jobs}
 WHEN NEW.state IN ${TERMINAL} AND OLD.state NOT IN ${TERMINAL}
   AND EXISTS (SELECT 1 FROM ${t.dependencies} WHERE parent_id = NEW.id AND settled = 0)
