@@ -4,6 +4,7 @@ import { badInputCases } from './cases/bad-input.cases.js';
 import { claimCases } from './cases/claim.cases.js';
 import { dependencyCases } from './cases/dependency.cases.js';
 import { dependencyBatchCases } from './cases/dependency-batch.cases.js';
+import { dependencyCascadeCases } from './cases/dependency-cascade.cases.js';
 import { dependencyRaceCases } from './cases/dependency-race.cases.js';
 import { historyCases } from './cases/history.cases.js';
 import { jsonWalkCases } from './cases/json-walk.cases.js';
@@ -54,6 +55,7 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('recurring schedules after a long outage', () => scheduleOutageCases(ctx));
   describe('dependencies', () => dependencyCases(ctx));
   describe('dependency batches', () => dependencyBatchCases(ctx));
+  describe('dependency cascades', () => dependencyCascadeCases(ctx));
   describe('dependencies enqueued while their parents finish', () => dependencyRaceCases(ctx));
   describe('concurrency limits', () => limitCases(ctx));
   describe('concurrency limits changed while jobs run', () => limitChangeCases(ctx));

@@ -85,3 +85,52 @@ describe('issue 19 item 16: npm start', () => {
     }
   });
 });
+
+/** Waits, reading /proc, until a descendant of `pid` runs a command line containing `needle`. */
+async function descendantRunning(pid: number, needle: string, give: () => string): Promise<number> {
+  for (let tries = 0; tries < 1_000; tries++) {
+    for (const child of descendants(pid)) {
+      let cmdline = '';
+      try {
+        cmdline = readFileSync(`/proc/${child}/cmdline`, 'utf8');
+      } catch {
+        continue;
+      }
+      if (cmdline.includes(needle)) return child;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`no process running ${needle} appeared:\n${give()}`);
+}
+
+describe('issue 19: npm run sim, bench and chaos', () => {
+  it.each(['sim', 'bench', 'chaos'])('issue 19: %s builds in its pre script and runs node in place of the shell', (name) => {
+    const { scripts } = JSON.parse(readFileSync(join(process.cwd(), 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    expect(scripts[`pre${name}`]).toBe('npm run build');
+    expect(scripts[name]).toMatch(/^exec node \S+$/);
+  });
+
+  it('issue 19: SIGTERM to the npm process of a long simulator batch leaves no process behind', async () => {
+    // --ignore-scripts skips presim (the build, which would rewrite dist/ under other test files).
+    const npm = spawn('npm', ['run', 'sim', '--ignore-scripts', '--silent', '--', '--seeds', '1000000'], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let log = '';
+    npm.stdout!.on('data', (chunk: Buffer) => (log += chunk.toString()));
+    npm.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
+    const exited = new Promise<void>((resolve) => npm.on('exit', () => resolve()));
+    let spawned: number[] = [];
+    try {
+      await descendantRunning(npm.pid!, 'sim.main.js', () => log);
+      spawned = descendants(npm.pid!);
+      npm.kill('SIGTERM');
+      await exited;
+      for (const pid of spawned) {
+        // npm forwards the signal; the simulator may still be exiting when npm has.
+        for (let tries = 0; alive(pid) && tries < 500; tries++) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(spawned.filter(alive)).toEqual([]);
+    } finally {
+      for (const pid of spawned.filter(alive)) process.kill(pid, 'SIGKILL');
+      if (npm.exitCode === null && npm.signalCode === null) npm.kill('SIGKILL');
+    }
+  });
+});

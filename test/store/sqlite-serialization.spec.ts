@@ -216,6 +216,7 @@ describe('SQLite adapter setup', () => {
       'app_audit_log',
       'app_concurrency_limits',
       'app_dependencies',
+      'app_dependency_cascade',
       'app_job_history',
       'app_jobs',
       'app_migrations',

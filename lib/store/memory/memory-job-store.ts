@@ -158,6 +158,8 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
   /** Edges by parent, each settled at most once. */
   private readonly children = new Map<string, { childId: string; settled: boolean }[]>();
   private readonly parents = new Map<string, string[]>();
+  /** Parents whose edges are still to settle while a cascade is under way (see settleDependants). */
+  private cascade: JobRow[] | null = null;
   private readonly concurrencyLimits = new Map<string, number>();
   private readonly history: HistoryEntry[] = [];
   private nextHistoryId = 1;
@@ -684,9 +686,24 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
   /**
    * A parent finished: settle each of its open edges once. A qualifying end lowers the child's
    * latch (releasing it at zero); a failure cancels an `on_success` child, whose own end settles
-   * its dependants in turn.
+   * its dependants in turn. That turn is queued, not recursed into: a cascade is as deep as the
+   * graph, and a chain of thousands must not exhaust the call stack.
    */
   private settleDependants(parent: JobRow): void {
+    if (this.cascade) {
+      this.cascade.push(parent);
+      return;
+    }
+    const queue = [parent];
+    this.cascade = queue;
+    try {
+      for (let i = 0; i < queue.length; i++) this.settleEdgesOf(queue[i]!);
+    } finally {
+      this.cascade = null;
+    }
+  }
+
+  private settleEdgesOf(parent: JobRow): void {
     const now = this.clock.now();
     for (const edge of this.children.get(parent.id) ?? []) {
       if (edge.settled) continue;

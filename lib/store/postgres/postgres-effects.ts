@@ -2,10 +2,55 @@ import type { HistoryPolicy } from '../../core/index.js';
 import { limitFunction } from './postgres-limits.js';
 import type { PostgresNaming } from './postgres-naming.js';
 
-/** Edges one statement settles at most; a larger fan-out is finished by jobSettleDependencies. */
+/**
+ * Edges one statement settles at most, its whole cascade counted (a fan-out, and the dependants of
+ * the dependants it cancels); the rest is finished by jobSettleDependencies.
+ */
 export const INLINE_SETTLE_LIMIT = 1_000;
 
 const TERMINAL = `('succeeded', 'dead_lettered', 'cancelled', 'quarantined')`;
+/** Set while the settle function runs, so that the trigger its own updates fire does not settle too. */
+const SETTLING = 'durable_scheduler.settling';
+
+/**
+ * One level of a cascade: settles at most the edges left in the budget among those `which` picks
+ * (open edges of terminal parents), and leaves in `frontier` the dependants it cancelled, whose own
+ * edges are the next level (null when there are none).
+ */
+function settleLevel(t: PostgresNaming, which: string): string {
+  return `WITH picked AS (
+      SELECT d.child_id, d.parent_id, p.state AS parent_state
+      FROM ${t.dependencies} d JOIN ${t.jobs} p ON p.id = d.parent_id
+      WHERE NOT d.settled AND ${which} AND p.state IN ${TERMINAL}
+      -- No ORDER BY: with SKIP LOCKED concurrent settlers never wait on each other, so lock order does
+      -- not matter, and sorting every open edge of a 10,000-child parent for each batch is waste.
+      LIMIT max_edges - settled_edges
+      FOR UPDATE OF d SKIP LOCKED
+    ), marked AS (
+      UPDATE ${t.dependencies} d SET settled = true
+      FROM picked WHERE d.child_id = picked.child_id AND d.parent_id = picked.parent_id
+      RETURNING d.child_id, picked.parent_id, picked.parent_state
+    ), effect AS (
+      SELECT m.child_id,
+        count(*) FILTER (WHERE m.parent_state = 'succeeded' OR c.dependency_mode = 'on_any_terminal') AS satisfied,
+        min('parent ' || m.parent_id || ' ended ' || m.parent_state) FILTER (WHERE m.parent_state <> 'succeeded' AND c.dependency_mode = 'on_success') AS failure
+      FROM marked m JOIN ${t.jobs} c ON c.id = m.child_id
+      GROUP BY m.child_id
+    ), applied AS (
+      UPDATE ${t.jobs} c SET
+        pending_parents = CASE WHEN e.failure IS NULL THEN c.pending_parents - e.satisfied ELSE 0 END,
+        state = CASE WHEN e.failure IS NOT NULL THEN 'cancelled' WHEN c.pending_parents - e.satisfied <= 0 THEN 'scheduled' ELSE c.state END,
+        run_at = CASE WHEN e.failure IS NULL AND c.pending_parents - e.satisfied <= 0 THEN greatest(c.run_at, date_trunc('milliseconds', now())) ELSE c.run_at END,
+        last_error = CASE WHEN e.failure IS NOT NULL THEN e.failure ELSE c.last_error END,
+        finished_at = CASE WHEN e.failure IS NOT NULL THEN now() ELSE c.finished_at END,
+        updated_at = now()
+      FROM effect e
+      WHERE c.id = e.child_id AND c.state = 'awaiting_parents'
+      RETURNING c.id, c.state
+    )
+    SELECT (SELECT count(*) FROM marked), (SELECT array_agg(a.id) FROM applied a WHERE a.state = 'cancelled')
+    INTO batch, frontier;`;
+}
 
 /**
  * The triggers that apply the effects of a state change inside the very statement (and so the very
@@ -14,9 +59,9 @@ const TERMINAL = `('succeeded', 'dead_lettered', 'cancelled', 'quarantined')`;
  * - history: one entry per change of state or attempt, as the policy allows;
  * - slots: a job that stops running gives its concurrency slots back (release_slots, in
  *   postgres-limits.ts);
- * - dependencies: a job that becomes terminal settles up to 1,000 of its open edges, lowering
- *   latches, releasing dependants (with a wake-up hint) or cancelling `on_success` ones, whose own
- *   change fires this trigger again and so cascades.
+ * - dependencies: a job that becomes terminal settles its open edges, lowering latches, releasing
+ *   dependants (with a wake-up hint) or cancelling `on_success` ones, whose own edges the settle
+ *   function settles next, level by level, up to {@link INLINE_SETTLE_LIMIT} edges in all.
  *
  * Statement-level triggers with transition tables cost one set-based pass per statement, not one
  * per row. They are installed on every migrate, because their body depends on the history policy.
@@ -46,42 +91,24 @@ export function effectsSql(t: PostgresNaming, policy: HistoryPolicy): string {
     ORDER BY p.id
   )`;
   return `
+-- Level by level, never recursively: the UPDATE of each level fires jobs_after_update, which
+-- leaves the settling to this loop while SETTLING is on (the function's SET clause turns it on for
+-- its own run only, and puts it back however the run ends).
 CREATE OR REPLACE FUNCTION ${settle}(parent_ids uuid[], max_edges integer) RETURNS integer LANGUAGE plpgsql
-  SET enable_nestloop = on SET enable_mergejoin = on AS $fn$
+  SET enable_nestloop = on SET enable_mergejoin = on SET ${SETTLING} = 'on' AS $fn$
 DECLARE
-  settled_edges integer;
+  settled_edges integer := 0;
+  batch integer;
+  frontier uuid[] := parent_ids;
 BEGIN
-  WITH picked AS (
-    SELECT d.child_id, d.parent_id, p.state AS parent_state
-    FROM ${t.dependencies} d JOIN ${t.jobs} p ON p.id = d.parent_id
-    WHERE NOT d.settled AND (parent_ids IS NULL OR d.parent_id = ANY(parent_ids)) AND p.state IN ${TERMINAL}
-    -- No ORDER BY: with SKIP LOCKED concurrent settlers never wait on each other, so lock order does
-    -- not matter, and sorting every open edge of a 10,000-child parent for each batch is waste.
-    LIMIT max_edges
-    FOR UPDATE OF d SKIP LOCKED
-  ), marked AS (
-    UPDATE ${t.dependencies} d SET settled = true
-    FROM picked WHERE d.child_id = picked.child_id AND d.parent_id = picked.parent_id
-    RETURNING d.child_id, picked.parent_id, picked.parent_state
-  ), effect AS (
-    SELECT m.child_id,
-      count(*) FILTER (WHERE m.parent_state = 'succeeded' OR c.dependency_mode = 'on_any_terminal') AS satisfied,
-      min('parent ' || m.parent_id || ' ended ' || m.parent_state) FILTER (WHERE m.parent_state <> 'succeeded' AND c.dependency_mode = 'on_success') AS failure
-    FROM marked m JOIN ${t.jobs} c ON c.id = m.child_id
-    GROUP BY m.child_id
-  ), applied AS (
-    UPDATE ${t.jobs} c SET
-      pending_parents = CASE WHEN e.failure IS NULL THEN c.pending_parents - e.satisfied ELSE 0 END,
-      state = CASE WHEN e.failure IS NOT NULL THEN 'cancelled' WHEN c.pending_parents - e.satisfied <= 0 THEN 'scheduled' ELSE c.state END,
-      run_at = CASE WHEN e.failure IS NULL AND c.pending_parents - e.satisfied <= 0 THEN greatest(c.run_at, date_trunc('milliseconds', now())) ELSE c.run_at END,
-      last_error = CASE WHEN e.failure IS NOT NULL THEN e.failure ELSE c.last_error END,
-      finished_at = CASE WHEN e.failure IS NOT NULL THEN now() ELSE c.finished_at END,
-      updated_at = now()
-    FROM effect e
-    WHERE c.id = e.child_id AND c.state = 'awaiting_parents'
-    RETURNING c.id
-  )
-  SELECT count(*) INTO settled_edges FROM marked;
+  IF frontier IS NULL THEN
+    ${settleLevel(t, 'true')}
+    settled_edges := batch;
+  END IF;
+  WHILE frontier IS NOT NULL AND settled_edges < max_edges LOOP
+    ${settleLevel(t, 'd.parent_id = ANY(frontier)')}
+    settled_edges := settled_edges + batch;
+  END LOOP;
   RETURN settled_edges;
 END
 $fn$;
@@ -126,7 +153,8 @@ BEGIN
   IF woken IS NOT NULL THEN
     PERFORM pg_notify('${t.channel}', q) FROM unnest(woken) AS q;
   END IF;
-  IF finished IS NOT NULL AND EXISTS (SELECT 1 FROM ${t.dependencies} d WHERE d.parent_id = ANY(finished) AND NOT d.settled) THEN
+  IF finished IS NOT NULL AND current_setting('${SETTLING}', true) IS DISTINCT FROM 'on'
+      AND EXISTS (SELECT 1 FROM ${t.dependencies} d WHERE d.parent_id = ANY(finished) AND NOT d.settled) THEN
     PERFORM ${settle}(finished, ${INLINE_SETTLE_LIMIT});
   END IF;
   RETURN NULL;

@@ -1,7 +1,18 @@
 import { createHash } from 'node:crypto';
-import { assertSqlIdentifier, assertSqlPrefix, MAX_IDENTIFIER_LENGTH, quoteIdentifier } from '../../core/index.js';
+import { assertSqlIdentifier, assertSqlPrefix, InvalidIdentifierError, MAX_IDENTIFIER_LENGTH, quoteIdentifier } from '../../core/index.js';
 
 export const DEFAULT_POSTGRES_SCHEMA = 'durable_scheduler';
+
+/**
+ * The longest name the store derives from the table prefix: of every table, index, constraint,
+ * trigger and function its migrations and installed SQL create (test/store/postgres-naming.spec.ts
+ * renders them all and checks that none is longer). PostgreSQL truncates a name past 63 bytes, so
+ * a longer prefix would make two derived names collide, or differ from the ones the code uses.
+ */
+export const LONGEST_DERIVED_SUFFIX = 'concurrency_limits_surplus_check';
+
+/** The longest table prefix the PostgreSQL store accepts. */
+export const MAX_POSTGRES_PREFIX_LENGTH = MAX_IDENTIFIER_LENGTH - LONGEST_DERIVED_SUFFIX.length;
 
 /** Table and channel names for one installation, validated once and quoted for SQL. */
 export interface PostgresNaming {
@@ -35,9 +46,11 @@ export interface PostgresNaming {
 export function postgresNaming(schema = DEFAULT_POSTGRES_SCHEMA, prefix = ''): PostgresNaming {
   assertSqlIdentifier(schema, 'schema');
   assertSqlPrefix(prefix, 'tablePrefix');
-  const longest = `${prefix}jobs_claim_idx`;
-  if (longest.length > MAX_IDENTIFIER_LENGTH) {
-    assertSqlIdentifier(longest, 'tablePrefix (with the longest suffix the store adds)');
+  if (prefix.length > MAX_POSTGRES_PREFIX_LENGTH) {
+    throw new InvalidIdentifierError(
+      `tablePrefix must be at most ${MAX_POSTGRES_PREFIX_LENGTH} characters, because the store adds suffixes of up to ${LONGEST_DERIVED_SUFFIX.length} ("${LONGEST_DERIVED_SUFFIX}") and PostgreSQL truncates names past ${MAX_IDENTIFIER_LENGTH} bytes, got ${prefix.length} characters ("${prefix}").`,
+      'tablePrefix',
+    );
   }
   const table = (name: string) => `${quoteIdentifier(schema)}.${quoteIdentifier(prefix + name)}`;
   const plainChannel = `${schema}.${prefix}jobs`;

@@ -8,9 +8,17 @@ const ERROR_OF_CHANGE = `CASE WHEN NEW.last_error IS NOT OLD.last_error OR (OLD.
 
 /**
  * The triggers that apply the effects of a state change inside the statement that made it: history
- * entries (as the policy allows) and dependency settlement. A parent that becomes terminal lowers
- * the latches of its open edges' children (releasing them at zero) or cancels `on_success` ones,
- * whose own change fires the trigger again (recursive_triggers must be on) and so cascades.
+ * entries (as the policy allows) and dependency settlement.
+ *
+ * A parent that becomes terminal settles its whole cascade in one pass, never by triggers firing
+ * triggers (SQLite allows ~1,000 levels of that, and a chain of 20,000 is legal input): a recursive
+ * query finds the parent and every `on_success` dependant that its failure cancels, then the open
+ * edges of all of them are settled at once, lowering latches (releasing at zero) or cancelling.
+ * The effects are written to a work table first, keyed by the parent, because the edges must be
+ * marked settled before the dependants change: with recursive_triggers on, each cancelled
+ * dependant fires this trigger again, and it must then find nothing left to settle. So the cascade
+ * is correct with the pragma either way. The work table is empty between statements.
+ *
  * SQLite has one writer at a time, so every edge settles in the same transaction, whatever the fan-out.
  */
 export function effectsSql(t: SqliteNaming, policy: HistoryPolicy): string {
@@ -31,20 +39,53 @@ BEGIN
   VALUES (NEW.id, NEW.name, ${NOW}, NEW.state, NEW.attempt,
           ${policy === 'transitions_and_errors' ? ERROR_OF_CHANGE : 'NULL'});
 END;`;
-  const satisfied = `(NEW.state = 'succeeded' OR dependency_mode = 'on_any_terminal')`;
+  // Of an edge from parent p to child c: does p's end count toward c's latch?
+  const satisfied = `(p.state = 'succeeded' OR c.dependency_mode IS 'on_any_terminal')`;
   return `${drop}
 ${history}
+CREATE TABLE IF NOT EXISTS ${t.cascade} (
+  origin    TEXT    NOT NULL,
+  child_id  TEXT    NOT NULL,
+  satisfied INTEGER NOT NULL,
+  failure   TEXT,
+  cancelled INTEGER NOT NULL,
+  PRIMARY KEY (origin, child_id)
+);
 CREATE TRIGGER ${t.local('jobs_settle')} AFTER UPDATE OF state ON ${t.jobs}
 WHEN NEW.state IN ${TERMINAL} AND OLD.state NOT IN ${TERMINAL}
+  AND EXISTS (SELECT 1 FROM ${t.dependencies} WHERE parent_id = NEW.id AND settled = 0)
 BEGIN
+  INSERT INTO ${t.cascade} (origin, child_id, satisfied, failure, cancelled)
+  SELECT NEW.id, e.child_id, e.satisfied, e.failure, e.failure IS NOT NULL AND e.state = 'awaiting_parents'
+  FROM (
+    -- The parent, and each waiting on_success dependant a failure cancels, as it will have ended.
+    WITH RECURSIVE ended(id, state) AS (
+      SELECT NEW.id, NEW.state
+      UNION
+      SELECT c.id, 'cancelled' FROM ended p
+        JOIN ${t.dependencies} d ON d.parent_id = p.id AND d.settled = 0
+        JOIN ${t.jobs} c ON c.id = d.child_id
+      WHERE p.state <> 'succeeded' AND c.state = 'awaiting_parents' AND c.dependency_mode IS NOT 'on_any_terminal'
+    )
+    SELECT d.child_id, c.state,
+      sum(${satisfied}) AS satisfied,
+      min(CASE WHEN NOT ${satisfied} THEN 'parent ' || p.id || ' ended ' || p.state END) AS failure
+    FROM ended p
+      JOIN ${t.dependencies} d ON d.parent_id = p.id AND d.settled = 0
+      JOIN ${t.jobs} c ON c.id = d.child_id
+    GROUP BY d.child_id
+  ) e;
+  UPDATE ${t.dependencies} SET settled = 1
+  WHERE settled = 0 AND parent_id IN (SELECT NEW.id UNION ALL SELECT child_id FROM ${t.cascade} WHERE origin = NEW.id AND cancelled);
   UPDATE ${t.jobs} SET
-    pending_parents = CASE WHEN ${satisfied} THEN pending_parents - 1 ELSE 0 END,
-    state = CASE WHEN NOT ${satisfied} THEN 'cancelled' WHEN pending_parents - 1 <= 0 THEN 'scheduled' ELSE state END,
-    run_at = CASE WHEN ${satisfied} AND pending_parents - 1 <= 0 THEN max(run_at, ${NOW}) ELSE run_at END,
-    last_error = CASE WHEN NOT ${satisfied} THEN 'parent ' || NEW.id || ' ended ' || NEW.state ELSE last_error END,
-    finished_at = CASE WHEN NOT ${satisfied} THEN ${NOW} ELSE finished_at END,
+    pending_parents = CASE WHEN e.failure IS NULL THEN pending_parents - e.satisfied ELSE 0 END,
+    state = CASE WHEN e.failure IS NOT NULL THEN 'cancelled' WHEN pending_parents - e.satisfied <= 0 THEN 'scheduled' ELSE state END,
+    run_at = CASE WHEN e.failure IS NULL AND pending_parents - e.satisfied <= 0 THEN max(run_at, ${NOW}) ELSE run_at END,
+    last_error = CASE WHEN e.failure IS NOT NULL THEN e.failure ELSE last_error END,
+    finished_at = CASE WHEN e.failure IS NOT NULL THEN ${NOW} ELSE finished_at END,
     updated_at = ${NOW}
-  WHERE state = 'awaiting_parents' AND id IN (SELECT child_id FROM ${t.dependencies} WHERE parent_id = NEW.id AND settled = 0);
-  UPDATE ${t.dependencies} SET settled = 1 WHERE parent_id = NEW.id AND settled = 0;
+  FROM (SELECT child_id, satisfied, failure FROM ${t.cascade} WHERE origin = NEW.id) e
+  WHERE ${t.jobs}.id = e.child_id AND ${t.jobs}.state = 'awaiting_parents';
+  DELETE FROM ${t.cascade} WHERE origin = NEW.id;
 END;`;
 }

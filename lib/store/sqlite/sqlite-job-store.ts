@@ -166,8 +166,6 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
       // The store never waits on this (it backs off without blocking; see retryBusy), but your own
       // statements outside a transaction do: keep a floor so they wait for a neighbour, not fail.
       if (Number(this.db.pragma('busy_timeout', { simple: true })) < 1_000) this.db.pragma('busy_timeout = 5000');
-      // Cascades through dependants need triggers to fire from within triggers.
-      this.db.pragma('recursive_triggers = ON');
       await this.retryBusy(() => migrateSqlite(this.db, this.naming, effectsSql(this.naming, this.historyPolicy)));
     });
     this.sql = this.prepare();

@@ -15,6 +15,8 @@ export interface SqliteNaming extends MigrationNames {
   readonly limits: string;
   readonly history: string;
   readonly cursors: string;
+  /** The settle trigger's work table (see sqlite-effects.ts), empty between statements. */
+  readonly cascade: string;
 }
 
 export function sqliteNaming(prefix = DEFAULT_SQLITE_PREFIX): SqliteNaming {
@@ -33,6 +35,7 @@ export function sqliteNaming(prefix = DEFAULT_SQLITE_PREFIX): SqliteNaming {
     limits: local('concurrency_limits'),
     history: local('job_history'),
     cursors: local('observer_cursors'),
+    cascade: local('dependency_cascade'),
     table: local,
     local,
   };
