@@ -36,6 +36,13 @@ function settleLevel(t: PostgresNaming, which: string): string {
         min('parent ' || m.parent_id || ' ended ' || m.parent_state) FILTER (WHERE m.parent_state <> 'succeeded' AND c.dependency_mode = 'on_success') AS failure
       FROM marked m JOIN ${t.jobs} c ON c.id = m.child_id
       GROUP BY m.child_id
+    ), doomed AS MATERIALIZED (
+      -- A cancelled dependant is a parent that became terminal: locked first, as every such write
+      -- (parent-guard.sql.ts), in id order so that two settlers cancelling the same jobs never deadlock.
+      SELECT c.id FROM ${t.jobs} c JOIN effect e ON c.id = e.child_id
+      WHERE e.failure IS NOT NULL AND c.state = 'awaiting_parents'
+      ORDER BY c.id
+      FOR UPDATE OF c
     ), applied AS (
       UPDATE ${t.jobs} c SET
         pending_parents = CASE WHEN e.failure IS NULL THEN c.pending_parents - e.satisfied ELSE 0 END,
@@ -45,7 +52,7 @@ function settleLevel(t: PostgresNaming, which: string): string {
         finished_at = CASE WHEN e.failure IS NOT NULL THEN now() ELSE c.finished_at END,
         updated_at = now()
       FROM effect e
-      WHERE c.id = e.child_id AND c.state = 'awaiting_parents'
+      WHERE c.id = e.child_id AND c.state = 'awaiting_parents' AND (e.failure IS NULL OR c.id IN (SELECT id FROM doomed))
       RETURNING c.id, c.state
     )
     SELECT (SELECT count(*) FROM marked), (SELECT array_agg(a.id) FROM applied a WHERE a.state = 'cancelled')
@@ -62,6 +69,11 @@ function settleLevel(t: PostgresNaming, which: string): string {
  * - dependencies: a job that becomes terminal settles its open edges, lowering latches, releasing
  *   dependants (with a wake-up hint) or cancelling `on_success` ones, whose own edges the settle
  *   function settles next, level by level, up to {@link INLINE_SETTLE_LIMIT} edges in all.
+ *
+ * A write that makes a job terminal locks its row `FOR UPDATE` before it writes (see
+ * parent-guard.sql.ts for why, and why before): the outcome write, the sweep and a final
+ * relinquish in their own statements, an operator's cancel before its write, and a cascade here,
+ * in the settle function, before it cancels dependants.
  *
  * Statement-level triggers with transition tables cost one set-based pass per statement, not one
  * per row. They are installed on every migrate, because their body depends on the history policy.
@@ -147,15 +159,17 @@ BEGIN
     array_agg(DISTINCT p.queue) FILTER (WHERE p.old_state = 'awaiting_parents' AND p.state = 'scheduled')
   INTO finished, stopped, woken
   FROM pairs p;
+  -- Settling first: it may wait for an enqueue that holds a dependant it cancels, and that wait
+  -- must not hold the limits lock release_slots takes.
+  IF finished IS NOT NULL AND current_setting('${SETTLING}', true) IS DISTINCT FROM 'on'
+      AND EXISTS (SELECT 1 FROM ${t.dependencies} d WHERE d.parent_id = ANY(finished) AND NOT d.settled) THEN
+    PERFORM ${settle}(finished, ${INLINE_SETTLE_LIMIT});
+  END IF;
   IF stopped IS NOT NULL THEN
     PERFORM ${limitFunction(t, 'release_slots')}(stopped);
   END IF;
   IF woken IS NOT NULL THEN
     PERFORM pg_notify('${t.channel}', q) FROM unnest(woken) AS q;
-  END IF;
-  IF finished IS NOT NULL AND current_setting('${SETTLING}', true) IS DISTINCT FROM 'on'
-      AND EXISTS (SELECT 1 FROM ${t.dependencies} d WHERE d.parent_id = ANY(finished) AND NOT d.settled) THEN
-    PERFORM ${settle}(finished, ${INLINE_SETTLE_LIMIT});
   END IF;
   RETURN NULL;
 END

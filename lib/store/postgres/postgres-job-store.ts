@@ -125,7 +125,7 @@ export interface PostgresJobStoreOptions {
 }
 
 /**
- * The production store, on PostgreSQL. Claims use `FOR UPDATE SKIP LOCKED`, every instant comes
+ * The production store, on PostgreSQL. Claims use `FOR NO KEY UPDATE SKIP LOCKED`, every instant comes
  * from the database's `now()`, and each hot-path operation (enqueue, claim, heartbeat, outcome,
  * relinquish, sweep) is a single statement, whatever the batch size.
  */

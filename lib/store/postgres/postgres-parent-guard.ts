@@ -18,9 +18,12 @@ export interface ParentGuardQueries {
   waitForParent(db: PgExecutor, id: string): Promise<JobState | undefined>;
 }
 
-/** Waits for whoever writes the parent row right now, then reads its state (lock released at once). */
+/**
+ * Waits for whoever is finishing the parent right now (the only writer that holds a lock the
+ * guard's `FOR KEY SHARE` conflicts with), then reads its state; the lock goes with the statement.
+ */
 export function waitForParentQuery(t: PostgresNaming) {
-  const text = `SELECT state FROM ${t.jobs} WHERE id = $1 FOR SHARE`;
+  const text = `SELECT state FROM ${t.jobs} WHERE id = $1 FOR KEY SHARE`;
   return async (db: PgExecutor, id: string): Promise<JobState | undefined> => (await db.query<{ state: JobState }>(text, [id]))[0]?.state;
 }
 
@@ -28,7 +31,7 @@ export function waitForParentQuery(t: PostgresNaming) {
  * Inserts a batch so that a dependant never misses a parent that finishes at the same moment
  * (see parent-guard.sql.ts for the locks). The first try assumes the parents outside the batch
  * are still to finish, the usual case, and costs one statement; a parent that has finished, is
- * unknown, or is being written right now makes the statement write nothing, and the batch is
+ * unknown, or is being finished right now makes the statement write nothing, and the batch is
  * planned again from what it saw.
  *
  * `autocommit` says each statement commits on its own. Then the enqueue holds no lock between

@@ -15,6 +15,9 @@ export type ClaimTransaction = <T>(work: (db: PgExecutor) => Promise<T>) => Prom
  * Candidates are read with SKIP LOCKED (concurrent claimers never wait on, or take, each other's
  * rows): due scheduled jobs, and running jobs whose lease lapsed with attempts left and no cancel
  * request; jobs whose queue or key is at its cap are passed over, so they cannot starve the rest.
+ * The lock is `FOR NO KEY UPDATE`, what the UPDATE takes anyway: a claim never makes a job
+ * terminal, so it need not conflict with an enqueue's parent guard (parent-guard.sql.ts), and a due
+ * parent that such an enqueue holds is claimed like any other job.
  *
  * A capped queue or key has one row per slot, and every job running under it holds one, however
  * the cap was set (limit-slots.query.ts). A candidate needs a free slot for each cap it is under,
@@ -72,7 +75,7 @@ export function claimJobsQuery(
         AND j.queue = ANY(ARRAY(SELECT q FROM active)) AND ${limitCheck}
       ORDER BY run_at, seq
       LIMIT $3
-      FOR UPDATE OF j SKIP LOCKED
+      FOR NO KEY UPDATE OF j SKIP LOCKED
     )`;
   const candidates = (columns: string, limitCheck: string) => `${due(columns, limitCheck)}, lapsed AS (
       SELECT ${columns} FROM ${t.jobs} j
@@ -80,7 +83,7 @@ export function claimJobsQuery(
         AND j.queue = ANY(ARRAY(SELECT q FROM active)) AND ${limitCheck}
       ORDER BY run_at, seq
       LIMIT $3
-      FOR UPDATE OF j SKIP LOCKED
+      FOR NO KEY UPDATE OF j SKIP LOCKED
     )`;
   // Both statements lease the picked jobs the same way: attempt charged, a lapsed lease's reclaim noted.
   // The picked ids are handed over as one array, probed in the primary key: joined to `picked`

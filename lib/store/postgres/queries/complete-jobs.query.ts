@@ -22,11 +22,24 @@ import { outcomeResults } from './outcome-results.js';
  * happened); a failure of a cancel-requested job cancels it; a failure with attempts left is
  * rescheduled after its retry delay, otherwise dead-lettered. A dead-lettered or quarantined
  * occurrence stops its schedule in the same statement.
+ *
+ * The reports that end their job first lock its row `FOR UPDATE` (`ending`, in id order, a
+ * one-time filter of the UPDATE so it runs before any row is written): an enqueue of a dependant
+ * that holds the row waits for nothing, and this write waits for it (parent-guard.sql.ts). A retry
+ * takes no such lock. A cancel request that commits between this statement's snapshot and its
+ * write turns a retry into a cancel without that lock; a dependant enqueued at that very moment
+ * is then released by the maintenance sweep.
  */
 export function completeJobsQuery(t: PostgresNaming) {
   const retry = `(r.kind = 'failed' AND NOT j.cancel_requested AND j.attempt < j.max_attempts)`;
+  const fence = `CASE WHEN j.state = 'running' THEN j.worker_id = $1 AND j.leased_until > statement_timestamp() ELSE false END`;
   const text = `
-    WITH applied AS (
+    WITH ending AS MATERIALIZED (
+      SELECT j.id FROM ${t.jobs} j, unnest($2::uuid[], $3::integer[], $4::text[]) AS r(id, attempt, kind)
+      WHERE j.id = r.id AND j.attempt = r.attempt AND ${fence} AND NOT ${retry}
+      ORDER BY j.id
+      FOR UPDATE OF j
+    ), applied AS (
     UPDATE ${t.jobs} j SET
       state = CASE
         WHEN r.kind = 'succeeded' THEN 'succeeded'
@@ -43,8 +56,7 @@ export function completeJobsQuery(t: PostgresNaming) {
       updated_at = now()
     FROM unnest($2::uuid[], $3::integer[], $4::text[], $5::text[], $6::text[], $7::bigint[])
       AS r(id, attempt, kind, output, error, delay_ms)
-    WHERE j.id = r.id AND j.attempt = r.attempt
-      AND CASE WHEN j.state = 'running' THEN j.worker_id = $1 AND j.leased_until > statement_timestamp() ELSE false END
+    WHERE (SELECT count(*) FROM ending) >= 0 AND j.id = r.id AND j.attempt = r.attempt AND ${fence}
     RETURNING j.id, j.state, j.schedule_id
     ), ${haltSchedulesCte(t, 'applied')}
     SELECT id, state FROM applied`;

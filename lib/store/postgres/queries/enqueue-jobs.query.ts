@@ -65,7 +65,7 @@ export function enqueueJobsQuery(t: PostgresNaming) {
 
   /**
    * With `guard` (the parents outside the batch that the plan leaves open edges to), the statement
-   * first share-locks those parents and writes nothing unless it locked every one and none has
+   * first key-share-locks those parents and writes nothing unless it locked every one and none has
    * finished: see parent-guard.sql.ts.
    */
   async function run(db: PgExecutor, plans: readonly PlannedJob[], guard: readonly string[]): Promise<GuardedEnqueue> {

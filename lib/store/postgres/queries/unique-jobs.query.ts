@@ -3,6 +3,7 @@ import type { NewJob } from '../../enqueue-input.js';
 import { uniqueSlot, type UniqueHolder, type UniqueReplace } from '../../unique/unique-plan.js';
 import type { PgExecutor } from '../pg-executor.js';
 import type { PostgresNaming } from '../postgres-naming.js';
+import { pgInstant } from '../pg-instant.js';
 
 const HOLDING = `('scheduled', 'awaiting_parents', 'running')`;
 
@@ -75,7 +76,7 @@ export function uniqueJobsQueries(t: PostgresNaming) {
       const rows = await db.query<{ id: string }>(replace, [
         ops.map((o) => o.id),
         ops.map((o) => o.payload),
-        ops.map((o) => (o.runAt === null ? null : new Date(o.runAt))),
+        ops.map((o) => (o.runAt === null ? null : pgInstant(o.runAt))),
         ops.map((o) => o.delayMs),
         t.channel,
       ]);
