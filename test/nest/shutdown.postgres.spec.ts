@@ -73,7 +73,7 @@ describe('issue 19 item 3: shutdown never waits on an unbounded await, on Postgr
     expect(store.wakeListener.connections).toBe(0);
   }, 30_000);
 
-  it('store.close() gives up on a heartbeat blocked by a row lock, and that connection does not outlive the lock', async () => {
+  it('store.close() gives up on a heartbeat blocked by a lock, and that connection does not outlive the lock', async () => {
     const dataSource = await openPostgresDataSource(4);
     const store = new PostgresJobStore({ dataSource, schema: storeSchema });
     await store.migrate();
@@ -81,17 +81,18 @@ describe('issue 19 item 3: shutdown never waits on an unbounded await, on Postgr
     const [job] = await store.jobClaim({ workerId: 'w', limit: 1, queues: ['default'], leaseMs: 60_000 });
     expect(job!.id).toBe(id);
 
-    // A second connection holds the job's row, so the heartbeat's UPDATE waits behind it.
+    // A second connection locks the jobs table, so the heartbeat's UPDATE waits behind it. (A row
+    // lock no longer does: a heartbeat passes a row another transaction is writing by.)
     const holder = dataSource.createQueryRunner();
     await holder.connect();
     await holder.startTransaction();
     try {
-      await holder.query(`SELECT 1 FROM "${storeSchema}".jobs WHERE id = $1 FOR UPDATE`, [id]);
+      await holder.query(`LOCK TABLE "${storeSchema}".jobs IN EXCLUSIVE MODE`);
       const beat = store.jobHeartbeat({ workerId: 'w', leases: [{ jobId: id, attempt: 1 }], leaseMs: 60_000 });
       beat.catch(() => undefined);
       let pid: number | undefined;
       while (pid === undefined) {
-        const rows = await admin.query(`SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%WITH renewed AS%'`);
+        const rows = await admin.query(`SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%renewed AS (%'`);
         pid = rows[0]?.pid;
       }
 
