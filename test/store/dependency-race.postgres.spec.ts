@@ -1,37 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { DataSource, EntityManager } from 'typeorm';
 import { PostgresJobStore } from '../../lib/store/index.js';
+import { gate, tracked, untilWaiting } from '../support/lock-waits.js';
 import { dropSchemas, openPostgresDataSource, uniqueSchema } from '../support/postgres.js';
 
 const LEASE_MS = 60_000;
-
-function gate() {
-  let open!: () => void;
-  const opened = new Promise<void>((resolve) => (open = resolve));
-  return { opened, open };
-}
-
-/**
- * Resolves once `done()` holds or a backend whose statement contains `fragment` waits on a lock.
- * It polls the server's own view, so it waits for the interleaving to exist instead of guessing
- * how long it takes; `done` lets code that never waits (the code before the fix) get past it.
- */
-async function untilWaiting(admin: DataSource, fragment: string, done: () => boolean): Promise<boolean> {
-  for (;;) {
-    if (done()) return false;
-    const rows = await admin.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND position($1 in query) > 0`, [fragment]);
-    if (rows.length > 0) return true;
-  }
-}
-
-function tracked<T>(promise: Promise<T>) {
-  const state = { done: false };
-  void promise.then(
-    () => (state.done = true),
-    () => (state.done = true),
-  );
-  return { promise, isDone: () => state.done };
-}
 
 describe('issue 19 item 4: a dependant and its parent\'s outcome write serialize on PostgreSQL', () => {
   let dataSource: DataSource;

@@ -1,35 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource, type EntityManager } from 'typeorm';
 import { PostgresJobStore } from '../../lib/store/index.js';
+import { gate, tracked, untilWaiting } from '../support/lock-waits.js';
 import { databaseUrl, dropSchemas, openPostgresDataSource, uniqueSchema } from '../support/postgres.js';
 
 const LEASE_MS = 60_000;
 
-function gate() {
-  let open!: () => void;
-  const opened = new Promise<void>((resolve) => (open = resolve));
-  return { opened, open };
-}
-
-/** Resolves true once a backend running a statement that contains `fragment` waits on a lock; false if `done()` first. */
-async function untilWaiting(admin: DataSource, fragment: string, done: () => boolean): Promise<boolean> {
-  for (;;) {
-    if (done()) return false;
-    const rows = await admin.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND position($1 in query) > 0`, [fragment]);
-    if (rows.length > 0) return true;
-  }
-}
-
-function tracked<T>(promise: Promise<T>) {
-  const state = { done: false };
-  void promise.then(
-    () => (state.done = true),
-    () => (state.done = true),
-  );
-  return { promise, isDone: () => state.done };
-}
-
-describe('parent guard does not block the parent\'s heartbeat (PostgreSQL)', () => {
+describe('issue 19 item 4: parent guard does not block the parent\'s heartbeat (PostgreSQL)', () => {
   let dataSource: DataSource;
   let impatient: DataSource;
   let admin: DataSource;
