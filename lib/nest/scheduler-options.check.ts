@@ -28,7 +28,7 @@ export function checkModuleOptions(options: SchedulerModuleOptions, limits: Sche
   // A misspelt option (`concurency: 0`) would otherwise be ignored and its default used in silence.
   const unknown = Object.keys(options).filter((key) => !KNOWN_OPTIONS.has(key));
   if (unknown.length > 0) {
-    throw new InvalidArgumentError(`SchedulerModule does not know the option${unknown.length > 1 ? 's' : ''} ${unknown.map((key) => JSON.stringify(key)).join(', ')}; check the spelling against the README's module options.`, unknown[0]!);
+    throw new InvalidArgumentError(`SchedulerModule does not know the option${unknown.length > 1 ? 's' : ''} ${unknown.map((key) => JSON.stringify(key)).join(', ')}; check the spelling against docs/module-options.md.`, unknown[0]!);
   }
   resolveWorkerOptions(options);
   if (options.historyPolicy !== undefined) assertHistoryPolicy(options.historyPolicy);

@@ -1,18 +1,22 @@
 import { describe, expect, it } from '@jest/globals';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ts from 'typescript';
 
 /**
- * The README's TypeScript blocks that start with a file name (`// app.module.ts`) form a small
- * project. It must compile against the library's source, with `nestjs-durable-scheduler` mapped to
- * `lib/index.ts`, so the docs cannot drift from the API.
+ * The TypeScript blocks of the README and of the guides in docs/ that start with a file name
+ * (`// app.module.ts`) form one small project. It must compile against the library's source, with
+ * `nestjs-durable-scheduler` mapped to `lib/index.ts`, so the docs cannot drift from the API.
  */
-describe('README snippets', () => {
+describe('README and docs/ snippets', () => {
   it('compile against the current API', () => {
     const root = process.cwd();
-    const readme = readFileSync(join(root, 'README.md'), 'utf8');
-    const blocks = [...readme.matchAll(/```ts\n\/\/ ([\w.-]+\.ts)[^\n]*\n([\s\S]*?)```/g)].map((m) => ({ file: m[1]!, code: m[2]! }));
+    const pages = ['README.md', ...readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md')).map((name) => join('docs', name))];
+    const blocks = pages.flatMap((page) =>
+      [...readFileSync(join(root, page), 'utf8').matchAll(/```ts\n\/\/ ([\w.-]+\.ts)[^\n]*\n([\s\S]*?)```/g)].map((m) => ({ file: m[1]!, code: m[2]! })),
+    );
+    // One project: two pages may not name the same file.
+    expect(new Set(blocks.map((b) => b.file)).size).toBe(blocks.length);
     expect(blocks.map((b) => b.file)).toEqual(
       expect.arrayContaining(['main.ts', 'app.module.ts', 'jobs.ts', 'order.entity.ts', 'job-registry.ts', 'confirm-order.job.ts', 'orders.controller.ts', 'script.ts']),
     );

@@ -193,7 +193,7 @@ describe('observers on a running node', () => {
     await timers.advance(5_000);
     expect(events).toHaveLength(1);
     const [event] = events;
-    // The README's DeadLetterAlerts line, as it renders this event.
+    // The DeadLetterAlerts line of docs/observers.md, as it renders this event.
     const error = visibleText(event!.error?.split('\n')[0] ?? '-', { maxLength: 200 });
     expect(`${event!.name} ${event!.jobId} dead-lettered after attempt ${event!.attempt}: ${error}`).toBe(
       `billing.charge ${id} dead-lettered after attempt 2: Error: card declined`,
