@@ -1,7 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { assertMaxAttempts, assertPositiveInteger, assertQueueName, InvalidArgumentError, resolveLimits, showValue, type SchedulerLimits } from '../core/index.js';
-import type { JobStore } from '../store/index.js';
-import { assertHistoryPolicy } from '../store/effect-params.js';
+import { assertHistoryPolicy, type JobStore } from '../store/index.js';
 import { resolveWorkerOptions, WORKER_DEFAULTS } from '../worker/index.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
 import { OPTION_NEEDS_BUILT_STORE } from './scheduler.messages.js';

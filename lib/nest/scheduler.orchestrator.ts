@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import { InvalidArgumentError } from '../core/index.js';
-import { PostgresJobStore, type JobStore } from '../store/index.js';
+import type { JobStore } from '../store/index.js';
 import { WorkerNode } from '../worker/index.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
 import { JobHandlerRegistry } from './job-handler.registry.js';
@@ -59,9 +59,10 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
       throw new InvalidArgumentError('This node was built with worker: false, so it runs no worker; remove that option to run jobs here.', 'worker');
     }
     const needed = this.node.options.concurrency + 3;
-    if (this.store instanceof PostgresJobStore && this.store.poolSize < needed) {
+    const pool = this.store.capabilities.connectionPool;
+    if (pool !== undefined && pool.size < needed) {
       this.logger.warn(
-        `the DataSource pool holds ${this.store.poolSize} connections but this worker can need ${needed} (concurrency ${this.node.options.concurrency} + heartbeat + LISTEN + one for claims and outcomes); raise extra.max or lower concurrency.`,
+        `the DataSource pool holds ${pool.size} connections but this worker can need ${needed} (concurrency ${this.node.options.concurrency} + heartbeat + LISTEN + one for claims and outcomes); raise extra.max or lower concurrency.`,
       );
     }
     await this.node.start();
