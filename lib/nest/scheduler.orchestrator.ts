@@ -1,12 +1,12 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import { InvalidArgumentError } from '../core/index.js';
 import type { JobStore } from '../store/index.js';
-import { WorkerNode } from '../worker/index.js';
+import { WorkerNode, type ResolvedWorkerOptions } from '../worker/index.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
 import { JobHandlerRegistry } from './job-handler.registry.js';
 import { NestJobInvoker } from './nest-job.invoker.js';
 import { SCHEDULER_MODULE_OPTIONS } from './scheduler.module-definition.js';
-import { SCHEDULER_STORE } from './scheduler.tokens.js';
+import { SCHEDULER_STORE, SCHEDULER_WORKER_OPTIONS } from './scheduler.tokens.js';
 
 /**
  * Starts the worker when the application boots and drains it before shutdown, while the
@@ -21,10 +21,11 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
   constructor(
     @Inject(SCHEDULER_MODULE_OPTIONS) private readonly options: SchedulerModuleOptions,
     @Inject(SCHEDULER_STORE) private readonly store: JobStore,
+    @Inject(SCHEDULER_WORKER_OPTIONS) worker: ResolvedWorkerOptions,
     invoker: NestJobInvoker,
     private readonly registry: JobHandlerRegistry,
   ) {
-    this.node = new WorkerNode({ store, invoker, options, logger: this.logger, observers: registry.observers });
+    this.node = new WorkerNode({ store, invoker, options: worker, logger: this.logger, observers: registry.observers });
   }
 
   async onApplicationBootstrap(): Promise<void> {

@@ -21,7 +21,8 @@ import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } 
 export interface WorkerNodeDeps {
   readonly store: JobStore;
   readonly invoker: JobInvoker;
-  readonly options?: WorkerOptions;
+  /** How the node runs; options that {@link resolveWorkerOptions} returned are used as they are. */
+  readonly options?: WorkerOptions | ResolvedWorkerOptions;
   readonly logger?: SchedulerLogger;
   /** The node's own clock, for timers and self-fencing; the store keeps its own for leases. */
   readonly clock?: Clock;
