@@ -2,9 +2,9 @@ import { isDeepStrictEqual } from 'node:util';
 import type { FactoryProvider, InjectionToken } from '@nestjs/common';
 import { assertMaxAttempts, assertPositiveInteger, assertQueueName, InvalidArgumentError, resolveLimits, showValue, type SchedulerLimits } from '../core/index.js';
 import { assertHistoryPolicy, type JobStore } from '../store/index.js';
-import { resolveWorkerOptions, WORKER_DEFAULTS, type ResolvedWorkerOptions } from '../worker/index.js';
+import { checkAttemptHooks, resolveWorkerOptions, WORKER_DEFAULTS, type ResolvedWorkerOptions } from '../worker/index.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
-import { OPTION_NEEDS_BUILT_STORE } from './scheduler.messages.js';
+import { HOOKS_WITHOUT_WORKER, OPTION_NEEDS_BUILT_STORE } from './scheduler.messages.js';
 import { checkProducerOptions } from './defined-jobs.js';
 import { SCHEDULER_WORKER_OPTIONS } from './scheduler.tokens.js';
 
@@ -13,7 +13,7 @@ const KNOWN_OPTIONS = new Set<string>([
   ...Object.keys(WORKER_DEFAULTS),
   'retry', 'workerId', 'observerRetry',
   'store', 'dataSource', 'schema', 'tablePrefix', 'limits', 'maxAttempts', 'autoStart', 'migrationsRun', 'historyPolicy', 'queueLimits', 'asyncClaimCommit',
-  'worker', 'jobs',
+  'worker', 'jobs', 'attemptHooks',
   'isGlobal', 'dataSourceName',
 ]);
 
@@ -39,6 +39,9 @@ export function checkModuleOptions(options: SchedulerModuleOptions, limits: Sche
   }
   if (options.maxAttempts !== undefined) assertMaxAttempts(options.maxAttempts, limits.maxAttemptsCeiling, 'maxAttempts');
   checkProducerOptions(options);
+  if (checkAttemptHooks(options.attemptHooks).length > 0 && options.worker === false) {
+    throw new InvalidArgumentError(HOOKS_WITHOUT_WORKER(), 'attemptHooks');
+  }
   const queueLimits = options.queueLimits;
   if (queueLimits !== undefined) {
     if (queueLimits === null || typeof queueLimits !== 'object' || Array.isArray(queueLimits)) {

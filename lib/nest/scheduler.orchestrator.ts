@@ -25,7 +25,7 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
     invoker: NestJobInvoker,
     private readonly registry: JobHandlerRegistry,
   ) {
-    this.node = new WorkerNode({ store, invoker, options: worker, logger: this.logger, observers: registry.observers });
+    this.node = new WorkerNode({ store, invoker, options: worker, logger: this.logger, observers: registry.observers, attemptHooks: options.attemptHooks });
   }
 
   async onApplicationBootstrap(): Promise<void> {

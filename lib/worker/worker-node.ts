@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { SeededRandom, type Clock, type JobRecord, type RandomSource } from '../core/index.js';
 import { ANY_QUEUE, SystemClock, type JobStore, type LeaseRef, type Outcome, type OutcomeResult, type WakeSubscription } from '../store/index.js';
 import { AttemptAbort } from './attempt-abort.js';
+import { checkAttemptHooks, type AttemptHook } from './attempt-hook.js';
 import { AttemptExecutor, describe, type AttemptReport } from './attempt-executor.js';
 import { describeError } from './log-text.js';
 import { Completer } from './completer.js';
@@ -33,6 +34,11 @@ export interface WorkerNodeDeps {
    * later, as Nest discovery does, counts). With none, no dispatcher runs at all.
    */
   readonly observers?: readonly TransitionObserver[];
+  /**
+   * Wrapped around each handler invocation, the first outermost: tracing, metrics, context
+   * propagation (see {@link AttemptHook}). With none, attempts run exactly as they would without.
+   */
+  readonly attemptHooks?: readonly AttemptHook[];
 }
 
 /** Counters a node keeps, for logs, metrics and tests. */
@@ -139,6 +145,7 @@ export class WorkerNode {
       logger: this.logger,
       timers: this.timers,
       errorLogDetail: this.options.errorLogDetail,
+      hooks: checkAttemptHooks(deps.attemptHooks),
     });
     this.completer = new Completer({
       store: this.store,
