@@ -2,7 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import { Module, type LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { DataSource } from 'typeorm';
-import { MemoryJobStore, PostgresJobStore, SchedulerModule, SchedulerOrchestrator, type StoreCapabilities } from '../../lib/index.js';
+import { PostgresJobStore, SchedulerModule, SchedulerOrchestrator, type StoreCapabilities } from '../../lib/index.js';
+import { MemoryJobStore } from '../../lib/testing/index.js';
 
 /** Records what Nest's logger reports at warn level. */
 class CapturingLogger implements LoggerService {
