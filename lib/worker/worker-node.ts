@@ -19,6 +19,7 @@ import { STOP_OVERRUN_MS } from './shutdown-deadline.js';
 import { deferOn, realTimers, settleWithin, type Timers } from './timers.js';
 import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './worker-options.js';
 
+/** What a {@link WorkerNode} is built from. Only the store and the invoker are required. */
 export interface WorkerNodeDeps {
   readonly store: JobStore;
   readonly invoker: JobInvoker;
@@ -72,6 +73,7 @@ export interface SettledEvent {
   readonly state?: string;
 }
 
+/** A worker id for a node that sets none: host name, process id and a random suffix. */
 export function defaultWorkerId(): string {
   return `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
 }

@@ -73,6 +73,7 @@ export type ResolvedWorkerOptions = Required<Omit<WorkerOptions, 'retry' | 'work
 /** The objects resolveWorkerOptions returned; a copy or a literal is resolved again. */
 const RESOLVED = new WeakSet<object>();
 
+/** The default of every worker option that has one (docs/module-options.md lists them). */
 export const WORKER_DEFAULTS = Object.freeze({
   queues: [DEFAULT_QUEUE] as readonly string[],
   concurrency: 10,
