@@ -80,7 +80,9 @@ import {
 } from '../effect-params.js';
 import { postgresNaming, type PostgresNaming } from './postgres-naming.js';
 import { analyzeJobsGuard } from './queries/analyze-jobs.query.js';
-import { claimJobsQuery } from './queries/claim-jobs.query.js';
+import { claimLimitedQuery } from './queries/claim-limited.query.js';
+import { claimUnlimitedQuery } from './queries/claim-unlimited.query.js';
+import { PostgresClaimPath } from './postgres-claim.js';
 import { completeJobsQuery } from './queries/complete-jobs.query.js';
 import { enqueueJobsQuery, parentStatesQuery } from './queries/enqueue-jobs.query.js';
 import { assertAcyclic } from '../dependencies/dependency-plan.js';
@@ -154,6 +156,8 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
   private readonly effects: ReturnType<typeof effectsQueries>;
   private readonly limitSlots: ReturnType<typeof limitSlotsQueries>;
   private readonly analyzeGuard;
+  /** Chooses the claim statement, claim by claim. */
+  private readonly claims: PostgresClaimPath;
   /** The guard's latest check, started by a full claim and not awaited by it (tests await it). */
   statistics: Promise<boolean> = Promise.resolve(false);
 
@@ -182,10 +186,8 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
       enqueue: enqueueJobsQuery(t),
       parentStates: parentStatesQuery(t),
       waitForParent: waitForParentQuery(t),
-      claim: claimJobsQuery(t, {
-        asyncCommit: this.asyncClaimCommit,
-        provisionPending: () => this.inTransaction((db) => this.limitSlots.provisionPending(db)),
-      }),
+      claimUnlimited: claimUnlimitedQuery(t, { asyncCommit: this.asyncClaimCommit }),
+      claimLimited: claimLimitedQuery(t, { asyncCommit: this.asyncClaimCommit }),
       heartbeat: heartbeatJobsQuery(t),
       complete: completeJobsQuery(t),
       relinquish: relinquishJobsQuery(t),
@@ -202,6 +204,11 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     this.effects = effectsQueries(t);
     this.limitSlots = limitSlotsQueries(t);
     this.analyzeGuard = analyzeJobsGuard(t);
+    this.claims = new PostgresClaimPath(
+      this.sql,
+      (work) => this.inTransaction(work),
+      () => this.inTransaction((db) => this.limitSlots.provisionPending(db)),
+    );
   }
 
   async migrate(): Promise<void> {
@@ -264,7 +271,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
 
   async jobClaim(params: ClaimParams): Promise<JobRecord[]> {
     const checked = checkClaimParams(params);
-    const rows = await this.sql.claim(this.db, checked, (work) => this.inTransaction(work));
+    const rows = await this.claims.claim(this.db, checked);
     // A full batch means a backlog: the moment a table without statistics hurts (see the guard).
     if (rows.length === checked.limit) this.statistics = this.analyzeGuard.check(this.db);
     return rows.map(toJob);
