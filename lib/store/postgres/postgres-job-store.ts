@@ -67,7 +67,6 @@ import { PostgresAttemptTransaction } from './postgres-attempt-transaction.js';
 import { migratePostgres } from './postgres-migrator.js';
 import { effectsSql } from './postgres-effects.js';
 import { limitFunctionsSql } from './postgres-limits.js';
-import { effectsQueries } from './queries/effects.query.js';
 import {
   assertHistoryPolicy,
   assertLimitMax,
@@ -80,25 +79,11 @@ import {
 } from '../effect-params.js';
 import { postgresNaming, type PostgresNaming } from './postgres-naming.js';
 import { analyzeJobsGuard } from './queries/analyze-jobs.query.js';
-import { claimLimitedQuery } from './queries/claim-limited.query.js';
-import { claimUnlimitedQuery } from './queries/claim-unlimited.query.js';
 import { PostgresClaimPath } from './postgres-claim.js';
-import { completeJobsQuery } from './queries/complete-jobs.query.js';
-import { enqueueJobsQuery, parentStatesQuery } from './queries/enqueue-jobs.query.js';
+import { postgresStatements, type PostgresStatements } from './postgres-statements.js';
 import { assertAcyclic } from '../dependencies/dependency-plan.js';
-import { insertWithParentGuard, waitForParentQuery } from './postgres-parent-guard.js';
-import { expireLeasesQuery } from './queries/expire-leases.query.js';
-import { getJobQuery } from './queries/get-job.query.js';
-import { heartbeatJobsQuery } from './queries/heartbeat-jobs.query.js';
-import { limitSlotsQueries } from './queries/limit-slots.query.js';
-import { listDeadLetteredQuery } from './queries/list-dead-lettered.query.js';
-import { listJobsQuery } from './queries/list-jobs.query.js';
-import { operatorTransitionQuery } from './queries/operator-transition.query.js';
-import { relinquishJobsQuery } from './queries/relinquish-jobs.query.js';
-import { setQueuePausedQuery } from './queries/set-queue-paused.query.js';
-import { listQueuesQuery } from './queries/list-queues.query.js';
+import { insertWithParentGuard } from './postgres-parent-guard.js';
 import type { QueueSummary } from '../queue-summary.js';
-import { uniqueJobsQueries } from './queries/unique-jobs.query.js';
 import { enqueueUniquePostgres, guardReplayPostgres } from './postgres-unique-enqueue.js';
 import { hasUniqueKeys } from '../unique/unique-plan.js';
 
@@ -151,10 +136,8 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
   private readonly heartbeatDb: PgDedicatedClient;
   /** The LISTEN connection, opened with the first wake-hint subscriber. */
   readonly wakeListener: PgWakeListener;
-  private readonly sql;
+  private readonly sql: PostgresStatements;
   private readonly scheduleSql: ScheduleStatements;
-  private readonly effects: ReturnType<typeof effectsQueries>;
-  private readonly limitSlots: ReturnType<typeof limitSlotsQueries>;
   private readonly analyzeGuard;
   /** Chooses the claim statement, claim by claim. */
   private readonly claims: PostgresClaimPath;
@@ -182,32 +165,13 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     this.heartbeatDb = new PgDedicatedClient(this.pool, options.onStatement);
     this.wakeListener = new PgWakeListener(this.pool, this.naming.channel);
     const t = this.naming;
-    this.sql = {
-      enqueue: enqueueJobsQuery(t),
-      parentStates: parentStatesQuery(t),
-      waitForParent: waitForParentQuery(t),
-      claimUnlimited: claimUnlimitedQuery(t, { asyncCommit: this.asyncClaimCommit }),
-      claimLimited: claimLimitedQuery(t, { asyncCommit: this.asyncClaimCommit }),
-      heartbeat: heartbeatJobsQuery(t),
-      complete: completeJobsQuery(t),
-      relinquish: relinquishJobsQuery(t),
-      expire: expireLeasesQuery(t),
-      get: getJobQuery(t),
-      list: listJobsQuery(t),
-      deadLettered: listDeadLetteredQuery(t),
-      setPaused: setQueuePausedQuery(t),
-      listQueues: listQueuesQuery(t),
-      operator: operatorTransitionQuery(t),
-      unique: uniqueJobsQueries(t),
-    };
+    this.sql = postgresStatements(t, { asyncClaimCommit: this.asyncClaimCommit });
     this.scheduleSql = scheduleStatements(t);
-    this.effects = effectsQueries(t);
-    this.limitSlots = limitSlotsQueries(t);
     this.analyzeGuard = analyzeJobsGuard(t);
     this.claims = new PostgresClaimPath(
       this.sql,
       (work) => this.inTransaction(work),
-      () => this.inTransaction((db) => this.limitSlots.provisionPending(db)),
+      () => this.inTransaction((db) => this.sql.limitSlots.provisionPending(db)),
     );
   }
 
@@ -377,11 +341,11 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
   }
 
   async jobParentOutput(jobId: string, ancestorId: string): Promise<ParentOutput> {
-    return this.effects.parentOutput(this.db, assertUuid(jobId, 'jobId'), assertUuid(ancestorId, 'ancestorId'));
+    return this.sql.parentOutput(this.db, assertUuid(jobId, 'jobId'), assertUuid(ancestorId, 'ancestorId'));
   }
 
   async jobSettleDependencies(params: { readonly limit: number }): Promise<number> {
-    return this.effects.settle(this.db, assertPositiveInteger(params?.limit, 'limit', MAX_BATCH));
+    return this.sql.settle(this.db, assertPositiveInteger(params?.limit, 'limit', MAX_BATCH));
   }
 
   async concurrencyLimitSet(target: LimitTarget, max: number | null, options?: OperatorOptions): Promise<void> {
@@ -389,45 +353,45 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     const checked = max === null ? null : assertLimitMax(max);
     const actor = actorOf(options);
     await this.inTransaction(async (db) => {
-      await this.limitSlots.change(db, key, checked);
+      await this.sql.limitSlots.change(db, key, checked);
       await auditInsert(db, this.scheduleSql, { actor, action: 'limit.set', target: key, detail: { max: checked } });
     });
   }
 
   async concurrencyLimitList(): Promise<ConcurrencyLimit[]> {
-    return this.effects.listLimits(this.db);
+    return this.sql.listLimits(this.db);
   }
 
   async jobHistory(jobId: string): Promise<HistoryEntry[]> {
-    return this.effects.history(this.db, assertUuid(jobId, 'jobId'));
+    return this.sql.history(this.db, assertUuid(jobId, 'jobId'));
   }
 
   async historyRead(params: { readonly after?: string; readonly limit: number }): Promise<HistoryEntry[]> {
     const { after, limit } = checkHistoryRead(params, PG_POSITION, '0:0');
-    return this.effects.historyRead(this.db, after, limit);
+    return this.sql.historyRead(this.db, after, limit);
   }
 
   async historyTrim(params: { readonly keep: number; readonly limit: number }): Promise<number> {
-    return this.effects.historyTrim(this.db, assertPositiveInteger(params?.keep, 'keep'), assertPositiveInteger(params?.limit, 'limit', 100_000));
+    return this.sql.historyTrim(this.db, assertPositiveInteger(params?.keep, 'keep'), assertPositiveInteger(params?.limit, 'limit', 100_000));
   }
 
   async observerLease(params: { readonly observer: string; readonly workerId: string; readonly leaseMs: number }): Promise<ObserverLease | null> {
     const { observer, workerId, leaseMs } = checkObserverLease(params);
-    return this.effects.observerLease(this.db, observer, workerId, leaseMs);
+    return this.sql.observerLease(this.db, observer, workerId, leaseMs);
   }
 
   async observerCommit(params: { readonly observer: string; readonly workerId: string; readonly position: string }): Promise<boolean> {
     const { observer, workerId, position } = checkObserverCommit(params, PG_POSITION);
-    return this.effects.observerCommit(this.db, observer, workerId, position);
+    return this.sql.observerCommit(this.db, observer, workerId, position);
   }
 
   async observerFail(params: { readonly observer: string; readonly workerId: string; readonly error: string; readonly retryDelayMs: number }): Promise<boolean> {
     const { observer, workerId, error, retryDelayMs } = checkObserverFail(params, this.limits.maxErrorBytes);
-    return this.effects.observerFail(this.db, observer, workerId, error, retryDelayMs);
+    return this.sql.observerFail(this.db, observer, workerId, error, retryDelayMs);
   }
 
   async jobPurge(params: { readonly olderThanMs: number; readonly limit: number }): Promise<number> {
-    return this.effects.purge(this.db, assertDelayMs(params?.olderThanMs, 'olderThanMs'), assertPositiveInteger(params?.limit, 'limit', 100_000));
+    return this.sql.purge(this.db, assertDelayMs(params?.olderThanMs, 'olderThanMs'), assertPositiveInteger(params?.limit, 'limit', 100_000));
   }
 
   async auditList(params?: { readonly limit?: number }): Promise<AuditRecord[]> {

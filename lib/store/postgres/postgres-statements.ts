@@ -1,0 +1,100 @@
+import { waitForParentQuery } from './postgres-parent-guard.js';
+import type { PostgresNaming } from './postgres-naming.js';
+import { claimLimitedQuery } from './queries/claim-limited.query.js';
+import { claimUnlimitedQuery } from './queries/claim-unlimited.query.js';
+import { completeJobsQuery } from './queries/complete-jobs.query.js';
+import { enqueueJobsQuery, parentStatesQuery } from './queries/enqueue-jobs.query.js';
+import { expireLeasesQuery } from './queries/expire-leases.query.js';
+import { getJobQuery } from './queries/get-job.query.js';
+import { heartbeatJobsQuery } from './queries/heartbeat-jobs.query.js';
+import { historyReadQuery } from './queries/history-read.query.js';
+import { historyTrimQuery } from './queries/history-trim.query.js';
+import { jobHistoryQuery } from './queries/job-history.query.js';
+import { limitSlotsQueries } from './queries/limit-slots.query.js';
+import { listDeadLetteredQuery } from './queries/list-dead-lettered.query.js';
+import { listJobsQuery } from './queries/list-jobs.query.js';
+import { listLimitsQuery } from './queries/list-limits.query.js';
+import { listQueuesQuery } from './queries/list-queues.query.js';
+import { observerCommitQuery } from './queries/observer-commit.query.js';
+import { observerFailQuery } from './queries/observer-fail.query.js';
+import { observerLeaseQuery } from './queries/observer-lease.query.js';
+import { operatorTransitionQuery } from './queries/operator-transition.query.js';
+import { parentOutputQuery } from './queries/parent-output.query.js';
+import { purgeJobsQuery } from './queries/purge-jobs.query.js';
+import { relinquishJobsQuery } from './queries/relinquish-jobs.query.js';
+import { setQueuePausedQuery } from './queries/set-queue-paused.query.js';
+import { settleDependenciesQuery } from './queries/settle-dependencies.query.js';
+import { uniqueJobsQueries } from './queries/unique-jobs.query.js';
+
+/**
+ * Every statement of one PostgreSQL installation, built once from its naming. Each member is the
+ * function of one query file (queries/), which holds its SQL and says why it is written so.
+ */
+export interface PostgresStatements {
+  // Enqueue
+  readonly enqueue: ReturnType<typeof enqueueJobsQuery>;
+  readonly parentStates: ReturnType<typeof parentStatesQuery>;
+  readonly waitForParent: ReturnType<typeof waitForParentQuery>;
+  readonly unique: ReturnType<typeof uniqueJobsQueries>;
+  // Claim, lease, outcome
+  readonly claimUnlimited: ReturnType<typeof claimUnlimitedQuery>;
+  readonly claimLimited: ReturnType<typeof claimLimitedQuery>;
+  readonly heartbeat: ReturnType<typeof heartbeatJobsQuery>;
+  readonly complete: ReturnType<typeof completeJobsQuery>;
+  readonly relinquish: ReturnType<typeof relinquishJobsQuery>;
+  readonly expire: ReturnType<typeof expireLeasesQuery>;
+  // Reads and operator actions
+  readonly get: ReturnType<typeof getJobQuery>;
+  readonly list: ReturnType<typeof listJobsQuery>;
+  readonly deadLettered: ReturnType<typeof listDeadLetteredQuery>;
+  readonly setPaused: ReturnType<typeof setQueuePausedQuery>;
+  readonly listQueues: ReturnType<typeof listQueuesQuery>;
+  readonly operator: ReturnType<typeof operatorTransitionQuery>;
+  // Dependencies and limits
+  readonly parentOutput: ReturnType<typeof parentOutputQuery>;
+  readonly settle: ReturnType<typeof settleDependenciesQuery>;
+  readonly limitSlots: ReturnType<typeof limitSlotsQueries>;
+  readonly listLimits: ReturnType<typeof listLimitsQuery>;
+  // History, observers, retention
+  readonly history: ReturnType<typeof jobHistoryQuery>;
+  readonly historyRead: ReturnType<typeof historyReadQuery>;
+  readonly historyTrim: ReturnType<typeof historyTrimQuery>;
+  readonly observerLease: ReturnType<typeof observerLeaseQuery>;
+  readonly observerCommit: ReturnType<typeof observerCommitQuery>;
+  readonly observerFail: ReturnType<typeof observerFailQuery>;
+  readonly purge: ReturnType<typeof purgeJobsQuery>;
+}
+
+/** Builds the statements of the installation `t` names; `asyncClaimCommit` as in PostgresJobStoreOptions. */
+export function postgresStatements(t: PostgresNaming, options: { readonly asyncClaimCommit: boolean }): PostgresStatements {
+  const claim = { asyncCommit: options.asyncClaimCommit };
+  return {
+    enqueue: enqueueJobsQuery(t),
+    parentStates: parentStatesQuery(t),
+    waitForParent: waitForParentQuery(t),
+    unique: uniqueJobsQueries(t),
+    claimUnlimited: claimUnlimitedQuery(t, claim),
+    claimLimited: claimLimitedQuery(t, claim),
+    heartbeat: heartbeatJobsQuery(t),
+    complete: completeJobsQuery(t),
+    relinquish: relinquishJobsQuery(t),
+    expire: expireLeasesQuery(t),
+    get: getJobQuery(t),
+    list: listJobsQuery(t),
+    deadLettered: listDeadLetteredQuery(t),
+    setPaused: setQueuePausedQuery(t),
+    listQueues: listQueuesQuery(t),
+    operator: operatorTransitionQuery(t),
+    parentOutput: parentOutputQuery(t),
+    settle: settleDependenciesQuery(t),
+    limitSlots: limitSlotsQueries(t),
+    listLimits: listLimitsQuery(t),
+    history: jobHistoryQuery(t),
+    historyRead: historyReadQuery(t),
+    historyTrim: historyTrimQuery(t),
+    observerLease: observerLeaseQuery(t),
+    observerCommit: observerCommitQuery(t),
+    observerFail: observerFailQuery(t),
+    purge: purgeJobsQuery(t),
+  };
+}
