@@ -9,7 +9,6 @@ import {
   showValue,
   type HistoryPolicy,
   type JobRecord,
-  type JobState,
   type SchedulerLimits,
 } from '../../core/index.js';
 import { normalizeEnqueueMany, type EnqueueInput, type NewJob } from '../enqueue-input.js';
@@ -22,7 +21,7 @@ import {
   type ScheduleTx,
   toSchedule,
 } from '../schedules/index.js';
-import { auditInsert, fromPgScheduleRow, postgresScheduleTx, scheduleStatements, type PgScheduleRow, type ScheduleStatements } from './postgres-schedule-tx.js';
+import { postgresScheduleTx } from './postgres-schedule-tx.js';
 import type {
   AuditRecord,
   ConcurrencyLimit,
@@ -137,7 +136,6 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
   /** The LISTEN connection, opened with the first wake-hint subscriber. */
   readonly wakeListener: PgWakeListener;
   private readonly sql: PostgresStatements;
-  private readonly scheduleSql: ScheduleStatements;
   private readonly analyzeGuard;
   /** Chooses the claim statement, claim by claim. */
   private readonly claims: PostgresClaimPath;
@@ -166,7 +164,6 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     this.wakeListener = new PgWakeListener(this.pool, this.naming.channel);
     const t = this.naming;
     this.sql = postgresStatements(t, { asyncClaimCommit: this.asyncClaimCommit });
-    this.scheduleSql = scheduleStatements(t);
     this.analyzeGuard = analyzeJobsGuard(t);
     this.claims = new PostgresClaimPath(
       this.sql,
@@ -265,7 +262,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     const actor = actorOf(options);
     return this.inTransaction(async (db) => {
       const job = replayResult(await this.replayJob(db, id));
-      await auditInsert(db, this.scheduleSql, { actor, action: 'job.replay', target: id });
+      await this.sql.insertAudit(db, { actor, action: 'job.replay', target: id });
       return job;
     });
   }
@@ -275,7 +272,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     const actor = actorOf(options);
     return this.inTransaction(async (db) => {
       const result = cancelResult(await this.sql.operator(db, id, { kind: 'cancel' }, this.naming.channel));
-      await auditInsert(db, this.scheduleSql, { actor, action: 'job.cancel', target: id, detail: { outcome: result.outcome } });
+      await this.sql.insertAudit(db, { actor, action: 'job.cancel', target: id, detail: { outcome: result.outcome } });
       return result;
     });
   }
@@ -307,12 +304,12 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
 
 
   async scheduleGet(scheduleId: string): Promise<Schedule | null> {
-    const [row] = await this.db.query<PgScheduleRow>(this.scheduleSql.getOne, [assertUuid(scheduleId, 'scheduleId')]);
-    return row ? toSchedule(fromPgScheduleRow(row)) : null;
+    const row = await this.sql.getSchedule(this.db, assertUuid(scheduleId, 'scheduleId'));
+    return row ? toSchedule(row) : null;
   }
 
   async scheduleList(): Promise<Schedule[]> {
-    return (await this.db.query<PgScheduleRow>(this.scheduleSql.list)).map((row) => toSchedule(fromPgScheduleRow(row)));
+    return (await this.sql.listSchedules(this.db)).map(toSchedule);
   }
 
 
@@ -322,22 +319,11 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
 
 
   async jobStats(): Promise<JobStats> {
-    const [counts, [due]] = await Promise.all([
-      this.db.query<{ queue: string; state: JobState; count: number }>(
-        `SELECT queue, state, count(*)::int AS count FROM ${this.naming.jobs} GROUP BY queue, state ORDER BY queue, state`,
-      ),
-      this.db.query<{ oldest: Date | null; now: Date }>(
-        `SELECT (SELECT min(run_at) FROM ${this.naming.jobs} WHERE state = 'scheduled' AND run_at <= now()) AS oldest, now() AS now`,
-      ),
-    ]);
-    return { counts, oldestDueAt: due!.oldest, now: due!.now };
+    return this.sql.jobStats(this.db);
   }
 
   async schemaVersion(): Promise<number | null> {
-    const [row] = await this.db.query<{ exists: string | null }>(`SELECT to_regclass($1)::text AS exists`, [this.naming.migrations]);
-    if (!row?.exists) return null;
-    const [version] = await this.db.query<{ version: number | null }>(`SELECT max(version) AS version FROM ${this.naming.migrations}`);
-    return version?.version ?? null;
+    return this.sql.schemaVersion(this.db);
   }
 
   async jobParentOutput(jobId: string, ancestorId: string): Promise<ParentOutput> {
@@ -354,7 +340,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     const actor = actorOf(options);
     await this.inTransaction(async (db) => {
       await this.sql.limitSlots.change(db, key, checked);
-      await auditInsert(db, this.scheduleSql, { actor, action: 'limit.set', target: key, detail: { max: checked } });
+      await this.sql.insertAudit(db, { actor, action: 'limit.set', target: key, detail: { max: checked } });
     });
   }
 
@@ -396,11 +382,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
 
   async auditList(params?: { readonly limit?: number }): Promise<AuditRecord[]> {
     const limit = checkDeadLetterListParams(params);
-    const rows = await this.db.query<{ at: Date; actor: string; action: string; target: string; detail: unknown }>(
-      `SELECT at, actor, action, target, detail FROM ${this.naming.audit} ORDER BY id DESC LIMIT $1`,
-      [limit],
-    );
-    return rows.map((row) => ({ ...row, detail: row.detail ?? null }));
+    return this.sql.listAudit(this.db, limit);
   }
 
   private async setPaused(queue: string, paused: boolean, options: OperatorOptions | undefined): Promise<void> {
@@ -408,7 +390,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     const actor = actorOf(options);
     await this.inTransaction(async (db) => {
       await this.sql.setPaused(db, name, paused);
-      await auditInsert(db, this.scheduleSql, { actor, action: paused ? 'queue.pause' : 'queue.resume', target: name });
+      await this.sql.insertAudit(db, { actor, action: paused ? 'queue.pause' : 'queue.resume', target: name });
     });
   }
 
@@ -417,11 +399,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     await guardReplayPostgres(db, jobId, this.sql.unique);
     const outcome = await this.sql.operator(db, jobId, { kind: 'replay' }, this.naming.channel);
     if (outcome.result.ok && outcome.after.scheduleId !== null) {
-      await db.query(
-        `UPDATE ${this.naming.schedules} SET state = 'active', halted_job_id = NULL, updated_at = now()
-         WHERE id = $1 AND state = 'dead_lettered' AND halted_job_id = $2`,
-        [outcome.after.scheduleId, jobId],
-      );
+      await this.sql.reactivateSchedule(db, outcome.after.scheduleId, jobId);
     }
     return outcome;
   }
@@ -430,7 +408,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
   protected scheduleTx<T>(work: (tx: ScheduleTx) => Promise<T>): Promise<T> {
     return this.inTransaction(async (db) =>
       work(
-        await postgresScheduleTx(db, this.scheduleSql, {
+        await postgresScheduleTx(db, this.sql, {
           insertJobs: (executor, jobs) => this.insertJobs(executor, jobs),
           replayJob: (executor, jobId) => this.replayJob(executor, jobId),
         }),

@@ -114,10 +114,3 @@ function readGuarded(rows: readonly { id: string | null; parent_id?: string | nu
   for (const row of rows) if (row.parent_id) locked.set(row.parent_id, row.parent_state!);
   return stale ? { ok: false, ids: new Set(), locked } : { ok: true, ids: new Set(rows.map((row) => row.id!)) };
 }
-
-/** The current states of the parents a batch names outside itself. */
-export function parentStatesQuery(t: PostgresNaming) {
-  const text = `SELECT id, state FROM ${t.jobs} WHERE id = ANY($1::uuid[])`;
-  return async (db: PgExecutor, ids: readonly string[]) =>
-    new Map((await db.query<{ id: string; state: JobState }>(text, [ids])).map((r) => [r.id, r.state] as const));
-}
