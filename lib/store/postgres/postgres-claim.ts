@@ -28,7 +28,7 @@ export class PostgresClaimPath {
       readonly claimLimited: ReturnType<typeof claimLimitedQuery>;
     },
     private readonly transaction: ClaimTransaction,
-    /** Provisions the limits declared at enqueue, in a transaction of its own (limit-slots.query.ts). */
+    /** Provisions the limits declared at enqueue, in a transaction of its own (provision-pending-limits.query.ts). */
     private readonly provisionPending: () => Promise<unknown>,
   ) {}
 

@@ -168,7 +168,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     this.claims = new PostgresClaimPath(
       this.sql,
       (work) => this.inTransaction(work),
-      () => this.inTransaction((db) => this.sql.limitSlots.provisionPending(db)),
+      () => this.inTransaction((db) => this.sql.provisionPendingLimits(db)),
     );
   }
 
@@ -339,7 +339,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     const checked = max === null ? null : assertLimitMax(max);
     const actor = actorOf(options);
     await this.inTransaction(async (db) => {
-      await this.sql.limitSlots.change(db, key, checked);
+      await this.sql.setLimit(db, key, checked);
       await this.sql.insertAudit(db, { actor, action: 'limit.set', target: key, detail: { max: checked } });
     });
   }
@@ -396,7 +396,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
 
   /** Replays a job inside `db`'s transaction; a schedule it stopped mints again. */
   private async replayJob(db: PgExecutor, jobId: string): Promise<OperatorTransition> {
-    await guardReplayPostgres(db, jobId, this.sql.unique);
+    await guardReplayPostgres(db, jobId, this.sql.uniqueReplayHolder);
     const outcome = await this.sql.operator(db, jobId, { kind: 'replay' }, this.naming.channel);
     if (outcome.result.ok && outcome.after.scheduleId !== null) {
       await this.sql.reactivateSchedule(db, outcome.after.scheduleId, jobId);

@@ -17,7 +17,6 @@ import { insertScheduleQuery } from './queries/insert-schedule.query.js';
 import { jobHistoryQuery } from './queries/job-history.query.js';
 import { jobStatesQuery } from './queries/job-states.query.js';
 import { jobStatsQuery } from './queries/job-stats.query.js';
-import { limitSlotsQueries } from './queries/limit-slots.query.js';
 import { listAuditQuery } from './queries/list-audit.query.js';
 import { listDeadLetteredQuery } from './queries/list-dead-lettered.query.js';
 import { listJobsQuery } from './queries/list-jobs.query.js';
@@ -31,13 +30,16 @@ import { observerFailQuery } from './queries/observer-fail.query.js';
 import { observerLeaseQuery } from './queries/observer-lease.query.js';
 import { operatorTransitionQuery } from './queries/operator-transition.query.js';
 import { parentOutputQuery } from './queries/parent-output.query.js';
+import { provisionPendingLimitsQuery } from './queries/provision-pending-limits.query.js';
 import { purgeJobsQuery } from './queries/purge-jobs.query.js';
 import { reactivateScheduleQuery } from './queries/reactivate-schedule.query.js';
 import { relinquishJobsQuery } from './queries/relinquish-jobs.query.js';
 import { schemaVersionQuery } from './queries/schema-version.query.js';
+import { setLimitQuery } from './queries/set-limit.query.js';
 import { setQueuePausedQuery } from './queries/set-queue-paused.query.js';
 import { settleDependenciesQuery } from './queries/settle-dependencies.query.js';
-import { uniqueJobsQueries } from './queries/unique-jobs.query.js';
+import { uniqueEnqueueQueries } from './queries/unique-enqueue.query.js';
+import { uniqueReplayHolderQuery } from './queries/unique-replay-holder.query.js';
 import { updateScheduleQuery } from './queries/update-schedule.query.js';
 import { waitForParentQuery } from './queries/wait-for-parent.query.js';
 
@@ -50,7 +52,7 @@ export interface PostgresStatements {
   readonly enqueue: ReturnType<typeof enqueueJobsQuery>;
   readonly jobStates: ReturnType<typeof jobStatesQuery>;
   readonly waitForParent: ReturnType<typeof waitForParentQuery>;
-  readonly unique: ReturnType<typeof uniqueJobsQueries>;
+  readonly unique: ReturnType<typeof uniqueEnqueueQueries>;
   // Claim, lease, outcome
   readonly claimUnlimited: ReturnType<typeof claimUnlimitedQuery>;
   readonly claimLimited: ReturnType<typeof claimLimitedQuery>;
@@ -65,10 +67,12 @@ export interface PostgresStatements {
   readonly setPaused: ReturnType<typeof setQueuePausedQuery>;
   readonly listQueues: ReturnType<typeof listQueuesQuery>;
   readonly operator: ReturnType<typeof operatorTransitionQuery>;
+  readonly uniqueReplayHolder: ReturnType<typeof uniqueReplayHolderQuery>;
   // Dependencies and limits
   readonly parentOutput: ReturnType<typeof parentOutputQuery>;
   readonly settle: ReturnType<typeof settleDependenciesQuery>;
-  readonly limitSlots: ReturnType<typeof limitSlotsQueries>;
+  readonly setLimit: ReturnType<typeof setLimitQuery>;
+  readonly provisionPendingLimits: ReturnType<typeof provisionPendingLimitsQuery>;
   readonly listLimits: ReturnType<typeof listLimitsQuery>;
   // History, observers, retention
   readonly history: ReturnType<typeof jobHistoryQuery>;
@@ -103,7 +107,7 @@ export function postgresStatements(t: PostgresNaming, options: { readonly asyncC
     enqueue: enqueueJobsQuery(t),
     jobStates: jobStatesQuery(t),
     waitForParent: waitForParentQuery(t),
-    unique: uniqueJobsQueries(t),
+    unique: uniqueEnqueueQueries(t),
     claimUnlimited: claimUnlimitedQuery(t, claim),
     claimLimited: claimLimitedQuery(t, claim),
     heartbeat: heartbeatJobsQuery(t),
@@ -116,9 +120,11 @@ export function postgresStatements(t: PostgresNaming, options: { readonly asyncC
     setPaused: setQueuePausedQuery(t),
     listQueues: listQueuesQuery(t),
     operator: operatorTransitionQuery(t),
+    uniqueReplayHolder: uniqueReplayHolderQuery(t),
     parentOutput: parentOutputQuery(t),
     settle: settleDependenciesQuery(t),
-    limitSlots: limitSlotsQueries(t),
+    setLimit: setLimitQuery(t),
+    provisionPendingLimits: provisionPendingLimitsQuery(t),
     listLimits: listLimitsQuery(t),
     history: jobHistoryQuery(t),
     historyRead: historyReadQuery(t),

@@ -12,7 +12,7 @@ import { claimActive, claimAsyncCommit, claimCandidates, claimLease, claimValues
  * or key is at its cap are passed over, so they cannot starve the rest.
  *
  * A capped queue or key has one row per slot, and every job running under it holds one, however
- * the cap was set (limit-slots.query.ts). A candidate needs a free slot for each cap it is under,
+ * the cap was set (limit-slots.sql.ts). A candidate needs a free slot for each cap it is under,
  * beyond the cap's surplus; free slots are locked with SKIP LOCKED too, so two claimers can never
  * hand out one slot twice. A slot holds its job's lease (heartbeats renew both), so a crashed
  * worker's slots come back when its leases lapse.
