@@ -136,7 +136,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
   /** The LISTEN connection, opened with the first wake-hint subscriber. */
   readonly wakeListener: PgWakeListener;
   private readonly sql: PostgresStatements;
-  private readonly analyzeGuard;
+  private readonly analyzeGuard: ReturnType<typeof analyzeJobsGuard>;
   /** Chooses the claim statement, claim by claim. */
   private readonly claims: PostgresClaimPath;
   /** The guard's latest check, started by a full claim and not awaited by it (tests await it). */
