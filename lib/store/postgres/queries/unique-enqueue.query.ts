@@ -4,22 +4,14 @@ import { uniqueSlot, type UniqueHolder, type UniqueReplace } from '../../unique/
 import type { PgExecutor } from '../pg-executor.js';
 import type { PostgresNaming } from '../postgres-naming.js';
 import { pgInstant } from '../pg-instant.js';
-
-const HOLDING = `('scheduled', 'awaiting_parents', 'running')`;
+import { HOLDING, uniqueLockSpace } from './unique-lock.sql.js';
 
 /**
- * The statements of an enqueue that carries unique keys, and of the replay of a keyed job. Every
- * writer that can make a keyed job unfinished (an enqueue, a replay) first takes a transaction
- * advisory lock on its (wire name, key), so the one that comes second waits until the first
- * commits or rolls back, and then sees its job. The partial unique index stays the guarantee
- * underneath; the lock makes the second writer find the holder instead of failing on the index.
- *
- * The lock is the two-key form: the first key is hashed from the installation (so two schemas do
- * not contend), the second from the (name, key) pair. A hash collision only makes two unrelated
- * keys take turns.
+ * The statements of an enqueue that carries unique keys: lock the keys, look up their holders,
+ * rewrite the holders that have not started (see unique-lock.sql.ts for the lock).
  */
-export function uniqueJobsQueries(t: PostgresNaming) {
-  const space = `${t.lockKey}:unique`;
+export function uniqueEnqueueQueries(t: PostgresNaming) {
+  const space = uniqueLockSpace(t);
   // Sorted and distinct, so two batches that share keys always lock them in the same order.
   const lock = `
     SELECT count(pg_advisory_xact_lock(hashtext($1), h)) AS n
@@ -44,10 +36,6 @@ export function uniqueJobsQueries(t: PostgresNaming) {
       SELECT pg_notify($5, queue) FROM (SELECT DISTINCT queue FROM replaced WHERE state = 'scheduled' AND run_at <= now()) due
     )
     SELECT id FROM replaced, (SELECT count(*) FROM wake) AS hinted`;
-  const lockJob = `
-    SELECT j.name, j.unique_key, j.state, pg_advisory_xact_lock(hashtext($2), hashtext(jsonb_build_array(j.name, j.unique_key)::text)) IS NULL AS locked
-    FROM ${t.jobs} j WHERE j.id = $1 AND j.unique_key IS NOT NULL`;
-  const otherHolder = `SELECT id FROM ${t.jobs} WHERE name = $1 AND unique_key = $2 AND state IN ${HOLDING} AND id <> $3 LIMIT 1`;
 
   return {
     /** Locks the keys of `jobs` until the surrounding transaction ends. */
@@ -81,17 +69,6 @@ export function uniqueJobsQueries(t: PostgresNaming) {
         t.channel,
       ]);
       return new Set(rows.map((row) => row.id));
-    },
-
-    /**
-     * Before a replay: locks the job's key, if it has one, and returns the job with the id of
-     * another unfinished job that holds the key now (null when the key is free or the job has none).
-     */
-    replayHolder: async (db: PgExecutor, jobId: string) => {
-      const [keyed] = await db.query<{ name: string; unique_key: string; state: JobState }>(lockJob, [jobId, space]);
-      if (!keyed) return null;
-      const [other] = await db.query<{ id: string }>(otherHolder, [keyed.name, keyed.unique_key, jobId]);
-      return other ? { job: { id: jobId, name: keyed.name, state: keyed.state }, key: keyed.unique_key, holderId: other.id } : null;
     },
   };
 }
