@@ -3,7 +3,8 @@
 // Usage: node [--cpu-prof] bench/diagnose/drain-profile.mjs [--jobs 20000] [--concurrency 50] [--batch 50]
 import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
-import { FunctionInvoker, PostgresJobStore, WorkerNode } from '../../dist/lib/index.js';
+import { PostgresJobStore } from '../../dist/lib/index.js';
+import { FunctionInvoker, WorkerNode } from '../../dist/lib/worker/public-api.js';
 import { Server } from '../peers/cell.mjs';
 import { startProfile } from './cpu-profile.mjs';
 import { postgres, postgresCpuMs } from '../support.mjs';

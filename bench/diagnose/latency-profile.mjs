@@ -4,7 +4,8 @@
 //   --async-claim-commit: the store option the bench's tuned cells use (claims skip their WAL flush).
 import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
-import { FunctionInvoker, PostgresJobStore, WorkerNode } from '../../dist/lib/index.js';
+import { PostgresJobStore } from '../../dist/lib/index.js';
+import { FunctionInvoker, WorkerNode } from '../../dist/lib/worker/public-api.js';
 import { payload, Server } from '../peers/cell.mjs';
 import { median, postgres } from '../support.mjs';
 import ours from '../systems/ours.mjs';

@@ -4,7 +4,8 @@
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
-import { FunctionInvoker, PostgresJobStore, WorkerNode } from '../../dist/lib/index.js';
+import { PostgresJobStore } from '../../dist/lib/index.js';
+import { FunctionInvoker, WorkerNode } from '../../dist/lib/worker/public-api.js';
 import { Server } from '../peers/cell.mjs';
 import { postgres } from '../support.mjs';
 import ours from '../systems/ours.mjs';

@@ -1,7 +1,8 @@
 // Our library, run the way a service without NestJS runs it: WorkerNode + FunctionInvoker +
 // PostgresJobStore on a TypeORM DataSource, woken by LISTEN/NOTIFY and polling as a fallback.
 import { DataSource } from 'typeorm';
-import { FunctionInvoker, PostgresJobStore, WorkerNode } from '../../dist/lib/index.js';
+import { PostgresJobStore } from '../../dist/lib/index.js';
+import { FunctionInvoker, WorkerNode } from '../../dist/lib/worker/public-api.js';
 
 async function open(url, max, storeOptions = {}) {
   const dataSource = await new DataSource({ type: 'postgres', url, extra: { max } }).initialize();

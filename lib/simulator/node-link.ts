@@ -138,6 +138,7 @@ export class NodeLink {
   }
 }
 
+/** A caller's name in traces: its worker id, or `producer` / `operator`. */
 export function label(caller: Caller): string {
   return caller.kind === 'worker' ? caller.workerId : caller.kind;
 }

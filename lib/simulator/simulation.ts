@@ -44,6 +44,7 @@ export interface SimCoverage {
   stopsGivenUp: number;
 }
 
+/** What one seed's run did: its settings, a hash of every event, counts, and each oracle's verdict. */
 export interface SimResult {
   readonly settings: SimSettings;
   readonly mutant: string | null;
@@ -61,6 +62,7 @@ export interface SimResult {
   readonly bootedNodes: number;
 }
 
+/** How to run one seed beyond what the seed decides. */
 export interface SimOptions {
   /** Run with deliberately broken lifecycle rules (the sabotage self-test). */
   readonly mutant?: Mutant;

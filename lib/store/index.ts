@@ -6,6 +6,7 @@ export * from './wake-hints.js';
 export * from './enqueue-input.js';
 export * from './job-row.js';
 export * from './store-params.js';
+export { assertHistoryPolicy } from './effect-params.js';
 export * from './system-clock.js';
 export { MemoryJobStore, type MemoryJobStoreOptions, type MemoryStoreProbe } from './memory/memory-job-store.js';
 export { PostgresJobStore, type PostgresJobStoreOptions } from './postgres/postgres-job-store.js';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { Injectable } from '@nestjs/common';
-import { InvalidArgumentError, Job, MemoryJobStore, OnJobTransition, type SchedulerModuleOptions } from '../../lib/index.js';
+import { InvalidArgumentError, Job, OnJobTransition, type SchedulerModuleOptions } from '../../lib/index.js';
+import { MemoryJobStore } from '../../lib/testing/index.js';
 import { boot } from './bad-input.cases.js';
 import { expectTypedRefusal, HOSTILE, HOSTILE_NAMES, memoryState, RULES, thrown } from './hostile.js';
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import type { LoggerService } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { Job, SchedulerClient, SchedulerModule, SystemClock } from '../../lib/index.js';
+import { Job, SchedulerClient, SchedulerModule } from '../../lib/index.js';
+import { SystemClock } from '../../lib/testing/index.js';
 import { SeededRandom } from '../../lib/core/index.js';
 import { MemoryJobStore, type JobStore } from '../../lib/store/index.js';
 import { ERROR_LOG_MESSAGE_LENGTH, FunctionInvoker, PermanentJobError, WorkerNode, type ErrorLogDetail, type SchedulerLogger } from '../../lib/worker/index.js';

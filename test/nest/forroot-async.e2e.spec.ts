@@ -5,13 +5,12 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import {
   Job,
-  MemoryJobStore,
   SchedulerClient,
   SchedulerModule,
-  SystemClock,
   type JobHandler,
   type SchedulerModuleOptions,
 } from '../../lib/index.js';
+import { MemoryJobStore, SystemClock } from '../../lib/testing/index.js';
 import { settled, tempSqlite } from './support.js';
 
 @Job('ping')

@@ -116,12 +116,7 @@ export interface PostgresJobStoreOptions {
  * relinquish, sweep) is a single statement, whatever the batch size.
  */
 export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
-  readonly capabilities: StoreCapabilities = Object.freeze({
-    transactionalEnqueue: true,
-    wakeHints: 'cluster',
-    concurrentTransactions: true,
-    attemptTransactions: true,
-  });
+  readonly capabilities: StoreCapabilities;
 
   readonly naming: PostgresNaming;
   readonly limits: SchedulerLimits;
@@ -159,6 +154,14 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     }
     this.asyncClaimCommit = options.asyncClaimCommit === true;
     this.pool = (dataSource.driver as unknown as { master: PgPool }).master;
+    // Declared here, not as a field: the pool's size is known only once the pool is.
+    this.capabilities = Object.freeze({
+      transactionalEnqueue: true,
+      wakeHints: 'cluster',
+      concurrentTransactions: true,
+      attemptTransactions: true,
+      connectionPool: Object.freeze({ size: this.poolSize }),
+    });
     this.db = new PoolExecutor(this.pool, options.onStatement);
     this.heartbeatDb = new PgDedicatedClient(this.pool, options.onStatement);
     this.wakeListener = new PgWakeListener(this.pool, this.naming.channel);

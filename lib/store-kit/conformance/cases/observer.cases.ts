@@ -1,7 +1,7 @@
 import { expect, it } from '@jest/globals';
-import { SeededRandom, type JobState } from '../../../lib/core/index.js';
-import type { JobStore } from '../../../lib/store/index.js';
-import { ObserverDispatcher, type Timers, type TransitionEvent, type TransitionObserver } from '../../../lib/worker/index.js';
+import { SeededRandom, type JobState } from '../../../core/index.js';
+import type { JobStore } from '../../../store/index.js';
+import { ObserverDispatcher, type Timers, type TransitionEvent, type TransitionObserver } from '../../../worker/index.js';
 import type { SuiteContext } from '../harness.js';
 import { enqueue, LEASE_MS } from './helpers.js';
 

@@ -1,6 +1,6 @@
 import { expect, it } from '@jest/globals';
-import { MINT_PLAN_MAX_MINTS, OccurrenceId } from '../../../lib/core/index.js';
-import { MINT_PASS_WORK, type JobStore, type MintResult } from '../../../lib/store/index.js';
+import { MINT_PLAN_MAX_MINTS, OccurrenceId } from '../../../core/index.js';
+import { MINT_PASS_WORK, type JobStore, type MintResult } from '../../../store/index.js';
 import type { SuiteContext } from '../harness.js';
 
 const SECOND = 1_000;

@@ -1,6 +1,6 @@
 import { expect, it } from '@jest/globals';
-import { IllegalTransitionError, InvalidArgumentError, nextFireAfter, OccurrenceId, ScheduleNotFoundError } from '../../../lib/core/index.js';
-import type { JobStore, ScheduleInput } from '../../../lib/store/index.js';
+import { IllegalTransitionError, InvalidArgumentError, nextFireAfter, OccurrenceId, ScheduleNotFoundError } from '../../../core/index.js';
+import type { JobStore, ScheduleInput } from '../../../store/index.js';
 import type { SuiteContext } from '../harness.js';
 import { LEASE_MS, mustGet } from './helpers.js';
 

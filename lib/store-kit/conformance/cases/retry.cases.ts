@@ -1,5 +1,5 @@
 import { expect, it } from '@jest/globals';
-import { retryCeilingMs, retryDelayMs, SeededRandom, type RetryPolicy } from '../../../lib/core/index.js';
+import { retryCeilingMs, retryDelayMs, SeededRandom, type RetryPolicy } from '../../../core/index.js';
 import type { SuiteContext } from '../harness.js';
 import { claimNone, claimOne, enqueue, mustGet } from './helpers.js';
 

@@ -1,6 +1,6 @@
 import { expect, it } from '@jest/globals';
-import { IllegalTransitionError, JobNotFoundError } from '../../../lib/core/index.js';
-import { LATEST_SCHEMA_VERSION, type JobStore } from '../../../lib/store/index.js';
+import { IllegalTransitionError, JobNotFoundError } from '../../../core/index.js';
+import { LATEST_SCHEMA_VERSION, type JobStore } from '../../../store/index.js';
 import type { SuiteContext } from '../harness.js';
 import { claimNone, claimOne, enqueue, LEASE_MS, mustGet } from './helpers.js';
 

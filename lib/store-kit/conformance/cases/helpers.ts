@@ -1,6 +1,6 @@
 import { expect } from '@jest/globals';
-import type { JobRecord } from '../../../lib/core/index.js';
-import type { EnqueueInput, JobStore } from '../../../lib/store/index.js';
+import type { JobRecord } from '../../../core/index.js';
+import type { EnqueueInput, JobStore } from '../../../store/index.js';
 
 export const LEASE_MS = 30_000;
 

@@ -1,6 +1,6 @@
 import { expect, it } from '@jest/globals';
-import { InvalidArgumentError, PayloadTooLargeError, SchedulerError } from '../../../lib/core/index.js';
-import type { EnqueueInput, JobStore } from '../../../lib/store/index.js';
+import { InvalidArgumentError, PayloadTooLargeError, SchedulerError } from '../../../core/index.js';
+import type { EnqueueInput, JobStore } from '../../../store/index.js';
 import type { SuiteContext } from '../harness.js';
 import { claimOne, enqueue, LEASE_MS, mustGet } from './helpers.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { IllegalTransitionError, InvalidArgumentError } from '../../../lib/core/index.js';
-import type { EnqueueInput, JobStore } from '../../../lib/store/index.js';
+import { IllegalTransitionError, InvalidArgumentError } from '../../../core/index.js';
+import type { EnqueueInput, JobStore } from '../../../store/index.js';
 import type { SuiteContext } from '../harness.js';
 import { claimNone, claimOne, mustGet } from './helpers.js';
 

@@ -1,6 +1,6 @@
 import { expect, it } from '@jest/globals';
-import { SeededRandom, type JobRecord } from '../../../lib/core/index.js';
-import type { JobStore } from '../../../lib/store/index.js';
+import { SeededRandom, type JobRecord } from '../../../core/index.js';
+import type { JobStore } from '../../../store/index.js';
 import type { SuiteContext } from '../harness.js';
 import { enqueue, LEASE_MS } from './helpers.js';
 

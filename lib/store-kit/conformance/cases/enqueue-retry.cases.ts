@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { InvalidArgumentError } from '../../../lib/core/index.js';
+import { InvalidArgumentError } from '../../../core/index.js';
 import type { SuiteContext } from '../harness.js';
 import { claimOne, mustGet } from './helpers.js';
 

@@ -1,5 +1,5 @@
 import { expect, it } from '@jest/globals';
-import type { JobStore } from '../../../lib/store/index.js';
+import type { JobStore } from '../../../store/index.js';
 import type { SuiteContext } from '../harness.js';
 import { enqueue, LEASE_MS } from './helpers.js';
 

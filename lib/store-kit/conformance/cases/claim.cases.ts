@@ -1,5 +1,5 @@
 import { expect, it } from '@jest/globals';
-import type { JobRecord } from '../../../lib/core/index.js';
+import type { JobRecord } from '../../../core/index.js';
 import type { SuiteContext } from '../harness.js';
 import { claimNone, claimOne, enqueue, LEASE_MS, mustGet } from './helpers.js';
 

@@ -1,5 +1,5 @@
 import { expect, it } from '@jest/globals';
-import { InvalidArgumentError } from '../../../lib/core/index.js';
+import { InvalidArgumentError } from '../../../core/index.js';
 import type { SuiteContext } from '../harness.js';
 import { claimOne, enqueue, LEASE_MS, mustGet } from './helpers.js';
 

@@ -1,5 +1,5 @@
 import { expect, it } from '@jest/globals';
-import { OccurrenceId } from '../../../lib/core/index.js';
+import { OccurrenceId } from '../../../core/index.js';
 import type { SuiteContext } from '../harness.js';
 import { claimOne, mustGet } from './helpers.js';
 

@@ -1,5 +1,5 @@
 import { expect, it } from '@jest/globals';
-import type { Outcome } from '../../../lib/store/index.js';
+import type { Outcome } from '../../../store/index.js';
 import type { SuiteContext } from '../harness.js';
 import { claimOne, enqueue, LEASE_MS, mustGet } from './helpers.js';
 

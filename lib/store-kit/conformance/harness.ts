@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
-import type { HistoryPolicy, SchedulerLimits } from '../../lib/core/index.js';
-import type { JobStore } from '../../lib/store/index.js';
+import type { HistoryPolicy, SchedulerLimits } from '../../core/index.js';
+import type { JobStore } from '../../store/index.js';
 
 /** One freshly opened, empty store and the levers a test needs around it. */
 export interface StoreUnderTest {

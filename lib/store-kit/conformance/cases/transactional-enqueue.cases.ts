@@ -1,5 +1,5 @@
 import { expect, it } from '@jest/globals';
-import { CapabilityNotSupportedError } from '../../../lib/core/index.js';
+import { CapabilityNotSupportedError } from '../../../core/index.js';
 import type { SuiteContext } from '../harness.js';
 import { claimOne } from './helpers.js';
 

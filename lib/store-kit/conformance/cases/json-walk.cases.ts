@@ -1,5 +1,5 @@
 import { expect, it } from '@jest/globals';
-import { InvalidArgumentError, MAX_JSON_DEPTH_CEILING } from '../../../lib/core/index.js';
+import { InvalidArgumentError, MAX_JSON_DEPTH_CEILING } from '../../../core/index.js';
 import type { SuiteContext } from '../harness.js';
 import { claimOne, mustGet } from './helpers.js';
 

@@ -1,5 +1,5 @@
 import { expect, it } from '@jest/globals';
-import type { EnqueueInput, JobStore } from '../../../lib/store/index.js';
+import type { EnqueueInput, JobStore } from '../../../store/index.js';
 import type { SuiteContext } from '../harness.js';
 import { claimOne, enqueue, mustGet } from './helpers.js';
 
