@@ -65,8 +65,8 @@ describe('PostgreSQL migrations', () => {
       { version: 8, name: 'unique_keys_and_retry' },
       { version: 9, name: 'limit_surplus' },
     ]);
-    const { id } = await a.jobEnqueue({ name: 'after.migrate', payload: 1 });
-    expect((await b.jobGet(id))?.name).toBe('after.migrate');
+    const { id } = await a.jobEnqueue({ job: { name: 'after.migrate', payload: 1 } });
+    expect((await b.jobGet({ jobId: id }))?.name).toBe('after.migrate');
   });
 
   it('creates the partial claim indexes, and prefixes tables and indexes when asked', async () => {
@@ -107,7 +107,7 @@ describe('PostgreSQL migrations', () => {
     const { jobs } = store.naming;
     const [{ reloptions }] = await dataSource.query(`SELECT reloptions FROM pg_class WHERE oid = $1::regclass`, [jobs]);
     expect(reloptions).toEqual(['fillfactor=50']);
-    await store.jobEnqueueMany(Array.from({ length: 60 }, (_, k) => ({ name: 'page', payload: { k, pad: 'x'.repeat(100) } })));
+    await store.jobEnqueueMany({ jobs: Array.from({ length: 60 }, (_, k) => ({ name: 'page', payload: { k, pad: 'x'.repeat(100) } })) });
     const pageOf = async () =>
       new Map(
         (await dataSource.query(`SELECT id, (ctid::text::point)[0]::int AS page FROM ${jobs}`)).map((r: { id: string; page: number }) => [r.id, r.page] as const),
@@ -142,12 +142,12 @@ describe('PostgreSQL migrations', () => {
     await dataSource.query(`ALTER TABLE ${history} ADD CONSTRAINT job_history_pkey PRIMARY KEY (id)`);
     await dataSource.query(`CREATE INDEX job_history_delivery_idx ON ${history} (tx, id)`);
     await dataSource.query(`DELETE FROM ${migrations} WHERE version = 6`);
-    const { id } = await store.jobEnqueue({ name: 'kept', payload: 1, maxAttempts: 3 });
+    const { id } = await store.jobEnqueue({ job: { name: 'kept', payload: 1, maxAttempts: 3 } });
     for (let attempt = 1; attempt <= 2; attempt++) {
       await store.jobClaim({ workerId: 'w', limit: 1, queues: ['default'], leaseMs: 60_000 });
       await store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: id, attempt, kind: 'failed', error: `e${attempt}`, retryDelayMs: 0 }] });
     }
-    await store.jobEnqueueMany([{ name: 'kept', payload: 2 }, { name: 'kept', payload: 3 }]);
+    await store.jobEnqueueMany({ jobs: [{ name: 'kept', payload: 2 }, { name: 'kept', payload: 3 }] });
     const before = await dataSource.query(`SELECT id, tx::text, job_id, state FROM ${history} ORDER BY id`);
     expect(before.filter((e: { job_id: string }) => e.job_id === id)).toHaveLength(5);
     expect(before).toHaveLength(7);
@@ -165,7 +165,7 @@ describe('PostgreSQL migrations', () => {
     expect(await again.schemaVersion()).toBe(LATEST_SCHEMA_VERSION);
     // The trim deletes by the new key: the job keeps its newest entry only.
     expect(await again.historyTrim({ keep: 1, limit: 100 })).toBe(4);
-    expect((await again.jobHistory(id)).map((e) => e.state)).toEqual(['scheduled']);
+    expect((await again.jobHistory({ jobId: id })).map((e) => e.state)).toEqual(['scheduled']);
   });
 
   it.each(['x; drop table y', 'a"b', "o'brien", 'a\nb', 's'.repeat(64), 'Public', 'x.job'])(
@@ -192,29 +192,29 @@ describe('PostgreSQL wake-up hints', () => {
     await store.migrate();
     const listener = await listen(store.naming.channel);
     try {
-      await store.jobEnqueue({ name: 'later', payload: 1, queue: 'future', delayMs: 60_000 });
-      await store.jobEnqueue({ name: 'now', payload: 1, queue: 'first' });
+      await store.jobEnqueue({ job: { name: 'later', payload: 1, queue: 'future', delayMs: 60_000 } });
+      await store.jobEnqueue({ job: { name: 'now', payload: 1, queue: 'first' } });
       expect(await listener.next()).toBe('first');
 
       await dataSource
         .transaction(async (manager) => {
-          await store.jobEnqueue({ name: 'tx', payload: 1, queue: 'rolled-back' }, { manager });
+          await store.jobEnqueue({ job: { name: 'tx', payload: 1, queue: 'rolled-back' }, manager });
           throw new Error('roll back');
         })
         .catch(() => undefined);
       await dataSource.transaction(async (manager) => {
-        await store.jobEnqueueMany(
-          [
+        await store.jobEnqueueMany({
+          jobs: [
             { name: 'tx', payload: 1, queue: 'committed' },
             { name: 'tx', payload: 2, queue: 'committed' },
           ],
-          { manager },
-        );
+          manager,
+        });
       });
       expect(await listener.next()).toBe('committed');
 
       // A relinquished job is due again at once, so it wakes workers too.
-      await store.jobEnqueue({ name: 'r', payload: 1, queue: 'relinquish' });
+      await store.jobEnqueue({ job: { name: 'r', payload: 1, queue: 'relinquish' } });
       expect(await listener.next()).toBe('relinquish');
       const [job] = await store.jobClaim({ workerId: 'w', limit: 1, queues: ['relinquish'], leaseMs: 30_000 });
       await store.jobRelinquishMany({ workerId: 'w', leases: [{ jobId: job!.id, attempt: 1 }] });
@@ -258,16 +258,16 @@ describe('PostgreSQL enqueue', () => {
     const store = freshStore({ onStatement: (text) => statements.push(text) });
     await store.migrate();
     statements.length = 0;
-    const generated = await store.jobEnqueueMany([{ name: 'a', payload: 1 }, { name: 'a', payload: 2 }]);
+    const generated = await store.jobEnqueueMany({ jobs: [{ name: 'a', payload: 1 }, { name: 'a', payload: 2 }] });
     expect(generated.map((r) => r.created)).toEqual([true, true]);
     expect(statements).toHaveLength(1);
     expect(statements[0]).toMatch(/INSERT INTO \S+jobs/);
     expect(statements[0]).not.toMatch(/ON CONFLICT \(id\)/);
     statements.length = 0;
-    const mixed = await store.jobEnqueueMany([{ name: 'a', payload: 3 }, { name: 'a', payload: 4, id: generated[0]!.id }]);
+    const mixed = await store.jobEnqueueMany({ jobs: [{ name: 'a', payload: 3 }, { name: 'a', payload: 4, id: generated[0]!.id }] });
     expect(statements[0]).toMatch(/ON CONFLICT \(id\) DO NOTHING/);
     expect(mixed.map((r) => r.created)).toEqual([true, false]);
-    expect((await store.jobGet(generated[0]!.id))?.payload).toBe(1);
+    expect((await store.jobGet({ jobId: generated[0]!.id }))?.payload).toBe(1);
   });
 
   it('plans its enqueue statement once for batches of every size, instead of once per enqueue', async () => {
@@ -281,7 +281,7 @@ describe('PostgreSQL enqueue', () => {
       await store.migrate();
       texts.length = 0;
       const sizes = [1, 1, 1, 1, 1, 1, 1, 10, 11, 50, 1, 1_000, 1];
-      for (const size of sizes) await store.jobEnqueueMany(Array.from({ length: size }, (_, k) => ({ name: 'a', payload: k })));
+      for (const size of sizes) await store.jobEnqueueMany({ jobs: Array.from({ length: size }, (_, k) => ({ name: 'a', payload: k })) });
       const enqueue = texts[0]!;
       expect(new Set(texts)).toEqual(new Set([enqueue]));
       // PostgreSQL tries five custom plans, then keeps the generic one whatever the batch size (it
@@ -311,12 +311,12 @@ describe('PostgreSQL job rows', () => {
       ['1999-12-31 23:59:59.999000+00', Date.UTC(1999, 11, 31, 23, 59, 59, 999)],
     ] as const;
     for (const [text, expected] of cases) {
-      const { id } = await store.jobEnqueue({ name: 'instant', payload: text });
+      const { id } = await store.jobEnqueue({ job: { name: 'instant', payload: text } });
       await dataSource.query(
         `UPDATE ${jobs} SET run_at = $2, scheduled_for = $2, created_at = $2, updated_at = $2, finished_at = $2, state = 'running', leased_until = $2 WHERE id = $1`,
         [id, text],
       );
-      const job = (await store.jobGet(id))!;
+      const job = (await store.jobGet({ jobId: id }))!;
       expect([job.runAt, job.scheduledFor, job.createdAt, job.updatedAt, job.finishedAt, job.leasedUntil].map((d) => d?.getTime())).toEqual(Array(6).fill(expected));
     }
   });
@@ -327,7 +327,7 @@ describe('PostgreSQL claims', () => {
     const store = freshStore();
     await store.migrate();
     const ids = [];
-    for (let i = 0; i < 3; i++) ids.push((await store.jobEnqueue({ name: 'lock', payload: i })).id);
+    for (let i = 0; i < 3; i++) ids.push((await store.jobEnqueue({ job: { name: 'lock', payload: i } })).id);
     const blocker = new pg.Client({ connectionString: databaseUrl() });
     await blocker.connect();
     try {
@@ -353,7 +353,7 @@ describe('PostgreSQL claims', () => {
     const texts: string[] = [];
     const store = freshStore({ onStatement: (text) => texts.push(text) });
     await store.migrate();
-    await store.jobEnqueueMany(Array.from({ length: 4 }, (_, k) => ({ name: 'plan', payload: k })));
+    await store.jobEnqueueMany({ jobs: Array.from({ length: 4 }, (_, k) => ({ name: 'plan', payload: k })) });
     await store.jobClaim({ workerId: 'w1', limit: 2, queues: ['default'], leaseMs: 1 });
     const claim = texts.find((text) => text.includes('WITH active AS'))!;
     const client = new pg.Client({ connectionString: databaseUrl() });
@@ -390,7 +390,7 @@ describe('PostgreSQL claims', () => {
     const texts: string[] = [];
     const store = freshStore({ onStatement: (text) => texts.push(text) });
     await store.migrate();
-    const ids = (await store.jobEnqueueMany([0, 1, 2].map((k) => ({ name: 'due.only', payload: k })))).map((result) => result.id);
+    const ids = (await store.jobEnqueueMany({ jobs: [0, 1, 2].map((k) => ({ name: 'due.only', payload: k })) })).map((result) => result.id);
     const [first] = await store.jobClaim({ workerId: 'w1', limit: 1, queues: ['default'], leaseMs: 30_000 });
     expect(first?.id).toBe(ids[0]);
     // A full batch starts the statistics guard without waiting for it; let it finish first, so its
@@ -418,12 +418,12 @@ describe('PostgreSQL claims', () => {
     // Autovacuum stays out of it, so the statistics can only come from the store.
     await dataSource.query(`ALTER TABLE ${store.naming.jobs} SET (autovacuum_enabled = false)`);
     const stats = async () => Number((await dataSource.query(`SELECT count(*) AS n FROM pg_stats WHERE schemaname = $1 AND tablename = 'jobs' AND attname = 'state'`, [store.naming.schema]))[0].n);
-    await store.jobEnqueueMany(Array.from({ length: 50 }, (_, k) => ({ name: 'stats', payload: k })));
+    await store.jobEnqueueMany({ jobs: Array.from({ length: 50 }, (_, k) => ({ name: 'stats', payload: k })) });
     // A batch that is not full suggests no backlog: nothing is analyzed.
     expect(await store.jobClaim({ workerId: 'w1', limit: 100, queues: ['default'], leaseMs: 30_000 })).toHaveLength(50);
     expect(await store.statistics).toBe(false);
     expect(await stats()).toBe(0);
-    for (let i = 0; i < 3; i++) await store.jobEnqueueMany(Array.from({ length: 1_000 }, (_, k) => ({ name: 'stats', payload: { k, pad: 'x'.repeat(80) } })));
+    for (let i = 0; i < 3; i++) await store.jobEnqueueMany({ jobs: Array.from({ length: 1_000 }, (_, k) => ({ name: 'stats', payload: { k, pad: 'x'.repeat(80) } })) });
     texts.length = 0;
     expect(await store.jobClaim({ workerId: 'w1', limit: 200, queues: ['default'], leaseMs: 30_000 })).toHaveLength(200);
     expect(await store.statistics).toBe(true);
@@ -445,7 +445,7 @@ describe('PostgreSQL claims', () => {
     const texts: string[] = [];
     const store = freshStore({ onStatement: (text) => texts.push(text) });
     await store.migrate();
-    for (let i = 0; i < 3; i++) await store.jobEnqueueMany(Array.from({ length: 1_000 }, (_, j) => ({ name: 'plan', payload: { k: i * 1_000 + j, pad: 'x'.repeat(80) } })));
+    for (let i = 0; i < 3; i++) await store.jobEnqueueMany({ jobs: Array.from({ length: 1_000 }, (_, j) => ({ name: 'plan', payload: { k: i * 1_000 + j, pad: 'x'.repeat(80) } })) });
     await dataSource.query(`ANALYZE ${store.naming.jobs}`);
     expect(await store.jobClaim({ workerId: 'w1', limit: 200, queues: ['default'], leaseMs: 30_000 })).toHaveLength(200);
     const claim = texts.find((text) => text.includes('WITH active AS'));
@@ -469,13 +469,13 @@ describe('PostgreSQL concurrency slots', () => {
   it('issue 19 item 2: keeps the slot of every running job when a limit is lowered, as surplus that its finishing jobs give back', async () => {
     const store = freshStore();
     await store.migrate();
-    await store.concurrencyLimitSet({ key: 'k' }, 3);
-    for (let i = 0; i < 5; i++) await store.jobEnqueue({ name: 'slot', payload: i, concurrencyKey: 'k' });
+    await store.concurrencyLimitSet({ target: { key: 'k' }, max: 3 });
+    for (let i = 0; i < 5; i++) await store.jobEnqueue({ job: { name: 'slot', payload: i, concurrencyKey: 'k' } });
     const running = await claimLimited(store, 'w1');
     expect(running).toHaveLength(3);
     const surplus = async () =>
       ((await dataSource.query(`SELECT surplus FROM ${store.naming.limits} WHERE key = 'key:k'`)) as Array<{ surplus: number }>)[0]!.surplus;
-    await store.concurrencyLimitSet({ key: 'k' }, 1);
+    await store.concurrencyLimitSet({ target: { key: 'k' }, max: 1 });
     expect(await slotsOf(store, 'key:k')).toEqual([
       { slot: 1, held: true, retired: false },
       { slot: 2, held: true, retired: false },
@@ -494,7 +494,7 @@ describe('PostgreSQL concurrency slots', () => {
     await store.jobCompleteMany({ workerId: 'w1', outcomes: [{ jobId: first!.id, attempt: first!.attempt, kind: 'succeeded' }] });
     expect((await slotsOf(store, 'key:k')).map((s) => s.slot)).toEqual([2, 3]);
     expect(await surplus()).toBe(1);
-    await store.concurrencyLimitSet({ key: 'k' }, 2);
+    await store.concurrencyLimitSet({ target: { key: 'k' }, max: 2 });
     expect(await surplus()).toBe(0);
     expect(await claimLimited(store, 'w2')).toEqual([]);
     // With no surplus left, a job that finishes frees its row for the next claim.
@@ -509,8 +509,8 @@ describe('PostgreSQL concurrency slots', () => {
   it('retires, when migrating to version 5, the slots an earlier version kept above a lowered limit', async () => {
     const store = freshStore();
     await store.migrate();
-    await store.concurrencyLimitSet({ key: 'k' }, 3);
-    for (let i = 0; i < 3; i++) await store.jobEnqueue({ name: 'slot', payload: i, concurrencyKey: 'k' });
+    await store.concurrencyLimitSet({ target: { key: 'k' }, max: 3 });
+    for (let i = 0; i < 3; i++) await store.jobEnqueue({ job: { name: 'slot', payload: i, concurrencyKey: 'k' } });
     expect(await claimLimited(store, 'w1')).toHaveLength(3);
     // What version 4 left after lowering the limit to 1 while three jobs ran: slots 2 and 3 still
     // held with live leases, and a free slot 4 from an older, larger limit.
@@ -535,8 +535,8 @@ describe('PostgreSQL concurrency slots', () => {
     const store = freshStore({ onStatement: (text) => texts.push(text) });
     await store.migrate();
     for (const table of [store.naming.jobs, store.naming.slots, store.naming.limits]) await dataSource.query(`ALTER TABLE ${table} SET (autovacuum_enabled = false)`);
-    await store.concurrencyLimitSet({ queue: 'default' }, 2_000);
-    for (let i = 0; i < 2; i++) await store.jobEnqueueMany(Array.from({ length: 1_000 }, (_, j) => ({ name: 'slot', payload: i * 1_000 + j })));
+    await store.concurrencyLimitSet({ target: { queue: 'default' }, max: 2_000 });
+    for (let i = 0; i < 2; i++) await store.jobEnqueueMany({ jobs: Array.from({ length: 1_000 }, (_, j) => ({ name: 'slot', payload: i * 1_000 + j })) });
     expect(await claimLimited(store, 'w1')).toHaveLength(50);
     const full = texts.find((text) => text.includes('wanted AS'));
     expect(full).toBeDefined();
@@ -587,8 +587,8 @@ describe('PostgreSQL JIT and the limited claim', () => {
     try {
       const store = new PostgresJobStore({ dataSource: explained, schema });
       await store.migrate();
-      await store.concurrencyLimitSet({ queue: 'default' }, 100);
-      await store.jobEnqueueMany(Array.from({ length: 20 }, (_, i) => ({ name: 'jit', payload: i })));
+      await store.concurrencyLimitSet({ target: { queue: 'default' }, max: 100 });
+      await store.jobEnqueueMany({ jobs: Array.from({ length: 20 }, (_, i) => ({ name: 'jit', payload: i })) });
       plans.length = 0;
       expect(await store.jobClaim({ workerId: 'w1', limit: 10, queues: ['default'], leaseMs: 60_000 })).toHaveLength(10);
       const limited = plans.filter((plan) => plan['Query Text'].includes('wanted AS'));
@@ -628,9 +628,9 @@ async function withNestedPlans(prefix: string, work: (store: PostgresJobStore, p
 describe('PostgreSQL effects trigger', () => {
   it('pairs old and new rows with a hash join, even after its first call in the session saw one row', () =>
     withNestedPlans('pgpair', async (store, plans) => {
-      await store.jobEnqueue({ name: 'pair', payload: 0 });
+      await store.jobEnqueue({ job: { name: 'pair', payload: 0 } });
       expect(await store.jobClaim({ workerId: 'w', limit: 1, queues: ['default'], leaseMs: 60_000 })).toHaveLength(1);
-      await store.jobEnqueueMany(Array.from({ length: 300 }, (_, i) => ({ name: 'pair', payload: i + 1 })));
+      await store.jobEnqueueMany({ jobs: Array.from({ length: 300 }, (_, i) => ({ name: 'pair', payload: i + 1 })) });
       plans.length = 0;
       expect(await store.jobClaim({ workerId: 'w', limit: 300, queues: ['default'], leaseMs: 60_000 })).toHaveLength(300);
       const pairing = plans.filter((p) => p['Query Text'].includes('FROM new_rows n JOIN old_rows o'));
@@ -641,8 +641,8 @@ describe('PostgreSQL effects trigger', () => {
 
   it('runs only the effects a change calls for: a claim releases no slot and sends no hint', () =>
     withNestedPlans('pgeff', async (store, plans) => {
-      const { id: parent } = await store.jobEnqueue({ name: 'effects', payload: 0 });
-      const { id: child } = await store.jobEnqueue({ name: 'effects', payload: 1, dependsOn: [parent] });
+      const { id: parent } = await store.jobEnqueue({ job: { name: 'effects', payload: 0 } });
+      const { id: child } = await store.jobEnqueue({ job: { name: 'effects', payload: 1, dependsOn: [parent] } });
       /** Which optional effect statements the trigger ran for `work`. */
       const effectsOf = async (work: () => Promise<unknown>) => {
         plans.length = 0;
@@ -656,7 +656,7 @@ describe('PostgreSQL effects trigger', () => {
       // The parent's success releases its slot (none is held, the statement still looks) and, through
       // the settle function, the child, whose change sends the hint.
       expect(await effectsOf(() => store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: parent, attempt: 1, kind: 'succeeded' }] }))).toEqual({ history: true, slots: true, hint: true });
-      expect((await store.jobGet(child))?.state).toBe('scheduled');
+      expect((await store.jobGet({ jobId: child }))?.state).toBe('scheduled');
     }));
 });
 
@@ -672,8 +672,8 @@ describe('PostgreSQL asynchronous claim commits', () => {
     const texts: string[] = [];
     const store = freshStore({ asyncClaimCommit, onStatement: (text) => texts.push(text) });
     await store.migrate();
-    if (limit === 'a queue limit') await store.concurrencyLimitSet({ queue: 'default' }, 5);
-    await store.jobEnqueueMany([1, 2].map((n) => ({ name: 'async.claim', payload: n })));
+    if (limit === 'a queue limit') await store.concurrencyLimitSet({ target: { queue: 'default' }, max: 5 });
+    await store.jobEnqueueMany({ jobs: [1, 2].map((n) => ({ name: 'async.claim', payload: n })) });
     expect(await store.jobClaim({ workerId: 'w1', limit: 1, queues: ['default'], leaseMs: 30_000 })).toHaveLength(1);
     // The statement that claimed (the full one once a limit exists), inside a transaction of our
     // own: the setting changes for that transaction and is gone after it.
@@ -708,8 +708,8 @@ describe('PostgreSQL history delivery order', () => {
     await runner.startTransaction();
     try {
       // The open transaction takes its history id first; the later one commits first.
-      const { id: slow } = await store.jobEnqueue({ name: 'slow.tx', payload: 1 }, { manager: runner.manager });
-      const { id: fast } = await store.jobEnqueue({ name: 'fast.tx', payload: 2 });
+      const { id: slow } = await store.jobEnqueue({ job: { name: 'slow.tx', payload: 1 }, manager: runner.manager });
+      const { id: fast } = await store.jobEnqueue({ job: { name: 'fast.tx', payload: 2 } });
       expect(await store.historyRead({ limit: 10 })).toEqual([]);
       await runner.commitTransaction();
       const entries = await store.historyRead({ limit: 10 });
@@ -733,7 +733,7 @@ describe('PostgreSQL connection loss', () => {
     await blocker.query('BEGIN');
     await blocker.query(`LOCK TABLE ${store.naming.audit} IN ACCESS EXCLUSIVE MODE`);
     const [{ pid: blockerPid }] = (await blocker.query('SELECT pg_backend_pid() AS pid')).rows;
-    const outcome = store.concurrencyLimitSet({ key: 'tenant:lost' }, 2).then(
+    const outcome = store.concurrencyLimitSet({ target: { key: 'tenant:lost' }, max: 2 }).then(
       () => 'applied',
       (error: Error) => error.message,
     );
@@ -748,7 +748,7 @@ describe('PostgreSQL connection loss', () => {
     await blocker.query('ROLLBACK');
     await blocker.end();
     // The pool dropped the dead connection; the same operation now goes through.
-    await store.concurrencyLimitSet({ key: 'tenant:lost' }, 2);
+    await store.concurrencyLimitSet({ target: { key: 'tenant:lost' }, max: 2 });
     expect(await store.concurrencyLimitList()).toContainEqual(expect.objectContaining({ key: 'tenant:lost', max: 2 }));
   });
 });
