@@ -23,8 +23,8 @@ export default {
   async producer(url, max = 10) {
     const { dataSource, store } = await open(url, max);
     return {
-      add: (payload, opts) => store.jobEnqueue(input(payload, opts)),
-      addMany: (payloads, opts) => store.jobEnqueueMany(payloads.map((p) => input(p, opts))),
+      add: (payload, opts) => store.jobEnqueue({ job: input(payload, opts) }),
+      addMany: (payloads, opts) => store.jobEnqueueMany({ jobs: payloads.map((p) => input(p, opts)) }),
       close: () => dataSource.destroy(),
     };
   },

@@ -42,7 +42,7 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
   private async registerDeclaredSchedules(): Promise<void> {
     for (const job of this.registry.all()) {
       if (!job.schedule) continue;
-      const { created, changed, schedule } = await this.store.scheduleUpsert(job.schedule, { actor: 'boot' });
+      const { created, changed, schedule } = await this.store.scheduleUpsert({ schedule: job.schedule, actor: 'boot' });
       if (changed) this.logger.log(`${created ? 'created' : 'updated'} the schedule of ${job.name} (${schedule.id}); next tick ${schedule.nextFireAt?.toISOString() ?? 'never'}.`);
     }
   }
@@ -50,7 +50,7 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
   /** Sets the `queueLimits` option's caps; the same on every node, so safe to race. */
   private async applyQueueLimits(): Promise<void> {
     for (const [queue, max] of Object.entries(this.options.queueLimits ?? {})) {
-      await this.store.concurrencyLimitSet({ queue }, max, { actor: 'boot' });
+      await this.store.concurrencyLimitSet({ target: { queue }, max, actor: 'boot' });
     }
   }
 

@@ -1,7 +1,6 @@
-export * from './job-store.js';
-export type { QueueSummary } from './queue-summary.js';
+export * from './job-store.types.js';
+export type { QueueSummary } from './job-store.types.js';
 export * from './store-capabilities.js';
-export * from './attempt-transaction.js';
 export * from './wake-hints.js';
 export * from './enqueue-input.js';
 export * from './job-row.js';

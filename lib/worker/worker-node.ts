@@ -217,8 +217,10 @@ export class WorkerNode {
       await this.dispatcher.register();
       if (this.stopped) return;
     }
-    const subscription = await this.store.subscribeWakeHints((queue) => {
-      if (queue === ANY_QUEUE || queues.has(queue)) this.emit({ type: 'wake', now: this.clock.now() });
+    const subscription = await this.store.subscribeWakeHints({
+      listener: (queue) => {
+        if (queue === ANY_QUEUE || queues.has(queue)) this.emit({ type: 'wake', now: this.clock.now() });
+      },
     });
     if (this.stopped) {
       // Stop may already have finished (it stops waiting at its deadline); this subscription is ours to close.

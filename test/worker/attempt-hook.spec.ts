@@ -48,12 +48,12 @@ async function runOnce(handler: FunctionHandler<never>, attemptHooks?: readonly 
     attemptHooks,
   });
   nodes.push(node);
-  const { id } = await store.jobEnqueue({ id: '0190a0b0-0000-7000-8000-000000000001', name: 'card.charge', payload: SECRET, maxAttempts: 3 });
+  const { id } = await store.jobEnqueue({ job: { id: '0190a0b0-0000-7000-8000-000000000001', name: 'card.charge', payload: SECRET, maxAttempts: 3 } });
   const done = node.settledOnce(id);
   await node.start();
   await settle();
   const settled = await done;
-  const job = await store.jobGet(id);
+  const job = await store.jobGet({ jobId: id });
   const attemptLines = logger.lines.filter((line) => line.includes('card.charge'));
   return { job, settled, lines: attemptLines, stats: { ...node.stats }, timers, node };
 }
@@ -209,12 +209,12 @@ describe('attempt hooks around each handler invocation', () => {
       attemptHooks: [(ctx) => new Promise<void>((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)))],
     });
     nodes.push(node);
-    const { id } = await store.jobEnqueue({ name: 'slow', payload: null });
+    const { id } = await store.jobEnqueue({ job: { name: 'slow', payload: null } });
     const done = node.settledOnce(id);
     await node.start();
     await timers.advance(1_000);
     await done;
-    const job = await store.jobGet(id);
+    const job = await store.jobGet({ jobId: id });
     expect(job).toMatchObject({ state: 'scheduled', lastError: expect.stringMatching(/^JobTimeoutError: timed out after 1000 ms/) });
     expect(new JobTimeoutError(1_000).message).toBe('timed out after 1000 ms');
   });
@@ -247,15 +247,15 @@ describe('attempt hooks around each handler invocation', () => {
       ],
     });
     nodes.push(node);
-    const { id } = await store.jobEnqueue({ name: 'late', payload: null, maxAttempts: 3 });
+    const { id } = await store.jobEnqueue({ job: { name: 'late', payload: null, maxAttempts: 3 } });
     const done = node.settledOnce(id);
     await node.start();
     await settle();
-    expect((await store.jobGet(id))!.state).toBe('running');
+    expect((await store.jobGet({ jobId: id }))!.state).toBe('running');
     finish();
     await done;
     expect(handlerDone).toBe(true);
-    expect(await store.jobGet(id)).toMatchObject({ state: 'scheduled', lastError: expect.stringMatching(/^Error: late failure/) });
+    expect(await store.jobGet({ jobId: id })).toMatchObject({ state: 'scheduled', lastError: expect.stringMatching(/^Error: late failure/) });
   });
 
   it('refuse a second next() in one attempt, and a handler runs once', async () => {

@@ -109,8 +109,9 @@ const reclaimWithoutStateCheck: LifecycleRules = {
 function limitChangeForgetsRunning(store: MemoryJobStore): void {
   const internals = store as unknown as { jobs: Map<string, JobRow>; slotHolders: Set<string> };
   const set = store.concurrencyLimitSet.bind(store);
-  store.concurrencyLimitSet = async (target, max, options) => {
-    await set(target, max, options);
+  store.concurrencyLimitSet = async (params) => {
+    await set(params);
+    const { target } = params;
     for (const row of internals.jobs.values()) {
       const under = 'key' in target ? row.concurrencyKey === target.key : row.queue === target.queue;
       if (row.state === 'running' && under) internals.slotHolders.delete(row.id);

@@ -59,18 +59,18 @@ export function badInputCases(ctx: SuiteContext): void {
     const h = await ctx.open({ limits: { maxPayloadBytes: 256 } });
     await enqueue(h.store, { name: 'existing' });
     const before = await h.snapshot();
-    await expectRefused(() => h.store.jobEnqueue(input as EnqueueInput), pattern);
-    await expectRefused(() => h.store.jobEnqueueMany([{ name: 'fine', payload: 1 }, input as EnqueueInput]), pattern);
+    await expectRefused(() => h.store.jobEnqueue({ job: input as EnqueueInput }), pattern);
+    await expectRefused(() => h.store.jobEnqueueMany({ jobs: [{ name: 'fine', payload: 1 }, input as EnqueueInput] }), pattern);
     expect(await h.snapshot()).toEqual(before);
   });
 
   it('reports an oversized payload with its size and the limit', async () => {
     const h = await ctx.open({ limits: { maxPayloadBytes: 100 } });
-    const error = await h.store.jobEnqueue({ name: 'x', payload: 'é'.repeat(60) }).catch((e: unknown) => e);
+    const error = await h.store.jobEnqueue({ job: { name: 'x', payload: 'é'.repeat(60) } }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PayloadTooLargeError);
     expect(error).toMatchObject({ bytes: 122, limit: 100, argument: 'payload' });
     // Exactly at the limit is allowed: sizes are inclusive.
-    await expect(h.store.jobEnqueue({ name: 'x', payload: 'a'.repeat(98) })).resolves.toMatchObject({ created: true });
+    await expect(h.store.jobEnqueue({ job: { name: 'x', payload: 'a'.repeat(98) } })).resolves.toMatchObject({ created: true });
   });
 
   it('refuses a duplicate id inside one enqueueMany call', async () => {
@@ -78,10 +78,12 @@ export function badInputCases(ctx: SuiteContext): void {
     const id = '0190a5a0-0000-7000-8000-000000000abc';
     await expectRefused(
       () =>
-        h.store.jobEnqueueMany([
-          { id, name: 'x', payload: 1 },
-          { id, name: 'x', payload: 2 },
-        ]),
+        h.store.jobEnqueueMany({
+          jobs: [
+            { id, name: 'x', payload: 1 },
+            { id, name: 'x', payload: 2 },
+          ],
+        }),
       /appears twice/,
     );
     expect(await h.countJobs()).toBe(0);
@@ -133,12 +135,12 @@ export function badInputCases(ctx: SuiteContext): void {
     ],
     ['an attempt of 0', (s) => s.jobRelinquishMany({ workerId: 'w', leases: [{ jobId: '0190a5a0-0000-7000-8000-000000000001', attempt: 0 }] }), /attempt/],
     ['a sweep limit of -1', (s) => s.jobExpireLeases({ limit: -1 }), /limit/],
-    ['a replay of a non-UUID', (s) => s.jobReplay('1; drop table jobs'), /jobId must be a UUID/],
-    ['a cancel of a non-UUID', (s) => s.jobCancel(''), /jobId must be a UUID/],
-    ['a get of a non-UUID', (s) => s.jobGet('x'), /jobId must be a UUID/],
+    ['a replay of a non-UUID', (s) => s.jobReplay({ jobId: '1; drop table jobs' }), /jobId must be a UUID/],
+    ['a cancel of a non-UUID', (s) => s.jobCancel({ jobId: '' }), /jobId must be a UUID/],
+    ['a get of a non-UUID', (s) => s.jobGet({ jobId: 'x' }), /jobId must be a UUID/],
     ['a list with an unknown state', (s) => s.jobList({ state: 'done' as never }), /state must be a job state/],
     ['a list limit of 5000', (s) => s.jobList({ limit: 5_000 }), /limit/],
-    ['pausing a hostile queue name', (s) => s.queuePause('a"b'), /queue/],
+    ['pausing a hostile queue name', (s) => s.queuePause({ queue: 'a"b' }), /queue/],
   ];
 
   it.each(BAD_CALLS)('refuses %s with a typed error and changes nothing', async (_label, call, pattern) => {
@@ -148,6 +150,65 @@ export function badInputCases(ctx: SuiteContext): void {
     await enqueue(h.store);
     const before = await h.snapshot();
     await expectRefused(() => call(h.store), pattern);
+    expect(await h.snapshot()).toEqual(before);
+  });
+
+  // Every method that takes params refuses a params argument that is not an object, naming the
+  // fields it wants, before it reads or writes anything.
+  const PARAMS_SHAPES: Array<[method: string, shape: string, optional: boolean]> = [
+    ['jobEnqueue', '{ job, manager? }', false],
+    ['jobEnqueueMany', '{ jobs, manager? }', false],
+    ['jobClaim', '{ workerId, limit, queues, leaseMs }', false],
+    ['jobHeartbeat', '{ workerId, leases, leaseMs }', false],
+    ['jobCompleteMany', '{ workerId, outcomes }', false],
+    ['jobRelinquishMany', '{ workerId, leases }', false],
+    ['jobParentOutput', '{ jobId, ancestorId }', false],
+    ['subscribeWakeHints', '{ listener }', false],
+    ['jobGet', '{ jobId }', false],
+    ['jobList', '{ state?, queue?, name?, limit? }', true],
+    ['jobListDeadLettered', '{ limit? }', true],
+    ['jobReplay', '{ jobId, actor? }', false],
+    ['jobCancel', '{ jobId, actor? }', false],
+    ['jobHistory', '{ jobId }', false],
+    ['queuePause', '{ queue, actor? }', false],
+    ['queueResume', '{ queue, actor? }', false],
+    ['concurrencyLimitSet', '{ target, max, actor? }', false],
+    ['auditList', '{ limit? }', true],
+    ['scheduleUpsert', '{ schedule, actor? }', false],
+    ['scheduleGet', '{ scheduleId }', false],
+    ['schedulePause', '{ scheduleId, actor? }', false],
+    ['scheduleResume', '{ scheduleId, actor? }', false],
+    ['scheduleTrigger', '{ scheduleId, actor? }', false],
+    ['scheduleRemove', '{ scheduleId, actor? }', false],
+    ['scheduleReplay', '{ scheduleId, actor? }', false],
+    ['scheduleMintDue', '{ limit }', false],
+    ['historyRead', '{ after?, limit }', false],
+    ['observerLease', '{ observer, workerId, leaseMs }', false],
+    ['observerCommit', '{ observer, workerId, position }', false],
+    ['observerFail', '{ observer, workerId, error, retryDelayMs }', false],
+    ['jobExpireLeases', '{ limit }', false],
+    ['jobSettleDependencies', '{ limit }', false],
+    ['historyTrim', '{ keep, limit }', false],
+    ['jobPurge', '{ olderThanMs, limit }', false],
+  ];
+  const NOT_OBJECTS: Array<[value: unknown, shown: string]> = [
+    [undefined, 'undefined'],
+    [null, 'null'],
+    ['0190a5a0-0000-7000-8000-000000000001', '"0190a5a0-0000-7000-8000-000000000001"'],
+    [[{ name: 'x', payload: 1 }], 'an array'],
+  ];
+
+  it.each(PARAMS_SHAPES)('%s refuses params that are not an object before writing anything', async (method, shape, optional) => {
+    const h = await ctx.open();
+    await enqueue(h.store);
+    await claimOne(h.store, 'w');
+    const before = await h.snapshot();
+    const call = (h.store as unknown as Record<string, (params: unknown) => Promise<unknown>>)[method]!.bind(h.store);
+    for (const [value, shown] of NOT_OBJECTS) {
+      if (optional && value === undefined) continue;
+      const message = `${method} takes a params object like ${shape}, got ${shown}.`;
+      await expectRefused(() => call(value), new RegExp(`^${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`));
+    }
     expect(await h.snapshot()).toEqual(before);
   });
 }

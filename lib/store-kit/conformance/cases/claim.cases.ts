@@ -35,13 +35,13 @@ export function claimCases(ctx: SuiteContext): void {
     const sms = await enqueue(h.store, { queue: 'sms' });
     await claimNone(h.store, 'w', ['default']);
 
-    await h.store.queuePause('mail');
+    await h.store.queuePause({ queue: 'mail' });
     const claimed = await h.store.jobClaim({ workerId: 'w', limit: 10, queues: ['mail', 'sms'], leaseMs: LEASE_MS });
     expect(claimed.map((j) => j.id)).toEqual([sms]);
     await claimNone(h.store, 'w', ['mail']);
     expect((await mustGet(h.store, mail)).state).toBe('scheduled');
 
-    await h.store.queueResume('mail');
+    await h.store.queueResume({ queue: 'mail' });
     expect((await claimOne(h.store, 'w', ['mail'])).id).toBe(mail);
   });
 
@@ -67,7 +67,7 @@ export function claimCases(ctx: SuiteContext): void {
     const h = await ctx.open();
     const total = 2_000;
     for (let i = 0; i < total; i += 500) {
-      await h.store.jobEnqueueMany(Array.from({ length: 500 }, (_, k) => ({ name: 'bulk', payload: { i: i + k } })));
+      await h.store.jobEnqueueMany({ jobs: Array.from({ length: 500 }, (_, k) => ({ name: 'bulk', payload: { i: i + k } })) });
     }
     const byWorker = new Map<string, JobRecord[]>();
     await Promise.all(

@@ -33,7 +33,7 @@ export function dependencyBatchCases(ctx: SuiteContext): void {
     const length = 20_000;
     // jobs[0] depends on jobs[1], which depends on jobs[2], ...: every child before its parent.
     const jobs: EnqueueInput[] = Array.from({ length }, (_, i) => ({ id: id(i), name: 'chain', payload: i, ...(i < length - 1 ? { dependsOn: [id(i + 1)] } : {}) }));
-    const results = await h.store.jobEnqueueMany(jobs);
+    const results = await h.store.jobEnqueueMany({ jobs });
     expect(results.every((r) => r.created)).toBe(true);
     expect(await h.countJobs()).toBe(length);
     expect(await mustGet(h.store, id(length - 1))).toMatchObject({ state: 'scheduled', pendingParents: 0 });
@@ -46,7 +46,7 @@ export function dependencyBatchCases(ctx: SuiteContext): void {
     const length = 10_000;
     const jobs: EnqueueInput[] = Array.from({ length }, (_, i) => ({ id: id(i), name: 'ring', payload: i, dependsOn: [id((i + 1) % length)] }));
     const before = await h.snapshot();
-    const error = await refusal(() => h.store.jobEnqueueMany(jobs));
+    const error = await refusal(() => h.store.jobEnqueueMany({ jobs }));
     expect(error.message).toBe(`dependsOn forms a cycle of 10000 jobs: ${id(0)} -> ${id(1)} -> ${id(2)} -> … -> ${id(length - 1)} -> ${id(0)}.`);
     expect(await h.snapshot()).toEqual(before);
   });
@@ -56,10 +56,12 @@ export function dependencyBatchCases(ctx: SuiteContext): void {
     await enqueue(h.store, { id: id(1), delayMs: 60_000 });
     const before = await h.snapshot();
     const error = await refusal(() =>
-      h.store.jobEnqueueMany([
-        { id: id(1), name: 'again', payload: 1, dependsOn: [id(2)] },
-        { id: id(2), name: 'new', payload: 2, dependsOn: [id(1)] },
-      ]),
+      h.store.jobEnqueueMany({
+        jobs: [
+          { id: id(1), name: 'again', payload: 1, dependsOn: [id(2)] },
+          { id: id(2), name: 'new', payload: 2, dependsOn: [id(1)] },
+        ],
+      }),
     );
     expect(error.message).toBe(`dependsOn forms a cycle: ${id(1)} -> ${id(2)} -> ${id(1)}.`);
     expect(await h.snapshot()).toEqual(before);
@@ -69,7 +71,7 @@ export function dependencyBatchCases(ctx: SuiteContext): void {
     const h = await ctx.open();
     await enqueue(h.store, { id: id(1) });
     const before = await h.snapshot();
-    const error = await refusal(() => h.store.jobEnqueueMany([{ id: id(1), name: 'again', payload: 1, dependsOn: [id(99)] }]));
+    const error = await refusal(() => h.store.jobEnqueueMany({ jobs: [{ id: id(1), name: 'again', payload: 1, dependsOn: [id(99)] }] }));
     expect(error.message).toBe(`Job ${id(1)} depends on ${id(99)}, which does not exist.`);
     expect(await h.snapshot()).toEqual(before);
   });
@@ -80,12 +82,14 @@ export function dependencyBatchCases(ctx: SuiteContext): void {
     await enqueue(h.store, { id: id(2), maxAttempts: 1 });
     await finish(h.store, id(1), 'succeeded');
     await finish(h.store, id(2), 'dead_lettered');
-    const results = await h.store.jobEnqueueMany([
-      { id: id(1), name: 'again', payload: 1 },
-      { id: id(2), name: 'again', payload: 2 },
-      { id: id(3), name: 'after.success', payload: 3, dependsOn: [id(1)] },
-      { id: id(4), name: 'after.failure', payload: 4, dependsOn: [id(2)] },
-    ]);
+    const results = await h.store.jobEnqueueMany({
+      jobs: [
+        { id: id(1), name: 'again', payload: 1 },
+        { id: id(2), name: 'again', payload: 2 },
+        { id: id(3), name: 'after.success', payload: 3, dependsOn: [id(1)] },
+        { id: id(4), name: 'after.failure', payload: 4, dependsOn: [id(2)] },
+      ],
+    });
     expect(results.map((r) => r.created)).toEqual([false, false, true, true]);
     expect(await mustGet(h.store, id(3))).toMatchObject({ state: 'scheduled', pendingParents: 0 });
     expect(await mustGet(h.store, id(4))).toMatchObject({ state: 'cancelled', lastError: `parent ${id(2)} ended dead_lettered` });

@@ -13,7 +13,7 @@ async function maintain(store: JobStore) {
 /** Ends the root badly, by a dead-lettering outcome write or by an operator cancel. */
 async function endRoot(store: JobStore, root: string, how: 'dead_lettered' | 'cancelled') {
   if (how === 'cancelled') {
-    await store.jobCancel(root);
+    await store.jobCancel({ jobId: root });
     return;
   }
   const job = await claimOne(store, 'w');
@@ -24,7 +24,7 @@ async function endRoot(store: JobStore, root: string, how: 'dead_lettered' | 'ca
 
 /** The states a job's history went through. */
 async function states(store: JobStore, jobId: string) {
-  return (await store.jobHistory(jobId)).map((entry) => entry.state);
+  return (await store.jobHistory({ jobId })).map((entry) => entry.state);
 }
 
 /**
@@ -43,7 +43,7 @@ export function dependencyCascadeCases(ctx: SuiteContext): void {
       payload: i,
       ...(i === 0 ? { maxAttempts: 1 } : { dependsOn: [id(i - 1)] }),
     }));
-    await h.store.jobEnqueueMany(jobs);
+    await h.store.jobEnqueueMany({ jobs });
     await endRoot(h.store, id(0), how);
     await maintain(h.store);
     for (const i of [1, 2, 1_500, length - 1, length]) {
@@ -89,7 +89,7 @@ export function dependencyCascadeCases(ctx: SuiteContext): void {
       { id: deepTolerant, name: 'deep.tolerant', payload: 5, dependsOn: [link(chains - 2, depth - 1)], dependencyMode: 'on_any_terminal' },
       { id: id(900_007), name: 'after.tolerant', payload: 6, dependsOn: [deepTolerant] },
     );
-    await h.store.jobEnqueueMany(jobs);
+    await h.store.jobEnqueueMany({ jobs });
     await endRoot(h.store, root, 'dead_lettered');
     await maintain(h.store);
 

@@ -19,7 +19,7 @@ async function runningParents(store: JobStore) {
  * once (latch 0), and one claim returns each of them exactly once.
  */
 async function expectReleased(store: JobStore, dependants: readonly string[]) {
-  for (const id of dependants) expect(await store.jobGet(id)).toMatchObject({ state: 'scheduled', pendingParents: 0 });
+  for (const id of dependants) expect(await store.jobGet({ jobId: id })).toMatchObject({ state: 'scheduled', pendingParents: 0 });
   const claimed = await store.jobClaim({ workerId: 'w-children', limit: 50, queues: ['default'], leaseMs: LEASE_MS });
   expect(claimed.map((job) => job.id).sort()).toEqual([...dependants].sort());
   await store.jobCompleteMany({ workerId: 'w-children', outcomes: claimed.map((job) => ({ jobId: job.id, attempt: job.attempt, kind: 'succeeded' as const })) });
@@ -73,7 +73,7 @@ export function dependencyRaceCases(ctx: SuiteContext): void {
         h.store.jobCompleteMany({ workerId: 'w-parents', outcomes: [{ jobId: p2!.id, attempt: p2!.attempt, kind: 'succeeded' }] }),
         Promise.all(Array.from({ length: DEPENDANTS }, () => enqueue(h.store, { name: 'child', dependsOn: [p1!.id, p2!.id] }))).then((ids) => (dependants = ids)),
       ]);
-      for (const id of dependants) expect(await h.store.jobGet(id)).toMatchObject({ state: 'cancelled', lastError: `parent ${p1!.id} ended dead_lettered` });
+      for (const id of dependants) expect(await h.store.jobGet({ jobId: id })).toMatchObject({ state: 'cancelled', lastError: `parent ${p1!.id} ended dead_lettered` });
       expect(await h.store.jobClaim({ workerId: 'w-children', limit: 50, queues: ['default'], leaseMs: LEASE_MS })).toEqual([]);
     }
   });

@@ -39,11 +39,13 @@ export function dependencyCases(ctx: SuiteContext): void {
 
   it('wires a chain inside one enqueueMany call by caller-chosen ids', async () => {
     const h = await ctx.open();
-    await h.store.jobEnqueueMany([
-      { id: id(13), name: 'ship', payload: 3, dependsOn: [id(12)] },
-      { id: id(11), name: 'reserve', payload: 1 },
-      { id: id(12), name: 'charge', payload: 2, dependsOn: [id(11)] },
-    ]);
+    await h.store.jobEnqueueMany({
+      jobs: [
+        { id: id(13), name: 'ship', payload: 3, dependsOn: [id(12)] },
+        { id: id(11), name: 'reserve', payload: 1 },
+        { id: id(12), name: 'charge', payload: 2, dependsOn: [id(11)] },
+      ],
+    });
     expect((await mustGet(h.store, id(12))).state).toBe('awaiting_parents');
     await finish(h.store, id(11));
     await settleAll(h.store);
@@ -53,20 +55,22 @@ export function dependencyCases(ctx: SuiteContext): void {
   });
 
   it.each<[string, (store: JobStore) => Promise<unknown>, RegExp]>([
-    ['an unknown parent', (s) => s.jobEnqueue({ name: 'x', payload: 1, dependsOn: [id(99)] }), /depends on 0190a5a0-0000-7000-8000-000000000099, which does not exist\.$/],
-    ['a job that depends on itself', (s) => s.jobEnqueue({ id: id(5), name: 'x', payload: 1, dependsOn: [id(5)] }), /^Job .* cannot depend on itself\.$/],
+    ['an unknown parent', (s) => s.jobEnqueue({ job: { name: 'x', payload: 1, dependsOn: [id(99)] } }), /depends on 0190a5a0-0000-7000-8000-000000000099, which does not exist\.$/],
+    ['a job that depends on itself', (s) => s.jobEnqueue({ job: { id: id(5), name: 'x', payload: 1, dependsOn: [id(5)] } }), /^Job .* cannot depend on itself\.$/],
     [
       'a cycle inside a batch',
       (s) =>
-        s.jobEnqueueMany([
-          { id: id(6), name: 'x', payload: 1, dependsOn: [id(7)] },
-          { id: id(7), name: 'x', payload: 1, dependsOn: [id(6)] },
-        ]),
+        s.jobEnqueueMany({
+          jobs: [
+            { id: id(6), name: 'x', payload: 1, dependsOn: [id(7)] },
+            { id: id(7), name: 'x', payload: 1, dependsOn: [id(6)] },
+          ],
+        }),
       /^dependsOn forms a cycle: .+ -> .+ -> .+\.$/,
     ],
-    ['a parent named twice', (s) => s.jobEnqueue({ name: 'x', payload: 1, dependsOn: [id(1), id(1)] }), /names .* twice\.$/],
-    ['a dependency mode without parents', (s) => s.jobEnqueue({ name: 'x', payload: 1, dependencyMode: 'on_any_terminal' }), /^dependencyMode needs dependsOn\.$/],
-    ['an unknown dependency mode', (s) => s.jobEnqueue({ name: 'x', payload: 1, dependsOn: [id(1)], dependencyMode: 'eventually' as never }), /^dependencyMode must be/],
+    ['a parent named twice', (s) => s.jobEnqueue({ job: { name: 'x', payload: 1, dependsOn: [id(1), id(1)] } }), /names .* twice\.$/],
+    ['a dependency mode without parents', (s) => s.jobEnqueue({ job: { name: 'x', payload: 1, dependencyMode: 'on_any_terminal' } }), /^dependencyMode needs dependsOn\.$/],
+    ['an unknown dependency mode', (s) => s.jobEnqueue({ job: { name: 'x', payload: 1, dependsOn: [id(1)], dependencyMode: 'eventually' as never } }), /^dependencyMode must be/],
   ])('refuses %s before writing anything', async (_label, call, pattern) => {
     const h = await ctx.open();
     await enqueue(h.store, { id: id(1) });
@@ -119,7 +123,7 @@ export function dependencyCases(ctx: SuiteContext): void {
     const quarantined = await enqueue(h.store, { id: id(42) });
     const a = await enqueue(h.store, { id: id(43), dependsOn: [cancelled] });
     const b = await enqueue(h.store, { id: id(44), dependsOn: [quarantined] });
-    await h.store.jobCancel(cancelled);
+    await h.store.jobCancel({ jobId: cancelled });
     await finish(h.store, quarantined, 'quarantined');
     await settleAll(h.store);
     expect((await mustGet(h.store, a)).state).toBe('cancelled');
@@ -148,7 +152,7 @@ export function dependencyCases(ctx: SuiteContext): void {
     await finish(h.store, parent, 'dead_lettered');
     await settleAll(h.store);
     expect((await mustGet(h.store, child)).pendingParents).toBe(1);
-    await h.store.jobReplay(parent);
+    await h.store.jobReplay({ jobId: parent });
     await finish(h.store, parent);
     await settleAll(h.store);
     expect(await mustGet(h.store, child)).toMatchObject({ state: 'awaiting_parents', pendingParents: 1 });
@@ -172,17 +176,17 @@ export function dependencyCases(ctx: SuiteContext): void {
     await finish(h.store, parent, 'succeeded', { chargeId: 'ch_1' });
     await settleAll(h.store);
 
-    expect(await h.store.jobParentOutput(child, parent)).toEqual({ found: true, output: { chargeId: 'ch_1' } });
-    expect(await h.store.jobParentOutput(child, grandparent)).toEqual({ found: true, output: { sku: 'A-1', reserved: 2 } });
-    expect(await h.store.jobParentOutput(child, stranger)).toEqual({ found: false, output: undefined });
-    expect(await h.store.jobParentOutput(parent, child)).toEqual({ found: false, output: undefined });
+    expect(await h.store.jobParentOutput({ jobId: child, ancestorId: parent })).toEqual({ found: true, output: { chargeId: 'ch_1' } });
+    expect(await h.store.jobParentOutput({ jobId: child, ancestorId: grandparent })).toEqual({ found: true, output: { sku: 'A-1', reserved: 2 } });
+    expect(await h.store.jobParentOutput({ jobId: child, ancestorId: stranger })).toEqual({ found: false, output: undefined });
+    expect(await h.store.jobParentOutput({ jobId: parent, ancestorId: child })).toEqual({ found: false, output: undefined });
   });
 
   it('releases a fan-out of 1,200 dependants of one parent', async () => {
     const h = await ctx.open();
     const parent = await enqueue(h.store, { id: id(80) });
     for (let i = 0; i < 1_200; i += 400) {
-      await h.store.jobEnqueueMany(Array.from({ length: 400 }, (_, k) => ({ name: 'fan.out', payload: i + k, dependsOn: [parent] })));
+      await h.store.jobEnqueueMany({ jobs: Array.from({ length: 400 }, (_, k) => ({ name: 'fan.out', payload: i + k, dependsOn: [parent] })) });
     }
     await finish(h.store, parent);
     await settleAll(h.store);
@@ -199,9 +203,11 @@ export function dependencyCases(ctx: SuiteContext): void {
     if (h.store.capabilities.wakeHints === 'none') return expect(h.store.capabilities.wakeHints).toBe('none');
     const hints: string[] = [];
     let heard!: () => void;
-    const subscription = await h.store.subscribeWakeHints((queue) => {
-      hints.push(queue);
-      heard?.();
+    const subscription = await h.store.subscribeWakeHints({
+      listener: (queue) => {
+        hints.push(queue);
+        heard?.();
+      },
     });
     const hintAfter = async (work: () => Promise<unknown>) => {
       hints.length = 0;

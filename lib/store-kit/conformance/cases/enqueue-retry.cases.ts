@@ -7,10 +7,10 @@ export function enqueueRetryCases(ctx: SuiteContext): void {
   describe('issue 19 item 10: retry and maxAttempts per enqueue', () => {
     it('stores the retry fields given at enqueue with the job and returns them on every read, claims included', async () => {
       const h = await ctx.open();
-      const fast = await h.store.jobEnqueue({ name: 'r', payload: 1, retry: { baseDelayMs: 0 }, maxAttempts: 7 });
-      const full = await h.store.jobEnqueue({ name: 'r', payload: 2, retry: { baseDelayMs: 250, maxDelayMs: 1_000, jitter: false } });
-      const plain = await h.store.jobEnqueue({ name: 'r', payload: 3 });
-      const empty = await h.store.jobEnqueue({ name: 'r', payload: 4, retry: {} });
+      const fast = await h.store.jobEnqueue({ job: { name: 'r', payload: 1, retry: { baseDelayMs: 0 }, maxAttempts: 7 } });
+      const full = await h.store.jobEnqueue({ job: { name: 'r', payload: 2, retry: { baseDelayMs: 250, maxDelayMs: 1_000, jitter: false } } });
+      const plain = await h.store.jobEnqueue({ job: { name: 'r', payload: 3 } });
+      const empty = await h.store.jobEnqueue({ job: { name: 'r', payload: 4, retry: {} } });
       expect(await mustGet(h.store, fast.id)).toMatchObject({ retry: { baseDelayMs: 0 }, maxAttempts: 7 });
       expect((await mustGet(h.store, full.id)).retry).toEqual({ baseDelayMs: 250, maxDelayMs: 1_000, jitter: false });
       expect((await mustGet(h.store, plain.id)).retry).toBeNull();
@@ -21,10 +21,12 @@ export function enqueueRetryCases(ctx: SuiteContext): void {
 
     it('enqueueMany keeps each job its own retry fields', async () => {
       const h = await ctx.open();
-      const [a, b] = await h.store.jobEnqueueMany([
-        { name: 'r', payload: 1, retry: { jitter: false } },
-        { name: 'r', payload: 2, retry: { maxDelayMs: 5 } },
-      ]);
+      const [a, b] = await h.store.jobEnqueueMany({
+        jobs: [
+          { name: 'r', payload: 1, retry: { jitter: false } },
+          { name: 'r', payload: 2, retry: { maxDelayMs: 5 } },
+        ],
+      });
       expect((await mustGet(h.store, a!.id)).retry).toEqual({ jitter: false });
       expect((await mustGet(h.store, b!.id)).retry).toEqual({ maxDelayMs: 5 });
     });
@@ -42,12 +44,12 @@ export function enqueueRetryCases(ctx: SuiteContext): void {
       ['jitter that is not a boolean', { jitter: 'yes' }, /^retry\.jitter must be true or false, got "yes"\.$/],
     ])('refuses %s as retry before writing anything', async (_label, retry, pattern) => {
       const h = await ctx.open();
-      await h.store.jobEnqueue({ name: 'r', payload: 0 });
+      await h.store.jobEnqueue({ job: { name: 'r', payload: 0 } });
       const before = await h.snapshot();
-      const error = await h.store.jobEnqueue({ name: 'r', payload: 1, retry: retry as never }).catch((e: unknown) => e);
+      const error = await h.store.jobEnqueue({ job: { name: 'r', payload: 1, retry: retry as never } }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(InvalidArgumentError);
       expect((error as Error).message).toMatch(pattern);
-      const inBatch = await h.store.jobEnqueueMany([{ name: 'r', payload: 1 }, { name: 'r', payload: 2, retry: retry as never }]).catch((e: unknown) => e);
+      const inBatch = await h.store.jobEnqueueMany({ jobs: [{ name: 'r', payload: 1 }, { name: 'r', payload: 2, retry: retry as never }] }).catch((e: unknown) => e);
       expect((inBatch as Error).message).toMatch(/^jobs\[1\]\.retry/);
       expect(await h.snapshot()).toEqual(before);
     });

@@ -5,7 +5,7 @@ import type { EnqueueInput, JobStore } from '../../../store/index.js';
 export const LEASE_MS = 30_000;
 
 export async function enqueue(store: JobStore, input: Partial<EnqueueInput> = {}): Promise<string> {
-  const { id } = await store.jobEnqueue({ name: 'test.job', payload: { n: 1 }, ...input });
+  const { id } = await store.jobEnqueue({ job: { name: 'test.job', payload: { n: 1 }, ...input } });
   return id;
 }
 
@@ -21,7 +21,7 @@ export async function claimNone(store: JobStore, workerId = 'worker-a', queues: 
 }
 
 export async function mustGet(store: JobStore, id: string): Promise<JobRecord> {
-  const job = await store.jobGet(id);
+  const job = await store.jobGet({ jobId: id });
   expect(job).not.toBeNull();
   return job!;
 }

@@ -13,7 +13,7 @@ export function historyCases(ctx: SuiteContext): void {
     await h.advance(LEASE_MS);
     await claimOne(h.store, 'w2');
     await h.store.jobCompleteMany({ workerId: 'w2', outcomes: [{ jobId: id, attempt: 3, kind: 'succeeded' }] });
-    const history = await h.store.jobHistory(id);
+    const history = await h.store.jobHistory({ jobId: id });
     expect(history.map((e) => [e.state, e.attempt, e.error])).toEqual([
       ['scheduled', 0, null],
       ['running', 1, null],
@@ -35,7 +35,7 @@ export function historyCases(ctx: SuiteContext): void {
       await claimOne(h.store, 'w');
       await h.store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: declined, attempt, kind: 'failed', error: 'card declined', retryDelayMs: 0 }] });
     }
-    expect((await h.store.jobHistory(declined)).map((e) => [e.state, e.attempt, e.error])).toEqual([
+    expect((await h.store.jobHistory({ jobId: declined })).map((e) => [e.state, e.attempt, e.error])).toEqual([
       ['scheduled', 0, null],
       ['running', 1, null],
       ['scheduled', 1, 'card declined'],
@@ -55,7 +55,7 @@ export function historyCases(ctx: SuiteContext): void {
     await claimOne(h.store, 'w2');
     await h.advance(LEASE_MS);
     await h.store.jobExpireLeases({ limit: 10 });
-    expect((await h.store.jobHistory(lapsing)).map((e) => [e.state, e.attempt, e.error]).slice(2)).toEqual([
+    expect((await h.store.jobHistory({ jobId: lapsing })).map((e) => [e.state, e.attempt, e.error]).slice(2)).toEqual([
       ['running', 2, 'lease expired'],
       ['dead_lettered', 2, 'lease expired'],
     ]);
@@ -69,13 +69,13 @@ export function historyCases(ctx: SuiteContext): void {
     const fail = (jobId: string, attempt: number) => ({ jobId, attempt, kind: 'failed' as const, error: 'no decoder', retryDelayMs: 0 });
     await h.store.jobCompleteMany({ workerId: 'w', outcomes: [fail(quarantined, 1), fail(cancelled, 1), fail(relinquished, 1)] });
     await h.store.jobClaim({ workerId: 'w', limit: 3, queues: ['default'], leaseMs: LEASE_MS });
-    await h.store.jobCancel(cancelled);
+    await h.store.jobCancel({ jobId: cancelled });
     await h.store.jobCompleteMany({
       workerId: 'w',
       outcomes: [{ jobId: quarantined, attempt: 2, kind: 'quarantined', reason: 'no decoder' }, fail(cancelled, 2)],
     });
     await h.store.jobRelinquishMany({ workerId: 'w', leases: [{ jobId: relinquished, attempt: 2 }] });
-    const last = async (jobId: string) => (await h.store.jobHistory(jobId)).at(-1)!;
+    const last = async (jobId: string) => (await h.store.jobHistory({ jobId })).at(-1)!;
     expect(await last(quarantined)).toMatchObject({ state: 'quarantined', attempt: 2, error: 'no decoder' });
     expect(await last(cancelled)).toMatchObject({ state: 'cancelled', attempt: 2, error: 'no decoder' });
     expect(await last(relinquished)).toMatchObject({ state: 'scheduled', attempt: 2, error: 'lease relinquished' });
@@ -91,7 +91,7 @@ export function historyCases(ctx: SuiteContext): void {
       const id = await enqueue(h.store, { maxAttempts: 1 });
       await claimOne(h.store, 'w');
       await h.store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: id, attempt: 1, kind: 'failed', error: 'secret detail', retryDelayMs: 0 }] });
-      expect((await h.store.jobHistory(id)).map((e) => [e.state, e.error])).toEqual(expected);
+      expect((await h.store.jobHistory({ jobId: id })).map((e) => [e.state, e.error])).toEqual(expected);
     }
   });
 
@@ -99,7 +99,7 @@ export function historyCases(ctx: SuiteContext): void {
     const h = await ctx.open();
     const a = await enqueue(h.store, { name: 'a' });
     const b = await enqueue(h.store, { name: 'b' });
-    await h.store.jobCancel(a);
+    await h.store.jobCancel({ jobId: a });
     const all = await h.store.historyRead({ limit: 100 });
     expect(all.map((e) => [e.jobId, e.state])).toEqual([
       [a, 'scheduled'],
@@ -129,12 +129,12 @@ export function historyCases(ctx: SuiteContext): void {
       await claimOne(h.store, 'w');
       await h.store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: id, attempt, kind: 'failed', error: `e${attempt}`, retryDelayMs: 0 }] });
     }
-    const full = await h.store.jobHistory(id);
+    const full = await h.store.jobHistory({ jobId: id });
     expect(full).toHaveLength(7);
     // The observer has only seen the first three entries, so it holds the rest in place.
     expect(await h.store.observerCommit({ observer: 'audit', workerId: 'w', position: full[2]!.position })).toBe(true);
     expect(await h.store.historyTrim({ keep: 2, limit: 100 })).toBe(3);
-    expect((await h.store.jobHistory(id)).map((e) => e.id)).toEqual(full.slice(3).map((e) => e.id));
+    expect((await h.store.jobHistory({ jobId: id })).map((e) => e.id)).toEqual(full.slice(3).map((e) => e.id));
   });
 
   it('leases an observer\'s cursor to one worker at a time, fences commits on the lease, and backs off after a failure', async () => {

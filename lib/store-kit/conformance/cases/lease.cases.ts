@@ -106,7 +106,7 @@ export function leaseCases(ctx: SuiteContext): void {
     const ids = [];
     for (let i = 0; i < 3; i++) ids.push(await enqueue(h.store, { queue: 'bulk', maxAttempts: 1 }));
     await h.store.jobClaim({ workerId: 'w', limit: 3, queues: ['bulk'], leaseMs: LEASE_MS });
-    await h.store.queuePause('bulk');
+    await h.store.queuePause({ queue: 'bulk' });
     await h.advance(LEASE_MS);
     const first = await h.store.jobExpireLeases({ limit: 2 });
     const second = await h.store.jobExpireLeases({ limit: 2 });

@@ -21,7 +21,7 @@ export function limitChangeCases(ctx: SuiteContext): void {
     for (let i = 0; i < 3; i++) await enqueue(h.store, { payload: i });
     const first = await claim(h.store, 'w1', 1);
     expect(first).toHaveLength(1);
-    await h.store.concurrencyLimitSet({ queue: 'default' }, 1);
+    await h.store.concurrencyLimitSet({ target: { queue: 'default' }, max: 1 });
     expect(await claim(h.store, 'w2')).toEqual([]);
     await finish(h.store, first[0]!);
     expect(await claim(h.store, 'w2')).toHaveLength(1);
@@ -33,7 +33,7 @@ export function limitChangeCases(ctx: SuiteContext): void {
     await keyed(h.store, 5);
     const running = await claim(h.store, 'w1', 3);
     expect(running).toHaveLength(3);
-    await h.store.concurrencyLimitSet({ key: 'k' }, 2);
+    await h.store.concurrencyLimitSet({ target: { key: 'k' }, max: 2 });
     expect(await claim(h.store, 'w2')).toEqual([]);
     await finish(h.store, running[0]!);
     expect(await claim(h.store, 'w2')).toEqual([]);
@@ -44,11 +44,11 @@ export function limitChangeCases(ctx: SuiteContext): void {
 
   it('issue 19 item 2: a limit lowered below its running jobs starts nothing, whichever of them finishes first', async () => {
     const h = await ctx.open();
-    await h.store.concurrencyLimitSet({ key: 'k' }, 3);
+    await h.store.concurrencyLimitSet({ target: { key: 'k' }, max: 3 });
     await keyed(h.store, 6);
     const running = await claim(h.store, 'w1');
     expect(running).toHaveLength(3);
-    await h.store.concurrencyLimitSet({ key: 'k' }, 1);
+    await h.store.concurrencyLimitSet({ target: { key: 'k' }, max: 1 });
     // The first job claimed finishes first: the room it leaves is still taken by the other two.
     await finish(h.store, running[0]!);
     expect(await claim(h.store, 'w2')).toEqual([]);
@@ -61,13 +61,13 @@ export function limitChangeCases(ctx: SuiteContext): void {
 
   it('issue 19 item 2: after a lowering, a running job whose lease lapses makes room only once fewer than the cap run', async () => {
     const h = await ctx.open();
-    await h.store.concurrencyLimitSet({ key: 'k' }, 3);
+    await h.store.concurrencyLimitSet({ target: { key: 'k' }, max: 3 });
     // One attempt each, so a lapsed one is not claimed again; two more wait behind them.
     await keyed(h.store, 3, { maxAttempts: 1 });
     const running = await claim(h.store, 'w1');
     expect(running).toHaveLength(3);
     await keyed(h.store, 2);
-    await h.store.concurrencyLimitSet({ key: 'k' }, 1);
+    await h.store.concurrencyLimitSet({ target: { key: 'k' }, max: 1 });
     const beat = (jobs: JobRecord[]) => h.store.jobHeartbeat({ workerId: 'w1', leases: jobs.map((j) => ({ jobId: j.id, attempt: j.attempt })), leaseMs: LEASE_MS });
     // The first job's lease lapses while the other two are renewed.
     await h.advance(LEASE_MS / 2);
@@ -85,33 +85,33 @@ export function limitChangeCases(ctx: SuiteContext): void {
 
   it('issue 19 item 2: raising a lowered limit counts every job still running', async () => {
     const h = await ctx.open();
-    await h.store.concurrencyLimitSet({ key: 'k' }, 3);
+    await h.store.concurrencyLimitSet({ target: { key: 'k' }, max: 3 });
     await keyed(h.store, 8);
     const running = await claim(h.store, 'w1');
     expect(running).toHaveLength(3);
-    await h.store.concurrencyLimitSet({ key: 'k' }, 1);
-    await h.store.concurrencyLimitSet({ key: 'k' }, 2);
+    await h.store.concurrencyLimitSet({ target: { key: 'k' }, max: 1 });
+    await h.store.concurrencyLimitSet({ target: { key: 'k' }, max: 2 });
     expect(await claim(h.store, 'w2')).toEqual([]);
     await finish(h.store, running[0]!);
     expect(await claim(h.store, 'w2')).toEqual([]);
     await finish(h.store, running[1]!);
     expect(await claim(h.store, 'w2')).toHaveLength(1);
     // Two run (one from before, one new); a cap of 5 leaves room for three more.
-    await h.store.concurrencyLimitSet({ key: 'k' }, 5);
+    await h.store.concurrencyLimitSet({ target: { key: 'k' }, max: 5 });
     expect(await claim(h.store, 'w3')).toHaveLength(3);
     expect(await claim(h.store, 'w4')).toEqual([]);
   });
 
   it('issue 19 item 2: a limit removed and set again counts the jobs that started while it was gone', async () => {
     const h = await ctx.open();
-    await h.store.concurrencyLimitSet({ key: 'k' }, 1);
+    await h.store.concurrencyLimitSet({ target: { key: 'k' }, max: 1 });
     await keyed(h.store, 6);
     const first = await claim(h.store, 'w1');
     expect(first).toHaveLength(1);
-    await h.store.concurrencyLimitSet({ key: 'k' }, null);
+    await h.store.concurrencyLimitSet({ target: { key: 'k' }, max: null });
     const more = await claim(h.store, 'w2', 2);
     expect(more).toHaveLength(2);
-    await h.store.concurrencyLimitSet({ key: 'k' }, 2);
+    await h.store.concurrencyLimitSet({ target: { key: 'k' }, max: 2 });
     expect(await claim(h.store, 'w3')).toEqual([]);
     await finish(h.store, more[1]!);
     expect(await claim(h.store, 'w3')).toEqual([]);
@@ -141,7 +141,7 @@ export function limitChangeCases(ctx: SuiteContext): void {
     const running = await claim(h.store, 'w1');
     expect(running).toHaveLength(2);
     await keyed(h.store, 3);
-    await h.store.concurrencyLimitSet({ key: 'k' }, 2);
+    await h.store.concurrencyLimitSet({ target: { key: 'k' }, max: 2 });
     await h.advance(LEASE_MS / 2);
     const beat = await h.store.jobHeartbeat({ workerId: 'w1', leases: running.map((j) => ({ jobId: j.id, attempt: j.attempt })), leaseMs: LEASE_MS });
     expect(beat.lost).toEqual([]);
@@ -188,11 +188,11 @@ export function limitChangeCases(ctx: SuiteContext): void {
         trail.push('finish');
       } else if (roll < 0.78) {
         capKey = pickCap();
-        await h.store.concurrencyLimitSet({ key: 'k' }, capKey);
+        await h.store.concurrencyLimitSet({ target: { key: 'k' }, max: capKey });
         trail.push(`key cap ${capKey} with ${running.size} running`);
       } else if (roll < 0.93) {
         capQueue = pickCap();
-        await h.store.concurrencyLimitSet({ queue: 'default' }, capQueue);
+        await h.store.concurrencyLimitSet({ target: { queue: 'default' }, max: capQueue });
         trail.push(`queue cap ${capQueue} with ${running.size} running`);
       } else {
         // A job that declares the key's limit; it applies only while the key has none.

@@ -9,7 +9,7 @@ const claim = (store: JobStore, workerId = 'w', queues = ['default']) => store.j
 export function limitCases(ctx: SuiteContext): void {
   it('caps the running jobs of one concurrency key, and a finished job frees its slot', async () => {
     const h = await ctx.open();
-    await h.store.concurrencyLimitSet({ key: 'tenant-a' }, 2, { actor: 'ops' });
+    await h.store.concurrencyLimitSet({ target: { key: 'tenant-a' }, max: 2, actor: 'ops' });
     for (let i = 0; i < 5; i++) await enqueue(h.store, { concurrencyKey: 'tenant-a', payload: i });
     const free = await enqueue(h.store, { concurrencyKey: 'tenant-b' });
     const unkeyed = await enqueue(h.store);
@@ -28,8 +28,8 @@ export function limitCases(ctx: SuiteContext): void {
 
   it('caps a queue, and applies a queue cap and a key cap together', async () => {
     const h = await ctx.open();
-    await h.store.concurrencyLimitSet({ queue: 'mail' }, 3);
-    await h.store.concurrencyLimitSet({ key: 'vip' }, 1);
+    await h.store.concurrencyLimitSet({ target: { queue: 'mail' }, max: 3 });
+    await h.store.concurrencyLimitSet({ target: { key: 'vip' }, max: 1 });
     for (let i = 0; i < 4; i++) await enqueue(h.store, { queue: 'mail', payload: i });
     for (let i = 0; i < 3; i++) await enqueue(h.store, { queue: 'mail', concurrencyKey: 'vip', payload: 10 + i });
     const claimed = await claim(h.store, 'w', ['mail']);
@@ -40,7 +40,7 @@ export function limitCases(ctx: SuiteContext): void {
 
   it('frees the slot of a lapsed lease, so a crashed worker cannot leak it', async () => {
     const h = await ctx.open();
-    await h.store.concurrencyLimitSet({ key: 'k' }, 1);
+    await h.store.concurrencyLimitSet({ target: { key: 'k' }, max: 1 });
     const a = await enqueue(h.store, { concurrencyKey: 'k', maxAttempts: 1 });
     const b = await enqueue(h.store, { concurrencyKey: 'k' });
     expect((await claim(h.store, 'crashed')).map((j) => j.id)).toEqual([a]);
@@ -54,7 +54,7 @@ export function limitCases(ctx: SuiteContext): void {
 
   it('keeps the slot of a job whose heartbeats renew its lease past the first one', async () => {
     const h = await ctx.open();
-    await h.store.concurrencyLimitSet({ key: 'k' }, 1);
+    await h.store.concurrencyLimitSet({ target: { key: 'k' }, max: 1 });
     const a = await enqueue(h.store, { concurrencyKey: 'k' });
     await enqueue(h.store, { concurrencyKey: 'k' });
     const [held] = await claim(h.store, 'w1');
@@ -77,39 +77,39 @@ export function limitCases(ctx: SuiteContext): void {
 
   it('raises, lowers and removes a limit at run time', async () => {
     const h = await ctx.open();
-    await h.store.concurrencyLimitSet({ key: 'k' }, 1);
+    await h.store.concurrencyLimitSet({ target: { key: 'k' }, max: 1 });
     for (let i = 0; i < 4; i++) await enqueue(h.store, { concurrencyKey: 'k', payload: i });
     expect(await claim(h.store, 'w1')).toHaveLength(1);
-    await h.store.concurrencyLimitSet({ key: 'k' }, 2);
+    await h.store.concurrencyLimitSet({ target: { key: 'k' }, max: 2 });
     expect(await claim(h.store, 'w2')).toHaveLength(1);
-    await h.store.concurrencyLimitSet({ key: 'k' }, 1);
+    await h.store.concurrencyLimitSet({ target: { key: 'k' }, max: 1 });
     expect(await claim(h.store, 'w3')).toEqual([]);
-    await h.store.concurrencyLimitSet({ key: 'k' }, null);
+    await h.store.concurrencyLimitSet({ target: { key: 'k' }, max: null });
     expect(await h.store.concurrencyLimitList()).toEqual([]);
     expect(await claim(h.store, 'w4')).toHaveLength(2);
   });
 
   it('after a limit is lowered below its running jobs, neither a job that finishes nor raising it again lets more start than it allows', async () => {
     const h = await ctx.open();
-    await h.store.concurrencyLimitSet({ key: 'k' }, 3);
+    await h.store.concurrencyLimitSet({ target: { key: 'k' }, max: 3 });
     for (let i = 0; i < 6; i++) await enqueue(h.store, { concurrencyKey: 'k', payload: i });
     const running = await claim(h.store, 'w1');
     expect(running).toHaveLength(3);
-    await h.store.concurrencyLimitSet({ key: 'k' }, 1);
+    await h.store.concurrencyLimitSet({ target: { key: 'k' }, max: 1 });
     const last = running[2]!;
     await h.store.jobCompleteMany({ workerId: 'w1', outcomes: [{ jobId: last.id, attempt: last.attempt, kind: 'succeeded' }] });
     // Two still run against a limit of 1.
     expect(await claim(h.store, 'w2')).toEqual([]);
-    await h.store.concurrencyLimitSet({ key: 'k' }, 2);
+    await h.store.concurrencyLimitSet({ target: { key: 'k' }, max: 2 });
     expect(await claim(h.store, 'w3')).toEqual([]);
-    await h.store.concurrencyLimitSet({ key: 'k' }, 3);
+    await h.store.concurrencyLimitSet({ target: { key: 'k' }, max: 3 });
     expect(await claim(h.store, 'w4')).toHaveLength(1);
     expect(await claim(h.store, 'w5')).toEqual([]);
   });
 
   it('does not let a saturated key starve jobs behind it', async () => {
     const h = await ctx.open();
-    await h.store.concurrencyLimitSet({ key: 'busy' }, 1);
+    await h.store.concurrencyLimitSet({ target: { key: 'busy' }, max: 1 });
     for (let i = 0; i < 120; i++) await enqueue(h.store, { concurrencyKey: 'busy', payload: i });
     const late = await enqueue(h.store, { concurrencyKey: 'quiet' });
     await h.store.jobClaim({ workerId: 'w', limit: 1, queues: ['default'], leaseMs: LEASE_MS });
@@ -118,12 +118,12 @@ export function limitCases(ctx: SuiteContext): void {
   });
 
   it.each<[string, (s: JobStore) => Promise<unknown>, RegExp]>([
-    ['a limit of 0', (s) => s.concurrencyLimitSet({ key: 'k' }, 0), /^max must be a whole number from 1 to 10000, got 0\.$/],
-    ['a limit without a target', (s) => s.concurrencyLimitSet({} as never, 2), /^A concurrency limit needs a target/],
-    ['a hostile queue name', (s) => s.concurrencyLimitSet({ queue: "x'; drop" }, 2), /queue must be 1 to 64 characters/],
-    ['a concurrencyLimit without a key', (s) => s.jobEnqueue({ name: 'x', payload: 1, concurrencyLimit: 2 }), /^concurrencyLimit needs a concurrencyKey\.$/],
-    ['a concurrency key with a newline', (s) => s.jobEnqueue({ name: 'x', payload: 1, concurrencyKey: 'a\nb' }), /^concurrencyKey must be 1 to 200 characters/],
-    ['a concurrencyLimit of NaN', (s) => s.jobEnqueue({ name: 'x', payload: 1, concurrencyKey: 'k', concurrencyLimit: Number.NaN }), /^concurrencyLimit must be a whole number/],
+    ['a limit of 0', (s) => s.concurrencyLimitSet({ target: { key: 'k' }, max: 0 }), /^max must be a whole number from 1 to 10000, got 0\.$/],
+    ['a limit without a target', (s) => s.concurrencyLimitSet({ target: {} as never, max: 2 }), /^A concurrency limit needs a target/],
+    ['a hostile queue name', (s) => s.concurrencyLimitSet({ target: { queue: "x'; drop" }, max: 2 }), /queue must be 1 to 64 characters/],
+    ['a concurrencyLimit without a key', (s) => s.jobEnqueue({ job: { name: 'x', payload: 1, concurrencyLimit: 2 } }), /^concurrencyLimit needs a concurrencyKey\.$/],
+    ['a concurrency key with a newline', (s) => s.jobEnqueue({ job: { name: 'x', payload: 1, concurrencyKey: 'a\nb' } }), /^concurrencyKey must be 1 to 200 characters/],
+    ['a concurrencyLimit of NaN', (s) => s.jobEnqueue({ job: { name: 'x', payload: 1, concurrencyKey: 'k', concurrencyLimit: Number.NaN } }), /^concurrencyLimit must be a whole number/],
   ])('refuses %s before writing anything', async (_label, call, pattern) => {
     const h = await ctx.open();
     const before = await h.snapshot();

@@ -19,7 +19,7 @@ export function operatorCases(ctx: SuiteContext): void {
     const h = await ctx.open();
     const id = await deadLetter(h.store, 'broken');
     await h.advance(5_000);
-    const replayed = await h.store.jobReplay(id);
+    const replayed = await h.store.jobReplay({ jobId: id });
     expect(replayed).toMatchObject({ id, state: 'scheduled', attempt: 0, lastError: null, workerId: null, finishedAt: null, output: null });
     expect(replayed.runAt.getTime()).toBe(replayed.updatedAt.getTime());
     expect(await mustGet(h.store, id)).toEqual(replayed);
@@ -31,29 +31,29 @@ export function operatorCases(ctx: SuiteContext): void {
     const id = await enqueue(h.store);
     await claimOne(h.store, 'w');
     await h.store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: id, attempt: 1, kind: 'quarantined', reason: 'bad payload' }] });
-    expect(await h.store.jobReplay(id)).toMatchObject({ state: 'scheduled', attempt: 0, lastError: null });
+    expect(await h.store.jobReplay({ jobId: id })).toMatchObject({ state: 'scheduled', attempt: 0, lastError: null });
   });
 
   it('refuses to replay a job that is not dead-lettered or quarantined, or does not exist, changing nothing', async () => {
     const h = await ctx.open();
     const scheduled = await enqueue(h.store);
     const before = await h.snapshot();
-    await expect(h.store.jobReplay(scheduled)).rejects.toBeInstanceOf(IllegalTransitionError);
-    await expect(h.store.jobReplay(scheduled)).rejects.toThrow(`Job ${scheduled} is scheduled; only dead-lettered or quarantined jobs can be replayed.`);
-    await expect(h.store.jobReplay(MISSING)).rejects.toBeInstanceOf(JobNotFoundError);
+    await expect(h.store.jobReplay({ jobId: scheduled })).rejects.toBeInstanceOf(IllegalTransitionError);
+    await expect(h.store.jobReplay({ jobId: scheduled })).rejects.toThrow(`Job ${scheduled} is scheduled; only dead-lettered or quarantined jobs can be replayed.`);
+    await expect(h.store.jobReplay({ jobId: MISSING })).rejects.toBeInstanceOf(JobNotFoundError);
     expect(await h.snapshot()).toEqual(before);
   });
 
   it('cancels a waiting job at once, and a second cancel changes nothing', async () => {
     const h = await ctx.open();
     const id = await enqueue(h.store, { delayMs: 60_000 });
-    const first = await h.store.jobCancel(id);
+    const first = await h.store.jobCancel({ jobId: id });
     expect(first.outcome).toBe('cancelled');
     expect(first.job).toMatchObject({ state: 'cancelled', leasedUntil: null });
     expect(first.job.finishedAt).not.toBeNull();
     // The second cancel is audited as an operator action, but the job does not change.
     const before = ((await h.snapshot()) as { jobs: unknown }).jobs;
-    expect((await h.store.jobCancel(id)).outcome).toBe('already_cancelled');
+    expect((await h.store.jobCancel({ jobId: id })).outcome).toBe('already_cancelled');
     expect(((await h.snapshot()) as { jobs: unknown }).jobs).toEqual(before);
     await h.advance(60_000);
     await claimNone(h.store);
@@ -63,10 +63,10 @@ export function operatorCases(ctx: SuiteContext): void {
     const h = await ctx.open();
     const id = await enqueue(h.store, { maxAttempts: 5 });
     await claimOne(h.store, 'w');
-    const requested = await h.store.jobCancel(id);
+    const requested = await h.store.jobCancel({ jobId: id });
     expect(requested.outcome).toBe('cancel_requested');
     expect(requested.job).toMatchObject({ state: 'running', cancelRequested: true, workerId: 'w' });
-    expect((await h.store.jobCancel(id)).outcome).toBe('already_requested');
+    expect((await h.store.jobCancel({ jobId: id })).outcome).toBe('already_requested');
 
     const beat = await h.store.jobHeartbeat({ workerId: 'w', leases: [{ jobId: id, attempt: 1 }], leaseMs: LEASE_MS });
     expect(beat.renewed).toEqual([expect.objectContaining({ jobId: id, attempt: 1, cancelRequested: true })]);
@@ -79,7 +79,7 @@ export function operatorCases(ctx: SuiteContext): void {
     const h = await ctx.open();
     const id = await enqueue(h.store);
     await claimOne(h.store, 'w');
-    await h.store.jobCancel(id);
+    await h.store.jobCancel({ jobId: id });
     await h.store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: id, attempt: 1, kind: 'succeeded', output: 'done' }] });
     expect(await mustGet(h.store, id)).toMatchObject({ state: 'succeeded', output: 'done' });
   });
@@ -88,7 +88,7 @@ export function operatorCases(ctx: SuiteContext): void {
     const h = await ctx.open();
     const id = await enqueue(h.store, { maxAttempts: 5 });
     await claimOne(h.store, 'w');
-    await h.store.jobCancel(id);
+    await h.store.jobCancel({ jobId: id });
     await h.advance(LEASE_MS);
     await claimNone(h.store, 'other');
     expect(await h.store.jobExpireLeases({ limit: 10 })).toEqual([{ jobId: id, attempt: 1, state: 'cancelled' }]);
@@ -100,8 +100,8 @@ export function operatorCases(ctx: SuiteContext): void {
     const relinquished = await enqueue(h.store, { maxAttempts: 5 });
     const quarantined = await enqueue(h.store, { maxAttempts: 5 });
     await h.store.jobClaim({ workerId: 'w', limit: 2, queues: ['default'], leaseMs: LEASE_MS });
-    await h.store.jobCancel(relinquished);
-    await h.store.jobCancel(quarantined);
+    await h.store.jobCancel({ jobId: relinquished });
+    await h.store.jobCancel({ jobId: quarantined });
     expect(await h.store.jobRelinquishMany({ workerId: 'w', leases: [{ jobId: relinquished, attempt: 1 }] })).toEqual([
       { jobId: relinquished, attempt: 1, status: 'applied', state: 'cancelled' },
     ]);
@@ -117,9 +117,9 @@ export function operatorCases(ctx: SuiteContext): void {
     await h.store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: done, attempt: 1, kind: 'succeeded' }] });
     const dead = await deadLetter(h.store, 'x');
     const before = await h.snapshot();
-    await expect(h.store.jobCancel(done)).rejects.toThrow(`Job ${done} already ended as succeeded and cannot be cancelled.`);
-    await expect(h.store.jobCancel(dead)).rejects.toBeInstanceOf(IllegalTransitionError);
-    await expect(h.store.jobCancel(MISSING)).rejects.toBeInstanceOf(JobNotFoundError);
+    await expect(h.store.jobCancel({ jobId: done })).rejects.toThrow(`Job ${done} already ended as succeeded and cannot be cancelled.`);
+    await expect(h.store.jobCancel({ jobId: dead })).rejects.toBeInstanceOf(IllegalTransitionError);
+    await expect(h.store.jobCancel({ jobId: MISSING })).rejects.toBeInstanceOf(JobNotFoundError);
     expect(await h.snapshot()).toEqual(before);
   });
 
@@ -132,7 +132,7 @@ export function operatorCases(ctx: SuiteContext): void {
     const third = await deadLetter(h.store, 'three');
     // Replaying and dead-lettering the first again makes it the most recent.
     await h.advance(1_000);
-    await h.store.jobReplay(first);
+    await h.store.jobReplay({ jobId: first });
     await claimOne(h.store, 'w');
     await h.store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: first, attempt: 1, kind: 'dead_lettered', error: 'again' }] });
     await enqueue(h.store);
@@ -170,17 +170,17 @@ export function operatorCases(ctx: SuiteContext): void {
     await enqueue(h.store, { queue: 'mail' });
     await enqueue(h.store);
     await claimOne(h.store, 'w');
-    await h.store.queuePause('mail');
-    await h.store.queuePause('reports'); // ahead of its first job
-    await h.store.queuePause('later');
-    await h.store.queueResume('later');
+    await h.store.queuePause({ queue: 'mail' });
+    await h.store.queuePause({ queue: 'reports' }); // ahead of its first job
+    await h.store.queuePause({ queue: 'later' });
+    await h.store.queueResume({ queue: 'later' });
     expect(await h.store.queueList()).toEqual([
       { name: 'default', paused: false, counts: { running: 1 } },
       { name: 'later', paused: false, counts: {} },
       { name: 'mail', paused: true, counts: { scheduled: 2 } },
       { name: 'reports', paused: true, counts: {} },
     ]);
-    await h.store.queueResume('mail');
+    await h.store.queueResume({ queue: 'mail' });
     expect((await h.store.queueList()).find((q) => q.name === 'mail')).toEqual({ name: 'mail', paused: false, counts: { scheduled: 2 } });
   });
 
@@ -196,6 +196,6 @@ export function operatorCases(ctx: SuiteContext): void {
     expect((await h.store.jobList({ name: 'alpha' })).map((j) => j.id)).toEqual([c, a]);
     expect((await h.store.jobList({ name: 'alpha', queue: 'mail', state: 'scheduled' })).map((j) => j.id)).toEqual([c]);
     expect((await h.store.jobList({ limit: 1 })).map((j) => j.id)).toEqual([c]);
-    expect(await h.store.jobGet(MISSING)).toBeNull();
+    expect(await h.store.jobGet({ jobId: MISSING })).toBeNull();
   });
 }

@@ -11,7 +11,7 @@ export function retentionCases(ctx: SuiteContext): void {
     await claimOne(h.store, 'w');
     await h.store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: old, attempt: 1, kind: 'succeeded' }] });
     const oldCancelled = await enqueue(h.store, { name: 'old.cancelled' });
-    await h.store.jobCancel(oldCancelled);
+    await h.store.jobCancel({ jobId: oldCancelled });
     const oldDead = await enqueue(h.store, { name: 'old.dead', maxAttempts: 1 });
     await claimOne(h.store, 'w');
     await h.store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: oldDead, attempt: 1, kind: 'failed', error: 'x', retryDelayMs: 0 }] });
@@ -24,13 +24,13 @@ export function retentionCases(ctx: SuiteContext): void {
     expect(await h.store.jobPurge({ olderThanMs: DAY, limit: 1 })).toBe(1);
     expect(await h.store.jobPurge({ olderThanMs: DAY, limit: 100 })).toBe(1);
     expect(await h.store.jobPurge({ olderThanMs: DAY, limit: 100 })).toBe(0);
-    expect(await h.store.jobGet(old)).toBeNull();
-    expect(await h.store.jobGet(oldCancelled)).toBeNull();
-    expect(await h.store.jobHistory(old)).toEqual([]);
+    expect(await h.store.jobGet({ jobId: old })).toBeNull();
+    expect(await h.store.jobGet({ jobId: oldCancelled })).toBeNull();
+    expect(await h.store.jobHistory({ jobId: old })).toEqual([]);
     expect((await mustGet(h.store, oldDead)).state).toBe('dead_lettered');
     expect((await mustGet(h.store, waiting)).state).toBe('scheduled');
     expect((await mustGet(h.store, recent)).state).toBe('succeeded');
-    expect((await h.store.jobHistory(recent)).length).toBeGreaterThan(0);
+    expect((await h.store.jobHistory({ jobId: recent })).length).toBeGreaterThan(0);
   });
 
   it('keeps a finished parent whose dependants are not settled yet', async () => {
@@ -42,9 +42,9 @@ export function retentionCases(ctx: SuiteContext): void {
     while ((await h.store.jobSettleDependencies({ limit: 100 })) > 0);
     await h.advance(DAY + 1);
     expect(await h.store.jobPurge({ olderThanMs: DAY, limit: 100 })).toBe(1);
-    expect(await h.store.jobGet(parent)).toBeNull();
+    expect(await h.store.jobGet({ jobId: parent })).toBeNull();
     expect((await mustGet(h.store, child)).state).toBe('scheduled');
     // The dependant can no longer read the purged parent's output; it reads as absent.
-    expect(await h.store.jobParentOutput(child, parent)).toEqual({ found: false, output: undefined });
+    expect(await h.store.jobParentOutput({ jobId: child, ancestorId: parent })).toEqual({ found: false, output: undefined });
   });
 }

@@ -22,7 +22,7 @@ export function scheduleOutageCases(ctx: SuiteContext): void {
   it('issue 19 item 1: after ten years down, a per-second cron mints its whole grace window in bounded passes, exactly once each', async () => {
     const h = await ctx.open();
     const graceMs = 20 * MINUTE;
-    const { schedule } = await h.store.scheduleUpsert({ name: 'outage.cron', cron: '* * * * * *', misfireGraceMs: graceMs });
+    const { schedule } = await h.store.scheduleUpsert({ schedule: { name: 'outage.cron', cron: '* * * * * *', misfireGraceMs: graceMs } });
     await h.advance(TEN_YEARS);
 
     const passes = await mintUntilCaughtUp(h.store, 5);
@@ -39,7 +39,7 @@ export function scheduleOutageCases(ctx: SuiteContext): void {
     expect(ticks).toEqual(Array.from({ length: (newest - oldest) / SECOND + 1 }, (_, i) => oldest + i * SECOND));
     expect(passes.flatMap((p) => p.minted).every((m) => m.created && m.jobId === OccurrenceId.derive(schedule.id, m.scheduledFor))).toBe(true);
     expect(await h.countJobs()).toBe(ticks.length);
-    const after = await h.store.scheduleGet(schedule.id);
+    const after = await h.store.scheduleGet({ scheduleId: schedule.id });
     expect(after).toMatchObject({ state: 'active', skippedTicks: first.skipped[0]!.count, lastSkipReason: 'missed', lastJobId: passes[1]!.minted.at(-1)!.jobId });
     expect(after!.lastSkippedFor!.getTime()).toBe(oldest - SECOND);
     expect(after!.nextFireAt!.getTime()).toBe(newest + SECOND);
@@ -47,8 +47,8 @@ export function scheduleOutageCases(ctx: SuiteContext): void {
 
   it('issue 19 item 1: after ten years down, coalesce mints one make-up job and noOverlap one job, and both count every missed second', async () => {
     const h = await ctx.open();
-    const coalesce = (await h.store.scheduleUpsert({ name: 'outage.coalesce', everyMs: SECOND, catchUp: 'coalesce' })).schedule;
-    const single = (await h.store.scheduleUpsert({ name: 'outage.single', everyMs: SECOND, noOverlap: true })).schedule;
+    const coalesce = (await h.store.scheduleUpsert({ schedule: { name: 'outage.coalesce', everyMs: SECOND, catchUp: 'coalesce' } })).schedule;
+    const single = (await h.store.scheduleUpsert({ schedule: { name: 'outage.single', everyMs: SECOND, noOverlap: true } })).schedule;
     await h.advance(TEN_YEARS);
     const stored = new Map((await h.store.scheduleList()).map((s) => [s.id, s.nextFireAt!.getTime()]));
 
@@ -63,7 +63,7 @@ export function scheduleOutageCases(ctx: SuiteContext): void {
       // Every tick but the one minted is counted, exactly: intervals are counted arithmetically.
       const reason = s.id === coalesce.id ? 'missed' : 'overlap';
       expect(pass!.skipped.filter((k) => k.scheduleId === s.id)).toEqual([{ scheduleId: s.id, count: due - 1, reason }]);
-      expect(await h.store.scheduleGet(s.id)).toMatchObject({ skippedTicks: due - 1, lastSkipReason: reason });
+      expect(await h.store.scheduleGet({ scheduleId: s.id })).toMatchObject({ skippedTicks: due - 1, lastSkipReason: reason });
     }
     expect(await h.countJobs()).toBe(2);
   }, 60_000);
@@ -72,7 +72,7 @@ export function scheduleOutageCases(ctx: SuiteContext): void {
     const h = await ctx.open();
     const ids: string[] = [];
     for (const name of ['outage.a', 'outage.b', 'outage.c']) {
-      ids.push((await h.store.scheduleUpsert({ name, cron: '* * * * * *', misfireGraceMs: 20 * MINUTE })).schedule.id);
+      ids.push((await h.store.scheduleUpsert({ schedule: { name, cron: '* * * * * *', misfireGraceMs: 20 * MINUTE } })).schedule.id);
     }
     await h.advance(TEN_YEARS);
     const passes = await mintUntilCaughtUp(h.store, 8);

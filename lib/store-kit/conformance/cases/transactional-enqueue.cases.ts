@@ -11,12 +11,12 @@ export function transactionalEnqueueCases(ctx: SuiteContext): void {
     if (!h.store.capabilities.transactionalEnqueue) {
       const fakeManager = {} as never;
       const before = await h.snapshot();
-      await expect(h.store.jobEnqueue({ name: 'tx', payload: 1 }, { manager: fakeManager })).rejects.toBeInstanceOf(CapabilityNotSupportedError);
+      await expect(h.store.jobEnqueue({ job: { name: 'tx', payload: 1 }, manager: fakeManager })).rejects.toBeInstanceOf(CapabilityNotSupportedError);
       expect(await h.snapshot()).toEqual(before);
       return;
     }
     const id = await h.hostTransaction!(async (manager) => {
-      const result = await h.store.jobEnqueue({ name: 'tx.commit', payload: { ok: true } }, { manager });
+      const result = await h.store.jobEnqueue({ job: { name: 'tx.commit', payload: { ok: true } }, manager });
       return result.id;
     });
     expect(await h.countJobs()).toBe(1);
@@ -26,19 +26,19 @@ export function transactionalEnqueueCases(ctx: SuiteContext): void {
   it('leaves no job behind when the caller transaction rolls back', async () => {
     const h = await ctx.open();
     if (!h.store.capabilities.transactionalEnqueue) {
-      await expect(h.store.jobEnqueueMany([{ name: 'tx', payload: 1 }], { manager: {} as never })).rejects.toThrow(/cannot join a TypeORM transaction/);
+      await expect(h.store.jobEnqueueMany({ jobs: [{ name: 'tx', payload: 1 }], manager: {} as never })).rejects.toThrow(/cannot join a TypeORM transaction/);
       expect(await h.countJobs()).toBe(0);
       return;
     }
     await expect(
       h.hostTransaction!(async (manager) => {
-        await h.store.jobEnqueueMany(
-          [
+        await h.store.jobEnqueueMany({
+          jobs: [
             { name: 'tx.rollback', payload: 1 },
             { name: 'tx.rollback', payload: 2 },
           ],
-          { manager },
-        );
+          manager,
+        });
         throw new Rollback('business rule failed');
       }),
     ).rejects.toBeInstanceOf(Rollback);
