@@ -1,7 +1,8 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { AttemptTransaction } from '../job-store.js';
 import type { OutcomeResult } from '../job-store.js';
-import { AttemptOwner, type SqliteGate } from './sqlite-gate.js';
+import { AttemptOwner } from './sqlite-gate-owner.js';
+import type { SqliteGate } from './sqlite-gate.js';
 
 /**
  * An attempt transaction on SQLite. There is one connection per DataSource, so the attempt's

@@ -1,0 +1,289 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import type { HistoryPolicy, JobRecord, SchedulerLimits } from '../../core/index.js';
+import type { HistoryPositions, OperatorWrite, StoreDriver } from '../checked/store-driver.js';
+import { SERIAL_POSITION } from '../effect-params.js';
+import type { NewJob } from '../enqueue-input.js';
+import { toJob } from '../job-row.js';
+import type {
+  AttemptTransaction,
+  AuditRecord,
+  ConcurrencyLimit,
+  EnqueueResult,
+  ExpiredLease,
+  HeartbeatResult,
+  HistoryEntry,
+  JobStats,
+  LeaseRef,
+  ListJobsParams,
+  ObserverLease,
+  OutcomeResult,
+  ParentOutput,
+  QueueSummary,
+} from '../job-store.types.js';
+import { toSchedule, type AuditEntry, type Schedule, type ScheduleTx } from '../schedules/index.js';
+import type { StoreCapabilities } from '../store-capabilities.js';
+import { checkCompleteParams, type CheckedClaimParams, type NormalizedOutcome } from '../store-params.js';
+import { enqueueResults } from '../unique/unique-plan.js';
+import { ANY_QUEUE, type WakeListener, type WakeSubscription } from '../wake-hints.js';
+import { SqliteAttemptTransaction } from './sqlite-attempt-transaction.js';
+import { SqliteConnection } from './sqlite-connection.js';
+import { effectsSql } from './sqlite-effects.js';
+import type { SqliteGate } from './sqlite-gate.js';
+import { SqliteHints } from './sqlite-hints.js';
+import { migrateSqlite } from './sqlite-migrator.js';
+import type { SqliteNaming } from './sqlite-naming.js';
+import { SqliteOperator } from './sqlite-operator.js';
+import { runSqliteScheduleTx } from './sqlite-schedule-tx.js';
+
+/** The driver's settings, resolved and checked from SqliteJobStoreOptions. */
+export interface SqliteDriverSettings {
+  readonly dataSource: DataSource;
+  readonly naming: SqliteNaming;
+  readonly limits: SchedulerLimits;
+  readonly historyPolicy: HistoryPolicy;
+  readonly busyTimeoutMs: number;
+}
+
+/**
+ * The SQLite store's {@link StoreDriver}. Every write is one IMMEDIATE transaction through the
+ * DataSource's gate (see {@link SqliteConnection}), every read waits for the gate too, and hints
+ * go to listeners in this process only.
+ */
+export class SqliteDriver implements StoreDriver {
+  readonly capabilities: StoreCapabilities = Object.freeze({
+    transactionalEnqueue: true,
+    wakeHints: 'process',
+    concurrentTransactions: false,
+    attemptTransactions: true,
+  });
+
+  readonly positions: HistoryPositions = { shape: SERIAL_POSITION, start: '0' };
+  readonly limits: SchedulerLimits;
+  readonly historyPolicy: HistoryPolicy;
+  private readonly conn: SqliteConnection;
+  private readonly hints: SqliteHints;
+  private readonly operator: SqliteOperator;
+
+  constructor(settings: SqliteDriverSettings) {
+    this.limits = settings.limits;
+    this.historyPolicy = settings.historyPolicy;
+    this.conn = new SqliteConnection(settings.dataSource, settings.naming, settings.busyTimeoutMs);
+    this.hints = new SqliteHints(this.conn);
+    this.operator = new SqliteOperator(this.conn, this.hints);
+  }
+
+  get naming(): SqliteNaming {
+    return this.conn.naming;
+  }
+
+  get gate(): SqliteGate {
+    return this.conn.gate;
+  }
+
+  async migrate(): Promise<void> {
+    const { db, gate } = this.conn;
+    await gate.exclusive(async () => {
+      // Switching to WAL needs the file to itself: another process on it makes this SQLITE_BUSY.
+      await this.conn.retryBusy(() => {
+        if (!db.memory && String(db.pragma('journal_mode', { simple: true })).toLowerCase() !== 'wal') {
+          db.pragma('journal_mode = WAL');
+        }
+      });
+      // The store never waits on this (it backs off without blocking; see retryBusy), but your own
+      // statements outside a transaction do: keep a floor so they wait for a neighbour, not fail.
+      if (Number(db.pragma('busy_timeout', { simple: true })) < 1_000) db.pragma('busy_timeout = 5000');
+      await this.conn.retryBusy(() => migrateSqlite(db, this.naming, effectsSql(this.naming, this.historyPolicy)));
+    });
+    this.conn.prepare();
+  }
+
+  async schemaVersion(): Promise<number | null> {
+    return this.conn.read(() => this.conn.boot.schemaVersion());
+  }
+
+  async close(): Promise<void> {}
+
+  async subscribeWakeHints(listener: WakeListener): Promise<WakeSubscription> {
+    return this.hints.subscribe(listener);
+  }
+
+  /**
+   * CheckedStore hands the attempt transaction out as it is, so its success write checks its own
+   * outcome, with the same check as every outcome write.
+   */
+  beginAttempt(): AttemptTransaction {
+    return new SqliteAttemptTransaction(this.conn.dataSource, this.gate, (workerId, jobId, attempt, output) => {
+      const checked = checkCompleteParams({ workerId, outcomes: [{ jobId, attempt, kind: 'succeeded', output }] }, this.limits);
+      // Inside the attempt's open transaction: a hint sent before it commits only wakes a claim that waits for the gate.
+      return this.conn.inOpenTransaction(() => this.complete(checked.workerId, checked.outcomes, this.conn.now()))[0]!;
+    });
+  }
+
+  async jobEnqueueMany({ jobs, manager }: { readonly jobs: readonly NewJob[]; readonly manager?: EntityManager }): Promise<EnqueueResult[]> {
+    const due = new Set<string>();
+    const write = (now: number) => {
+      const inserted = this.conn.statements().enqueue(jobs, now);
+      for (const queue of inserted.due) due.add(queue);
+      return enqueueResults(jobs, inserted.created, inserted.plan, inserted.replaced);
+    };
+    let results: EnqueueResult[];
+    if (manager !== undefined) {
+      this.conn.checkManager(manager);
+      // The caller's transaction is open on this very connection, and the caller holds the gate.
+      // A hint sent before it commits is harmless: any claim it triggers waits for the gate.
+      results = this.conn.inOpenTransaction(() => write(this.conn.now()));
+    } else {
+      if (jobs.length === 0) return [];
+      results = await this.conn.write(write);
+    }
+    for (const queue of due) this.hints.emit(queue);
+    return results;
+  }
+
+  async jobClaim(params: CheckedClaimParams): Promise<JobRecord[]> {
+    return (
+      await this.conn.write((now) => {
+        const sql = this.conn.statements();
+        return sql.limitsExist() ? sql.claimLimited(params, now) : sql.claimUnlimited(params, now);
+      })
+    ).map(toJob);
+  }
+
+  async jobHeartbeat({ workerId, leases, leaseMs }: { readonly workerId: string; readonly leases: readonly LeaseRef[]; readonly leaseMs: number }): Promise<HeartbeatResult> {
+    if (leases.length === 0) return { renewed: [], lost: [] };
+    const { gate } = this.conn;
+    // An attempt waiting for another process's lock is about to hold the connection; queueing
+    // behind it would wait for its whole handler, so wait for its BEGIN and renew inside it.
+    const opening = gate.callerHolds() === null ? gate.attemptOpening() : null;
+    if (opening) await opening.catch(() => undefined);
+    if (gate.holderIsOpenAttempt() && gate.callerHolds() === null) {
+      // An attempt holds the only connection, maybe for longer than a lease. Waiting would let every
+      // lease lapse, so renew inside its open transaction; the renewal commits with it.
+      return this.conn.inOpenTransaction(() => this.conn.statements().heartbeat(workerId, leases, leaseMs, this.conn.now()));
+    }
+    return this.conn.write((now) => this.conn.statements().heartbeat(workerId, leases, leaseMs, now));
+  }
+
+  async jobCompleteMany({ workerId, outcomes }: { readonly workerId: string; readonly outcomes: readonly NormalizedOutcome[] }): Promise<OutcomeResult[]> {
+    if (outcomes.length === 0) return [];
+    return this.conn.write((now) => this.complete(workerId, outcomes, now));
+  }
+
+  async jobRelinquishMany({ workerId, leases }: { readonly workerId: string; readonly leases: readonly LeaseRef[] }): Promise<OutcomeResult[]> {
+    if (leases.length === 0) return [];
+    const results = await this.conn.write((now) => this.conn.statements().relinquish(workerId, leases, now));
+    if (results.some((r) => r.status === 'applied' && r.state === 'scheduled')) this.hints.emit(ANY_QUEUE);
+    return results;
+  }
+
+  async jobExpireLeases({ limit }: { readonly limit: number }): Promise<ExpiredLease[]> {
+    return this.conn.write((now) => {
+      const expired = this.conn.statements().expire(limit, now);
+      this.hints.ifReleasing(expired.map((e) => e.jobId));
+      return expired;
+    });
+  }
+
+  async jobParentOutput({ jobId, ancestorId }: { readonly jobId: string; readonly ancestorId: string }): Promise<ParentOutput> {
+    return this.conn.read(() => this.conn.statements().parentOutput(jobId, ancestorId));
+  }
+
+  async jobSettleDependencies({ limit }: { readonly limit: number }): Promise<number> {
+    const settled = await this.conn.write((now) => this.conn.statements().settle(limit, now));
+    if (settled > 0) this.hints.emit(ANY_QUEUE);
+    return settled;
+  }
+
+  async jobGet({ jobId }: { readonly jobId: string }): Promise<JobRecord | null> {
+    const row = await this.conn.read(() => this.conn.statements().get(jobId));
+    return row ? toJob(row) : null;
+  }
+
+  async jobList(params: ListJobsParams & { readonly limit: number }): Promise<JobRecord[]> {
+    return (await this.conn.read(() => this.conn.statements().list(params))).map(toJob);
+  }
+
+  async jobListDeadLettered({ limit }: { readonly limit: number }): Promise<JobRecord[]> {
+    return (await this.conn.read(() => this.conn.statements().deadLettered(limit))).map(toJob);
+  }
+
+  async jobHistory({ jobId }: { readonly jobId: string }): Promise<HistoryEntry[]> {
+    return this.conn.read(() => this.conn.statements().history(jobId));
+  }
+
+  async jobStats(): Promise<JobStats> {
+    return this.conn.read(() => this.conn.boot.jobStats(this.conn.now()));
+  }
+
+  async queueList(): Promise<QueueSummary[]> {
+    return this.conn.read(() => this.conn.statements().listQueues());
+  }
+
+  async concurrencyLimitList(): Promise<ConcurrencyLimit[]> {
+    return this.conn.read(() => this.conn.statements().listLimits());
+  }
+
+  async auditList({ limit }: { readonly limit: number }): Promise<AuditRecord[]> {
+    return this.conn.read(() => this.conn.statements().listAudit(limit));
+  }
+
+  jobReplay<R>(params: { readonly jobId: string; readonly write: OperatorWrite<R> }): Promise<R> {
+    return this.operator.replay(params);
+  }
+
+  jobCancel<R>(params: { readonly jobId: string; readonly write: OperatorWrite<R> }): Promise<R> {
+    return this.operator.cancel(params);
+  }
+
+  queueSetPaused(params: { readonly queue: string; readonly paused: boolean; readonly audit: AuditEntry }): Promise<void> {
+    return this.operator.setPaused(params);
+  }
+
+  concurrencyLimitSet(params: { readonly key: string; readonly max: number | null; readonly audit: AuditEntry }): Promise<void> {
+    return this.operator.setLimit(params);
+  }
+
+  scheduleTx<T>(work: (tx: ScheduleTx) => Promise<T>): Promise<T> {
+    return runSqliteScheduleTx(this.conn, this.hints, this.operator, work);
+  }
+
+  async scheduleGet({ scheduleId }: { readonly scheduleId: string }): Promise<Schedule | null> {
+    const row = await this.conn.read(() => this.conn.statements().getSchedule(scheduleId));
+    return row ? toSchedule(row) : null;
+  }
+
+  async scheduleList(): Promise<Schedule[]> {
+    return (await this.conn.read(() => this.conn.statements().listSchedules())).map(toSchedule);
+  }
+
+  async historyRead({ after, limit }: { readonly after: string; readonly limit: number }): Promise<HistoryEntry[]> {
+    return this.conn.read(() => this.conn.statements().historyRead(Number(after), limit));
+  }
+
+  async historyTrim({ keep, limit }: { readonly keep: number; readonly limit: number }): Promise<number> {
+    return this.conn.write(() => this.conn.statements().historyTrim(keep, limit));
+  }
+
+  async jobPurge({ olderThanMs, limit }: { readonly olderThanMs: number; readonly limit: number }): Promise<number> {
+    return this.conn.write((now) => this.conn.statements().purge(olderThanMs, limit, now));
+  }
+
+  async observerLease({ observer, workerId, leaseMs }: { readonly observer: string; readonly workerId: string; readonly leaseMs: number }): Promise<ObserverLease | null> {
+    return this.conn.write((now) => this.conn.statements().observerLease(observer, workerId, leaseMs, now));
+  }
+
+  async observerCommit({ observer, workerId, position }: { readonly observer: string; readonly workerId: string; readonly position: string }): Promise<boolean> {
+    return this.conn.write((now) => this.conn.statements().observerCommit(observer, workerId, Number(position), now));
+  }
+
+  async observerFail(params: { readonly observer: string; readonly workerId: string; readonly error: string; readonly retryDelayMs: number }): Promise<boolean> {
+    const { observer, workerId, error, retryDelayMs } = params;
+    return this.conn.write((now) => this.conn.statements().observerFail(observer, workerId, error, retryDelayMs, now));
+  }
+
+  /** The fenced outcome write, on every path that writes one (a batch, or an attempt's own transaction). */
+  private complete(workerId: string, outcomes: readonly NormalizedOutcome[], now: number): OutcomeResult[] {
+    this.hints.ifReleasing(outcomes.map((o) => o.jobId));
+    return this.conn.statements().complete(workerId, outcomes, now);
+  }
+}
