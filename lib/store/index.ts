@@ -1,5 +1,5 @@
 export * from './job-store.js';
-export type { QueueSummary } from './queue-summary.js';
+export type { QueueSummary } from './job-store.types.js';
 export * from './store-capabilities.js';
 export * from './attempt-transaction.js';
 export * from './wake-hints.js';

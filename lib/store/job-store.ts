@@ -2,9 +2,9 @@ import type { EntityManager } from 'typeorm';
 import type { CancelOutcome, HistoryPolicy, JobRecord, JobState, SchedulerLimits } from '../core/index.js';
 import type { AttemptTransaction } from './attempt-transaction.js';
 import type { EnqueueInput } from './enqueue-input.js';
-import type { QueueSummary } from './queue-summary.js';
+import type { QueueSummary } from './job-store.types.js';
 import type { StoreCapabilities } from './store-capabilities.js';
-import type { WakeListener, WakeSubscription } from './wake-hints.js';
+import type { WakeListener, WakeSubscription } from './job-store.types.js';
 import type { MintResult, Schedule, ScheduleInput, ScheduleUpsertResult } from './schedules/index.js';
 
 /** Who performs an operator action; written to the audit log. Default `api`. */

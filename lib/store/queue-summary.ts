@@ -1,13 +1,7 @@
 import type { JobState } from '../core/index.js';
+import type { QueueSummary } from './job-store.types.js';
 
-/** A queue as an operator sees it: whether it is paused, and its stored jobs per state. */
-export interface QueueSummary {
-  readonly name: string;
-  /** Claims skip a paused queue; its jobs keep their places. */
-  readonly paused: boolean;
-  /** Stored jobs of the queue per state; a state with none is absent. */
-  readonly counts: Readonly<Partial<Record<JobState, number>>>;
-}
+export type { QueueSummary } from './job-store.types.js';
 
 /** One row of a queue listing: a queue's count in one state, or (state null) a queue with no jobs. */
 export interface QueueCountRow {

@@ -1,14 +1,10 @@
 import { AsyncResource } from 'node:async_hooks';
+import type { WakeListener, WakeSubscription } from './job-store.types.js';
 
 /** The queue name of a hint that concerns every queue (after a reconnect, or a relinquish). */
 export const ANY_QUEUE = '*';
 
-/** Receives the queue name of work that may have become due. */
-export type WakeListener = (queue: string) => void;
-
-export interface WakeSubscription {
-  close(): Promise<void>;
-}
+export type { WakeListener, WakeSubscription } from './job-store.types.js';
 
 /**
  * In-process fan-out of wake-up hints, for stores whose hints never leave the process. Each

@@ -16,6 +16,7 @@ import {
   type SchedulerLimits,
 } from '../../core/index.js';
 import { DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE } from '../enqueue-input.js';
+import type { ScheduleInput } from './schedule.types.js';
 
 /** Namespace of the schedule ids derived from wire names (declared schedules). */
 export const SCHEDULE_NAMESPACE = '3f1d2c4b-8e7a-4b5c-9d6e-0a1b2c3d4e5f';
@@ -23,32 +24,6 @@ export const SCHEDULE_NAMESPACE = '3f1d2c4b-8e7a-4b5c-9d6e-0a1b2c3d4e5f';
 /** The stable id of the schedule a `@Job({ schedule })` declares: every node derives the same one. */
 export function declaredScheduleId(name: string): string {
   return uuidV5(`job:${name}`, SCHEDULE_NAMESPACE);
-}
-
-/** A recurring schedule to create or update. Give `cron` (with an optional `timezone`) or `everyMs`. */
-export interface ScheduleInput<TPayload = unknown> {
-  /** A UUID; a UUIDv7 is generated otherwise. Upserting an existing id updates that schedule. */
-  readonly id?: string;
-  /** The wire name of the jobs it mints. */
-  readonly name: string;
-  /** The payload of every minted job. Default `{}`. */
-  readonly payload?: TPayload;
-  readonly queue?: string;
-  readonly maxAttempts?: number;
-  /** A cron pattern (5 fields, or 6 with seconds). */
-  readonly cron?: string;
-  /** IANA time zone of the cron pattern. Default `UTC`. */
-  readonly timezone?: string;
-  /** A fixed interval in milliseconds (at least 1,000). */
-  readonly everyMs?: number;
-  /** The instant intervals count from. Default: when the schedule is created. */
-  readonly startAt?: Date;
-  /** After downtime: `skip` missed ticks (default) or run them as one make-up job (`coalesce`). */
-  readonly catchUp?: 'skip' | 'coalesce';
-  /** Mint nothing while the previous occurrence is not terminal. Default false. */
-  readonly noOverlap?: boolean;
-  /** How late a tick may be seen and still run. Default 60 s. */
-  readonly misfireGraceMs?: number;
 }
 
 /** A validated schedule definition. */

@@ -13,29 +13,8 @@ import type { EnqueueResult } from '../job-store.js';
 import { replayResult } from '../operator-transition.js';
 import type { NewSchedule } from './schedule-input.js';
 import type { ScheduleTx } from './schedule-tx.js';
-import { toSchedule, type Schedule, type ScheduleRow } from './schedule.js';
-
-/** What an upsert did. */
-export interface ScheduleUpsertResult {
-  readonly schedule: Schedule;
-  readonly created: boolean;
-  /** False when the stored definition already matched. */
-  readonly changed: boolean;
-}
-
-/** One minting pass over due schedules. */
-export interface MintResult {
-  readonly minted: readonly { readonly scheduleId: string; readonly jobId: string; readonly scheduledFor: Date; readonly created: boolean }[];
-  /**
-   * Ticks that minted nothing, per schedule. `lowerBound` is set when `count` is a lower bound:
-   * a cron schedule missed more ticks than one pass steps through (see {@link planMint}).
-   */
-  readonly skipped: readonly { readonly scheduleId: string; readonly count: number; readonly reason: 'missed' | 'overlap'; readonly lowerBound?: true }[];
-  /** The earliest upcoming tick of any active schedule: when the next pass has work. */
-  readonly nextDueAt: Date | null;
-  /** The store's clock during the pass. */
-  readonly now: Date;
-}
+import { toSchedule, type ScheduleRow } from './schedule.js';
+import type { MintResult, Schedule, ScheduleReplayResult, ScheduleUpsertResult } from './schedule.types.js';
 
 function recurrenceOf(definition: NewSchedule, anchorAt: number): Recurrence {
   const t = definition.timing;
@@ -164,7 +143,7 @@ export async function removeSchedule(tx: ScheduleTx, id: string, actor: string):
  * Brings a dead-lettered schedule back: the occurrence that stopped it is replayed (attempt 0, due
  * now) and the schedule mints again. Ticks it missed meanwhile follow its catch-up policy.
  */
-export async function replaySchedule(tx: ScheduleTx, id: string, actor: string): Promise<{ schedule: Schedule; job: JobRecord | null }> {
+export async function replaySchedule(tx: ScheduleTx, id: string, actor: string): Promise<ScheduleReplayResult> {
   const row = await require(tx, id);
   if (row.state !== 'dead_lettered') {
     throw new IllegalTransitionError(id, 'replay', row.state, `Schedule ${id} is ${row.state}; only a dead-lettered schedule can be replayed.`);

@@ -2,8 +2,7 @@ import { assertPositiveInteger, assertUuid, type JobRecord, type SchedulerLimits
 import type { EnqueueResult, OperatorOptions } from '../job-store.js';
 import { actorOf } from '../operator-options.js';
 import { MAX_BATCH } from '../store-params.js';
-import type { Schedule } from './schedule.js';
-import { normalizeSchedule, type ScheduleInput } from './schedule-input.js';
+import { normalizeSchedule } from './schedule-input.js';
 import {
   mintDue,
   pauseSchedule,
@@ -12,9 +11,8 @@ import {
   resumeSchedule,
   triggerSchedule,
   upsertSchedule,
-  type MintResult,
-  type ScheduleUpsertResult,
 } from './schedule-operations.js';
+import type { MintResult, Schedule, ScheduleInput, ScheduleUpsertResult } from './schedule.types.js';
 import type { ScheduleTx } from './schedule-tx.js';
 
 /**

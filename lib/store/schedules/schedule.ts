@@ -1,35 +1,5 @@
 import type { Recurrence } from '../../core/index.js';
-
-/** Whether a schedule mints: `active`, `paused` by an operator, or `dead_lettered` after an occurrence failed for good. */
-export type ScheduleState = 'active' | 'paused' | 'dead_lettered';
-
-/** A recurring schedule as every store reports it. */
-export interface Schedule {
-  readonly id: string;
-  /** The wire name of the jobs it mints. */
-  readonly name: string;
-  readonly queue: string;
-  readonly payload: unknown;
-  readonly maxAttempts: number;
-  readonly recurrence: { readonly kind: 'cron'; readonly cron: string; readonly timezone: string } | { readonly kind: 'interval'; readonly everyMs: number; readonly anchorAt: Date };
-  readonly catchUp: 'skip' | 'coalesce';
-  readonly noOverlap: boolean;
-  readonly misfireGraceMs: number;
-  readonly state: ScheduleState;
-  /** The next tick, or null when the pattern never fires again. */
-  readonly nextFireAt: Date | null;
-  /** The tick of the most recent occurrence it minted. */
-  readonly lastFiredFor: Date | null;
-  readonly lastJobId: string | null;
-  /** The occurrence whose dead-lettering stopped the schedule. */
-  readonly haltedJobId: string | null;
-  /** Ticks that minted nothing (missed during downtime, or skipped by noOverlap). */
-  readonly skippedTicks: number;
-  readonly lastSkippedFor: Date | null;
-  readonly lastSkipReason: 'missed' | 'overlap' | null;
-  readonly createdAt: Date;
-  readonly updatedAt: Date;
-}
+import type { Schedule, ScheduleState } from './schedule.types.js';
 
 /** A schedule as adapters keep it, instants in epoch milliseconds, payload as JSON text. */
 export interface ScheduleRow {

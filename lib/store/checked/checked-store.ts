@@ -1,0 +1,312 @@
+import { assertDelayMs, assertPositiveInteger, assertQueueName, assertUuid, type HistoryPolicy, type JobRecord, type SchedulerLimits } from '../../core/index.js';
+import { normalizeEnqueueMany } from '../enqueue-input.js';
+import {
+  assertLimitMax,
+  checkHistoryRead,
+  checkObserverCommit,
+  checkObserverFail,
+  checkObserverLease,
+  limitKey,
+} from '../effect-params.js';
+import type {
+  AttemptTransaction,
+  AuditListParams,
+  AuditRecord,
+  CancelResult,
+  ClaimParams,
+  CompleteParams,
+  ConcurrencyLimit,
+  ConcurrencyLimitSetParams,
+  EnqueueManyParams,
+  EnqueueParams,
+  EnqueueResult,
+  ExpiredLease,
+  ExpireLeasesParams,
+  HeartbeatParams,
+  HeartbeatResult,
+  HistoryEntry,
+  HistoryReadParams,
+  HistoryTrimParams,
+  JobActionParams,
+  JobRef,
+  JobStats,
+  JobStore,
+  ListDeadLetteredParams,
+  ListJobsParams,
+  MintDueParams,
+  ObserverCommitParams,
+  ObserverFailParams,
+  ObserverLease,
+  ObserverLeaseParams,
+  OutcomeResult,
+  ParentOutput,
+  ParentOutputParams,
+  PurgeParams,
+  QueueActionParams,
+  QueueSummary,
+  RelinquishParams,
+  ScheduleActionParams,
+  ScheduleRef,
+  ScheduleUpsertParams,
+  SettleDependenciesParams,
+  WakeHintParams,
+  WakeSubscription,
+} from '../job-store.types.js';
+import { actorOf } from '../operator-options.js';
+import { cancelResult, replayResult } from '../operator-transition.js';
+import { normalizeSchedule } from '../schedules/schedule-input.js';
+import {
+  mintDue,
+  pauseSchedule,
+  removeSchedule,
+  replaySchedule,
+  resumeSchedule,
+  triggerSchedule,
+  upsertSchedule,
+} from '../schedules/schedule-operations.js';
+import type { ScheduleTx } from '../schedules/schedule-tx.js';
+import type { MintResult, Schedule, ScheduleReplayResult, ScheduleUpsertResult } from '../schedules/schedule.types.js';
+import type { StoreCapabilities } from '../store-capabilities.js';
+import {
+  checkClaimParams,
+  checkCompleteParams,
+  checkDeadLetterListParams,
+  checkExpireParams,
+  checkHeartbeatParams,
+  checkListParams,
+  checkRelinquishParams,
+  MAX_BATCH,
+} from '../store-params.js';
+import { paramsObject } from './params-object.js';
+import type { StoreDriver } from './store-driver.js';
+
+/** The most rows one retention pass (purge or history trim) may delete. */
+const MAX_CLEANUP_BATCH = 100_000;
+
+/**
+ * The contract, implemented once over a {@link StoreDriver}: every method checks its params, fills
+ * in the defaults, composes the audit entry, and then calls the driver, which only talks to its
+ * database. Bad input is refused here, before the driver sees it, so every adapter refuses it with
+ * the same error. Adapters extend this class with a constructor that builds their driver.
+ */
+export class CheckedStore implements JobStore {
+  constructor(protected readonly driver: StoreDriver) {}
+
+  get capabilities(): StoreCapabilities {
+    return this.driver.capabilities;
+  }
+
+  get limits(): SchedulerLimits {
+    return this.driver.limits;
+  }
+
+  get historyPolicy(): HistoryPolicy {
+    return this.driver.historyPolicy;
+  }
+
+  migrate(): Promise<void> {
+    return this.driver.migrate();
+  }
+
+  schemaVersion(): Promise<number | null> {
+    return this.driver.schemaVersion();
+  }
+
+  close(): Promise<void> {
+    return this.driver.close();
+  }
+
+  beginAttempt(): AttemptTransaction {
+    return this.driver.beginAttempt();
+  }
+
+  async subscribeWakeHints(params: WakeHintParams): Promise<WakeSubscription> {
+    return this.driver.subscribeWakeHints(paramsObject('subscribeWakeHints', params, '{ listener }').listener);
+  }
+
+  async jobEnqueue(params: EnqueueParams): Promise<EnqueueResult> {
+    const { job, manager } = paramsObject('jobEnqueue', params, '{ job }');
+    const [result] = await this.jobEnqueueMany({ jobs: [job], manager });
+    return result!;
+  }
+
+  async jobEnqueueMany(params: EnqueueManyParams): Promise<EnqueueResult[]> {
+    const { jobs, manager } = paramsObject('jobEnqueueMany', params, '{ jobs }');
+    return this.driver.jobEnqueueMany({ jobs: normalizeEnqueueMany(jobs, this.limits), manager });
+  }
+
+  async jobClaim(params: ClaimParams): Promise<JobRecord[]> {
+    return this.driver.jobClaim(checkClaimParams(params));
+  }
+
+  async jobHeartbeat(params: HeartbeatParams): Promise<HeartbeatResult> {
+    return this.driver.jobHeartbeat(checkHeartbeatParams(params));
+  }
+
+  async jobCompleteMany(params: CompleteParams): Promise<OutcomeResult[]> {
+    return this.driver.jobCompleteMany(checkCompleteParams(params, this.limits));
+  }
+
+  async jobRelinquishMany(params: RelinquishParams): Promise<OutcomeResult[]> {
+    return this.driver.jobRelinquishMany(checkRelinquishParams(params));
+  }
+
+  async jobExpireLeases(params: ExpireLeasesParams): Promise<ExpiredLease[]> {
+    return this.driver.jobExpireLeases({ limit: checkExpireParams(params) });
+  }
+
+  async jobParentOutput(params: ParentOutputParams): Promise<ParentOutput> {
+    const { jobId, ancestorId } = paramsObject('jobParentOutput', params, '{ jobId, ancestorId }');
+    return this.driver.jobParentOutput({ jobId: assertUuid(jobId, 'jobId'), ancestorId: assertUuid(ancestorId, 'ancestorId') });
+  }
+
+  async jobSettleDependencies(params: SettleDependenciesParams): Promise<number> {
+    return this.driver.jobSettleDependencies({ limit: assertPositiveInteger(params?.limit, 'limit', MAX_BATCH) });
+  }
+
+  async jobGet(params: JobRef): Promise<JobRecord | null> {
+    return this.driver.jobGet({ jobId: assertUuid(paramsObject('jobGet', params, '{ jobId }').jobId, 'jobId') });
+  }
+
+  async jobList(params?: ListJobsParams): Promise<JobRecord[]> {
+    return this.driver.jobList(checkListParams(params));
+  }
+
+  async jobListDeadLettered(params?: ListDeadLetteredParams): Promise<JobRecord[]> {
+    return this.driver.jobListDeadLettered({ limit: checkDeadLetterListParams(params) });
+  }
+
+  async jobHistory(params: JobRef): Promise<HistoryEntry[]> {
+    return this.driver.jobHistory({ jobId: assertUuid(paramsObject('jobHistory', params, '{ jobId }').jobId, 'jobId') });
+  }
+
+  async jobStats(): Promise<JobStats> {
+    return this.driver.jobStats();
+  }
+
+  async queueList(): Promise<QueueSummary[]> {
+    return this.driver.queueList();
+  }
+
+  async concurrencyLimitList(): Promise<ConcurrencyLimit[]> {
+    return this.driver.concurrencyLimitList();
+  }
+
+  async auditList(params?: AuditListParams): Promise<AuditRecord[]> {
+    return this.driver.auditList({ limit: checkDeadLetterListParams(params) });
+  }
+
+  async jobReplay(params: JobActionParams): Promise<JobRecord> {
+    const checked = paramsObject('jobReplay', params, '{ jobId }');
+    const jobId = assertUuid(checked.jobId, 'jobId');
+    const actor = actorOf(checked);
+    return this.driver.jobReplay({ jobId, write: { decide: replayResult, audit: () => ({ actor, action: 'job.replay', target: jobId }) } });
+  }
+
+  async jobCancel(params: JobActionParams): Promise<CancelResult> {
+    const checked = paramsObject('jobCancel', params, '{ jobId }');
+    const jobId = assertUuid(checked.jobId, 'jobId');
+    const actor = actorOf(checked);
+    return this.driver.jobCancel({
+      jobId,
+      write: { decide: cancelResult, audit: (result) => ({ actor, action: 'job.cancel', target: jobId, detail: { outcome: result.outcome } }) },
+    });
+  }
+
+  async queuePause(params: QueueActionParams): Promise<void> {
+    await this.setPaused('queuePause', params, true);
+  }
+
+  async queueResume(params: QueueActionParams): Promise<void> {
+    await this.setPaused('queueResume', params, false);
+  }
+
+  async concurrencyLimitSet(params: ConcurrencyLimitSetParams): Promise<void> {
+    const checked = paramsObject('concurrencyLimitSet', params, '{ target, max }');
+    const key = limitKey(checked.target);
+    const max = checked.max === null ? null : assertLimitMax(checked.max);
+    const actor = actorOf(checked);
+    await this.driver.concurrencyLimitSet({ key, max, audit: { actor, action: 'limit.set', target: key, detail: { max } } });
+  }
+
+  async scheduleUpsert(params: ScheduleUpsertParams): Promise<ScheduleUpsertResult> {
+    const checked = paramsObject('scheduleUpsert', params, '{ schedule }');
+    const definition = normalizeSchedule(checked.schedule, this.limits);
+    const actor = actorOf(checked);
+    return this.driver.scheduleTx((tx) => upsertSchedule(tx, definition, actor));
+  }
+
+  async scheduleGet(params: ScheduleRef): Promise<Schedule | null> {
+    return this.driver.scheduleGet({ scheduleId: assertUuid(paramsObject('scheduleGet', params, '{ scheduleId }').scheduleId, 'scheduleId') });
+  }
+
+  async scheduleList(): Promise<Schedule[]> {
+    return this.driver.scheduleList();
+  }
+
+  async schedulePause(params: ScheduleActionParams): Promise<Schedule> {
+    return this.scheduleAction('schedulePause', params, pauseSchedule);
+  }
+
+  async scheduleResume(params: ScheduleActionParams): Promise<Schedule> {
+    return this.scheduleAction('scheduleResume', params, resumeSchedule);
+  }
+
+  async scheduleTrigger(params: ScheduleActionParams): Promise<EnqueueResult> {
+    return this.scheduleAction('scheduleTrigger', params, triggerSchedule);
+  }
+
+  async scheduleRemove(params: ScheduleActionParams): Promise<boolean> {
+    return this.scheduleAction('scheduleRemove', params, removeSchedule);
+  }
+
+  async scheduleReplay(params: ScheduleActionParams): Promise<ScheduleReplayResult> {
+    return this.scheduleAction('scheduleReplay', params, replaySchedule);
+  }
+
+  async scheduleMintDue(params: MintDueParams): Promise<MintResult> {
+    const limit = assertPositiveInteger(params?.limit, 'limit', MAX_BATCH);
+    return this.driver.scheduleTx((tx) => mintDue(tx, limit));
+  }
+
+  async historyRead(params: HistoryReadParams): Promise<HistoryEntry[]> {
+    const { shape, start } = this.driver.positions;
+    return this.driver.historyRead(checkHistoryRead(params, shape, start));
+  }
+
+  async historyTrim(params: HistoryTrimParams): Promise<number> {
+    const keep = assertPositiveInteger(params?.keep, 'keep');
+    return this.driver.historyTrim({ keep, limit: assertPositiveInteger(params?.limit, 'limit', MAX_CLEANUP_BATCH) });
+  }
+
+  async jobPurge(params: PurgeParams): Promise<number> {
+    const olderThanMs = assertDelayMs(params?.olderThanMs, 'olderThanMs');
+    return this.driver.jobPurge({ olderThanMs, limit: assertPositiveInteger(params?.limit, 'limit', MAX_CLEANUP_BATCH) });
+  }
+
+  async observerLease(params: ObserverLeaseParams): Promise<ObserverLease | null> {
+    return this.driver.observerLease(checkObserverLease(params));
+  }
+
+  async observerCommit(params: ObserverCommitParams): Promise<boolean> {
+    return this.driver.observerCommit(checkObserverCommit(params, this.driver.positions.shape));
+  }
+
+  async observerFail(params: ObserverFailParams): Promise<boolean> {
+    return this.driver.observerFail(checkObserverFail(params, this.limits.maxErrorBytes));
+  }
+
+  private async setPaused(method: string, params: QueueActionParams, paused: boolean): Promise<void> {
+    const checked = paramsObject(method, params, '{ queue }');
+    const queue = assertQueueName(checked.queue);
+    const actor = actorOf(checked);
+    await this.driver.queueSetPaused({ queue, paused, audit: { actor, action: paused ? 'queue.pause' : 'queue.resume', target: queue } });
+  }
+
+  private scheduleAction<T>(method: string, params: ScheduleActionParams, operation: (tx: ScheduleTx, id: string, actor: string) => Promise<T>): Promise<T> {
+    const checked = paramsObject(method, params, '{ scheduleId }');
+    const id = assertUuid(checked.scheduleId, 'scheduleId');
+    const actor = actorOf(checked);
+    return this.driver.scheduleTx((tx) => operation(tx, id, actor));
+  }
+}

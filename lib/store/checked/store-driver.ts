@@ -1,0 +1,104 @@
+import type { EntityManager } from 'typeorm';
+import type { HistoryPolicy, JobRecord, SchedulerLimits } from '../../core/index.js';
+import type { NewJob } from '../enqueue-input.js';
+import type {
+  AttemptTransaction,
+  AuditRecord,
+  ConcurrencyLimit,
+  EnqueueResult,
+  ExpiredLease,
+  HeartbeatResult,
+  HistoryEntry,
+  JobStats,
+  LeaseRef,
+  ListJobsParams,
+  ObserverLease,
+  OutcomeResult,
+  ParentOutput,
+  QueueSummary,
+  WakeListener,
+  WakeSubscription,
+} from '../job-store.types.js';
+import type { OperatorTransition } from '../operator-transition.js';
+import type { AuditEntry } from '../schedules/schedule-tx.js';
+import type { ScheduleTx } from '../schedules/schedule-tx.js';
+import type { Schedule } from '../schedules/schedule.types.js';
+import type { StoreCapabilities } from '../store-capabilities.js';
+import type { CheckedClaimParams, NormalizedOutcome } from '../store-params.js';
+
+/**
+ * An operator write on one job, decided and audited inside the driver's transaction: the driver
+ * applies the event, hands the transition to `decide` (which throws to roll back, writing nothing),
+ * then writes `audit(result)` in the same transaction.
+ */
+export interface OperatorWrite<R> {
+  readonly decide: (transition: OperatorTransition) => R;
+  readonly audit: (result: R) => AuditEntry;
+}
+
+/** How a store spells positions in its history log. */
+export interface HistoryPositions {
+  /** What a well-formed position looks like. */
+  readonly shape: RegExp;
+  /** The position before the first entry. */
+  readonly start: string;
+}
+
+/**
+ * What an adapter supplies to {@link CheckedStore}: its database and nothing else. Every argument
+ * arrives checked and with its defaults filled in, and every audit entry arrives composed, so a
+ * driver validates nothing and decides no operator policy; it only reads and writes, each method
+ * in one transaction of its own (or the caller's `manager`). Methods mirror the contract's names.
+ */
+export interface StoreDriver {
+  readonly capabilities: StoreCapabilities;
+  readonly limits: SchedulerLimits;
+  readonly historyPolicy: HistoryPolicy;
+  readonly positions: HistoryPositions;
+
+  migrate(): Promise<void>;
+  schemaVersion(): Promise<number | null>;
+  close(): Promise<void>;
+  subscribeWakeHints(listener: WakeListener): Promise<WakeSubscription>;
+  beginAttempt(): AttemptTransaction;
+
+  /** Inserts normalized jobs (unique keys and dependency edges included), in `manager`'s transaction when given. */
+  jobEnqueueMany(params: { readonly jobs: readonly NewJob[]; readonly manager?: EntityManager }): Promise<EnqueueResult[]>;
+  jobClaim(params: CheckedClaimParams): Promise<JobRecord[]>;
+  jobHeartbeat(params: { readonly workerId: string; readonly leases: readonly LeaseRef[]; readonly leaseMs: number }): Promise<HeartbeatResult>;
+  jobCompleteMany(params: { readonly workerId: string; readonly outcomes: readonly NormalizedOutcome[] }): Promise<OutcomeResult[]>;
+  jobRelinquishMany(params: { readonly workerId: string; readonly leases: readonly LeaseRef[] }): Promise<OutcomeResult[]>;
+  jobExpireLeases(params: { readonly limit: number }): Promise<ExpiredLease[]>;
+  jobParentOutput(params: { readonly jobId: string; readonly ancestorId: string }): Promise<ParentOutput>;
+  jobSettleDependencies(params: { readonly limit: number }): Promise<number>;
+
+  jobGet(params: { readonly jobId: string }): Promise<JobRecord | null>;
+  jobList(params: ListJobsParams & { readonly limit: number }): Promise<JobRecord[]>;
+  jobListDeadLettered(params: { readonly limit: number }): Promise<JobRecord[]>;
+  jobHistory(params: { readonly jobId: string }): Promise<HistoryEntry[]>;
+  jobStats(): Promise<JobStats>;
+  queueList(): Promise<QueueSummary[]>;
+  concurrencyLimitList(): Promise<ConcurrencyLimit[]>;
+  auditList(params: { readonly limit: number }): Promise<AuditRecord[]>;
+
+  /** Replays a job (a schedule it stopped mints again), decided and audited in one transaction. */
+  jobReplay<R>(params: { readonly jobId: string; readonly write: OperatorWrite<R> }): Promise<R>;
+  /** Cancels a job, or asks its worker to, decided and audited in one transaction. */
+  jobCancel<R>(params: { readonly jobId: string; readonly write: OperatorWrite<R> }): Promise<R>;
+  queueSetPaused(params: { readonly queue: string; readonly paused: boolean; readonly audit: AuditEntry }): Promise<void>;
+  /** Sets or (with null) removes a limit under its storage key, audited in the same transaction. */
+  concurrencyLimitSet(params: { readonly key: string; readonly max: number | null; readonly audit: AuditEntry }): Promise<void>;
+
+  /** Runs a schedule operation in one transaction, with the store's clock read at its start. */
+  scheduleTx<T>(work: (tx: ScheduleTx) => Promise<T>): Promise<T>;
+  scheduleGet(params: { readonly scheduleId: string }): Promise<Schedule | null>;
+  scheduleList(): Promise<Schedule[]>;
+
+  /** Entries after `after`, a position of {@link StoreDriver.positions}' shape. */
+  historyRead(params: { readonly after: string; readonly limit: number }): Promise<HistoryEntry[]>;
+  historyTrim(params: { readonly keep: number; readonly limit: number }): Promise<number>;
+  jobPurge(params: { readonly olderThanMs: number; readonly limit: number }): Promise<number>;
+  observerLease(params: { readonly observer: string; readonly workerId: string; readonly leaseMs: number }): Promise<ObserverLease | null>;
+  observerCommit(params: { readonly observer: string; readonly workerId: string; readonly position: string }): Promise<boolean>;
+  observerFail(params: { readonly observer: string; readonly workerId: string; readonly error: string; readonly retryDelayMs: number }): Promise<boolean>;
+}

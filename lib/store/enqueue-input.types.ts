@@ -1,0 +1,49 @@
+// The input of an enqueue. A leaf type file, so the contract can name it without importing the
+// normalizer in enqueue-input.ts.
+import type { DependencyMode, RetryPolicy } from '../core/index.js';
+
+/** A job to write. */
+export interface EnqueueInput<TPayload = unknown> {
+  /** The wire name of the handler. */
+  readonly name: string;
+  /** Any JSON value. */
+  readonly payload: TPayload;
+  /** A caller-chosen UUID; a UUIDv7 is generated otherwise. */
+  readonly id?: string;
+  readonly queue?: string;
+  /** Run at this instant (at the earliest). Exclusive with `delayMs`. */
+  readonly runAt?: Date;
+  /** Run this long after the store's current instant. Exclusive with `runAt`. */
+  readonly delayMs?: number;
+  /** Attempts before the job is dead-lettered. Default 10. */
+  readonly maxAttempts?: number;
+  /**
+   * Jobs that must finish first. They must exist (or be earlier in the same `enqueueMany` batch);
+   * the job waits in `awaiting_parents` until they do.
+   */
+  readonly dependsOn?: readonly string[];
+  /** How parents release the job. Default `on_success`. */
+  readonly dependencyMode?: DependencyMode;
+  /** A key (a tenant, an account) whose running jobs are capped by a concurrency limit. */
+  readonly concurrencyKey?: string;
+  /**
+   * The cap for `concurrencyKey`, if the key has none yet. The first limit declared for a key
+   * stands until an operator changes it.
+   */
+  readonly concurrencyLimit?: number;
+  /**
+   * At most one unfinished job (scheduled, awaiting parents or running) of this wire name holds a
+   * key. An enqueue whose key is held writes no new job and returns the holder's id.
+   */
+  readonly uniqueKey?: string;
+  /**
+   * What an enqueue whose `uniqueKey` is held does: `keep` (default) leaves the holder as it is;
+   * `replace` gives it this enqueue's payload and run time if it has not started (never claimed).
+   */
+  readonly uniqueKeyMode?: UniqueKeyMode;
+  /** Retry fields for this job, over the handler's policy (each one optional). */
+  readonly retry?: Partial<RetryPolicy>;
+}
+
+/** See {@link EnqueueInput.uniqueKeyMode}. */
+export type UniqueKeyMode = 'keep' | 'replace';

@@ -1,0 +1,557 @@
+// The store contract: its records, params and results, and the role interfaces a JobStore is
+// made of. Type-only, and a leaf of lib/store: it imports types from lib/core and from small
+// type files only, never from an implementation, so nothing here can close an import cycle.
+import type { EntityManager } from 'typeorm';
+import type { CancelOutcome, HistoryPolicy, JobRecord, JobState, SchedulerLimits } from '../core/index.js';
+import type { EnqueueInput } from './enqueue-input.types.js';
+import type { StoreCapabilities } from './store-capabilities.js';
+import type { MintResult, Schedule, ScheduleInput, ScheduleReplayResult, ScheduleUpsertResult } from './schedules/schedule.types.js';
+
+// Records and results.
+
+/** Who performs an operator action; written to the audit log. Default `api`. */
+export interface OperatorOptions {
+  readonly actor?: string;
+}
+
+/** One entry of the audit log. */
+export interface AuditRecord {
+  readonly at: Date;
+  readonly actor: string;
+  /** e.g. `job.replay`, `job.cancel`, `queue.pause`, `schedule.trigger`. */
+  readonly action: string;
+  /** The job id, schedule id or queue name acted on. */
+  readonly target: string;
+  readonly detail: unknown;
+}
+
+/** One state change in a job's history. `id` orders the whole log and is stable: observers dedupe on it. */
+export interface HistoryEntry {
+  /** Unique per entry and stable across redeliveries: observers dedupe on it. */
+  readonly id: number;
+  /**
+   * Where the entry sits in delivery order, as an opaque cursor for {@link ObserverStore.historyRead}.
+   * Delivery order is commit order, which on PostgreSQL is not always id order.
+   */
+  readonly position: string;
+  readonly jobId: string;
+  readonly name: string;
+  readonly at: Date;
+  readonly state: JobState;
+  readonly attempt: number;
+  /** The error the transition recorded (with the `transitions_and_errors` policy). */
+  readonly error: string | null;
+}
+
+/** An ancestor's output as a dependant sees it; `found` is false for a job that is not an ancestor. */
+export interface ParentOutput {
+  readonly found: boolean;
+  readonly output: unknown;
+}
+
+/** What a concurrency limit caps: a queue, or a concurrency key. */
+export type LimitTarget = { readonly queue: string } | { readonly key: string };
+
+export type ConcurrencyLimit = LimitTarget & { readonly max: number };
+
+/** A transition observer's place in the history, leased to one delivering worker. */
+export interface ObserverLease {
+  readonly observer: string;
+  /** Entries up to this position were delivered; read on from here. */
+  readonly position: string;
+  /** Deliveries that failed in a row since the last commit: the base of the retry backoff. */
+  readonly failures: number;
+}
+
+/** How many jobs of one queue are in one state. */
+export interface JobStateCount {
+  readonly queue: string;
+  readonly state: JobState;
+  readonly count: number;
+}
+
+/** Job counts for operators. */
+export interface JobStats {
+  /** Jobs per queue and state, sorted by queue, then state. */
+  readonly counts: readonly JobStateCount[];
+  /** The `runAt` of the oldest job that is due and waiting, or null when none waits. */
+  readonly oldestDueAt: Date | null;
+  /** The store's clock when the counts were taken. */
+  readonly now: Date;
+}
+
+/** Options for writing jobs. */
+export interface EnqueueOptions {
+  /**
+   * A TypeORM EntityManager inside an open transaction on the store's own DataSource. The job rows
+   * are written in that transaction and share its commit or rollback. Needs the
+   * `transactionalEnqueue` capability.
+   */
+  readonly manager?: EntityManager;
+}
+
+/** What one enqueue wrote. */
+export interface EnqueueResult {
+  /** The job's id; for a deduplicated enqueue, the id of the job that holds the unique key. */
+  readonly id: string;
+  /** False when a job with this id already existed, or the unique key was held; no job was written for it. */
+  readonly created: boolean;
+  /**
+   * Set when the `uniqueKey` was held by an unfinished job (`id`): `kept` when that job was left as
+   * it was (mode `keep`, or a `replace` of a job that had already started), `replaced` when it took
+   * this enqueue's payload and run time.
+   */
+  readonly deduplicated?: 'kept' | 'replaced';
+}
+
+export interface ClaimParams {
+  readonly workerId: string;
+  /** At most this many jobs; a worker passes its free slots. */
+  readonly limit: number;
+  readonly queues: readonly string[];
+  readonly leaseMs: number;
+  /**
+   * Also take running jobs whose lease lapsed (default true). A worker searches for those once
+   * per poll interval, not on every claim: finding them costs a scan that grows with the jobs
+   * finished since the last vacuum, and a lease lapses only when a worker died or stalled.
+   */
+  readonly includeLapsed?: boolean;
+}
+
+/** One lease a worker believes it holds. */
+export interface LeaseRef {
+  readonly jobId: string;
+  readonly attempt: number;
+}
+
+export interface HeartbeatParams {
+  readonly workerId: string;
+  readonly leases: readonly LeaseRef[];
+  readonly leaseMs: number;
+}
+
+export interface RenewedLease extends LeaseRef {
+  readonly leasedUntil: Date;
+  /** An operator asked to cancel: abort the attempt. */
+  readonly cancelRequested: boolean;
+}
+
+export interface HeartbeatResult {
+  readonly renewed: readonly RenewedLease[];
+  /** Leases this worker no longer holds: abort those attempts at once. */
+  readonly lost: readonly LeaseRef[];
+}
+
+/** The outcome of one attempt, as its worker reports it. */
+export type Outcome =
+  | { readonly jobId: string; readonly attempt: number; readonly kind: 'succeeded'; readonly output?: unknown }
+  | {
+      readonly jobId: string;
+      readonly attempt: number;
+      readonly kind: 'failed';
+      readonly error: string;
+      /** Wait this long before the next attempt; ignored when no attempts are left. */
+      readonly retryDelayMs: number;
+    }
+  /** A failure that must not be retried. */
+  | { readonly jobId: string; readonly attempt: number; readonly kind: 'dead_lettered'; readonly error: string }
+  /** The job cannot run here at all: no handler, or a payload that no longer decodes. */
+  | { readonly jobId: string; readonly attempt: number; readonly kind: 'quarantined'; readonly reason: string };
+
+export interface CompleteParams {
+  readonly workerId: string;
+  readonly outcomes: readonly Outcome[];
+}
+
+export interface RelinquishParams {
+  readonly workerId: string;
+  readonly leases: readonly LeaseRef[];
+}
+
+/** What the fenced write did with one report. */
+export type OutcomeResult =
+  | { readonly jobId: string; readonly attempt: number; readonly status: 'applied'; readonly state: JobState }
+  /** The reporter did not hold the live lease; nothing changed. */
+  | { readonly jobId: string; readonly attempt: number; readonly status: 'stale' };
+
+export interface ExpireLeasesParams {
+  /** Settle at most this many lapsed leases in one pass. */
+  readonly limit: number;
+}
+
+export interface ExpiredLease {
+  readonly jobId: string;
+  readonly attempt: number;
+  readonly state: JobState;
+}
+
+export interface CancelResult {
+  readonly job: JobRecord;
+  readonly outcome: CancelOutcome;
+}
+
+export interface ListJobsParams {
+  readonly state?: JobState;
+  readonly queue?: string;
+  readonly name?: string;
+  /** Default 50, at most 1,000. */
+  readonly limit?: number;
+}
+
+export interface ListDeadLetteredParams {
+  /** Default 50, at most 1,000. */
+  readonly limit?: number;
+}
+
+/** A queue as an operator sees it: whether it is paused, and its stored jobs per state. */
+export interface QueueSummary {
+  readonly name: string;
+  /** Claims skip a paused queue; its jobs keep their places. */
+  readonly paused: boolean;
+  /** Stored jobs of the queue per state; a state with none is absent. */
+  readonly counts: Readonly<Partial<Record<JobState, number>>>;
+}
+
+/** Receives the queue name of work that may have become due. */
+export type WakeListener = (queue: string) => void;
+
+export interface WakeSubscription {
+  close(): Promise<void>;
+}
+
+/**
+ * One attempt's database transaction. The handler's writes through `manager` and the fenced
+ * success write commit together, or not at all. Nothing is sent to the database until the handler
+ * first uses `manager`, so a handler that never touches it pays nothing.
+ */
+export interface AttemptTransaction {
+  /** An EntityManager bound to this attempt's transaction. */
+  readonly manager: EntityManager;
+  /** True once the handler used the manager and a transaction is open. */
+  readonly opened: boolean;
+  /** Runs handler code as this attempt, so the store can tell its queries from other callers'. */
+  run<T>(work: () => Promise<T>): Promise<T>;
+  /**
+   * Writes the success outcome inside the transaction, fenced like every outcome, then commits; a
+   * stale lease rolls everything back instead. Only valid while `opened`.
+   */
+  commitSuccess(workerId: string, jobId: string, attempt: number, output: unknown): Promise<OutcomeResult>;
+  /** Rolls back whatever the handler wrote. Safe to call when nothing was opened. */
+  rollback(): Promise<void>;
+}
+
+// Params of the role methods. Every method takes at most one params object; the operator
+// actions carry the audited `actor` in it (see OperatorOptions).
+
+/** Writes one job. */
+export interface EnqueueParams extends EnqueueOptions {
+  readonly job: EnqueueInput;
+}
+
+/** Writes many jobs in one transaction. */
+export interface EnqueueManyParams extends EnqueueOptions {
+  readonly jobs: readonly EnqueueInput[];
+}
+
+/** Names one job. */
+export interface JobRef {
+  readonly jobId: string;
+}
+
+/** An operator action on one job. */
+export interface JobActionParams extends JobRef, OperatorOptions {}
+
+/** An operator action on one queue. */
+export interface QueueActionParams extends OperatorOptions {
+  readonly queue: string;
+}
+
+export interface ParentOutputParams {
+  /** The dependant reading. */
+  readonly jobId: string;
+  /** The ancestor whose output it reads. */
+  readonly ancestorId: string;
+}
+
+export interface WakeHintParams {
+  readonly listener: WakeListener;
+}
+
+export interface ConcurrencyLimitSetParams extends OperatorOptions {
+  readonly target: LimitTarget;
+  /** The cap on running jobs; null removes the limit. */
+  readonly max: number | null;
+}
+
+export interface AuditListParams {
+  /** Default 50, at most 1,000. */
+  readonly limit?: number;
+}
+
+export interface ScheduleUpsertParams extends OperatorOptions {
+  readonly schedule: ScheduleInput;
+}
+
+/** Names one schedule. */
+export interface ScheduleRef {
+  readonly scheduleId: string;
+}
+
+/** An operator action on one schedule. */
+export interface ScheduleActionParams extends ScheduleRef, OperatorOptions {}
+
+export interface MintDueParams {
+  /** Mint for at most this many due schedules in one pass. */
+  readonly limit: number;
+}
+
+export interface SettleDependenciesParams {
+  /** Settle at most this many edges in one pass. */
+  readonly limit: number;
+}
+
+export interface HistoryReadParams {
+  /** A position handed out earlier; from the start of the log when absent. */
+  readonly after?: string;
+  readonly limit: number;
+}
+
+export interface HistoryTrimParams {
+  /** Entries to keep per job. */
+  readonly keep: number;
+  readonly limit: number;
+}
+
+export interface PurgeParams {
+  readonly olderThanMs: number;
+  readonly limit: number;
+}
+
+/** The cursor of one observer and the worker that would hold its lease. */
+export interface ObserverHolderParams {
+  readonly observer: string;
+  readonly workerId: string;
+}
+
+export interface ObserverLeaseParams extends ObserverHolderParams {
+  readonly leaseMs: number;
+}
+
+export interface ObserverCommitParams extends ObserverHolderParams {
+  /** The position of the last delivered entry. */
+  readonly position: string;
+}
+
+export interface ObserverFailParams extends ObserverHolderParams {
+  readonly error: string;
+  readonly retryDelayMs: number;
+}
+
+// The roles. A caller names the role it needs (a producer takes a ProducerStore, a worker a
+// WorkerStore); every adapter implements all of them as JobStore.
+
+/** What every role can read about the store it talks to. */
+export interface StoreInfo {
+  /** Optional features this adapter offers. */
+  readonly capabilities: StoreCapabilities;
+
+  /** The size limits this store enforces. */
+  readonly limits: SchedulerLimits;
+
+  /** Which state changes the store appends to job history (`off` records none, and observers get nothing). */
+  readonly historyPolicy: HistoryPolicy;
+}
+
+/** Writes jobs: what an application that only enqueues needs. */
+export interface ProducerStore extends StoreInfo {
+  /**
+   * Writes one job. A job whose id already exists is left alone (`created: false`); so is one whose
+   * `uniqueKey` an unfinished job holds, and the result carries the holder's id (`deduplicated`).
+   */
+  jobEnqueue(params: EnqueueParams): Promise<EnqueueResult>;
+
+  /** Writes many jobs in one transaction: all of them or, on bad input, none. */
+  jobEnqueueMany(params: EnqueueManyParams): Promise<EnqueueResult[]>;
+}
+
+/** Claims, runs and reports jobs: what a worker needs. */
+export interface WorkerStore extends StoreInfo {
+  /**
+   * Leases up to `limit` claimable jobs from `queues` (skipping paused ones) in `runAt`, then enqueue
+   * order: due `scheduled` jobs, and `running` jobs whose lease lapsed with attempts left and no
+   * cancel request. Each comes back `running` with `attempt + 1` and a lease for `workerId`.
+   */
+  jobClaim(params: ClaimParams): Promise<JobRecord[]>;
+
+  /** Renews the leases `workerId` still holds and reports the ones it lost. */
+  jobHeartbeat(params: HeartbeatParams): Promise<HeartbeatResult>;
+
+  /**
+   * The fenced outcome write. Each outcome applies only if `workerId` holds the live lease for that
+   * exact attempt; otherwise its result is `stale` and the job is untouched.
+   */
+  jobCompleteMany(params: CompleteParams): Promise<OutcomeResult[]>;
+
+  /**
+   * Hands held leases back at once (graceful shutdown): the job is due again with its attempt
+   * already charged, or dead-lettered if that was its last attempt. Fenced like an outcome.
+   */
+  jobRelinquishMany(params: RelinquishParams): Promise<OutcomeResult[]>;
+
+  /**
+   * An ancestor's output, read by a dependant. Absent (`found: false`) when `ancestorId` is not
+   * among the job's ancestors, or did not store output.
+   */
+  jobParentOutput(params: ParentOutputParams): Promise<ParentOutput>;
+
+  /**
+   * Starts an attempt transaction (see {@link AttemptTransaction}). Only on stores with the
+   * `attemptTransactions` capability; others throw CapabilityNotSupportedError.
+   */
+  beginAttempt(): AttemptTransaction;
+
+  /**
+   * Calls `listener` with a queue name when work there may have become due. What reaches the
+   * listener depends on `capabilities.wakeHints`; a store without hints never calls it.
+   */
+  subscribeWakeHints(params: WakeHintParams): Promise<WakeSubscription>;
+}
+
+/** Inspects and steers jobs, queues and limits: what the CLI and an admin screen need. */
+export interface OperatorStore extends StoreInfo {
+  jobGet(params: JobRef): Promise<JobRecord | null>;
+
+  /** Jobs, newest first. */
+  jobList(params?: ListJobsParams): Promise<JobRecord[]>;
+
+  /** Dead-lettered jobs, most recently dead-lettered first. */
+  jobListDeadLettered(params?: ListDeadLetteredParams): Promise<JobRecord[]>;
+
+  /**
+   * Operator replay: a `dead_lettered` or `quarantined` job is due again now with attempt 0. If it
+   * is the occurrence that stopped its schedule, the schedule mints again.
+   */
+  jobReplay(params: JobActionParams): Promise<JobRecord>;
+
+  /**
+   * Operator cancel: a waiting job is cancelled at once; a running one gets a cancel request that
+   * its next heartbeat reports. Cancelling a cancelled job changes nothing.
+   */
+  jobCancel(params: JobActionParams): Promise<CancelResult>;
+
+  /** A job's state changes, oldest first. */
+  jobHistory(params: JobRef): Promise<HistoryEntry[]>;
+
+  /** Counts per queue and state, and the oldest due job. */
+  jobStats(): Promise<JobStats>;
+
+  /**
+   * Every queue that has a stored job or has been paused, sorted by name, with its pause state
+   * and job counts per state. Counts the whole jobs table, as {@link OperatorStore.jobStats} does.
+   */
+  queueList(): Promise<QueueSummary[]>;
+
+  /** Stops claims from `queue` without losing its jobs' places. */
+  queuePause(params: QueueActionParams): Promise<void>;
+
+  queueResume(params: QueueActionParams): Promise<void>;
+
+  /** Sets (or, with null, removes) the cap on running jobs of a queue or a concurrency key. Audited. */
+  concurrencyLimitSet(params: ConcurrencyLimitSetParams): Promise<void>;
+
+  concurrencyLimitList(): Promise<ConcurrencyLimit[]>;
+
+  /** The audit log, newest first. */
+  auditList(params?: AuditListParams): Promise<AuditRecord[]>;
+}
+
+/** Recurring schedules: defined by operators and declarations, minted by workers. */
+export interface ScheduleStore extends StoreInfo {
+  /** Creates a recurring schedule, or updates its definition if the id exists. */
+  scheduleUpsert(params: ScheduleUpsertParams): Promise<ScheduleUpsertResult>;
+
+  scheduleGet(params: ScheduleRef): Promise<Schedule | null>;
+
+  /** All schedules, oldest first. */
+  scheduleList(): Promise<Schedule[]>;
+
+  schedulePause(params: ScheduleActionParams): Promise<Schedule>;
+
+  scheduleResume(params: ScheduleActionParams): Promise<Schedule>;
+
+  /** Mints one occurrence now, outside the pattern. */
+  scheduleTrigger(params: ScheduleActionParams): Promise<EnqueueResult>;
+
+  /** Deletes a schedule; its jobs stay. False when there was none. */
+  scheduleRemove(params: ScheduleActionParams): Promise<boolean>;
+
+  /** Replays the occurrence that dead-lettered a schedule and lets the schedule mint again. */
+  scheduleReplay(params: ScheduleActionParams): Promise<ScheduleReplayResult>;
+
+  /** One minting pass over due schedules (workers run it on a timer). */
+  scheduleMintDue(params: MintDueParams): Promise<MintResult>;
+}
+
+/** Feeds transition observers from the history log, one leased cursor per observer. */
+export interface ObserverStore extends StoreInfo {
+  /**
+   * The history log after position `after` (from the start when absent), in delivery order: what
+   * observers are fed. Only entries whose transactions have finished are returned, so an entry
+   * committed late can never land behind a position already handed out.
+   */
+  historyRead(params: HistoryReadParams): Promise<HistoryEntry[]>;
+
+  /**
+   * Takes the delivery lease of an observer's cursor, unless another worker holds it or it is
+   * backing off. An observer seen for the first time starts at the end of the log.
+   */
+  observerLease(params: ObserverLeaseParams): Promise<ObserverLease | null>;
+
+  /** Moves the cursor past delivered entries. Fenced on the lease: false when the lease was lost. */
+  observerCommit(params: ObserverCommitParams): Promise<boolean>;
+
+  /** Records a failed delivery; the cursor stays and retries after `retryDelayMs`. Fenced on the lease. */
+  observerFail(params: ObserverFailParams): Promise<boolean>;
+}
+
+/** Schema, sweeps and clean-up: what the maintenance loop and the CLI's migrate need. */
+export interface MaintenanceStore extends StoreInfo {
+  /** Creates or upgrades the store's tables. Safe to call from several nodes at once. */
+  migrate(): Promise<void>;
+
+  /** The newest migration applied, or null when the store's tables do not exist yet. */
+  schemaVersion(): Promise<number | null>;
+
+  /** Releases what the adapter holds itself. The DataSource it was given stays open. */
+  close(): Promise<void>;
+
+  /**
+   * The maintenance sweep: settles lapsed leases no claim will take, dead-lettering exhausted jobs
+   * (`lease expired`) and cancelling cancel-requested ones. Paused queues are swept too.
+   */
+  jobExpireLeases(params: ExpireLeasesParams): Promise<ExpiredLease[]>;
+
+  /**
+   * Settles dependency edges of finished parents that the outcome write did not settle itself (a
+   * fan-out beyond its share, a cascade, an edge written while its parent finished). Each edge
+   * settles once. Returns how many it settled.
+   */
+  jobSettleDependencies(params: SettleDependenciesParams): Promise<number>;
+
+  /** Keeps the newest `keep` entries per job, never removing one an observer has not passed yet. */
+  historyTrim(params: HistoryTrimParams): Promise<number>;
+
+  /** Deletes succeeded and cancelled jobs finished more than `olderThanMs` ago, with their history and edges. */
+  jobPurge(params: PurgeParams): Promise<number>;
+}
+
+/**
+ * The storage contract: every role at once. Every adapter implements it with the same behaviour,
+ * pinned by the conformance suite in `test/conformance`. Methods are named noun first and take at
+ * most one params object. Every time comparison uses the store's own clock (the database's
+ * `now()`), never the caller's.
+ *
+ * Bad input is refused with an {@link InvalidArgumentError} before anything is written; so is a
+ * params argument that is not an object.
+ */
+export interface JobStore extends WorkerStore, ProducerStore, OperatorStore, ScheduleStore, ObserverStore, MaintenanceStore {}
