@@ -18,6 +18,7 @@ export interface Mutant {
   readonly sabotageStore?: (store: MemoryJobStore) => void;
 }
 
+/** The deliberately broken variants the sabotage self-test runs. */
 export type MutantName =
   | 'no_fence'
   | 'heartbeat_renews_unheld'
@@ -108,8 +109,9 @@ const reclaimWithoutStateCheck: LifecycleRules = {
 function limitChangeForgetsRunning(store: MemoryJobStore): void {
   const internals = store as unknown as { jobs: Map<string, JobRow>; slotHolders: Set<string> };
   const set = store.concurrencyLimitSet.bind(store);
-  store.concurrencyLimitSet = async (target, max, options) => {
-    await set(target, max, options);
+  store.concurrencyLimitSet = async (params) => {
+    await set(params);
+    const { target } = params;
     for (const row of internals.jobs.values()) {
       const under = 'key' in target ? row.concurrencyKey === target.key : row.queue === target.queue;
       if (row.state === 'running' && under) internals.slotHolders.delete(row.id);
@@ -117,6 +119,7 @@ function limitChangeForgetsRunning(store: MemoryJobStore): void {
   };
 }
 
+/** Every mutant, with the oracle that must catch it. */
 export const MUTANTS: readonly Mutant[] = [
   { name: 'no_fence', description: 'the outcome write ignores the lease', caughtBy: 'outcome_provenance', rules: noFence },
   { name: 'heartbeat_renews_unheld', description: 'a heartbeat renews a lease its worker does not hold', caughtBy: 'single_live_lease', rules: heartbeatRenewsUnheld },
@@ -134,6 +137,7 @@ export const MUTANTS: readonly Mutant[] = [
   },
 ];
 
+/** The mutant of that name; an unknown name throws, listing the known ones. */
 export function mutantNamed(name: string): Mutant {
   const mutant = MUTANTS.find((m) => m.name === name);
   if (!mutant) throw new Error(`No mutant is named "${name}"; choose one of ${MUTANTS.map((m) => m.name).join(', ')}.`);

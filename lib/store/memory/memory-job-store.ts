@@ -18,7 +18,7 @@ import {
   type LifecycleFields,
   type SchedulerLimits,
 } from '../../core/index.js';
-import { normalizeEnqueueMany, type EnqueueInput, type NewJob } from '../enqueue-input.js';
+import { normalizeEnqueueMany, type NewJob } from '../enqueue-input.js';
 import {
   type AuditEntry,
   type Schedule,
@@ -53,14 +53,11 @@ import type {
   ConcurrencyLimit,
   HistoryEntry,
   JobStats,
-  LimitTarget,
   ObserverLease,
   ParentOutput,
   CancelResult,
-  OperatorOptions,
   ClaimParams,
   CompleteParams,
-  EnqueueOptions,
   EnqueueResult,
   ExpiredLease,
   ExpireLeasesParams,
@@ -71,10 +68,27 @@ import type {
   ListJobsParams,
   OutcomeResult,
   RelinquishParams,
+  AttemptTransaction,
+  AuditListParams,
+  ConcurrencyLimitSetParams,
+  EnqueueManyParams,
+  EnqueueParams,
+  HistoryReadParams,
+  HistoryTrimParams,
+  JobActionParams,
+  JobRef,
+  ObserverCommitParams,
+  ObserverFailParams,
+  ObserverLeaseParams,
+  ParentOutputParams,
+  PurgeParams,
+  QueueActionParams,
+  ScheduleRef,
+  SettleDependenciesParams,
+  WakeHintParams,
 } from '../job-store.js';
-import type { AttemptTransaction } from '../attempt-transaction.js';
 import type { StoreCapabilities } from '../store-capabilities.js';
-import { WakeHub, type WakeListener, type WakeSubscription } from '../wake-hints.js';
+import { WakeHub, type WakeSubscription } from '../wake-hints.js';
 import {
   checkClaimParams,
   checkCompleteParams,
@@ -84,6 +98,8 @@ import {
   checkListParams,
   checkRelinquishParams,
   MAX_BATCH,
+  optionalParamsOf,
+  paramsOf,
   type NormalizedOutcome,
 } from '../store-params.js';
 
@@ -187,7 +203,8 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
 
   async close(): Promise<void> {}
 
-  async subscribeWakeHints(listener: WakeListener): Promise<WakeSubscription> {
+  async subscribeWakeHints(params: WakeHintParams): Promise<WakeSubscription> {
+    const { listener } = paramsOf('subscribeWakeHints', params, '{ listener }');
     return this.hints.subscribe(listener);
   }
 
@@ -198,12 +215,14 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
     );
   }
 
-  async jobEnqueue(input: EnqueueInput, options?: EnqueueOptions): Promise<EnqueueResult> {
-    const [result] = await this.jobEnqueueMany([input], options);
+  async jobEnqueue(params: EnqueueParams): Promise<EnqueueResult> {
+    const { job: input, ...options } = paramsOf('jobEnqueue', params, '{ job, manager? }');
+    const [result] = await this.jobEnqueueMany({ jobs: [input], ...options });
     return result!;
   }
 
-  async jobEnqueueMany(inputs: readonly EnqueueInput[], options?: EnqueueOptions): Promise<EnqueueResult[]> {
+  async jobEnqueueMany(params: EnqueueManyParams): Promise<EnqueueResult[]> {
+    const { jobs: inputs, ...options } = paramsOf('jobEnqueueMany', params, '{ jobs, manager? }');
     if (options?.manager !== undefined) {
       throw new CapabilityNotSupportedError(
         'transactionalEnqueue',
@@ -345,14 +364,16 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
     });
   }
 
-  async jobReplay(jobId: string, options?: OperatorOptions): Promise<JobRecord> {
+  async jobReplay(params: JobActionParams): Promise<JobRecord> {
+    const { jobId, ...options } = paramsOf('jobReplay', params, '{ jobId, actor? }');
     const actor = actorOf(options);
     const job = replayResult(this.replayJob(jobId));
     this.audit({ actor, action: 'job.replay', target: job.id });
     return job;
   }
 
-  async jobCancel(jobId: string, options?: OperatorOptions): Promise<CancelResult> {
+  async jobCancel(params: JobActionParams): Promise<CancelResult> {
+    const { jobId, ...options } = paramsOf('jobCancel', params, '{ jobId, actor? }');
     const actor = actorOf(options);
     const result = cancelResult(this.operator(jobId, { kind: 'cancel' }));
     this.audit({ actor, action: 'job.cancel', target: result.job.id, detail: { outcome: result.outcome } });
@@ -370,7 +391,8 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
     return outcome;
   }
 
-  async jobGet(jobId: string): Promise<JobRecord | null> {
+  async jobGet(params: JobRef): Promise<JobRecord | null> {
+    const { jobId } = paramsOf('jobGet', params, '{ jobId }');
     const row = this.jobs.get(assertUuid(jobId, 'jobId'));
     return row ? toJob(row) : null;
   }
@@ -393,13 +415,15 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
       .map(toJob);
   }
 
-  async queuePause(queue: string, options?: OperatorOptions): Promise<void> {
+  async queuePause(params: QueueActionParams): Promise<void> {
+    const { queue, ...options } = paramsOf('queuePause', params, '{ queue, actor? }');
     const actor = actorOf(options);
     this.pausedQueues.add(assertQueueName(queue));
     this.audit({ actor, action: 'queue.pause', target: queue });
   }
 
-  async queueResume(queue: string, options?: OperatorOptions): Promise<void> {
+  async queueResume(params: QueueActionParams): Promise<void> {
+    const { queue, ...options } = paramsOf('queueResume', params, '{ queue, actor? }');
     const actor = actorOf(options);
     this.pausedQueues.delete(assertQueueName(queue));
     this.knownQueues.add(queue);
@@ -413,7 +437,8 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
   }
 
 
-  async scheduleGet(scheduleId: string): Promise<Schedule | null> {
+  async scheduleGet(params: ScheduleRef): Promise<Schedule | null> {
+    const { scheduleId } = paramsOf('scheduleGet', params, '{ scheduleId }');
     const row = this.schedules.get(assertUuid(scheduleId, 'scheduleId'));
     return row ? toSchedule(row) : null;
   }
@@ -428,7 +453,8 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
 
 
 
-  async auditList(params?: { readonly limit?: number }): Promise<AuditRecord[]> {
+  async auditList(params?: AuditListParams): Promise<AuditRecord[]> {
+    optionalParamsOf('auditList', params, '{ limit? }');
     const limit = checkDeadLetterListParams(params);
     return this.auditLog.slice(-limit).reverse();
   }
@@ -456,7 +482,8 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
     return LATEST_SCHEMA_VERSION;
   }
 
-  async jobParentOutput(jobId: string, ancestorId: string): Promise<ParentOutput> {
+  async jobParentOutput(params: ParentOutputParams): Promise<ParentOutput> {
+    const { jobId, ancestorId } = paramsOf('jobParentOutput', params, '{ jobId, ancestorId }');
     const id = assertUuid(jobId, 'jobId');
     const ancestor = assertUuid(ancestorId, 'ancestorId');
     const seen = new Set<string>();
@@ -475,12 +502,14 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
   }
 
   /** Every edge settles the moment its parent finishes here, so there is never anything left over. */
-  async jobSettleDependencies(params: { readonly limit: number }): Promise<number> {
+  async jobSettleDependencies(params: SettleDependenciesParams): Promise<number> {
+    paramsOf('jobSettleDependencies', params, '{ limit }');
     assertPositiveInteger(params?.limit, 'limit', MAX_BATCH);
     return 0;
   }
 
-  async concurrencyLimitSet(target: LimitTarget, max: number | null, options?: OperatorOptions): Promise<void> {
+  async concurrencyLimitSet(params: ConcurrencyLimitSetParams): Promise<void> {
+    const { target, max, ...options } = paramsOf('concurrencyLimitSet', params, '{ target, max, actor? }');
     const actor = actorOf(options);
     const key = limitKey(target);
     if (max === null) this.concurrencyLimits.delete(key);
@@ -492,17 +521,19 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
     return [...this.concurrencyLimits].sort(([a], [b]) => a.localeCompare(b)).map(([key, max]) => limitOf(key, max));
   }
 
-  async jobHistory(jobId: string): Promise<HistoryEntry[]> {
+  async jobHistory(params: JobRef): Promise<HistoryEntry[]> {
+    const { jobId } = paramsOf('jobHistory', params, '{ jobId }');
     const id = assertUuid(jobId, 'jobId');
     return this.history.filter((entry) => entry.jobId === id);
   }
 
-  async historyRead(params: { readonly after?: string; readonly limit: number }): Promise<HistoryEntry[]> {
+  async historyRead(params: HistoryReadParams): Promise<HistoryEntry[]> {
     const { after, limit } = checkHistoryRead(params, SERIAL_POSITION, '0');
     return this.history.filter((entry) => entry.id > Number(after)).slice(0, limit);
   }
 
-  async historyTrim(params: { readonly keep: number; readonly limit: number }): Promise<number> {
+  async historyTrim(params: HistoryTrimParams): Promise<number> {
+    paramsOf('historyTrim', params, '{ keep, limit }');
     const keep = assertPositiveInteger(params?.keep, 'keep');
     const limit = assertPositiveInteger(params?.limit, 'limit', 100_000);
     const floor = Math.min(...[...this.cursors.values()].map((c) => c.lastId), Number.POSITIVE_INFINITY);
@@ -518,7 +549,7 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
     return drop.size;
   }
 
-  async observerLease(params: { readonly observer: string; readonly workerId: string; readonly leaseMs: number }): Promise<ObserverLease | null> {
+  async observerLease(params: ObserverLeaseParams): Promise<ObserverLease | null> {
     const { observer, workerId, leaseMs } = checkObserverLease(params);
     const now = this.clock.now();
     const tail = this.history.at(-1)?.id ?? 0;
@@ -529,7 +560,7 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
     return { observer, position: String(cursor.lastId), failures: cursor.failures };
   }
 
-  async observerCommit(params: { readonly observer: string; readonly workerId: string; readonly position: string }): Promise<boolean> {
+  async observerCommit(params: ObserverCommitParams): Promise<boolean> {
     const { observer, workerId, position } = checkObserverCommit(params, SERIAL_POSITION);
     const lastId = Number(position);
     const cursor = this.heldCursor(observer, workerId);
@@ -541,7 +572,7 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
     return true;
   }
 
-  async observerFail(params: { readonly observer: string; readonly workerId: string; readonly error: string; readonly retryDelayMs: number }): Promise<boolean> {
+  async observerFail(params: ObserverFailParams): Promise<boolean> {
     const { observer, workerId, error, retryDelayMs } = checkObserverFail(params, this.limits.maxErrorBytes);
     const cursor = this.heldCursor(observer, workerId);
     if (!cursor) return false;
@@ -553,7 +584,8 @@ export class MemoryJobStore extends ScheduleStoreBase implements JobStore {
     return true;
   }
 
-  async jobPurge(params: { readonly olderThanMs: number; readonly limit: number }): Promise<number> {
+  async jobPurge(params: PurgeParams): Promise<number> {
+    paramsOf('jobPurge', params, '{ olderThanMs, limit }');
     const olderThanMs = assertDelayMs(params?.olderThanMs, 'olderThanMs');
     const limit = assertPositiveInteger(params?.limit, 'limit', 100_000);
     const cutoff = this.clock.now() - olderThanMs;

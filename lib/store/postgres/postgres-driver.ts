@@ -61,13 +61,7 @@ export interface PostgresDriverSettings {
  * size. Wake hints are NOTIFYs the statements send themselves, so they reach listeners on commit.
  */
 export class PostgresDriver implements StoreDriver {
-  readonly capabilities: StoreCapabilities = Object.freeze({
-    transactionalEnqueue: true,
-    wakeHints: 'cluster',
-    concurrentTransactions: true,
-    attemptTransactions: true,
-  });
-
+  readonly capabilities: StoreCapabilities;
   readonly positions: HistoryPositions = { shape: PG_POSITION, start: '0:0' };
   readonly limits: SchedulerLimits;
   readonly historyPolicy: HistoryPolicy;
@@ -90,6 +84,14 @@ export class PostgresDriver implements StoreDriver {
     this.limits = settings.limits;
     this.historyPolicy = settings.historyPolicy;
     this.connections = new PostgresConnections(settings.dataSource, onStatement);
+    // Declared here, not as a field: the pool's size is known only once the pool is.
+    this.capabilities = Object.freeze({
+      transactionalEnqueue: true,
+      wakeHints: 'cluster',
+      concurrentTransactions: true,
+      attemptTransactions: true,
+      connectionPool: Object.freeze({ size: this.connections.poolSize }),
+    });
     this.db = this.connections.db;
     this.heartbeatDb = new PgDedicatedClient(this.connections.pool, onStatement);
     this.wakeListener = new PgWakeListener(this.connections.pool, naming.channel);
