@@ -162,8 +162,8 @@ export class CheckedStore implements JobStore {
   }
 
   async jobSettleDependencies(params: SettleDependenciesParams): Promise<number> {
-    paramsOf('jobSettleDependencies', params, '{ limit }');
-    return this.driver.jobSettleDependencies({ limit: assertPositiveInteger(params.limit, 'limit', MAX_BATCH) });
+    const { limit } = paramsOf('jobSettleDependencies', params, '{ limit }');
+    return this.driver.jobSettleDependencies({ limit: assertPositiveInteger(limit, 'limit', MAX_BATCH) });
   }
 
   async jobGet(params: JobRef): Promise<JobRecord | null> {
@@ -195,8 +195,7 @@ export class CheckedStore implements JobStore {
   }
 
   async auditList(params?: AuditListParams): Promise<AuditRecord[]> {
-    optionalParamsOf('auditList', params, '{ limit? }');
-    return this.driver.auditList({ limit: checkDeadLetterListParams(params) });
+    return this.driver.auditList({ limit: checkDeadLetterListParams(optionalParamsOf('auditList', params, '{ limit? }')) });
   }
 
   async jobReplay(params: JobActionParams): Promise<JobRecord> {
@@ -268,8 +267,7 @@ export class CheckedStore implements JobStore {
   }
 
   async scheduleMintDue(params: MintDueParams): Promise<MintResult> {
-    paramsOf('scheduleMintDue', params, '{ limit }');
-    const limit = assertPositiveInteger(params.limit, 'limit', MAX_BATCH);
+    const limit = assertPositiveInteger(paramsOf('scheduleMintDue', params, '{ limit }').limit, 'limit', MAX_BATCH);
     return this.driver.scheduleTx((tx) => mintDue(tx, limit));
   }
 
@@ -279,15 +277,15 @@ export class CheckedStore implements JobStore {
   }
 
   async historyTrim(params: HistoryTrimParams): Promise<number> {
-    paramsOf('historyTrim', params, '{ keep, limit }');
-    const keep = assertPositiveInteger(params.keep, 'keep');
-    return this.driver.historyTrim({ keep, limit: assertPositiveInteger(params.limit, 'limit', MAX_CLEANUP_BATCH) });
+    const checked = paramsOf('historyTrim', params, '{ keep, limit }');
+    const keep = assertPositiveInteger(checked.keep, 'keep');
+    return this.driver.historyTrim({ keep, limit: assertPositiveInteger(checked.limit, 'limit', MAX_CLEANUP_BATCH) });
   }
 
   async jobPurge(params: PurgeParams): Promise<number> {
-    paramsOf('jobPurge', params, '{ olderThanMs, limit }');
-    const olderThanMs = assertDelayMs(params.olderThanMs, 'olderThanMs');
-    return this.driver.jobPurge({ olderThanMs, limit: assertPositiveInteger(params.limit, 'limit', MAX_CLEANUP_BATCH) });
+    const checked = paramsOf('jobPurge', params, '{ olderThanMs, limit }');
+    const olderThanMs = assertDelayMs(checked.olderThanMs, 'olderThanMs');
+    return this.driver.jobPurge({ olderThanMs, limit: assertPositiveInteger(checked.limit, 'limit', MAX_CLEANUP_BATCH) });
   }
 
   async observerLease(params: ObserverLeaseParams): Promise<ObserverLease | null> {

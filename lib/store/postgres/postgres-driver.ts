@@ -1,0 +1,289 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import type { HistoryPolicy, JobRecord, SchedulerLimits } from '../../core/index.js';
+import type { HistoryPositions, OperatorWrite, StoreDriver } from '../checked/store-driver.js';
+import { assertAcyclic } from '../dependencies/dependency-plan.js';
+import { PG_POSITION } from '../effect-params.js';
+import type { NewJob } from '../enqueue-input.js';
+import { toJob } from '../job-row.js';
+import type {
+  AttemptTransaction,
+  AuditRecord,
+  ConcurrencyLimit,
+  EnqueueResult,
+  ExpiredLease,
+  HeartbeatResult,
+  HistoryEntry,
+  JobStats,
+  LeaseRef,
+  ListJobsParams,
+  ObserverLease,
+  OutcomeResult,
+  ParentOutput,
+  QueueSummary,
+  WakeListener,
+  WakeSubscription,
+} from '../job-store.types.js';
+import { toSchedule, type AuditEntry, type Schedule, type ScheduleTx } from '../schedules/index.js';
+import type { StoreCapabilities } from '../store-capabilities.js';
+import { checkCompleteParams, type CheckedClaimParams, type NormalizedOutcome } from '../store-params.js';
+import { hasUniqueKeys } from '../unique/unique-plan.js';
+import type { PgExecutor, StatementListener } from './pg-executor.js';
+import { PgDedicatedClient } from './pg-dedicated-client.js';
+import { PgWakeListener } from './pg-wake-listener.js';
+import { PostgresAttemptTransaction } from './postgres-attempt-transaction.js';
+import { PostgresClaimPath } from './postgres-claim.js';
+import { PostgresConnections } from './postgres-connections.js';
+import { effectsSql } from './postgres-effects.js';
+import { limitFunctionsSql } from './postgres-limits.js';
+import { migratePostgres } from './postgres-migrator.js';
+import type { PostgresNaming } from './postgres-naming.js';
+import { PostgresOperatorWrites } from './postgres-operator-writes.js';
+import { insertWithParentGuard } from './postgres-parent-guard.js';
+import { postgresScheduleTx } from './postgres-schedule-tx.js';
+import { postgresStatements, type PostgresStatements } from './postgres-statements.js';
+import { enqueueUniquePostgres } from './postgres-unique-enqueue.js';
+import { analyzeJobsGuard } from './queries/analyze-jobs.query.js';
+
+/** The driver's settings, checked and resolved from PostgresJobStoreOptions by PostgresJobStore. */
+export interface PostgresDriverSettings {
+  /** An initialized DataSource of type `postgres`. */
+  readonly dataSource: DataSource;
+  readonly naming: PostgresNaming;
+  readonly limits: SchedulerLimits;
+  readonly historyPolicy: HistoryPolicy;
+  readonly asyncClaimCommit: boolean;
+  readonly onStatement?: StatementListener;
+}
+
+/**
+ * The PostgreSQL {@link StoreDriver}: every instant from the database's `now()`, claims with
+ * `FOR NO KEY UPDATE SKIP LOCKED`, and each hot-path operation one statement whatever the batch
+ * size. Wake hints are NOTIFYs the statements send themselves, so they reach listeners on commit.
+ */
+export class PostgresDriver implements StoreDriver {
+  readonly capabilities: StoreCapabilities;
+  readonly positions: HistoryPositions = { shape: PG_POSITION, start: '0:0' };
+  readonly limits: SchedulerLimits;
+  readonly historyPolicy: HistoryPolicy;
+  readonly connections: PostgresConnections;
+  /** The LISTEN connection, opened with the first wake-hint subscriber. */
+  readonly wakeListener: PgWakeListener;
+  /** The guard's latest check, started by a full claim and not awaited by it (tests await it). */
+  statistics: Promise<boolean> = Promise.resolve(false);
+  private readonly db: PgExecutor;
+  /** Heartbeats get a connection of their own, so busy attempt transactions cannot starve them. */
+  private readonly heartbeatDb: PgDedicatedClient;
+  private readonly sql: PostgresStatements;
+  private readonly analyzeGuard: ReturnType<typeof analyzeJobsGuard>;
+  /** Chooses the claim statement, claim by claim. */
+  private readonly claims: PostgresClaimPath;
+  private readonly operator: PostgresOperatorWrites;
+
+  constructor(private readonly settings: PostgresDriverSettings) {
+    const { naming, onStatement } = settings;
+    this.limits = settings.limits;
+    this.historyPolicy = settings.historyPolicy;
+    this.connections = new PostgresConnections(settings.dataSource, onStatement);
+    // Declared here, not as a field: the pool's size is known only once the pool is.
+    this.capabilities = Object.freeze({
+      transactionalEnqueue: true,
+      wakeHints: 'cluster',
+      concurrentTransactions: true,
+      attemptTransactions: true,
+      connectionPool: Object.freeze({ size: this.connections.poolSize }),
+    });
+    this.db = this.connections.db;
+    this.heartbeatDb = new PgDedicatedClient(this.connections.pool, onStatement);
+    this.wakeListener = new PgWakeListener(this.connections.pool, naming.channel);
+    this.sql = postgresStatements(naming, { asyncClaimCommit: settings.asyncClaimCommit });
+    this.analyzeGuard = analyzeJobsGuard(naming);
+    this.claims = new PostgresClaimPath(
+      this.sql,
+      (work) => this.connections.transaction(work),
+      () => this.connections.transaction((db) => this.sql.provisionPendingLimits(db)),
+    );
+    this.operator = new PostgresOperatorWrites(this.sql, this.connections, naming.channel);
+  }
+
+  async migrate(): Promise<void> {
+    const { naming } = this.settings;
+    await migratePostgres(this.connections.pool, naming, limitFunctionsSql(naming) + effectsSql(naming, this.historyPolicy));
+  }
+
+  async schemaVersion(): Promise<number | null> {
+    return this.sql.schemaVersion(this.db);
+  }
+
+  /** Releases the heartbeat and LISTEN connections. The DataSource stays open. */
+  async close(): Promise<void> {
+    await Promise.all([this.heartbeatDb.close(), this.wakeListener.close()]);
+  }
+
+  async subscribeWakeHints(listener: WakeListener): Promise<WakeSubscription> {
+    this.wakeListener.add(listener);
+    return {
+      close: async () => {
+        this.wakeListener.remove(listener);
+        if (this.wakeListener.size === 0) this.wakeListener.disconnect();
+      },
+    };
+  }
+
+  /**
+   * CheckedStore hands the attempt transaction through unwrapped, so its success output is encoded
+   * (and its size checked) here, as the outcome write's own check does it.
+   */
+  beginAttempt(): AttemptTransaction {
+    const { dataSource, onStatement } = this.settings;
+    return new PostgresAttemptTransaction(dataSource, this.sql.complete, (workerId, jobId, attempt, output) =>
+      checkCompleteParams({ workerId, outcomes: [{ jobId, attempt, kind: 'succeeded', output }] }, this.limits),
+      onStatement,
+    );
+  }
+
+  async jobEnqueueMany({ jobs, manager }: { readonly jobs: readonly NewJob[]; readonly manager?: EntityManager }): Promise<EnqueueResult[]> {
+    const db = manager === undefined ? this.db : this.connections.joined(manager);
+    if (jobs.length === 0) return [];
+    if (hasUniqueKeys(jobs)) {
+      assertAcyclic(jobs);
+      const enqueue = (tx: PgExecutor) => enqueueUniquePostgres(tx, jobs, this.sql.unique, (executor, batch) => this.insertJobs(executor, batch));
+      return manager === undefined ? this.connections.transaction(enqueue) : enqueue(db);
+    }
+    const created = await this.insertJobs(db, jobs);
+    return jobs.map((job) => ({ id: job.id, created: created.has(job.id) }));
+  }
+
+  async jobClaim(params: CheckedClaimParams): Promise<JobRecord[]> {
+    const rows = await this.claims.claim(this.db, params);
+    // A full batch means a backlog: the moment a table without statistics hurts (see the guard).
+    if (rows.length === params.limit) this.statistics = this.analyzeGuard.check(this.db);
+    return rows.map(toJob);
+  }
+
+  async jobHeartbeat({ workerId, leases, leaseMs }: { readonly workerId: string; readonly leases: readonly LeaseRef[]; readonly leaseMs: number }): Promise<HeartbeatResult> {
+    return this.sql.heartbeat(this.heartbeatDb, workerId, leases, leaseMs);
+  }
+
+  async jobCompleteMany({ workerId, outcomes }: { readonly workerId: string; readonly outcomes: readonly NormalizedOutcome[] }): Promise<OutcomeResult[]> {
+    return this.sql.complete(this.db, workerId, outcomes);
+  }
+
+  async jobRelinquishMany({ workerId, leases }: { readonly workerId: string; readonly leases: readonly LeaseRef[] }): Promise<OutcomeResult[]> {
+    return this.sql.relinquish(this.db, workerId, leases);
+  }
+
+  async jobExpireLeases({ limit }: { readonly limit: number }): Promise<ExpiredLease[]> {
+    return this.sql.expire(this.db, limit);
+  }
+
+  async jobParentOutput({ jobId, ancestorId }: { readonly jobId: string; readonly ancestorId: string }): Promise<ParentOutput> {
+    return this.sql.parentOutput(this.db, jobId, ancestorId);
+  }
+
+  async jobSettleDependencies({ limit }: { readonly limit: number }): Promise<number> {
+    return this.sql.settle(this.db, limit);
+  }
+
+  async jobGet({ jobId }: { readonly jobId: string }): Promise<JobRecord | null> {
+    const row = await this.sql.get(this.db, jobId);
+    return row ? toJob(row) : null;
+  }
+
+  async jobList(params: ListJobsParams & { readonly limit: number }): Promise<JobRecord[]> {
+    return (await this.sql.list(this.db, params)).map(toJob);
+  }
+
+  async jobListDeadLettered({ limit }: { readonly limit: number }): Promise<JobRecord[]> {
+    return (await this.sql.deadLettered(this.db, limit)).map(toJob);
+  }
+
+  async jobHistory({ jobId }: { readonly jobId: string }): Promise<HistoryEntry[]> {
+    return this.sql.history(this.db, jobId);
+  }
+
+  async jobStats(): Promise<JobStats> {
+    return this.sql.jobStats(this.db);
+  }
+
+  async queueList(): Promise<QueueSummary[]> {
+    return this.sql.listQueues(this.db);
+  }
+
+  async concurrencyLimitList(): Promise<ConcurrencyLimit[]> {
+    return this.sql.listLimits(this.db);
+  }
+
+  async auditList({ limit }: { readonly limit: number }): Promise<AuditRecord[]> {
+    return this.sql.listAudit(this.db, limit);
+  }
+
+  jobReplay<R>(params: { readonly jobId: string; readonly write: OperatorWrite<R> }): Promise<R> {
+    return this.operator.replay(params);
+  }
+
+  jobCancel<R>(params: { readonly jobId: string; readonly write: OperatorWrite<R> }): Promise<R> {
+    return this.operator.cancel(params);
+  }
+
+  queueSetPaused(params: { readonly queue: string; readonly paused: boolean; readonly audit: AuditEntry }): Promise<void> {
+    return this.operator.setPaused(params);
+  }
+
+  concurrencyLimitSet(params: { readonly key: string; readonly max: number | null; readonly audit: AuditEntry }): Promise<void> {
+    return this.operator.setLimit(params);
+  }
+
+  scheduleTx<T>(work: (tx: ScheduleTx) => Promise<T>): Promise<T> {
+    return this.connections.transaction(async (db) =>
+      work(
+        await postgresScheduleTx(db, this.sql, {
+          insertJobs: (executor, jobs) => this.insertJobs(executor, jobs),
+          replayJob: (executor, jobId) => this.operator.replayJob(executor, jobId),
+        }),
+      ),
+    );
+  }
+
+  async scheduleGet({ scheduleId }: { readonly scheduleId: string }): Promise<Schedule | null> {
+    const row = await this.sql.getSchedule(this.db, scheduleId);
+    return row ? toSchedule(row) : null;
+  }
+
+  async scheduleList(): Promise<Schedule[]> {
+    return (await this.sql.listSchedules(this.db)).map(toSchedule);
+  }
+
+  async historyRead({ after, limit }: { readonly after: string; readonly limit: number }): Promise<HistoryEntry[]> {
+    return this.sql.historyRead(this.db, after, limit);
+  }
+
+  async historyTrim({ keep, limit }: { readonly keep: number; readonly limit: number }): Promise<number> {
+    return this.sql.historyTrim(this.db, keep, limit);
+  }
+
+  async jobPurge({ olderThanMs, limit }: { readonly olderThanMs: number; readonly limit: number }): Promise<number> {
+    return this.sql.purge(this.db, olderThanMs, limit);
+  }
+
+  async observerLease({ observer, workerId, leaseMs }: { readonly observer: string; readonly workerId: string; readonly leaseMs: number }): Promise<ObserverLease | null> {
+    return this.sql.observerLease(this.db, observer, workerId, leaseMs);
+  }
+
+  async observerCommit({ observer, workerId, position }: { readonly observer: string; readonly workerId: string; readonly position: string }): Promise<boolean> {
+    return this.sql.observerCommit(this.db, observer, workerId, position);
+  }
+
+  async observerFail(params: { readonly observer: string; readonly workerId: string; readonly error: string; readonly retryDelayMs: number }): Promise<boolean> {
+    const { observer, workerId, error, retryDelayMs } = params;
+    return this.sql.observerFail(this.db, observer, workerId, error, retryDelayMs);
+  }
+
+  /**
+   * Decides how each job starts and inserts the batch, refusing unknown parents before any write.
+   * Parents outside the batch are locked by the insert itself, so a parent that finishes at the
+   * same moment still releases its new dependant at once (see insertWithParentGuard).
+   */
+  private insertJobs(db: PgExecutor, jobs: readonly NewJob[]): Promise<Set<string>> {
+    return insertWithParentGuard(db, jobs, this.sql, this.connections.autocommits(db));
+  }
+}
