@@ -25,7 +25,7 @@ export function summarize(results) {
     lease_s: crash[0]?.lease_s ?? null,
     future_1m_drain_ratio: median(ratios),
     // Ours only: the soak also runs graphile-worker for comparison, and a median over both systems
-    // reported whichever of the two sorted higher.
+    // would report whichever of the two sorts higher.
     soak_recovery_ratio: soakOurs.length ? median(soakOurs.map((s) => s.recoveryRatio)) : null,
     spreads: {
       drain_ours_tuned_jobs_s: spread(drain('ours-tuned')),
@@ -37,7 +37,7 @@ export function summarize(results) {
   };
 }
 
-/** [label, measured, target text, met?] — the targets of the issue. */
+/** [label, measured, target text, met?]: the targets the bench holds ours to. */
 export function ratioRows(s) {
   const f = (v, d = 2) => (v === null || !Number.isFinite(v) ? 'n/a' : v.toFixed(d));
   return [

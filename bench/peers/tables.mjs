@@ -9,7 +9,7 @@ const TUNED = ['ours-tuned', 'graphile-tuned', 'pgboss-tuned', 'raw'];
 const PEERS = ['ours-tuned', 'graphile-tuned', 'pgboss-tuned'];
 const byVariant = (cells, v) => cells.filter((c) => c.variant === v);
 // A section run on its own (`--only latency`) has idle cells and no load cells: those print as a dash.
-// Cells from before a counter existed, or from a server on another machine, have none: also a dash.
+// Cells recorded without a counter (older results files, or a server on another machine): also a dash.
 const med = (cells, key, digits = 0) => (cells.length && cells.every((c) => Number.isFinite(c[key])) ? fmt(median(cells.map((c) => c[key])), digits) : '–');
 const heading = (text) => console.log(`\n### ${text}\n`);
 

@@ -11,8 +11,9 @@ export interface LimitChange {
 /**
  * The operator's limit changes for a run: at seeded intervals around `everyMs`, a key's cap is set
  * to 1–4 (which lowers or raises it, or sets it again after a removal) or removed. They land while
- * that key's jobs run, which is the point: the jobs already running must count against the new cap
- * (issue 19 item 2). From their own random stream, so a run without them is the run it was before.
+ * that key's jobs run, which is the point: the jobs already running must count against the new cap.
+ * They draw from a random stream of their own, so switching them off leaves the rest of a seed's run
+ * unchanged.
  */
 export function planLimitChanges(keys: readonly string[], safetyMs: number, everyMs: number, r: SeededRandom): LimitChange[] {
   const changes: LimitChange[] = [];

@@ -138,11 +138,11 @@ export function deriveSettings(seed: bigint): SimSettings {
     ackLoss: on(0.6) ? chance(0.15) : 0,
     latencyMaxMs: int(0, 40) * 10,
     operatorEveryMs: on(0.5) ? int(2, 10) * 1000 : 0,
-    // Drawn last, so adding it left every other setting of a seed as it was.
+    // Drawn after the other faults, so the settings drawn before it do not depend on it.
     limitChangeEveryMs: on(0.5) ? int(2, 8) * 1000 : 0,
   };
   const claimBatchSize = int(1, concurrency);
-  // Drawn after every other setting, so those stay what they were for each seed.
+  // Drawn after the settings above, so those do not depend on these draws.
   const unique = int(0, 12);
   const uniqueKeys = int(1, 3);
   const outageMs = on(0.3) ? Math.round(60_000 * 10 ** (r.next() * Math.log10(SIM_TEN_YEARS_MS / 60_000))) : 0;
@@ -157,7 +157,7 @@ export function deriveSettings(seed: bigint): SimSettings {
   const perAttempt = Math.max(workload.handlerMaxMs, leaseMs) + workload.retryMaxMs + pollIntervalMs + faults.latencyMaxMs * 4;
   const backlog = Math.ceil(jobs / (nodes * concurrency)) * workload.maxAttempts * (workload.handlerMaxMs + pollIntervalMs);
   const livenessBoundMs = workload.maxAttempts * perAttempt + backlog + 2 * maintenanceIntervalMs + 2 * leaseMs + 10_000;
-  // Drawn after every other setting, so adding it left each seed's other settings as they were.
+  // Drawn after every other setting, so no other setting of a seed depends on it.
   const shutdownEveryMs = on(0.5) ? int(5, 30) * 1000 : 0;
   return {
     seed, nodes, concurrency, claimBatchSize, leaseMs, heartbeatIntervalMs, pollIntervalMs, maintenanceIntervalMs, safetyMs, livenessBoundMs, workload,

@@ -86,7 +86,7 @@ export function buildWorkload(
       misfireGraceMs: w.misfireGraceMs,
     });
   }
-  // Drawn after everything else, so the jobs above stay what they were for a seed.
+  // Drawn after everything else, so the jobs above do not depend on these draws.
   const uniqueKeys = Array.from({ length: w.uniqueKeys }, (_, i) => `digest-${i}`);
   for (let i = 0; i < w.unique; i++) single(uniqueJob(w, r, uniqueKeys, job));
   batches.sort((a, b) => a.atMs - b.atMs);

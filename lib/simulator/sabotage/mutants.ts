@@ -104,7 +104,7 @@ const reclaimWithoutStateCheck: LifecycleRules = {
 
 /**
  * A limit change forgets the jobs already running under its key: they stop counting against the
- * new cap, as when PostgreSQL gave a limit set at run time free slots (issue 19 item 2).
+ * new cap, as a limit set at run time would if it got only free slots on PostgreSQL.
  */
 function limitChangeForgetsRunning(store: MemoryJobStore): void {
   const { tables } = store as unknown as { tables: MemoryTables };

@@ -9,7 +9,6 @@ import {
   showValue,
   type HistoryPolicy,
   type JobRecord,
-  type JobState,
   type SchedulerLimits,
 } from '../../core/index.js';
 import { normalizeEnqueueMany, type EnqueueInput, type NewJob } from '../enqueue-input.js';
@@ -22,7 +21,7 @@ import {
   type ScheduleTx,
   toSchedule,
 } from '../schedules/index.js';
-import { auditInsert, fromPgScheduleRow, postgresScheduleTx, scheduleStatements, type PgScheduleRow, type ScheduleStatements } from './postgres-schedule-tx.js';
+import { postgresScheduleTx } from './postgres-schedule-tx.js';
 import type {
   AuditRecord,
   ConcurrencyLimit,
@@ -67,7 +66,6 @@ import { PostgresAttemptTransaction } from './postgres-attempt-transaction.js';
 import { migratePostgres } from './postgres-migrator.js';
 import { effectsSql } from './postgres-effects.js';
 import { limitFunctionsSql } from './postgres-limits.js';
-import { effectsQueries } from './queries/effects.query.js';
 import {
   assertHistoryPolicy,
   assertLimitMax,
@@ -80,23 +78,11 @@ import {
 } from '../effect-params.js';
 import { postgresNaming, type PostgresNaming } from './postgres-naming.js';
 import { analyzeJobsGuard } from './queries/analyze-jobs.query.js';
-import { claimJobsQuery } from './queries/claim-jobs.query.js';
-import { completeJobsQuery } from './queries/complete-jobs.query.js';
-import { enqueueJobsQuery, parentStatesQuery } from './queries/enqueue-jobs.query.js';
+import { PostgresClaimPath } from './postgres-claim.js';
+import { postgresStatements, type PostgresStatements } from './postgres-statements.js';
 import { assertAcyclic } from '../dependencies/dependency-plan.js';
-import { insertWithParentGuard, waitForParentQuery } from './postgres-parent-guard.js';
-import { expireLeasesQuery } from './queries/expire-leases.query.js';
-import { getJobQuery } from './queries/get-job.query.js';
-import { heartbeatJobsQuery } from './queries/heartbeat-jobs.query.js';
-import { limitSlotsQueries } from './queries/limit-slots.query.js';
-import { listDeadLetteredQuery } from './queries/list-dead-lettered.query.js';
-import { listJobsQuery } from './queries/list-jobs.query.js';
-import { operatorTransitionQuery } from './queries/operator-transition.query.js';
-import { relinquishJobsQuery } from './queries/relinquish-jobs.query.js';
-import { setQueuePausedQuery } from './queries/set-queue-paused.query.js';
-import { listQueuesQuery } from './queries/list-queues.query.js';
+import { insertWithParentGuard } from './postgres-parent-guard.js';
 import type { QueueSummary } from '../queue-summary.js';
-import { uniqueJobsQueries } from './queries/unique-jobs.query.js';
 import { enqueueUniquePostgres, guardReplayPostgres } from './postgres-unique-enqueue.js';
 import { hasUniqueKeys } from '../unique/unique-plan.js';
 
@@ -149,11 +135,10 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
   private readonly heartbeatDb: PgDedicatedClient;
   /** The LISTEN connection, opened with the first wake-hint subscriber. */
   readonly wakeListener: PgWakeListener;
-  private readonly sql;
-  private readonly scheduleSql: ScheduleStatements;
-  private readonly effects: ReturnType<typeof effectsQueries>;
-  private readonly limitSlots: ReturnType<typeof limitSlotsQueries>;
-  private readonly analyzeGuard;
+  private readonly sql: PostgresStatements;
+  private readonly analyzeGuard: ReturnType<typeof analyzeJobsGuard>;
+  /** Chooses the claim statement, claim by claim. */
+  private readonly claims: PostgresClaimPath;
   /** The guard's latest check, started by a full claim and not awaited by it (tests await it). */
   statistics: Promise<boolean> = Promise.resolve(false);
 
@@ -178,30 +163,13 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     this.heartbeatDb = new PgDedicatedClient(this.pool, options.onStatement);
     this.wakeListener = new PgWakeListener(this.pool, this.naming.channel);
     const t = this.naming;
-    this.sql = {
-      enqueue: enqueueJobsQuery(t),
-      parentStates: parentStatesQuery(t),
-      waitForParent: waitForParentQuery(t),
-      claim: claimJobsQuery(t, {
-        asyncCommit: this.asyncClaimCommit,
-        provisionPending: () => this.inTransaction((db) => this.limitSlots.provisionPending(db)),
-      }),
-      heartbeat: heartbeatJobsQuery(t),
-      complete: completeJobsQuery(t),
-      relinquish: relinquishJobsQuery(t),
-      expire: expireLeasesQuery(t),
-      get: getJobQuery(t),
-      list: listJobsQuery(t),
-      deadLettered: listDeadLetteredQuery(t),
-      setPaused: setQueuePausedQuery(t),
-      listQueues: listQueuesQuery(t),
-      operator: operatorTransitionQuery(t),
-      unique: uniqueJobsQueries(t),
-    };
-    this.scheduleSql = scheduleStatements(t);
-    this.effects = effectsQueries(t);
-    this.limitSlots = limitSlotsQueries(t);
+    this.sql = postgresStatements(t, { asyncClaimCommit: this.asyncClaimCommit });
     this.analyzeGuard = analyzeJobsGuard(t);
+    this.claims = new PostgresClaimPath(
+      this.sql,
+      (work) => this.inTransaction(work),
+      () => this.inTransaction((db) => this.sql.provisionPendingLimits(db)),
+    );
   }
 
   async migrate(): Promise<void> {
@@ -264,7 +232,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
 
   async jobClaim(params: ClaimParams): Promise<JobRecord[]> {
     const checked = checkClaimParams(params);
-    const rows = await this.sql.claim(this.db, checked, (work) => this.inTransaction(work));
+    const rows = await this.claims.claim(this.db, checked);
     // A full batch means a backlog: the moment a table without statistics hurts (see the guard).
     if (rows.length === checked.limit) this.statistics = this.analyzeGuard.check(this.db);
     return rows.map(toJob);
@@ -294,7 +262,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     const actor = actorOf(options);
     return this.inTransaction(async (db) => {
       const job = replayResult(await this.replayJob(db, id));
-      await auditInsert(db, this.scheduleSql, { actor, action: 'job.replay', target: id });
+      await this.sql.insertAudit(db, { actor, action: 'job.replay', target: id });
       return job;
     });
   }
@@ -304,7 +272,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     const actor = actorOf(options);
     return this.inTransaction(async (db) => {
       const result = cancelResult(await this.sql.operator(db, id, { kind: 'cancel' }, this.naming.channel));
-      await auditInsert(db, this.scheduleSql, { actor, action: 'job.cancel', target: id, detail: { outcome: result.outcome } });
+      await this.sql.insertAudit(db, { actor, action: 'job.cancel', target: id, detail: { outcome: result.outcome } });
       return result;
     });
   }
@@ -336,12 +304,12 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
 
 
   async scheduleGet(scheduleId: string): Promise<Schedule | null> {
-    const [row] = await this.db.query<PgScheduleRow>(this.scheduleSql.getOne, [assertUuid(scheduleId, 'scheduleId')]);
-    return row ? toSchedule(fromPgScheduleRow(row)) : null;
+    const row = await this.sql.getSchedule(this.db, assertUuid(scheduleId, 'scheduleId'));
+    return row ? toSchedule(row) : null;
   }
 
   async scheduleList(): Promise<Schedule[]> {
-    return (await this.db.query<PgScheduleRow>(this.scheduleSql.list)).map((row) => toSchedule(fromPgScheduleRow(row)));
+    return (await this.sql.listSchedules(this.db)).map(toSchedule);
   }
 
 
@@ -351,30 +319,19 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
 
 
   async jobStats(): Promise<JobStats> {
-    const [counts, [due]] = await Promise.all([
-      this.db.query<{ queue: string; state: JobState; count: number }>(
-        `SELECT queue, state, count(*)::int AS count FROM ${this.naming.jobs} GROUP BY queue, state ORDER BY queue, state`,
-      ),
-      this.db.query<{ oldest: Date | null; now: Date }>(
-        `SELECT (SELECT min(run_at) FROM ${this.naming.jobs} WHERE state = 'scheduled' AND run_at <= now()) AS oldest, now() AS now`,
-      ),
-    ]);
-    return { counts, oldestDueAt: due!.oldest, now: due!.now };
+    return this.sql.jobStats(this.db);
   }
 
   async schemaVersion(): Promise<number | null> {
-    const [row] = await this.db.query<{ exists: string | null }>(`SELECT to_regclass($1)::text AS exists`, [this.naming.migrations]);
-    if (!row?.exists) return null;
-    const [version] = await this.db.query<{ version: number | null }>(`SELECT max(version) AS version FROM ${this.naming.migrations}`);
-    return version?.version ?? null;
+    return this.sql.schemaVersion(this.db);
   }
 
   async jobParentOutput(jobId: string, ancestorId: string): Promise<ParentOutput> {
-    return this.effects.parentOutput(this.db, assertUuid(jobId, 'jobId'), assertUuid(ancestorId, 'ancestorId'));
+    return this.sql.parentOutput(this.db, assertUuid(jobId, 'jobId'), assertUuid(ancestorId, 'ancestorId'));
   }
 
   async jobSettleDependencies(params: { readonly limit: number }): Promise<number> {
-    return this.effects.settle(this.db, assertPositiveInteger(params?.limit, 'limit', MAX_BATCH));
+    return this.sql.settle(this.db, assertPositiveInteger(params?.limit, 'limit', MAX_BATCH));
   }
 
   async concurrencyLimitSet(target: LimitTarget, max: number | null, options?: OperatorOptions): Promise<void> {
@@ -382,54 +339,50 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     const checked = max === null ? null : assertLimitMax(max);
     const actor = actorOf(options);
     await this.inTransaction(async (db) => {
-      await this.limitSlots.change(db, key, checked);
-      await auditInsert(db, this.scheduleSql, { actor, action: 'limit.set', target: key, detail: { max: checked } });
+      await this.sql.setLimit(db, key, checked);
+      await this.sql.insertAudit(db, { actor, action: 'limit.set', target: key, detail: { max: checked } });
     });
   }
 
   async concurrencyLimitList(): Promise<ConcurrencyLimit[]> {
-    return this.effects.listLimits(this.db);
+    return this.sql.listLimits(this.db);
   }
 
   async jobHistory(jobId: string): Promise<HistoryEntry[]> {
-    return this.effects.history(this.db, assertUuid(jobId, 'jobId'));
+    return this.sql.history(this.db, assertUuid(jobId, 'jobId'));
   }
 
   async historyRead(params: { readonly after?: string; readonly limit: number }): Promise<HistoryEntry[]> {
     const { after, limit } = checkHistoryRead(params, PG_POSITION, '0:0');
-    return this.effects.historyRead(this.db, after, limit);
+    return this.sql.historyRead(this.db, after, limit);
   }
 
   async historyTrim(params: { readonly keep: number; readonly limit: number }): Promise<number> {
-    return this.effects.historyTrim(this.db, assertPositiveInteger(params?.keep, 'keep'), assertPositiveInteger(params?.limit, 'limit', 100_000));
+    return this.sql.historyTrim(this.db, assertPositiveInteger(params?.keep, 'keep'), assertPositiveInteger(params?.limit, 'limit', 100_000));
   }
 
   async observerLease(params: { readonly observer: string; readonly workerId: string; readonly leaseMs: number }): Promise<ObserverLease | null> {
     const { observer, workerId, leaseMs } = checkObserverLease(params);
-    return this.effects.observerLease(this.db, observer, workerId, leaseMs);
+    return this.sql.observerLease(this.db, observer, workerId, leaseMs);
   }
 
   async observerCommit(params: { readonly observer: string; readonly workerId: string; readonly position: string }): Promise<boolean> {
     const { observer, workerId, position } = checkObserverCommit(params, PG_POSITION);
-    return this.effects.observerCommit(this.db, observer, workerId, position);
+    return this.sql.observerCommit(this.db, observer, workerId, position);
   }
 
   async observerFail(params: { readonly observer: string; readonly workerId: string; readonly error: string; readonly retryDelayMs: number }): Promise<boolean> {
     const { observer, workerId, error, retryDelayMs } = checkObserverFail(params, this.limits.maxErrorBytes);
-    return this.effects.observerFail(this.db, observer, workerId, error, retryDelayMs);
+    return this.sql.observerFail(this.db, observer, workerId, error, retryDelayMs);
   }
 
   async jobPurge(params: { readonly olderThanMs: number; readonly limit: number }): Promise<number> {
-    return this.effects.purge(this.db, assertDelayMs(params?.olderThanMs, 'olderThanMs'), assertPositiveInteger(params?.limit, 'limit', 100_000));
+    return this.sql.purge(this.db, assertDelayMs(params?.olderThanMs, 'olderThanMs'), assertPositiveInteger(params?.limit, 'limit', 100_000));
   }
 
   async auditList(params?: { readonly limit?: number }): Promise<AuditRecord[]> {
     const limit = checkDeadLetterListParams(params);
-    const rows = await this.db.query<{ at: Date; actor: string; action: string; target: string; detail: unknown }>(
-      `SELECT at, actor, action, target, detail FROM ${this.naming.audit} ORDER BY id DESC LIMIT $1`,
-      [limit],
-    );
-    return rows.map((row) => ({ ...row, detail: row.detail ?? null }));
+    return this.sql.listAudit(this.db, limit);
   }
 
   private async setPaused(queue: string, paused: boolean, options: OperatorOptions | undefined): Promise<void> {
@@ -437,20 +390,16 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     const actor = actorOf(options);
     await this.inTransaction(async (db) => {
       await this.sql.setPaused(db, name, paused);
-      await auditInsert(db, this.scheduleSql, { actor, action: paused ? 'queue.pause' : 'queue.resume', target: name });
+      await this.sql.insertAudit(db, { actor, action: paused ? 'queue.pause' : 'queue.resume', target: name });
     });
   }
 
   /** Replays a job inside `db`'s transaction; a schedule it stopped mints again. */
   private async replayJob(db: PgExecutor, jobId: string): Promise<OperatorTransition> {
-    await guardReplayPostgres(db, jobId, this.sql.unique);
+    await guardReplayPostgres(db, jobId, this.sql.uniqueReplayHolder);
     const outcome = await this.sql.operator(db, jobId, { kind: 'replay' }, this.naming.channel);
     if (outcome.result.ok && outcome.after.scheduleId !== null) {
-      await db.query(
-        `UPDATE ${this.naming.schedules} SET state = 'active', halted_job_id = NULL, updated_at = now()
-         WHERE id = $1 AND state = 'dead_lettered' AND halted_job_id = $2`,
-        [outcome.after.scheduleId, jobId],
-      );
+      await this.sql.reactivateSchedule(db, outcome.after.scheduleId, jobId);
     }
     return outcome;
   }
@@ -459,7 +408,7 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
   protected scheduleTx<T>(work: (tx: ScheduleTx) => Promise<T>): Promise<T> {
     return this.inTransaction(async (db) =>
       work(
-        await postgresScheduleTx(db, this.scheduleSql, {
+        await postgresScheduleTx(db, this.sql, {
           insertJobs: (executor, jobs) => this.insertJobs(executor, jobs),
           replayJob: (executor, jobId) => this.replayJob(executor, jobId),
         }),

@@ -2,7 +2,6 @@ import { isTerminalState, type JobState } from '../../core/index.js';
 import { parentsToLookUp, planDependencies, type PlannedJob } from '../dependencies/dependency-plan.js';
 import type { NewJob } from '../enqueue-input.js';
 import type { PgExecutor } from './pg-executor.js';
-import type { PostgresNaming } from './postgres-naming.js';
 import type { GuardedEnqueue } from './queries/parent-guard.sql.js';
 
 /** Tries of the guarded statement before an enqueue falls back to leaving the edge to the sweep. */
@@ -14,17 +13,8 @@ export interface ParentGuardQueries {
   enqueue: ((db: PgExecutor, plans: readonly PlannedJob[]) => Promise<Set<string>>) & {
     guarded(db: PgExecutor, plans: readonly PlannedJob[], guard: readonly string[]): Promise<GuardedEnqueue>;
   };
-  parentStates(db: PgExecutor, ids: readonly string[]): Promise<Map<string, JobState>>;
+  jobStates(db: PgExecutor, ids: readonly string[]): Promise<Map<string, JobState>>;
   waitForParent(db: PgExecutor, id: string): Promise<JobState | undefined>;
-}
-
-/**
- * Waits for whoever is finishing the parent right now (the only writer that holds a lock the
- * guard's `FOR KEY SHARE` conflicts with), then reads its state; the lock goes with the statement.
- */
-export function waitForParentQuery(t: PostgresNaming) {
-  const text = `SELECT state FROM ${t.jobs} WHERE id = $1 FOR KEY SHARE`;
-  return async (db: PgExecutor, id: string): Promise<JobState | undefined> => (await db.query<{ state: JobState }>(text, [id]))[0]?.state;
 }
 
 /**
@@ -49,7 +39,7 @@ export async function insertWithParentGuard(db: PgExecutor, jobs: readonly NewJo
   const inBatch = new Set(jobs.map((job) => job.id));
   const states = new Map<string, JobState>(lookUp.filter((id) => !inBatch.has(id)).map((id) => [id, 'scheduled']));
   const inside = lookUp.filter((id) => inBatch.has(id));
-  if (inside.length > 0) for (const [id, state] of await sql.parentStates(db, inside)) states.set(id, state);
+  if (inside.length > 0) for (const [id, state] of await sql.jobStates(db, inside)) states.set(id, state);
   const external = [...states.keys()];
   if (external.length === 0) return sql.enqueue(db, planDependencies(jobs, states));
   for (let round = 0; round < MAX_ROUNDS; round++) {
@@ -63,12 +53,12 @@ export async function insertWithParentGuard(db: PgExecutor, jobs: readonly NewJo
     if (round === MAX_ROUNDS - 1) break;
     if (!autocommit) await pause(RETRY_PAUSE_MS[round]!);
     for (const id of open.filter((parent) => !result.locked.has(parent))) {
-      const state = autocommit ? await sql.waitForParent(db, id) : (await sql.parentStates(db, [id])).get(id);
+      const state = autocommit ? await sql.waitForParent(db, id) : (await sql.jobStates(db, [id])).get(id);
       if (state === undefined) states.delete(id);
       else states.set(id, state);
     }
   }
-  return sql.enqueue(db, planDependencies(jobs, await sql.parentStates(db, lookUp)));
+  return sql.enqueue(db, planDependencies(jobs, await sql.jobStates(db, lookUp)));
 }
 
 function pause(ms: number): Promise<void> {

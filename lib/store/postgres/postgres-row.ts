@@ -7,8 +7,8 @@ const INSTANTS = new Set(['run_at', 'scheduled_for', 'leased_until', 'created_at
 
 /**
  * The column list every query that returns whole jobs selects, with JSON as text and instants as
- * epoch milliseconds (float8). node-postgres parses a timestamptz's text with a regular expression
- * into a Date; six of them per job were about 5 % of a draining worker's CPU, and a float is one
+ * epoch milliseconds (float8). node-postgres parses a timestamptz's text into a Date with a regular
+ * expression, six times per job, a visible share of a draining worker's CPU; a float is one
  * parseFloat.
  */
 export function jobColumns(alias = 'j'): string {

@@ -2,9 +2,8 @@ import type { NewJob } from '../enqueue-input.js';
 import type { EnqueueResult } from '../job-store.js';
 import { enqueueResults, planUnique, uniqueKeyTakenError } from '../unique/unique-plan.js';
 import type { PgExecutor } from './pg-executor.js';
-import type { uniqueJobsQueries } from './queries/unique-jobs.query.js';
-
-type UniqueQueries = ReturnType<typeof uniqueJobsQueries>;
+import type { uniqueEnqueueQueries } from './queries/unique-enqueue.query.js';
+import type { uniqueReplayHolderQuery } from './queries/unique-replay-holder.query.js';
 
 /**
  * Enqueues a batch that carries unique keys, inside the transaction `db` is in (the store's own, or
@@ -15,7 +14,7 @@ type UniqueQueries = ReturnType<typeof uniqueJobsQueries>;
 export async function enqueueUniquePostgres(
   db: PgExecutor,
   jobs: readonly NewJob[],
-  sql: UniqueQueries,
+  sql: ReturnType<typeof uniqueEnqueueQueries>,
   insertJobs: (db: PgExecutor, jobs: readonly NewJob[]) => Promise<Set<string>>,
 ): Promise<EnqueueResult[]> {
   const keyed = jobs.filter((job) => job.uniqueKey != null);
@@ -28,8 +27,8 @@ export async function enqueueUniquePostgres(
 }
 
 /** Refuses a replay that would give a job back a key another unfinished job holds. */
-export async function guardReplayPostgres(db: PgExecutor, jobId: string, sql: UniqueQueries): Promise<void> {
-  const taken = await sql.replayHolder(db, jobId);
+export async function guardReplayPostgres(db: PgExecutor, jobId: string, replayHolder: ReturnType<typeof uniqueReplayHolderQuery>): Promise<void> {
+  const taken = await replayHolder(db, jobId);
   if (taken && (taken.job.state === 'dead_lettered' || taken.job.state === 'quarantined')) {
     throw uniqueKeyTakenError(taken.job, taken.key, taken.holderId);
   }

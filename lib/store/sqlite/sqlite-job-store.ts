@@ -21,7 +21,8 @@ import {
   type ScheduleTx,
   toSchedule,
 } from '../schedules/index.js';
-import { auditInsert, fromSqliteScheduleRow, scheduleStatements, sqliteScheduleTx, type SqliteScheduleRow } from './sqlite-schedule-tx.js';
+import { sqliteScheduleTx } from './sqlite-schedule-tx.js';
+import { sqliteBootStatements, sqliteStatements, type SqliteBootStatements, type SqliteStatements } from './sqlite-statements.js';
 import type {
   AuditRecord,
   ConcurrencyLimit,
@@ -51,7 +52,6 @@ import type { StoreCapabilities } from '../store-capabilities.js';
 import { ANY_QUEUE, WakeHub, type WakeListener, type WakeSubscription } from '../wake-hints.js';
 import { SqliteAttemptTransaction } from './sqlite-attempt-transaction.js';
 import { effectsSql } from './sqlite-effects.js';
-import { effectsQueries } from './queries/effects.query.js';
 import {
   assertHistoryPolicy,
   assertLimitMax,
@@ -73,18 +73,7 @@ import {
   MAX_BATCH,
   type NormalizedOutcome,
 } from '../store-params.js';
-import { claimJobsQuery } from './queries/claim-jobs.query.js';
-import { completeJobsQuery } from './queries/complete-jobs.query.js';
-import { enqueueJobsQuery } from './queries/enqueue-jobs.query.js';
-import { expireLeasesQuery } from './queries/expire-leases.query.js';
-import { heartbeatJobsQuery } from './queries/heartbeat-jobs.query.js';
-import { operatorTransitionQuery } from './queries/operator-transition.query.js';
-import { readJobsQuery } from './queries/read-jobs.query.js';
-import { relinquishJobsQuery } from './queries/relinquish-jobs.query.js';
-import { setQueuePausedQuery } from './queries/set-queue-paused.query.js';
-import { listQueuesQuery } from './queries/list-queues.query.js';
 import type { QueueSummary } from '../queue-summary.js';
-import { guardReplaySqlite, uniqueJobsQueries } from './queries/unique-jobs.query.js';
 import { enqueueResults } from '../unique/unique-plan.js';
 import { sqliteGate, type SqliteGate } from './sqlite-gate.js';
 import { waitOutBusy } from './sqlite-busy.js';
@@ -131,8 +120,9 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
   private readonly busyTimeoutMs: number;
   /** Which state changes this store records in job history. */
   readonly historyPolicy: HistoryPolicy;
-  private sql?: ReturnType<SqliteJobStore['prepare']>;
-  private readonly clock;
+  private sql?: SqliteStatements;
+  /** The clock and the reads that need no prepared statements of the store's. */
+  private readonly boot: SqliteBootStatements;
 
   constructor(private readonly options: SqliteJobStoreOptions) {
     super();
@@ -152,7 +142,7 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
     this.historyPolicy = assertHistoryPolicy(options.historyPolicy);
     this.db = (dataSource.driver as unknown as { databaseConnection: Database }).databaseConnection;
     this.gate = sqliteGate(dataSource, this.busyTimeoutMs);
-    this.clock = this.db.prepare(`SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER) AS now`).pluck();
+    this.boot = sqliteBootStatements(this.db, this.naming);
   }
 
   async migrate(): Promise<void> {
@@ -168,7 +158,7 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
       if (Number(this.db.pragma('busy_timeout', { simple: true })) < 1_000) this.db.pragma('busy_timeout = 5000');
       await this.retryBusy(() => migrateSqlite(this.db, this.naming, effectsSql(this.naming, this.historyPolicy)));
     });
-    this.sql = this.prepare();
+    this.sql = sqliteStatements(this.db, this.naming);
   }
 
   async close(): Promise<void> {}
@@ -214,7 +204,12 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
 
   async jobClaim(params: ClaimParams): Promise<JobRecord[]> {
     const checked = checkClaimParams(params);
-    return (await this.write((now) => this.statements().claim(checked, now))).map(toJob);
+    return (
+      await this.write((now) => {
+        const sql = this.statements();
+        return sql.limitsExist() ? sql.claimLimited(checked, now) : sql.claimUnlimited(checked, now);
+      })
+    ).map(toJob);
   }
 
   async jobHeartbeat(params: HeartbeatParams): Promise<HeartbeatResult> {
@@ -260,7 +255,7 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
     const actor = actorOf(options);
     const job = await this.write((now) => {
       const replayed = replayResult(this.replayJob(id, now));
-      auditInsert(this.statements().schedules, { actor, action: 'job.replay', target: id }, now);
+      this.statements().insertAudit({ actor, action: 'job.replay', target: id }, now);
       return replayed;
     });
     this.hints.emit(job.queue);
@@ -273,29 +268,28 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
     return this.write((now) => {
       this.hintIfReleasing([id]);
       const result = cancelResult(this.statements().operator(id, { kind: 'cancel' }, now));
-      auditInsert(this.statements().schedules, { actor, action: 'job.cancel', target: id, detail: { outcome: result.outcome } }, now);
+      this.statements().insertAudit({ actor, action: 'job.cancel', target: id, detail: { outcome: result.outcome } }, now);
       return result;
     });
   }
 
   /** Replays a job inside the current write; a schedule it stopped mints again. */
   private replayJob(jobId: string, now: number): OperatorTransition {
-    guardReplaySqlite(this.statements().read.get(jobId), this.statements().unique);
+    this.statements().uniqueReplayGuard(this.statements().get(jobId));
     const outcome = this.statements().operator(jobId, { kind: 'replay' }, now);
-    if (outcome.result.ok && outcome.after.scheduleId !== null) this.statements().schedules.reactivate.run(now, outcome.after.scheduleId, jobId);
+    if (outcome.result.ok && outcome.after.scheduleId !== null) this.statements().reactivateSchedule(outcome.after.scheduleId, jobId, now);
     return outcome;
   }
 
 
   async scheduleGet(scheduleId: string): Promise<Schedule | null> {
     const id = assertUuid(scheduleId, 'scheduleId');
-    const row = await this.read(() => this.statements().schedules.get.get(id) as SqliteScheduleRow | undefined);
-    return row ? toSchedule(fromSqliteScheduleRow(row)) : null;
+    const row = await this.read(() => this.statements().getSchedule(id));
+    return row ? toSchedule(row) : null;
   }
 
   async scheduleList(): Promise<Schedule[]> {
-    const rows = await this.read(() => this.statements().schedules.list.all() as SqliteScheduleRow[]);
-    return rows.map((row) => toSchedule(fromSqliteScheduleRow(row)));
+    return (await this.read(() => this.statements().listSchedules())).map(toSchedule);
   }
 
 
@@ -305,30 +299,16 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
 
 
   async jobStats(): Promise<JobStats> {
-    const { jobs } = this.naming;
-    return this.read(() => {
-      const now = this.now();
-      const counts = this.db.prepare(`SELECT queue, state, count(*) AS count FROM ${jobs} GROUP BY queue, state ORDER BY queue, state`).all() as JobStats['counts'];
-      const oldest = this.db.prepare(`SELECT min(run_at) FROM ${jobs} WHERE state = 'scheduled' AND run_at <= ?`).pluck().get(now) as number | null;
-      return { counts, oldestDueAt: oldest === null ? null : new Date(oldest), now: new Date(now) };
-    });
+    return this.read(() => this.boot.jobStats(this.now()));
   }
 
   async schemaVersion(): Promise<number | null> {
-    return this.read(() => {
-      const name = this.naming.prefix + 'migrations';
-      const exists = this.db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).pluck().get(name);
-      if (!exists) return null;
-      return (this.db.prepare(`SELECT max(version) FROM ${this.naming.migrations}`).pluck().get() as number | null) ?? null;
-    });
+    return this.read(() => this.boot.schemaVersion());
   }
 
   async auditList(params?: { readonly limit?: number }): Promise<AuditRecord[]> {
     const limit = checkDeadLetterListParams(params);
-    const rows = await this.read(
-      () => this.statements().schedules.auditList.all(limit) as { at: number; actor: string; action: string; target: string; detail: string | null }[],
-    );
-    return rows.map((row) => ({ ...row, at: new Date(row.at), detail: row.detail === null ? null : (JSON.parse(row.detail) as unknown) }));
+    return this.read(() => this.statements().listAudit(limit));
   }
 
 
@@ -345,7 +325,7 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
       else await this.retryBusy(() => this.db.exec('BEGIN IMMEDIATE'));
       const due = new Set<string>();
       try {
-        const tx = sqliteScheduleTx(this.statements().schedules, this.now(), {
+        const tx = sqliteScheduleTx(this.statements(), this.now(), {
           insertJobs: (jobs) => {
             const inserted = this.statements().enqueue(jobs, this.now());
             for (const queue of inserted.due) due.add(queue);
@@ -372,12 +352,12 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
   async jobParentOutput(jobId: string, ancestorId: string): Promise<ParentOutput> {
     const id = assertUuid(jobId, 'jobId');
     const ancestor = assertUuid(ancestorId, 'ancestorId');
-    return this.read(() => this.statements().effects.parentOutput(id, ancestor));
+    return this.read(() => this.statements().parentOutput(id, ancestor));
   }
 
   async jobSettleDependencies(params: { readonly limit: number }): Promise<number> {
     const limit = assertPositiveInteger(params?.limit, 'limit', MAX_BATCH);
-    const settled = await this.write((now) => this.statements().effects.settle(limit, now));
+    const settled = await this.write((now) => this.statements().settle(limit, now));
     if (settled > 0) this.hints.emit(ANY_QUEUE);
     return settled;
   }
@@ -387,50 +367,50 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
     const checked = max === null ? null : assertLimitMax(max);
     const actor = actorOf(options);
     await this.write((now) => {
-      this.statements().effects.setLimit(key, checked, now);
-      auditInsert(this.statements().schedules, { actor, action: 'limit.set', target: key, detail: { max: checked } }, now);
+      this.statements().setLimit(key, checked, now);
+      this.statements().insertAudit({ actor, action: 'limit.set', target: key, detail: { max: checked } }, now);
     });
   }
 
   async concurrencyLimitList(): Promise<ConcurrencyLimit[]> {
-    return this.read(() => this.statements().effects.listLimits());
+    return this.read(() => this.statements().listLimits());
   }
 
   async jobHistory(jobId: string): Promise<HistoryEntry[]> {
     const id = assertUuid(jobId, 'jobId');
-    return this.read(() => this.statements().effects.history(id));
+    return this.read(() => this.statements().history(id));
   }
 
   async historyRead(params: { readonly after?: string; readonly limit: number }): Promise<HistoryEntry[]> {
     const { after, limit } = checkHistoryRead(params, SERIAL_POSITION, '0');
-    return this.read(() => this.statements().effects.historyRead(Number(after), limit));
+    return this.read(() => this.statements().historyRead(Number(after), limit));
   }
 
   async historyTrim(params: { readonly keep: number; readonly limit: number }): Promise<number> {
     const keep = assertPositiveInteger(params?.keep, 'keep');
     const limit = assertPositiveInteger(params?.limit, 'limit', 100_000);
-    return this.write(() => this.statements().effects.historyTrim(keep, limit));
+    return this.write(() => this.statements().historyTrim(keep, limit));
   }
 
   async observerLease(params: { readonly observer: string; readonly workerId: string; readonly leaseMs: number }): Promise<ObserverLease | null> {
     const { observer, workerId, leaseMs } = checkObserverLease(params);
-    return this.write((now) => this.statements().effects.observerLease(observer, workerId, leaseMs, now));
+    return this.write((now) => this.statements().observerLease(observer, workerId, leaseMs, now));
   }
 
   async observerCommit(params: { readonly observer: string; readonly workerId: string; readonly position: string }): Promise<boolean> {
     const { observer, workerId, position } = checkObserverCommit(params, SERIAL_POSITION);
-    return this.write((now) => this.statements().effects.observerCommit(observer, workerId, Number(position), now));
+    return this.write((now) => this.statements().observerCommit(observer, workerId, Number(position), now));
   }
 
   async observerFail(params: { readonly observer: string; readonly workerId: string; readonly error: string; readonly retryDelayMs: number }): Promise<boolean> {
     const { observer, workerId, error, retryDelayMs } = checkObserverFail(params, this.limits.maxErrorBytes);
-    return this.write((now) => this.statements().effects.observerFail(observer, workerId, error, retryDelayMs, now));
+    return this.write((now) => this.statements().observerFail(observer, workerId, error, retryDelayMs, now));
   }
 
   async jobPurge(params: { readonly olderThanMs: number; readonly limit: number }): Promise<number> {
     const olderThanMs = assertDelayMs(params?.olderThanMs, 'olderThanMs');
     const limit = assertPositiveInteger(params?.limit, 'limit', 100_000);
-    return this.write((now) => this.statements().effects.purge(olderThanMs, limit, now));
+    return this.write((now) => this.statements().purge(olderThanMs, limit, now));
   }
 
   /** The fenced outcome write, on every path that writes one (a batch, or an attempt's own transaction). */
@@ -445,23 +425,23 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
    * is harmless when the write changes nothing: a claim it wakes finds no work, or waits for the gate.
    */
   private hintIfReleasing(jobIds: readonly string[]): void {
-    if (this.statements().effects.hasOpenEdges(jobIds)) this.hints.emit(ANY_QUEUE);
+    if (this.statements().hasOpenEdges(jobIds)) this.hints.emit(ANY_QUEUE);
   }
 
   async jobGet(jobId: string): Promise<JobRecord | null> {
     const id = assertUuid(jobId, 'jobId');
-    const row = await this.read(() => this.statements().read.get(id));
+    const row = await this.read(() => this.statements().get(id));
     return row ? toJob(row) : null;
   }
 
   async jobList(params?: ListJobsParams): Promise<JobRecord[]> {
     const checked = checkListParams(params);
-    return (await this.read(() => this.statements().read.list(checked))).map(toJob);
+    return (await this.read(() => this.statements().list(checked))).map(toJob);
   }
 
   async jobListDeadLettered(params?: ListDeadLetteredParams): Promise<JobRecord[]> {
     const limit = checkDeadLetterListParams(params);
-    return (await this.read(() => this.statements().read.deadLettered(limit))).map(toJob);
+    return (await this.read(() => this.statements().deadLettered(limit))).map(toJob);
   }
 
   async queuePause(queue: string, options?: OperatorOptions): Promise<void> {
@@ -481,13 +461,13 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
     const actor = actorOf(options);
     await this.write((now) => {
       this.statements().setPaused(name, paused, now);
-      auditInsert(this.statements().schedules, { actor, action: paused ? 'queue.pause' : 'queue.resume', target: name }, now);
+      this.statements().insertAudit({ actor, action: paused ? 'queue.pause' : 'queue.resume', target: name }, now);
     });
   }
 
   /** The database's clock, in epoch milliseconds. */
   private now(): number {
-    return this.clock.get() as number;
+    return this.boot.now();
   }
 
   /**
@@ -550,27 +530,8 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
     }
   }
 
-  private statements() {
-    if (!this.sql) this.sql = this.prepare();
+  private statements(): SqliteStatements {
+    if (!this.sql) this.sql = sqliteStatements(this.db, this.naming);
     return this.sql;
-  }
-
-  private prepare() {
-    const { db, naming: t } = this;
-    return {
-      enqueue: enqueueJobsQuery(db, t),
-      claim: claimJobsQuery(db, t),
-      heartbeat: heartbeatJobsQuery(db, t),
-      complete: completeJobsQuery(db, t),
-      relinquish: relinquishJobsQuery(db, t),
-      expire: expireLeasesQuery(db, t),
-      read: readJobsQuery(db, t),
-      setPaused: setQueuePausedQuery(db, t),
-      listQueues: listQueuesQuery(db, t),
-      operator: operatorTransitionQuery(db, t),
-      schedules: scheduleStatements(db, t),
-      effects: effectsQueries(db, t),
-      unique: uniqueJobsQueries(db, t),
-    };
   }
 }

@@ -10,9 +10,9 @@ const RECHECK_MS = 60_000;
  * Without statistics the planner guesses a handful of due jobs and reads a claim's candidates as a
  * bitmap, sorting every due job on every claim; a bitmap scan also never marks the entries of
  * claimed jobs dead, so each claim visits every version finished jobs left behind since the last
- * vacuum. Under load that held a new table at a tenth of its rate until autovacuum's first analyze,
- * which on a busy server came two minutes in. With statistics the claim reads the claim index in
- * order and stops at the batch size.
+ * vacuum. Autovacuum's first analyze can come minutes late on a busy server, and until then a new
+ * table claims at a fraction of its rate. With statistics the claim reads the claim index in order
+ * and stops at the batch size.
  *
  * `check()` is cheap to call after every full claim: it looks at most once a minute, never runs
  * two at once, analyzes only while `pg_stats` has nothing on the table's `state` column, and stops

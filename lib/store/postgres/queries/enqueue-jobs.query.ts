@@ -15,20 +15,18 @@ import { PARENT_GUARD_CTES, PARENT_GUARD_OK, PARENT_GUARD_RESULT, type GuardedEn
  * Until the next claim provisions it, the key counts as full.
  *
  * A batch whose ids the store generated itself is inserted without `ON CONFLICT`: no stored job can
- * hold such an id, and the speculative insertion that `ON CONFLICT` does for every row cost a bulk
- * enqueue about a tenth of its time. Should a generated id ever collide after all, the insert fails
+ * hold such an id, and the speculative insertion that `ON CONFLICT` does for every row is a sizeable
+ * share of a bulk enqueue's time. Should a generated id ever collide after all, the insert fails
  * with a unique violation instead of skipping a job nobody had enqueued. It answers with a count,
  * not every id, since each of them was inserted.
  */
 export function enqueueJobsQuery(t: PostgresNaming) {
-  // The arrays are read through scalar subqueries so that PostgreSQL plans the statement once.
-  // It sizes `unnest` of a constant array by its length but of a parameter at 10 rows, so for any
-  // batch the custom plan's estimate differed from the generic plan's, and for batches of one to a
-  // few dozen jobs the custom plan always looked cheaper: every such enqueue was planned anew, about
-  // a quarter of a single enqueue's time (bench/diagnose/plan-cache.mjs). Behind a subquery the
-  // array is unknown to both plans, both guess 10 rows, the custom plan costs its planning on top,
-  // and PostgreSQL keeps the generic plan after its fifth execution. That generic plan is the one
-  // large batches were already given (a thousand rows made the custom plan look the dearer).
+  // The arrays are read through scalar subqueries so that PostgreSQL plans the statement once: it
+  // sizes `unnest` of a constant array by its length but of a parameter at 10 rows, so the custom
+  // plan of a small batch always looks cheaper than the generic one, and each enqueue would be
+  // planned anew (bench/diagnose/plan-cache.mjs). Behind a subquery both plans guess 10 rows, the
+  // custom plan costs its planning on top, and PostgreSQL keeps the generic plan after its fifth
+  // execution, the plan a large batch gets anyway.
   // Batches that carry unique keys or retry overrides send two more arrays, and a guarded batch the
   // parents to lock (parent-guard.sql.ts); the text of a plain batch, and so its plan, is unchanged.
   const text = (skipExisting: boolean, extended: boolean, guarded: boolean) => `
@@ -113,11 +111,4 @@ function readGuarded(rows: readonly { id: string | null; parent_id?: string | nu
   const locked = new Map<string, JobState>();
   for (const row of rows) if (row.parent_id) locked.set(row.parent_id, row.parent_state!);
   return stale ? { ok: false, ids: new Set(), locked } : { ok: true, ids: new Set(rows.map((row) => row.id!)) };
-}
-
-/** The current states of the parents a batch names outside itself. */
-export function parentStatesQuery(t: PostgresNaming) {
-  const text = `SELECT id, state FROM ${t.jobs} WHERE id = ANY($1::uuid[])`;
-  return async (db: PgExecutor, ids: readonly string[]) =>
-    new Map((await db.query<{ id: string; state: JobState }>(text, [ids])).map((r) => [r.id, r.state] as const));
 }

@@ -4,7 +4,8 @@ import { assertAcyclic, parentsToLookUp, planDependencies } from '../../dependen
 import type { NewJob } from '../../enqueue-input.js';
 import type { SqliteNaming } from '../sqlite-naming.js';
 import { hasUniqueKeys, planUnique, type UniquePlan } from '../../unique/unique-plan.js';
-import { uniqueJobsQueries } from './unique-jobs.query.js';
+import { jobStateQuery } from './job-state.query.js';
+import { uniqueEnqueueQueries } from './unique-enqueue.query.js';
 
 /**
  * Inserts jobs (a job whose id exists is skipped), with their dependency edges and any concurrency
@@ -20,14 +21,14 @@ export function enqueueJobsQuery(db: Database, t: SqliteNaming) {
             @pending_parents, @dependency_mode, @concurrency_key, @last_error, @finished_at, @now, @now, @unique_key, @retry)
     ON CONFLICT (id) DO NOTHING`);
   const exists = db.prepare(`SELECT 1 FROM ${t.jobs} WHERE id = ?`).pluck();
-  const parentState = db.prepare(`SELECT state FROM ${t.jobs} WHERE id = ?`).pluck();
+  const parentState = jobStateQuery(db, t);
   const edge = db.prepare(`INSERT INTO ${t.dependencies} (child_id, parent_id, settled) VALUES (?, ?, ?)`);
   const declare = db.prepare(`INSERT INTO ${t.limits} (key, max, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING`);
-  const unique = uniqueJobsQueries(db, t);
+  const unique = uniqueEnqueueQueries(db, t);
   const states = (ids: readonly string[]) => {
     const found = new Map<string, JobState>();
     for (const id of ids) {
-      const state = parentState.get(id) as JobState | undefined;
+      const state = parentState(id);
       if (state) found.set(id, state);
     }
     return found;

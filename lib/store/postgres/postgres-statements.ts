@@ -1,0 +1,151 @@
+import type { PostgresNaming } from './postgres-naming.js';
+import { claimLimitedQuery } from './queries/claim-limited.query.js';
+import { claimUnlimitedQuery } from './queries/claim-unlimited.query.js';
+import { completeJobsQuery } from './queries/complete-jobs.query.js';
+import { databaseNowQuery } from './queries/database-now.query.js';
+import { deleteScheduleQuery } from './queries/delete-schedule.query.js';
+import { dueSchedulesQuery } from './queries/due-schedules.query.js';
+import { enqueueJobsQuery } from './queries/enqueue-jobs.query.js';
+import { expireLeasesQuery } from './queries/expire-leases.query.js';
+import { getJobQuery } from './queries/get-job.query.js';
+import { getScheduleQuery } from './queries/get-schedule.query.js';
+import { heartbeatJobsQuery } from './queries/heartbeat-jobs.query.js';
+import { historyReadQuery } from './queries/history-read.query.js';
+import { historyTrimQuery } from './queries/history-trim.query.js';
+import { insertAuditQuery } from './queries/insert-audit.query.js';
+import { insertScheduleQuery } from './queries/insert-schedule.query.js';
+import { jobHistoryQuery } from './queries/job-history.query.js';
+import { jobStatesQuery } from './queries/job-states.query.js';
+import { jobStatsQuery } from './queries/job-stats.query.js';
+import { listAuditQuery } from './queries/list-audit.query.js';
+import { listDeadLetteredQuery } from './queries/list-dead-lettered.query.js';
+import { listJobsQuery } from './queries/list-jobs.query.js';
+import { listLimitsQuery } from './queries/list-limits.query.js';
+import { listQueuesQuery } from './queries/list-queues.query.js';
+import { listSchedulesQuery } from './queries/list-schedules.query.js';
+import { lockScheduleQuery } from './queries/lock-schedule.query.js';
+import { nextDueScheduleQuery } from './queries/next-due-schedule.query.js';
+import { observerCommitQuery } from './queries/observer-commit.query.js';
+import { observerFailQuery } from './queries/observer-fail.query.js';
+import { observerLeaseQuery } from './queries/observer-lease.query.js';
+import { operatorTransitionQuery } from './queries/operator-transition.query.js';
+import { parentOutputQuery } from './queries/parent-output.query.js';
+import { provisionPendingLimitsQuery } from './queries/provision-pending-limits.query.js';
+import { purgeJobsQuery } from './queries/purge-jobs.query.js';
+import { reactivateScheduleQuery } from './queries/reactivate-schedule.query.js';
+import { relinquishJobsQuery } from './queries/relinquish-jobs.query.js';
+import { schemaVersionQuery } from './queries/schema-version.query.js';
+import { setLimitQuery } from './queries/set-limit.query.js';
+import { setQueuePausedQuery } from './queries/set-queue-paused.query.js';
+import { settleDependenciesQuery } from './queries/settle-dependencies.query.js';
+import { uniqueEnqueueQueries } from './queries/unique-enqueue.query.js';
+import { uniqueReplayHolderQuery } from './queries/unique-replay-holder.query.js';
+import { updateScheduleQuery } from './queries/update-schedule.query.js';
+import { waitForParentQuery } from './queries/wait-for-parent.query.js';
+
+/**
+ * Every statement of one PostgreSQL installation, built once from its naming. Each member is the
+ * function of one query file (queries/), which holds its SQL and says why it is written so.
+ */
+export interface PostgresStatements {
+  // Enqueue
+  readonly enqueue: ReturnType<typeof enqueueJobsQuery>;
+  readonly jobStates: ReturnType<typeof jobStatesQuery>;
+  readonly waitForParent: ReturnType<typeof waitForParentQuery>;
+  readonly unique: ReturnType<typeof uniqueEnqueueQueries>;
+  // Claim, lease, outcome
+  readonly claimUnlimited: ReturnType<typeof claimUnlimitedQuery>;
+  readonly claimLimited: ReturnType<typeof claimLimitedQuery>;
+  readonly heartbeat: ReturnType<typeof heartbeatJobsQuery>;
+  readonly complete: ReturnType<typeof completeJobsQuery>;
+  readonly relinquish: ReturnType<typeof relinquishJobsQuery>;
+  readonly expire: ReturnType<typeof expireLeasesQuery>;
+  // Reads and operator actions
+  readonly get: ReturnType<typeof getJobQuery>;
+  readonly list: ReturnType<typeof listJobsQuery>;
+  readonly deadLettered: ReturnType<typeof listDeadLetteredQuery>;
+  readonly setPaused: ReturnType<typeof setQueuePausedQuery>;
+  readonly listQueues: ReturnType<typeof listQueuesQuery>;
+  readonly operator: ReturnType<typeof operatorTransitionQuery>;
+  readonly uniqueReplayHolder: ReturnType<typeof uniqueReplayHolderQuery>;
+  // Dependencies and limits
+  readonly parentOutput: ReturnType<typeof parentOutputQuery>;
+  readonly settle: ReturnType<typeof settleDependenciesQuery>;
+  readonly setLimit: ReturnType<typeof setLimitQuery>;
+  readonly provisionPendingLimits: ReturnType<typeof provisionPendingLimitsQuery>;
+  readonly listLimits: ReturnType<typeof listLimitsQuery>;
+  // History, observers, retention
+  readonly history: ReturnType<typeof jobHistoryQuery>;
+  readonly historyRead: ReturnType<typeof historyReadQuery>;
+  readonly historyTrim: ReturnType<typeof historyTrimQuery>;
+  readonly observerLease: ReturnType<typeof observerLeaseQuery>;
+  readonly observerCommit: ReturnType<typeof observerCommitQuery>;
+  readonly observerFail: ReturnType<typeof observerFailQuery>;
+  readonly purge: ReturnType<typeof purgeJobsQuery>;
+  // Schedules
+  readonly databaseNow: ReturnType<typeof databaseNowQuery>;
+  readonly lockSchedule: ReturnType<typeof lockScheduleQuery>;
+  readonly getSchedule: ReturnType<typeof getScheduleQuery>;
+  readonly listSchedules: ReturnType<typeof listSchedulesQuery>;
+  readonly dueSchedules: ReturnType<typeof dueSchedulesQuery>;
+  readonly insertSchedule: ReturnType<typeof insertScheduleQuery>;
+  readonly updateSchedule: ReturnType<typeof updateScheduleQuery>;
+  readonly deleteSchedule: ReturnType<typeof deleteScheduleQuery>;
+  readonly nextDueSchedule: ReturnType<typeof nextDueScheduleQuery>;
+  readonly reactivateSchedule: ReturnType<typeof reactivateScheduleQuery>;
+  // Operator reads and the audit log
+  readonly jobStats: ReturnType<typeof jobStatsQuery>;
+  readonly schemaVersion: ReturnType<typeof schemaVersionQuery>;
+  readonly insertAudit: ReturnType<typeof insertAuditQuery>;
+  readonly listAudit: ReturnType<typeof listAuditQuery>;
+}
+
+/** Builds the statements of the installation `t` names; `asyncClaimCommit` as in PostgresJobStoreOptions. */
+export function postgresStatements(t: PostgresNaming, options: { readonly asyncClaimCommit: boolean }): PostgresStatements {
+  const claim = { asyncCommit: options.asyncClaimCommit };
+  return {
+    enqueue: enqueueJobsQuery(t),
+    jobStates: jobStatesQuery(t),
+    waitForParent: waitForParentQuery(t),
+    unique: uniqueEnqueueQueries(t),
+    claimUnlimited: claimUnlimitedQuery(t, claim),
+    claimLimited: claimLimitedQuery(t, claim),
+    heartbeat: heartbeatJobsQuery(t),
+    complete: completeJobsQuery(t),
+    relinquish: relinquishJobsQuery(t),
+    expire: expireLeasesQuery(t),
+    get: getJobQuery(t),
+    list: listJobsQuery(t),
+    deadLettered: listDeadLetteredQuery(t),
+    setPaused: setQueuePausedQuery(t),
+    listQueues: listQueuesQuery(t),
+    operator: operatorTransitionQuery(t),
+    uniqueReplayHolder: uniqueReplayHolderQuery(t),
+    parentOutput: parentOutputQuery(t),
+    settle: settleDependenciesQuery(t),
+    setLimit: setLimitQuery(t),
+    provisionPendingLimits: provisionPendingLimitsQuery(t),
+    listLimits: listLimitsQuery(t),
+    history: jobHistoryQuery(t),
+    historyRead: historyReadQuery(t),
+    historyTrim: historyTrimQuery(t),
+    observerLease: observerLeaseQuery(t),
+    observerCommit: observerCommitQuery(t),
+    observerFail: observerFailQuery(t),
+    purge: purgeJobsQuery(t),
+    databaseNow: databaseNowQuery(),
+    lockSchedule: lockScheduleQuery(t),
+    getSchedule: getScheduleQuery(t),
+    listSchedules: listSchedulesQuery(t),
+    dueSchedules: dueSchedulesQuery(t),
+    insertSchedule: insertScheduleQuery(t),
+    updateSchedule: updateScheduleQuery(t),
+    deleteSchedule: deleteScheduleQuery(t),
+    nextDueSchedule: nextDueScheduleQuery(t),
+    reactivateSchedule: reactivateScheduleQuery(t),
+    jobStats: jobStatsQuery(t),
+    schemaVersion: schemaVersionQuery(t),
+    insertAudit: insertAuditQuery(t),
+    listAudit: listAuditQuery(t),
+  };
+}

@@ -1,0 +1,39 @@
+import type { Database } from 'better-sqlite3';
+import type { JobRow } from '../../job-row.js';
+import { limitKeysOf, pickWithinLimits } from '../../limit-room.js';
+import type { CheckedClaimParams } from '../../store-params.js';
+import type { SqliteNaming } from '../sqlite-naming.js';
+import { fromSqliteRow, type SqliteJobRow } from '../sqlite-row.js';
+import { CLAIM_LEASE, claimCandidates, claimParams } from './claim-steps.sql.js';
+
+/**
+ * The claim while a concurrency limit exists: counts what runs with a live lease per capped queue
+ * and key, passes over jobs whose cap is reached (so they cannot starve others), and takes no more
+ * than the room left, counting its own picks as it goes. Inside the write transaction nothing else
+ * runs, so the counts stay true until it commits.
+ */
+export function claimLimitedQuery(db: Database, t: SqliteNaming) {
+  const limits = db.prepare(`SELECT key, max FROM ${t.limits}`);
+  const runningByQueue = db.prepare(`SELECT 'queue:' || queue AS key, count(*) AS n FROM ${t.jobs} WHERE state = 'running' AND leased_until > @now GROUP BY queue`);
+  const runningByKey = db.prepare(
+    `SELECT 'key:' || concurrency_key AS key, count(*) AS n FROM ${t.jobs} WHERE state = 'running' AND leased_until > @now AND concurrency_key IS NOT NULL GROUP BY concurrency_key`,
+  );
+  const saturated = (column: string, prefix: string) =>
+    `AND NOT EXISTS (SELECT 1 FROM ${t.limits} l WHERE l.key = '${prefix}' || ${column} AND l.max <= (
+        SELECT count(*) FROM ${t.jobs} r WHERE r.state = 'running' AND r.leased_until > @now AND '${prefix}' || r.${column} = l.key))`;
+  const limitedCandidates = db.prepare(`
+    SELECT j.* FROM ${t.jobs} j JOIN (${claimCandidates(t, '@window', `${saturated('queue', 'queue:')} ${saturated('concurrency_key', 'key:')}`)}) c ON c.seq = j.seq
+    ORDER BY j.run_at, j.seq`);
+  const leaseOne = db.prepare(`UPDATE ${t.jobs} SET ${CLAIM_LEASE} WHERE seq = @seq RETURNING *`);
+
+  return (params: CheckedClaimParams, now: number): JobRow[] => {
+    const base = claimParams(params, now);
+    const max = new Map((limits.all() as { key: string; max: number }[]).map((l) => [l.key, l.max]));
+    const running = new Map<string, number>();
+    for (const row of [...runningByQueue.all({ now }), ...runningByKey.all({ now })] as { key: string; n: number }[]) running.set(row.key, row.n);
+    const rows = limitedCandidates.all({ ...base, window: params.limit * 4 }) as SqliteJobRow[];
+    return pickWithinLimits(rows, (row) => limitKeysOf(row.queue, row.concurrency_key), max, running, params.limit).map((row) =>
+      fromSqliteRow(leaseOne.get({ ...base, seq: row.seq }) as SqliteJobRow),
+    );
+  };
+}

@@ -1,0 +1,36 @@
+import type { Database } from 'better-sqlite3';
+import type { JobState } from '../../../core/index.js';
+import type { SqliteNaming } from '../sqlite-naming.js';
+import { jobStateQuery } from './job-state.query.js';
+
+/**
+ * The maintenance pass over dependency edges: settles up to `limit` open edges of terminal parents
+ * that the trigger missed, each by replaying what the trigger does for that one edge.
+ */
+export function settleDependenciesQuery(db: Database, t: SqliteNaming) {
+  const openTerminalEdges = db.prepare(`
+    SELECT d.child_id, d.parent_id FROM ${t.dependencies} d JOIN ${t.jobs} p ON p.id = d.parent_id
+    WHERE d.settled = 0 AND p.state IN ('succeeded', 'dead_lettered', 'cancelled', 'quarantined') LIMIT ?`);
+  const settleOne = db.prepare(`
+    UPDATE ${t.jobs} SET
+      pending_parents = CASE WHEN @ok THEN pending_parents - 1 ELSE 0 END,
+      state = CASE WHEN NOT @ok THEN 'cancelled' WHEN pending_parents - 1 <= 0 THEN 'scheduled' ELSE state END,
+      run_at = CASE WHEN @ok AND pending_parents - 1 <= 0 THEN max(run_at, @now) ELSE run_at END,
+      last_error = CASE WHEN NOT @ok THEN 'parent ' || @parent || ' ended ' || @parent_state ELSE last_error END,
+      finished_at = CASE WHEN NOT @ok THEN @now ELSE finished_at END,
+      updated_at = @now
+    WHERE id = @child AND state = 'awaiting_parents'`);
+  const parentState = jobStateQuery(db, t);
+  const childMode = db.prepare(`SELECT dependency_mode FROM ${t.jobs} WHERE id = ?`).pluck();
+  const markSettled = db.prepare(`UPDATE ${t.dependencies} SET settled = 1 WHERE child_id = ? AND parent_id = ? AND settled = 0`);
+  return (limit: number, now: number): number => {
+    const edges = openTerminalEdges.all(limit) as { child_id: string; parent_id: string }[];
+    for (const e of edges) {
+      const state = parentState(e.parent_id) as JobState;
+      const ok = state === 'succeeded' || childMode.get(e.child_id) === 'on_any_terminal';
+      settleOne.run({ ok: ok ? 1 : 0, child: e.child_id, parent: e.parent_id, parent_state: state, now });
+      markSettled.run(e.child_id, e.parent_id);
+    }
+    return edges.length;
+  };
+}

@@ -1,0 +1,151 @@
+import type { Database } from 'better-sqlite3';
+import type { SqliteNaming } from './sqlite-naming.js';
+import { claimLimitedQuery } from './queries/claim-limited.query.js';
+import { claimUnlimitedQuery } from './queries/claim-unlimited.query.js';
+import { completeJobsQuery } from './queries/complete-jobs.query.js';
+import { databaseNowQuery } from './queries/database-now.query.js';
+import { deleteScheduleQuery } from './queries/delete-schedule.query.js';
+import { dueSchedulesQuery } from './queries/due-schedules.query.js';
+import { enqueueJobsQuery } from './queries/enqueue-jobs.query.js';
+import { expireLeasesQuery } from './queries/expire-leases.query.js';
+import { getJobQuery } from './queries/get-job.query.js';
+import { getScheduleQuery } from './queries/get-schedule.query.js';
+import { hasOpenEdgesQuery } from './queries/has-open-edges.query.js';
+import { heartbeatJobsQuery } from './queries/heartbeat-jobs.query.js';
+import { historyReadQuery } from './queries/history-read.query.js';
+import { historyTrimQuery } from './queries/history-trim.query.js';
+import { insertAuditQuery } from './queries/insert-audit.query.js';
+import { insertScheduleQuery } from './queries/insert-schedule.query.js';
+import { jobHistoryQuery } from './queries/job-history.query.js';
+import { jobStateQuery } from './queries/job-state.query.js';
+import { jobStatsQuery } from './queries/job-stats.query.js';
+import { limitsExistQuery } from './queries/limits-exist.query.js';
+import { listAuditQuery } from './queries/list-audit.query.js';
+import { listDeadLetteredQuery } from './queries/list-dead-lettered.query.js';
+import { listJobsQuery } from './queries/list-jobs.query.js';
+import { listLimitsQuery } from './queries/list-limits.query.js';
+import { listQueuesQuery } from './queries/list-queues.query.js';
+import { listSchedulesQuery } from './queries/list-schedules.query.js';
+import { nextDueScheduleQuery } from './queries/next-due-schedule.query.js';
+import { observerCommitQuery } from './queries/observer-commit.query.js';
+import { observerFailQuery } from './queries/observer-fail.query.js';
+import { observerLeaseQuery } from './queries/observer-lease.query.js';
+import { operatorTransitionQuery } from './queries/operator-transition.query.js';
+import { parentOutputQuery } from './queries/parent-output.query.js';
+import { purgeJobsQuery } from './queries/purge-jobs.query.js';
+import { reactivateScheduleQuery } from './queries/reactivate-schedule.query.js';
+import { relinquishJobsQuery } from './queries/relinquish-jobs.query.js';
+import { schemaVersionQuery } from './queries/schema-version.query.js';
+import { setLimitQuery } from './queries/set-limit.query.js';
+import { setQueuePausedQuery } from './queries/set-queue-paused.query.js';
+import { settleDependenciesQuery } from './queries/settle-dependencies.query.js';
+import { uniqueReplayGuardQuery } from './queries/unique-replay-guard.query.js';
+import { updateScheduleQuery } from './queries/update-schedule.query.js';
+
+/**
+ * Every prepared statement of one SQLite installation. Each member is the function of one query
+ * file (queries/), which holds its SQL. They are prepared together, once the store's tables exist.
+ */
+export interface SqliteStatements {
+  // Enqueue, claim, lease, outcome
+  readonly enqueue: ReturnType<typeof enqueueJobsQuery>;
+  readonly limitsExist: ReturnType<typeof limitsExistQuery>;
+  readonly claimUnlimited: ReturnType<typeof claimUnlimitedQuery>;
+  readonly claimLimited: ReturnType<typeof claimLimitedQuery>;
+  readonly heartbeat: ReturnType<typeof heartbeatJobsQuery>;
+  readonly complete: ReturnType<typeof completeJobsQuery>;
+  readonly relinquish: ReturnType<typeof relinquishJobsQuery>;
+  readonly expire: ReturnType<typeof expireLeasesQuery>;
+  // Reads and operator actions
+  readonly get: ReturnType<typeof getJobQuery>;
+  readonly list: ReturnType<typeof listJobsQuery>;
+  readonly deadLettered: ReturnType<typeof listDeadLetteredQuery>;
+  readonly setPaused: ReturnType<typeof setQueuePausedQuery>;
+  readonly listQueues: ReturnType<typeof listQueuesQuery>;
+  readonly operator: ReturnType<typeof operatorTransitionQuery>;
+  readonly uniqueReplayGuard: ReturnType<typeof uniqueReplayGuardQuery>;
+  // Dependencies and limits
+  readonly hasOpenEdges: ReturnType<typeof hasOpenEdgesQuery>;
+  readonly parentOutput: ReturnType<typeof parentOutputQuery>;
+  readonly settle: ReturnType<typeof settleDependenciesQuery>;
+  readonly setLimit: ReturnType<typeof setLimitQuery>;
+  readonly listLimits: ReturnType<typeof listLimitsQuery>;
+  // History, observers, retention
+  readonly history: ReturnType<typeof jobHistoryQuery>;
+  readonly historyRead: ReturnType<typeof historyReadQuery>;
+  readonly historyTrim: ReturnType<typeof historyTrimQuery>;
+  readonly observerLease: ReturnType<typeof observerLeaseQuery>;
+  readonly observerCommit: ReturnType<typeof observerCommitQuery>;
+  readonly observerFail: ReturnType<typeof observerFailQuery>;
+  readonly purge: ReturnType<typeof purgeJobsQuery>;
+  // Schedules and the audit log
+  readonly getSchedule: ReturnType<typeof getScheduleQuery>;
+  readonly listSchedules: ReturnType<typeof listSchedulesQuery>;
+  readonly dueSchedules: ReturnType<typeof dueSchedulesQuery>;
+  readonly insertSchedule: ReturnType<typeof insertScheduleQuery>;
+  readonly updateSchedule: ReturnType<typeof updateScheduleQuery>;
+  readonly deleteSchedule: ReturnType<typeof deleteScheduleQuery>;
+  readonly nextDueSchedule: ReturnType<typeof nextDueScheduleQuery>;
+  readonly reactivateSchedule: ReturnType<typeof reactivateScheduleQuery>;
+  readonly jobState: ReturnType<typeof jobStateQuery>;
+  readonly insertAudit: ReturnType<typeof insertAuditQuery>;
+  readonly listAudit: ReturnType<typeof listAuditQuery>;
+}
+
+/** Prepares the statements of the installation `t` names, on `db`. */
+export function sqliteStatements(db: Database, t: SqliteNaming): SqliteStatements {
+  return {
+    enqueue: enqueueJobsQuery(db, t),
+    limitsExist: limitsExistQuery(db, t),
+    claimUnlimited: claimUnlimitedQuery(db, t),
+    claimLimited: claimLimitedQuery(db, t),
+    heartbeat: heartbeatJobsQuery(db, t),
+    complete: completeJobsQuery(db, t),
+    relinquish: relinquishJobsQuery(db, t),
+    expire: expireLeasesQuery(db, t),
+    get: getJobQuery(db, t),
+    list: listJobsQuery(db, t),
+    deadLettered: listDeadLetteredQuery(db, t),
+    setPaused: setQueuePausedQuery(db, t),
+    listQueues: listQueuesQuery(db, t),
+    operator: operatorTransitionQuery(db, t),
+    uniqueReplayGuard: uniqueReplayGuardQuery(db, t),
+    hasOpenEdges: hasOpenEdgesQuery(db, t),
+    parentOutput: parentOutputQuery(db, t),
+    settle: settleDependenciesQuery(db, t),
+    setLimit: setLimitQuery(db, t),
+    listLimits: listLimitsQuery(db, t),
+    history: jobHistoryQuery(db, t),
+    historyRead: historyReadQuery(db, t),
+    historyTrim: historyTrimQuery(db, t),
+    observerLease: observerLeaseQuery(db, t),
+    observerCommit: observerCommitQuery(db, t),
+    observerFail: observerFailQuery(db, t),
+    purge: purgeJobsQuery(db, t),
+    getSchedule: getScheduleQuery(db, t),
+    listSchedules: listSchedulesQuery(db, t),
+    dueSchedules: dueSchedulesQuery(db, t),
+    insertSchedule: insertScheduleQuery(db, t),
+    updateSchedule: updateScheduleQuery(db, t),
+    deleteSchedule: deleteScheduleQuery(db, t),
+    nextDueSchedule: nextDueScheduleQuery(db, t),
+    reactivateSchedule: reactivateScheduleQuery(db, t),
+    jobState: jobStateQuery(db, t),
+    insertAudit: insertAuditQuery(db, t),
+    listAudit: listAuditQuery(db, t),
+  };
+}
+
+/**
+ * The statements that work before the store's tables exist and on any schema version: the clock,
+ * and the operator reads that check or describe an installation. Ready from the store's construction.
+ */
+export interface SqliteBootStatements {
+  readonly now: ReturnType<typeof databaseNowQuery>;
+  readonly schemaVersion: ReturnType<typeof schemaVersionQuery>;
+  readonly jobStats: ReturnType<typeof jobStatsQuery>;
+}
+
+export function sqliteBootStatements(db: Database, t: SqliteNaming): SqliteBootStatements {
+  return { now: databaseNowQuery(db), schemaVersion: schemaVersionQuery(db, t), jobStats: jobStatsQuery(db, t) };
+}

@@ -1,0 +1,148 @@
+import { describe, expect, it } from '@jest/globals';
+import { DataSource } from 'typeorm';
+import { LATEST_SCHEMA_VERSION, PostgresJobStore } from '../../lib/store/index.js';
+import { databaseUrl, uniqueSchema } from '../support/postgres.js';
+import { dataSource, freshStore, schemas, stores, useAdapterDataSource } from '../support/postgres-adapter.js';
+
+useAdapterDataSource();
+
+describe('PostgreSQL migrations', () => {
+  it('lets two nodes migrate one schema at the same moment, applying each migration once', async () => {
+    const schema = uniqueSchema('mig');
+    schemas.push(schema);
+    const a = new PostgresJobStore({ dataSource, schema });
+    const b = new PostgresJobStore({ dataSource, schema });
+    await Promise.all([a.migrate(), b.migrate(), a.migrate()]);
+    await b.migrate();
+    const applied = await dataSource.query(`SELECT version, name FROM "${schema}"."migrations" ORDER BY version`);
+    expect(applied).toEqual([
+      { version: 1, name: 'create_jobs' },
+      { version: 2, name: 'schedules' },
+      { version: 3, name: 'effects' },
+      { version: 4, name: 'lease_index' },
+      { version: 5, name: 'retired_slots' },
+      { version: 6, name: 'history_key' },
+      { version: 7, name: 'jobs_fill_factor' },
+      { version: 8, name: 'unique_keys_and_retry' },
+      { version: 9, name: 'limit_surplus' },
+    ]);
+    const { id } = await a.jobEnqueue({ name: 'after.migrate', payload: 1 });
+    expect((await b.jobGet(id))?.name).toBe('after.migrate');
+  });
+
+  it('creates the partial claim indexes, and prefixes tables and indexes when asked', async () => {
+    const store = freshStore({ tablePrefix: 'app_' });
+    await store.migrate();
+    const { schema } = store.naming;
+    const tables = await dataSource.query(`SELECT tablename FROM pg_tables WHERE schemaname = $1 ORDER BY tablename`, [schema]);
+    expect(tables.map((t: { tablename: string }) => t.tablename)).toEqual([
+      'app_audit_log',
+      'app_concurrency_limits',
+      'app_concurrency_slots',
+      'app_dependencies',
+      'app_job_history',
+      'app_jobs',
+      'app_migrations',
+      'app_observer_cursors',
+      'app_queues',
+      'app_schedules',
+    ]);
+    const indexes = await dataSource.query(`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'app_jobs' ORDER BY indexname`, [schema]);
+    const byName = Object.fromEntries(indexes.map((i: { indexname: string; indexdef: string }) => [i.indexname, i.indexdef]));
+    expect(byName.app_jobs_claim_idx).toMatch(/\(run_at, seq\) WHERE \(state = 'scheduled'::text\)/);
+    expect(byName.app_jobs_lease_idx).toMatch(/\(leased_until\) WHERE \(state = 'running'::text\)/);
+    expect(byName.app_jobs_running_idx).toBeUndefined();
+    expect(byName.app_jobs_dead_letter_idx).toMatch(/WHERE \(state = 'dead_lettered'::text\)/);
+    expect(byName.app_jobs_unique_key_idx).toMatch(/^CREATE UNIQUE INDEX .* \(name, unique_key\) WHERE \(\(unique_key IS NOT NULL\) AND \(state = ANY \(ARRAY\['scheduled'::text, 'awaiting_parents'::text, 'running'::text\]\)\)\)$/);
+    // The history's key is its delivery order; no third index on id alone.
+    const history = await dataSource.query(`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'app_job_history' ORDER BY indexname`, [schema]);
+    expect(history.map((i: { indexname: string; indexdef: string }) => [i.indexname, i.indexdef.replace(/^.* USING btree /, '')])).toEqual([
+      ['app_job_history_job_idx', '(job_id, id)'],
+      ['app_job_history_pkey', '(tx, id)'],
+    ]);
+  });
+
+  it('leaves room on each page of jobs, so a claim keeps the new version of a job on its own page', async () => {
+    const store = freshStore();
+    await store.migrate();
+    const { jobs } = store.naming;
+    const [{ reloptions }] = await dataSource.query(`SELECT reloptions FROM pg_class WHERE oid = $1::regclass`, [jobs]);
+    expect(reloptions).toEqual(['fillfactor=50']);
+    await store.jobEnqueueMany(Array.from({ length: 60 }, (_, k) => ({ name: 'page', payload: { k, pad: 'x'.repeat(100) } })));
+    const pageOf = async () =>
+      new Map(
+        (await dataSource.query(`SELECT id, (ctid::text::point)[0]::int AS page FROM ${jobs}`)).map((r: { id: string; page: number }) => [r.id, r.page] as const),
+      );
+    const inserted = await pageOf();
+    // Inserts stop at half a page: the first page is left with room, and the batch spills onto more.
+    const firstPage = [...inserted].filter(([, page]) => page === 0).map(([id]) => id);
+    expect(firstPage.length).toBeGreaterThan(1);
+    expect(new Set(inserted.values()).size).toBeGreaterThan(1);
+    // Claims take jobs in enqueue order, so this claim takes the first page's jobs.
+    const claimed = await store.jobClaim({ workerId: 'w', limit: firstPage.length, queues: ['default'], leaseMs: 60_000 });
+    expect(new Set(claimed.map((job) => job.id))).toEqual(new Set(firstPage));
+    const after = await pageOf();
+    const moved = firstPage.filter((id) => after.get(id) !== 0);
+    // A full page sends every new version elsewhere (28 of 28 moved at fill factor 100; 0 of 14 at
+    // 50, on PostgreSQL 15 and 18). A claimed version is a little wider than the inserted one, so
+    // a few may spill.
+    //
+    // The outcome write is not asserted here: its versions fit on the page only once the claim's
+    // replaced ones are pruned, and pruning waits for every older snapshot in the database, which
+    // other suites sharing the server may hold (it failed a CI run that way: 14 of 14 moved).
+    expect(moved.length).toBeLessThanOrEqual(firstPage.length / 4);
+  });
+
+  it('re-keys the history by (tx, id) when migrating to version 6, keeping every entry, and trims by that key', async () => {
+    const store = freshStore();
+    await store.migrate();
+    const history = store.naming.table('job_history');
+    const migrations = store.naming.table('migrations');
+    // What version 5 had: the id key and a separate (tx, id) index.
+    await dataSource.query(`ALTER TABLE ${history} DROP CONSTRAINT job_history_pkey`);
+    await dataSource.query(`ALTER TABLE ${history} ADD CONSTRAINT job_history_pkey PRIMARY KEY (id)`);
+    await dataSource.query(`CREATE INDEX job_history_delivery_idx ON ${history} (tx, id)`);
+    await dataSource.query(`DELETE FROM ${migrations} WHERE version = 6`);
+    const { id } = await store.jobEnqueue({ name: 'kept', payload: 1, maxAttempts: 3 });
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      await store.jobClaim({ workerId: 'w', limit: 1, queues: ['default'], leaseMs: 60_000 });
+      await store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: id, attempt, kind: 'failed', error: `e${attempt}`, retryDelayMs: 0 }] });
+    }
+    await store.jobEnqueueMany([{ name: 'kept', payload: 2 }, { name: 'kept', payload: 3 }]);
+    const before = await dataSource.query(`SELECT id, tx::text, job_id, state FROM ${history} ORDER BY id`);
+    expect(before.filter((e: { job_id: string }) => e.job_id === id)).toHaveLength(5);
+    expect(before).toHaveLength(7);
+    const again = new PostgresJobStore({ dataSource, schema: store.naming.schema });
+    stores.push(again);
+    await again.migrate();
+    expect(await dataSource.query(`SELECT id, tx::text, job_id, state FROM ${history} ORDER BY id`)).toEqual(before);
+    const key = await dataSource.query(
+      `SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conrelid = $1::regclass AND contype = 'p'`,
+      [history],
+    );
+    expect(key).toEqual([{ def: 'PRIMARY KEY (tx, id)' }]);
+    expect(await dataSource.query(`SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'job_history' ORDER BY indexname`, [store.naming.schema]))
+      .toEqual([{ indexname: 'job_history_job_idx' }, { indexname: 'job_history_pkey' }]);
+    expect(await again.schemaVersion()).toBe(LATEST_SCHEMA_VERSION);
+    // The trim deletes by the new key: the job keeps its newest entry only.
+    expect(await again.historyTrim({ keep: 1, limit: 100 })).toBe(4);
+    expect((await again.jobHistory(id)).map((e) => e.state)).toEqual(['scheduled']);
+  });
+
+  it.each(['x; drop table y', 'a"b', "o'brien", 'a\nb', 's'.repeat(64), 'Public', 'x.job'])(
+    'refuses the schema name %j before any SQL runs',
+    async (schema) => {
+      const before = await dataSource.query(`SELECT count(*)::int AS n FROM pg_namespace`);
+      expect(() => new PostgresJobStore({ dataSource, schema })).toThrow(/^schema must be a lower-case SQL identifier/);
+      expect(() => new PostgresJobStore({ dataSource, tablePrefix: schema })).toThrow(/tablePrefix/);
+      expect(await dataSource.query(`SELECT count(*)::int AS n FROM pg_namespace`)).toEqual(before);
+    },
+  );
+
+  it('refuses a DataSource of another type, or one not yet initialized', () => {
+    const sqliteLike = { options: { type: 'better-sqlite3' }, isInitialized: true } as unknown as DataSource;
+    expect(() => new PostgresJobStore({ dataSource: sqliteLike })).toThrow('PostgresJobStore needs a TypeORM DataSource of type "postgres".');
+    const idle = new DataSource({ type: 'postgres', url: databaseUrl() });
+    expect(() => new PostgresJobStore({ dataSource: idle })).toThrow(/initialized DataSource/);
+  });
+});

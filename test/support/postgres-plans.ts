@@ -1,0 +1,58 @@
+import pg from 'pg';
+import { DataSource } from 'typeorm';
+import { databaseUrl } from './postgres.js';
+
+/** One node of a JSON plan. */
+export type PlanNode = { 'Node Type': string; Plans?: PlanNode[] } & Record<string, unknown>;
+
+/** Every node of a plan, depth first. */
+export function nodes(plan: PlanNode): PlanNode[] {
+  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
+}
+
+/**
+ * How the plan of a claim statement (as the store sent it) reads `table`: every scan node on it,
+ * for worker 'w2' claiming up to `limit` jobs of the default queue.
+ */
+export async function claimScans(claimText: string, table: string, limit: number): Promise<Array<{ type: string; index?: string }>> {
+  const client = new pg.Client({ connectionString: databaseUrl() });
+  await client.connect();
+  try {
+    await client.query(`PREPARE claim_plan(text, text[], integer, integer, boolean) AS ${claimText}`);
+    const { rows } = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE claim_plan('w2', '{default}', ${limit}, 60000, true)`);
+    const relation = table.split('.')[1]!.replaceAll('"', '');
+    return nodes((rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan)
+      .filter((node) => node['Relation Name'] === relation && node['Node Type'] !== 'ModifyTable')
+      .map((node) => ({ type: node['Node Type'], index: node['Index Name'] as string | undefined }));
+  } finally {
+    await client.end();
+  }
+}
+
+/** One statement's plan as auto_explain logs it in JSON. */
+export type ExplainedPlan = { 'Query Text': string; Plan: PlanNode; Settings?: Record<string, string>; JIT?: unknown };
+
+/**
+ * A DataSource whose connections send every statement's plan (auto_explain, JSON) back to this
+ * client as a notice; `plans` collects them in order.
+ */
+export async function explainingDataSource(settings: readonly string[], max: number): Promise<{ explained: DataSource; plans: ExplainedPlan[] }> {
+  const options = [
+    '-c session_preload_libraries=auto_explain',
+    '-c auto_explain.log_min_duration=0',
+    '-c auto_explain.log_format=json',
+    '-c client_min_messages=log',
+    ...settings,
+  ].join(' ');
+  const explained = await new DataSource({ type: 'postgres', url: databaseUrl(), extra: { max, options } }).initialize();
+  const plans: ExplainedPlan[] = [];
+  const pool = (explained.driver as unknown as { master: pg.Pool & { _clients?: pg.PoolClient[] } }).master;
+  const listen = (client: pg.PoolClient) =>
+    client.on('notice', (notice) => {
+      const json = notice.message?.replace(/^duration: [\d.]+ ms\s+plan:\s*/, '');
+      if (json?.startsWith('{')) plans.push(JSON.parse(json) as ExplainedPlan);
+    });
+  pool.on('connect', listen);
+  for (const client of pool._clients ?? []) listen(client);
+  return { explained, plans };
+}
