@@ -36,7 +36,7 @@ async function freshStore() {
 }
 
 async function enqueueAll(store, inputs) {
-  for (let i = 0; i < inputs.length; i += 1_000) await store.jobEnqueueMany(inputs.slice(i, i + 1_000));
+  for (let i = 0; i < inputs.length; i += 1_000) await store.jobEnqueueMany({ jobs: inputs.slice(i, i + 1_000) });
 }
 
 /** LOOPS claimers, each claiming CLAIM at a time and writing the outcomes in one fenced batch. */
@@ -61,19 +61,19 @@ async function drain(store, total) {
 
 const limitCells = [
   { name: 'no limit', setup: async () => {}, key: () => undefined },
-  { name: 'queue cap 10,000', setup: (s) => s.concurrencyLimitSet({ queue: 'default' }, 10_000), key: () => undefined },
+  { name: 'queue cap 10,000', setup: (s) => s.concurrencyLimitSet({ target: { queue: 'default' }, max: 10_000 }), key: () => undefined },
   {
     name: '100 keys, cap 10 each',
     setup: async (s) => {
-      for (let k = 0; k < 100; k++) await s.concurrencyLimitSet({ key: `tenant-${k}` }, 10);
+      for (let k = 0; k < 100; k++) await s.concurrencyLimitSet({ target: { key: `tenant-${k}` }, max: 10 });
     },
     key: (i) => `tenant-${i % 100}`,
   },
   {
     name: 'queue cap 10,000 + 100 keys, cap 10',
     setup: async (s) => {
-      await s.concurrencyLimitSet({ queue: 'default' }, 10_000);
-      for (let k = 0; k < 100; k++) await s.concurrencyLimitSet({ key: `tenant-${k}` }, 10);
+      await s.concurrencyLimitSet({ target: { queue: 'default' }, max: 10_000 });
+      for (let k = 0; k < 100; k++) await s.concurrencyLimitSet({ target: { key: `tenant-${k}` }, max: 10 });
     },
     key: (i) => `tenant-${i % 100}`,
   },
@@ -115,11 +115,11 @@ async function timed(work) {
 
 async function fanOutRound(children) {
   const store = await freshStore();
-  const { id: lone } = await store.jobEnqueue({ name: 'lone', payload: null });
+  const { id: lone } = await store.jobEnqueue({ job: { name: 'lone', payload: null } });
   const loneJob = await claimOne(store, lone);
   const baseline = await timed(() => store.jobCompleteMany({ workerId: 'p', outcomes: [{ jobId: lone, attempt: loneJob.attempt, kind: 'succeeded' }] }));
 
-  const { id: parent } = await store.jobEnqueue({ name: 'parent', payload: null });
+  const { id: parent } = await store.jobEnqueue({ job: { name: 'parent', payload: null } });
   const enqueue = await timed(() => enqueueAll(store, Array.from({ length: children }, (_, i) => ({ name: 'child', payload: i, dependsOn: [parent] }))));
   const job = await claimOne(store, parent);
   const write = await timed(() => store.jobCompleteMany({ workerId: 'p', outcomes: [{ jobId: parent, attempt: job.attempt, kind: 'succeeded' }] }));
@@ -140,10 +140,10 @@ async function fanInRound(parents) {
     const store = await freshStore();
     const ids = [];
     for (let i = 0; i < parents; i += 1_000) {
-      ids.push(...(await store.jobEnqueueMany(Array.from({ length: Math.min(1_000, parents - i) }, (_, k) => ({ name: 'parent', payload: i + k })))).map((r) => r.id));
+      ids.push(...(await store.jobEnqueueMany({ jobs: Array.from({ length: Math.min(1_000, parents - i) }, (_, k) => ({ name: 'parent', payload: i + k })) })).map((r) => r.id));
     }
     let child;
-    const enqueue = withChild ? await timed(async () => (child = (await store.jobEnqueue({ name: 'child', payload: null, dependsOn: ids })).id)) : { ms: 0 };
+    const enqueue = withChild ? await timed(async () => (child = (await store.jobEnqueue({ job: { name: 'child', payload: null, dependsOn: ids } })).id)) : { ms: 0 };
     const finish = await timed(async () => {
       for (let done = 0; done < parents; ) {
         const jobs = await store.jobClaim({ workerId: 'p', limit: 100, queues: ['default'], leaseMs: LEASE });
@@ -153,7 +153,7 @@ async function fanInRound(parents) {
       }
     });
     if (withChild) {
-      const state = (await store.jobGet(child)).state;
+      const state = (await store.jobGet({ jobId: child })).state;
       if (state !== 'scheduled') throw new Error(`the fan-in child is ${state} after its last parent succeeded`);
     }
     results[withChild ? 'child' : 'baseline'] = { enqueue: enqueue.ms, finish: finish.ms };
@@ -168,10 +168,10 @@ async function sqliteFanOut(children) {
   try {
     const store = new SqliteJobStore({ dataSource: sqlite });
     await store.migrate();
-    const { id: lone } = await store.jobEnqueue({ name: 'lone', payload: null });
+    const { id: lone } = await store.jobEnqueue({ job: { name: 'lone', payload: null } });
     const loneJob = await claimOne(store, lone);
     const baseline = await timed(() => store.jobCompleteMany({ workerId: 'p', outcomes: [{ jobId: lone, attempt: loneJob.attempt, kind: 'succeeded' }] }));
-    const { id: parent } = await store.jobEnqueue({ name: 'parent', payload: null });
+    const { id: parent } = await store.jobEnqueue({ job: { name: 'parent', payload: null } });
     await enqueueAll(store, Array.from({ length: children }, (_, i) => ({ name: 'child', payload: i, dependsOn: [parent] })));
     const job = await claimOne(store, parent);
     const write = await timed(() => store.jobCompleteMany({ workerId: 'p', outcomes: [{ jobId: parent, attempt: job.attempt, kind: 'succeeded' }] }));

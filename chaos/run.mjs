@@ -29,7 +29,8 @@ const runDir = mkdtempSync(join(tmpdir(), `durable-scheduler-chaos-${options.see
 for (const part of ['lib', 'chaos']) cpSync(join(root, 'dist', part), join(runDir, 'dist', part), { recursive: true });
 writeFileSync(join(runDir, 'package.json'), '{ "type": "module" }\n');
 symlinkSync(join(root, 'node_modules'), join(runDir, 'node_modules'));
-const { SeededRandom, PostgresJobStore } = await import(pathToFileURL(join(runDir, 'dist/lib/index.js')).href);
+const { PostgresJobStore } = await import(pathToFileURL(join(runDir, 'dist/lib/index.js')).href);
+const { SeededRandom } = await import(pathToFileURL(join(runDir, 'dist/lib/worker/public-api.js')).href);
 const { chaosTablesSql, leaseAuditSql, runChecks, safe, SAFETY } = await import(pathToFileURL(join(runDir, 'dist/chaos/checks.js')).href);
 
 const external = process.env.DATABASE_URL;

@@ -1,4 +1,61 @@
-export * from './core/index.js';
-export * from './store/index.js';
-export * from './worker/index.js';
-export * from './nest/index.js';
+/**
+ * The root entry point: what a NestJS application uses. The engine's other parts have entry
+ * points of their own (docs/entry-points.md): `nestjs-durable-scheduler/worker` (a worker without
+ * NestJS), `/testing` (the in-memory store and a manual clock), `/store-kit` (for store adapter
+ * authors, with the conformance suite in `/store-kit/conformance`) and `/simulator`.
+ * test/package/exports.spec.ts pins this list, so adding a name here is a deliberate act.
+ */
+
+// The module, the tokens an application injects, and the options.
+export { SchedulerModule, SchedulerOrchestrator, SCHEDULER_STORE, JOB_CONTEXT, JOB_ENTITY_MANAGER } from './nest/index.js';
+export type { SchedulerModuleOptions, SchedulerModuleExtras } from './nest/index.js';
+export type { WorkerOptions, SettledEvent, ErrorLogDetail } from './worker/index.js';
+
+// Decorators.
+export { Job, InjectJobContext, InjectJobEntityManager, OnJobTransition, type OnJobTransitionOptions } from './nest/index.js';
+
+// Jobs: definitions shared by producers and workers, handlers, and the typed registry.
+export { defineJob, type DefineJobOptions, type DefinedJob, type DefinedJobSpec, type PayloadOf } from './nest/index.js';
+export type { JobHandler, JobOptions, JobHandlerOptions, DeclaredSchedule, JobRegistry, JobName, JobPayload } from './nest/index.js';
+export type { JobContext } from './worker/index.js';
+export type { JobRecord, JobState, DependencyMode, HistoryPolicy, RetryPolicy, SchedulerLimits } from './core/index.js';
+
+// The client and what its calls take and return.
+export { SchedulerClient, type EnqueueJobOptions, type ScheduleSpec, type DefinedScheduleSpec, type JobSpec } from './nest/index.js';
+export { declaredScheduleId } from './store/index.js';
+export type {
+  CancelResult,
+  ConcurrencyLimit,
+  EnqueueResult,
+  HistoryEntry,
+  LimitTarget,
+  ListJobsParams,
+  Schedule,
+  ScheduleInput,
+  ScheduleState,
+  UniqueKeyMode,
+} from './store/index.js';
+
+// Observers and attempt hooks.
+export type { TransitionEvent, AttemptHook, AttemptHookContext, SchedulerLogger } from './worker/index.js';
+export { visibleText, type VisibleTextOptions } from './core/index.js';
+
+// Errors an application may catch or throw.
+export {
+  SchedulerError,
+  InvalidArgumentError,
+  InvalidIdentifierError,
+  PayloadTooLargeError,
+  JobNotFoundError,
+  ScheduleNotFoundError,
+  IllegalTransitionError,
+  CapabilityNotSupportedError,
+  StoreBusyError,
+  StoreUnavailableError,
+  type SchedulerErrorCode,
+} from './core/index.js';
+export { PermanentJobError, JobTimeoutError } from './worker/index.js';
+
+// The stores an application builds itself (a script, a busy timeout, a second DataSource).
+export { PostgresJobStore, SqliteJobStore, type PostgresJobStoreOptions, type SqliteJobStoreOptions } from './store/index.js';
+export type { JobStore, StoreCapabilities } from './store/index.js';

@@ -19,7 +19,7 @@ const db = await server.database(ours);
 const dataSource = await new DataSource({ type: 'postgres', url: db.url, extra: { max: 4 } }).initialize();
 let claimText = '';
 const store = new PostgresJobStore({ dataSource, onStatement: (text) => text.includes('WITH active AS') && (claimText = text) });
-for (let i = 0; i < JOBS; i += 1_000) await store.jobEnqueueMany(Array.from({ length: 1_000 }, (_, j) => ({ name: 'noop', payload: { k: i + j } })));
+for (let i = 0; i < JOBS; i += 1_000) await store.jobEnqueueMany({ jobs: Array.from({ length: 1_000 }, (_, j) => ({ name: 'noop', payload: { k: i + j } })) });
 for (let done = 0; done < JOBS / 2; ) {
   const jobs = await store.jobClaim({ workerId: 'w', limit: 500, queues: ['default'], leaseMs: 60_000 });
   await store.jobCompleteMany({ workerId: 'w', outcomes: jobs.map((j) => ({ jobId: j.id, attempt: j.attempt, kind: 'succeeded' })) });

@@ -33,10 +33,10 @@ await client.connect();
 for (const total of [0, 50_000, 100_000, 200_000]) {
   // drain up to `total` jobs so far
   const have = (await client.query(`SELECT count(*)::int n FROM ${store.naming.table('jobs')}`)).rows[0].n;
-  for (let i = have; i < total; i += 1000) await store.jobEnqueueMany(Array.from({ length: 1000 }, (_, j) => ({ name: 'noop', payload: payload(i + j) })));
+  for (let i = have; i < total; i += 1000) await store.jobEnqueueMany({ jobs: Array.from({ length: 1000 }, (_, j) => ({ name: 'noop', payload: payload(i + j) })) });
   await drainAll();
   await new Promise((r) => setTimeout(r, 1200)); // every lease passed
-  await store.jobEnqueueMany(Array.from({ length: 400 }, (_, j) => ({ name: 'noop', payload: payload(j) })));
+  await store.jobEnqueueMany({ jobs: Array.from({ length: 400 }, (_, j) => ({ name: 'noop', payload: payload(j) })) });
   if (!claimText) await store.jobClaim({ workerId: 'w', limit: 1, queues: ['default'], leaseMs: 1000 });
   // Statistics as autovacuum's analyze keeps them (it runs far more often than its vacuum here):
   // without them the planner reads the claim index as a bitmap, which never marks dead entries.

@@ -3,7 +3,8 @@
 // Usage: node [--cpu-prof] bench/diagnose/drain-profile.mjs [--jobs 20000] [--concurrency 50] [--batch 50]
 import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
-import { FunctionInvoker, PostgresJobStore, WorkerNode } from '../../dist/lib/index.js';
+import { PostgresJobStore } from '../../dist/lib/index.js';
+import { FunctionInvoker, WorkerNode } from '../../dist/lib/worker/public-api.js';
 import { Server } from '../peers/cell.mjs';
 import { startProfile } from './cpu-profile.mjs';
 import { postgres, postgresCpuMs } from '../support.mjs';
@@ -31,7 +32,7 @@ store.jobClaim = async (input) => {
 };
 // migrate() reinstalls the effects triggers, whose body follows this store's history policy.
 await store.migrate();
-for (let i = 0; i < JOBS; i += 1_000) await store.jobEnqueueMany(Array.from({ length: 1_000 }, (_, j) => ({ name: 'noop', payload: { k: i + j, pad: 'x'.repeat(80) } })));
+for (let i = 0; i < JOBS; i += 1_000) await store.jobEnqueueMany({ jobs: Array.from({ length: 1_000 }, (_, j) => ({ name: 'noop', payload: { k: i + j, pad: 'x'.repeat(80) } })) });
 await dataSource.query('ANALYZE');
 // NOTRIGGER=1: drop the effects trigger, to see what the bare claim and outcome write cost (experiment only).
 if (process.env.NOTRIGGER) await dataSource.query('DROP TRIGGER jobs_effects_update ON durable_scheduler.jobs');

@@ -1,14 +1,14 @@
 // encodeJson alone, on the enqueue hot path: N encodes of a typical payload of about 1 KiB (an
 // order with a customer, addresses, lines, flags and a Date), in CPU µs per encode, best of R
-// rounds. Several --module builds (another checkout's dist/lib/index.js, say) run in turns within
+// rounds. Several --module builds (another checkout's dist/lib/store-kit/index.js, say) run in turns within
 // one process, so a loaded machine slows them alike.
-// Usage: node bench/diagnose/encode-json.mjs [--n 100000] [--rounds 5] [--module dist/lib/index.js ...]
+// Usage: node bench/diagnose/encode-json.mjs [--n 100000] [--rounds 5] [--module dist/lib/store-kit/index.js ...]
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const { values } = parseArgs({
-  options: { n: { type: 'string', default: '100000' }, rounds: { type: 'string', default: '5' }, module: { type: 'string', multiple: true, default: ['dist/lib/index.js'] } },
+  options: { n: { type: 'string', default: '100000' }, rounds: { type: 'string', default: '5' }, module: { type: 'string', multiple: true, default: ['dist/lib/store-kit/index.js'] } },
 });
 const modules = await Promise.all(values.module.map(async (path) => ({ path, encodeJson: (await import(pathToFileURL(resolve(path)).href)).encodeJson, rounds: [] })));
 

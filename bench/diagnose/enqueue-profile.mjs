@@ -31,7 +31,7 @@ pool.query = async (...args) => {
 const stopProfile = await startProfile();
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
-for (let b = 0; b < batches; b++) await store.jobEnqueueMany(Array.from({ length: 1_000 }, (_, i) => ({ name: 'noop', payload: payload(b * 1_000 + i) })));
+for (let b = 0; b < batches; b++) await store.jobEnqueueMany({ jobs: Array.from({ length: 1_000 }, (_, i) => ({ name: 'noop', payload: payload(b * 1_000 + i) })) });
 const ms = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);
 await stopProfile();

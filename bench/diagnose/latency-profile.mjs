@@ -4,7 +4,8 @@
 //   --async-claim-commit: the store option the bench's tuned cells use (claims skip their WAL flush).
 import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
-import { FunctionInvoker, PostgresJobStore, WorkerNode } from '../../dist/lib/index.js';
+import { PostgresJobStore } from '../../dist/lib/index.js';
+import { FunctionInvoker, WorkerNode } from '../../dist/lib/worker/public-api.js';
 import { payload, Server } from '../peers/cell.mjs';
 import { median, postgres } from '../support.mjs';
 import ours from '../systems/ours.mjs';
@@ -39,12 +40,12 @@ let started;
 const invoker = new FunctionInvoker({ noop: { handle: () => started?.(performance.now()) } });
 const node = new WorkerNode({ store, invoker, options: { scheduling: false, concurrency: Number(values.concurrency), claimBatchSize: Number(values.concurrency) } });
 await node.start();
-const sub = await store.subscribeWakeHints(() => (mark.hint ??= performance.now()));
+const sub = await store.subscribeWakeHints({ listener: () => (mark.hint ??= performance.now()) });
 const steps = { hint: [], claimSent: [], claimBack: [], start: [] };
 for (let i = 0; i < Number(values.jobs); i++) {
   mark = {};
   const handled = new Promise((resolve) => (started = resolve));
-  await store.jobEnqueue({ name: 'noop', payload: payload(i) });
+  await store.jobEnqueue({ job: { name: 'noop', payload: payload(i) } });
   const t0 = performance.now();
   const at = await handled;
   for (const [k, v] of Object.entries({ hint: mark.hint, claimSent: mark.claimSent, claimBack: mark.claimBack, start: at })) if (v !== undefined) steps[k].push(v - t0);

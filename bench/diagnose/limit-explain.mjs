@@ -31,10 +31,10 @@ for (const client of pool._clients ?? []) listen(client);
 const schema = schemaName('explain');
 const store = new PostgresJobStore({ dataSource, schema });
 await store.migrate();
-if (Number(values.cap) > 0) await store.concurrencyLimitSet({ queue: 'default' }, Number(values.cap));
-for (let k = 0; k < KEYS; k++) await store.concurrencyLimitSet({ key: `tenant-${k}` }, 10);
+if (Number(values.cap) > 0) await store.concurrencyLimitSet({ target: { queue: 'default' }, max: Number(values.cap) });
+for (let k = 0; k < KEYS; k++) await store.concurrencyLimitSet({ target: { key: `tenant-${k}` }, max: 10 });
 for (let i = 0; i < JOBS; i += 1_000) {
-  await store.jobEnqueueMany(Array.from({ length: Math.min(1_000, JOBS - i) }, (_, j) => ({ name: 'noop', payload: null, ...(KEYS ? { concurrencyKey: `tenant-${(i + j) % KEYS}` } : {}) })));
+  await store.jobEnqueueMany({ jobs: Array.from({ length: Math.min(1_000, JOBS - i) }, (_, j) => ({ name: 'noop', payload: null, ...(KEYS ? { concurrencyKey: `tenant-${(i + j) % KEYS}` } : {}) })) });
 }
 const t = store.naming;
 if (values.analyze) await dataSource.query(`ANALYZE ${t.jobs}, ${t.slots}, ${t.limits}`);

@@ -4,7 +4,8 @@
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
-import { FunctionInvoker, PostgresJobStore, WorkerNode } from '../../dist/lib/index.js';
+import { PostgresJobStore } from '../../dist/lib/index.js';
+import { FunctionInvoker, WorkerNode } from '../../dist/lib/worker/public-api.js';
 import { Server } from '../peers/cell.mjs';
 import { postgres } from '../support.mjs';
 import ours from '../systems/ours.mjs';
@@ -20,7 +21,7 @@ const store = new PostgresJobStore({ dataSource, onStatement: (text) => {
   const key = text.replace(/\s+/g, ' ').slice(0, 60);
   statements.set(key, (statements.get(key) ?? 0) + 1);
 } });
-for (let i = 0; i < JOBS; i += 1_000) await store.jobEnqueueMany(Array.from({ length: Math.min(1_000, JOBS - i) }, (_, j) => ({ name: 'noop', payload: { k: i + j, pad: 'x'.repeat(84) } })));
+for (let i = 0; i < JOBS; i += 1_000) await store.jobEnqueueMany({ jobs: Array.from({ length: Math.min(1_000, JOBS - i) }, (_, j) => ({ name: 'noop', payload: { k: i + j, pad: 'x'.repeat(84) } })) });
 statements.clear();
 
 // Time every store call the worker makes, by method.

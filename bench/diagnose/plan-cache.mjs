@@ -18,7 +18,7 @@ const store = new PostgresJobStore({ dataSource, asyncClaimCommit: true });
 await store.migrate();
 const N = Number(values.batch);
 for (let i = 0; i < Number(values.rounds); i++) {
-  await store.jobEnqueueMany(Array.from({ length: N }, (_, k) => ({ name: 'noop', payload: { k } })));
+  await store.jobEnqueueMany({ jobs: Array.from({ length: N }, (_, k) => ({ name: 'noop', payload: { k } })) });
   const jobs = await store.jobClaim({ workerId: 'w', limit: 200, queues: ['default'], leaseMs: 60_000 });
   await store.jobCompleteMany({ workerId: 'w', outcomes: jobs.map((j) => ({ jobId: j.id, attempt: j.attempt, kind: 'succeeded' })) });
 }

@@ -23,7 +23,7 @@ const store = new PostgresJobStore({ dataSource, historyPolicy: process.env.HIST
 await store.migrate();
 const jobs = 2 * N * (ROUNDS + WARM);
 for (let i = 0; i < jobs; i += 1_000) {
-  await store.jobEnqueueMany(Array.from({ length: Math.min(1_000, jobs - i) }, (_, j) => ({ name: 'noop', payload: { k: i + j, pad: 'x'.repeat(80) } })));
+  await store.jobEnqueueMany({ jobs: Array.from({ length: Math.min(1_000, jobs - i) }, (_, j) => ({ name: 'noop', payload: { k: i + j, pad: 'x'.repeat(80) } })) });
 }
 await dataSource.query('ANALYZE');
 
@@ -62,7 +62,7 @@ console.log(`claim of ${N}: ${ms('claim')}, of which the effects trigger ${ms('c
 console.log(`outcome write of ${N}: ${ms('outcome')}, of which the effects trigger ${ms('outcomeTrigger')}`);
 // PLAN=1: one more claim and outcome write, with their plans in text form.
 if (process.env.PLAN) {
-  await store.jobEnqueueMany(Array.from({ length: N }, (_, k) => ({ name: 'noop', payload: { k, pad: 'x'.repeat(80) } })));
+  await store.jobEnqueueMany({ jobs: Array.from({ length: N }, (_, k) => ({ name: 'noop', payload: { k, pad: 'x'.repeat(80) } })) });
   const show = async (text, params) => {
     await client.query('BEGIN');
     const { rows } = await client.query({ text: `EXPLAIN (ANALYZE, BUFFERS) ${text}`, values: params });

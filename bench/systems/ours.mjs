@@ -1,7 +1,8 @@
 // Our library, run the way a service without NestJS runs it: WorkerNode + FunctionInvoker +
 // PostgresJobStore on a TypeORM DataSource, woken by LISTEN/NOTIFY and polling as a fallback.
 import { DataSource } from 'typeorm';
-import { FunctionInvoker, PostgresJobStore, WorkerNode } from '../../dist/lib/index.js';
+import { PostgresJobStore } from '../../dist/lib/index.js';
+import { FunctionInvoker, WorkerNode } from '../../dist/lib/worker/public-api.js';
 
 async function open(url, max, storeOptions = {}) {
   const dataSource = await new DataSource({ type: 'postgres', url, extra: { max } }).initialize();
@@ -22,8 +23,8 @@ export default {
   async producer(url, max = 10) {
     const { dataSource, store } = await open(url, max);
     return {
-      add: (payload, opts) => store.jobEnqueue(input(payload, opts)),
-      addMany: (payloads, opts) => store.jobEnqueueMany(payloads.map((p) => input(p, opts))),
+      add: (payload, opts) => store.jobEnqueue({ job: input(payload, opts) }),
+      addMany: (payloads, opts) => store.jobEnqueueMany({ jobs: payloads.map((p) => input(p, opts)) }),
       close: () => dataSource.destroy(),
     };
   },

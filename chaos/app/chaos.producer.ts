@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { SchedulerClient, SeededRandom, type JobSpec } from '../../lib/index.js';
+import { SchedulerClient, type JobSpec } from '../../lib/index.js';
+import { SeededRandom } from '../../lib/worker/public-api.js';
 import { ExecutionLog } from './execution-log.js';
 import type { ChaosPayload } from './workload.js';
 

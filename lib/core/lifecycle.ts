@@ -72,6 +72,7 @@ export type Rejection =
   /** An operator action the current state forbids. */
   | 'illegal_state';
 
+/** What the lifecycle function decided: the job's next fields and their effects, or why not. */
 export type Transition =
   | { readonly ok: true; readonly next: LifecycleFields; readonly effects: readonly Effect[] }
   | { readonly ok: false; readonly rejection: Rejection };
@@ -252,6 +253,7 @@ export const LIFECYCLE_RULES: LifecycleRules = Object.freeze({ transition, isCla
 /** What an operator's cancel did, read from the job before and after. */
 export type CancelOutcome = 'cancelled' | 'cancel_requested' | 'already_cancelled' | 'already_requested';
 
+/** Names what an operator's cancel did, from the job's fields before and after it. */
 export function cancelOutcome(before: LifecycleFields, after: LifecycleFields): CancelOutcome {
   if (before.state === 'cancelled') return 'already_cancelled';
   if (after.state === 'cancelled') return 'cancelled';

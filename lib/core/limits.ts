@@ -20,6 +20,7 @@ export interface SchedulerLimits {
   readonly maxAttemptsCeiling: number;
 }
 
+/** The size limits a store applies when none are given (docs/bad-input.md). */
 export const DEFAULT_LIMITS: SchedulerLimits = Object.freeze({
   maxPayloadBytes: 256 * 1024,
   maxOutputBytes: 64 * 1024,

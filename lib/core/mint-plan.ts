@@ -4,6 +4,7 @@ import { EMPTY_SCAN, tickSpace, type NextFireAfter } from './tick-space.js';
 /** Why a tick produced no job. */
 export type SkipReason = 'missed' | 'overlap';
 
+/** How a recurring schedule treats ticks it missed or that would overlap. */
 export interface MintPolicy {
   /** `skip` drops ticks missed during downtime; `coalesce` runs them as one make-up job. */
   readonly catchUp: 'skip' | 'coalesce';
@@ -13,6 +14,7 @@ export interface MintPolicy {
   readonly misfireGraceMs: number;
 }
 
+/** What one minting pass does for a schedule: the ticks to mint, skip and where to resume. */
 export interface MintPlan {
   /** The fire times to mint a job for, oldest first. */
   readonly mint: readonly number[];

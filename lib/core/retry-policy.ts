@@ -12,6 +12,7 @@ export interface RetryPolicy {
   readonly jitter: boolean;
 }
 
+/** 1 s doubling per attempt up to 5 min, with full jitter: the policy of a job that sets none. */
 export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({
   baseDelayMs: 1_000,
   maxDelayMs: 300_000,

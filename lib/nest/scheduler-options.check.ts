@@ -1,27 +1,27 @@
 import { isDeepStrictEqual } from 'node:util';
+import type { FactoryProvider, InjectionToken } from '@nestjs/common';
 import { assertMaxAttempts, assertPositiveInteger, assertQueueName, InvalidArgumentError, resolveLimits, showValue, type SchedulerLimits } from '../core/index.js';
-import type { JobStore } from '../store/index.js';
-import { assertHistoryPolicy } from '../store/effect-params.js';
-import { resolveWorkerOptions, WORKER_DEFAULTS } from '../worker/index.js';
+import { assertHistoryPolicy, type JobStore } from '../store/index.js';
+import { checkAttemptHooks, resolveWorkerOptions, WORKER_DEFAULTS, type ResolvedWorkerOptions } from '../worker/index.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
-import { OPTION_NEEDS_BUILT_STORE } from './scheduler.messages.js';
+import { HOOKS_WITHOUT_WORKER, OPTION_NEEDS_BUILT_STORE } from './scheduler.messages.js';
 import { checkProducerOptions } from './defined-jobs.js';
+import { SCHEDULER_WORKER_OPTIONS } from './scheduler.tokens.js';
 
 /** Every key forRoot/forRootAsync understands: the worker's (from its defaults), the module's, and the builder's extras. */
 const KNOWN_OPTIONS = new Set<string>([
   ...Object.keys(WORKER_DEFAULTS),
   'retry', 'workerId', 'observerRetry',
   'store', 'dataSource', 'schema', 'tablePrefix', 'limits', 'maxAttempts', 'autoStart', 'migrationsRun', 'historyPolicy', 'queueLimits', 'asyncClaimCommit',
-  'worker', 'jobs',
+  'worker', 'jobs', 'attemptHooks',
   'isGlobal', 'dataSourceName',
 ]);
 
 /**
- * Checks every module option that can be checked without handlers, before the store migrates or
- * anything else is written: a bad option stops the boot with nothing changed in the database.
- * The explorer runs it again at module init (it is pure), so the two can never disagree.
+ * Checks every module option that can be checked without handlers, and returns the worker's
+ * options resolved: the one resolution the store, the explorer and the worker all use.
  */
-export function checkModuleOptions(options: SchedulerModuleOptions, limits: SchedulerLimits): void {
+export function checkModuleOptions(options: SchedulerModuleOptions, limits: SchedulerLimits): ResolvedWorkerOptions {
   if (options === null || typeof options !== 'object') {
     throw new InvalidArgumentError(`SchedulerModule options must be an object, got ${showValue(options)}.`, 'options');
   }
@@ -30,7 +30,7 @@ export function checkModuleOptions(options: SchedulerModuleOptions, limits: Sche
   if (unknown.length > 0) {
     throw new InvalidArgumentError(`SchedulerModule does not know the option${unknown.length > 1 ? 's' : ''} ${unknown.map((key) => JSON.stringify(key)).join(', ')}; check the spelling against docs/module-options.md.`, unknown[0]!);
   }
-  resolveWorkerOptions(options);
+  const worker = resolveWorkerOptions(options);
   if (options.historyPolicy !== undefined) assertHistoryPolicy(options.historyPolicy);
   for (const flag of ['autoStart', 'migrationsRun', 'asyncClaimCommit'] as const) {
     if (options[flag] !== undefined && typeof options[flag] !== 'boolean') {
@@ -39,6 +39,9 @@ export function checkModuleOptions(options: SchedulerModuleOptions, limits: Sche
   }
   if (options.maxAttempts !== undefined) assertMaxAttempts(options.maxAttempts, limits.maxAttemptsCeiling, 'maxAttempts');
   checkProducerOptions(options);
+  if (checkAttemptHooks(options.attemptHooks).length > 0 && options.worker === false) {
+    throw new InvalidArgumentError(HOOKS_WITHOUT_WORKER(), 'attemptHooks');
+  }
   const queueLimits = options.queueLimits;
   if (queueLimits !== undefined) {
     if (queueLimits === null || typeof queueLimits !== 'object' || Array.isArray(queueLimits)) {
@@ -49,6 +52,19 @@ export function checkModuleOptions(options: SchedulerModuleOptions, limits: Sche
       if (max !== null) assertPositiveInteger(max, `queueLimits.${queue}`, 10_000);
     }
   }
+  return worker;
+}
+
+/**
+ * The module options, checked, as the worker options they resolve to. The store's provider
+ * injects it, so a bad option stops the boot before the store migrates or anything is written.
+ */
+export function workerOptionsProvider(optionsToken: InjectionToken): FactoryProvider<ResolvedWorkerOptions> {
+  return {
+    provide: SCHEDULER_WORKER_OPTIONS,
+    inject: [optionsToken],
+    useFactory: (options: SchedulerModuleOptions) => checkModuleOptions(options, options?.store?.limits ?? resolveLimits(options?.limits)),
+  };
 }
 
 /**

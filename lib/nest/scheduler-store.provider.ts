@@ -1,12 +1,12 @@
 import type { FactoryProvider, InjectionToken } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { InvalidArgumentError, resolveLimits } from '../core/index.js';
+import { InvalidArgumentError } from '../core/index.js';
 import { PostgresJobStore, SqliteJobStore, type JobStore } from '../store/index.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
-import { checkExplicitStore, checkModuleOptions } from './scheduler-options.check.js';
+import { checkExplicitStore } from './scheduler-options.check.js';
 import { ASYNC_CLAIM_COMMIT_ON_SQLITE, NO_DATA_SOURCE, SCHEMA_ON_SQLITE, UNSUPPORTED_DATA_SOURCE } from './scheduler.messages.js';
-import { SCHEDULER_STORE } from './scheduler.tokens.js';
+import { SCHEDULER_STORE, SCHEDULER_WORKER_OPTIONS } from './scheduler.tokens.js';
 
 /** Picks the adapter for a DataSource by its driver type. */
 export function createStore(options: SchedulerModuleOptions, dataSource: DataSource | undefined, dataSourceName?: string): JobStore {
@@ -41,10 +41,10 @@ export function createStore(options: SchedulerModuleOptions, dataSource: DataSou
 export function schedulerStoreProvider(dataSourceName: string | undefined, optionsToken: InjectionToken): FactoryProvider<JobStore> {
   return {
     provide: SCHEDULER_STORE,
-    inject: [optionsToken, { token: getDataSourceToken(dataSourceName), optional: true }],
-    useFactory: async (options: SchedulerModuleOptions, registered?: DataSource) => {
-      // Every option is checked before the store migrates, so a bad one writes nothing at all.
-      checkModuleOptions(options, options?.store?.limits ?? resolveLimits(options?.limits));
+    // The resolved worker options are injected, unused, so every option is checked before the
+    // store migrates: a bad one writes nothing at all.
+    inject: [optionsToken, SCHEDULER_WORKER_OPTIONS, { token: getDataSourceToken(dataSourceName), optional: true }],
+    useFactory: async (options: SchedulerModuleOptions, _checked: unknown, registered?: DataSource) => {
       const store = createStore(options, options.dataSource ?? registered, dataSourceName);
       if (options.migrationsRun !== false) await store.migrate();
       return store;

@@ -103,7 +103,7 @@ export class SchedulerClient {
   async enqueue(job: string | DefinedJob, payload: unknown, options: EnqueueJobOptions = {}): Promise<EnqueueResult> {
     const { manager, ...rest } = readOnce(optionsObject(options, 'options'), ['manager']);
     const named = isDefinedJob(job) ? { job } : { name: job };
-    return this.store.jobEnqueue(this.input({ ...named, payload, ...rest }, undefined), manager ? { manager } : undefined);
+    return this.store.jobEnqueue({ job: this.input({ ...named, payload, ...rest }, undefined), ...(manager ? { manager } : undefined) });
   }
 
   /**
@@ -116,33 +116,33 @@ export class SchedulerClient {
   ): Promise<EnqueueResult[]> {
     if (!Array.isArray(jobs)) throw new InvalidArgumentError('enqueueMany needs an array of jobs.', 'jobs');
     const { manager } = optionsObject(options, 'options');
-    return this.store.jobEnqueueMany(
-      jobs.map((job, i) => this.input(job, i)),
-      manager ? { manager } : undefined,
-    );
+    return this.store.jobEnqueueMany({
+      jobs: jobs.map((job, i) => this.input(job, i)),
+      ...(manager ? { manager } : undefined),
+    });
   }
 
   /** Cancels a waiting job at once, or asks a running one to stop. */
   cancel(jobId: string): Promise<CancelResult> {
-    return this.store.jobCancel(jobId);
+    return this.store.jobCancel({ jobId });
   }
 
   /** Brings a dead-lettered or quarantined job back: attempt 0, due now. */
   replay(jobId: string): Promise<JobRecord> {
-    return this.store.jobReplay(jobId);
+    return this.store.jobReplay({ jobId });
   }
 
   /** Stops claims from a queue; its jobs keep their places. */
   pause(queue: string): Promise<void> {
-    return this.store.queuePause(queue);
+    return this.store.queuePause({ queue });
   }
 
   resume(queue: string): Promise<void> {
-    return this.store.queueResume(queue);
+    return this.store.queueResume({ queue });
   }
 
   get(jobId: string): Promise<JobRecord | null> {
-    return this.store.jobGet(jobId);
+    return this.store.jobGet({ jobId });
   }
 
   /** Jobs, newest first. */
@@ -168,36 +168,36 @@ export class SchedulerClient {
     }
     const { job, name, ...rest } = readOnce(spec as ScheduleSpec & { job?: unknown }, ['job', 'name']);
     const registered = this.registered({ name, job }, 'name');
-    const { schedule } = await this.store.scheduleUpsert({ queue: registered.queue, maxAttempts: registered.maxAttempts, ...stripUndefined(rest), name: registered.name });
+    const { schedule } = await this.store.scheduleUpsert({ schedule: { queue: registered.queue, maxAttempts: registered.maxAttempts, ...stripUndefined(rest), name: registered.name } });
     this.orchestrator.node.minter.poke();
     return schedule;
   }
 
   pauseSchedule(scheduleId: string): Promise<Schedule> {
-    return this.store.schedulePause(scheduleId);
+    return this.store.schedulePause({ scheduleId });
   }
 
   resumeSchedule(scheduleId: string): Promise<Schedule> {
-    return this.store.scheduleResume(scheduleId);
+    return this.store.scheduleResume({ scheduleId });
   }
 
   /** Mints one occurrence now, outside the pattern. */
   triggerSchedule(scheduleId: string): Promise<EnqueueResult> {
-    return this.store.scheduleTrigger(scheduleId);
+    return this.store.scheduleTrigger({ scheduleId });
   }
 
   /** Deletes a schedule; jobs it already minted stay. */
   removeSchedule(scheduleId: string): Promise<boolean> {
-    return this.store.scheduleRemove(scheduleId);
+    return this.store.scheduleRemove({ scheduleId });
   }
 
   /** Replays the occurrence that dead-lettered a schedule, and lets the schedule mint again. */
   replaySchedule(scheduleId: string): Promise<{ schedule: Schedule; job: JobRecord | null }> {
-    return this.store.scheduleReplay(scheduleId);
+    return this.store.scheduleReplay({ scheduleId });
   }
 
   getSchedule(scheduleId: string): Promise<Schedule | null> {
-    return this.store.scheduleGet(scheduleId);
+    return this.store.scheduleGet({ scheduleId });
   }
 
   listSchedules(): Promise<Schedule[]> {
@@ -206,7 +206,7 @@ export class SchedulerClient {
 
   /** Sets, changes or (with null) removes the cluster-wide cap of a queue or a concurrency key. */
   setConcurrencyLimit(target: LimitTarget, max: number | null): Promise<void> {
-    return this.store.concurrencyLimitSet(target, max);
+    return this.store.concurrencyLimitSet({ target, max });
   }
 
   listConcurrencyLimits(): Promise<ConcurrencyLimit[]> {
@@ -215,7 +215,7 @@ export class SchedulerClient {
 
   /** A job's state changes, oldest first (empty under historyPolicy `off`). */
   history(jobId: string): Promise<HistoryEntry[]> {
-    return this.store.jobHistory(jobId);
+    return this.store.jobHistory({ jobId });
   }
 
   /** The defaults of what a call names: a definition (`job`), or a `name` known on this node. */

@@ -14,7 +14,7 @@ import {
   showValue,
 } from '../core/index.js';
 import { declaredScheduleId, DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE, normalizeSchedule, type JobStore, type ScheduleInput } from '../store/index.js';
-import { resolveWorkerOptions, type TransitionEvent, type TransitionObserver } from '../worker/index.js';
+import type { ResolvedWorkerOptions, TransitionEvent, TransitionObserver } from '../worker/index.js';
 import type { JobOptions } from './interfaces/job-options.interface.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
 import { JobHandlerRegistry } from './job-handler.registry.js';
@@ -31,9 +31,8 @@ import {
   OBSERVERS_WITHOUT_HISTORY,
   UNKNOWN_QUEUE,
 } from './scheduler.messages.js';
-import { checkModuleOptions } from './scheduler-options.check.js';
 import { assertObserversHaveWorker, registerDefinedJobs } from './defined-jobs.js';
-import { SCHEDULER_STORE } from './scheduler.tokens.js';
+import { SCHEDULER_STORE, SCHEDULER_WORKER_OPTIONS } from './scheduler.tokens.js';
 
 /** Every option `@Job` takes; anything else is a typo, refused rather than ignored. */
 const JOB_OPTION_KEYS = new Set(['name', 'queue', 'maxAttempts', 'retry', 'timeoutMs', 'transaction', 'schedule', 'validate', 'concurrencyKey', 'concurrencyLimit']);
@@ -78,6 +77,7 @@ export class SchedulerExplorer implements OnModuleInit {
     private readonly registry: JobHandlerRegistry,
     @Inject(SCHEDULER_MODULE_OPTIONS) private readonly options: SchedulerModuleOptions,
     @Inject(SCHEDULER_STORE) private readonly store: JobStore,
+    @Inject(SCHEDULER_WORKER_OPTIONS) private readonly worker: ResolvedWorkerOptions,
   ) {
     this.exploreJobs();
   }
@@ -88,8 +88,7 @@ export class SchedulerExplorer implements OnModuleInit {
   }
 
   private exploreJobs(): void {
-    checkModuleOptions(this.options, this.store.limits);
-    const worker = resolveWorkerOptions(this.options);
+    const worker = this.worker;
     const defaultMaxAttempts = this.options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
     this.registry.defaultMaxAttempts = defaultMaxAttempts;
     const owners = new Map<string, Function>();

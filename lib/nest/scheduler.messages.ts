@@ -43,3 +43,6 @@ export const ASYNC_CLAIM_COMMIT_ON_SQLITE = () =>
   'asyncClaimCommit only applies to PostgreSQL; leave it unset on SQLite.';
 export const SCHEMA_ON_SQLITE = () =>
   'schema only applies to PostgreSQL; on SQLite the tables are named by tablePrefix alone.';
+
+export const HOOKS_WITHOUT_WORKER = () =>
+  'attemptHooks wrap the attempts this node runs, but worker is false, so it runs none; register them on a worker node.';

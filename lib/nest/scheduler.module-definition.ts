@@ -1,5 +1,6 @@
 import { ConfigurableModuleBuilder, type DynamicModule, type InjectionToken } from '@nestjs/common';
 import type { SchedulerModuleExtras, SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
+import { workerOptionsProvider } from './scheduler-options.check.js';
 import { schedulerStoreProvider } from './scheduler-store.provider.js';
 
 export const {
@@ -13,6 +14,10 @@ export const {
     ...definition,
     global: extras.isGlobal,
     // The DataSource token depends on its name, so the store's provider is built here, where the name is known.
-    providers: [...(definition.providers ?? []), schedulerStoreProvider(extras.dataSourceName, SCHEDULER_MODULE_OPTIONS as InjectionToken)],
+    providers: [
+      ...(definition.providers ?? []),
+      workerOptionsProvider(SCHEDULER_MODULE_OPTIONS as InjectionToken),
+      schedulerStoreProvider(extras.dataSourceName, SCHEDULER_MODULE_OPTIONS as InjectionToken),
+    ],
   }))
   .build();

@@ -1,12 +1,12 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import { InvalidArgumentError } from '../core/index.js';
-import { PostgresJobStore, type JobStore } from '../store/index.js';
-import { WorkerNode } from '../worker/index.js';
+import type { JobStore } from '../store/index.js';
+import { WorkerNode, type ResolvedWorkerOptions } from '../worker/index.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
 import { JobHandlerRegistry } from './job-handler.registry.js';
 import { NestJobInvoker } from './nest-job.invoker.js';
 import { SCHEDULER_MODULE_OPTIONS } from './scheduler.module-definition.js';
-import { SCHEDULER_STORE } from './scheduler.tokens.js';
+import { SCHEDULER_STORE, SCHEDULER_WORKER_OPTIONS } from './scheduler.tokens.js';
 
 /**
  * Starts the worker when the application boots and drains it before shutdown, while the
@@ -21,10 +21,11 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
   constructor(
     @Inject(SCHEDULER_MODULE_OPTIONS) private readonly options: SchedulerModuleOptions,
     @Inject(SCHEDULER_STORE) private readonly store: JobStore,
+    @Inject(SCHEDULER_WORKER_OPTIONS) worker: ResolvedWorkerOptions,
     invoker: NestJobInvoker,
     private readonly registry: JobHandlerRegistry,
   ) {
-    this.node = new WorkerNode({ store, invoker, options, logger: this.logger, observers: registry.observers });
+    this.node = new WorkerNode({ store, invoker, options: worker, logger: this.logger, observers: registry.observers, attemptHooks: options.attemptHooks });
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -41,7 +42,7 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
   private async registerDeclaredSchedules(): Promise<void> {
     for (const job of this.registry.all()) {
       if (!job.schedule) continue;
-      const { created, changed, schedule } = await this.store.scheduleUpsert(job.schedule, { actor: 'boot' });
+      const { created, changed, schedule } = await this.store.scheduleUpsert({ schedule: job.schedule, actor: 'boot' });
       if (changed) this.logger.log(`${created ? 'created' : 'updated'} the schedule of ${job.name} (${schedule.id}); next tick ${schedule.nextFireAt?.toISOString() ?? 'never'}.`);
     }
   }
@@ -49,7 +50,7 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
   /** Sets the `queueLimits` option's caps; the same on every node, so safe to race. */
   private async applyQueueLimits(): Promise<void> {
     for (const [queue, max] of Object.entries(this.options.queueLimits ?? {})) {
-      await this.store.concurrencyLimitSet({ queue }, max, { actor: 'boot' });
+      await this.store.concurrencyLimitSet({ target: { queue }, max, actor: 'boot' });
     }
   }
 
@@ -59,9 +60,10 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
       throw new InvalidArgumentError('This node was built with worker: false, so it runs no worker; remove that option to run jobs here.', 'worker');
     }
     const needed = this.node.options.concurrency + 3;
-    if (this.store instanceof PostgresJobStore && this.store.poolSize < needed) {
+    const pool = this.store.capabilities.connectionPool;
+    if (pool !== undefined && pool.size < needed) {
       this.logger.warn(
-        `the DataSource pool holds ${this.store.poolSize} connections but this worker can need ${needed} (concurrency ${this.node.options.concurrency} + heartbeat + LISTEN + one for claims and outcomes); raise extra.max or lower concurrency.`,
+        `the DataSource pool holds ${pool.size} connections but this worker can need ${needed} (concurrency ${this.node.options.concurrency} + heartbeat + LISTEN + one for claims and outcomes); raise extra.max or lower concurrency.`,
       );
     }
     await this.node.start();

@@ -99,10 +99,10 @@ export class FaultInjector {
     const log = (kind: FaultKind, id: string) => this.deps.log.emit({ type: 'fault', at: this.deps.scheduler.now(), kind, target: id });
     if (this.deps.random.next() < 0.5) {
       const target = this.pick(rows.filter((r) => !TERMINAL.has(r.state)));
-      if (target) void this.deps.operator('jobCancel', target.id).then(() => log('operator_cancel', target.id));
+      if (target) void this.deps.operator('jobCancel', { jobId: target.id }).then(() => log('operator_cancel', target.id));
     } else {
       const target = this.pick(rows.filter((r) => r.state === 'dead_lettered' || r.state === 'quarantined'));
-      if (target) void this.deps.operator('jobReplay', target.id).then(() => log('operator_replay', target.id));
+      if (target) void this.deps.operator('jobReplay', { jobId: target.id }).then(() => log('operator_replay', target.id));
     }
   }
 

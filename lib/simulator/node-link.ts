@@ -1,5 +1,5 @@
 import type { SeededRandom } from '../core/index.js';
-import type { JobStore, WakeListener, WakeSubscription } from '../store/index.js';
+import type { JobStore, WakeHintParams, WakeListener, WakeSubscription } from '../store/index.js';
 import type { Caller, EventLog } from './sim-event.js';
 import type { FaultSettings } from './sim-settings.js';
 import type { StoreGateway } from './store-gateway.js';
@@ -53,7 +53,7 @@ export class NodeLink {
       get: (target, prop, receiver) => {
         const value = Reflect.get(target, prop, receiver) as unknown;
         if (typeof value !== 'function' || typeof prop !== 'string') return value;
-        if (prop === 'subscribeWakeHints') return (listener: WakeListener) => this.subscribe(listener);
+        if (prop === 'subscribeWakeHints') return ({ listener }: WakeHintParams) => this.subscribe(listener);
         if (LOCAL.has(prop)) return (value as (...a: unknown[]) => unknown).bind(target);
         return (...args: unknown[]) => this.call(prop, args);
       },
@@ -119,7 +119,7 @@ export class NodeLink {
 
   /** Wake-up hints reach the node through its timers; in the safety phase some are lost, doubled or late. */
   private async subscribe(listener: WakeListener): Promise<WakeSubscription> {
-    const subscription = await this.store.subscribeWakeHints((queue) => {
+    const subscription = await this.store.subscribeWakeHints({ listener: (queue) => {
       if (this.timers.isCrashed || this.isolated) return;
       const f = this.faults();
       if (this.hintFaultsOn && this.random.next() < f.hintLoss) {
@@ -133,11 +133,12 @@ export class NodeLink {
         this.log.emit({ type: 'fault', at: this.scheduler.now(), kind: 'hint_duplicated', target: label(this.caller) });
         this.timers.setTimeout(() => listener(queue), delay + this.random.nextInt(200));
       }
-    });
+    } });
     return subscription;
   }
 }
 
+/** A caller's name in traces: its worker id, or `producer` / `operator`. */
 export function label(caller: Caller): string {
   return caller.kind === 'worker' ? caller.workerId : caller.kind;
 }

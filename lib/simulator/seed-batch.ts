@@ -23,6 +23,7 @@ export interface BatchSummary {
   longestDrainMs: number;
 }
 
+/** Runs `count` seeds derived from `base`, one after another, and sums what they found. */
 export async function runBatch(
   base: bigint,
   count: number,

@@ -32,6 +32,7 @@ export function errorLine(error: string | null): string | null {
   return error === null ? null : error.split('\n')[0]!;
 }
 
+/** The fields of a row the event log keeps (the payload and output stay out of it). */
 export function rowView(row: JobRow): RowView {
   const { id, name, queue, state, attempt, maxAttempts, workerId, leasedUntil, runAt, cancelRequested, scheduleId, scheduledFor, concurrencyKey, uniqueKey, pendingParents, lastError } = row;
   return { id, name, queue, state, attempt, maxAttempts, workerId, leasedUntil, runAt, cancelRequested, scheduleId, scheduledFor, concurrencyKey, uniqueKey, pendingParents, lastError: errorLine(lastError) };
@@ -68,6 +69,7 @@ export type SimEvent =
   | { readonly type: 'stopped'; readonly at: number; readonly target: string }
   | { readonly type: 'phase'; readonly at: number; readonly phase: 'liveness' };
 
+/** The faults a run injects, by name. */
 export type FaultKind =
   | 'crash'
   | 'isolate_fail'

@@ -26,6 +26,7 @@ export interface FaultSettings {
   readonly shutdownEveryMs: number;
 }
 
+/** How many jobs of each kind a run enqueues, and how its handlers behave; drawn from the seed. */
 export interface WorkloadSettings {
   readonly plain: number;
   /** Jobs that fail a few times, then succeed. */

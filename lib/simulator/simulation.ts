@@ -44,6 +44,7 @@ export interface SimCoverage {
   stopsGivenUp: number;
 }
 
+/** What one seed's run did: its settings, a hash of every event, counts, and each oracle's verdict. */
 export interface SimResult {
   readonly settings: SimSettings;
   readonly mutant: string | null;
@@ -61,6 +62,7 @@ export interface SimResult {
   readonly bootedNodes: number;
 }
 
+/** How to run one seed beyond what the seed decides. */
 export interface SimOptions {
   /** Run with deliberately broken lifecycle rules (the sabotage self-test). */
   readonly mutant?: Mutant;
@@ -210,12 +212,12 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
     nodes[node.index] = boot(node.index, node.generation + 1);
   };
 
-  for (const schedule of workload.schedules) await operator('scheduleUpsert', schedule);
+  for (const schedule of workload.schedules) await operator('scheduleUpsert', { schedule });
   await scheduler.run(EPOCH);
   for (let i = 0; i < settings.nodes; i++) nodes.push(boot(i, 0));
   let pendingBatches = workload.batches.length;
   const enqueue = (batch: EnqueueBatch) => {
-    (producer as JobStore).jobEnqueueMany(batch.inputs).then(
+    (producer as JobStore).jobEnqueueMany({ jobs: batch.inputs }).then(
       (results) => {
         pendingBatches -= 1;
         // The ids the store answered with: a job whose unique key was held is acknowledged as its holder.
@@ -242,7 +244,7 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
   // The operator changes caps as the workload planned; the limit oracle reads each change from its call.
   for (const change of workload.limitChanges) {
     scheduler.at(change.atMs, () => {
-      void operator('concurrencyLimitSet', { key: change.key }, change.max).then(() =>
+      void operator('concurrencyLimitSet', { target: { key: change.key }, max: change.max }).then(() =>
         log.emit({ type: 'fault', at: scheduler.now(), kind: 'operator_limit', target: `${change.key}=${change.max}` }),
       );
     });
@@ -260,7 +262,7 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
     node.link.calmHints();
     restart(node);
   }
-  for (const schedule of workload.schedules) await operator('schedulePause', schedule.id);
+  for (const schedule of workload.schedules) await operator('schedulePause', { scheduleId: schedule.id });
   const livenessStart = scheduler.now();
   const drained = () => pendingBatches === 0 && mirror.open === 0;
   await scheduler.run(livenessStart + settings.livenessBoundMs, drained);

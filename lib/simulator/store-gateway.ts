@@ -50,7 +50,7 @@ export class StoreGateway {
 function summarizeArgs(op: string, args: readonly unknown[]): unknown {
   const [first] = args;
   if (op === 'jobEnqueueMany') {
-    return (first as { id: string; dependsOn?: string[]; dependencyMode?: string; concurrencyKey?: string; concurrencyLimit?: number }[]).map((input) => ({
+    return (first as { jobs: { id: string; dependsOn?: string[]; dependencyMode?: string; concurrencyKey?: string; concurrencyLimit?: number }[] }).jobs.map((input) => ({
       id: input.id,
       dependsOn: input.dependsOn ?? [],
       dependencyMode: input.dependencyMode ?? 'on_success',

@@ -16,6 +16,7 @@ export interface EnqueueBatch {
   readonly inputs: readonly EnqueueInput<SimPayload>[];
 }
 
+/** Everything a run enqueues and changes, planned up front from the seed. */
 export interface Workload {
   readonly batches: readonly EnqueueBatch[];
   readonly schedules: readonly ScheduleInput<SimPayload>[];
@@ -25,7 +26,9 @@ export interface Workload {
   readonly limitChanges: readonly LimitChange[];
 }
 
+/** The wire name of every simulated job. */
 export const SIM_JOB = 'sim.work';
+/** The queue every simulated node claims from. */
 export const SIM_QUEUE = 'default';
 
 /**

@@ -9,7 +9,16 @@ import {
   type HistoryPolicy,
 } from '../core/index.js';
 import { MAX_CONCURRENCY_KEY } from './enqueue-input.js';
-import type { ConcurrencyLimit, LimitTarget } from './job-store.js';
+import type {
+  ConcurrencyLimit,
+  HistoryReadParams,
+  LimitTarget,
+  ObserverCommitParams,
+  ObserverFailParams,
+  ObserverHolderParams,
+  ObserverLeaseParams,
+} from './job-store.types.js';
+import { MAX_LEASE_MS, paramsOf } from './store-params.js';
 
 /** The stored key of a limit: `queue:<name>` or `key:<concurrency key>`. */
 export function limitKey(target: LimitTarget): string {
@@ -40,30 +49,32 @@ export function assertPosition(position: unknown, shape: RegExp, name = 'positio
   return position;
 }
 
-export function checkHistoryRead(params: { after?: string; limit: number }, shape: RegExp, start: string): { after: string; limit: number } {
-  const after = params?.after === undefined ? start : assertPosition(params.after, shape, 'after');
+export function checkHistoryRead(params: HistoryReadParams, shape: RegExp, start: string): { after: string; limit: number } {
+  paramsOf('historyRead', params, '{ after?, limit }');
+  const after = params.after === undefined ? start : assertPosition(params.after, shape, 'after');
   return { after, limit: assertPositiveInteger(params.limit, 'limit', 10_000) };
 }
 
 /** The cursor and its would-be holder: what every observer operation names. */
-function checkObserverHolder(params: { observer: string; workerId: string }) {
+function checkObserverHolder(method: string, params: ObserverHolderParams, shape: string) {
+  paramsOf(method, params, shape);
   return {
-    observer: assertNonEmptyString(params?.observer, 'observer', 200),
+    observer: assertNonEmptyString(params.observer, 'observer', 200),
     workerId: assertNonEmptyString(params.workerId, 'workerId'),
   };
 }
 
-export function checkObserverLease(params: { observer: string; workerId: string; leaseMs: number }) {
-  return { ...checkObserverHolder(params), leaseMs: assertPositiveInteger(params.leaseMs, 'leaseMs', 86_400_000) };
+export function checkObserverLease(params: ObserverLeaseParams) {
+  return { ...checkObserverHolder('observerLease', params, '{ observer, workerId, leaseMs }'), leaseMs: assertPositiveInteger(params.leaseMs, 'leaseMs', MAX_LEASE_MS) };
 }
 
-export function checkObserverCommit(params: { observer: string; workerId: string; position: string }, shape: RegExp) {
-  return { ...checkObserverHolder(params), position: assertPosition(params.position, shape) };
+export function checkObserverCommit(params: ObserverCommitParams, shape: RegExp) {
+  return { ...checkObserverHolder('observerCommit', params, '{ observer, workerId, position }'), position: assertPosition(params.position, shape) };
 }
 
-export function checkObserverFail(params: { observer: string; workerId: string; error: string; retryDelayMs: number }, maxErrorBytes: number) {
+export function checkObserverFail(params: ObserverFailParams, maxErrorBytes: number) {
   return {
-    ...checkObserverHolder(params),
+    ...checkObserverHolder('observerFail', params, '{ observer, workerId, error, retryDelayMs }'),
     error: truncateUtf8(storableText(String(params.error)), maxErrorBytes),
     retryDelayMs: assertDelayMs(params.retryDelayMs, 'retryDelayMs'),
   };

@@ -1,11 +1,11 @@
-export * from './job-store.js';
+export * from './job-store.types.js';
 export type { QueueSummary } from './job-store.types.js';
 export * from './store-capabilities.js';
-export * from './attempt-transaction.js';
 export * from './wake-hints.js';
 export * from './enqueue-input.js';
 export * from './job-row.js';
 export * from './store-params.js';
+export { assertHistoryPolicy } from './effect-params.js';
 export * from './system-clock.js';
 export { MemoryJobStore, type MemoryJobStoreOptions, type MemoryStoreProbe } from './memory/memory-job-store.js';
 export { PostgresJobStore, type PostgresJobStoreOptions } from './postgres/postgres-job-store.js';

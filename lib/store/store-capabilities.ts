@@ -14,4 +14,15 @@ export interface StoreCapabilities {
   readonly concurrentTransactions: boolean;
   /** Each attempt can get an EntityManager whose writes commit with the fenced success write. */
   readonly attemptTransactions: boolean;
+  /**
+   * The bounded pool of connections the store's operations share, when it has one (PostgreSQL).
+   * A worker needs one connection per running attempt plus a few of its own, so the Nest module
+   * warns at start when this pool is smaller. Absent on stores that open no pool.
+   */
+  readonly connectionPool?: ConnectionPoolCapability;
+}
+
+/** The size of a store's connection pool: the most connections it opens at once. */
+export interface ConnectionPoolCapability {
+  readonly size: number;
 }

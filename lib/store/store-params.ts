@@ -7,6 +7,7 @@ import {
   encodeJson,
   InvalidArgumentError,
   isJobState,
+  showValue,
   storableText,
   truncateUtf8,
   type SchedulerLimits,
@@ -21,7 +22,7 @@ import type {
   ListJobsParams,
   Outcome,
   RelinquishParams,
-} from './job-store.js';
+} from './job-store.types.js';
 
 /** Most rows one call may claim, renew, report or list. */
 export const MAX_BATCH = 1_000;
@@ -29,6 +30,24 @@ export const MAX_BATCH = 1_000;
 export const MAX_LEASE_MS = 86_400_000;
 /** Default rows for the listings. */
 export const DEFAULT_LIST_LIMIT = 50;
+
+/**
+ * Refuses a params argument that is not an object (undefined, null, a string, an array) with one
+ * sentence naming the method and the fields it wants, before any other check reads a field. Every
+ * adapter method that takes params calls it first.
+ */
+export function paramsOf<T extends object>(method: string, params: T, shape: string): T {
+  if (params === null || typeof params !== 'object' || Array.isArray(params)) {
+    const got = Array.isArray(params) ? 'an array' : typeof params === 'function' ? 'a function' : showValue(params);
+    throw new InvalidArgumentError(`${method} takes a params object like ${shape}, got ${got}.`, 'params');
+  }
+  return params;
+}
+
+/** {@link paramsOf} for a method whose params may be left out: undefined passes, as no params. */
+export function optionalParamsOf<T extends object>(method: string, params: T | undefined, shape: string): T | undefined {
+  return params === undefined ? undefined : paramsOf(method, params, shape);
+}
 
 /** An outcome checked and encoded for the fenced write. */
 export interface NormalizedOutcome {
@@ -46,7 +65,7 @@ export interface NormalizedOutcome {
 export type CheckedClaimParams = ClaimParams & { readonly includeLapsed: boolean };
 
 export function checkClaimParams(params: ClaimParams): CheckedClaimParams {
-  if (params === null || typeof params !== 'object') throw new InvalidArgumentError('jobClaim needs a params object.', 'params');
+  paramsOf('jobClaim', params, '{ workerId, limit, queues, leaseMs }');
   assertNonEmptyString(params.workerId, 'workerId');
   assertPositiveInteger(params.limit, 'limit', MAX_BATCH);
   assertPositiveInteger(params.leaseMs, 'leaseMs', MAX_LEASE_MS);
@@ -70,7 +89,7 @@ export function checkLeases(leases: readonly LeaseRef[], argument = 'leases'): L
 }
 
 export function checkHeartbeatParams(params: HeartbeatParams): { workerId: string; leases: LeaseRef[]; leaseMs: number } {
-  if (params === null || typeof params !== 'object') throw new InvalidArgumentError('jobHeartbeat needs a params object.', 'params');
+  paramsOf('jobHeartbeat', params, '{ workerId, leases, leaseMs }');
   return {
     workerId: assertNonEmptyString(params.workerId, 'workerId'),
     leases: checkLeases(params.leases),
@@ -79,7 +98,7 @@ export function checkHeartbeatParams(params: HeartbeatParams): { workerId: strin
 }
 
 export function checkRelinquishParams(params: RelinquishParams): { workerId: string; leases: LeaseRef[] } {
-  if (params === null || typeof params !== 'object') throw new InvalidArgumentError('jobRelinquishMany needs a params object.', 'params');
+  paramsOf('jobRelinquishMany', params, '{ workerId, leases }');
   return { workerId: assertNonEmptyString(params.workerId, 'workerId'), leases: checkLeases(params.leases) };
 }
 
@@ -87,7 +106,7 @@ export function checkCompleteParams(
   params: CompleteParams,
   limits: SchedulerLimits,
 ): { workerId: string; outcomes: NormalizedOutcome[] } {
-  if (params === null || typeof params !== 'object') throw new InvalidArgumentError('jobCompleteMany needs a params object.', 'params');
+  paramsOf('jobCompleteMany', params, '{ workerId, outcomes }');
   const workerId = assertNonEmptyString(params.workerId, 'workerId');
   if (!Array.isArray(params.outcomes) || params.outcomes.length > MAX_BATCH) {
     throw new InvalidArgumentError(`outcomes must be an array of at most ${MAX_BATCH} reports.`, 'outcomes');
@@ -140,11 +159,11 @@ export function checkCompleteParams(
 }
 
 export function checkExpireParams(params: ExpireLeasesParams): number {
-  return assertPositiveInteger(params?.limit, 'limit', MAX_BATCH);
+  return assertPositiveInteger(paramsOf('jobExpireLeases', params, '{ limit }').limit, 'limit', MAX_BATCH);
 }
 
 export function checkListParams(params: ListJobsParams | undefined): Required<Pick<ListJobsParams, 'limit'>> & ListJobsParams {
-  const p = params ?? {};
+  const p = optionalParamsOf('jobList', params, '{ state?, queue?, name?, limit? }') ?? {};
   if (p.state !== undefined && !isJobState(p.state)) {
     throw new InvalidArgumentError(`state must be a job state, got ${String(p.state)}.`, 'state');
   }
@@ -154,5 +173,6 @@ export function checkListParams(params: ListJobsParams | undefined): Required<Pi
 }
 
 export function checkDeadLetterListParams(params: ListDeadLetteredParams | undefined): number {
+  optionalParamsOf('jobListDeadLettered', params, '{ limit? }');
   return params?.limit === undefined ? DEFAULT_LIST_LIMIT : assertPositiveInteger(params.limit, 'limit', MAX_BATCH);
 }

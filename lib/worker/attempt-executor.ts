@@ -1,6 +1,7 @@
 import { effectiveRetryPolicy, retryDelayMs, type JobRecord, type RandomSource } from '../core/index.js';
 import type { AttemptTransaction, JobStore, Outcome, OutcomeResult } from '../store/index.js';
 import type { AttemptAbort } from './attempt-abort.js';
+import { attemptHookContext, runAttemptHooks, type AttemptHook } from './attempt-hook.js';
 import { AttemptContext } from './job-context.js';
 import type { JobInvoker, PayloadValidator } from './job-invoker.js';
 import { describeError, errorDetail, errorText, isInstance, type ErrorLogDetail } from './log-text.js';
@@ -22,6 +23,8 @@ export interface AttemptExecutorDeps {
   readonly timers: Timers;
   /** How much of a handler's error its log line carries. Default `message`. */
   readonly errorLogDetail?: ErrorLogDetail;
+  /** Wrapped around each handler invocation, the first outermost (see {@link AttemptHook}). */
+  readonly hooks?: readonly AttemptHook[];
 }
 
 /** The reason a signal was aborted for a job timeout. */
@@ -59,7 +62,9 @@ export class AttemptExecutor {
     const context = new AttemptContext(job, abort, logger, store, transaction);
 
     try {
-      const run = () => invoker.invoke(job, context);
+      const hooks = this.deps.hooks ?? [];
+      const invoke = () => invoker.invoke(job, context);
+      const run = hooks.length === 0 ? invoke : () => runAttemptHooks(hooks, attemptHookContext(job, context, this.deps.workerId), invoke);
       await this.withTimeout(transaction ? transaction.run(run) : run(), definition.timeoutMs, abort);
     } catch (error) {
       await transaction?.rollback().catch((rollbackError: unknown) => logger.warn(`rollback of ${job.name} ${job.id} failed: ${describe(rollbackError)}`));

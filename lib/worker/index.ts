@@ -2,6 +2,7 @@ export * from './node-driver.js';
 export * from './worker-options.js';
 export * from './worker-node.js';
 export * from './attempt-executor.js';
+export * from './attempt-hook.js';
 export * from './completer.js';
 export * from './job-context.js';
 export * from './job-invoker.js';

@@ -92,7 +92,7 @@ export class AttemptContext<TPayload = unknown> implements JobContext<TPayload> 
   }
 
   async parentOutput<T = unknown>(ancestorId: string): Promise<T | undefined> {
-    const { found, output } = await this.store.jobParentOutput(this.jobId, ancestorId);
+    const { found, output } = await this.store.jobParentOutput({ jobId: this.jobId, ancestorId });
     return found ? (output as T) : undefined;
   }
 

@@ -6,4 +6,5 @@ export interface SchedulerLogger {
   debug?(message: string): void;
 }
 
+/** A logger that drops every line: the default of a `WorkerNode` built without one. */
 export const silentLogger: SchedulerLogger = { log() {}, warn() {}, error() {}, debug() {} };

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { SeededRandom, type Clock, type JobRecord, type RandomSource } from '../core/index.js';
 import { ANY_QUEUE, SystemClock, type JobStore, type LeaseRef, type Outcome, type OutcomeResult, type WakeSubscription } from '../store/index.js';
 import { AttemptAbort } from './attempt-abort.js';
+import { checkAttemptHooks, type AttemptHook } from './attempt-hook.js';
 import { AttemptExecutor, describe, type AttemptReport } from './attempt-executor.js';
 import { describeError } from './log-text.js';
 import { Completer } from './completer.js';
@@ -18,10 +19,12 @@ import { STOP_OVERRUN_MS } from './shutdown-deadline.js';
 import { deferOn, realTimers, settleWithin, type Timers } from './timers.js';
 import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './worker-options.js';
 
+/** What a {@link WorkerNode} is built from. Only the store and the invoker are required. */
 export interface WorkerNodeDeps {
   readonly store: JobStore;
   readonly invoker: JobInvoker;
-  readonly options?: WorkerOptions;
+  /** How the node runs; options that {@link resolveWorkerOptions} returned are used as they are. */
+  readonly options?: WorkerOptions | ResolvedWorkerOptions;
   readonly logger?: SchedulerLogger;
   /** The node's own clock, for timers and self-fencing; the store keeps its own for leases. */
   readonly clock?: Clock;
@@ -32,6 +35,11 @@ export interface WorkerNodeDeps {
    * later, as Nest discovery does, counts). With none, no dispatcher runs at all.
    */
   readonly observers?: readonly TransitionObserver[];
+  /**
+   * Wrapped around each handler invocation, the first outermost: tracing, metrics, context
+   * propagation (see {@link AttemptHook}). With none, attempts run exactly as they would without.
+   */
+  readonly attemptHooks?: readonly AttemptHook[];
 }
 
 /** Counters a node keeps, for logs, metrics and tests. */
@@ -65,6 +73,7 @@ export interface SettledEvent {
   readonly state?: string;
 }
 
+/** A worker id for a node that sets none: host name, process id and a random suffix. */
 export function defaultWorkerId(): string {
   return `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
 }
@@ -138,6 +147,7 @@ export class WorkerNode {
       logger: this.logger,
       timers: this.timers,
       errorLogDetail: this.options.errorLogDetail,
+      hooks: checkAttemptHooks(deps.attemptHooks),
     });
     this.completer = new Completer({
       store: this.store,
@@ -207,8 +217,10 @@ export class WorkerNode {
       await this.dispatcher.register();
       if (this.stopped) return;
     }
-    const subscription = await this.store.subscribeWakeHints((queue) => {
-      if (queue === ANY_QUEUE || queues.has(queue)) this.emit({ type: 'wake', now: this.clock.now() });
+    const subscription = await this.store.subscribeWakeHints({
+      listener: (queue) => {
+        if (queue === ANY_QUEUE || queues.has(queue)) this.emit({ type: 'wake', now: this.clock.now() });
+      },
     });
     if (this.stopped) {
       // Stop may already have finished (it stops waiting at its deadline); this subscription is ours to close.

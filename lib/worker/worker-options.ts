@@ -55,12 +55,25 @@ export interface WorkerOptions {
   readonly errorLogDetail?: ErrorLogDetail;
 }
 
+/** Set only on what {@link resolveWorkerOptions} returns; it exists in the types alone. */
+declare const resolved: unique symbol;
+
+/**
+ * Worker options checked and completed by {@link resolveWorkerOptions}: every default filled in.
+ * The brand makes "already resolved" a type, so code that holds one passes it down instead of
+ * resolving again, and a `WorkerNode` given one uses it as it is.
+ */
 export type ResolvedWorkerOptions = Required<Omit<WorkerOptions, 'retry' | 'workerId' | 'observerRetry'>> & {
   readonly retry: RetryPolicy;
   readonly observerRetry: RetryPolicy;
   readonly workerId?: string;
+  readonly [resolved]: true;
 };
 
+/** The objects resolveWorkerOptions returned; a copy or a literal is resolved again. */
+const RESOLVED = new WeakSet<object>();
+
+/** The default of every worker option that has one (docs/module-options.md lists them). */
 export const WORKER_DEFAULTS = Object.freeze({
   queues: [DEFAULT_QUEUE] as readonly string[],
   concurrency: 10,
@@ -97,8 +110,12 @@ function errorLogDetail(value: unknown): ErrorLogDetail {
   return value as ErrorLogDetail;
 }
 
-/** Fills in defaults and refuses settings that cannot work, each with one sentence. */
-export function resolveWorkerOptions(options: WorkerOptions = {}): ResolvedWorkerOptions {
+/**
+ * Fills in defaults and refuses settings that cannot work, each with one sentence. Options it
+ * already resolved come back as they are, so the check runs once however far they are passed.
+ */
+export function resolveWorkerOptions(options: WorkerOptions | ResolvedWorkerOptions = {}): ResolvedWorkerOptions {
+  if (RESOLVED.has(options)) return options as ResolvedWorkerOptions;
   const o = { ...WORKER_DEFAULTS, ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) } as WorkerOptions &
     typeof WORKER_DEFAULTS;
   if (!Array.isArray(o.queues) || o.queues.length === 0) {
@@ -116,7 +133,7 @@ export function resolveWorkerOptions(options: WorkerOptions = {}): ResolvedWorke
   }
   // The rule every store applies to the worker id of a claim, checked here so a bad one stops the boot.
   if (o.workerId !== undefined) assertNonEmptyString(o.workerId, 'workerId', 200);
-  return {
+  const checked: Omit<ResolvedWorkerOptions, typeof resolved> = {
     queues: [...new Set(o.queues)],
     concurrency,
     leaseMs,
@@ -135,4 +152,7 @@ export function resolveWorkerOptions(options: WorkerOptions = {}): ResolvedWorke
     retry: resolveRetryPolicy(o.retry, DEFAULT_RETRY_POLICY),
     workerId: o.workerId,
   };
+  const result = Object.freeze(checked) as ResolvedWorkerOptions;
+  RESOLVED.add(result);
+  return result;
 }

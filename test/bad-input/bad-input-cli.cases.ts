@@ -91,8 +91,8 @@ export function cliBadInputCases(createTarget: () => Promise<CliBadInputTarget>)
   beforeAll(async () => {
     t = await createTarget();
     conn = ['--conn', t.conn, '--table', t.table];
-    await t.store.jobEnqueue({ name: 'billing.charge', payload: { invoice: 1 } });
-    await t.store.scheduleUpsert({ name: 'report.build', everyMs: 60_000 });
+    await t.store.jobEnqueue({ job: { name: 'billing.charge', payload: { invoice: 1 } } });
+    await t.store.scheduleUpsert({ schedule: { name: 'report.build', everyMs: 60_000 } });
   });
 
   afterAll(async () => t?.cleanup());
@@ -123,7 +123,7 @@ export function cliBadInputCases(createTarget: () => Promise<CliBadInputTarget>)
 
     beforeAll(async () => {
       for (const error of errors) {
-        const { id } = await t.store.jobEnqueue({ name: 'hostile.text', payload: 1, queue: 'hostile', maxAttempts: 1 });
+        const { id } = await t.store.jobEnqueue({ job: { name: 'hostile.text', payload: 1, queue: 'hostile', maxAttempts: 1 } });
         const [job] = await t.store.jobClaim({ workerId: 'seed', limit: 1, queues: ['hostile'], leaseMs: 60_000 });
         expect(job?.id).toBe(id);
         await t.store.jobCompleteMany({ workerId: 'seed', outcomes: [{ jobId: id, attempt: 1, kind: 'dead_lettered', error }] });
@@ -175,7 +175,7 @@ export function cliBadInputCases(createTarget: () => Promise<CliBadInputTarget>)
       const run = await cli([...args, ...conn, '--format', 'json']);
       expectNoRawControl(run);
       const listed = new Map((JSON.parse(run.stdout) as { id: string; lastError: string }[]).map((row) => [row.id, row.lastError]));
-      for (const id of ids) expect(listed.get(id)).toBe((await t.store.jobGet(id))!.lastError);
+      for (const id of ids) expect(listed.get(id)).toBe((await t.store.jobGet({ jobId: id }))!.lastError);
     });
 
     it('jobs show in JSON gives the stored error exactly: C0, C1, bidi, separators and surrogates alike', async () => {
@@ -184,7 +184,7 @@ export function cliBadInputCases(createTarget: () => Promise<CliBadInputTarget>)
         const id = ids[keys.indexOf(key)]!;
         const run = await cli(['jobs', 'show', id, ...conn, '--format', 'json']);
         expectNoRawControl(run);
-        expect((JSON.parse(run.stdout) as { lastError: string }).lastError).toBe((await t.store.jobGet(id))!.lastError);
+        expect((JSON.parse(run.stdout) as { lastError: string }).lastError).toBe((await t.store.jobGet({ jobId: id }))!.lastError);
       }
     });
   });
@@ -199,7 +199,7 @@ export function cliBadInputCases(createTarget: () => Promise<CliBadInputTarget>)
       expect(audit).toMatchObject({ action: 'queue.pause', target: queue });
       expect(JSON.stringify(await t.snapshot())).toContain(queue);
       // A paused queue is skipped by claims: the stored name is the one the claim asks for.
-      const { id } = await t.store.jobEnqueue({ name: 'billing.charge', payload: 1, queue });
+      const { id } = await t.store.jobEnqueue({ job: { name: 'billing.charge', payload: 1, queue } });
       expect(await t.store.jobClaim({ workerId: 'w', limit: 1, queues: [queue], leaseMs: 1_000 })).toEqual([]);
       expect(await cli(['queues', 'resume', queue, ...conn])).toEqual({ code: 0, stdout: `Queue ${queue} is running.\n`, stderr: '' });
       const listed = await cli(['jobs', 'list', '--queue', queue, '--format', 'json', ...conn]);
@@ -213,27 +213,27 @@ export function cliBadInputCases(createTarget: () => Promise<CliBadInputTarget>)
     const version0 = '12345678-9abc-0def-8123-456789abcdef';
 
     it('jobs show, cancel and dead-letter replay take them', async () => {
-      await t.store.jobEnqueue({ id: nilLike, name: 'billing.charge', payload: 1, delayMs: 60_000 });
+      await t.store.jobEnqueue({ job: { id: nilLike, name: 'billing.charge', payload: 1, delayMs: 60_000 } });
       const shown = await cli(['jobs', 'show', nilLike.replaceAll('-', ''), '--format', 'json', ...conn]);
       expect(shown.code).toBe(0);
       expect(JSON.parse(shown.stdout)).toMatchObject({ id: nilLike, state: 'scheduled' });
       expect(await cli(['cancel', `{${nilLike}}`, ...conn])).toEqual({ code: 0, stdout: `Job ${nilLike} (billing.charge) is cancelled.\n`, stderr: '' });
-      await t.store.jobEnqueue({ id: reserved, name: 'billing.charge', payload: 2, queue: 'foreign', maxAttempts: 1 });
+      await t.store.jobEnqueue({ job: { id: reserved, name: 'billing.charge', payload: 2, queue: 'foreign', maxAttempts: 1 } });
       const [claimed] = await t.store.jobClaim({ workerId: 'w', limit: 1, queues: ['foreign'], leaseMs: 60_000 });
       await t.store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: claimed!.id, attempt: 1, kind: 'dead_lettered', error: 'boom' }] });
       const replayed = await cli(['dead-letter', 'replay', `urn:uuid:${reserved.toUpperCase()}`, ...conn]);
       expect(replayed).toEqual({ code: 0, stdout: `Replayed job ${reserved} (billing.charge): attempt 0, due now.\n`, stderr: '' });
-      expect(await t.store.jobGet(reserved)).toMatchObject({ state: 'scheduled', attempt: 0 });
+      expect(await t.store.jobGet({ jobId: reserved })).toMatchObject({ state: 'scheduled', attempt: 0 });
     });
 
     it('schedules pause, resume and trigger take them', async () => {
-      await t.store.scheduleUpsert({ id: version0, name: 'report.build', everyMs: 60_000 });
+      await t.store.scheduleUpsert({ schedule: { id: version0, name: 'report.build', everyMs: 60_000 } });
       expect(await cli(['schedules', 'pause', version0.toUpperCase(), ...conn])).toEqual({ code: 0, stdout: `Schedule ${version0} (report.build) is paused.\n`, stderr: '' });
       expect(await cli(['schedules', 'resume', version0, ...conn])).toEqual({ code: 0, stdout: `Schedule ${version0} (report.build) is active.\n`, stderr: '' });
       const triggered = await cli(['schedules', 'trigger', version0, ...conn]);
       expect(triggered).toMatchObject({ code: 0, stderr: '' });
       const occurrence = /occurrence ([0-9a-f-]{36}) is due now/.exec(triggered.stdout)?.[1];
-      expect(await t.store.jobGet(occurrence!)).toMatchObject({ scheduleId: version0, occurrenceId: occurrence });
+      expect(await t.store.jobGet({ jobId: occurrence! })).toMatchObject({ scheduleId: version0, occurrenceId: occurrence });
     });
   });
 

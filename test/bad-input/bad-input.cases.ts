@@ -189,11 +189,11 @@ const BAD_ACTORS: Array<[string, string]> = [
   ['an actor of 201 characters', 'a'.repeat(201)],
 ];
 const ACTOR_ENTRIES: Array<[string, (c: Ctx, actor: string) => Promise<unknown>]> = [
-  ['store jobCancel actor', (c, actor) => c.store.jobCancel(c.seed.scheduled, { actor })],
-  ['store jobReplay actor', (c, actor) => c.store.jobReplay(c.seed.deadLettered, { actor })],
-  ['store queuePause actor', (c, actor) => c.store.queuePause('default', { actor })],
-  ['store queueResume actor', (c, actor) => c.store.queueResume('paused', { actor })],
-  ['store concurrencyLimitSet actor', (c, actor) => c.store.concurrencyLimitSet({ key: TENANT_KEY }, 1, { actor })],
+  ['store jobCancel actor', (c, actor) => c.store.jobCancel({ jobId: c.seed.scheduled, actor })],
+  ['store jobReplay actor', (c, actor) => c.store.jobReplay({ jobId: c.seed.deadLettered, actor })],
+  ['store queuePause actor', (c, actor) => c.store.queuePause({ queue: 'default', actor })],
+  ['store queueResume actor', (c, actor) => c.store.queueResume({ queue: 'paused', actor })],
+  ['store concurrencyLimitSet actor', (c, actor) => c.store.concurrencyLimitSet({ target: { key: TENANT_KEY }, max: 1, actor })],
 ];
 
 export const REFUSALS: Refusal[] = [

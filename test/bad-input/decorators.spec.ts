@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { Injectable } from '@nestjs/common';
-import { InvalidArgumentError, Job, MemoryJobStore, OnJobTransition, type SchedulerModuleOptions } from '../../lib/index.js';
+import { InvalidArgumentError, Job, OnJobTransition, type SchedulerModuleOptions } from '../../lib/index.js';
+import { MemoryJobStore } from '../../lib/testing/index.js';
 import { boot } from './bad-input.cases.js';
 import { expectTypedRefusal, HOSTILE, HOSTILE_NAMES, memoryState, RULES, thrown } from './hostile.js';
 
@@ -30,7 +31,7 @@ function observerClass(className: string, options: unknown): Function {
 /** Boots with the providers on a seeded store: refused with a sentence naming the class, nothing changed. */
 async function refusedAtBoot(providers: Function[], className: RegExp, options: SchedulerModuleOptions = {}): Promise<Error> {
   const store = new MemoryJobStore(options.historyPolicy ? { historyPolicy: options.historyPolicy } : {});
-  await store.jobEnqueue({ name: 'seed.job', payload: { seed: true } });
+  await store.jobEnqueue({ job: { name: 'seed.job', payload: { seed: true } } });
   const before = memoryState(store, NOT_DATA);
   const error = await thrown(() => boot({ queues: QUEUES, ...options, store }, 'sync', providers));
   expectTypedRefusal(error, InvalidArgumentError, className);

@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import type { LoggerService } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { Job, SchedulerClient, SchedulerModule, SystemClock } from '../../lib/index.js';
+import { Job, SchedulerClient, SchedulerModule } from '../../lib/index.js';
+import { SystemClock } from '../../lib/testing/index.js';
 import { SeededRandom } from '../../lib/core/index.js';
 import { MemoryJobStore, type JobStore } from '../../lib/store/index.js';
 import { ERROR_LOG_MESSAGE_LENGTH, FunctionInvoker, PermanentJobError, WorkerNode, type ErrorLogDetail, type SchedulerLogger } from '../../lib/worker/index.js';
@@ -99,16 +100,16 @@ describe('payload contents never reach the log by default', () => {
 
     const payload = (n: number) => ({ n, secret: MARKER, nested: { list: [MARKER] } });
     const ids = {
-      ok: (await memory.jobEnqueue({ name: 'job.ok', payload: payload(1) })).id,
-      flaky: (await memory.jobEnqueue({ name: 'job.flaky', payload: payload(2), maxAttempts: 3 })).id,
-      doomed: (await memory.jobEnqueue({ name: 'job.doomed', payload: payload(3), maxAttempts: 1 })).id,
-      permanent: (await memory.jobEnqueue({ name: 'job.permanent', payload: payload(4) })).id,
-      validated: (await memory.jobEnqueue({ name: 'job.validated', payload: payload(5) })).id,
-      unhandled: (await memory.jobEnqueue({ name: 'job.nobody', payload: payload(6) })).id,
-      huge: (await memory.jobEnqueue({ name: 'job.huge-output', payload: payload(7), maxAttempts: 1 })).id,
-      slow: (await memory.jobEnqueue({ name: 'job.slow', payload: payload(8), maxAttempts: 1 })).id,
+      ok: (await memory.jobEnqueue({ job: { name: 'job.ok', payload: payload(1) } })).id,
+      flaky: (await memory.jobEnqueue({ job: { name: 'job.flaky', payload: payload(2), maxAttempts: 3 } })).id,
+      doomed: (await memory.jobEnqueue({ job: { name: 'job.doomed', payload: payload(3), maxAttempts: 1 } })).id,
+      permanent: (await memory.jobEnqueue({ job: { name: 'job.permanent', payload: payload(4) } })).id,
+      validated: (await memory.jobEnqueue({ job: { name: 'job.validated', payload: payload(5) } })).id,
+      unhandled: (await memory.jobEnqueue({ job: { name: 'job.nobody', payload: payload(6) } })).id,
+      huge: (await memory.jobEnqueue({ job: { name: 'job.huge-output', payload: payload(7), maxAttempts: 1 } })).id,
+      slow: (await memory.jobEnqueue({ job: { name: 'job.slow', payload: payload(8), maxAttempts: 1 } })).id,
     };
-    await memory.scheduleUpsert({ name: 'job.ok', everyMs: 60_000, payload: payload(9) });
+    await memory.scheduleUpsert({ schedule: { name: 'job.ok', everyMs: 60_000, payload: payload(9) } });
 
     await node.start();
     await settle();
@@ -117,14 +118,14 @@ describe('payload contents never reach the log by default', () => {
     // The slow attempt's lease lapses while its heartbeats pretend otherwise, and the sweep
     // dead-letters it; the success the node then reports finds the lease gone.
     await timers.advance(36_000);
-    expect(await memory.jobGet(ids.slow)).toMatchObject({ state: 'dead_lettered', lastError: 'lease expired' });
+    expect(await memory.jobGet({ jobId: ids.slow })).toMatchObject({ state: 'dead_lettered', lastError: 'lease expired' });
     releaseSlow();
     await settle();
     await timers.advance(60_000); // a schedule tick, observer passes and their retries, maintenance
     await node.stop();
 
     // Every path ran as intended...
-    const state = async (id: string) => (await memory.jobGet(id))!.state;
+    const state = async (id: string) => (await memory.jobGet({ jobId: id }))!.state;
     expect(await state(ids.ok)).toBe('succeeded');
     expect(await state(ids.flaky)).toBe('succeeded');
     expect(await state(ids.doomed)).toBe('dead_lettered');
@@ -134,8 +135,8 @@ describe('payload contents never reach the log by default', () => {
     expect(await state(ids.huge)).toBe('dead_lettered');
     expect(node.stats).toMatchObject({ staleOutcomes: 1 });
     expect(flakyCalls).toBe(2);
-    expect((await memory.jobGet(ids.validated))!.lastError).toContain(MARKER); // kept for the operator, not logged
-    expect((await memory.jobGet(ids.ok))!.output).toEqual({ echoed: MARKER });
+    expect((await memory.jobGet({ jobId: ids.validated }))!.lastError).toContain(MARKER); // kept for the operator, not logged
+    expect((await memory.jobGet({ jobId: ids.ok }))!.output).toEqual({ echoed: MARKER });
     expect((await memory.jobList({ name: 'job.ok' })).length).toBeGreaterThanOrEqual(2); // the schedule minted
     // ...and logged about it,
     const text = lines.join('\n');
@@ -257,14 +258,14 @@ describe('issue 19 item 8: a handler\'s error reaches the log as one bounded, es
       }),
     });
     await node.start();
-    const retried = (await store.jobEnqueue({ name: 'job.hostile', payload: { secret: MARKER }, maxAttempts: 2 })).id;
-    const permanent = (await store.jobEnqueue({ name: 'job.hostile-permanent', payload: { secret: MARKER } })).id;
+    const retried = (await store.jobEnqueue({ job: { name: 'job.hostile', payload: { secret: MARKER }, maxAttempts: 2 } })).id;
+    const permanent = (await store.jobEnqueue({ job: { name: 'job.hostile-permanent', payload: { secret: MARKER } } })).id;
     await timers.advance(5_000);
     await node.stop();
-    expect((await store.jobGet(retried))!.state).toBe('dead_lettered');
-    expect((await store.jobGet(permanent))!.state).toBe('dead_lettered');
+    expect((await store.jobGet({ jobId: retried }))!.state).toBe('dead_lettered');
+    expect((await store.jobGet({ jobId: permanent }))!.state).toBe('dead_lettered');
     // The operator still gets the whole text.
-    expect((await store.jobGet(retried))!.lastError).toContain(MARKER);
+    expect((await store.jobGet({ jobId: retried }))!.lastError).toContain(MARKER);
     const failures = calls.filter((m) => /attempt \d+ of 2 failed|failed permanently|observer webhook failed/.test(m));
     expect(failures.filter((m) => /attempt 1 of 2 failed/.test(m))).toHaveLength(1);
     expect(failures.filter((m) => /no attempts left/.test(m))).toHaveLength(1);

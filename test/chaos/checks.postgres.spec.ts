@@ -199,7 +199,7 @@ class World {
     options: { maxAttempts?: number; dependsOn?: string[]; concurrencyKey?: string; concurrencyLimit?: number } = {},
   ): Promise<string> {
     const id = randomUUID();
-    await this.store.jobEnqueue({ id, name: `chaos.${kind}`, payload: {}, maxAttempts: options.maxAttempts ?? 5, ...options });
+    await this.store.jobEnqueue({ job: { id, name: `chaos.${kind}`, payload: {}, maxAttempts: options.maxAttempts ?? 5, ...options } });
     await this.dataSource.query(
       `INSERT INTO "${this.chaos}".enqueued (job_id, name, kind, expected, producer, parents, mode) VALUES ($1, $2, $3, $4, 'p1', $5::uuid[], $6)`,
       [id, `chaos.${kind}`, kind, expected, options.dependsOn ?? [], options.dependsOn ? 'on_success' : null],

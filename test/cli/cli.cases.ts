@@ -52,7 +52,7 @@ export function cliCases(createTarget: () => Promise<CliTarget>): void {
     conn = ['--conn', t.conn, '--table', t.table];
     // 55 dead-lettered jobs, the last one with a long, two-line error.
     for (let i = 0; i < 55; i++) {
-      const { id } = await t.store.jobEnqueue({ name: 'billing.charge', payload: { invoice: i } });
+      const { id } = await t.store.jobEnqueue({ job: { name: 'billing.charge', payload: { invoice: i } } });
       await deadLetter(t.store, id, i === 54 ? `Error: card declined for invoice ${i} ${'x'.repeat(200)}\n    at charge (billing.ts:10:5)` : `Error: failed ${i}`);
       ids.push(id);
     }
@@ -86,7 +86,7 @@ export function cliCases(createTarget: () => Promise<CliTarget>): void {
     const run = await cli(['dead-letter', 'replay', ids[0]!, ...conn]);
     expect(run).toMatchObject({ code: 0, stderr: '' });
     expect(run.stdout).toBe(`Replayed job ${ids[0]} (billing.charge): attempt 0, due now.\n`);
-    expect(await t.store.jobGet(ids[0]!)).toMatchObject({ state: 'scheduled', attempt: 0, lastError: null });
+    expect(await t.store.jobGet({ jobId: ids[0]! })).toMatchObject({ state: 'scheduled', attempt: 0, lastError: null });
     const [audit] = await t.store.auditList({ limit: 1 });
     expect(audit).toMatchObject({ action: 'job.replay', target: ids[0], actor: expect.stringMatching(/^cli:.+@.+$/) });
   });
@@ -113,10 +113,10 @@ export function cliCases(createTarget: () => Promise<CliTarget>): void {
   });
 
   it('dead-letter replay accepts a schedule id: the occurrence that stopped it runs again and the schedule mints again', async () => {
-    const { schedule } = await t.store.scheduleUpsert({ name: 'report.build', everyMs: 60_000, maxAttempts: 1, queue: 'reports' });
-    const { id: occurrence } = await t.store.scheduleTrigger(schedule.id);
+    const { schedule } = await t.store.scheduleUpsert({ schedule: { name: 'report.build', everyMs: 60_000, maxAttempts: 1, queue: 'reports' } });
+    const { id: occurrence } = await t.store.scheduleTrigger({ scheduleId: schedule.id });
     await deadLetter(t.store, occurrence, 'Error: report failed', 'reports');
-    expect((await t.store.scheduleGet(schedule.id))?.state).toBe('dead_lettered');
+    expect((await t.store.scheduleGet({ scheduleId: schedule.id }))?.state).toBe('dead_lettered');
 
     const listed = JSON.parse((await cli(['dead-letter', 'list', ...conn, '--format', 'json', '--limit', '1'])).stdout);
     expect(listed[0]).toMatchObject({ id: occurrence, scheduleId: schedule.id });
@@ -124,7 +124,7 @@ export function cliCases(createTarget: () => Promise<CliTarget>): void {
     const run = await cli(['dead-letter', 'replay', schedule.id, ...conn]);
     expect(run).toMatchObject({ code: 0, stderr: '' });
     expect(run.stdout).toBe(`Replayed schedule ${schedule.id} (report.build): occurrence ${occurrence} is due now and the schedule mints again.\n`);
-    expect(await t.store.scheduleGet(schedule.id)).toMatchObject({ state: 'active', haltedJobId: null });
+    expect(await t.store.scheduleGet({ scheduleId: schedule.id })).toMatchObject({ state: 'active', haltedJobId: null });
     const again = await cli(['dead-letter', 'replay', schedule.id, ...conn]);
     expect(again).toMatchObject({ code: 1, stderr: `Schedule ${schedule.id} is active, not dead-lettered; nothing to replay.\n` });
   });
@@ -169,7 +169,7 @@ export function cliCases(createTarget: () => Promise<CliTarget>): void {
   });
 
   it('jobs list and show, cancel, queues pause and resume, schedules list, pause, resume and trigger', async () => {
-    const { id } = await t.store.jobEnqueue({ name: 'mail.send', payload: { to: 'secret@example.com' }, delayMs: 3_600_000 });
+    const { id } = await t.store.jobEnqueue({ job: { name: 'mail.send', payload: { to: 'secret@example.com' }, delayMs: 3_600_000 } });
     const list = await cli(['jobs', 'list', ...conn, '--name', 'mail.send']);
     expect(list.code).toBe(0);
     expect(list.stdout).toMatch(new RegExp(`^ID\\s+NAME\\s+QUEUE\\s+STATE\\s+ATTEMPTS\\s+RUN AT\\s+LAST ERROR\\n${id}\\s+mail\\.send\\s+default\\s+scheduled\\s+0/10`));
@@ -188,7 +188,7 @@ export function cliCases(createTarget: () => Promise<CliTarget>): void {
     expect((await cli(['queues', 'resume', 'mail', ...conn])).stdout).toBe('Queue mail is running, but no stored job is in that queue; check the name.\n');
     expect((await cli(['queues', 'pause', 'a b', ...conn])).code).toBe(1);
 
-    const { schedule } = await t.store.scheduleUpsert({ name: 'digest.send', cron: '0 7 * * *', timezone: 'Europe/Berlin' });
+    const { schedule } = await t.store.scheduleUpsert({ schedule: { name: 'digest.send', cron: '0 7 * * *', timezone: 'Europe/Berlin' } });
     const schedules = await cli(['schedules', 'list', ...conn]);
     expect(schedules.stdout).toMatch(new RegExp(`${schedule.id}\\s+digest\\.send\\s+active\\s+cron "0 7 \\* \\* \\*" Europe/Berlin`));
     expect((await cli(['schedules', 'pause', schedule.id, ...conn])).stdout).toBe(`Schedule ${schedule.id} (digest.send) is paused.\n`);

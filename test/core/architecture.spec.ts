@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import ts from 'typescript';
 
 const LIB = join(process.cwd(), 'lib');
 
@@ -17,8 +18,63 @@ function imports(file: string): string[] {
   return [...text.matchAll(/^\s*(?:import|export)[^'"]*from\s+'([^']+)'/gm)].map((m) => m[1]!);
 }
 
-const LAYERS = ['core', 'store', 'worker', 'nest', 'cli', 'simulator'];
-/** Which layers each layer may import. Dependencies point one way: core -> store -> worker -> nest. */
+/** lib's import graph: every relative import and re-export, type-only ones included. */
+function importGraph(files: readonly string[]): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of files) {
+    const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
+    const targets = importedFiles
+      .filter(({ fileName }) => fileName.startsWith('.'))
+      .map(({ fileName }) => {
+        const target = resolve(dirname(file), fileName).replace(/\.js$/, '.ts');
+        return !existsSync(target) && existsSync(target.replace(/\.ts$/, '/index.ts')) ? target.replace(/\.ts$/, '/index.ts') : target;
+      })
+      .filter((target) => existsSync(target));
+    graph.set(file, targets);
+  }
+  return graph;
+}
+
+/** The strongly connected components with more than one file (or a file importing itself): Tarjan's algorithm. */
+function cycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, next);
+    low.set(v, next);
+    next += 1;
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      component.push(w);
+    } while (w !== v);
+    if (component.length > 1 || (graph.get(v) ?? []).includes(v)) found.push(component);
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return found;
+}
+
+const LAYERS = ['core', 'store', 'worker', 'nest', 'cli', 'simulator', 'store-kit', 'testing'];
+/**
+ * Which layers each layer may import. Dependencies point one way: core -> store -> worker -> nest.
+ * The entry points of their own (store-kit for adapter authors, testing for an app's tests) sit
+ * beside nest, never on top of it: a store adapter or a test helper must not pull NestJS in.
+ */
 const ALLOWED: Record<string, string[]> = {
   core: ['core'],
   store: ['core', 'store'],
@@ -26,6 +82,9 @@ const ALLOWED: Record<string, string[]> = {
   nest: ['core', 'store', 'worker', 'nest'],
   cli: ['core', 'store', 'worker', 'cli'],
   simulator: ['core', 'store', 'worker', 'simulator'],
+  // The conformance suite drives the store's observer cursors through the worker's dispatcher.
+  'store-kit': ['core', 'store', 'worker', 'store-kit'],
+  testing: ['core', 'store', 'worker', 'testing'],
 };
 
 describe('architecture', () => {
@@ -57,6 +116,14 @@ describe('architecture', () => {
         }
       }
     }
+  });
+
+  // A cycle, even through type-only imports, means two files can only be understood (and moved)
+  // together; the store contract is a leaf so that nothing has to import its implementations back.
+  it('has no import cycles in lib, type-only imports and re-exports included', () => {
+    const graph = importGraph(sources(LIB));
+    expect(graph.size).toBeGreaterThan(100);
+    expect(cycles(graph).map((component) => component.map((file) => relative(LIB, file)).sort())).toEqual([]);
   });
 
   // A call to the real timers passes an expression; `setTimeout(callback: ...)` is NodeTimers defining its own.

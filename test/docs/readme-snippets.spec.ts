@@ -4,9 +4,23 @@ import { join } from 'node:path';
 import ts from 'typescript';
 
 /**
+ * `nestjs-durable-scheduler` and each of its subpaths (`/testing`, `/worker`, ...) mapped to the
+ * source of the entry point package.json's `exports` names, so a snippet imports what a user would.
+ */
+function sourceOfEachEntryPoint(root: string): Record<string, string[]> {
+  const { exports } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, string | { types: string }> };
+  return Object.fromEntries(
+    Object.entries(exports)
+      .filter((entry): entry is [string, { types: string }] => typeof entry[1] === 'object')
+      .map(([subpath, { types }]) => [join('nestjs-durable-scheduler', subpath), [join(root, types.replace(/^\.\/dist\//, '').replace(/\.d\.ts$/, '.ts'))]]),
+  );
+}
+
+/**
  * The TypeScript blocks of the README and of the guides in docs/ that start with a file name
  * (`// app.module.ts`) form one small project. It must compile against the library's source, with
- * `nestjs-durable-scheduler` mapped to `lib/index.ts`, so the docs cannot drift from the API.
+ * `nestjs-durable-scheduler` and its subpaths mapped to their entry points in `lib/`, so the docs
+ * cannot drift from the API.
  */
 describe('README and docs/ snippets', () => {
   it('compile against the current API', () => {
@@ -37,7 +51,7 @@ describe('README and docs/ snippets', () => {
           experimentalDecorators: true,
           emitDecoratorMetadata: true,
           types: ['node'],
-          paths: { 'nestjs-durable-scheduler': [join(root, 'lib/index.ts')] },
+          paths: sourceOfEachEntryPoint(root),
           typeRoots: [join(root, 'node_modules/@types')],
         },
       );

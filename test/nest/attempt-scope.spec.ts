@@ -5,13 +5,12 @@ import {
   InjectJobContext,
   Job,
   JOB_CONTEXT,
-  MemoryJobStore,
   SchedulerClient,
   SchedulerModule,
-  SystemClock,
   type JobContext,
   type JobHandler,
 } from '../../lib/index.js';
+import { MemoryJobStore, SystemClock } from '../../lib/testing/index.js';
 import { settled } from './support.js';
 
 let instances = 0;

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { Module, type LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { InvalidArgumentError, Job, MemoryJobStore, SchedulerModule, type JobHandler } from '../../lib/index.js';
+import { InvalidArgumentError, Job, SchedulerModule, type JobHandler } from '../../lib/index.js';
+import { MemoryJobStore } from '../../lib/testing/index.js';
 
 /** Records what Nest's logger reports at error level. */
 class CapturingLogger implements LoggerService {

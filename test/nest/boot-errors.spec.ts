@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { Test } from '@nestjs/testing';
 import type { DataSource } from 'typeorm';
-import { InvalidArgumentError, Job, MemoryJobStore, SchedulerModule, type JobHandler, type SchedulerModuleOptions } from '../../lib/index.js';
+import { InvalidArgumentError, Job, SchedulerModule, type JobHandler, type SchedulerModuleOptions } from '../../lib/index.js';
+import { MemoryJobStore } from '../../lib/testing/index.js';
 
 @Job('orders.confirm')
 class ConfirmA implements JobHandler {

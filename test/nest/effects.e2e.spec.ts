@@ -6,7 +6,6 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import {
   InvalidArgumentError,
   Job,
-  MemoryJobStore,
   OnJobTransition,
   SchedulerClient,
   SchedulerModule,
@@ -16,6 +15,7 @@ import {
   type SchedulerModuleOptions,
   type TransitionEvent,
 } from '../../lib/index.js';
+import { MemoryJobStore } from '../../lib/testing/index.js';
 import { deferred, settled, tempSqlite } from './support.js';
 
 @Job({ name: 'tenant.sync', concurrencyKey: (payload: { tenant: string }) => `tenant:${payload.tenant}`, concurrencyLimit: 2 })

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { Test } from '@nestjs/testing';
-import { InvalidArgumentError, Job, MemoryJobStore, SchedulerClient, SchedulerModule, type JobContext, type JobHandler } from '../../lib/index.js';
+import { InvalidArgumentError, Job, SchedulerClient, SchedulerModule, type JobContext, type JobHandler } from '../../lib/index.js';
+import { MemoryJobStore } from '../../lib/testing/index.js';
 import { settled } from './support.js';
 
 const attempts: number[] = [];

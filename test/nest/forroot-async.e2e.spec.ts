@@ -5,13 +5,12 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import {
   Job,
-  MemoryJobStore,
   SchedulerClient,
   SchedulerModule,
-  SystemClock,
   type JobHandler,
   type SchedulerModuleOptions,
 } from '../../lib/index.js';
+import { MemoryJobStore, SystemClock } from '../../lib/testing/index.js';
 import { settled, tempSqlite } from './support.js';
 
 @Job('ping')
@@ -61,7 +60,7 @@ describe('SchedulerModule.forRootAsync', () => {
       }
     }
     const { id } = await runOnePing([SchedulerModule.forRootAsync({ useClass: SchedulerConfig })]);
-    expect((await store.jobGet(id))?.state).toBe('succeeded');
+    expect((await store.jobGet({ jobId: id }))?.state).toBe('succeeded');
   });
 
   it('useExisting: options from a provider another module exports, registered globally', async () => {
@@ -91,7 +90,7 @@ describe('SchedulerModule.forRootAsync', () => {
     try {
       const { id } = await app.get(Producer).client.enqueue('ping', { n: 2 });
       expect(await settled(app, id)).toMatchObject({ state: 'succeeded' });
-      expect((await store.jobGet(id))?.payload).toEqual({ n: 2 });
+      expect((await store.jobGet({ jobId: id }))?.payload).toEqual({ n: 2 });
     } finally {
       await app.close();
     }

@@ -5,13 +5,13 @@ import {
   defineJob,
   InvalidArgumentError,
   Job,
-  MemoryJobStore,
   OnJobTransition,
   SchedulerClient,
   SchedulerModule,
   type JobHandler,
   type SchedulerModuleOptions,
 } from '../../lib/index.js';
+import { MemoryJobStore } from '../../lib/testing/index.js';
 
 const Thumbnail = defineJob<{ url: string }>({ name: 'images.thumbnail', queue: 'images', maxAttempts: 4 });
 

@@ -1,5 +1,5 @@
 import { describe } from '@jest/globals';
-import { MemoryJobStore } from '../../lib/index.js';
+import { MemoryJobStore } from '../../lib/testing/index.js';
 import { bootApp, producerOnlyCases } from './producer-only.cases.js';
 
 describe('issue 19 item 14: producer-only apps, on one in-memory store', () => {

@@ -5,13 +5,12 @@ import {
   declaredScheduleId,
   InvalidArgumentError,
   Job,
-  MemoryJobStore,
   SchedulerClient,
   SchedulerModule,
-  SystemClock,
   type JobContext,
   type JobHandler,
 } from '../../lib/index.js';
+import { MemoryJobStore, SystemClock } from '../../lib/testing/index.js';
 import { settled, tempSqlite } from './support.js';
 
 const seen: Array<{ scheduledFor: Date; occurrenceId: string; payload: unknown }> = [];

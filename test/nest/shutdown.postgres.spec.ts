@@ -77,7 +77,7 @@ describe('issue 19 item 3: shutdown never waits on an unbounded await, on Postgr
     const dataSource = await openPostgresDataSource(4);
     const store = new PostgresJobStore({ dataSource, schema: storeSchema });
     await store.migrate();
-    const { id } = await store.jobEnqueue({ name: 'hb', payload: {} });
+    const { id } = await store.jobEnqueue({ job: { name: 'hb', payload: {} } });
     const [job] = await store.jobClaim({ workerId: 'w', limit: 1, queues: ['default'], leaseMs: 60_000 });
     expect(job!.id).toBe(id);
 

@@ -28,33 +28,33 @@ async function outcome(promise: Promise<unknown>, scheduler: VirtualScheduler, u
 describe('node link', () => {
   it('logs each call with the writes it caused, before the call itself', async () => {
     const { scheduler, view, events } = setup();
-    expect(await outcome(view.jobEnqueue(JOB), scheduler, 10)).toBe('ok@0');
+    expect(await outcome(view.jobEnqueue({ job: JOB }), scheduler, 10)).toBe('ok@0');
     expect(events.map((e) => e.type)).toEqual(['write', 'log', 'call']);
   });
 
   it('refuses calls while isolated in fail mode, and lets them through once healed', async () => {
     const { scheduler, view, link, counters, store } = setup();
     link.isolate(1_000, 'fail');
-    expect(await outcome(view.jobEnqueue(JOB), scheduler, 10)).toBe('SimulatedNetworkError@0');
-    expect(await store.jobGet(JOB.id)).toBeNull();
+    expect(await outcome(view.jobEnqueue({ job: JOB }), scheduler, 10)).toBe('SimulatedNetworkError@0');
+    expect(await store.jobGet({ jobId: JOB.id })).toBeNull();
     expect(counters.refused).toBe(1);
     await scheduler.run(1_000);
-    expect(await outcome(view.jobEnqueue(JOB), scheduler, 1_010)).toBe('ok@1000');
+    expect(await outcome(view.jobEnqueue({ job: JOB }), scheduler, 1_010)).toBe('ok@1000');
   });
 
   it('withholds calls while isolated in withhold mode and runs them late, when it heals', async () => {
     const { scheduler, view, link, counters, store } = setup();
     link.isolate(1_000, 'withhold');
-    const late = outcome(view.jobEnqueue(JOB), scheduler, 2_000);
+    const late = outcome(view.jobEnqueue({ job: JOB }), scheduler, 2_000);
     expect(await late).toBe('ok@1000');
-    expect((await store.jobGet(JOB.id))?.createdAt.getTime()).toBe(1_000);
+    expect((await store.jobGet({ jobId: JOB.id }))?.createdAt.getTime()).toBe(1_000);
     expect(counters.withheld).toBe(1);
   });
 
   it('commits a call whose reply is lost and reports an error to the caller', async () => {
     const { scheduler, view, store, counters, events } = setup({ ackLoss: 1 });
-    expect(await outcome(view.jobEnqueue(JOB), scheduler, 10)).toBe('SimulatedNetworkError@0');
-    expect(await store.jobGet(JOB.id)).not.toBeNull();
+    expect(await outcome(view.jobEnqueue({ job: JOB }), scheduler, 10)).toBe('SimulatedNetworkError@0');
+    expect(await store.jobGet({ jobId: JOB.id })).not.toBeNull();
     expect(counters.ackLost).toBe(1);
     expect(events.some((e) => e.type === 'fault' && e.kind === 'ack_lost')).toBe(true);
   });
@@ -62,22 +62,22 @@ describe('node link', () => {
   it('holds replies for a paused node and never delivers them to a crashed one', async () => {
     const { scheduler, view, timers } = setup();
     timers.pause(500);
-    expect(await outcome(view.jobEnqueue(JOB), scheduler, 1_000)).toBe('ok@500');
+    expect(await outcome(view.jobEnqueue({ job: JOB }), scheduler, 1_000)).toBe('ok@500');
     timers.crash();
-    expect(await outcome(view.jobGet(JOB.id), scheduler, 2_000)).toBe('pending');
+    expect(await outcome(view.jobGet({ jobId: JOB.id }), scheduler, 2_000)).toBe('pending');
   });
 
   it('loses, delays and duplicates wake-up hints as the faults say', async () => {
     const lossy = setup({ hintLoss: 1 });
     let heard = 0;
-    await lossy.view.subscribeWakeHints(() => (heard += 1));
-    await outcome(lossy.view.jobEnqueue(JOB), lossy.scheduler, 10);
+    await lossy.view.subscribeWakeHints({ listener: () => (heard += 1) });
+    await outcome(lossy.view.jobEnqueue({ job: JOB }), lossy.scheduler, 10);
     expect(heard).toBe(0);
 
     const doubled = setup({ hintDuplicate: 1, hintDelayMaxMs: 100 });
     const at: number[] = [];
-    await doubled.view.subscribeWakeHints(() => at.push(doubled.scheduler.now()));
-    await outcome(doubled.view.jobEnqueue(JOB), doubled.scheduler, 1_000);
+    await doubled.view.subscribeWakeHints({ listener: () => at.push(doubled.scheduler.now()) });
+    await outcome(doubled.view.jobEnqueue({ job: JOB }), doubled.scheduler, 1_000);
     expect(at.length).toBe(2);
     expect(doubled.events.filter((e) => e.type === 'fault').map((e) => (e as { kind: string }).kind)).toEqual(expect.arrayContaining(['hint_duplicated']));
   });

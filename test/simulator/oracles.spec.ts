@@ -47,7 +47,7 @@ describe('outcome provenance oracle', () => {
     const reclaim = (leasedUntil: number) => [write(running({ leasedUntil }), running({ attempt: 2, workerId: 'w2' })), call('jobClaim', worker('w2'), [{}], [])];
     expect(violations(new OutcomeProvenanceOracle(), reclaim(T0))).toBe(0);
     expect(violations(new OutcomeProvenanceOracle(), reclaim(T0 + 1))).toBe(1);
-    expect(violations(new OutcomeProvenanceOracle(), [write(running(), row({ state: 'dead_lettered', attempt: 1 })), call('jobCancel', { kind: 'operator' }, ['job-1'])])).toBe(1);
+    expect(violations(new OutcomeProvenanceOracle(), [write(running(), row({ state: 'dead_lettered', attempt: 1 })), call('jobCancel', { kind: 'operator' }, [{ jobId: 'job-1' }])])).toBe(1);
   });
 });
 
@@ -63,9 +63,9 @@ describe('lost job oracle', () => {
 describe('terminal state oracle', () => {
   it('allows only an operator replay of a dead-lettered or quarantined job', () => {
     const dead = row({ state: 'dead_lettered', attempt: 3 });
-    expect(violations(new TerminalStateOracle(), [write(dead, row()), call('jobReplay', { kind: 'operator' }, ['job-1'])])).toBe(0);
+    expect(violations(new TerminalStateOracle(), [write(dead, row()), call('jobReplay', { kind: 'operator' }, [{ jobId: 'job-1' }])])).toBe(0);
     expect(violations(new TerminalStateOracle(), [write(succeeded(), running({ attempt: 2 })), call('jobClaim', worker('w1'), [{}], [])])).toBe(1);
-    expect(violations(new TerminalStateOracle(), [write(succeeded(), row()), call('jobReplay', { kind: 'operator' }, ['job-1'])])).toBe(1);
+    expect(violations(new TerminalStateOracle(), [write(succeeded(), row()), call('jobReplay', { kind: 'operator' }, [{ jobId: 'job-1' }])])).toBe(1);
   });
 });
 
@@ -167,7 +167,7 @@ describe('concurrency limit oracle', () => {
   });
 
   // Issue 19 item 2: the cap follows the operator's changes and the jobs' declarations.
-  const setCap = (max: number | null) => call('concurrencyLimitSet', { kind: 'operator' }, [{ key: 'tenant' }, max]);
+  const setCap = (max: number | null) => call('concurrencyLimitSet', { kind: 'operator' }, [{ target: { key: 'tenant' }, max }]);
   const start = (id: string) => [write(row({ id }), keyed(id)), call('jobClaim', worker(id), [{}], [])];
   const finish = (id: string) => write(keyed(id), row({ id, state: 'succeeded', attempt: 1, concurrencyKey: 'tenant' }));
 

@@ -31,7 +31,7 @@ describe('issue 19 item 4: a dependant and its parent\'s outcome write serialize
   }
 
   async function runningParent(store: PostgresJobStore, workerId = 'w') {
-    const { id } = await store.jobEnqueue({ name: 'parent', payload: {} });
+    const { id } = await store.jobEnqueue({ job: { name: 'parent', payload: {} } });
     const [job] = await store.jobClaim({ workerId, limit: 1, queues: ['default'], leaseMs: LEASE_MS });
     expect(job!.id).toBe(id);
     return id;
@@ -48,11 +48,11 @@ describe('issue 19 item 4: a dependant and its parent\'s outcome write serialize
       // dependant), its row locked first as every write that ends a job locks it.
       await holder.query(`SELECT 1 FROM ${store.naming.jobs} WHERE id = $1 FOR UPDATE`, [parent]);
       await holder.query(`UPDATE ${store.naming.jobs} SET state = 'succeeded', leased_until = NULL, finished_at = now() WHERE id = $1`, [parent]);
-      const enqueue = tracked(store.jobEnqueue({ name: 'child', payload: {}, dependsOn: [parent] }));
+      const enqueue = tracked(store.jobEnqueue({ job: { name: 'child', payload: {}, dependsOn: [parent] } }));
       expect(await untilWaiting(admin, 'FOR KEY SHARE', enqueue.isDone)).toBe(true);
       await holder.commitTransaction();
       const { id } = await enqueue.promise;
-      expect(await store.jobGet(id)).toMatchObject({ state: 'scheduled', pendingParents: 0 });
+      expect(await store.jobGet({ jobId: id })).toMatchObject({ state: 'scheduled', pendingParents: 0 });
       expect(await dataSource.query(`SELECT settled FROM ${store.naming.dependencies} WHERE child_id = $1`, [id])).toEqual([{ settled: true }]);
     } finally {
       if (holder.isTransactionActive) await holder.rollbackTransaction();
@@ -67,7 +67,7 @@ describe('issue 19 item 4: a dependant and its parent\'s outcome write serialize
     const inserted = gate();
     let child = '';
     const host = dataSource.transaction(async (manager: EntityManager) => {
-      child = (await store.jobEnqueue({ name: 'child', payload: {}, dependsOn: [parent] }, { manager })).id;
+      child = (await store.jobEnqueue({ job: { name: 'child', payload: {}, dependsOn: [parent] }, manager })).id;
       inserted.open();
       await hold.opened;
     });
@@ -78,7 +78,7 @@ describe('issue 19 item 4: a dependant and its parent\'s outcome write serialize
     await host;
     expect(await outcome.promise).toMatchObject([{ status: 'applied', state: 'succeeded' }]);
     expect(waited).toBe(true);
-    expect(await store.jobGet(child)).toMatchObject({ state: 'scheduled', pendingParents: 0 });
+    expect(await store.jobGet({ jobId: child })).toMatchObject({ state: 'scheduled', pendingParents: 0 });
   });
 
   it('never deadlocks: a transaction holding one parent enqueues a dependant of two while one outcome batch finishing both waits for it', async () => {
@@ -91,12 +91,12 @@ describe('issue 19 item 4: a dependant and its parent\'s outcome write serialize
     const first = gate();
     const children: string[] = [];
     const host = dataSource.transaction(async (manager: EntityManager) => {
-      children.push((await store.jobEnqueue({ name: 'child', payload: 1, dependsOn: [p2] }, { manager })).id);
+      children.push((await store.jobEnqueue({ job: { name: 'child', payload: 1, dependsOn: [p2] }, manager })).id);
       first.open();
       await hold.opened;
       // The outcome batch holds p1 while it waits for p2, which this transaction holds: waiting for
       // p1 here would close the cycle, so the enqueue must not wait.
-      children.push((await store.jobEnqueue({ name: 'child', payload: 2, dependsOn: [p1, p2] }, { manager })).id);
+      children.push((await store.jobEnqueue({ job: { name: 'child', payload: 2, dependsOn: [p1, p2] }, manager })).id);
     });
     await first.opened;
     // One statement, as every outcome write is: it locks both rows in id order, and its settling
@@ -113,18 +113,18 @@ describe('issue 19 item 4: a dependant and its parent\'s outcome write serialize
     hold.open();
     await host;
     await outcome.promise;
-    expect(await store.jobGet(p1)).toMatchObject({ state: 'succeeded' });
-    expect(await store.jobGet(p2)).toMatchObject({ state: 'succeeded' });
-    for (const id of children) expect(await store.jobGet(id)).toMatchObject({ state: 'scheduled', pendingParents: 0 });
+    expect(await store.jobGet({ jobId: p1 })).toMatchObject({ state: 'succeeded' });
+    expect(await store.jobGet({ jobId: p2 })).toMatchObject({ state: 'succeeded' });
+    for (const id of children) expect(await store.jobGet({ jobId: id })).toMatchObject({ state: 'scheduled', pendingParents: 0 });
   });
 
   it('a due parent that a dependant\'s enqueue holds is still claimed at once', async () => {
     const store = await openStore();
-    const { id: parent } = await store.jobEnqueue({ name: 'parent', payload: {}, queue: 'deps' });
+    const { id: parent } = await store.jobEnqueue({ job: { name: 'parent', payload: {}, queue: 'deps' } });
     const hold = gate();
     const inserted = gate();
     const host = dataSource.transaction(async (manager: EntityManager) => {
-      await store.jobEnqueue({ name: 'child', payload: {}, queue: 'deps', dependsOn: [parent] }, { manager });
+      await store.jobEnqueue({ job: { name: 'child', payload: {}, queue: 'deps', dependsOn: [parent] }, manager });
       inserted.open();
       await hold.opened;
     });

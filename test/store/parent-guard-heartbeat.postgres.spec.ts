@@ -39,7 +39,7 @@ describe('issue 19 item 4: parent guard does not block the parent\'s heartbeat (
 
   async function running(store: PostgresJobStore, count: number) {
     const ids: string[] = [];
-    for (let i = 0; i < count; i++) ids.push((await store.jobEnqueue({ name: 'parent', payload: i })).id);
+    for (let i = 0; i < count; i++) ids.push((await store.jobEnqueue({ job: { name: 'parent', payload: i } })).id);
     const claimed = await store.jobClaim({ workerId: 'w', limit: count, queues: ['default'], leaseMs: LEASE_MS });
     expect(claimed.map((j) => j.id)).toEqual(ids);
     return ids;
@@ -51,7 +51,7 @@ describe('issue 19 item 4: parent guard does not block the parent\'s heartbeat (
     const inserted = gate();
     let child = '';
     const done = dataSource.transaction(async (manager: EntityManager) => {
-      child = (await store.jobEnqueue({ name: 'child', payload: {}, dependsOn: parents }, { manager })).id;
+      child = (await store.jobEnqueue({ job: { name: 'child', payload: {}, dependsOn: parents }, manager })).id;
       inserted.open();
       await hold.opened;
     });
@@ -77,7 +77,7 @@ describe('issue 19 item 4: parent guard does not block the parent\'s heartbeat (
       await host.commit();
     }
     expect(await store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: parent!, attempt: 1, kind: 'succeeded' }] })).toMatchObject([{ status: 'applied' }]);
-    expect(await store.jobGet(host.child())).toMatchObject({ state: 'scheduled', pendingParents: 0 });
+    expect(await store.jobGet({ jobId: host.child() })).toMatchObject({ state: 'scheduled', pendingParents: 0 });
   });
 
   it('a retry of a parent held by an open host transaction is written at once, and the parent is still guarded', async () => {
@@ -91,7 +91,7 @@ describe('issue 19 item 4: parent guard does not block the parent\'s heartbeat (
     } finally {
       await host.commit();
     }
-    expect(await store.jobGet(host.child())).toMatchObject({ state: 'awaiting_parents', pendingParents: 1 });
+    expect(await store.jobGet({ jobId: host.child() })).toMatchObject({ state: 'awaiting_parents', pendingParents: 1 });
   });
 
   it('concurrent success inside a host transaction: the outcome batch waits for the commit, heartbeats of its worker never wait meanwhile, and the dependant is released at once', async () => {
@@ -121,7 +121,7 @@ describe('issue 19 item 4: parent guard does not block the parent\'s heartbeat (
       await host.commit();
     }
     expect(await outcome.promise).toMatchObject([{ status: 'applied' }, { status: 'applied' }]);
-    expect(await store.jobGet(host.child())).toMatchObject({ state: 'scheduled', pendingParents: 0 });
+    expect(await store.jobGet({ jobId: host.child() })).toMatchObject({ state: 'scheduled', pendingParents: 0 });
   });
 
   it('concurrent success in autocommit: an enqueue that meets the parent\'s outcome write in flight waits for it and starts the dependant released', async () => {
@@ -137,11 +137,11 @@ describe('issue 19 item 4: parent guard does not block the parent\'s heartbeat (
          UPDATE ${store.naming.jobs} SET state = 'succeeded', leased_until = NULL, finished_at = now() WHERE (SELECT count(*) FROM ending) >= 0 AND id = $1`,
         [parent],
       );
-      const enqueue = tracked(store.jobEnqueue({ name: 'child', payload: {}, dependsOn: [parent!] }));
+      const enqueue = tracked(store.jobEnqueue({ job: { name: 'child', payload: {}, dependsOn: [parent!] } }));
       expect(await untilWaiting(admin, 'FOR KEY SHARE', enqueue.isDone)).toBe(true);
       await attempt.commitTransaction();
       const { id } = await enqueue.promise;
-      expect(await store.jobGet(id)).toMatchObject({ state: 'scheduled', pendingParents: 0 });
+      expect(await store.jobGet({ jobId: id })).toMatchObject({ state: 'scheduled', pendingParents: 0 });
     } finally {
       if (attempt.isTransactionActive) await attempt.rollbackTransaction();
       await attempt.release();

@@ -25,19 +25,19 @@ describe('PostgreSQL cascade: bounded inline, finished by maintenance', () => {
     const store = new PostgresJobStore({ dataSource, schema });
     await store.migrate();
     const length = 1_500;
-    await store.jobEnqueueMany(
-      Array.from({ length: length + 1 }, (_, i) => ({ id: id(i), name: 'chain', payload: i, ...(i === 0 ? { maxAttempts: 1 } : { dependsOn: [id(i - 1)] }) })),
-    );
+    await store.jobEnqueueMany({
+      jobs: Array.from({ length: length + 1 }, (_, i) => ({ id: id(i), name: 'chain', payload: i, ...(i === 0 ? { maxAttempts: 1 } : { dependsOn: [id(i - 1)] }) })),
+    });
     const [job] = await store.jobClaim({ workerId: 'w', limit: 1, queues: ['default'], leaseMs: 60_000 });
     const [result] = await store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: job!.id, attempt: job!.attempt, kind: 'dead_lettered', error: 'broken' }] });
     expect(result).toMatchObject({ status: 'applied', state: 'dead_lettered' });
     const cancelled = async () => (await store.jobStats()).counts.find((c) => c.state === 'cancelled')?.count ?? 0;
     expect(await cancelled()).toBe(INLINE_SETTLE_LIMIT);
-    expect(await store.jobGet(id(INLINE_SETTLE_LIMIT + 1))).toMatchObject({ state: 'awaiting_parents' });
+    expect(await store.jobGet({ jobId: id(INLINE_SETTLE_LIMIT + 1) })).toMatchObject({ state: 'awaiting_parents' });
     expect(await store.jobSettleDependencies({ limit: 1_000 })).toBe(length - INLINE_SETTLE_LIMIT);
     expect(await store.jobSettleDependencies({ limit: 1_000 })).toBe(0);
     expect(await cancelled()).toBe(length);
-    expect(await store.jobGet(id(length))).toMatchObject({ state: 'cancelled', lastError: `parent ${id(length - 1)} ended cancelled` });
+    expect(await store.jobGet({ jobId: id(length) })).toMatchObject({ state: 'cancelled', lastError: `parent ${id(length - 1)} ended cancelled` });
     await store.close();
   });
 });

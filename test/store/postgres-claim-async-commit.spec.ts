@@ -17,8 +17,8 @@ describe('PostgreSQL asynchronous claim commits', () => {
     const texts: string[] = [];
     const store = freshStore({ asyncClaimCommit, onStatement: (text) => texts.push(text) });
     await store.migrate();
-    if (limit === 'a queue limit') await store.concurrencyLimitSet({ queue: 'default' }, 5);
-    await store.jobEnqueueMany([1, 2].map((n) => ({ name: 'async.claim', payload: n })));
+    if (limit === 'a queue limit') await store.concurrencyLimitSet({ target: { queue: 'default' }, max: 5 });
+    await store.jobEnqueueMany({ jobs: [1, 2].map((n) => ({ name: 'async.claim', payload: n })) });
     expect(await store.jobClaim({ workerId: 'w1', limit: 1, queues: ['default'], leaseMs: 30_000 })).toHaveLength(1);
     // The statement that claimed (the full one once a limit exists), inside a transaction of our
     // own: the setting changes for that transaction and is gone after it.

@@ -16,8 +16,8 @@ describe('PostgreSQL JIT and the limited claim', () => {
     try {
       const store = new PostgresJobStore({ dataSource: explained, schema });
       await store.migrate();
-      await store.concurrencyLimitSet({ queue: 'default' }, 100);
-      await store.jobEnqueueMany(Array.from({ length: 20 }, (_, i) => ({ name: 'jit', payload: i })));
+      await store.concurrencyLimitSet({ target: { queue: 'default' }, max: 100 });
+      await store.jobEnqueueMany({ jobs: Array.from({ length: 20 }, (_, i) => ({ name: 'jit', payload: i })) });
       plans.length = 0;
       expect(await store.jobClaim({ workerId: 'w1', limit: 10, queues: ['default'], leaseMs: 60_000 })).toHaveLength(10);
       const limited = plans.filter((plan) => plan['Query Text'].includes('wanted AS'));

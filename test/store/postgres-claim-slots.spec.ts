@@ -16,13 +16,13 @@ describe('PostgreSQL concurrency slots', () => {
   it('issue 19 item 2: keeps the slot of every running job when a limit is lowered, as surplus that its finishing jobs give back', async () => {
     const store = freshStore();
     await store.migrate();
-    await store.concurrencyLimitSet({ key: 'k' }, 3);
-    for (let i = 0; i < 5; i++) await store.jobEnqueue({ name: 'slot', payload: i, concurrencyKey: 'k' });
+    await store.concurrencyLimitSet({ target: { key: 'k' }, max: 3 });
+    for (let i = 0; i < 5; i++) await store.jobEnqueue({ job: { name: 'slot', payload: i, concurrencyKey: 'k' } });
     const running = await claimLimited(store, 'w1');
     expect(running).toHaveLength(3);
     const surplus = async () =>
       ((await dataSource.query(`SELECT surplus FROM ${store.naming.limits} WHERE key = 'key:k'`)) as Array<{ surplus: number }>)[0]!.surplus;
-    await store.concurrencyLimitSet({ key: 'k' }, 1);
+    await store.concurrencyLimitSet({ target: { key: 'k' }, max: 1 });
     expect(await slotsOf(store, 'key:k')).toEqual([
       { slot: 1, held: true, retired: false },
       { slot: 2, held: true, retired: false },
@@ -41,7 +41,7 @@ describe('PostgreSQL concurrency slots', () => {
     await store.jobCompleteMany({ workerId: 'w1', outcomes: [{ jobId: first!.id, attempt: first!.attempt, kind: 'succeeded' }] });
     expect((await slotsOf(store, 'key:k')).map((s) => s.slot)).toEqual([2, 3]);
     expect(await surplus()).toBe(1);
-    await store.concurrencyLimitSet({ key: 'k' }, 2);
+    await store.concurrencyLimitSet({ target: { key: 'k' }, max: 2 });
     expect(await surplus()).toBe(0);
     expect(await claimLimited(store, 'w2')).toEqual([]);
     // With no surplus left, a job that finishes frees its row for the next claim.
@@ -56,8 +56,8 @@ describe('PostgreSQL concurrency slots', () => {
   it('retires, when migrating to version 5, the slots an earlier version kept above a lowered limit', async () => {
     const store = freshStore();
     await store.migrate();
-    await store.concurrencyLimitSet({ key: 'k' }, 3);
-    for (let i = 0; i < 3; i++) await store.jobEnqueue({ name: 'slot', payload: i, concurrencyKey: 'k' });
+    await store.concurrencyLimitSet({ target: { key: 'k' }, max: 3 });
+    for (let i = 0; i < 3; i++) await store.jobEnqueue({ job: { name: 'slot', payload: i, concurrencyKey: 'k' } });
     expect(await claimLimited(store, 'w1')).toHaveLength(3);
     // What version 4 left after lowering the limit to 1 while three jobs ran: slots 2 and 3 still
     // held with live leases, and a free slot 4 from an older, larger limit.
@@ -82,8 +82,8 @@ describe('PostgreSQL concurrency slots', () => {
     const store = freshStore({ onStatement: (text) => texts.push(text) });
     await store.migrate();
     for (const table of [store.naming.jobs, store.naming.slots, store.naming.limits]) await dataSource.query(`ALTER TABLE ${table} SET (autovacuum_enabled = false)`);
-    await store.concurrencyLimitSet({ queue: 'default' }, 2_000);
-    for (let i = 0; i < 2; i++) await store.jobEnqueueMany(Array.from({ length: 1_000 }, (_, j) => ({ name: 'slot', payload: i * 1_000 + j })));
+    await store.concurrencyLimitSet({ target: { queue: 'default' }, max: 2_000 });
+    for (let i = 0; i < 2; i++) await store.jobEnqueueMany({ jobs: Array.from({ length: 1_000 }, (_, j) => ({ name: 'slot', payload: i * 1_000 + j })) });
     expect(await claimLimited(store, 'w1')).toHaveLength(50);
     const full = texts.find((text) => text.includes('wanted AS'));
     expect(full).toBeDefined();

@@ -11,7 +11,7 @@ describe('PostgreSQL claims', () => {
     const store = freshStore();
     await store.migrate();
     const ids = [];
-    for (let i = 0; i < 3; i++) ids.push((await store.jobEnqueue({ name: 'lock', payload: i })).id);
+    for (let i = 0; i < 3; i++) ids.push((await store.jobEnqueue({ job: { name: 'lock', payload: i } })).id);
     const blocker = new pg.Client({ connectionString: databaseUrl() });
     await blocker.connect();
     try {
@@ -37,7 +37,7 @@ describe('PostgreSQL claims', () => {
     const texts: string[] = [];
     const store = freshStore({ onStatement: (text) => texts.push(text) });
     await store.migrate();
-    await store.jobEnqueueMany(Array.from({ length: 4 }, (_, k) => ({ name: 'plan', payload: k })));
+    await store.jobEnqueueMany({ jobs: Array.from({ length: 4 }, (_, k) => ({ name: 'plan', payload: k })) });
     await store.jobClaim({ workerId: 'w1', limit: 2, queues: ['default'], leaseMs: 1 });
     const claim = texts.find((text) => text.includes('WITH active AS'))!;
     const client = new pg.Client({ connectionString: databaseUrl() });
@@ -74,7 +74,7 @@ describe('PostgreSQL claims', () => {
     const texts: string[] = [];
     const store = freshStore({ onStatement: (text) => texts.push(text) });
     await store.migrate();
-    const ids = (await store.jobEnqueueMany([0, 1, 2].map((k) => ({ name: 'due.only', payload: k })))).map((result) => result.id);
+    const ids = (await store.jobEnqueueMany({ jobs: [0, 1, 2].map((k) => ({ name: 'due.only', payload: k })) })).map((result) => result.id);
     const [first] = await store.jobClaim({ workerId: 'w1', limit: 1, queues: ['default'], leaseMs: 30_000 });
     expect(first?.id).toBe(ids[0]);
     // A full batch starts the statistics guard without waiting for it; let it finish first, so its
@@ -102,12 +102,12 @@ describe('PostgreSQL claims', () => {
     // Autovacuum stays out of it, so the statistics can only come from the store.
     await dataSource.query(`ALTER TABLE ${store.naming.jobs} SET (autovacuum_enabled = false)`);
     const stats = async () => Number((await dataSource.query(`SELECT count(*) AS n FROM pg_stats WHERE schemaname = $1 AND tablename = 'jobs' AND attname = 'state'`, [store.naming.schema]))[0].n);
-    await store.jobEnqueueMany(Array.from({ length: 50 }, (_, k) => ({ name: 'stats', payload: k })));
+    await store.jobEnqueueMany({ jobs: Array.from({ length: 50 }, (_, k) => ({ name: 'stats', payload: k })) });
     // A batch that is not full suggests no backlog: nothing is analyzed.
     expect(await store.jobClaim({ workerId: 'w1', limit: 100, queues: ['default'], leaseMs: 30_000 })).toHaveLength(50);
     expect(await store.statistics).toBe(false);
     expect(await stats()).toBe(0);
-    for (let i = 0; i < 3; i++) await store.jobEnqueueMany(Array.from({ length: 1_000 }, (_, k) => ({ name: 'stats', payload: { k, pad: 'x'.repeat(80) } })));
+    for (let i = 0; i < 3; i++) await store.jobEnqueueMany({ jobs: Array.from({ length: 1_000 }, (_, k) => ({ name: 'stats', payload: { k, pad: 'x'.repeat(80) } })) });
     texts.length = 0;
     expect(await store.jobClaim({ workerId: 'w1', limit: 200, queues: ['default'], leaseMs: 30_000 })).toHaveLength(200);
     expect(await store.statistics).toBe(true);
@@ -129,7 +129,7 @@ describe('PostgreSQL claims', () => {
     const texts: string[] = [];
     const store = freshStore({ onStatement: (text) => texts.push(text) });
     await store.migrate();
-    for (let i = 0; i < 3; i++) await store.jobEnqueueMany(Array.from({ length: 1_000 }, (_, j) => ({ name: 'plan', payload: { k: i * 1_000 + j, pad: 'x'.repeat(80) } })));
+    for (let i = 0; i < 3; i++) await store.jobEnqueueMany({ jobs: Array.from({ length: 1_000 }, (_, j) => ({ name: 'plan', payload: { k: i * 1_000 + j, pad: 'x'.repeat(80) } })) });
     await dataSource.query(`ANALYZE ${store.naming.jobs}`);
     expect(await store.jobClaim({ workerId: 'w1', limit: 200, queues: ['default'], leaseMs: 30_000 })).toHaveLength(200);
     const claim = texts.find((text) => text.includes('WITH active AS'));

@@ -15,7 +15,7 @@ describe('PostgreSQL connection loss', () => {
     await blocker.query('BEGIN');
     await blocker.query(`LOCK TABLE ${store.naming.audit} IN ACCESS EXCLUSIVE MODE`);
     const [{ pid: blockerPid }] = (await blocker.query('SELECT pg_backend_pid() AS pid')).rows;
-    const outcome = store.concurrencyLimitSet({ key: 'tenant:lost' }, 2).then(
+    const outcome = store.concurrencyLimitSet({ target: { key: 'tenant:lost' }, max: 2 }).then(
       () => 'applied',
       (error: Error) => error.message,
     );
@@ -30,7 +30,7 @@ describe('PostgreSQL connection loss', () => {
     await blocker.query('ROLLBACK');
     await blocker.end();
     // The pool dropped the dead connection; the same operation now goes through.
-    await store.concurrencyLimitSet({ key: 'tenant:lost' }, 2);
+    await store.concurrencyLimitSet({ target: { key: 'tenant:lost' }, max: 2 });
     expect(await store.concurrencyLimitList()).toContainEqual(expect.objectContaining({ key: 'tenant:lost', max: 2 }));
   });
 });

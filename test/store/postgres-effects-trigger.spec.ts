@@ -28,9 +28,9 @@ async function withNestedPlans(prefix: string, work: (store: PostgresJobStore, p
 describe('PostgreSQL effects trigger', () => {
   it('pairs old and new rows with a hash join, even after its first call in the session saw one row', () =>
     withNestedPlans('pgpair', async (store, plans) => {
-      await store.jobEnqueue({ name: 'pair', payload: 0 });
+      await store.jobEnqueue({ job: { name: 'pair', payload: 0 } });
       expect(await store.jobClaim({ workerId: 'w', limit: 1, queues: ['default'], leaseMs: 60_000 })).toHaveLength(1);
-      await store.jobEnqueueMany(Array.from({ length: 300 }, (_, i) => ({ name: 'pair', payload: i + 1 })));
+      await store.jobEnqueueMany({ jobs: Array.from({ length: 300 }, (_, i) => ({ name: 'pair', payload: i + 1 })) });
       plans.length = 0;
       expect(await store.jobClaim({ workerId: 'w', limit: 300, queues: ['default'], leaseMs: 60_000 })).toHaveLength(300);
       const pairing = plans.filter((p) => p['Query Text'].includes('FROM new_rows n JOIN old_rows o'));
@@ -41,8 +41,8 @@ describe('PostgreSQL effects trigger', () => {
 
   it('runs only the effects a change calls for: a claim releases no slot and sends no hint', () =>
     withNestedPlans('pgeff', async (store, plans) => {
-      const { id: parent } = await store.jobEnqueue({ name: 'effects', payload: 0 });
-      const { id: child } = await store.jobEnqueue({ name: 'effects', payload: 1, dependsOn: [parent] });
+      const { id: parent } = await store.jobEnqueue({ job: { name: 'effects', payload: 0 } });
+      const { id: child } = await store.jobEnqueue({ job: { name: 'effects', payload: 1, dependsOn: [parent] } });
       /** Which optional effect statements the trigger ran for `work`. */
       const effectsOf = async (work: () => Promise<unknown>) => {
         plans.length = 0;
@@ -56,6 +56,6 @@ describe('PostgreSQL effects trigger', () => {
       // The parent's success releases its slot (none is held, the statement still looks) and, through
       // the settle function, the child, whose change sends the hint.
       expect(await effectsOf(() => store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: parent, attempt: 1, kind: 'succeeded' }] }))).toEqual({ history: true, slots: true, hint: true });
-      expect((await store.jobGet(child))?.state).toBe('scheduled');
+      expect((await store.jobGet({ jobId: child }))?.state).toBe('scheduled');
     }));
 });

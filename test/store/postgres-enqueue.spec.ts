@@ -11,16 +11,16 @@ describe('PostgreSQL enqueue', () => {
     const store = freshStore({ onStatement: (text) => statements.push(text) });
     await store.migrate();
     statements.length = 0;
-    const generated = await store.jobEnqueueMany([{ name: 'a', payload: 1 }, { name: 'a', payload: 2 }]);
+    const generated = await store.jobEnqueueMany({ jobs: [{ name: 'a', payload: 1 }, { name: 'a', payload: 2 }] });
     expect(generated.map((r) => r.created)).toEqual([true, true]);
     expect(statements).toHaveLength(1);
     expect(statements[0]).toMatch(/INSERT INTO \S+jobs/);
     expect(statements[0]).not.toMatch(/ON CONFLICT \(id\)/);
     statements.length = 0;
-    const mixed = await store.jobEnqueueMany([{ name: 'a', payload: 3 }, { name: 'a', payload: 4, id: generated[0]!.id }]);
+    const mixed = await store.jobEnqueueMany({ jobs: [{ name: 'a', payload: 3 }, { name: 'a', payload: 4, id: generated[0]!.id }] });
     expect(statements[0]).toMatch(/ON CONFLICT \(id\) DO NOTHING/);
     expect(mixed.map((r) => r.created)).toEqual([true, false]);
-    expect((await store.jobGet(generated[0]!.id))?.payload).toBe(1);
+    expect((await store.jobGet({ jobId: generated[0]!.id }))?.payload).toBe(1);
   });
 
   it('plans its enqueue statement once for batches of every size, instead of once per enqueue', async () => {
@@ -34,7 +34,7 @@ describe('PostgreSQL enqueue', () => {
       await store.migrate();
       texts.length = 0;
       const sizes = [1, 1, 1, 1, 1, 1, 1, 10, 11, 50, 1, 1_000, 1];
-      for (const size of sizes) await store.jobEnqueueMany(Array.from({ length: size }, (_, k) => ({ name: 'a', payload: k })));
+      for (const size of sizes) await store.jobEnqueueMany({ jobs: Array.from({ length: size }, (_, k) => ({ name: 'a', payload: k })) });
       const enqueue = texts[0]!;
       expect(new Set(texts)).toEqual(new Set([enqueue]));
       // PostgreSQL tries five custom plans, then keeps the generic one whatever the batch size (it

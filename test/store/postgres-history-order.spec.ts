@@ -12,8 +12,8 @@ describe('PostgreSQL history delivery order', () => {
     await runner.startTransaction();
     try {
       // The open transaction takes its history id first; the later one commits first.
-      const { id: slow } = await store.jobEnqueue({ name: 'slow.tx', payload: 1 }, { manager: runner.manager });
-      const { id: fast } = await store.jobEnqueue({ name: 'fast.tx', payload: 2 });
+      const { id: slow } = await store.jobEnqueue({ job: { name: 'slow.tx', payload: 1 }, manager: runner.manager });
+      const { id: fast } = await store.jobEnqueue({ job: { name: 'fast.tx', payload: 2 } });
       expect(await store.historyRead({ limit: 10 })).toEqual([]);
       await runner.commitTransaction();
       const entries = await store.historyRead({ limit: 10 });

@@ -17,12 +17,12 @@ describe('PostgreSQL job rows', () => {
       ['1999-12-31 23:59:59.999000+00', Date.UTC(1999, 11, 31, 23, 59, 59, 999)],
     ] as const;
     for (const [text, expected] of cases) {
-      const { id } = await store.jobEnqueue({ name: 'instant', payload: text });
+      const { id } = await store.jobEnqueue({ job: { name: 'instant', payload: text } });
       await dataSource.query(
         `UPDATE ${jobs} SET run_at = $2, scheduled_for = $2, created_at = $2, updated_at = $2, finished_at = $2, state = 'running', leased_until = $2 WHERE id = $1`,
         [id, text],
       );
-      const job = (await store.jobGet(id))!;
+      const job = (await store.jobGet({ jobId: id }))!;
       expect([job.runAt, job.scheduledFor, job.createdAt, job.updatedAt, job.finishedAt, job.leasedUntil].map((d) => d?.getTime())).toEqual(Array(6).fill(expected));
     }
   });

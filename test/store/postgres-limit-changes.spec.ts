@@ -86,13 +86,13 @@ const finish = (store: PostgresJobStore, job: JobRecord) =>
 describe('issue 19 item 2: PostgreSQL limit changes racing claims, heartbeats and outcomes', () => {
   it('a claim whose snapshot predates a limit set while it waited counts the limit, not what its snapshot saw', async () => {
     const [store, node] = await twoNodes();
-    await store.jobEnqueueMany(Array.from({ length: 4 }, (_, i) => ({ name: 'race', payload: i })));
+    await store.jobEnqueueMany({ jobs: Array.from({ length: 4 }, (_, i) => ({ name: 'race', payload: i })) });
     expect(await claim(store, 'w1', 1)).toHaveLength(1);
     const holder = await connection();
     await holder.query(`SELECT pg_advisory_lock(${limitsLockId(store.naming)})`);
     // The limit change queues for the lock first, then the claim behind it: once let go, the
     // limit commits before the claim reads anything, though the claim's statement began earlier.
-    const change = store.concurrencyLimitSet({ queue: 'default' }, 1);
+    const change = store.concurrencyLimitSet({ target: { queue: 'default' }, max: 1 });
     await until(async () => (await limitsLockWaiters(store)) === 1, [change]);
     const racing = claim(node, 'w2', 2);
     await until(async () => (await limitsLockWaiters(store)) === 2, [racing]);
@@ -104,14 +104,14 @@ describe('issue 19 item 2: PostgreSQL limit changes racing claims, heartbeats an
 
   it('a claim that takes the lock before a limit change is counted by the change when it commits', async () => {
     const [store, node] = await twoNodes();
-    await store.jobEnqueueMany(Array.from({ length: 4 }, (_, i) => ({ name: 'race', payload: i })));
+    await store.jobEnqueueMany({ jobs: Array.from({ length: 4 }, (_, i) => ({ name: 'race', payload: i })) });
     const [first] = await claim(store, 'w1', 1);
     const holder = await connection();
     await holder.query(`SELECT pg_advisory_lock(${limitsLockId(store.naming)})`);
     // This time the claim queues first: it runs before the limit exists and must be counted by it.
     const racing = claim(node, 'w2', 1);
     await until(async () => (await limitsLockWaiters(store)) === 1, [racing]);
-    const change = store.concurrencyLimitSet({ queue: 'default' }, 1);
+    const change = store.concurrencyLimitSet({ target: { queue: 'default' }, max: 1 });
     await until(async () => (await limitsLockWaiters(store)) === 2, [change]);
     await holder.query(`SELECT pg_advisory_unlock(${limitsLockId(store.naming)})`);
     const [second] = await racing;
@@ -127,14 +127,14 @@ describe('issue 19 item 2: PostgreSQL limit changes racing claims, heartbeats an
 
   it('a heartbeat that renews a job while a limit is being set renews the slot the limit gave that job', async () => {
     const [store, node] = await twoNodes();
-    await store.jobEnqueueMany(Array.from({ length: 3 }, (_, i) => ({ name: 'race', payload: i })));
+    await store.jobEnqueueMany({ jobs: Array.from({ length: 3 }, (_, i) => ({ name: 'race', payload: i })) });
     const [job] = await claim(store, 'w1', 1, 1_000);
     // The limit change provisions the slot, then waits to write its audit entry; meanwhile the
     // heartbeat renews the job, and its statement began before the slot was committed.
     const holder = await connection();
     await holder.query('BEGIN');
     await holder.query(`LOCK TABLE ${store.naming.audit} IN EXCLUSIVE MODE`);
-    const change = store.concurrencyLimitSet({ queue: 'default' }, 1);
+    const change = store.concurrencyLimitSet({ target: { queue: 'default' }, max: 1 });
     await until(async () => (await tableLockWaiters(store.naming.audit)) === 1, [change]);
     const beat = node.jobHeartbeat({ workerId: 'w1', leases: [{ jobId: job!.id, attempt: job!.attempt }], leaseMs: LEASE_MS });
     await until(async () => (await limitsLockWaiters(store)) === 1, [beat]);
@@ -153,14 +153,14 @@ describe('issue 19 item 2: PostgreSQL limit changes racing claims, heartbeats an
 
   it('an outcome written while a lowering waits to commit gives its slot back against the lowered limit', async () => {
     const [store, node] = await twoNodes();
-    await store.concurrencyLimitSet({ queue: 'default' }, 3);
-    await store.jobEnqueueMany(Array.from({ length: 5 }, (_, i) => ({ name: 'race', payload: i })));
+    await store.concurrencyLimitSet({ target: { queue: 'default' }, max: 3 });
+    await store.jobEnqueueMany({ jobs: Array.from({ length: 5 }, (_, i) => ({ name: 'race', payload: i })) });
     const running = await claim(store, 'w1');
     expect(running).toHaveLength(3);
     const holder = await connection();
     await holder.query('BEGIN');
     await holder.query(`LOCK TABLE ${store.naming.audit} IN EXCLUSIVE MODE`);
-    const change = store.concurrencyLimitSet({ queue: 'default' }, 1);
+    const change = store.concurrencyLimitSet({ target: { queue: 'default' }, max: 1 });
     await until(async () => (await tableLockWaiters(store.naming.audit)) === 1, [change]);
     const outcome = finish(node, running[0]!);
     await until(async () => (await limitsLockWaiters(store)) === 1, [outcome]);
@@ -180,7 +180,7 @@ describe('issue 19 item 2: PostgreSQL limit changes racing claims, heartbeats an
 describe('issue 19 item 2: migrating to version 9', () => {
   it('turns retired slots into held ones and gives a slot to each job that ran under a limit without one', async () => {
     const [store, node] = await twoNodes();
-    await store.jobEnqueueMany(Array.from({ length: 4 }, (_, i) => ({ name: 'old', payload: i, concurrencyKey: 'k' })));
+    await store.jobEnqueueMany({ jobs: Array.from({ length: 4 }, (_, i) => ({ name: 'old', payload: i, concurrencyKey: 'k' })) });
     const running = await claim(store, 'w1', 3);
     expect(running).toHaveLength(3);
     const [a, b, c] = running.map((job) => job.id);

@@ -37,15 +37,15 @@ describe('concurrency limits under concurrent claimers on PostgreSQL', () => {
   it(`never exceeds a key or queue cap with ${CLAIMERS} claimers racing, sampled after every claim`, async () => {
     const setup = new PostgresJobStore({ dataSource: admin, schema });
     await setup.migrate();
-    await setup.concurrencyLimitSet({ key: 'tenant-a' }, LIMITS['key:tenant-a']);
-    await setup.concurrencyLimitSet({ key: 'tenant-b' }, LIMITS['key:tenant-b']);
-    await setup.concurrencyLimitSet({ queue: 'capped' }, LIMITS['queue:capped']);
+    await setup.concurrencyLimitSet({ target: { key: 'tenant-a' }, max: LIMITS['key:tenant-a'] });
+    await setup.concurrencyLimitSet({ target: { key: 'tenant-b' }, max: LIMITS['key:tenant-b'] });
+    await setup.concurrencyLimitSet({ target: { queue: 'capped' }, max: LIMITS['queue:capped'] });
     const inputs = [];
     for (let i = 0; i < 240; i++) {
       const key = ['tenant-a', 'tenant-b', undefined][i % 3];
       inputs.push({ name: 'limited', queue: i % 4 === 0 ? 'capped' : 'default', payload: i, ...(key ? { concurrencyKey: key } : {}) });
     }
-    await setup.jobEnqueueMany(inputs);
+    await setup.jobEnqueueMany({ jobs: inputs });
 
     const peak: Record<string, number> = {};
     const violations: string[] = [];

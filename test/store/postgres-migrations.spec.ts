@@ -26,8 +26,8 @@ describe('PostgreSQL migrations', () => {
       { version: 8, name: 'unique_keys_and_retry' },
       { version: 9, name: 'limit_surplus' },
     ]);
-    const { id } = await a.jobEnqueue({ name: 'after.migrate', payload: 1 });
-    expect((await b.jobGet(id))?.name).toBe('after.migrate');
+    const { id } = await a.jobEnqueue({ job: { name: 'after.migrate', payload: 1 } });
+    expect((await b.jobGet({ jobId: id }))?.name).toBe('after.migrate');
   });
 
   it('creates the partial claim indexes, and prefixes tables and indexes when asked', async () => {
@@ -68,7 +68,7 @@ describe('PostgreSQL migrations', () => {
     const { jobs } = store.naming;
     const [{ reloptions }] = await dataSource.query(`SELECT reloptions FROM pg_class WHERE oid = $1::regclass`, [jobs]);
     expect(reloptions).toEqual(['fillfactor=50']);
-    await store.jobEnqueueMany(Array.from({ length: 60 }, (_, k) => ({ name: 'page', payload: { k, pad: 'x'.repeat(100) } })));
+    await store.jobEnqueueMany({ jobs: Array.from({ length: 60 }, (_, k) => ({ name: 'page', payload: { k, pad: 'x'.repeat(100) } })) });
     const pageOf = async () =>
       new Map(
         (await dataSource.query(`SELECT id, (ctid::text::point)[0]::int AS page FROM ${jobs}`)).map((r: { id: string; page: number }) => [r.id, r.page] as const),
@@ -103,12 +103,12 @@ describe('PostgreSQL migrations', () => {
     await dataSource.query(`ALTER TABLE ${history} ADD CONSTRAINT job_history_pkey PRIMARY KEY (id)`);
     await dataSource.query(`CREATE INDEX job_history_delivery_idx ON ${history} (tx, id)`);
     await dataSource.query(`DELETE FROM ${migrations} WHERE version = 6`);
-    const { id } = await store.jobEnqueue({ name: 'kept', payload: 1, maxAttempts: 3 });
+    const { id } = await store.jobEnqueue({ job: { name: 'kept', payload: 1, maxAttempts: 3 } });
     for (let attempt = 1; attempt <= 2; attempt++) {
       await store.jobClaim({ workerId: 'w', limit: 1, queues: ['default'], leaseMs: 60_000 });
       await store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: id, attempt, kind: 'failed', error: `e${attempt}`, retryDelayMs: 0 }] });
     }
-    await store.jobEnqueueMany([{ name: 'kept', payload: 2 }, { name: 'kept', payload: 3 }]);
+    await store.jobEnqueueMany({ jobs: [{ name: 'kept', payload: 2 }, { name: 'kept', payload: 3 }] });
     const before = await dataSource.query(`SELECT id, tx::text, job_id, state FROM ${history} ORDER BY id`);
     expect(before.filter((e: { job_id: string }) => e.job_id === id)).toHaveLength(5);
     expect(before).toHaveLength(7);
@@ -126,7 +126,7 @@ describe('PostgreSQL migrations', () => {
     expect(await again.schemaVersion()).toBe(LATEST_SCHEMA_VERSION);
     // The trim deletes by the new key: the job keeps its newest entry only.
     expect(await again.historyTrim({ keep: 1, limit: 100 })).toBe(4);
-    expect((await again.jobHistory(id)).map((e) => e.state)).toEqual(['scheduled']);
+    expect((await again.jobHistory({ jobId: id })).map((e) => e.state)).toEqual(['scheduled']);
   });
 
   it.each(['x; drop table y', 'a"b', "o'brien", 'a\nb', 's'.repeat(64), 'Public', 'x.job'])(

@@ -26,7 +26,7 @@ describe('minting on PostgreSQL from four nodes at once', () => {
     const [first] = stores;
     const ids: string[] = [];
     for (const name of ['mint.a', 'mint.b', 'mint.c']) {
-      ids.push((await first!.scheduleUpsert({ name, everyMs: 1_000, misfireGraceMs: 3_600_000 })).schedule.id);
+      ids.push((await first!.scheduleUpsert({ schedule: { name, everyMs: 1_000, misfireGraceMs: 3_600_000 } })).schedule.id);
     }
     // Move the schedules 120 s into the past: 120 ticks each are due, all within the grace.
     await dataSources[0]!.query(
@@ -77,13 +77,13 @@ describe('issue 19 item 1: minting on PostgreSQL after ten years down', () => {
       onStatement: (text) => {
         // The pass has locked the schedule row and planned it: the operator pauses from another
         // node now, while that lock is held, and must get through as soon as the pass commits.
-        if (pause === undefined && /^UPDATE .*schedules. SET/.test(text.trim())) pause = operator.schedulePause(scheduleId);
+        if (pause === undefined && /^UPDATE .*schedules. SET/.test(text.trim())) pause = operator.schedulePause({ scheduleId });
       },
     });
     stores.push(minter, operator);
     await minter.migrate();
     try {
-      ({ schedule: { id: scheduleId } } = await minter.scheduleUpsert({ name: 'outage.minute', cron: '* * * * *', misfireGraceMs: 86_400_000 }));
+      ({ schedule: { id: scheduleId } } = await minter.scheduleUpsert({ schedule: { name: 'outage.minute', cron: '* * * * *', misfireGraceMs: 86_400_000 } }));
       await minterSource.query(`UPDATE "${outage}"."schedules" SET next_fire_at = next_fire_at - interval '10 years', created_at = created_at - interval '10 years'`);
 
       const pass = await minter.scheduleMintDue({ limit: 10 });
@@ -99,7 +99,7 @@ describe('issue 19 item 1: minting on PostgreSQL after ten years down', () => {
       // Nothing of this schema is left idle in a transaction.
       const idle = await minterSource.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'idle in transaction' AND query LIKE $1`, [`%${outage}%`]);
       expect(idle[0].n).toBe(0);
-      expect((await operator.scheduleGet(scheduleId))?.state).toBe('paused');
+      expect((await operator.scheduleGet({ scheduleId }))?.state).toBe('paused');
     } finally {
       await dropSchemas(minterSource, [outage]);
     }

@@ -72,9 +72,9 @@ describe('issue 19 item 9: unique keys under concurrent writers on PostgreSQL', 
     const store = await openStore();
     const host = await hostTransaction();
     try {
-      const first = await store.jobEnqueue(keyed(), { manager: host.manager });
+      const first = await store.jobEnqueue({ job: keyed(), manager: host.manager });
       expect(first.created).toBe(true);
-      const second = track(store.jobEnqueue(keyed({ payload: { v: 2 } })));
+      const second = track(store.jobEnqueue({ job: keyed({ payload: { v: 2 } }) }));
       await until('the second enqueue waits on the key', async () => (await keyLockWaiters(store)) === 1);
       expect(second.state.settled).toBe(false);
       await host.commitTransaction();
@@ -92,14 +92,14 @@ describe('issue 19 item 9: unique keys under concurrent writers on PostgreSQL', 
     const store = await openStore();
     const host = await hostTransaction();
     try {
-      const first = await store.jobEnqueue(keyed(), { manager: host.manager });
-      const second = track(store.jobEnqueue(keyed({ payload: { v: 2 } })));
+      const first = await store.jobEnqueue({ job: keyed(), manager: host.manager });
+      const second = track(store.jobEnqueue({ job: keyed({ payload: { v: 2 } }) }));
       await until('the second enqueue waits on the key', async () => (await keyLockWaiters(store)) === 1);
       await host.rollbackTransaction();
       await second.done;
       expect(second.state.value).toMatchObject({ created: true });
       expect((second.state.value as { id: string }).id).not.toBe(first.id);
-      expect(await store.jobGet(first.id)).toBeNull();
+      expect(await store.jobGet({ jobId: first.id })).toBeNull();
       expect(await countJobs(store)).toBe(1);
     } finally {
       await host.release();
@@ -111,8 +111,8 @@ describe('issue 19 item 9: unique keys under concurrent writers on PostgreSQL', 
     const a = await hostTransaction();
     const b = await hostTransaction();
     try {
-      const first = await store.jobEnqueue(keyed(), { manager: a.manager });
-      const second = track(store.jobEnqueue(keyed(), { manager: b.manager }));
+      const first = await store.jobEnqueue({ job: keyed(), manager: a.manager });
+      const second = track(store.jobEnqueue({ job: keyed(), manager: b.manager }));
       await until('the second transaction waits on the key', async () => (await keyLockWaiters(store)) === 1);
       await a.commitTransaction();
       await second.done;
@@ -129,7 +129,7 @@ describe('issue 19 item 9: unique keys under concurrent writers on PostgreSQL', 
 
   it('replace keeps a holder that a claim took while the replacing enqueue waited for its row', async () => {
     const store = await openStore();
-    const holder = await store.jobEnqueue(keyed({ delayMs: 60_000 }));
+    const holder = await store.jobEnqueue({ job: keyed({ delayMs: 60_000 }) });
     // Stand-in for a claim caught mid-flight: the row is locked and marked started, uncommitted.
     const claimer = await hostTransaction();
     try {
@@ -137,7 +137,7 @@ describe('issue 19 item 9: unique keys under concurrent writers on PostgreSQL', 
         `UPDATE ${store.naming.jobs} SET state = 'running', attempt = 1, worker_id = 'w', leased_until = now() + interval '1 minute' WHERE id = $1`,
         [holder.id],
       );
-      const replace = track(store.jobEnqueue(keyed({ payload: { v: 2 }, uniqueKeyMode: 'replace' })));
+      const replace = track(store.jobEnqueue({ job: keyed({ payload: { v: 2 }, uniqueKeyMode: 'replace' }) }));
       await until('the replacing enqueue waits for the holder row', async () => {
         const [row] = await dataSource.query(
           `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'transactionid' AND query LIKE '%payload = i.payload%' AND query LIKE $1`,
@@ -148,7 +148,7 @@ describe('issue 19 item 9: unique keys under concurrent writers on PostgreSQL', 
       await claimer.commitTransaction();
       await replace.done;
       expect(replace.state.value).toEqual({ id: holder.id, created: false, deduplicated: 'kept' });
-      expect(await store.jobGet(holder.id)).toMatchObject({ state: 'running', attempt: 1, payload: { v: 1 } });
+      expect(await store.jobGet({ jobId: holder.id })).toMatchObject({ state: 'running', attempt: 1, payload: { v: 1 } });
     } finally {
       if (claimer.isTransactionActive) await claimer.rollbackTransaction();
       await claimer.release();
@@ -157,19 +157,19 @@ describe('issue 19 item 9: unique keys under concurrent writers on PostgreSQL', 
 
   it('a replay waits for an uncommitted enqueue of its key, and is refused once that enqueue commits', async () => {
     const store = await openStore();
-    const old = (await store.jobEnqueue(keyed({ maxAttempts: 1 }))).id;
+    const old = (await store.jobEnqueue({ job: keyed({ maxAttempts: 1 }) })).id;
     const [claimed] = await store.jobClaim({ workerId: 'w', limit: 1, queues: ['default'], leaseMs: 60_000 });
     await store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: claimed!.id, attempt: 1, kind: 'failed', error: 'boom', retryDelayMs: 0 }] });
     const host = await hostTransaction();
     try {
-      const newer = await store.jobEnqueue(keyed(), { manager: host.manager });
-      const replay = track(store.jobReplay(old));
+      const newer = await store.jobEnqueue({ job: keyed(), manager: host.manager });
+      const replay = track(store.jobReplay({ jobId: old }));
       await until('the replay waits on the key', async () => (await keyLockWaiters(store)) === 1);
       await host.commitTransaction();
       await replay.done;
       expect(replay.state.error).toBeInstanceOf(IllegalTransitionError);
       expect(String((replay.state.error as Error).message)).toContain(`while job ${newer.id} holds its unique key`);
-      expect(await store.jobGet(old)).toMatchObject({ state: 'dead_lettered' });
+      expect(await store.jobGet({ jobId: old })).toMatchObject({ state: 'dead_lettered' });
     } finally {
       if (host.isTransactionActive) await host.rollbackTransaction();
       await host.release();
@@ -178,7 +178,7 @@ describe('issue 19 item 9: unique keys under concurrent writers on PostgreSQL', 
 
   it('twenty enqueues of one key at once, on five connections, make one job and all return it', async () => {
     const store = await openStore();
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.jobEnqueue(keyed({ payload: { i } }))));
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.jobEnqueue({ job: keyed({ payload: { i } }) })));
     expect(new Set(results.map((r) => r.id)).size).toBe(1);
     expect(results.filter((r) => r.created)).toHaveLength(1);
     expect(await countJobs(store)).toBe(1);
@@ -191,11 +191,11 @@ describe('issue 19 item 9: unique keys under concurrent writers on PostgreSQL', 
     const store = new PostgresJobStore({ dataSource, schema, onStatement: (text) => texts.push(text) });
     await store.migrate();
     texts.length = 0;
-    await store.jobEnqueue({ name: 'plain', payload: 1 });
+    await store.jobEnqueue({ job: { name: 'plain', payload: 1 } });
     expect(texts).toHaveLength(1);
     expect(texts[0]).not.toMatch(/unique_key/);
     texts.length = 0;
-    await store.jobEnqueue(keyed());
+    await store.jobEnqueue({ job: keyed() });
     expect(texts.filter((t) => !/^\s*(BEGIN|COMMIT)/.test(t)).map((t) => (t.match(/pg_advisory_xact_lock|'holder'|INSERT INTO/) ?? ['?'])[0])).toEqual([
       'pg_advisory_xact_lock',
       "'holder'",

@@ -30,29 +30,29 @@ describe('PostgreSQL wake-up hints', () => {
     await store.migrate();
     const listener = await listen(store.naming.channel);
     try {
-      await store.jobEnqueue({ name: 'later', payload: 1, queue: 'future', delayMs: 60_000 });
-      await store.jobEnqueue({ name: 'now', payload: 1, queue: 'first' });
+      await store.jobEnqueue({ job: { name: 'later', payload: 1, queue: 'future', delayMs: 60_000 } });
+      await store.jobEnqueue({ job: { name: 'now', payload: 1, queue: 'first' } });
       expect(await listener.next()).toBe('first');
 
       await dataSource
         .transaction(async (manager) => {
-          await store.jobEnqueue({ name: 'tx', payload: 1, queue: 'rolled-back' }, { manager });
+          await store.jobEnqueue({ job: { name: 'tx', payload: 1, queue: 'rolled-back' }, manager });
           throw new Error('roll back');
         })
         .catch(() => undefined);
       await dataSource.transaction(async (manager) => {
-        await store.jobEnqueueMany(
-          [
+        await store.jobEnqueueMany({
+          jobs: [
             { name: 'tx', payload: 1, queue: 'committed' },
             { name: 'tx', payload: 2, queue: 'committed' },
           ],
-          { manager },
-        );
+          manager,
+        });
       });
       expect(await listener.next()).toBe('committed');
 
       // A relinquished job is due again at once, so it wakes workers too.
-      await store.jobEnqueue({ name: 'r', payload: 1, queue: 'relinquish' });
+      await store.jobEnqueue({ job: { name: 'r', payload: 1, queue: 'relinquish' } });
       expect(await listener.next()).toBe('relinquish');
       const [job] = await store.jobClaim({ workerId: 'w', limit: 1, queues: ['relinquish'], leaseMs: 30_000 });
       await store.jobRelinquishMany({ workerId: 'w', leases: [{ jobId: job!.id, attempt: 1 }] });

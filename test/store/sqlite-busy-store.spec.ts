@@ -36,7 +36,7 @@ describe("issue 19 item 6: SQLite with several processes: the store's own operat
     expect(String(await file.dataSource.query('PRAGMA journal_mode').then((rows: { journal_mode: string }[]) => rows[0]!.journal_mode))).toBe('wal');
 
     const { store } = file;
-    const { id } = await underLock(file, () => store.jobEnqueue({ name: 'busy.work', payload: { n: 1 } }));
+    const { id } = await underLock(file, () => store.jobEnqueue({ job: { name: 'busy.work', payload: { n: 1 } } }));
     const [job] = await underLock(file, () => claim(store));
     expect(job).toMatchObject({ id, attempt: 1, state: 'running' });
     const beat = await underLock(file, () => store.jobHeartbeat({ workerId: 'w', leases: [{ jobId: id, attempt: 1 }], leaseMs: 60_000 }));
@@ -44,9 +44,9 @@ describe("issue 19 item 6: SQLite with several processes: the store's own operat
     const [outcome] = await underLock(file, () => store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: id, attempt: 1, kind: 'succeeded' }] }));
     expect(outcome).toMatchObject({ status: 'applied', state: 'succeeded' });
     expect(await underLock(file, () => store.jobExpireLeases({ limit: 10 }))).toEqual([]);
-    await underLock(file, () => store.queuePause('default'));
-    const schedule = await underLock(file, () => store.scheduleUpsert({ name: 'busy.tick', everyMs: 60_000 }));
-    expect((await store.scheduleGet(schedule.schedule.id))?.name).toBe('busy.tick');
+    await underLock(file, () => store.queuePause({ queue: 'default' }));
+    const schedule = await underLock(file, () => store.scheduleUpsert({ schedule: { name: 'busy.tick', everyMs: 60_000 } }));
+    expect((await store.scheduleGet({ scheduleId: schedule.schedule.id }))?.name).toBe('busy.tick');
     expect(stalls.stop()).toBeLessThan(2_000);
   });
 
@@ -55,13 +55,13 @@ describe("issue 19 item 6: SQLite with several processes: the store's own operat
     await file.store.migrate();
     neighbour = await SqliteNeighbour.start(file.database);
     const { store } = file;
-    const { id } = await store.jobEnqueue({ name: 'busy.work', payload: {} });
+    const { id } = await store.jobEnqueue({ job: { name: 'busy.work', payload: {} } });
     await neighbour.lock();
     const stalls = stallMonitor();
     // WAL: readers see the last committed state while another process writes.
-    expect((await store.jobGet(id))?.state).toBe('scheduled');
+    expect((await store.jobGet({ jobId: id }))?.state).toBe('scheduled');
     expect(await store.jobList()).toHaveLength(1);
-    const writes = Promise.all([store.jobEnqueue({ name: 'busy.work', payload: {} }), claim(store), store.queueResume('other')]);
+    const writes = Promise.all([store.jobEnqueue({ job: { name: 'busy.work', payload: {} } }), claim(store), store.queueResume({ queue: 'other' })]);
     expect(await first(file.begins.after(2), writes)).toBe('signal');
     await neighbour.release();
     const [, claimed] = await writes;
@@ -75,10 +75,10 @@ describe("issue 19 item 6: SQLite with several processes: the store's own operat
     await file.store.migrate();
     neighbour = await SqliteNeighbour.start(file.database);
     const { store } = file;
-    await store.jobEnqueue({ name: 'busy.work', payload: {} });
+    await store.jobEnqueue({ job: { name: 'busy.work', payload: {} } });
     await neighbour.lock();
     const sentence = 'The SQLite database stayed locked by another process for 300 ms, so the transaction could not begin and nothing was written.';
-    for (const operation of [() => claim(store), () => store.jobEnqueue({ name: 'busy.work', payload: {} }), () => store.queuePause('default')]) {
+    for (const operation of [() => claim(store), () => store.jobEnqueue({ job: { name: 'busy.work', payload: {} } }), () => store.queuePause({ queue: 'default' })]) {
       const error = await operation().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(StoreBusyError);
       expect((error as Error).message).toBe(sentence);

@@ -30,7 +30,7 @@ function placeOrder({ dataSource, store }: SqliteFile, ref: string, ran?: { call
   return dataSource.transaction(async (manager) => {
     if (ran) ran.callback = true;
     await manager.query('SELECT count(*) FROM orders');
-    await store.jobEnqueue({ name: 'order.confirm', payload: { ref } }, { manager });
+    await store.jobEnqueue({ job: { name: 'order.confirm', payload: { ref } }, manager });
     await manager.query('INSERT INTO orders (ref) VALUES (?)', [ref]);
   });
 }
@@ -62,7 +62,7 @@ describe("issue 19 item 6: SQLite with several processes: the host's transaction
       // The neighbour tries to commit a write between this transaction's read and its enqueue.
       neighbour!.send('write');
       neighbourSaw = await neighbour!.next();
-      await file.store.jobEnqueue({ name: 'order.confirm', payload: { ref: 'B-1' } }, { manager });
+      await file.store.jobEnqueue({ job: { name: 'order.confirm', payload: { ref: 'B-1' } }, manager });
       await manager.query(`INSERT INTO orders (ref) VALUES ('B-1')`);
     });
     // The transaction held the write lock from its BEGIN, so the neighbour had to wait for it.
@@ -96,7 +96,7 @@ function runAttempt(file: SqliteFile, handle: (manager: EntityManager) => Promis
   const timers = { setTimeout: (callback: () => void, ms: number) => setTimeout(callback, ms), clearTimeout: (handle: unknown) => clearTimeout(handle as NodeJS.Timeout) };
   const executor = new AttemptExecutor({ store: file.store, invoker, workerId: 'w', random: new SeededRandom(1n), logger: silentLogger, timers });
   return async () => {
-    await file.store.jobEnqueue({ name: 'ledger.write', payload: {}, maxAttempts: 3 });
+    await file.store.jobEnqueue({ job: { name: 'ledger.write', payload: {}, maxAttempts: 3 } });
     const [job] = await file.store.jobClaim({ workerId: 'w', limit: 1, queues: ['default'], leaseMs: 60_000 });
     return { job: job!, report: (abort = new AttemptAbort()) => executor.execute(job!, abort) };
   };
@@ -122,7 +122,7 @@ describe("issue 19 item 6: SQLite with several processes: the attempt's transact
     const done: AttemptReport = await attempt;
     expect(stalls.stop()).toBeLessThan(2_000);
     expect(done).toMatchObject({ kind: 'recorded', result: { status: 'applied' } });
-    expect(await file.store.jobGet(job.id)).toMatchObject({ state: 'succeeded', attempt: 1 });
+    expect(await file.store.jobGet({ jobId: job.id })).toMatchObject({ state: 'succeeded', attempt: 1 });
     expect(await ledger(file)).toBe(1);
   });
 
@@ -140,7 +140,7 @@ describe("issue 19 item 6: SQLite with several processes: the attempt's transact
     expect((done.outcome as { error: string }).error).toMatch(/^StoreBusyError: The SQLite database stayed locked by another process for 300 ms/);
     await neighbour!.release();
     await file.store.jobCompleteMany({ workerId: 'w', outcomes: [done.outcome] });
-    expect(await file.store.jobGet(job.id)).toMatchObject({ state: 'scheduled', attempt: 1, lastError: expect.stringMatching(/^StoreBusyError/) });
+    expect(await file.store.jobGet({ jobId: job.id })).toMatchObject({ state: 'scheduled', attempt: 1, lastError: expect.stringMatching(/^StoreBusyError/) });
     expect(await ledger(file)).toBe(0);
   });
 

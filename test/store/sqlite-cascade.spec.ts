@@ -43,12 +43,12 @@ describe('SQLite dependency cascade and recursive_triggers', () => {
     for (let i = 0; i <= length; i++) jobs.push({ id: id(i), name: 'chain', payload: i, ...(i === 0 ? { maxAttempts: 1 } : { dependsOn: [id(i - 1)] }) });
     // Two parents in the cascade and one that never finishes: the cascade lowers it by two, to one.
     jobs.push({ id: tolerant, name: 'tolerant', payload: 1, dependsOn: [id(10), id(1_990), open], dependencyMode: 'on_any_terminal' });
-    await store.jobEnqueueMany(jobs);
-    await store.jobCancel(id(0));
+    await store.jobEnqueueMany({ jobs });
+    await store.jobCancel({ jobId: id(0) });
     expect(await store.jobSettleDependencies({ limit: 1_000 })).toBe(0);
-    expect(await store.jobGet(id(length))).toMatchObject({ state: 'cancelled', lastError: `parent ${id(length - 1)} ended cancelled`, pendingParents: 0 });
-    expect(await store.jobGet(tolerant)).toMatchObject({ state: 'awaiting_parents', pendingParents: 1 });
-    expect((await store.jobHistory(id(length))).map((e) => e.state)).toEqual(['awaiting_parents', 'cancelled']);
+    expect(await store.jobGet({ jobId: id(length) })).toMatchObject({ state: 'cancelled', lastError: `parent ${id(length - 1)} ended cancelled`, pendingParents: 0 });
+    expect(await store.jobGet({ jobId: tolerant })).toMatchObject({ state: 'awaiting_parents', pendingParents: 1 });
+    expect((await store.jobHistory({ jobId: id(length) })).map((e) => e.state)).toEqual(['awaiting_parents', 'cancelled']);
     const { cascade, dependencies } = store.naming;
     expect(await dataSource.query(`SELECT count(*) AS n FROM ${cascade}`)).toEqual([{ n: 0 }]);
     expect(await dataSource.query(`SELECT count(*) AS n FROM ${dependencies} WHERE settled = 0`)).toEqual([{ n: 1 }]);

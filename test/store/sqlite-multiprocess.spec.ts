@@ -39,7 +39,7 @@ describe('SQLite with several processes on one file', () => {
     const store = new SqliteJobStore({ dataSource });
     await store.migrate();
     const total = 1_500;
-    await store.jobEnqueueMany(Array.from({ length: total }, (_, i) => ({ name: 'mp', payload: { i } })));
+    await store.jobEnqueueMany({ jobs: Array.from({ length: total }, (_, i) => ({ name: 'mp', payload: { i } })) });
     await dataSource.destroy();
 
     const claimers = ['p1', 'p2', 'p3'].map((workerId) => startClaimer(database, workerId));

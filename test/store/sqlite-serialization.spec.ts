@@ -101,7 +101,7 @@ describe('SQLite: one shared connection per DataSource', () => {
     const release = signal();
     const host = dataSource
       .transaction(async (manager) => {
-        await store.jobEnqueue({ name: 'tx.job', payload: 1 }, { manager });
+        await store.jobEnqueue({ job: { name: 'tx.job', payload: 1 }, manager });
         enqueued.fire();
         await release.promise;
         throw new Rollback('host rolls back');
@@ -127,11 +127,11 @@ describe('SQLite: one shared connection per DataSource', () => {
     const store = new SqliteJobStore({ dataSource });
     await store.migrate();
     const id = await store.gate.exclusive(async () => {
-      const { id } = await store.jobEnqueue({ name: 'inside', payload: 1 });
-      expect((await store.jobGet(id))?.state).toBe('scheduled');
+      const { id } = await store.jobEnqueue({ job: { name: 'inside', payload: 1 } });
+      expect((await store.jobGet({ jobId: id }))?.state).toBe('scheduled');
       return id;
     });
-    expect((await store.jobGet(id))?.name).toBe('inside');
+    expect((await store.jobGet({ jobId: id }))?.name).toBe('inside');
     await dataSource.destroy();
   });
 
@@ -143,7 +143,7 @@ describe('SQLite: one shared connection per DataSource', () => {
       .exclusive(() =>
         dataSource.transaction(async (manager) => {
           await manager.query(`INSERT INTO business (name) VALUES ('attempt row')`);
-          await store.jobEnqueue({ name: 'follow.up', payload: 1 }, { manager });
+          await store.jobEnqueue({ job: { name: 'follow.up', payload: 1 }, manager });
           throw new Rollback('attempt failed');
         }),
       )
@@ -155,7 +155,7 @@ describe('SQLite: one shared connection per DataSource', () => {
     await store.gate.exclusive(() =>
       dataSource.transaction(async (manager) => {
         await manager.query(`INSERT INTO business (name) VALUES ('attempt row')`);
-        await store.jobEnqueue({ name: 'follow.up', payload: 2 }, { manager });
+        await store.jobEnqueue({ job: { name: 'follow.up', payload: 2 }, manager });
       }),
     );
     expect(await names(dataSource)).toEqual(['attempt row']);
@@ -168,7 +168,7 @@ describe('SQLite: one shared connection per DataSource', () => {
     const store = new SqliteJobStore({ dataSource });
     await store.migrate();
     const error = await dataSource
-      .transaction(async () => store.jobEnqueue({ name: 'deadlock', payload: 1 }))
+      .transaction(async () => store.jobEnqueue({ job: { name: 'deadlock', payload: 1 } }))
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidArgumentError);
     expect((error as Error).message).toBe(
@@ -184,12 +184,12 @@ describe('SQLite: one shared connection per DataSource', () => {
     await store.migrate();
     const release = signal();
     const held = store.gate.exclusive(() => release.promise);
-    const error = await store.jobEnqueue({ name: 'late', payload: 1 }).catch((e: unknown) => e);
+    const error = await store.jobEnqueue({ job: { name: 'late', payload: 1 } }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StoreBusyError);
     expect((error as Error).message).toBe('The SQLite connection stayed inside another transaction for 30 ms.');
     release.fire();
     await held;
-    await expect(store.jobEnqueue({ name: 'later', payload: 1 })).resolves.toMatchObject({ created: true });
+    await expect(store.jobEnqueue({ job: { name: 'later', payload: 1 } })).resolves.toMatchObject({ created: true });
     await dataSource.destroy();
   });
 });

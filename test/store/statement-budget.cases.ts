@@ -53,13 +53,13 @@ const input = (queue: string, maxAttempts = 5) => ({ name: 'budget.noop', payloa
 export function statementBudgetCases(target: () => BudgetTarget, budget: Budget): void {
   it(`enqueues one job (its wake-up hint included) in ${budget.enqueueOne} statement(s)`, async () => {
     const { store, count } = target();
-    const { statements } = await count(() => store.jobEnqueue(input('enqueue')));
+    const { statements } = await count(() => store.jobEnqueue({ job: input('enqueue') }));
     expect(statements).toBe(budget.enqueueOne);
   });
 
   it(`claims 32 jobs in ${budget.claim32} statement(s) and reports their 32 outcomes in ${budget.complete32}`, async () => {
     const { store, count } = target();
-    await store.jobEnqueueMany(Array.from({ length: 40 }, () => input('claim')));
+    await store.jobEnqueueMany({ jobs: Array.from({ length: 40 }, () => input('claim')) });
     let claimed: Awaited<ReturnType<JobStore['jobClaim']>> = [];
     const claim = await count(async () => (claimed = await store.jobClaim({ workerId: 'budget', limit: 32, queues: ['claim'], leaseMs: 60_000 })));
     expect(claimed).toHaveLength(32);
@@ -75,7 +75,7 @@ export function statementBudgetCases(target: () => BudgetTarget, budget: Budget)
 
   it(`sweeps 32 lapsed leases in ${budget.sweep32} statement(s)`, async () => {
     const { store, count, lapseLeases } = target();
-    await store.jobEnqueueMany(Array.from({ length: 32 }, () => input('sweep', 1)));
+    await store.jobEnqueueMany({ jobs: Array.from({ length: 32 }, () => input('sweep', 1)) });
     expect(await store.jobClaim({ workerId: 'budget', limit: 32, queues: ['sweep'], leaseMs: 60_000 })).toHaveLength(32);
     await lapseLeases();
     let swept: Awaited<ReturnType<JobStore['jobExpireLeases']>> = [];
@@ -86,7 +86,7 @@ export function statementBudgetCases(target: () => BudgetTarget, budget: Budget)
 
   it(`lists 200 jobs in ${budget.list200} statement(s)`, async () => {
     const { store, count } = target();
-    await store.jobEnqueueMany(Array.from({ length: 200 }, () => input('list')));
+    await store.jobEnqueueMany({ jobs: Array.from({ length: 200 }, () => input('list')) });
     let listed: Awaited<ReturnType<JobStore['jobList']>> = [];
     const list = await count(async () => (listed = await store.jobList({ queue: 'list', limit: 200 })));
     expect(listed).toHaveLength(200);

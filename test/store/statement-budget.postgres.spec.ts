@@ -16,7 +16,7 @@ beforeAll(async () => {
   // The statistics guard looks at the table after the first full claim (and then at most once a
   // minute), in statements of its own beside the claim's. Its first look happens here, so the
   // budgets below are those of the operations alone; its own cost is pinned in the adapter spec.
-  await store.jobEnqueue({ name: 'budget.warm', payload: null, queue: 'warm' });
+  await store.jobEnqueue({ job: { name: 'budget.warm', payload: null, queue: 'warm' } });
   await store.jobClaim({ workerId: 'budget', limit: 1, queues: ['warm'], leaseMs: 60_000 });
   await store.statistics;
   target = {

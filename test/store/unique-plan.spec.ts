@@ -40,7 +40,7 @@ describe('issue 19 item 9: planUnique, the one decision every store applies', ()
 
   it('a job that depends on a later job of the batch holding its own key depends on itself: refused as a cycle', async () => {
     const store = new MemoryJobStore();
-    const error = await store.jobEnqueueMany([keyed(1, { dependsOn: [id(2)] }), keyed(2)]).catch((e: unknown) => e);
+    const error = await store.jobEnqueueMany({ jobs: [keyed(1, { dependsOn: [id(2)] }), keyed(2)] }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidArgumentError);
     expect((error as Error).message).toBe(`dependsOn forms a cycle: ${id(1)} -> ${id(1)}.`);
     expect(store.rows()).toEqual([]);

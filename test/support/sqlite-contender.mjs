@@ -6,7 +6,8 @@
 // left to run.
 import { createInterface } from 'node:readline';
 import { DataSource } from 'typeorm';
-import { FunctionInvoker, SqliteJobStore, WorkerNode } from '../../dist/lib/index.js';
+import { SqliteJobStore } from '../../dist/lib/index.js';
+import { FunctionInvoker, WorkerNode } from '../../dist/lib/worker/public-api.js';
 
 const [database, workerId, countText, processesText] = process.argv.slice(2);
 const count = Number(countText);

@@ -3,7 +3,9 @@
 // when it starts. Imports the built package, as an application would.
 // Usage: node time-zone-writer.mjs <sqlite file> <postgres schema> (DATABASE_URL names the server)
 import { DataSource } from 'typeorm';
-import { MAX_INSTANT_MS, MemoryJobStore, MIN_INSTANT_MS, PostgresJobStore, SqliteJobStore } from '../../dist/lib/index.js';
+import { PostgresJobStore, SqliteJobStore } from '../../dist/lib/index.js';
+import { MAX_INSTANT_MS, MIN_INSTANT_MS } from '../../dist/lib/store-kit/index.js';
+import { MemoryJobStore } from '../../dist/lib/testing/index.js';
 
 const [sqliteFile, schema] = process.argv.slice(2);
 const INSTANTS = [Date.UTC(1850, 0, 1), Date.UTC(1899, 11, 31, 23, 59, 59, 999), Date.UTC(1, 5, 15, 12, 0, 0, 1), MIN_INSTANT_MS, MAX_INSTANT_MS];

@@ -60,13 +60,13 @@ describe('dependencies through a worker', () => {
       },
       other: { handle: (_p, ctx) => ctx.setOutput('not yours') },
     });
-    const reserve = (await store.jobEnqueue({ name: 'reserve', payload: {} })).id;
-    const charge = (await store.jobEnqueue({ name: 'charge', payload: {}, dependsOn: [reserve] })).id;
-    const ship = (await store.jobEnqueue({ name: 'ship', payload: {}, dependsOn: [charge] })).id;
-    const other = (await store.jobEnqueue({ name: 'other', payload: {} })).id;
+    const reserve = (await store.jobEnqueue({ job: { name: 'reserve', payload: {} } })).id;
+    const charge = (await store.jobEnqueue({ job: { name: 'charge', payload: {}, dependsOn: [reserve] } })).id;
+    const ship = (await store.jobEnqueue({ job: { name: 'ship', payload: {}, dependsOn: [charge] } })).id;
+    const other = (await store.jobEnqueue({ job: { name: 'other', payload: {} } })).id;
     ids = { reserve, charge, ship, other };
     await node.start();
-    for (let i = 0; i < 5 && (await store.jobGet(ship))?.state !== 'succeeded'; i++) await timers.advance(1_000);
+    for (let i = 0; i < 5 && (await store.jobGet({ jobId: ship }))?.state !== 'succeeded'; i++) await timers.advance(1_000);
     expect(order).toEqual(['reserve', 'charge', 'ship']);
     expect(reads).toEqual([{ reservation: 'r-1' }, { reservation: 'r-1' }, { chargeId: 'c-9' }, undefined]);
   });
@@ -76,12 +76,12 @@ describe('dependencies through a worker', () => {
       charge: { handle: () => Promise.reject(new Error('card declined')) },
       ship: { handle: () => undefined },
     });
-    const charge = (await store.jobEnqueue({ name: 'charge', payload: {}, maxAttempts: 1 })).id;
-    const ship = (await store.jobEnqueue({ name: 'ship', payload: {}, dependsOn: [charge] })).id;
+    const charge = (await store.jobEnqueue({ job: { name: 'charge', payload: {}, maxAttempts: 1 } })).id;
+    const ship = (await store.jobEnqueue({ job: { name: 'ship', payload: {}, dependsOn: [charge] } })).id;
     await node.start();
     await timers.advance(1_000);
-    expect((await store.jobGet(charge))?.state).toBe('dead_lettered');
-    expect(await store.jobGet(ship)).toMatchObject({ state: 'cancelled', lastError: expect.stringContaining(charge) });
+    expect((await store.jobGet({ jobId: charge }))?.state).toBe('dead_lettered');
+    expect(await store.jobGet({ jobId: ship })).toMatchObject({ state: 'cancelled', lastError: expect.stringContaining(charge) });
   });
 });
 
@@ -93,11 +93,11 @@ describe('payload validation', () => {
   it('quarantines a job whose payload fails validation without running it or using an attempt, loudly but without the reason in the log', async () => {
     let runs = 0;
     const { store, node, lines } = setup({ confirm: { validate, handle: () => void runs++ } });
-    const { id } = await store.jobEnqueue({ name: 'confirm', payload: { orderId: 42 }, maxAttempts: 3 });
+    const { id } = await store.jobEnqueue({ job: { name: 'confirm', payload: { orderId: 42 }, maxAttempts: 3 } });
     await node.start();
     await settle();
     expect(runs).toBe(0);
-    const job = await store.jobGet(id);
+    const job = await store.jobGet({ jobId: id });
     expect(job).toMatchObject({ state: 'quarantined', lastError: expect.stringContaining('orderId must be a string') });
     expect(node.stats.quarantined).toBe(1);
     const line = lines.find((l) => l.includes(id))!;
@@ -109,55 +109,55 @@ describe('payload validation', () => {
     let accept = false;
     const ran: number[] = [];
     const { timers, store, node } = setup({ confirm: { validate: () => accept, handle: (_p, ctx) => void ran.push(ctx.attempt) } });
-    const { id } = await store.jobEnqueue({ name: 'confirm', payload: {} });
+    const { id } = await store.jobEnqueue({ job: { name: 'confirm', payload: {} } });
     await node.start();
     await settle();
-    expect(await store.jobGet(id)).toMatchObject({ state: 'quarantined', lastError: expect.stringContaining('returned false') });
+    expect(await store.jobGet({ jobId: id })).toMatchObject({ state: 'quarantined', lastError: expect.stringContaining('returned false') });
     accept = true;
-    await store.jobReplay(id);
+    await store.jobReplay({ jobId: id });
     await timers.advance(1_000);
-    expect(await store.jobGet(id)).toMatchObject({ state: 'succeeded', attempt: 1 });
+    expect(await store.jobGet({ jobId: id })).toMatchObject({ state: 'succeeded', attempt: 1 });
     expect(ran).toEqual([1]);
   });
 
   it('accepts any return value other than false, so assertion functions and schema parsers fit', async () => {
     const { store, node } = setup({ confirm: { validate: () => undefined, handle: () => undefined } });
-    const { id } = await store.jobEnqueue({ name: 'confirm', payload: {} });
+    const { id } = await store.jobEnqueue({ job: { name: 'confirm', payload: {} } });
     await node.start();
     await settle();
-    expect((await store.jobGet(id))?.state).toBe('succeeded');
+    expect((await store.jobGet({ jobId: id }))?.state).toBe('succeeded');
   });
 });
 
 describe('maintenance sweep', () => {
   it('deletes succeeded and cancelled jobs once they are older than retentionMs, and keeps everything else', async () => {
     const { timers, store, node } = setup({ ok: { handle: () => undefined }, bad: { handle: () => Promise.reject(new Error('no')) } }, { retentionMs: 60_000 });
-    const ok = (await store.jobEnqueue({ name: 'ok', payload: {} })).id;
-    const bad = (await store.jobEnqueue({ name: 'bad', payload: {}, maxAttempts: 1 })).id;
-    const cancelled = (await store.jobEnqueue({ name: 'ok', payload: {}, runAt: new Date(timers.clock.now() + 3_600_000) })).id;
-    await store.jobCancel(cancelled);
+    const ok = (await store.jobEnqueue({ job: { name: 'ok', payload: {} } })).id;
+    const bad = (await store.jobEnqueue({ job: { name: 'bad', payload: {}, maxAttempts: 1 } })).id;
+    const cancelled = (await store.jobEnqueue({ job: { name: 'ok', payload: {}, runAt: new Date(timers.clock.now() + 3_600_000) } })).id;
+    await store.jobCancel({ jobId: cancelled });
     await node.start();
     await settle();
     expect((await node.sweep()).purged).toBe(0);
     await timers.advance(60_001);
     const report = await node.sweep();
     expect(report.purged).toBe(2);
-    expect(await store.jobGet(ok)).toBeNull();
-    expect(await store.jobGet(cancelled)).toBeNull();
-    expect(await store.jobHistory(ok)).toEqual([]);
-    expect((await store.jobGet(bad))?.state).toBe('dead_lettered');
+    expect(await store.jobGet({ jobId: ok })).toBeNull();
+    expect(await store.jobGet({ jobId: cancelled })).toBeNull();
+    expect(await store.jobHistory({ jobId: ok })).toEqual([]);
+    expect((await store.jobGet({ jobId: bad }))?.state).toBe('dead_lettered');
     expect(node.stats.purgedJobs).toBe(2);
   });
 
   it('keeps finished jobs when retentionMs is null', async () => {
     const { timers, store, node } = setup({ ok: { handle: () => undefined } }, { retentionMs: null });
-    const { id } = await store.jobEnqueue({ name: 'ok', payload: {} });
+    const { id } = await store.jobEnqueue({ job: { name: 'ok', payload: {} } });
     await node.start();
     await settle();
     await node.stop();
     timers.clock.set(timers.clock.now() + 30 * 86_400_000);
     expect((await node.sweep()).purged).toBe(0);
-    expect((await store.jobGet(id))?.state).toBe('succeeded');
+    expect((await store.jobGet({ jobId: id }))?.state).toBe('succeeded');
   });
 
   it('refuses a negative retention with a typed error before the node exists', () => {
@@ -172,10 +172,10 @@ describe('observers on a running node', () => {
     const observer: TransitionObserver = { id: 'alerts', to: ['dead_lettered'], deliver: (e) => void events.push(e) };
     const { timers, store, node } = setup({ bad: { handle: () => Promise.reject(new Error('boom')) } }, { observerPollIntervalMs: 500 }, [observer]);
     await node.start(); // registers the observer's cursor before the first claim
-    const { id } = await store.jobEnqueue({ name: 'bad', payload: {}, maxAttempts: 1 });
+    const { id } = await store.jobEnqueue({ job: { name: 'bad', payload: {}, maxAttempts: 1 } });
     await timers.advance(1_000);
     expect(events).toEqual([expect.objectContaining({ jobId: id, name: 'bad', state: 'dead_lettered', attempt: 1, error: expect.stringContaining('boom') })]);
-    expect((await store.jobGet(id))?.state).toBe('dead_lettered');
+    expect((await store.jobGet({ jobId: id }))?.state).toBe('dead_lettered');
 
     const bare = setup({});
     await bare.node.start();
@@ -189,7 +189,7 @@ describe('observers on a running node', () => {
     const handler = { retry: { baseDelayMs: 1_000, maxDelayMs: 1_000, jitter: false }, handle: () => Promise.reject(new Error('card declined')) };
     const { timers, store, node } = setup({ 'billing.charge': handler }, { observerPollIntervalMs: 500 }, [observer]);
     await node.start();
-    const { id } = await store.jobEnqueue({ name: 'billing.charge', payload: {}, maxAttempts: 2 });
+    const { id } = await store.jobEnqueue({ job: { name: 'billing.charge', payload: {}, maxAttempts: 2 } });
     await timers.advance(5_000);
     expect(events).toHaveLength(1);
     const [event] = events;
@@ -213,10 +213,10 @@ describe('issue 19, smaller bad-input gaps: the output checked is the output wri
         },
       },
     });
-    const { id } = await store.jobEnqueue({ name: 'report', payload: {} });
+    const { id } = await store.jobEnqueue({ job: { name: 'report', payload: {} } });
     await node.start();
-    for (let i = 0; i < 5 && (await store.jobGet(id))?.state !== 'succeeded'; i++) await timers.advance(1_000);
-    expect(await store.jobGet(id)).toMatchObject({ state: 'succeeded', attempt: 1, output: { text: 'ok', list: [1] } });
+    for (let i = 0; i < 5 && (await store.jobGet({ jobId: id }))?.state !== 'succeeded'; i++) await timers.advance(1_000);
+    expect(await store.jobGet({ jobId: id })).toMatchObject({ state: 'succeeded', attempt: 1, output: { text: 'ok', list: [1] } });
     expect(reads).toBe(1);
   });
 });

@@ -38,19 +38,19 @@ function setup() {
 describe('issue 19 item 10: the retry policy set at enqueue wins over the handler', () => {
   it('a job enqueued with retry { baseDelayMs: 0 } retries at the next poll; the handler default waits a minute', async () => {
     const { timers, store, node, calls } = setup();
-    const fast = await store.jobEnqueue({ name: 'flaky', payload: { n: 1 }, maxAttempts: 5, retry: { baseDelayMs: 0 } });
-    const slow = await store.jobEnqueue({ name: 'flaky', payload: { n: 2 }, maxAttempts: 5 });
+    const fast = await store.jobEnqueue({ job: { name: 'flaky', payload: { n: 1 }, maxAttempts: 5, retry: { baseDelayMs: 0 } } });
+    const slow = await store.jobEnqueue({ job: { name: 'flaky', payload: { n: 2 }, maxAttempts: 5 } });
     await node.start();
     await settle();
     expect([calls.get(1), calls.get(2)]).toEqual([1, 1]);
     const failedAt = timers.clock.now();
     // Retry delay 0: due again at once, so two polls see the second and third attempts.
-    expect((await store.jobGet(fast.id))!.runAt.getTime()).toBe(failedAt);
+    expect((await store.jobGet({ jobId: fast.id }))!.runAt.getTime()).toBe(failedAt);
     await timers.advance(2_000);
     expect(calls.get(1)).toBe(3);
-    expect(await store.jobGet(fast.id)).toMatchObject({ state: 'succeeded', attempt: 3 });
+    expect(await store.jobGet({ jobId: fast.id })).toMatchObject({ state: 'succeeded', attempt: 3 });
     // The job without an override follows the handler: base 30 s doubled once after attempt 1.
-    expect((await store.jobGet(slow.id))!.runAt.getTime()).toBe(failedAt + 60_000);
+    expect((await store.jobGet({ jobId: slow.id }))!.runAt.getTime()).toBe(failedAt + 60_000);
     expect(calls.get(2)).toBe(1);
     await timers.advance(57_000);
     expect(calls.get(2)).toBe(1);
@@ -60,10 +60,10 @@ describe('issue 19 item 10: the retry policy set at enqueue wins over the handle
 
   it('fields left out of the override come from the handler: a cap alone shortens the wait', async () => {
     const { store, node } = setup();
-    const capped = await store.jobEnqueue({ name: 'flaky', payload: { n: 3 }, maxAttempts: 5, retry: { maxDelayMs: 5_000 } });
+    const capped = await store.jobEnqueue({ job: { name: 'flaky', payload: { n: 3 }, maxAttempts: 5, retry: { maxDelayMs: 5_000 } } });
     await node.start();
     await settle();
-    const job = (await store.jobGet(capped.id))!;
+    const job = (await store.jobGet({ jobId: capped.id }))!;
     // min(30 s * 2, 5 s) with the handler's jitter (off): 5 s.
     expect(job.runAt.getTime() - job.updatedAt.getTime()).toBe(5_000);
     expect(job.retry).toEqual({ maxDelayMs: 5_000 });

@@ -76,16 +76,16 @@ describe('a handler that throws a hostile value', () => {
       random: new SeededRandom(1n),
     });
     nodes.push(node);
-    const { id } = await memory.jobEnqueue({ name: 'hostile', payload: {}, maxAttempts: 3 });
+    const { id } = await memory.jobEnqueue({ job: { name: 'hostile', payload: {}, maxAttempts: 3 } });
     await node.start();
     await settle();
-    expect(await memory.jobGet(id)).toMatchObject({ state: 'scheduled', attempt: 1, lastError });
+    expect(await memory.jobGet({ jobId: id })).toMatchObject({ state: 'scheduled', attempt: 1, lastError });
     expect(node.stats).toMatchObject({ failed: 1, forfeitedOutcomes: 0 });
     expect(warnings.some((line) => line.startsWith(`hostile ${id} attempt 1 of 3 failed (`))).toBe(true);
     // The node still claims, runs and records.
-    const next = await memory.jobEnqueue({ name: 'fine', payload: {} });
+    const next = await memory.jobEnqueue({ job: { name: 'fine', payload: {} } });
     await timers.advance(1_000);
-    expect(await memory.jobGet(next.id)).toMatchObject({ state: 'succeeded' });
+    expect(await memory.jobGet({ jobId: next.id })).toMatchObject({ state: 'succeeded' });
   });
 
   it.each(HOSTILE)('issue 19 workerfix 2: the log and stored forms of $what never throw', ({ value }) => {

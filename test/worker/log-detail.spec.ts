@@ -64,7 +64,7 @@ describe('errorLogDetail governs the outcome-write log lines too', () => {
       random: new SeededRandom(1n),
     });
     nodes.push(node);
-    const { id } = await memory.jobEnqueue({ name: 'tx', payload: {} });
+    const { id } = await memory.jobEnqueue({ job: { name: 'tx', payload: {} } });
     await node.start();
     await settle();
     expect(lines).toContain(`recording tx ${id} attempt 1 failed (Error).`);

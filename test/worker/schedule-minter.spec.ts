@@ -28,7 +28,7 @@ describe('the schedule minter, on virtual time', () => {
   it('runs each tick of a recurring schedule once, at its time, with the occurrence id', async () => {
     const runs: Array<{ scheduledFor: number; occurrenceId: string; at: number }> = [];
     const { timers, store, node } = setup((_payload, ctx) => void runs.push({ scheduledFor: ctx.scheduledFor.getTime(), occurrenceId: ctx.occurrenceId, at: timers.clock.now() }));
-    const { schedule } = await store.scheduleUpsert({ name: 'tick', everyMs: 60_000 });
+    const { schedule } = await store.scheduleUpsert({ schedule: { name: 'tick', everyMs: 60_000 } });
     await node.start();
     await timers.advance(59_999);
     expect(runs).toEqual([]);
@@ -46,12 +46,12 @@ describe('the schedule minter, on virtual time', () => {
   it('after downtime, skips the missed ticks and records them, then carries on', async () => {
     const runs: number[] = [];
     const { timers, store, node } = setup((_p, ctx) => void runs.push(ctx.scheduledFor.getTime()));
-    const { schedule } = await store.scheduleUpsert({ name: 'tick', everyMs: 60_000, misfireGraceMs: 10_000 });
+    const { schedule } = await store.scheduleUpsert({ schedule: { name: 'tick', everyMs: 60_000, misfireGraceMs: 10_000 } });
     timers.clock.advance(10 * 60_000 + 30_000); // the node was down for ten ticks
     await node.start();
     await timers.advance(0);
     expect(runs).toEqual([]);
-    expect(await store.scheduleGet(schedule.id)).toMatchObject({ skippedTicks: 10, lastSkipReason: 'missed' });
+    expect(await store.scheduleGet({ scheduleId: schedule.id })).toMatchObject({ skippedTicks: 10, lastSkipReason: 'missed' });
     await timers.advance(30_000);
     expect(runs).toEqual([schedule.nextFireAt!.getTime() + 10 * 60_000]);
   });
@@ -64,11 +64,11 @@ describe('the schedule minter, on virtual time', () => {
       runs.push(ctx.scheduledFor.getTime());
       if (runs.length === 1) await blocked;
     });
-    const { schedule } = await store.scheduleUpsert({ name: 'tick', everyMs: 60_000, noOverlap: true });
+    const { schedule } = await store.scheduleUpsert({ schedule: { name: 'tick', everyMs: 60_000, noOverlap: true } });
     await node.start();
     await timers.advance(3 * 60_000);
     expect(runs).toHaveLength(1);
-    expect(await store.scheduleGet(schedule.id)).toMatchObject({ skippedTicks: 2, lastSkipReason: 'overlap' });
+    expect(await store.scheduleGet({ scheduleId: schedule.id })).toMatchObject({ skippedTicks: 2, lastSkipReason: 'overlap' });
     release();
     await timers.advance(60_000);
     expect(runs).toHaveLength(2);
@@ -105,7 +105,7 @@ describe('issue 19 item 1: the minter catches up one bounded pass per timer turn
   it('runs one store pass per timer callback, so a long catch-up lets other timers in and stop() returns after the pass in flight', async () => {
     const clock = new ManualClock();
     const store = new MemoryJobStore({ clock });
-    for (const name of ['a', 'b', 'c']) await store.scheduleUpsert({ name, everyMs: 60_000 });
+    for (const name of ['a', 'b', 'c']) await store.scheduleUpsert({ schedule: { name, everyMs: 60_000 } });
     clock.advance(60_000);
     const timers = new SteppedTimers();
     const minter = new ScheduleMinter(store, timers, { log() {}, warn() {}, error() {} }, { maxIdleMs: 15_000, batch: 1 });
@@ -123,7 +123,7 @@ describe('issue 19 item 1: the minter catches up one bounded pass per timer turn
   it('after ten years down, logs a cron schedule\'s skipped count as the lower bound it is, and mints its grace window pass by pass', async () => {
     const clock = new ManualClock();
     const store = new MemoryJobStore({ clock });
-    const { schedule } = await store.scheduleUpsert({ name: 'tick', cron: '* * * * * *', misfireGraceMs: 30 * 60_000 });
+    const { schedule } = await store.scheduleUpsert({ schedule: { name: 'tick', cron: '* * * * * *', misfireGraceMs: 30 * 60_000 } });
     clock.advance(10 * 365 * 86_400_000);
     const warnings: string[] = [];
     const timers = new SteppedTimers();

@@ -84,7 +84,7 @@ describe('issue 19 item 3: a node stop never waits on an unbounded await', () =>
     await node.start();
     await settle();
     holds.hold('jobClaim');
-    await memory.jobEnqueue({ name: 'work', payload: 1 });
+    await memory.jobEnqueue({ job: { name: 'work', payload: 1 } });
     await timers.advance(1_000); // the poll sends a claim, which hangs
     expect(holds.calls('jobClaim')).toBe(1);
 
@@ -102,7 +102,7 @@ describe('issue 19 item 3: a node stop never waits on an unbounded await', () =>
     let release!: () => void;
     const stuck = new Promise<void>((resolve) => (release = resolve));
     const { timers, memory, node } = setup({ stuck: { handle: () => stuck } }, holds);
-    await memory.jobEnqueue({ name: 'stuck', payload: 1 });
+    await memory.jobEnqueue({ job: { name: 'stuck', payload: 1 } });
     await node.start();
     await settle();
     expect(node.inFlight).toBe(1);
@@ -133,7 +133,7 @@ describe('issue 19 item 3: a node stop never waits on an unbounded await', () =>
 
     holds.release('observerLease');
     await starting;
-    await memory.jobEnqueue({ name: 'work', payload: 1 });
+    await memory.jobEnqueue({ job: { name: 'work', payload: 1 } });
     await timers.advance(60_000);
     expect(subscribe.calls).toBe(0); // no hint subscription (no LISTEN connection) was opened
     expect(node.stats.claimed).toBe(0);

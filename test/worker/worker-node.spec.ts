@@ -50,10 +50,10 @@ describe('WorkerNode on the in-memory store', () => {
         },
       },
     });
-    const { id } = await memory.jobEnqueue({ name: 'greet', payload: { who: 'ada' } });
+    const { id } = await memory.jobEnqueue({ job: { name: 'greet', payload: { who: 'ada' } } });
     await node.start();
     await settle();
-    const job = await memory.jobGet(id);
+    const job = await memory.jobGet({ jobId: id });
     expect(job).toMatchObject({ state: 'succeeded', output: { greeted: 'ada' }, attempt: 1, workerId: 'node-1' });
     expect(seen).toEqual([{ payload: { who: 'ada' }, attempt: 1, occurrenceId: job!.occurrenceId }]);
     expect(node.stats).toMatchObject({ claimed: 1, succeeded: 1, staleOutcomes: 0 });
@@ -70,17 +70,17 @@ describe('WorkerNode on the in-memory store', () => {
         },
       },
     });
-    const { id } = await memory.jobEnqueue({ name: 'flaky', payload: null, maxAttempts: 5 });
+    const { id } = await memory.jobEnqueue({ job: { name: 'flaky', payload: null, maxAttempts: 5 } });
     await node.start();
     await settle();
-    expect(await memory.jobGet(id)).toMatchObject({ state: 'scheduled', attempt: 1, lastError: expect.stringMatching(/^Error: flaky 1/) });
+    expect(await memory.jobGet({ jobId: id })).toMatchObject({ state: 'scheduled', attempt: 1, lastError: expect.stringMatching(/^Error: flaky 1/) });
     await timers.advance(1_999);
     expect(calls).toBe(1); // the retry waits the full 2 s (base doubled once)
     await timers.advance(1_000);
     expect(calls).toBe(2);
     await timers.advance(5_000);
     expect(calls).toBe(3);
-    expect(await memory.jobGet(id)).toMatchObject({ state: 'succeeded', attempt: 3 });
+    expect(await memory.jobGet({ jobId: id })).toMatchObject({ state: 'succeeded', attempt: 3 });
     expect(node.stats).toMatchObject({ failed: 2, succeeded: 1 });
   });
 
@@ -89,46 +89,46 @@ describe('WorkerNode on the in-memory store', () => {
       declined: { handle: () => Promise.reject(new PermanentJobError('card declined')) },
       broken: { handle: () => Promise.reject(new Error('always')) },
     });
-    const declined = await memory.jobEnqueue({ name: 'declined', payload: 1, maxAttempts: 5 });
-    const broken = await memory.jobEnqueue({ name: 'broken', payload: 1, maxAttempts: 1 });
+    const declined = await memory.jobEnqueue({ job: { name: 'declined', payload: 1, maxAttempts: 5 } });
+    const broken = await memory.jobEnqueue({ job: { name: 'broken', payload: 1, maxAttempts: 1 } });
     await node.start();
     await settle();
-    expect(await memory.jobGet(declined.id)).toMatchObject({ state: 'dead_lettered', attempt: 1, lastError: expect.stringContaining('card declined') });
-    expect(await memory.jobGet(broken.id)).toMatchObject({ state: 'dead_lettered', attempt: 1 });
+    expect(await memory.jobGet({ jobId: declined.id })).toMatchObject({ state: 'dead_lettered', attempt: 1, lastError: expect.stringContaining('card declined') });
+    expect(await memory.jobGet({ jobId: broken.id })).toMatchObject({ state: 'dead_lettered', attempt: 1 });
   });
 
   it('quarantines a job with no handler on this node, without charging more attempts', async () => {
     const { memory, node } = setup({});
-    const { id } = await memory.jobEnqueue({ name: 'unknown.job', payload: 1 });
+    const { id } = await memory.jobEnqueue({ job: { name: 'unknown.job', payload: 1 } });
     await node.start();
     await settle();
-    expect(await memory.jobGet(id)).toMatchObject({ state: 'quarantined', attempt: 1, lastError: 'no handler for "unknown.job" on this node' });
+    expect(await memory.jobGet({ jobId: id })).toMatchObject({ state: 'quarantined', attempt: 1, lastError: 'no handler for "unknown.job" on this node' });
     expect(node.stats.quarantined).toBe(1);
   });
 
   it('fails an attempt that outlives its timeout and aborts its signal', async () => {
     const b = blocking();
     const { timers, memory, node } = setup({ slow: { ...b.handler, timeoutMs: 5_000, retry: { jitter: false } } });
-    const { id } = await memory.jobEnqueue({ name: 'slow', payload: 1, maxAttempts: 2 });
+    const { id } = await memory.jobEnqueue({ job: { name: 'slow', payload: 1, maxAttempts: 2 } });
     await node.start();
     await timers.advance(5_000);
     expect(b.signals[0]!.aborted).toBe(true);
     expect(String(b.signals[0]!.reason)).toMatch(/timed out after 5000 ms/);
-    expect(await memory.jobGet(id)).toMatchObject({ state: 'scheduled', attempt: 1, lastError: expect.stringMatching(/timed out after 5000 ms/) });
+    expect(await memory.jobGet({ jobId: id })).toMatchObject({ state: 'scheduled', attempt: 1, lastError: expect.stringMatching(/timed out after 5000 ms/) });
     b.release();
   });
 
   it('keeps a long attempt leased with heartbeats', async () => {
     const b = blocking();
     const { timers, memory, node } = setup({ long: b.handler });
-    const { id } = await memory.jobEnqueue({ name: 'long', payload: 1 });
+    const { id } = await memory.jobEnqueue({ job: { name: 'long', payload: 1 } });
     await node.start();
     await timers.advance(95_000); // three leases long
-    expect(await memory.jobGet(id)).toMatchObject({ state: 'running', attempt: 1 });
+    expect(await memory.jobGet({ jobId: id })).toMatchObject({ state: 'running', attempt: 1 });
     expect(b.signals[0]!.aborted).toBe(false);
     b.release();
     await settle();
-    expect(await memory.jobGet(id)).toMatchObject({ state: 'succeeded', attempt: 1 });
+    expect(await memory.jobGet({ jobId: id })).toMatchObject({ state: 'succeeded', attempt: 1 });
   });
 
   it('aborts an attempt whose lease was lost and does not report its outcome', async () => {
@@ -145,7 +145,7 @@ describe('WorkerNode on the in-memory store', () => {
         },
       }),
     );
-    const { id } = await memory.jobEnqueue({ name: 'isolated', payload: 1 });
+    const { id } = await memory.jobEnqueue({ job: { name: 'isolated', payload: 1 } });
     await node.start();
     await settle();
     cutOff = true;
@@ -158,7 +158,7 @@ describe('WorkerNode on the in-memory store', () => {
     b.release();
     await settle();
     expect(node.stats).toMatchObject({ leasesLost: 1, forfeitedOutcomes: 1, succeeded: 0 });
-    expect(await memory.jobGet(id)).toMatchObject({ state: 'running', attempt: 2, workerId: 'node-2' });
+    expect(await memory.jobGet({ jobId: id })).toMatchObject({ state: 'running', attempt: 2, workerId: 'node-2' });
   });
 
   it('aborts on an operator cancel and records the job cancelled', async () => {
@@ -168,33 +168,33 @@ describe('WorkerNode on the in-memory store', () => {
           new Promise<void>((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new Error(`aborted: ${String(ctx.signal.reason)}`)))),
       },
     });
-    const { id } = await memory.jobEnqueue({ name: 'cancellable', payload: 1 });
+    const { id } = await memory.jobEnqueue({ job: { name: 'cancellable', payload: 1 } });
     await node.start();
     await settle();
-    expect((await memory.jobCancel(id)).outcome).toBe('cancel_requested');
+    expect((await memory.jobCancel({ jobId: id })).outcome).toBe('cancel_requested');
     await timers.advance(10_000);
-    expect(await memory.jobGet(id)).toMatchObject({ state: 'cancelled', lastError: expect.stringContaining('aborted: cancel_requested') });
+    expect(await memory.jobGet({ jobId: id })).toMatchObject({ state: 'cancelled', lastError: expect.stringContaining('aborted: cancel_requested') });
   });
 
   it('on shutdown waits for running attempts, then hands back what outlives the grace period', async () => {
     const b = blocking();
     const quick = { handle: async () => {} };
     const { timers, memory, node } = setup({ stuck: b.handler, quick }, { shutdownGraceMs: 5_000 });
-    const stuck = await memory.jobEnqueue({ name: 'stuck', payload: 1, maxAttempts: 3 });
+    const stuck = await memory.jobEnqueue({ job: { name: 'stuck', payload: 1, maxAttempts: 3 } });
     await node.start();
     await settle();
     let stopped = false;
     const stopping = node.stop().then(() => (stopped = true));
-    const late = await memory.jobEnqueue({ name: 'quick', payload: 1 });
+    const late = await memory.jobEnqueue({ job: { name: 'quick', payload: 1 } });
     await timers.advance(4_999);
     expect(stopped).toBe(false);
     await timers.advance(1);
     await stopping;
     expect(b.signals[0]!.reason).toBe('shutdown');
-    const job = await memory.jobGet(stuck.id);
+    const job = await memory.jobGet({ jobId: stuck.id });
     expect(job).toMatchObject({ state: 'scheduled', attempt: 1, workerId: null });
     expect(job!.runAt.getTime()).toBe(timers.clock.now());
-    expect((await memory.jobGet(late.id))?.state).toBe('scheduled'); // not claimed while draining
+    expect((await memory.jobGet({ jobId: late.id }))?.state).toBe('scheduled'); // not claimed while draining
     expect(node.stats.relinquished).toBe(1);
     b.release();
   });
@@ -204,7 +204,7 @@ describe('WorkerNode on the in-memory store', () => {
     const { memory, node } = setup({ hinted: { handle: (p: string) => void ran.push(p) } }, { pollIntervalMs: 3_600_000 });
     await node.start();
     await settle();
-    await memory.jobEnqueue({ name: 'hinted', payload: 'now' });
+    await memory.jobEnqueue({ job: { name: 'hinted', payload: 'now' } });
     await settle();
     expect(ran).toEqual(['now']);
   });
@@ -222,21 +222,21 @@ describe('WorkerNode on the in-memory store', () => {
       }),
     );
     // A worker that died holding a lease that lapses at 25 s.
-    const { id: orphan } = await memory.jobEnqueue({ name: 'work', payload: 'orphan' });
+    const { id: orphan } = await memory.jobEnqueue({ job: { name: 'work', payload: 'orphan' } });
     await memory.jobClaim({ workerId: 'dead-node', limit: 1, queues: ['default'], leaseMs: 25_000 });
     await node.start();
     await timers.advance(25_000);
     expect(searched).toEqual([true, true, true]); // start, 10 s, 20 s
-    await memory.jobEnqueue({ name: 'work', payload: 'hinted' });
+    await memory.jobEnqueue({ job: { name: 'work', payload: 'hinted' } });
     await settle();
     expect(ran).toEqual(['hinted']);
     expect(searched.slice(3)).toEqual([false]);
-    expect(await memory.jobGet(orphan)).toMatchObject({ state: 'running', attempt: 1, workerId: 'dead-node' });
+    expect(await memory.jobGet({ jobId: orphan })).toMatchObject({ state: 'running', attempt: 1, workerId: 'dead-node' });
     await timers.advance(5_000);
     await settle();
     expect(searched.slice(4)).toEqual([true]);
     expect(ran).toEqual(['hinted', 'orphan']);
-    expect(await memory.jobGet(orphan)).toMatchObject({ state: 'succeeded', attempt: 2, workerId: 'node-1' });
+    expect(await memory.jobGet({ jobId: orphan })).toMatchObject({ state: 'succeeded', attempt: 2, workerId: 'node-1' });
   });
 
   it('claims for, and reports, attempts that settle together in one statement each', async () => {
@@ -252,7 +252,7 @@ describe('WorkerNode on the in-memory store', () => {
         },
       }),
     );
-    await memory.jobEnqueueMany(Array.from({ length: 15 }, (_, i) => ({ name: 'quick', payload: i })));
+    await memory.jobEnqueueMany({ jobs: Array.from({ length: 15 }, (_, i) => ({ name: 'quick', payload: i })) });
     await node.start();
     await timers.advanceUntil(() => node.stats.succeeded === 15);
     // Sent the moment the first handler settled, these would go out as claims of 1 and writes of 1
@@ -274,14 +274,14 @@ describe('WorkerNode on the in-memory store', () => {
         },
       }),
     );
-    const { id } = await memory.jobEnqueue({ name: 'never', payload: null });
-    const before = await memory.jobGet(id);
+    const { id } = await memory.jobEnqueue({ job: { name: 'never', payload: null } });
+    const before = await memory.jobGet({ jobId: id });
     await node.start();
     // The start asked for a claim; the pump sends it once the current callbacks have run, by which time the node drains.
     await node.stop();
     expect(claimCalls).toBe(0);
     expect(node.status).toBe('stopped');
-    expect(await memory.jobGet(id)).toEqual(before);
+    expect(await memory.jobGet({ jobId: id })).toEqual(before);
     expect(before).toMatchObject({ attempt: 0, workerId: null });
   });
 
@@ -317,7 +317,7 @@ describe('WorkerNode on the in-memory store', () => {
           },
         }),
     );
-    await memory.jobEnqueueMany(Array.from({ length: 30 }, (_, i) => ({ name: 'work', payload: i })));
+    await memory.jobEnqueueMany({ jobs: Array.from({ length: 30 }, (_, i) => ({ name: 'work', payload: i })) });
     await node.start();
     await timers.advanceUntil(() => node.stats.succeeded === 30);
     expect(peak).toBeLessThanOrEqual(3);

@@ -14,7 +14,7 @@ export function registerCancel(program: Command, ctx: CliContext): void {
     async (id: string, options: { conn?: string; table?: string }) => {
       const target = assertUuid(id, 'ID');
       await ctx.withStore(options, async ({ store }) => {
-        const { job, outcome } = await store.jobCancel(target, { actor: ctx.actor });
+        const { job, outcome } = await store.jobCancel({ jobId: target, actor: ctx.actor });
         ctx.out(`Job ${job.id} (${job.name}) is ${SAID[outcome]}.`);
       });
     },

@@ -45,21 +45,21 @@ export function registerDeadLetter(program: Command, ctx: CliContext): void {
     .action(async (id: string, options: { conn?: string; table?: string }) => {
       const target = assertUuid(id, 'ID');
       await ctx.withStore(options, async ({ store }) => {
-        const job = await store.jobGet(target);
+        const job = await store.jobGet({ jobId: target });
         if (job) {
           if (job.state !== 'dead_lettered' && job.state !== 'quarantined') {
             throw new CliError(`Job ${job.id} is ${job.state}, not dead-lettered or quarantined; nothing to replay.`);
           }
-          const replayed = await store.jobReplay(target, { actor: ctx.actor });
-          const schedule = replayed.scheduleId ? await store.scheduleGet(replayed.scheduleId) : null;
+          const replayed = await store.jobReplay({ jobId: target, actor: ctx.actor });
+          const schedule = replayed.scheduleId ? await store.scheduleGet({ scheduleId: replayed.scheduleId }) : null;
           const resumed = schedule && job.scheduleId && schedule.state === 'active' ? ` Schedule ${schedule.id} mints again.` : '';
           ctx.out(`Replayed job ${replayed.id} (${replayed.name}): attempt 0, due now.${resumed}`);
           return;
         }
-        const schedule = await store.scheduleGet(target);
+        const schedule = await store.scheduleGet({ scheduleId: target });
         if (!schedule) throw new CliError(`No job or schedule with id ${target} exists.`);
         if (schedule.state !== 'dead_lettered') throw new CliError(`Schedule ${schedule.id} is ${schedule.state}, not dead-lettered; nothing to replay.`);
-        const { job: occurrence } = await store.scheduleReplay(target, { actor: ctx.actor });
+        const { job: occurrence } = await store.scheduleReplay({ scheduleId: target, actor: ctx.actor });
         ctx.out(
           occurrence
             ? `Replayed schedule ${schedule.id} (${schedule.name}): occurrence ${occurrence.id} is due now and the schedule mints again.`

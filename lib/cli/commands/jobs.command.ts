@@ -51,7 +51,7 @@ export function registerJobs(program: Command, ctx: CliContext): void {
     .action(async (id: string, options: { conn?: string; table?: string; format: Format }) => {
       const target = assertUuid(id, 'ID');
       await ctx.withStore(options, async ({ store }) => {
-        const job = await store.jobGet(target);
+        const job = await store.jobGet({ jobId: target });
         if (!job) throw new CliError(`No job with id ${target} exists.`);
         if (options.format === 'json') return ctx.out(json({ ...view(job), payload: job.payload, output: job.output }));
         const fields = Object.entries(view(job)).filter(([key]) => key !== 'lastError');

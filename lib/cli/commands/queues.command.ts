@@ -22,8 +22,8 @@ export function registerQueues(program: Command, ctx: CliContext): void {
       .action(async (name: string, options: { conn?: string; table?: string }) => {
         const queue = assertQueueName(name, 'queue');
         await ctx.withStore(options, async ({ store }) => {
-          if (verb === 'pause') await store.queuePause(queue, { actor: ctx.actor });
-          else await store.queueResume(queue, { actor: ctx.actor });
+          if (verb === 'pause') await store.queuePause({ queue, actor: ctx.actor });
+          else await store.queueResume({ queue, actor: ctx.actor });
           const said = `Queue ${queue} is ${verb === 'pause' ? 'paused' : 'running'}`;
           // A queue may be paused ahead of its first job, so an unused name is not refused; but a
           // typo would otherwise look like success, so say that no job is in it.

@@ -35,10 +35,10 @@ export function registerSchedules(program: Command, ctx: CliContext): void {
         await ctx.withStore(options, async ({ store }) => {
           const by = { actor: ctx.actor };
           if (verb === 'trigger') {
-            const { id: jobId } = await store.scheduleTrigger(target, by);
+            const { id: jobId } = await store.scheduleTrigger({ scheduleId: target, ...by });
             ctx.out(`Triggered schedule ${target}: occurrence ${jobId} is due now.`);
           } else {
-            const schedule = verb === 'pause' ? await store.schedulePause(target, by) : await store.scheduleResume(target, by);
+            const schedule = verb === 'pause' ? await store.schedulePause({ scheduleId: target, ...by }) : await store.scheduleResume({ scheduleId: target, ...by });
             ctx.out(`Schedule ${schedule.id} (${schedule.name}) is ${schedule.state}.`);
           }
         });

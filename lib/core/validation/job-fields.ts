@@ -16,6 +16,7 @@ const LONE_SURROGATE = /\p{Surrogate}/u;
  * 4713 BC, and the text form of a Date leaves four digits behind after 9999.
  */
 export const MIN_INSTANT_MS = -62_167_219_200_000; // 0000-01-01T00:00:00.000Z
+/** The last instant every store can hold (see {@link MIN_INSTANT_MS}). */
 export const MAX_INSTANT_MS = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z
 /** Longest delay a job, retry or grace period may ask for: 100 years. */
 export const MAX_DELAY_MS = 100 * 365 * 86_400_000;
@@ -37,6 +38,7 @@ export function isWellFormedText(value: string): boolean {
   return !LONE_SURROGATE.test(value);
 }
 
+/** A wire name: letters, digits and `_ . : - /`, starting with a letter or digit, at most `maxLength` long. */
 export function assertWireName(value: unknown, maxLength: number, argument = 'name'): string {
   if (typeof value !== 'string' || value.length === 0 || value.length > maxLength || !WIRE_NAME.test(value)) {
     throw new InvalidArgumentError(
@@ -47,6 +49,7 @@ export function assertWireName(value: unknown, maxLength: number, argument = 'na
   return value;
 }
 
+/** A queue name: 1 to 64 letters, digits and `_ . : -`, starting with a letter or digit. */
 export function assertQueueName(value: unknown, argument = 'queue'): string {
   if (typeof value !== 'string' || !QUEUE_NAME.test(value)) {
     throw new InvalidArgumentError(
@@ -67,6 +70,7 @@ export function assertUuid(value: unknown, argument: string): string {
   return canonical;
 }
 
+/** A `maxAttempts`: a whole number from 1 to the limits' ceiling. */
 export function assertMaxAttempts(value: unknown, ceiling: number, argument = 'maxAttempts'): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > ceiling) {
     throw new InvalidArgumentError(`${argument} must be a whole number from 1 to ${ceiling}, got ${showValue(value)}.`, argument);
@@ -95,6 +99,7 @@ export function assertInstant(value: unknown, argument: string): number {
   return ms;
 }
 
+/** A whole number from 1 to `max`. */
 export function assertPositiveInteger(value: unknown, argument: string, max = Number.MAX_SAFE_INTEGER): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
     throw new InvalidArgumentError(`${argument} must be a whole number from 1 to ${max}, got ${showValue(value)}.`, argument);

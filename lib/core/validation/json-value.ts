@@ -3,6 +3,7 @@ import { InvalidArgumentError, PayloadTooLargeError } from '../errors/index.js';
 import { isWellFormedText } from './job-fields.js';
 import { writeDeepJson } from './json-deep-writer.js';
 
+/** How {@link encodeJson} bounds and names the value it encodes. */
 export interface JsonEncodeOptions {
   /** Names the value in error messages, e.g. `payload` or `output`. */
   readonly argument: string;

@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import type { HistoryPolicy, SchedulerLimits } from '../../core/index.js';
 import type { JobStore } from '../../store/index.js';
-import type { WorkerOptions } from '../../worker/index.js';
+import type { AttemptHook, WorkerOptions } from '../../worker/index.js';
 import type { DefinedJob } from '../job-definition.js';
 
 /** Options of `SchedulerModule.forRoot` / `forRootAsync`. Every field has a default. */
@@ -53,6 +53,12 @@ export interface SchedulerModuleOptions extends WorkerOptions {
    * keeps whatever limit it has; `null` removes one.
    */
   readonly queueLimits?: Readonly<Record<string, number | null>>;
+  /**
+   * Code wrapped around every handler invocation on this node, the first outermost: tracing,
+   * metrics, context propagation. Each is `(context, next) => Promise<void>`; see
+   * {@link AttemptHook}. To use a service in a hook, build the list in `forRootAsync`'s factory.
+   */
+  readonly attemptHooks?: readonly AttemptHook[];
 }
 
 /** Structural switches of the module definition. */

@@ -69,7 +69,7 @@ export class ConcurrencyLimitOracle extends Oracle {
   }
 
   private limitSet(call: Call): void {
-    const [target, max] = call.args as [{ key?: string }, number | null];
+    const [{ target, max }] = call.args as [{ target: { key?: string }; max: number | null }];
     if (target.key === undefined) return;
     if (max === null) this.caps.delete(target.key);
     else this.caps.set(target.key, max);

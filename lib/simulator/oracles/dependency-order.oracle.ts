@@ -25,7 +25,7 @@ export class DependencyOrderOracle extends Oracle {
           if (input.dependsOn.length > 0 && !this.waits.has(input.id)) this.waits.set(input.id, { parents: input.dependsOn, mode: input.dependencyMode });
         }
       }
-      if (event.op === 'jobReplay' && !event.error) this.replayed.add((event.args as string[])[0]!);
+      if (event.op === 'jobReplay' && !event.error) this.replayed.add((event.args as [{ jobId: string }])[0].jobId);
       return;
     }
     if (event.type !== 'write') return;

@@ -43,9 +43,12 @@ export abstract class Oracle implements SimListener {
   }
 }
 
+/** The states a job never leaves, as the oracles check them. */
 export const TERMINAL = new Set(['succeeded', 'dead_lettered', 'cancelled', 'quarantined']);
 
+/** A row the store wrote, as its probe reported it. */
 export type WriteEvent = Extract<SimEvent, { type: 'write' }>;
+/** A store call a node, the producer or the operator made. */
 export type CallEvent = Extract<SimEvent, { type: 'call' }>;
 
 /** The worker a call came from, or null for the producer and the operator. */

@@ -19,6 +19,7 @@ export interface Mutant {
   readonly sabotageStore?: (store: MemoryJobStore) => void;
 }
 
+/** The deliberately broken variants the sabotage self-test runs. */
 export type MutantName =
   | 'no_fence'
   | 'heartbeat_renews_unheld'
@@ -119,6 +120,7 @@ function limitChangeForgetsRunning(store: MemoryJobStore): void {
   };
 }
 
+/** Every mutant, with the oracle that must catch it. */
 export const MUTANTS: readonly Mutant[] = [
   { name: 'no_fence', description: 'the outcome write ignores the lease', caughtBy: 'outcome_provenance', rules: noFence },
   { name: 'heartbeat_renews_unheld', description: 'a heartbeat renews a lease its worker does not hold', caughtBy: 'single_live_lease', rules: heartbeatRenewsUnheld },
@@ -136,6 +138,7 @@ export const MUTANTS: readonly Mutant[] = [
   },
 ];
 
+/** The mutant of that name; an unknown name throws, listing the known ones. */
 export function mutantNamed(name: string): Mutant {
   const mutant = MUTANTS.find((m) => m.name === name);
   if (!mutant) throw new Error(`No mutant is named "${name}"; choose one of ${MUTANTS.map((m) => m.name).join(', ')}.`);

@@ -1,5 +1,5 @@
 import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
-import type { AttemptTransaction } from '../attempt-transaction.js';
+import type { AttemptTransaction } from '../job-store.js';
 import type { OutcomeResult } from '../job-store.js';
 import type { NormalizedOutcome } from '../store-params.js';
 import { ManagerExecutor, type PgExecutor, type StatementListener } from './pg-executor.js';

@@ -11,7 +11,7 @@ import {
   type JobRecord,
   type SchedulerLimits,
 } from '../../core/index.js';
-import { normalizeEnqueueMany, type EnqueueInput, type NewJob } from '../enqueue-input.js';
+import { normalizeEnqueueMany, type NewJob } from '../enqueue-input.js';
 import { toJob } from '../job-row.js';
 import { cancelResult, replayResult, type OperatorTransition } from '../operator-transition.js';
 import { actorOf } from '../operator-options.js';
@@ -26,7 +26,6 @@ import type {
   AuditRecord,
   ConcurrencyLimit,
   HistoryEntry,
-  LimitTarget,
   ObserverLease,
   ParentOutput,
   JobStats,
@@ -34,7 +33,6 @@ import type {
   OperatorOptions,
   ClaimParams,
   CompleteParams,
-  EnqueueOptions,
   EnqueueResult,
   ExpiredLease,
   ExpireLeasesParams,
@@ -45,10 +43,27 @@ import type {
   ListJobsParams,
   OutcomeResult,
   RelinquishParams,
+  AttemptTransaction,
+  AuditListParams,
+  ConcurrencyLimitSetParams,
+  EnqueueManyParams,
+  EnqueueParams,
+  HistoryReadParams,
+  HistoryTrimParams,
+  JobActionParams,
+  JobRef,
+  ObserverCommitParams,
+  ObserverFailParams,
+  ObserverLeaseParams,
+  ParentOutputParams,
+  PurgeParams,
+  QueueActionParams,
+  ScheduleRef,
+  SettleDependenciesParams,
+  WakeHintParams,
 } from '../job-store.js';
-import type { AttemptTransaction } from '../attempt-transaction.js';
 import type { StoreCapabilities } from '../store-capabilities.js';
-import type { WakeListener, WakeSubscription } from '../wake-hints.js';
+import type { WakeSubscription } from '../wake-hints.js';
 import {
   checkClaimParams,
   checkCompleteParams,
@@ -58,6 +73,8 @@ import {
   checkListParams,
   checkRelinquishParams,
   MAX_BATCH,
+  optionalParamsOf,
+  paramsOf,
 } from '../store-params.js';
 import { ManagerExecutor, PoolExecutor, withPooledTransaction, type PgExecutor, type PgPool, type StatementListener } from './pg-executor.js';
 import { PgDedicatedClient } from './pg-dedicated-client.js';
@@ -116,12 +133,7 @@ export interface PostgresJobStoreOptions {
  * relinquish, sweep) is a single statement, whatever the batch size.
  */
 export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
-  readonly capabilities: StoreCapabilities = Object.freeze({
-    transactionalEnqueue: true,
-    wakeHints: 'cluster',
-    concurrentTransactions: true,
-    attemptTransactions: true,
-  });
+  readonly capabilities: StoreCapabilities;
 
   readonly naming: PostgresNaming;
   readonly limits: SchedulerLimits;
@@ -159,6 +171,14 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     }
     this.asyncClaimCommit = options.asyncClaimCommit === true;
     this.pool = (dataSource.driver as unknown as { master: PgPool }).master;
+    // Declared here, not as a field: the pool's size is known only once the pool is.
+    this.capabilities = Object.freeze({
+      transactionalEnqueue: true,
+      wakeHints: 'cluster',
+      concurrentTransactions: true,
+      attemptTransactions: true,
+      connectionPool: Object.freeze({ size: this.poolSize }),
+    });
     this.db = new PoolExecutor(this.pool, options.onStatement);
     this.heartbeatDb = new PgDedicatedClient(this.pool, options.onStatement);
     this.wakeListener = new PgWakeListener(this.pool, this.naming.channel);
@@ -186,7 +206,8 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     await Promise.all([this.heartbeatDb.close(), this.wakeListener.close()]);
   }
 
-  async subscribeWakeHints(listener: WakeListener): Promise<WakeSubscription> {
+  async subscribeWakeHints(params: WakeHintParams): Promise<WakeSubscription> {
+    const { listener } = paramsOf('subscribeWakeHints', params, '{ listener }');
     this.wakeListener.add(listener);
     return {
       close: async () => {
@@ -203,12 +224,14 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     );
   }
 
-  async jobEnqueue(input: EnqueueInput, options?: EnqueueOptions): Promise<EnqueueResult> {
-    const [result] = await this.jobEnqueueMany([input], options);
+  async jobEnqueue(params: EnqueueParams): Promise<EnqueueResult> {
+    const { job: input, ...options } = paramsOf('jobEnqueue', params, '{ job, manager? }');
+    const [result] = await this.jobEnqueueMany({ jobs: [input], ...options });
     return result!;
   }
 
-  async jobEnqueueMany(inputs: readonly EnqueueInput[], options?: EnqueueOptions): Promise<EnqueueResult[]> {
+  async jobEnqueueMany(params: EnqueueManyParams): Promise<EnqueueResult[]> {
+    const { jobs: inputs, ...options } = paramsOf('jobEnqueueMany', params, '{ jobs, manager? }');
     const jobs = normalizeEnqueueMany(inputs, this.limits);
     const db = options?.manager === undefined ? this.db : this.transactional(options.manager);
     if (jobs.length === 0) return [];
@@ -257,7 +280,8 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     return this.sql.expire(this.db, checkExpireParams(params));
   }
 
-  async jobReplay(jobId: string, options?: OperatorOptions): Promise<JobRecord> {
+  async jobReplay(params: JobActionParams): Promise<JobRecord> {
+    const { jobId, ...options } = paramsOf('jobReplay', params, '{ jobId, actor? }');
     const id = assertUuid(jobId, 'jobId');
     const actor = actorOf(options);
     return this.inTransaction(async (db) => {
@@ -267,7 +291,8 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     });
   }
 
-  async jobCancel(jobId: string, options?: OperatorOptions): Promise<CancelResult> {
+  async jobCancel(params: JobActionParams): Promise<CancelResult> {
+    const { jobId, ...options } = paramsOf('jobCancel', params, '{ jobId, actor? }');
     const id = assertUuid(jobId, 'jobId');
     const actor = actorOf(options);
     return this.inTransaction(async (db) => {
@@ -277,7 +302,8 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     });
   }
 
-  async jobGet(jobId: string): Promise<JobRecord | null> {
+  async jobGet(params: JobRef): Promise<JobRecord | null> {
+    const { jobId } = paramsOf('jobGet', params, '{ jobId }');
     const row = await this.sql.get(this.db, assertUuid(jobId, 'jobId'));
     return row ? toJob(row) : null;
   }
@@ -290,11 +316,13 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     return (await this.sql.deadLettered(this.db, checkDeadLetterListParams(params))).map(toJob);
   }
 
-  async queuePause(queue: string, options?: OperatorOptions): Promise<void> {
+  async queuePause(params: QueueActionParams): Promise<void> {
+    const { queue, ...options } = paramsOf('queuePause', params, '{ queue, actor? }');
     await this.setPaused(queue, true, options);
   }
 
-  async queueResume(queue: string, options?: OperatorOptions): Promise<void> {
+  async queueResume(params: QueueActionParams): Promise<void> {
+    const { queue, ...options } = paramsOf('queueResume', params, '{ queue, actor? }');
     await this.setPaused(queue, false, options);
   }
 
@@ -303,7 +331,8 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
   }
 
 
-  async scheduleGet(scheduleId: string): Promise<Schedule | null> {
+  async scheduleGet(params: ScheduleRef): Promise<Schedule | null> {
+    const { scheduleId } = paramsOf('scheduleGet', params, '{ scheduleId }');
     const row = await this.sql.getSchedule(this.db, assertUuid(scheduleId, 'scheduleId'));
     return row ? toSchedule(row) : null;
   }
@@ -311,11 +340,6 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
   async scheduleList(): Promise<Schedule[]> {
     return (await this.sql.listSchedules(this.db)).map(toSchedule);
   }
-
-
-
-
-
 
 
   async jobStats(): Promise<JobStats> {
@@ -326,15 +350,18 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     return this.sql.schemaVersion(this.db);
   }
 
-  async jobParentOutput(jobId: string, ancestorId: string): Promise<ParentOutput> {
+  async jobParentOutput(params: ParentOutputParams): Promise<ParentOutput> {
+    const { jobId, ancestorId } = paramsOf('jobParentOutput', params, '{ jobId, ancestorId }');
     return this.sql.parentOutput(this.db, assertUuid(jobId, 'jobId'), assertUuid(ancestorId, 'ancestorId'));
   }
 
-  async jobSettleDependencies(params: { readonly limit: number }): Promise<number> {
+  async jobSettleDependencies(params: SettleDependenciesParams): Promise<number> {
+    paramsOf('jobSettleDependencies', params, '{ limit }');
     return this.sql.settle(this.db, assertPositiveInteger(params?.limit, 'limit', MAX_BATCH));
   }
 
-  async concurrencyLimitSet(target: LimitTarget, max: number | null, options?: OperatorOptions): Promise<void> {
+  async concurrencyLimitSet(params: ConcurrencyLimitSetParams): Promise<void> {
+    const { target, max, ...options } = paramsOf('concurrencyLimitSet', params, '{ target, max, actor? }');
     const key = limitKey(target);
     const checked = max === null ? null : assertLimitMax(max);
     const actor = actorOf(options);
@@ -348,39 +375,43 @@ export class PostgresJobStore extends ScheduleStoreBase implements JobStore {
     return this.sql.listLimits(this.db);
   }
 
-  async jobHistory(jobId: string): Promise<HistoryEntry[]> {
+  async jobHistory(params: JobRef): Promise<HistoryEntry[]> {
+    const { jobId } = paramsOf('jobHistory', params, '{ jobId }');
     return this.sql.history(this.db, assertUuid(jobId, 'jobId'));
   }
 
-  async historyRead(params: { readonly after?: string; readonly limit: number }): Promise<HistoryEntry[]> {
+  async historyRead(params: HistoryReadParams): Promise<HistoryEntry[]> {
     const { after, limit } = checkHistoryRead(params, PG_POSITION, '0:0');
     return this.sql.historyRead(this.db, after, limit);
   }
 
-  async historyTrim(params: { readonly keep: number; readonly limit: number }): Promise<number> {
+  async historyTrim(params: HistoryTrimParams): Promise<number> {
+    paramsOf('historyTrim', params, '{ keep, limit }');
     return this.sql.historyTrim(this.db, assertPositiveInteger(params?.keep, 'keep'), assertPositiveInteger(params?.limit, 'limit', 100_000));
   }
 
-  async observerLease(params: { readonly observer: string; readonly workerId: string; readonly leaseMs: number }): Promise<ObserverLease | null> {
+  async observerLease(params: ObserverLeaseParams): Promise<ObserverLease | null> {
     const { observer, workerId, leaseMs } = checkObserverLease(params);
     return this.sql.observerLease(this.db, observer, workerId, leaseMs);
   }
 
-  async observerCommit(params: { readonly observer: string; readonly workerId: string; readonly position: string }): Promise<boolean> {
+  async observerCommit(params: ObserverCommitParams): Promise<boolean> {
     const { observer, workerId, position } = checkObserverCommit(params, PG_POSITION);
     return this.sql.observerCommit(this.db, observer, workerId, position);
   }
 
-  async observerFail(params: { readonly observer: string; readonly workerId: string; readonly error: string; readonly retryDelayMs: number }): Promise<boolean> {
+  async observerFail(params: ObserverFailParams): Promise<boolean> {
     const { observer, workerId, error, retryDelayMs } = checkObserverFail(params, this.limits.maxErrorBytes);
     return this.sql.observerFail(this.db, observer, workerId, error, retryDelayMs);
   }
 
-  async jobPurge(params: { readonly olderThanMs: number; readonly limit: number }): Promise<number> {
+  async jobPurge(params: PurgeParams): Promise<number> {
+    paramsOf('jobPurge', params, '{ olderThanMs, limit }');
     return this.sql.purge(this.db, assertDelayMs(params?.olderThanMs, 'olderThanMs'), assertPositiveInteger(params?.limit, 'limit', 100_000));
   }
 
-  async auditList(params?: { readonly limit?: number }): Promise<AuditRecord[]> {
+  async auditList(params?: AuditListParams): Promise<AuditRecord[]> {
+    optionalParamsOf('auditList', params, '{ limit? }');
     const limit = checkDeadLetterListParams(params);
     return this.sql.listAudit(this.db, limit);
   }

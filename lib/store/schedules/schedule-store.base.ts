@@ -1,7 +1,7 @@
-import { assertPositiveInteger, assertUuid, type JobRecord, type SchedulerLimits } from '../../core/index.js';
-import type { EnqueueResult, OperatorOptions } from '../job-store.js';
+import { assertPositiveInteger, assertUuid, type SchedulerLimits } from '../../core/index.js';
+import type { EnqueueResult, MintDueParams, ScheduleActionParams, ScheduleUpsertParams } from '../job-store.types.js';
 import { actorOf } from '../operator-options.js';
-import { MAX_BATCH } from '../store-params.js';
+import { MAX_BATCH, paramsOf } from '../store-params.js';
 import { normalizeSchedule } from './schedule-input.js';
 import {
   mintDue,
@@ -12,7 +12,7 @@ import {
   triggerSchedule,
   upsertSchedule,
 } from './schedule-operations.js';
-import type { MintResult, Schedule, ScheduleInput, ScheduleUpsertResult } from './schedule.types.js';
+import type { MintResult, Schedule, ScheduleReplayResult, ScheduleUpsertResult } from './schedule.types.js';
 import type { ScheduleTx } from './schedule-tx.js';
 
 /**
@@ -26,42 +26,45 @@ export abstract class ScheduleStoreBase {
   /** Runs `work` in one transaction of the adapter, with the store's clock read at its start. */
   protected abstract scheduleTx<T>(work: (tx: ScheduleTx) => Promise<T>): Promise<T>;
 
-  async scheduleUpsert(input: ScheduleInput, options?: OperatorOptions): Promise<ScheduleUpsertResult> {
+  async scheduleUpsert(params: ScheduleUpsertParams): Promise<ScheduleUpsertResult> {
+    const { schedule: input, ...options } = paramsOf('scheduleUpsert', params, '{ schedule, actor? }');
     const definition = normalizeSchedule(input, this.limits);
     const actor = actorOf(options);
     return this.scheduleTx((tx) => upsertSchedule(tx, definition, actor));
   }
 
-  async schedulePause(scheduleId: string, options?: OperatorOptions): Promise<Schedule> {
-    return this.scheduleOperation(scheduleId, options, pauseSchedule);
+  async schedulePause(params: ScheduleActionParams): Promise<Schedule> {
+    return this.scheduleOperation('schedulePause', params, pauseSchedule);
   }
 
-  async scheduleResume(scheduleId: string, options?: OperatorOptions): Promise<Schedule> {
-    return this.scheduleOperation(scheduleId, options, resumeSchedule);
+  async scheduleResume(params: ScheduleActionParams): Promise<Schedule> {
+    return this.scheduleOperation('scheduleResume', params, resumeSchedule);
   }
 
-  async scheduleTrigger(scheduleId: string, options?: OperatorOptions): Promise<EnqueueResult> {
-    return this.scheduleOperation(scheduleId, options, triggerSchedule);
+  async scheduleTrigger(params: ScheduleActionParams): Promise<EnqueueResult> {
+    return this.scheduleOperation('scheduleTrigger', params, triggerSchedule);
   }
 
-  async scheduleRemove(scheduleId: string, options?: OperatorOptions): Promise<boolean> {
-    return this.scheduleOperation(scheduleId, options, removeSchedule);
+  async scheduleRemove(params: ScheduleActionParams): Promise<boolean> {
+    return this.scheduleOperation('scheduleRemove', params, removeSchedule);
   }
 
-  async scheduleReplay(scheduleId: string, options?: OperatorOptions): Promise<{ schedule: Schedule; job: JobRecord | null }> {
-    return this.scheduleOperation(scheduleId, options, replaySchedule);
+  async scheduleReplay(params: ScheduleActionParams): Promise<ScheduleReplayResult> {
+    return this.scheduleOperation('scheduleReplay', params, replaySchedule);
   }
 
-  async scheduleMintDue(params: { readonly limit: number }): Promise<MintResult> {
+  async scheduleMintDue(params: MintDueParams): Promise<MintResult> {
+    paramsOf('scheduleMintDue', params, '{ limit }');
     const limit = assertPositiveInteger(params?.limit, 'limit', MAX_BATCH);
     return this.scheduleTx((tx) => mintDue(tx, limit));
   }
 
   private scheduleOperation<T>(
-    scheduleId: string,
-    options: OperatorOptions | undefined,
+    method: string,
+    params: ScheduleActionParams,
     operation: (tx: ScheduleTx, id: string, actor: string) => Promise<T>,
   ): Promise<T> {
+    const { scheduleId, ...options } = paramsOf(method, params, '{ scheduleId, actor? }');
     const id = assertUuid(scheduleId, 'scheduleId');
     const actor = actorOf(options);
     return this.scheduleTx((tx) => operation(tx, id, actor));

@@ -1,5 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import type { AttemptTransaction } from '../attempt-transaction.js';
+import type { AttemptTransaction } from '../job-store.js';
 import type { OutcomeResult } from '../job-store.js';
 import { AttemptOwner, type SqliteGate } from './sqlite-gate.js';
 

@@ -11,7 +11,7 @@ import {
   type JobRecord,
   type SchedulerLimits,
 } from '../../core/index.js';
-import { normalizeEnqueueMany, type EnqueueInput } from '../enqueue-input.js';
+import { normalizeEnqueueMany } from '../enqueue-input.js';
 import { toJob } from '../job-row.js';
 import { cancelResult, replayResult, type OperatorTransition } from '../operator-transition.js';
 import { actorOf } from '../operator-options.js';
@@ -27,7 +27,6 @@ import type {
   AuditRecord,
   ConcurrencyLimit,
   HistoryEntry,
-  LimitTarget,
   ObserverLease,
   ParentOutput,
   JobStats,
@@ -35,7 +34,6 @@ import type {
   OperatorOptions,
   ClaimParams,
   CompleteParams,
-  EnqueueOptions,
   EnqueueResult,
   ExpiredLease,
   ExpireLeasesParams,
@@ -46,10 +44,27 @@ import type {
   ListJobsParams,
   OutcomeResult,
   RelinquishParams,
+  AttemptTransaction,
+  AuditListParams,
+  ConcurrencyLimitSetParams,
+  EnqueueManyParams,
+  EnqueueParams,
+  HistoryReadParams,
+  HistoryTrimParams,
+  JobActionParams,
+  JobRef,
+  ObserverCommitParams,
+  ObserverFailParams,
+  ObserverLeaseParams,
+  ParentOutputParams,
+  PurgeParams,
+  QueueActionParams,
+  ScheduleRef,
+  SettleDependenciesParams,
+  WakeHintParams,
 } from '../job-store.js';
-import type { AttemptTransaction } from '../attempt-transaction.js';
 import type { StoreCapabilities } from '../store-capabilities.js';
-import { ANY_QUEUE, WakeHub, type WakeListener, type WakeSubscription } from '../wake-hints.js';
+import { ANY_QUEUE, WakeHub, type WakeSubscription } from '../wake-hints.js';
 import { SqliteAttemptTransaction } from './sqlite-attempt-transaction.js';
 import { effectsSql } from './sqlite-effects.js';
 import {
@@ -71,6 +86,8 @@ import {
   checkListParams,
   checkRelinquishParams,
   MAX_BATCH,
+  optionalParamsOf,
+  paramsOf,
   type NormalizedOutcome,
 } from '../store-params.js';
 import type { QueueSummary } from '../queue-summary.js';
@@ -163,7 +180,8 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
 
   async close(): Promise<void> {}
 
-  async subscribeWakeHints(listener: WakeListener): Promise<WakeSubscription> {
+  async subscribeWakeHints(params: WakeHintParams): Promise<WakeSubscription> {
+    const { listener } = paramsOf('subscribeWakeHints', params, '{ listener }');
     return this.hints.subscribe(listener);
   }
 
@@ -175,12 +193,14 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
     });
   }
 
-  async jobEnqueue(input: EnqueueInput, options?: EnqueueOptions): Promise<EnqueueResult> {
-    const [result] = await this.jobEnqueueMany([input], options);
+  async jobEnqueue(params: EnqueueParams): Promise<EnqueueResult> {
+    const { job: input, ...options } = paramsOf('jobEnqueue', params, '{ job, manager? }');
+    const [result] = await this.jobEnqueueMany({ jobs: [input], ...options });
     return result!;
   }
 
-  async jobEnqueueMany(inputs: readonly EnqueueInput[], options?: EnqueueOptions): Promise<EnqueueResult[]> {
+  async jobEnqueueMany(params: EnqueueManyParams): Promise<EnqueueResult[]> {
+    const { jobs: inputs, ...options } = paramsOf('jobEnqueueMany', params, '{ jobs, manager? }');
     const jobs = normalizeEnqueueMany(inputs, this.limits);
     const due = new Set<string>();
     const write = (now: number) => {
@@ -250,7 +270,8 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
     });
   }
 
-  async jobReplay(jobId: string, options?: OperatorOptions): Promise<JobRecord> {
+  async jobReplay(params: JobActionParams): Promise<JobRecord> {
+    const { jobId, ...options } = paramsOf('jobReplay', params, '{ jobId, actor? }');
     const id = assertUuid(jobId, 'jobId');
     const actor = actorOf(options);
     const job = await this.write((now) => {
@@ -262,7 +283,8 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
     return job;
   }
 
-  async jobCancel(jobId: string, options?: OperatorOptions): Promise<CancelResult> {
+  async jobCancel(params: JobActionParams): Promise<CancelResult> {
+    const { jobId, ...options } = paramsOf('jobCancel', params, '{ jobId, actor? }');
     const id = assertUuid(jobId, 'jobId');
     const actor = actorOf(options);
     return this.write((now) => {
@@ -282,7 +304,8 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
   }
 
 
-  async scheduleGet(scheduleId: string): Promise<Schedule | null> {
+  async scheduleGet(params: ScheduleRef): Promise<Schedule | null> {
+    const { scheduleId } = paramsOf('scheduleGet', params, '{ scheduleId }');
     const id = assertUuid(scheduleId, 'scheduleId');
     const row = await this.read(() => this.statements().getSchedule(id));
     return row ? toSchedule(row) : null;
@@ -306,7 +329,8 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
     return this.read(() => this.boot.schemaVersion());
   }
 
-  async auditList(params?: { readonly limit?: number }): Promise<AuditRecord[]> {
+  async auditList(params?: AuditListParams): Promise<AuditRecord[]> {
+    optionalParamsOf('auditList', params, '{ limit? }');
     const limit = checkDeadLetterListParams(params);
     return this.read(() => this.statements().listAudit(limit));
   }
@@ -349,20 +373,23 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
     return holder ? run() : this.gate.exclusive(run);
   }
 
-  async jobParentOutput(jobId: string, ancestorId: string): Promise<ParentOutput> {
+  async jobParentOutput(params: ParentOutputParams): Promise<ParentOutput> {
+    const { jobId, ancestorId } = paramsOf('jobParentOutput', params, '{ jobId, ancestorId }');
     const id = assertUuid(jobId, 'jobId');
     const ancestor = assertUuid(ancestorId, 'ancestorId');
     return this.read(() => this.statements().parentOutput(id, ancestor));
   }
 
-  async jobSettleDependencies(params: { readonly limit: number }): Promise<number> {
+  async jobSettleDependencies(params: SettleDependenciesParams): Promise<number> {
+    paramsOf('jobSettleDependencies', params, '{ limit }');
     const limit = assertPositiveInteger(params?.limit, 'limit', MAX_BATCH);
     const settled = await this.write((now) => this.statements().settle(limit, now));
     if (settled > 0) this.hints.emit(ANY_QUEUE);
     return settled;
   }
 
-  async concurrencyLimitSet(target: LimitTarget, max: number | null, options?: OperatorOptions): Promise<void> {
+  async concurrencyLimitSet(params: ConcurrencyLimitSetParams): Promise<void> {
+    const { target, max, ...options } = paramsOf('concurrencyLimitSet', params, '{ target, max, actor? }');
     const key = limitKey(target);
     const checked = max === null ? null : assertLimitMax(max);
     const actor = actorOf(options);
@@ -376,38 +403,41 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
     return this.read(() => this.statements().listLimits());
   }
 
-  async jobHistory(jobId: string): Promise<HistoryEntry[]> {
+  async jobHistory(params: JobRef): Promise<HistoryEntry[]> {
+    const { jobId } = paramsOf('jobHistory', params, '{ jobId }');
     const id = assertUuid(jobId, 'jobId');
     return this.read(() => this.statements().history(id));
   }
 
-  async historyRead(params: { readonly after?: string; readonly limit: number }): Promise<HistoryEntry[]> {
+  async historyRead(params: HistoryReadParams): Promise<HistoryEntry[]> {
     const { after, limit } = checkHistoryRead(params, SERIAL_POSITION, '0');
     return this.read(() => this.statements().historyRead(Number(after), limit));
   }
 
-  async historyTrim(params: { readonly keep: number; readonly limit: number }): Promise<number> {
+  async historyTrim(params: HistoryTrimParams): Promise<number> {
+    paramsOf('historyTrim', params, '{ keep, limit }');
     const keep = assertPositiveInteger(params?.keep, 'keep');
     const limit = assertPositiveInteger(params?.limit, 'limit', 100_000);
     return this.write(() => this.statements().historyTrim(keep, limit));
   }
 
-  async observerLease(params: { readonly observer: string; readonly workerId: string; readonly leaseMs: number }): Promise<ObserverLease | null> {
+  async observerLease(params: ObserverLeaseParams): Promise<ObserverLease | null> {
     const { observer, workerId, leaseMs } = checkObserverLease(params);
     return this.write((now) => this.statements().observerLease(observer, workerId, leaseMs, now));
   }
 
-  async observerCommit(params: { readonly observer: string; readonly workerId: string; readonly position: string }): Promise<boolean> {
+  async observerCommit(params: ObserverCommitParams): Promise<boolean> {
     const { observer, workerId, position } = checkObserverCommit(params, SERIAL_POSITION);
     return this.write((now) => this.statements().observerCommit(observer, workerId, Number(position), now));
   }
 
-  async observerFail(params: { readonly observer: string; readonly workerId: string; readonly error: string; readonly retryDelayMs: number }): Promise<boolean> {
+  async observerFail(params: ObserverFailParams): Promise<boolean> {
     const { observer, workerId, error, retryDelayMs } = checkObserverFail(params, this.limits.maxErrorBytes);
     return this.write((now) => this.statements().observerFail(observer, workerId, error, retryDelayMs, now));
   }
 
-  async jobPurge(params: { readonly olderThanMs: number; readonly limit: number }): Promise<number> {
+  async jobPurge(params: PurgeParams): Promise<number> {
+    paramsOf('jobPurge', params, '{ olderThanMs, limit }');
     const olderThanMs = assertDelayMs(params?.olderThanMs, 'olderThanMs');
     const limit = assertPositiveInteger(params?.limit, 'limit', 100_000);
     return this.write((now) => this.statements().purge(olderThanMs, limit, now));
@@ -428,7 +458,8 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
     if (this.statements().hasOpenEdges(jobIds)) this.hints.emit(ANY_QUEUE);
   }
 
-  async jobGet(jobId: string): Promise<JobRecord | null> {
+  async jobGet(params: JobRef): Promise<JobRecord | null> {
+    const { jobId } = paramsOf('jobGet', params, '{ jobId }');
     const id = assertUuid(jobId, 'jobId');
     const row = await this.read(() => this.statements().get(id));
     return row ? toJob(row) : null;
@@ -444,11 +475,13 @@ export class SqliteJobStore extends ScheduleStoreBase implements JobStore {
     return (await this.read(() => this.statements().deadLettered(limit))).map(toJob);
   }
 
-  async queuePause(queue: string, options?: OperatorOptions): Promise<void> {
+  async queuePause(params: QueueActionParams): Promise<void> {
+    const { queue, ...options } = paramsOf('queuePause', params, '{ queue, actor? }');
     await this.setPaused(queue, true, options);
   }
 
-  async queueResume(queue: string, options?: OperatorOptions): Promise<void> {
+  async queueResume(params: QueueActionParams): Promise<void> {
+    const { queue, ...options } = paramsOf('queueResume', params, '{ queue, actor? }');
     await this.setPaused(queue, false, options);
   }
 

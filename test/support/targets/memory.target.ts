@@ -1,6 +1,6 @@
 import { ManualClock } from '../../../lib/core/index.js';
 import { MemoryJobStore } from '../../../lib/store/index.js';
-import type { ConformanceTarget } from '../../conformance/harness.js';
+import type { ConformanceTarget } from '../../../lib/store-kit/conformance/index.js';
 
 export async function memoryTarget(): Promise<ConformanceTarget> {
   return {

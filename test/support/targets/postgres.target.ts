@@ -1,5 +1,5 @@
 import { PostgresJobStore } from '../../../lib/store/index.js';
-import type { ConformanceTarget } from '../../conformance/harness.js';
+import type { ConformanceTarget } from '../../../lib/store-kit/conformance/index.js';
 import { dropSchemas, openPostgresDataSource, uniqueSchema } from '../postgres.js';
 
 /** One DataSource per test file; each opened store gets a fresh schema, dropped at the end. */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { SqliteJobStore } from '../../../lib/store/index.js';
-import type { ConformanceTarget } from '../../conformance/harness.js';
+import type { ConformanceTarget } from '../../../lib/store-kit/conformance/index.js';
 
 /** One SQLite file per test file; each opened store gets its own table prefix in it. */
 export async function sqliteTarget(): Promise<ConformanceTarget> {

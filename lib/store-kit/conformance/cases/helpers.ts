@@ -1,0 +1,27 @@
+import { expect } from '@jest/globals';
+import type { JobRecord } from '../../../core/index.js';
+import type { EnqueueInput, JobStore } from '../../../store/index.js';
+
+export const LEASE_MS = 30_000;
+
+export async function enqueue(store: JobStore, input: Partial<EnqueueInput> = {}): Promise<string> {
+  const { id } = await store.jobEnqueue({ job: { name: 'test.job', payload: { n: 1 }, ...input } });
+  return id;
+}
+
+/** Claims exactly one job and returns it, failing the test otherwise. */
+export async function claimOne(store: JobStore, workerId = 'worker-a', queues: string[] = ['default']): Promise<JobRecord> {
+  const jobs = await store.jobClaim({ workerId, limit: 1, queues, leaseMs: LEASE_MS });
+  expect(jobs).toHaveLength(1);
+  return jobs[0]!;
+}
+
+export async function claimNone(store: JobStore, workerId = 'worker-a', queues: string[] = ['default']): Promise<void> {
+  expect(await store.jobClaim({ workerId, limit: 10, queues, leaseMs: LEASE_MS })).toEqual([]);
+}
+
+export async function mustGet(store: JobStore, id: string): Promise<JobRecord> {
+  const job = await store.jobGet({ jobId: id });
+  expect(job).not.toBeNull();
+  return job!;
+}

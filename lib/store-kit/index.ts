@@ -1,0 +1,56 @@
+/**
+ * `nestjs-durable-scheduler/store-kit`: what the author of a store adapter builds on. The
+ * `JobStore` contract with its parameter and result types, the checks every adapter applies to
+ * its inputs (so each refuses bad input with the same sentence), the schedule logic shared through
+ * `ScheduleStoreBase`, and the pure core (lifecycle rules, ids, limits, validation) the contract
+ * is written in. The conformance suite that pins an adapter to the contract is
+ * `nestjs-durable-scheduler/store-kit/conformance`, kept apart because it needs Jest.
+ */
+export * from '../core/index.js';
+export type * from '../store/job-store.js';
+export type { StoreCapabilities, ConnectionPoolCapability } from '../store/index.js';
+export type { AttemptTransaction, QueueSummary } from '../store/index.js';
+export { ANY_QUEUE, WakeHub, type WakeListener, type WakeSubscription } from '../store/index.js';
+export { SystemClock } from '../store/index.js';
+export {
+  DEFAULT_MAX_ATTEMPTS,
+  DEFAULT_QUEUE,
+  MAX_CONCURRENCY_KEY,
+  MAX_PARENTS,
+  MAX_UNIQUE_KEY,
+  normalizeEnqueue,
+  normalizeEnqueueMany,
+  type EnqueueInput,
+  type NewJob,
+  type UniqueKeyMode,
+} from '../store/index.js';
+export { toJob, type JobRow } from '../store/index.js';
+export {
+  DEFAULT_LIST_LIMIT,
+  MAX_BATCH,
+  MAX_LEASE_MS,
+  checkClaimParams,
+  checkCompleteParams,
+  checkDeadLetterListParams,
+  checkExpireParams,
+  checkHeartbeatParams,
+  checkLeases,
+  checkListParams,
+  checkRelinquishParams,
+  type CheckedClaimParams,
+  type NormalizedOutcome,
+} from '../store/index.js';
+export {
+  assertHistoryPolicy,
+  assertLimitMax,
+  assertPosition,
+  checkHistoryRead,
+  checkObserverCommit,
+  checkObserverFail,
+  checkObserverLease,
+  limitKey,
+  limitOf,
+  SERIAL_POSITION,
+} from '../store/effect-params.js';
+export * from '../store/schedules/index.js';
+export { LATEST_SCHEMA_VERSION } from '../store/index.js';
