@@ -76,8 +76,9 @@ import {
   checkListParams,
   checkRelinquishParams,
   MAX_BATCH,
+  optionalParamsOf,
+  paramsOf,
 } from '../store-params.js';
-import { paramsObject } from './params-object.js';
 import type { StoreDriver } from './store-driver.js';
 
 /** The most rows one retention pass (purge or history trim) may delete. */
@@ -121,17 +122,17 @@ export class CheckedStore implements JobStore {
   }
 
   async subscribeWakeHints(params: WakeHintParams): Promise<WakeSubscription> {
-    return this.driver.subscribeWakeHints(paramsObject('subscribeWakeHints', params, '{ listener }').listener);
+    return this.driver.subscribeWakeHints(paramsOf('subscribeWakeHints', params, '{ listener }').listener);
   }
 
   async jobEnqueue(params: EnqueueParams): Promise<EnqueueResult> {
-    const { job, manager } = paramsObject('jobEnqueue', params, '{ job }');
+    const { job, manager } = paramsOf('jobEnqueue', params, '{ job, manager? }');
     const [result] = await this.jobEnqueueMany({ jobs: [job], manager });
     return result!;
   }
 
   async jobEnqueueMany(params: EnqueueManyParams): Promise<EnqueueResult[]> {
-    const { jobs, manager } = paramsObject('jobEnqueueMany', params, '{ jobs }');
+    const { jobs, manager } = paramsOf('jobEnqueueMany', params, '{ jobs, manager? }');
     return this.driver.jobEnqueueMany({ jobs: normalizeEnqueueMany(jobs, this.limits), manager });
   }
 
@@ -156,16 +157,17 @@ export class CheckedStore implements JobStore {
   }
 
   async jobParentOutput(params: ParentOutputParams): Promise<ParentOutput> {
-    const { jobId, ancestorId } = paramsObject('jobParentOutput', params, '{ jobId, ancestorId }');
+    const { jobId, ancestorId } = paramsOf('jobParentOutput', params, '{ jobId, ancestorId }');
     return this.driver.jobParentOutput({ jobId: assertUuid(jobId, 'jobId'), ancestorId: assertUuid(ancestorId, 'ancestorId') });
   }
 
   async jobSettleDependencies(params: SettleDependenciesParams): Promise<number> {
-    return this.driver.jobSettleDependencies({ limit: assertPositiveInteger(params?.limit, 'limit', MAX_BATCH) });
+    const { limit } = paramsOf('jobSettleDependencies', params, '{ limit }');
+    return this.driver.jobSettleDependencies({ limit: assertPositiveInteger(limit, 'limit', MAX_BATCH) });
   }
 
   async jobGet(params: JobRef): Promise<JobRecord | null> {
-    return this.driver.jobGet({ jobId: assertUuid(paramsObject('jobGet', params, '{ jobId }').jobId, 'jobId') });
+    return this.driver.jobGet({ jobId: assertUuid(paramsOf('jobGet', params, '{ jobId }').jobId, 'jobId') });
   }
 
   async jobList(params?: ListJobsParams): Promise<JobRecord[]> {
@@ -177,7 +179,7 @@ export class CheckedStore implements JobStore {
   }
 
   async jobHistory(params: JobRef): Promise<HistoryEntry[]> {
-    return this.driver.jobHistory({ jobId: assertUuid(paramsObject('jobHistory', params, '{ jobId }').jobId, 'jobId') });
+    return this.driver.jobHistory({ jobId: assertUuid(paramsOf('jobHistory', params, '{ jobId }').jobId, 'jobId') });
   }
 
   async jobStats(): Promise<JobStats> {
@@ -193,18 +195,18 @@ export class CheckedStore implements JobStore {
   }
 
   async auditList(params?: AuditListParams): Promise<AuditRecord[]> {
-    return this.driver.auditList({ limit: checkDeadLetterListParams(params) });
+    return this.driver.auditList({ limit: checkDeadLetterListParams(optionalParamsOf('auditList', params, '{ limit? }')) });
   }
 
   async jobReplay(params: JobActionParams): Promise<JobRecord> {
-    const checked = paramsObject('jobReplay', params, '{ jobId }');
+    const checked = paramsOf('jobReplay', params, '{ jobId, actor? }');
     const jobId = assertUuid(checked.jobId, 'jobId');
     const actor = actorOf(checked);
     return this.driver.jobReplay({ jobId, write: { decide: replayResult, audit: () => ({ actor, action: 'job.replay', target: jobId }) } });
   }
 
   async jobCancel(params: JobActionParams): Promise<CancelResult> {
-    const checked = paramsObject('jobCancel', params, '{ jobId }');
+    const checked = paramsOf('jobCancel', params, '{ jobId, actor? }');
     const jobId = assertUuid(checked.jobId, 'jobId');
     const actor = actorOf(checked);
     return this.driver.jobCancel({
@@ -222,7 +224,7 @@ export class CheckedStore implements JobStore {
   }
 
   async concurrencyLimitSet(params: ConcurrencyLimitSetParams): Promise<void> {
-    const checked = paramsObject('concurrencyLimitSet', params, '{ target, max }');
+    const checked = paramsOf('concurrencyLimitSet', params, '{ target, max, actor? }');
     const key = limitKey(checked.target);
     const max = checked.max === null ? null : assertLimitMax(checked.max);
     const actor = actorOf(checked);
@@ -230,14 +232,14 @@ export class CheckedStore implements JobStore {
   }
 
   async scheduleUpsert(params: ScheduleUpsertParams): Promise<ScheduleUpsertResult> {
-    const checked = paramsObject('scheduleUpsert', params, '{ schedule }');
+    const checked = paramsOf('scheduleUpsert', params, '{ schedule, actor? }');
     const definition = normalizeSchedule(checked.schedule, this.limits);
     const actor = actorOf(checked);
     return this.driver.scheduleTx((tx) => upsertSchedule(tx, definition, actor));
   }
 
   async scheduleGet(params: ScheduleRef): Promise<Schedule | null> {
-    return this.driver.scheduleGet({ scheduleId: assertUuid(paramsObject('scheduleGet', params, '{ scheduleId }').scheduleId, 'scheduleId') });
+    return this.driver.scheduleGet({ scheduleId: assertUuid(paramsOf('scheduleGet', params, '{ scheduleId }').scheduleId, 'scheduleId') });
   }
 
   async scheduleList(): Promise<Schedule[]> {
@@ -265,7 +267,7 @@ export class CheckedStore implements JobStore {
   }
 
   async scheduleMintDue(params: MintDueParams): Promise<MintResult> {
-    const limit = assertPositiveInteger(params?.limit, 'limit', MAX_BATCH);
+    const limit = assertPositiveInteger(paramsOf('scheduleMintDue', params, '{ limit }').limit, 'limit', MAX_BATCH);
     return this.driver.scheduleTx((tx) => mintDue(tx, limit));
   }
 
@@ -275,13 +277,13 @@ export class CheckedStore implements JobStore {
   }
 
   async historyTrim(params: HistoryTrimParams): Promise<number> {
-    const keep = assertPositiveInteger(params?.keep, 'keep');
-    return this.driver.historyTrim({ keep, limit: assertPositiveInteger(params?.limit, 'limit', MAX_CLEANUP_BATCH) });
+    const { keep, limit } = paramsOf('historyTrim', params, '{ keep, limit }');
+    return this.driver.historyTrim({ keep: assertPositiveInteger(keep, 'keep'), limit: assertPositiveInteger(limit, 'limit', MAX_CLEANUP_BATCH) });
   }
 
   async jobPurge(params: PurgeParams): Promise<number> {
-    const olderThanMs = assertDelayMs(params?.olderThanMs, 'olderThanMs');
-    return this.driver.jobPurge({ olderThanMs, limit: assertPositiveInteger(params?.limit, 'limit', MAX_CLEANUP_BATCH) });
+    const { olderThanMs, limit } = paramsOf('jobPurge', params, '{ olderThanMs, limit }');
+    return this.driver.jobPurge({ olderThanMs: assertDelayMs(olderThanMs, 'olderThanMs'), limit: assertPositiveInteger(limit, 'limit', MAX_CLEANUP_BATCH) });
   }
 
   async observerLease(params: ObserverLeaseParams): Promise<ObserverLease | null> {
@@ -297,14 +299,14 @@ export class CheckedStore implements JobStore {
   }
 
   private async setPaused(method: string, params: QueueActionParams, paused: boolean): Promise<void> {
-    const checked = paramsObject(method, params, '{ queue }');
+    const checked = paramsOf(method, params, '{ queue, actor? }');
     const queue = assertQueueName(checked.queue);
     const actor = actorOf(checked);
     await this.driver.queueSetPaused({ queue, paused, audit: { actor, action: paused ? 'queue.pause' : 'queue.resume', target: queue } });
   }
 
   private scheduleAction<T>(method: string, params: ScheduleActionParams, operation: (tx: ScheduleTx, id: string, actor: string) => Promise<T>): Promise<T> {
-    const checked = paramsObject(method, params, '{ scheduleId }');
+    const checked = paramsOf(method, params, '{ scheduleId, actor? }');
     const id = assertUuid(checked.scheduleId, 'scheduleId');
     const actor = actorOf(checked);
     return this.driver.scheduleTx((tx) => operation(tx, id, actor));
