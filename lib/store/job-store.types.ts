@@ -347,8 +347,8 @@ export interface ObserverFailParams extends ObserverHolderParams {
   readonly retryDelayMs: number;
 }
 
-// The roles. A caller names the role it needs (a producer takes a ProducerStore, a worker a
-// WorkerStore); every adapter implements all of them as JobStore.
+// The roles, so that a caller can depend on only the part of the contract it uses (code that only
+// enqueues needs a ProducerStore); every adapter implements all of them as JobStore.
 
 /** What every role can read about the store it talks to. */
 export interface StoreInfo {

@@ -41,7 +41,7 @@ for (let i = 0; i < count; i++) {
   try {
     await dataSource.transaction(async (manager) => {
       await manager.query('SELECT count(*) FROM orders');
-      await store.jobEnqueue({ name: 'order.ledger', payload: { ref } }, { manager });
+      await store.jobEnqueue({ job: { name: 'order.ledger', payload: { ref } }, manager });
       await manager.query('INSERT INTO orders (ref) VALUES (?)', [ref]);
     });
   } catch (error) {

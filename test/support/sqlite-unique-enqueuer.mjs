@@ -18,7 +18,7 @@ const answered = {};
 for (let round = 0; round < Number(rounds); round++) {
   for (let k = 0; k < Number(keys); k++) {
     const mode = (round + k) % 2 === 0 ? 'keep' : 'replace';
-    const { id } = await store.jobEnqueue({ name: 'mp.unique', payload: { label, round }, uniqueKey: `key-${k}`, uniqueKeyMode: mode, delayMs: 60_000 });
+    const { id } = await store.jobEnqueue({ job: { name: 'mp.unique', payload: { label, round }, uniqueKey: `key-${k}`, uniqueKeyMode: mode, delayMs: 60_000 } });
     (answered[`key-${k}`] ??= []).push(id);
   }
 }

@@ -14,19 +14,19 @@ const START_AT = Date.UTC(1850, 0, 1);
 async function roundTrip(store) {
   const read = [];
   for (const ms of INSTANTS) {
-    const { id } = await store.jobEnqueue({ name: 'tz.probe', payload: ms, runAt: new Date(ms) });
-    const enqueued = (await store.jobGet(id)).runAt.getTime();
+    const { id } = await store.jobEnqueue({ job: { name: 'tz.probe', payload: ms, runAt: new Date(ms) } });
+    const enqueued = (await store.jobGet({ jobId: id })).runAt.getTime();
     // A uniqueKey `replace` rewrites a holder's run time: from a later instant back to this one.
     const key = `k${read.length}`;
-    const { id: held } = await store.jobEnqueue({ name: 'tz.probe', payload: 0, runAt: new Date(Date.UTC(2000, 0, 1)), uniqueKey: key });
-    await store.jobEnqueue({ name: 'tz.probe', payload: ms, runAt: new Date(ms), uniqueKey: key, uniqueKeyMode: 'replace' });
-    const replaced = (await store.jobGet(held)).runAt.getTime();
+    const { id: held } = await store.jobEnqueue({ job: { name: 'tz.probe', payload: 0, runAt: new Date(Date.UTC(2000, 0, 1)), uniqueKey: key } });
+    await store.jobEnqueue({ job: { name: 'tz.probe', payload: ms, runAt: new Date(ms), uniqueKey: key, uniqueKeyMode: 'replace' } });
+    const replaced = (await store.jobGet({ jobId: held })).runAt.getTime();
     // An operator action writes the row's instants back.
-    await store.jobCancel(id);
-    read.push({ ms, enqueued, replaced, cancelled: (await store.jobGet(id)).runAt.getTime() });
+    await store.jobCancel({ jobId: id });
+    read.push({ ms, enqueued, replaced, cancelled: (await store.jobGet({ jobId: id })).runAt.getTime() });
   }
-  const { schedule } = await store.scheduleUpsert({ name: 'tz.since', everyMs: 86_400_000, startAt: new Date(START_AT) });
-  const anchorAt = (await store.scheduleGet(schedule.id)).recurrence.anchorAt.getTime();
+  const { schedule } = await store.scheduleUpsert({ schedule: { name: 'tz.since', everyMs: 86_400_000, startAt: new Date(START_AT) } });
+  const anchorAt = (await store.scheduleGet({ scheduleId: schedule.id })).recurrence.anchorAt.getTime();
   return { read, startAt: START_AT, anchorAt };
 }
 

@@ -33,12 +33,12 @@ export function registerSchedules(program: Command, ctx: CliContext): void {
       async (id: string, options: { conn?: string; table?: string }) => {
         const target = assertUuid(id, 'ID');
         await ctx.withStore(options, async ({ store }) => {
-          const by = { actor: ctx.actor };
+          const { actor } = ctx;
           if (verb === 'trigger') {
-            const { id: jobId } = await store.scheduleTrigger({ scheduleId: target, ...by });
+            const { id: jobId } = await store.scheduleTrigger({ scheduleId: target, actor });
             ctx.out(`Triggered schedule ${target}: occurrence ${jobId} is due now.`);
           } else {
-            const schedule = verb === 'pause' ? await store.schedulePause({ scheduleId: target, ...by }) : await store.scheduleResume({ scheduleId: target, ...by });
+            const schedule = verb === 'pause' ? await store.schedulePause({ scheduleId: target, actor }) : await store.scheduleResume({ scheduleId: target, actor });
             ctx.out(`Schedule ${schedule.id} (${schedule.name}) is ${schedule.state}.`);
           }
         });
