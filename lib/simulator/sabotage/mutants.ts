@@ -1,5 +1,6 @@
 import { LIFECYCLE_RULES, type JobEvent, type LifecycleFields, type LifecycleRules, type Transition } from '../../core/index.js';
-import type { JobRow, MemoryJobStore } from '../../store/index.js';
+import type { MemoryJobStore } from '../../store/index.js';
+import type { MemoryTables } from '../../store/memory/memory-tables.js';
 
 /**
  * Deliberately broken lifecycle rules for the sabotage self-test. Each one removes or bends a
@@ -107,14 +108,14 @@ const reclaimWithoutStateCheck: LifecycleRules = {
  * new cap, as a limit set at run time would if it got only free slots on PostgreSQL.
  */
 function limitChangeForgetsRunning(store: MemoryJobStore): void {
-  const internals = store as unknown as { jobs: Map<string, JobRow>; slotHolders: Set<string> };
+  const { tables } = store as unknown as { tables: MemoryTables };
   const set = store.concurrencyLimitSet.bind(store);
   store.concurrencyLimitSet = async (params) => {
     await set(params);
     const { target } = params;
-    for (const row of internals.jobs.values()) {
+    for (const row of tables.jobs.values()) {
       const under = 'key' in target ? row.concurrencyKey === target.key : row.queue === target.queue;
-      if (row.state === 'running' && under) internals.slotHolders.delete(row.id);
+      if (row.state === 'running' && under) tables.slotHolders.delete(row.id);
     }
   };
 }

@@ -12,13 +12,18 @@ export interface MemoryScheduleState {
   audit(entry: AuditEntry): void;
 }
 
+/** The schedules oldest first, as scheduleList returns them. */
+export function schedulesInOrder(schedules: ReadonlyMap<string, ScheduleRow>): ScheduleRow[] {
+  return [...schedules.values()].sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
+}
+
 /** A ScheduleTx over the in-memory store. One call runs start to finish with nothing in between. */
 export function memoryScheduleTx(state: MemoryScheduleState, now: number): ScheduleTx {
   const { schedules } = state;
   return {
     now,
     getSchedule: async (id) => schedules.get(id) ?? null,
-    listSchedules: async () => [...schedules.values()].sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id)),
+    listSchedules: async () => schedulesInOrder(schedules),
     dueSchedules: async (limit) =>
       [...schedules.values()]
         .filter((row) => row.state === 'active' && row.nextFireAt !== null && row.nextFireAt <= now)

@@ -1,0 +1,240 @@
+import type { EntityManager } from 'typeorm';
+import { CapabilityNotSupportedError, type Clock, type HistoryPolicy, type JobRecord, type LifecycleRules, type SchedulerLimits } from '../../core/index.js';
+import type { HistoryPositions, OperatorWrite, StoreDriver } from '../checked/store-driver.js';
+import { SERIAL_POSITION } from '../effect-params.js';
+import type { NewJob } from '../enqueue-input.js';
+import type {
+  AttemptTransaction,
+  AuditRecord,
+  ConcurrencyLimit,
+  EnqueueResult,
+  ExpiredLease,
+  HeartbeatResult,
+  HistoryEntry,
+  JobStats,
+  LeaseRef,
+  ListJobsParams,
+  ObserverLease,
+  OutcomeResult,
+  ParentOutput,
+  QueueSummary,
+} from '../job-store.types.js';
+import type { AuditEntry, Schedule, ScheduleTx } from '../schedules/index.js';
+import { LATEST_SCHEMA_VERSION } from '../sql-migrations.js';
+import type { StoreCapabilities } from '../store-capabilities.js';
+import type { CheckedClaimParams, NormalizedOutcome } from '../store-params.js';
+import { WakeHub, type WakeListener, type WakeSubscription } from '../wake-hints.js';
+import { MemoryEnqueue } from './memory-enqueue.js';
+import { MemoryLeases } from './memory-leases.js';
+import { MemoryLifecycle } from './memory-lifecycle.js';
+import { MemoryObservers } from './memory-observers.js';
+import { MemoryOperator } from './memory-operator.js';
+import { MemoryReads } from './memory-reads.js';
+import { MemoryRetention } from './memory-retention.js';
+import { memoryScheduleTx } from './memory-schedule-tx.js';
+import { MemoryTables, type MemoryState, type MemoryStoreProbe } from './memory-tables.js';
+
+/** The driver's settings, resolved from MemoryJobStoreOptions. */
+export interface MemoryDriverSettings {
+  readonly clock: Clock;
+  readonly limits: SchedulerLimits;
+  readonly historyPolicy: HistoryPolicy;
+  readonly probe: MemoryStoreProbe;
+  readonly rules: LifecycleRules;
+  readonly enforceUniqueKeys: boolean;
+}
+
+/**
+ * The in-memory store's {@link StoreDriver}: the tables in this process's memory, and one part per
+ * role that reads and writes them. Each call runs start to finish with nothing in between, which
+ * is the isolation a SQL driver gets from its transaction.
+ */
+export class MemoryDriver implements StoreDriver {
+  readonly capabilities: StoreCapabilities = Object.freeze({
+    transactionalEnqueue: false,
+    wakeHints: 'process',
+    concurrentTransactions: true,
+    attemptTransactions: false,
+  });
+
+  readonly positions: HistoryPositions = { shape: SERIAL_POSITION, start: '0' };
+  readonly clock: Clock;
+  readonly limits: SchedulerLimits;
+  readonly historyPolicy: HistoryPolicy;
+  readonly tables = new MemoryTables();
+  private readonly hints = new WakeHub();
+  private readonly life: MemoryLifecycle;
+  private readonly enqueue: MemoryEnqueue;
+  private readonly leases: MemoryLeases;
+  private readonly operator: MemoryOperator;
+  private readonly reads: MemoryReads;
+  private readonly observers: MemoryObservers;
+  private readonly retention: MemoryRetention;
+
+  constructor(settings: MemoryDriverSettings) {
+    this.clock = settings.clock;
+    this.limits = settings.limits;
+    this.historyPolicy = settings.historyPolicy;
+    const state: MemoryState = { tables: this.tables, clock: this.clock, probe: settings.probe, rules: settings.rules, hints: this.hints, historyPolicy: this.historyPolicy };
+    this.life = new MemoryLifecycle(state);
+    this.enqueue = new MemoryEnqueue(state, this.life, settings.enforceUniqueKeys);
+    this.leases = new MemoryLeases(state, this.life);
+    this.operator = new MemoryOperator(state, this.life);
+    this.reads = new MemoryReads(state);
+    this.observers = new MemoryObservers(state);
+    this.retention = new MemoryRetention(state);
+  }
+
+  async migrate(): Promise<void> {}
+
+  /** The in-memory store has no migrations: it is always at the newest version. */
+  async schemaVersion(): Promise<number | null> {
+    return LATEST_SCHEMA_VERSION;
+  }
+
+  async close(): Promise<void> {}
+
+  async subscribeWakeHints(listener: WakeListener): Promise<WakeSubscription> {
+    return this.hints.subscribe(listener);
+  }
+
+  beginAttempt(): AttemptTransaction {
+    throw new CapabilityNotSupportedError(
+      'attemptTransactions',
+      'The in-memory store has no database transactions; use @Job({ transaction: false }) or the PostgreSQL or SQLite store.',
+    );
+  }
+
+  async jobEnqueueMany({ jobs, manager }: { readonly jobs: readonly NewJob[]; readonly manager?: EntityManager }): Promise<EnqueueResult[]> {
+    if (manager !== undefined) {
+      throw new CapabilityNotSupportedError(
+        'transactionalEnqueue',
+        'The in-memory store cannot join a TypeORM transaction; enqueue without a manager or use the PostgreSQL or SQLite store.',
+      );
+    }
+    return this.enqueue.enqueueMany(jobs);
+  }
+
+  async jobClaim(params: CheckedClaimParams): Promise<JobRecord[]> {
+    return this.leases.claim(params);
+  }
+
+  async jobHeartbeat(params: { readonly workerId: string; readonly leases: readonly LeaseRef[]; readonly leaseMs: number }): Promise<HeartbeatResult> {
+    return this.leases.heartbeat(params);
+  }
+
+  async jobCompleteMany(params: { readonly workerId: string; readonly outcomes: readonly NormalizedOutcome[] }): Promise<OutcomeResult[]> {
+    return this.leases.completeMany(params);
+  }
+
+  async jobRelinquishMany(params: { readonly workerId: string; readonly leases: readonly LeaseRef[] }): Promise<OutcomeResult[]> {
+    return this.leases.relinquishMany(params);
+  }
+
+  async jobExpireLeases(params: { readonly limit: number }): Promise<ExpiredLease[]> {
+    return this.leases.expire(params);
+  }
+
+  async jobParentOutput(params: { readonly jobId: string; readonly ancestorId: string }): Promise<ParentOutput> {
+    return this.reads.jobParentOutput(params);
+  }
+
+  /** Every edge settles the moment its parent finishes here, so there is never anything left over. */
+  async jobSettleDependencies(): Promise<number> {
+    return 0;
+  }
+
+  async jobGet(params: { readonly jobId: string }): Promise<JobRecord | null> {
+    return this.reads.jobGet(params);
+  }
+
+  async jobList(params: ListJobsParams & { readonly limit: number }): Promise<JobRecord[]> {
+    return this.reads.jobList(params);
+  }
+
+  async jobListDeadLettered(params: { readonly limit: number }): Promise<JobRecord[]> {
+    return this.reads.jobListDeadLettered(params);
+  }
+
+  async jobHistory(params: { readonly jobId: string }): Promise<HistoryEntry[]> {
+    return this.reads.jobHistory(params);
+  }
+
+  async jobStats(): Promise<JobStats> {
+    return this.reads.jobStats();
+  }
+
+  async queueList(): Promise<QueueSummary[]> {
+    return this.reads.queueList();
+  }
+
+  async concurrencyLimitList(): Promise<ConcurrencyLimit[]> {
+    return this.reads.concurrencyLimitList();
+  }
+
+  async auditList(params: { readonly limit: number }): Promise<AuditRecord[]> {
+    return this.reads.auditList(params);
+  }
+
+  async jobReplay<R>(params: { readonly jobId: string; readonly write: OperatorWrite<R> }): Promise<R> {
+    return this.operator.replay(params);
+  }
+
+  async jobCancel<R>(params: { readonly jobId: string; readonly write: OperatorWrite<R> }): Promise<R> {
+    return this.operator.cancel(params);
+  }
+
+  async queueSetPaused(params: { readonly queue: string; readonly paused: boolean; readonly audit: AuditEntry }): Promise<void> {
+    this.operator.setPaused(params);
+  }
+
+  async concurrencyLimitSet(params: { readonly key: string; readonly max: number | null; readonly audit: AuditEntry }): Promise<void> {
+    this.operator.setLimit(params);
+  }
+
+  scheduleTx<T>(work: (tx: ScheduleTx) => Promise<T>): Promise<T> {
+    const tx = memoryScheduleTx(
+      {
+        schedules: this.tables.schedules,
+        jobState: (id) => this.tables.jobs.get(id)?.state,
+        insertJobs: (jobs) => this.enqueue.insertJobs(jobs),
+        replayJob: (jobId) => this.life.replayJob(jobId),
+        audit: (entry) => this.operator.audit(entry),
+      },
+      this.clock.now(),
+    );
+    return work(tx);
+  }
+
+  async scheduleGet(params: { readonly scheduleId: string }): Promise<Schedule | null> {
+    return this.reads.scheduleGet(params);
+  }
+
+  async scheduleList(): Promise<Schedule[]> {
+    return this.reads.scheduleList();
+  }
+
+  async historyRead(params: { readonly after: string; readonly limit: number }): Promise<HistoryEntry[]> {
+    return this.observers.historyRead(params);
+  }
+
+  async historyTrim(params: { readonly keep: number; readonly limit: number }): Promise<number> {
+    return this.retention.historyTrim(params);
+  }
+
+  async jobPurge(params: { readonly olderThanMs: number; readonly limit: number }): Promise<number> {
+    return this.retention.jobPurge(params);
+  }
+
+  async observerLease(params: { readonly observer: string; readonly workerId: string; readonly leaseMs: number }): Promise<ObserverLease | null> {
+    return this.observers.lease(params);
+  }
+
+  async observerCommit(params: { readonly observer: string; readonly workerId: string; readonly position: string }): Promise<boolean> {
+    return this.observers.commit(params);
+  }
+
+  async observerFail(params: { readonly observer: string; readonly workerId: string; readonly error: string; readonly retryDelayMs: number }): Promise<boolean> {
+    return this.observers.fail(params);
+  }
+}

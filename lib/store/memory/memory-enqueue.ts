@@ -1,0 +1,103 @@
+import type { JobState } from '../../core/index.js';
+import { assertAcyclic, parentsToLookUp, planDependencies } from '../dependencies/dependency-plan.js';
+import type { NewJob } from '../enqueue-input.js';
+import type { JobRow } from '../job-row.js';
+import type { EnqueueResult } from '../job-store.types.js';
+import { enqueueResults, hasUniqueKeys, planUnique, type UniqueReplace } from '../unique/unique-plan.js';
+import type { MemoryLifecycle } from './memory-lifecycle.js';
+import type { MemoryState } from './memory-tables.js';
+import { memoryHolders } from './memory-unique.js';
+
+/** Writes new jobs: their rows, dependency edges, declared limits and unique-key outcomes. */
+export class MemoryEnqueue {
+  constructor(
+    private readonly state: MemoryState,
+    private readonly life: MemoryLifecycle,
+    /** False writes every job as if no unique key were held (the sabotage self-test only). */
+    private readonly enforceUniqueKeys: boolean,
+  ) {}
+
+  enqueueMany(jobs: readonly NewJob[]): EnqueueResult[] {
+    const { tables } = this.state;
+    if (this.enforceUniqueKeys && hasUniqueKeys(jobs)) {
+      assertAcyclic(jobs);
+      const plan = planUnique(jobs.filter((job) => !tables.jobs.has(job.id)), memoryHolders(tables.jobs.values(), jobs));
+      const created = this.insertJobs(plan.insert);
+      return enqueueResults(jobs, created, plan, new Set(plan.replace.map((op) => this.rewriteHolder(op))));
+    }
+    const created = this.insertJobs(jobs);
+    return jobs.map((job) => ({ id: job.id, created: created.has(job.id) }));
+  }
+
+  /** Inserts the jobs whose ids are new and sends one wake hint per queue that got a due job. */
+  insertJobs(jobs: readonly NewJob[]): Set<string> {
+    const { tables, clock, probe, hints } = this.state;
+    const now = clock.now();
+    // The whole batch is planned (and checked) as written; a job whose id exists writes nothing.
+    const plans = planDependencies(jobs, this.storedStates(parentsToLookUp(jobs))).filter((plan) => !tables.jobs.has(plan.job.id));
+    const created = new Set<string>();
+    const due = new Set<string>();
+    for (const { job, state, pendingParents, lastError, edges } of plans) {
+      const runAt = job.runAt ?? now + job.delayMs;
+      const row: JobRow = {
+        id: job.id,
+        seq: tables.nextSeq++,
+        name: job.name,
+        queue: job.queue,
+        payload: job.payload,
+        state,
+        runAt,
+        scheduledFor: runAt,
+        scheduleId: job.scheduleId ?? null,
+        pendingParents,
+        dependencyMode: job.dependencyMode ?? null,
+        concurrencyKey: job.concurrencyKey ?? null,
+        uniqueKey: job.uniqueKey ?? null,
+        retry: job.retry ?? null,
+        attempt: 0,
+        maxAttempts: job.maxAttempts,
+        workerId: null,
+        leasedUntil: null,
+        cancelRequested: false,
+        lastError,
+        output: null,
+        createdAt: now,
+        updatedAt: now,
+        finishedAt: state === 'cancelled' ? now : null,
+      };
+      tables.jobs.set(job.id, row);
+      probe.rowWritten?.(undefined, row);
+      this.life.record(row, row.lastError);
+      for (const edge of edges) {
+        const list = tables.children.get(edge.parentId) ?? [];
+        list.push({ childId: job.id, settled: edge.settled });
+        tables.children.set(edge.parentId, list);
+      }
+      if (edges.length > 0) tables.parents.set(job.id, edges.map((e) => e.parentId));
+      const declared = `key:${job.concurrencyKey}`;
+      if (job.concurrencyKey && job.concurrencyLimit && !tables.concurrencyLimits.has(declared)) tables.concurrencyLimits.set(declared, job.concurrencyLimit);
+      if (state === 'scheduled' && runAt <= now) due.add(job.queue);
+      created.add(job.id);
+    }
+    for (const queue of due) hints.emit(queue);
+    return created;
+  }
+
+  /** Gives a holder that has not started (planUnique checked) a new payload and run time. */
+  private rewriteHolder(op: UniqueReplace): string {
+    const { tables, clock, probe, hints } = this.state;
+    const now = clock.now();
+    const row = tables.jobs.get(op.id)!;
+    const runAt = op.runAt ?? now + op.delayMs;
+    const rewritten: JobRow = { ...row, payload: op.payload, runAt, scheduledFor: runAt, updatedAt: now };
+    tables.jobs.set(row.id, rewritten);
+    probe.rowWritten?.(row, rewritten);
+    if (rewritten.state === 'scheduled' && runAt <= now) hints.emit(rewritten.queue);
+    return row.id;
+  }
+
+  private storedStates(ids: readonly string[]): Map<string, JobState> {
+    const { jobs } = this.state.tables;
+    return new Map(ids.flatMap((id) => (jobs.has(id) ? [[id, jobs.get(id)!.state] as const] : [])));
+  }
+}

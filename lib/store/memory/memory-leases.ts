@@ -1,0 +1,96 @@
+import type { JobEvent, JobRecord } from '../../core/index.js';
+import { toJob, type JobRow } from '../job-row.js';
+import type { ExpiredLease, HeartbeatResult, LeaseRef, OutcomeResult } from '../job-store.types.js';
+import { limitKeysOf, pickWithinLimits } from '../limit-room.js';
+import type { CheckedClaimParams, NormalizedOutcome } from '../store-params.js';
+import type { MemoryLifecycle } from './memory-lifecycle.js';
+import type { MemoryState } from './memory-tables.js';
+
+/** The worker's writes: claims, heartbeats, fenced outcomes and relinquishes, and the lease sweep. */
+export class MemoryLeases {
+  constructor(
+    private readonly state: MemoryState,
+    private readonly life: MemoryLifecycle,
+  ) {}
+
+  claim({ workerId, limit, queues, leaseMs, includeLapsed }: CheckedClaimParams): JobRecord[] {
+    const { tables, clock, rules, probe } = this.state;
+    const now = clock.now();
+    const wanted = new Set(queues.filter((q) => !tables.pausedQueues.has(q)));
+    const candidates = [...tables.jobs.values()]
+      .filter((row) => wanted.has(row.queue) && (includeLapsed || row.state !== 'running') && rules.isClaimable(row, now))
+      .sort((a, b) => a.runAt - b.runAt || a.seq - b.seq);
+    const picked = this.withinLimits(candidates, now, limit);
+    return picked.map((row) => {
+      const claimed = this.life.apply(row, { kind: 'claim', workerId, leaseMs }, now);
+      tables.slotHolders.add(claimed.id);
+      probe.slotTaken?.(claimed.id);
+      return toJob(claimed);
+    });
+  }
+
+  heartbeat({ workerId, leases, leaseMs }: { readonly workerId: string; readonly leases: readonly LeaseRef[]; readonly leaseMs: number }): HeartbeatResult {
+    const { tables, clock, rules } = this.state;
+    const now = clock.now();
+    const renewed: HeartbeatResult['renewed'][number][] = [];
+    const lost: HeartbeatResult['lost'][number][] = [];
+    for (const lease of leases) {
+      const row = tables.jobs.get(lease.jobId);
+      const result = row && rules.transition(row, { kind: 'heartbeat', workerId, attempt: lease.attempt, leaseMs }, now);
+      if (row && result?.ok) {
+        const next = this.life.write(row, result.next, result.effects);
+        renewed.push({ ...lease, leasedUntil: new Date(next.leasedUntil!), cancelRequested: next.cancelRequested });
+      } else {
+        lost.push(lease);
+      }
+    }
+    return { renewed, lost };
+  }
+
+  completeMany({ workerId, outcomes }: { readonly workerId: string; readonly outcomes: readonly NormalizedOutcome[] }): OutcomeResult[] {
+    const now = this.state.clock.now();
+    return outcomes.map((outcome) => this.life.fenced(outcome.jobId, outcome.attempt, outcomeEvent(workerId, outcome), now));
+  }
+
+  relinquishMany({ workerId, leases }: { readonly workerId: string; readonly leases: readonly LeaseRef[] }): OutcomeResult[] {
+    const now = this.state.clock.now();
+    return leases.map((lease) => this.life.fenced(lease.jobId, lease.attempt, { kind: 'relinquish', workerId, attempt: lease.attempt }, now));
+  }
+
+  expire({ limit }: { readonly limit: number }): ExpiredLease[] {
+    const { tables, clock, rules } = this.state;
+    const now = clock.now();
+    const due = [...tables.jobs.values()].filter((row) => rules.needsSweep(row, now)).slice(0, limit);
+    return due.map((row) => {
+      const next = this.life.apply(row, { kind: 'expire' }, now);
+      return { jobId: next.id, attempt: next.attempt, state: next.state };
+    });
+  }
+
+  /** Keeps the claim order, dropping candidates whose queue or key is at its cap. */
+  private withinLimits(candidates: readonly JobRow[], now: number, limit: number): JobRow[] {
+    const { jobs, concurrencyLimits, slotHolders } = this.state.tables;
+    if (concurrencyLimits.size === 0) return candidates.slice(0, limit);
+    const keysOf = (row: JobRow) => limitKeysOf(row.queue, row.concurrencyKey);
+    const running = new Map<string, number>();
+    for (const row of jobs.values()) {
+      if (row.state !== 'running' || row.leasedUntil === null || row.leasedUntil <= now || !slotHolders.has(row.id)) continue;
+      for (const key of keysOf(row)) running.set(key, (running.get(key) ?? 0) + 1);
+    }
+    return pickWithinLimits(candidates, keysOf, concurrencyLimits, running, limit);
+  }
+}
+
+function outcomeEvent(workerId: string, outcome: NormalizedOutcome): JobEvent {
+  const { attempt } = outcome;
+  switch (outcome.kind) {
+    case 'succeeded':
+      return { kind: 'succeed', workerId, attempt, output: outcome.output };
+    case 'failed':
+      return { kind: 'fail', workerId, attempt, error: outcome.error!, retryDelayMs: outcome.retryDelayMs };
+    case 'dead_lettered':
+      return { kind: 'dead_letter', workerId, attempt, error: outcome.error! };
+    case 'quarantined':
+      return { kind: 'quarantine', workerId, attempt, reason: outcome.error! };
+  }
+}

@@ -1,0 +1,155 @@
+import { JobNotFoundError, type Effect, type JobEvent, type LifecycleFields } from '../../core/index.js';
+import type { JobRow } from '../job-row.js';
+import type { HistoryEntry, OutcomeResult } from '../job-store.types.js';
+import type { OperatorTransition } from '../operator-transition.js';
+import type { MemoryState } from './memory-tables.js';
+import { guardReplayMemory } from './memory-unique.js';
+
+/**
+ * Applies the core lifecycle function to stored rows and carries out the effects it asks for:
+ * wake hints, history entries, slot releases, halted schedules and the dependants' latches. Every
+ * change of a job's lifecycle fields goes through here, so the probe sees each one in order.
+ */
+export class MemoryLifecycle {
+  /** Parents whose edges are still to settle while a cascade is under way (see settleDependants). */
+  private cascade: JobRow[] | null = null;
+
+  constructor(private readonly state: MemoryState) {}
+
+  /** Applies an event to a row the caller selected as eligible; a refusal there is a bug. */
+  apply(row: JobRow, event: JobEvent, now: number): JobRow {
+    const result = this.state.rules.transition(row, event, now);
+    if (!result.ok) throw new Error(`BUG: ${event.kind} rejected for a job selected as eligible (${result.rejection}).`);
+    return this.write(row, result.next, result.effects);
+  }
+
+  /** A worker's report, applied only if the lifecycle accepts it from this reporter. */
+  fenced(jobId: string, attempt: number, event: JobEvent, now: number): OutcomeResult {
+    const row = this.state.tables.jobs.get(jobId);
+    const result = row && this.state.rules.transition(row, event, now);
+    if (!row || !result?.ok) return { jobId, attempt, status: 'stale' };
+    return { jobId, attempt, status: 'applied', state: this.write(row, result.next, result.effects).state };
+  }
+
+  /** An operator event: the row before and after, and the verdict, for the caller to decide on. */
+  operator(jobId: string, event: JobEvent): OperatorTransition {
+    const before = this.require(jobId);
+    const result = this.state.rules.transition(before, event, this.state.clock.now());
+    const after = result.ok ? this.write(before, result.next, result.effects) : before;
+    return { before, after, result };
+  }
+
+  /** Replays a job; the schedule it stopped, if any, mints again. */
+  replayJob(jobId: string): OperatorTransition {
+    const { jobs, schedules } = this.state.tables;
+    guardReplayMemory(jobs.get(jobId), jobs.values());
+    const outcome = this.operator(jobId, { kind: 'replay' });
+    const schedule = outcome.after.scheduleId === null ? undefined : schedules.get(outcome.after.scheduleId);
+    if (outcome.result.ok && schedule?.state === 'dead_lettered' && schedule.haltedJobId === outcome.after.id) {
+      schedules.set(schedule.id, { ...schedule, state: 'active', haltedJobId: null, updatedAt: this.state.clock.now() });
+    }
+    return outcome;
+  }
+
+  /** Stores the new lifecycle fields, then carries out the transition's effects in order. */
+  write(row: JobRow, next: LifecycleFields, effects: readonly Effect[] = []): JobRow {
+    const { tables, probe, hints } = this.state;
+    const updated: JobRow = { ...row, ...next };
+    tables.jobs.set(row.id, updated);
+    probe.rowWritten?.(row, updated);
+    for (const effect of effects) {
+      switch (effect.type) {
+        case 'wake':
+          hints.emit(updated.queue);
+          break;
+        case 'halt_schedule':
+          if (updated.scheduleId !== null) this.haltSchedule(updated.scheduleId, updated.id);
+          break;
+        case 'history':
+          this.record(updated, effect.error);
+          break;
+        case 'settle_dependants':
+          this.settleDependants(updated);
+          break;
+        case 'release_slots':
+          if (tables.slotHolders.delete(updated.id)) probe.slotReleased?.(updated.id);
+          break;
+      }
+    }
+    return updated;
+  }
+
+  /** Appends a history entry, as the policy allows. */
+  record(row: JobRow, error: string | null): void {
+    const { tables, historyPolicy, clock, probe } = this.state;
+    if (historyPolicy === 'off') return;
+    const id = tables.nextHistoryId++;
+    const entry: HistoryEntry = {
+      id,
+      position: String(id),
+      jobId: row.id,
+      name: row.name,
+      at: new Date(clock.now()),
+      state: row.state,
+      attempt: row.attempt,
+      error: historyPolicy === 'transitions_and_errors' ? error : null,
+    };
+    tables.history.push(entry);
+    probe.historyAppended?.(entry);
+  }
+
+  /**
+   * A parent finished: settle each of its open edges once. A qualifying end lowers the child's
+   * latch (releasing it at zero); a failure cancels an `on_success` child, whose own end settles
+   * its dependants in turn. That turn is queued, not recursed into: a cascade is as deep as the
+   * graph, and a chain of thousands must not exhaust the call stack.
+   */
+  private settleDependants(parent: JobRow): void {
+    if (this.cascade) {
+      this.cascade.push(parent);
+      return;
+    }
+    const queue = [parent];
+    this.cascade = queue;
+    try {
+      for (let i = 0; i < queue.length; i++) this.settleEdgesOf(queue[i]!);
+    } finally {
+      this.cascade = null;
+    }
+  }
+
+  private settleEdgesOf(parent: JobRow): void {
+    const { tables, probe, clock } = this.state;
+    const now = clock.now();
+    for (const edge of tables.children.get(parent.id) ?? []) {
+      if (edge.settled) continue;
+      edge.settled = true;
+      probe.edgeSettled?.(parent.id, edge.childId);
+      const child = tables.jobs.get(edge.childId);
+      if (!child || child.state !== 'awaiting_parents') continue;
+      if (parent.state === 'succeeded' || child.dependencyMode === 'on_any_terminal') {
+        const pendingParents = child.pendingParents - 1;
+        const lowered = { ...child, pendingParents };
+        tables.jobs.set(child.id, lowered);
+        probe.rowWritten?.(child, lowered);
+        if (pendingParents <= 0) this.apply(lowered, { kind: 'release' }, now);
+      } else {
+        this.apply(child, { kind: 'cascade_cancel', parentId: parent.id, parentState: parent.state }, now);
+      }
+    }
+  }
+
+  private haltSchedule(scheduleId: string, jobId: string): void {
+    const { schedules } = this.state.tables;
+    const schedule = schedules.get(scheduleId);
+    if (schedule && schedule.state !== 'dead_lettered') {
+      schedules.set(scheduleId, { ...schedule, state: 'dead_lettered', haltedJobId: jobId, updatedAt: this.state.clock.now() });
+    }
+  }
+
+  private require(jobId: string): JobRow {
+    const row = this.state.tables.jobs.get(jobId);
+    if (!row) throw new JobNotFoundError(jobId);
+    return row;
+  }
+}

@@ -1,0 +1,57 @@
+import type { OperatorWrite } from '../checked/store-driver.js';
+import type { AuditEntry } from '../schedules/schedule-tx.js';
+import type { MemoryLifecycle } from './memory-lifecycle.js';
+import type { MemoryState } from './memory-tables.js';
+
+/**
+ * The operator's writes, each with the audit entry CheckedStore composed. One call runs start to
+ * finish with nothing in between, so deciding and auditing need no transaction around them: a
+ * `decide` that throws leaves the audit log untouched.
+ */
+export class MemoryOperator {
+  constructor(
+    private readonly state: MemoryState,
+    private readonly life: MemoryLifecycle,
+  ) {}
+
+  replay<R>({ jobId, write }: { readonly jobId: string; readonly write: OperatorWrite<R> }): R {
+    const result = write.decide(this.life.replayJob(jobId));
+    this.audit(write.audit(result));
+    return result;
+  }
+
+  cancel<R>({ jobId, write }: { readonly jobId: string; readonly write: OperatorWrite<R> }): R {
+    const result = write.decide(this.life.operator(jobId, { kind: 'cancel' }));
+    this.audit(write.audit(result));
+    return result;
+  }
+
+  setPaused({ queue, paused, audit }: { readonly queue: string; readonly paused: boolean; readonly audit: AuditEntry }): void {
+    const { pausedQueues, knownQueues } = this.state.tables;
+    if (paused) {
+      pausedQueues.add(queue);
+    } else {
+      pausedQueues.delete(queue);
+      knownQueues.add(queue);
+    }
+    this.audit(audit);
+  }
+
+  setLimit({ key, max, audit }: { readonly key: string; readonly max: number | null; readonly audit: AuditEntry }): void {
+    const { concurrencyLimits } = this.state.tables;
+    if (max === null) concurrencyLimits.delete(key);
+    else concurrencyLimits.set(key, max);
+    this.audit(audit);
+  }
+
+  /** Appends to the audit log, stamped with the store's clock. */
+  audit(entry: AuditEntry): void {
+    this.state.tables.auditLog.push({
+      at: new Date(this.state.clock.now()),
+      actor: entry.actor,
+      action: entry.action,
+      target: entry.target,
+      detail: entry.detail ?? null,
+    });
+  }
+}

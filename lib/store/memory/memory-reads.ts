@@ -1,0 +1,98 @@
+import type { JobRecord, JobState } from '../../core/index.js';
+import { limitOf } from '../effect-params.js';
+import { toJob } from '../job-row.js';
+import type { AuditRecord, ConcurrencyLimit, HistoryEntry, JobStats, ListJobsParams, ParentOutput, QueueSummary } from '../job-store.types.js';
+import { queueSummaries, type QueueCountRow } from '../queue-summary.js';
+import { toSchedule, type Schedule } from '../schedules/index.js';
+import { schedulesInOrder } from './memory-schedule-tx.js';
+import type { MemoryState } from './memory-tables.js';
+
+/** The reads: listings for operators, a dependant's view of its ancestors, schedules. */
+export class MemoryReads {
+  constructor(private readonly state: MemoryState) {}
+
+  jobGet({ jobId }: { readonly jobId: string }): JobRecord | null {
+    const row = this.state.tables.jobs.get(jobId);
+    return row ? toJob(row) : null;
+  }
+
+  jobList({ state, queue, name, limit }: ListJobsParams & { readonly limit: number }): JobRecord[] {
+    return [...this.state.tables.jobs.values()]
+      .filter((row) => (state === undefined || row.state === state) && (queue === undefined || row.queue === queue) && (name === undefined || row.name === name))
+      .sort((a, b) => b.seq - a.seq)
+      .slice(0, limit)
+      .map(toJob);
+  }
+
+  jobListDeadLettered({ limit }: { readonly limit: number }): JobRecord[] {
+    return [...this.state.tables.jobs.values()]
+      .filter((row) => row.state === 'dead_lettered')
+      .sort((a, b) => b.finishedAt! - a.finishedAt! || b.seq - a.seq)
+      .slice(0, limit)
+      .map(toJob);
+  }
+
+  jobHistory({ jobId }: { readonly jobId: string }): HistoryEntry[] {
+    return this.state.tables.history.filter((entry) => entry.jobId === jobId);
+  }
+
+  jobStats(): JobStats {
+    const now = this.state.clock.now();
+    const counts = new Map<string, { queue: string; state: JobState; count: number }>();
+    let oldestDueAt: number | null = null;
+    for (const row of this.state.tables.jobs.values()) {
+      const key = `${row.queue}\u0000${row.state}`;
+      const entry = counts.get(key) ?? { queue: row.queue, state: row.state, count: 0 };
+      entry.count += 1;
+      counts.set(key, entry);
+      if (row.state === 'scheduled' && row.runAt <= now && (oldestDueAt === null || row.runAt < oldestDueAt)) oldestDueAt = row.runAt;
+    }
+    return {
+      counts: [...counts.values()].sort((a, b) => a.queue.localeCompare(b.queue) || a.state.localeCompare(b.state)),
+      oldestDueAt: oldestDueAt === null ? null : new Date(oldestDueAt),
+      now: new Date(now),
+    };
+  }
+
+  queueList(): QueueSummary[] {
+    const { knownQueues, pausedQueues, jobs } = this.state.tables;
+    const rows: QueueCountRow[] = [...knownQueues, ...pausedQueues].map((name) => ({ name, paused: pausedQueues.has(name), state: null, count: null }));
+    for (const row of jobs.values()) rows.push({ name: row.queue, paused: false, state: row.state, count: 1 });
+    return queueSummaries(rows);
+  }
+
+  concurrencyLimitList(): ConcurrencyLimit[] {
+    return [...this.state.tables.concurrencyLimits].sort(([a], [b]) => a.localeCompare(b)).map(([key, max]) => limitOf(key, max));
+  }
+
+  auditList({ limit }: { readonly limit: number }): AuditRecord[] {
+    return this.state.tables.auditLog.slice(-limit).reverse();
+  }
+
+  /** Walks the job's ancestors (not only its parents) looking for `ancestorId`. */
+  jobParentOutput({ jobId, ancestorId }: { readonly jobId: string; readonly ancestorId: string }): ParentOutput {
+    const { parents, jobs } = this.state.tables;
+    const seen = new Set<string>();
+    const stack = [...(parents.get(jobId) ?? [])];
+    while (stack.length > 0) {
+      const next = stack.pop()!;
+      if (next === ancestorId) {
+        const row = jobs.get(ancestorId);
+        return row && row.output !== null ? { found: true, output: JSON.parse(row.output) as unknown } : { found: false, output: undefined };
+      }
+      if (seen.has(next)) continue;
+      seen.add(next);
+      stack.push(...(parents.get(next) ?? []));
+    }
+    return { found: false, output: undefined };
+  }
+
+  scheduleGet({ scheduleId }: { readonly scheduleId: string }): Schedule | null {
+    const row = this.state.tables.schedules.get(scheduleId);
+    return row ? toSchedule(row) : null;
+  }
+
+  scheduleList(): Schedule[] {
+    return schedulesInOrder(this.state.tables.schedules).map(toSchedule);
+  }
+}
