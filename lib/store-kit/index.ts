@@ -1,13 +1,17 @@
 /**
  * `nestjs-durable-scheduler/store-kit`: what the author of a store adapter builds on. The
- * `JobStore` contract with its parameter and result types, the checks every adapter applies to
- * its inputs (so each refuses bad input with the same sentence), the schedule logic shared through
- * `ScheduleStoreBase`, and the pure core (lifecycle rules, ids, limits, validation) the contract
- * is written in. The conformance suite that pins an adapter to the contract is
+ * `JobStore` contract with its parameter and result types; `CheckedStore`, which implements it once
+ * over the narrow `StoreDriver` an adapter writes (so every adapter refuses bad input with the
+ * same sentence and audits the same way); the checks it applies, for drivers that need one of
+ * them; the schedule logic the driver's `scheduleTx` runs; and the pure core (lifecycle rules,
+ * ids, limits, validation) the contract is written in. The conformance suite that pins an adapter to the contract is
  * `nestjs-durable-scheduler/store-kit/conformance`, kept apart because it needs Jest.
  */
 export * from '../core/index.js';
 export type * from '../store/job-store.js';
+export { CheckedStore } from '../store/checked/checked-store.js';
+export type { HistoryPositions, OperatorWrite, StoreDriver, SuccessCheck } from '../store/checked/store-driver.js';
+export type { OperatorTransition } from '../store/operator-transition.js';
 export type { StoreCapabilities, ConnectionPoolCapability } from '../store/index.js';
 export type { AttemptTransaction, QueueSummary } from '../store/index.js';
 export { ANY_QUEUE, WakeHub, type WakeListener, type WakeSubscription } from '../store/index.js';
@@ -37,6 +41,8 @@ export {
   checkLeases,
   checkListParams,
   checkRelinquishParams,
+  optionalParamsOf,
+  paramsOf,
   type CheckedClaimParams,
   type NormalizedOutcome,
 } from '../store/index.js';

@@ -45,7 +45,7 @@ const JEST_ONLY = new Set(['./store-kit/conformance']);
 const SUBPATH_NAMES: Record<string, string[]> = {
   './worker': ['WorkerNode', 'FunctionInvoker', 'resolveWorkerOptions', 'PermanentJobError', 'SeededRandom'],
   './testing': ['MemoryJobStore', 'ManualClock', 'SystemClock', 'FunctionInvoker', 'WorkerNode'],
-  './store-kit': ['ScheduleStoreBase', 'checkClaimParams', 'checkCompleteParams', 'assertHistoryPolicy', 'normalizeEnqueueMany', 'transition', 'WakeHub'],
+  './store-kit': ['CheckedStore', 'paramsOf', 'checkClaimParams', 'checkCompleteParams', 'assertHistoryPolicy', 'normalizeEnqueueMany', 'transition', 'WakeHub'],
   './simulator': ['runSimulation', 'runBatch'],
   './store-kit/conformance': ['runConformanceSuite'],
 };

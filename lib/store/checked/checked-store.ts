@@ -118,7 +118,10 @@ export class CheckedStore implements JobStore {
   }
 
   beginAttempt(): AttemptTransaction {
-    return this.driver.beginAttempt();
+    return this.driver.beginAttempt({
+      checkSuccess: (workerId, jobId, attempt, output) =>
+        checkCompleteParams({ workerId, outcomes: [{ jobId, attempt, kind: 'succeeded', output }] }, this.limits),
+    });
   }
 
   async subscribeWakeHints(params: WakeHintParams): Promise<WakeSubscription> {

@@ -36,6 +36,14 @@ export interface OperatorWrite<R> {
   readonly audit: (result: R) => AuditEntry;
 }
 
+/** Checks and encodes an attempt's success report, as a fenced outcome write takes it. */
+export type SuccessCheck = (
+  workerId: string,
+  jobId: string,
+  attempt: number,
+  output: unknown,
+) => { readonly workerId: string; readonly outcomes: readonly NormalizedOutcome[] };
+
 /** How a store spells positions in its history log. */
 export interface HistoryPositions {
   /** What a well-formed position looks like. */
@@ -60,7 +68,8 @@ export interface StoreDriver {
   schemaVersion(): Promise<number | null>;
   close(): Promise<void>;
   subscribeWakeHints(listener: WakeListener): Promise<WakeSubscription>;
-  beginAttempt(): AttemptTransaction;
+  /** Starts an attempt transaction whose success write runs `checkSuccess` on the handler's output first. */
+  beginAttempt(params: { readonly checkSuccess: SuccessCheck }): AttemptTransaction;
 
   /** Inserts normalized jobs (unique keys and dependency edges included), in `manager`'s transaction when given. */
   jobEnqueueMany(params: { readonly jobs: readonly NewJob[]; readonly manager?: EntityManager }): Promise<EnqueueResult[]>;

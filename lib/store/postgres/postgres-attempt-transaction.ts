@@ -2,6 +2,7 @@ import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
 import type { AttemptTransaction } from '../job-store.js';
 import type { OutcomeResult } from '../job-store.js';
 import type { NormalizedOutcome } from '../store-params.js';
+import type { SuccessCheck } from '../checked/store-driver.js';
 import { ManagerExecutor, type PgExecutor, type StatementListener } from './pg-executor.js';
 
 type Complete = (db: PgExecutor, workerId: string, outcomes: readonly NormalizedOutcome[]) => Promise<OutcomeResult[]>;
@@ -21,7 +22,7 @@ export class PostgresAttemptTransaction implements AttemptTransaction {
   constructor(
     dataSource: DataSource,
     private readonly complete: Complete,
-    private readonly encode: (workerId: string, jobId: string, attempt: number, output: unknown) => { workerId: string; outcomes: NormalizedOutcome[] },
+    private readonly encode: SuccessCheck,
     private readonly listener?: StatementListener,
   ) {
     const runner = dataSource.createQueryRunner();

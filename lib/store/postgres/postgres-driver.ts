@@ -1,6 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { HistoryPolicy, JobRecord, SchedulerLimits } from '../../core/index.js';
-import type { HistoryPositions, OperatorWrite, StoreDriver } from '../checked/store-driver.js';
+import type { HistoryPositions, OperatorWrite, StoreDriver, SuccessCheck } from '../checked/store-driver.js';
 import { assertAcyclic } from '../dependencies/dependency-plan.js';
 import { PG_POSITION } from '../effect-params.js';
 import type { NewJob } from '../enqueue-input.js';
@@ -25,7 +25,7 @@ import type {
 } from '../job-store.types.js';
 import { toSchedule, type AuditEntry, type Schedule, type ScheduleTx } from '../schedules/index.js';
 import type { StoreCapabilities } from '../store-capabilities.js';
-import { checkCompleteParams, type CheckedClaimParams, type NormalizedOutcome } from '../store-params.js';
+import { type CheckedClaimParams, type NormalizedOutcome } from '../store-params.js';
 import { hasUniqueKeys } from '../unique/unique-plan.js';
 import type { PgExecutor, StatementListener } from './pg-executor.js';
 import { PgDedicatedClient } from './pg-dedicated-client.js';
@@ -133,12 +133,9 @@ export class PostgresDriver implements StoreDriver {
    * CheckedStore hands the attempt transaction through unwrapped, so its success output is encoded
    * (and its size checked) here, as the outcome write's own check does it.
    */
-  beginAttempt(): AttemptTransaction {
+  beginAttempt({ checkSuccess }: { readonly checkSuccess: SuccessCheck }): AttemptTransaction {
     const { dataSource, onStatement } = this.settings;
-    return new PostgresAttemptTransaction(dataSource, this.sql.complete, (workerId, jobId, attempt, output) =>
-      checkCompleteParams({ workerId, outcomes: [{ jobId, attempt, kind: 'succeeded', output }] }, this.limits),
-      onStatement,
-    );
+    return new PostgresAttemptTransaction(dataSource, this.sql.complete, checkSuccess, onStatement);
   }
 
   async jobEnqueueMany({ jobs, manager }: { readonly jobs: readonly NewJob[]; readonly manager?: EntityManager }): Promise<EnqueueResult[]> {

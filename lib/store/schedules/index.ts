@@ -3,4 +3,3 @@ export * from './schedule.js';
 export * from './schedule-input.js';
 export * from './schedule-tx.js';
 export * from './schedule-operations.js';
-export * from './schedule-store.base.js';

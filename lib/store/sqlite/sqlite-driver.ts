@@ -1,6 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { HistoryPolicy, JobRecord, SchedulerLimits } from '../../core/index.js';
-import type { HistoryPositions, OperatorWrite, StoreDriver } from '../checked/store-driver.js';
+import type { HistoryPositions, OperatorWrite, StoreDriver, SuccessCheck } from '../checked/store-driver.js';
 import { SERIAL_POSITION } from '../effect-params.js';
 import type { NewJob } from '../enqueue-input.js';
 import { toJob } from '../job-row.js';
@@ -22,7 +22,7 @@ import type {
 } from '../job-store.types.js';
 import { toSchedule, type AuditEntry, type Schedule, type ScheduleTx } from '../schedules/index.js';
 import type { StoreCapabilities } from '../store-capabilities.js';
-import { checkCompleteParams, type CheckedClaimParams, type NormalizedOutcome } from '../store-params.js';
+import { type CheckedClaimParams, type NormalizedOutcome } from '../store-params.js';
 import { enqueueResults } from '../unique/unique-plan.js';
 import { ANY_QUEUE, type WakeListener, type WakeSubscription } from '../wake-hints.js';
 import { SqliteAttemptTransaction } from './sqlite-attempt-transaction.js';
@@ -111,9 +111,9 @@ export class SqliteDriver implements StoreDriver {
    * CheckedStore hands the attempt transaction out as it is, so its success write checks its own
    * outcome, with the same check as every outcome write.
    */
-  beginAttempt(): AttemptTransaction {
+  beginAttempt({ checkSuccess }: { readonly checkSuccess: SuccessCheck }): AttemptTransaction {
     return new SqliteAttemptTransaction(this.conn.dataSource, this.gate, (workerId, jobId, attempt, output) => {
-      const checked = checkCompleteParams({ workerId, outcomes: [{ jobId, attempt, kind: 'succeeded', output }] }, this.limits);
+      const checked = checkSuccess(workerId, jobId, attempt, output);
       // Inside the attempt's open transaction: a hint sent before it commits only wakes a claim that waits for the gate.
       return this.conn.inOpenTransaction(() => this.complete(checked.workerId, checked.outcomes, this.conn.now()))[0]!;
     });
