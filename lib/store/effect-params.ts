@@ -27,10 +27,12 @@ export function limitKey(target: LimitTarget): string {
   throw new InvalidArgumentError('A concurrency limit needs a target: { queue } or { key }.', 'target');
 }
 
+/** The limit a stored key names, the inverse of {@link limitKey}. */
 export function limitOf(key: string, max: number): ConcurrencyLimit {
   return key.startsWith('queue:') ? { queue: key.slice('queue:'.length), max } : { key: key.slice('key:'.length), max };
 }
 
+/** Checks a limit's cap: a positive integer, at most 10,000. */
 export function assertLimitMax(max: unknown): number {
   return assertPositiveInteger(max, 'max', 10_000);
 }
@@ -49,6 +51,7 @@ export function assertPosition(position: unknown, shape: RegExp, name = 'positio
   return position;
 }
 
+/** Checks a history read: `after` of this store's position shape (`start` when absent) and a `limit` of at most 10,000. */
 export function checkHistoryRead(params: HistoryReadParams, shape: RegExp, start: string): { after: string; limit: number } {
   paramsOf('historyRead', params, '{ after?, limit }');
   const after = params.after === undefined ? start : assertPosition(params.after, shape, 'after');
@@ -64,14 +67,17 @@ function checkObserverHolder(method: string, params: ObserverHolderParams, shape
   };
 }
 
+/** Checks an observer lease request: the observer's name, the worker, and a lease length of at most {@link MAX_LEASE_MS}. */
 export function checkObserverLease(params: ObserverLeaseParams) {
   return { ...checkObserverHolder('observerLease', params, '{ observer, workerId, leaseMs }'), leaseMs: assertPositiveInteger(params.leaseMs, 'leaseMs', MAX_LEASE_MS) };
 }
 
+/** Checks an observer commit: the holder and a position of this store's shape. */
 export function checkObserverCommit(params: ObserverCommitParams, shape: RegExp) {
   return { ...checkObserverHolder('observerCommit', params, '{ observer, workerId, position }'), position: assertPosition(params.position, shape) };
 }
 
+/** Checks a failed delivery's report, its error cut to `maxErrorBytes`. */
 export function checkObserverFail(params: ObserverFailParams, maxErrorBytes: number) {
   return {
     ...checkObserverHolder('observerFail', params, '{ observer, workerId, error, retryDelayMs }'),

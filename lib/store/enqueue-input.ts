@@ -78,6 +78,10 @@ export function normalizeEnqueueMany(inputs: readonly EnqueueInput[], limits: Sc
   return jobs;
 }
 
+/**
+ * Checks one job to enqueue and fills in its defaults (id, queue, attempts, run time), giving the
+ * {@link NewJob} a driver writes. `index` names the job's place in a batch in error messages.
+ */
 export function normalizeEnqueue(given: EnqueueInput, limits: SchedulerLimits, index?: number): NewJob {
   const where = index === undefined ? '' : `jobs[${index}].`;
   if (given === null || typeof given !== 'object' || Array.isArray(given)) {

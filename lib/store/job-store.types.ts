@@ -52,6 +52,7 @@ export interface ParentOutput {
 /** What a concurrency limit caps: a queue, or a concurrency key. */
 export type LimitTarget = { readonly queue: string } | { readonly key: string };
 
+/** A concurrency limit as stored: the queue or concurrency key it caps, and the most of its jobs that may run at once. */
 export type ConcurrencyLimit = LimitTarget & { readonly max: number };
 
 /** A transition observer's place in the history, leased to one delivering worker. */
@@ -104,6 +105,7 @@ export interface EnqueueResult {
   readonly deduplicated?: 'kept' | 'replaced';
 }
 
+/** What a worker asks of {@link WorkerStore.jobClaim}: due jobs of `queues`, leased to `workerId` for `leaseMs`. */
 export interface ClaimParams {
   readonly workerId: string;
   /** At most this many jobs; a worker passes its free slots. */
@@ -124,18 +126,21 @@ export interface LeaseRef {
   readonly attempt: number;
 }
 
+/** A worker's renewal of the leases it believes it holds, each extended by `leaseMs` from the store's clock. */
 export interface HeartbeatParams {
   readonly workerId: string;
   readonly leases: readonly LeaseRef[];
   readonly leaseMs: number;
 }
 
+/** A lease a heartbeat extended, with its new end and whether an operator asked to cancel its job. */
 export interface RenewedLease extends LeaseRef {
   readonly leasedUntil: Date;
   /** An operator asked to cancel: abort the attempt. */
   readonly cancelRequested: boolean;
 }
 
+/** What a heartbeat found: the leases it renewed, and the ones this worker lost. */
 export interface HeartbeatResult {
   readonly renewed: readonly RenewedLease[];
   /** Leases this worker no longer holds: abort those attempts at once. */
@@ -158,11 +163,13 @@ export type Outcome =
   /** The job cannot run here at all: no handler, or a payload that no longer decodes. */
   | { readonly jobId: string; readonly attempt: number; readonly kind: 'quarantined'; readonly reason: string };
 
+/** The outcomes one worker reports, each written only if that worker holds the attempt's live lease. */
 export interface CompleteParams {
   readonly workerId: string;
   readonly outcomes: readonly Outcome[];
 }
 
+/** Leases a draining worker hands back without an outcome ({@link WorkerStore.jobRelinquishMany}), fenced like an outcome. */
 export interface RelinquishParams {
   readonly workerId: string;
   readonly leases: readonly LeaseRef[];
@@ -174,22 +181,29 @@ export type OutcomeResult =
   /** The reporter did not hold the live lease; nothing changed. */
   | { readonly jobId: string; readonly attempt: number; readonly status: 'stale' };
 
+/** One pass of the lapsed-lease sweep ({@link MaintenanceStore.jobExpireLeases}). */
 export interface ExpireLeasesParams {
   /** Settle at most this many lapsed leases in one pass. */
   readonly limit: number;
 }
 
+/** A lapsed lease the sweep settled: the job, the attempt whose lease lapsed, and the state it left the job in. */
 export interface ExpiredLease {
   readonly jobId: string;
   readonly attempt: number;
   readonly state: JobState;
 }
 
+/**
+ * What an operator's cancel did: the job as it now stands, and whether it was cancelled at once, asked to
+ * stop (it is running), or already cancelled or asked.
+ */
 export interface CancelResult {
   readonly job: JobRecord;
   readonly outcome: CancelOutcome;
 }
 
+/** Filters of an operator's job listing ({@link OperatorStore.jobList}); each given filter must match, newest jobs first. */
 export interface ListJobsParams {
   readonly state?: JobState;
   readonly queue?: string;
@@ -198,6 +212,7 @@ export interface ListJobsParams {
   readonly limit?: number;
 }
 
+/** How many dead-lettered jobs {@link OperatorStore.jobListDeadLettered} returns. */
 export interface ListDeadLetteredParams {
   /** Default 50, at most 1,000. */
   readonly limit?: number;
@@ -215,6 +230,7 @@ export interface QueueSummary {
 /** Receives the queue name of work that may have become due. */
 export type WakeListener = (queue: string) => void;
 
+/** An open subscription to wake hints; `close()` stops the listener being called. */
 export interface WakeSubscription {
   close(): Promise<void>;
 }
@@ -266,6 +282,7 @@ export interface QueueActionParams extends OperatorOptions {
   readonly queue: string;
 }
 
+/** A dependant's read of one ancestor's output ({@link WorkerStore.jobParentOutput}). */
 export interface ParentOutputParams {
   /** The dependant reading. */
   readonly jobId: string;
@@ -273,21 +290,25 @@ export interface ParentOutputParams {
   readonly ancestorId: string;
 }
 
+/** Who is told when work may have become due ({@link WorkerStore.subscribeWakeHints}). */
 export interface WakeHintParams {
   readonly listener: WakeListener;
 }
 
+/** An operator's change of the cap on a queue or a concurrency key, audited under `actor`. */
 export interface ConcurrencyLimitSetParams extends OperatorOptions {
   readonly target: LimitTarget;
   /** The cap on running jobs; null removes the limit. */
   readonly max: number | null;
 }
 
+/** How many audit entries {@link OperatorStore.auditList} returns. */
 export interface AuditListParams {
   /** Default 50, at most 1,000. */
   readonly limit?: number;
 }
 
+/** A schedule to create, or whose definition replaces the stored one of that id; audited under `actor`. */
 export interface ScheduleUpsertParams extends OperatorOptions {
   readonly schedule: ScheduleInput;
 }
@@ -300,28 +321,33 @@ export interface ScheduleRef {
 /** An operator action on one schedule. */
 export interface ScheduleActionParams extends ScheduleRef, OperatorOptions {}
 
+/** One minting pass over due schedules ({@link ScheduleStore.scheduleMintDue}). */
 export interface MintDueParams {
   /** Mint for at most this many due schedules in one pass. */
   readonly limit: number;
 }
 
+/** One pass over dependency edges the outcome writes left unsettled ({@link MaintenanceStore.jobSettleDependencies}). */
 export interface SettleDependenciesParams {
   /** Settle at most this many edges in one pass. */
   readonly limit: number;
 }
 
+/** A page of the history log after a position ({@link ObserverStore.historyRead}). */
 export interface HistoryReadParams {
   /** A position handed out earlier; from the start of the log when absent. */
   readonly after?: string;
   readonly limit: number;
 }
 
+/** One history-trim pass: keep the newest `keep` entries per job, deleting at most `limit` rows. */
 export interface HistoryTrimParams {
   /** Entries to keep per job. */
   readonly keep: number;
   readonly limit: number;
 }
 
+/** One purge pass: delete at most `limit` succeeded or cancelled jobs finished more than `olderThanMs` ago. */
 export interface PurgeParams {
   readonly olderThanMs: number;
   readonly limit: number;
@@ -333,15 +359,18 @@ export interface ObserverHolderParams {
   readonly workerId: string;
 }
 
+/** A worker's request for an observer's delivery lease, held for `leaseMs`. */
 export interface ObserverLeaseParams extends ObserverHolderParams {
   readonly leaseMs: number;
 }
 
+/** A lease holder moving its observer's cursor past what it delivered. */
 export interface ObserverCommitParams extends ObserverHolderParams {
   /** The position of the last delivered entry. */
   readonly position: string;
 }
 
+/** A lease holder recording a failed delivery: the cursor stays, and is offered again after `retryDelayMs`. */
 export interface ObserverFailParams extends ObserverHolderParams {
   readonly error: string;
   readonly retryDelayMs: number;

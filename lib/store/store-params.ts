@@ -64,6 +64,7 @@ export interface NormalizedOutcome {
 /** Claim parameters as the adapters read them: checked, with the defaults filled in. */
 export type CheckedClaimParams = ClaimParams & { readonly includeLapsed: boolean };
 
+/** Checks a claim's params (worker, batch size, queue names, lease length) and defaults `includeLapsed` to true. */
 export function checkClaimParams(params: ClaimParams): CheckedClaimParams {
   paramsOf('jobClaim', params, '{ workerId, limit, queues, leaseMs }');
   assertNonEmptyString(params.workerId, 'workerId');
@@ -79,6 +80,7 @@ export function checkClaimParams(params: ClaimParams): CheckedClaimParams {
   return { ...params, includeLapsed: params.includeLapsed ?? true };
 }
 
+/** Checks a list of leases (at most {@link MAX_BATCH}, each a UUID and a positive attempt) and returns it as plain objects. */
 export function checkLeases(leases: readonly LeaseRef[], argument = 'leases'): LeaseRef[] {
   if (!Array.isArray(leases)) throw new InvalidArgumentError(`${argument} must be an array of { jobId, attempt }.`, argument);
   if (leases.length > MAX_BATCH) throw new InvalidArgumentError(`${argument} may hold at most ${MAX_BATCH} entries, got ${leases.length}.`, argument);
@@ -88,6 +90,7 @@ export function checkLeases(leases: readonly LeaseRef[], argument = 'leases'): L
   }));
 }
 
+/** Checks a heartbeat's params: the worker, its leases and the lease length (at most {@link MAX_LEASE_MS}). */
 export function checkHeartbeatParams(params: HeartbeatParams): { workerId: string; leases: LeaseRef[]; leaseMs: number } {
   paramsOf('jobHeartbeat', params, '{ workerId, leases, leaseMs }');
   return {
@@ -97,11 +100,16 @@ export function checkHeartbeatParams(params: HeartbeatParams): { workerId: strin
   };
 }
 
+/** Checks a relinquish's params: the worker and the leases it hands back. */
 export function checkRelinquishParams(params: RelinquishParams): { workerId: string; leases: LeaseRef[] } {
   paramsOf('jobRelinquishMany', params, '{ workerId, leases }');
   return { workerId: assertNonEmptyString(params.workerId, 'workerId'), leases: checkLeases(params.leases) };
 }
 
+/**
+ * Checks a batch of outcome reports (each job once) and normalizes them: an output encoded as JSON
+ * within the output limits, an error or quarantine reason cut to `maxErrorBytes`.
+ */
 export function checkCompleteParams(
   params: CompleteParams,
   limits: SchedulerLimits,
@@ -158,10 +166,12 @@ export function checkCompleteParams(
   return { workerId, outcomes };
 }
 
+/** Checks a lease sweep's params and returns its `limit`. */
 export function checkExpireParams(params: ExpireLeasesParams): number {
   return assertPositiveInteger(paramsOf('jobExpireLeases', params, '{ limit }').limit, 'limit', MAX_BATCH);
 }
 
+/** Checks a job listing's filters and fills in the default `limit` ({@link DEFAULT_LIST_LIMIT}). */
 export function checkListParams(params: ListJobsParams | undefined): Required<Pick<ListJobsParams, 'limit'>> & ListJobsParams {
   const p = optionalParamsOf('jobList', params, '{ state?, queue?, name?, limit? }') ?? {};
   if (p.state !== undefined && !isJobState(p.state)) {
@@ -172,6 +182,7 @@ export function checkListParams(params: ListJobsParams | undefined): Required<Pi
   return { ...p, limit: p.limit === undefined ? DEFAULT_LIST_LIMIT : assertPositiveInteger(p.limit, 'limit', MAX_BATCH) };
 }
 
+/** Checks a dead-letter listing's params and returns its `limit`, {@link DEFAULT_LIST_LIMIT} when absent. */
 export function checkDeadLetterListParams(params: ListDeadLetteredParams | undefined): number {
   optionalParamsOf('jobListDeadLettered', params, '{ limit? }');
   return params?.limit === undefined ? DEFAULT_LIST_LIMIT : assertPositiveInteger(params.limit, 'limit', MAX_BATCH);

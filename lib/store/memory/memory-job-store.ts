@@ -10,6 +10,7 @@ import type { MemoryStoreProbe, MemoryTables } from './memory-tables.js';
 
 export type { MemoryStoreProbe } from './memory-tables.js';
 
+/** Options of {@link MemoryJobStore}: its clock, its limits, its history policy, and the simulator's probe. */
 export interface MemoryJobStoreOptions {
   /** The store's clock. Defaults to a {@link ManualClock}: time moves only when a test advances it. */
   readonly clock?: Clock;

@@ -7,6 +7,7 @@ import type { PgWakeListener } from './pg-wake-listener.js';
 import { PostgresDriver } from './postgres-driver.js';
 import { postgresNaming, type PostgresNaming } from './postgres-naming.js';
 
+/** Options of {@link PostgresJobStore}: the DataSource it runs on, where its tables live, and its limits. */
 export interface PostgresJobStoreOptions {
   /** An initialized TypeORM DataSource of type `postgres`. The store uses its pool and never closes it. */
   readonly dataSource: DataSource;

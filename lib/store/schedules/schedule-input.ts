@@ -41,6 +41,7 @@ export interface NewSchedule {
 
 const KNOWN = new Set(['id', 'name', 'payload', 'queue', 'maxAttempts', 'cron', 'timezone', 'everyMs', 'startAt', 'catchUp', 'noOverlap', 'misfireGraceMs']);
 
+/** Checks a schedule definition (fields, name, recurrence, payload size) and fills in its defaults. */
 export function normalizeSchedule(input: ScheduleInput, limits: SchedulerLimits): NewSchedule {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
     throw new InvalidArgumentError('A schedule must be an object with a name and a cron pattern or an interval.', 'schedule');

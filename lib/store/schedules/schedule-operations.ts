@@ -112,6 +112,7 @@ export async function pauseSchedule(tx: ScheduleTx, id: string, actor: string): 
   return toSchedule(next);
 }
 
+/** Resumes minting of a paused schedule, audited; a dead-lettered schedule is refused. */
 export async function resumeSchedule(tx: ScheduleTx, id: string, actor: string): Promise<Schedule> {
   const row = await require(tx, id);
   if (row.state === 'dead_lettered') throw deadLettered(row, 'resume');
@@ -133,6 +134,7 @@ export async function triggerSchedule(tx: ScheduleTx, id: string, actor: string)
   return { id: job!.id, created: created.has(job!.id) };
 }
 
+/** Deletes a schedule, audited; returns false when no schedule had that id. Jobs it minted stay. */
 export async function removeSchedule(tx: ScheduleTx, id: string, actor: string): Promise<boolean> {
   const removed = await tx.deleteSchedule(id);
   if (removed) await tx.audit({ actor, action: 'schedule.remove', target: id });

@@ -26,6 +26,7 @@ export interface ScheduleRow {
 
 const date = (ms: number | null) => (ms === null ? null : new Date(ms));
 
+/** A stored schedule row as callers see it, with its instants as Dates. */
 export function toSchedule(row: ScheduleRow): Schedule {
   const r = row.recurrence;
   return {

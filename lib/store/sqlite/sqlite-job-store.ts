@@ -6,6 +6,7 @@ import { SqliteDriver, type SqliteDriverSettings } from './sqlite-driver.js';
 import type { SqliteGate } from './sqlite-gate.js';
 import { sqliteNaming, type SqliteNaming } from './sqlite-naming.js';
 
+/** Options of {@link SqliteJobStore}: the DataSource it runs on, its table prefix, its limits and how long it waits for the lock. */
 export interface SqliteJobStoreOptions {
   /** An initialized TypeORM DataSource of type `better-sqlite3`. The store shares its connection and never closes it. */
   readonly dataSource: DataSource;
