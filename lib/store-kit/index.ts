@@ -10,7 +10,7 @@
 export * from '../core/index.js';
 export type * from '../store/job-store.js';
 export { CheckedStore } from '../store/checked/checked-store.js';
-export type { HistoryPositions, OperatorWrite, StoreDriver, SuccessCheck } from '../store/checked/store-driver.js';
+export type * from '../store/checked/store-driver.js';
 export type { OperatorTransition } from '../store/operator-transition.js';
 export type { StoreCapabilities, ConnectionPoolCapability } from '../store/index.js';
 export type { AttemptTransaction, QueueSummary } from '../store/index.js';

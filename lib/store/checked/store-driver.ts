@@ -42,7 +42,7 @@ export type SuccessCheck = (
   jobId: string,
   attempt: number,
   output: unknown,
-) => { readonly workerId: string; readonly outcomes: readonly NormalizedOutcome[] };
+) => DriverCompleteParams;
 
 /** How a store spells positions in its history log. */
 export interface HistoryPositions {
@@ -51,6 +51,39 @@ export interface HistoryPositions {
   /** The position before the first entry. */
   readonly start: string;
 }
+
+/** Normalized jobs to insert, in `manager`'s transaction when given. */
+export type DriverEnqueueParams = { readonly jobs: readonly NewJob[]; readonly manager?: EntityManager };
+
+/** Leases to renew, checked. */
+export type DriverHeartbeatParams = { readonly workerId: string; readonly leases: readonly LeaseRef[]; readonly leaseMs: number };
+
+/** Checked and encoded outcomes of one worker. */
+export type DriverCompleteParams = { readonly workerId: string; readonly outcomes: readonly NormalizedOutcome[] };
+
+/** Leases a worker hands back, checked. */
+export type DriverRelinquishParams = { readonly workerId: string; readonly leases: readonly LeaseRef[] };
+
+/** A dependant and the ancestor whose output it reads, both checked ids. */
+export type DriverParentOutputParams = { readonly jobId: string; readonly ancestorId: string };
+
+/** An operator write on one job: the checked id and how to decide and audit it. */
+export type DriverJobWriteParams<R> = { readonly jobId: string; readonly write: OperatorWrite<R> };
+
+/** A queue's pause state to set, with its composed audit entry. */
+export type DriverQueuePausedParams = { readonly queue: string; readonly paused: boolean; readonly audit: AuditEntry };
+
+/** A limit's storage key and cap (null removes it), with its composed audit entry. */
+export type DriverLimitSetParams = { readonly key: string; readonly max: number | null; readonly audit: AuditEntry };
+
+/** An observer cursor's lease to take, checked. */
+export type DriverObserverLeaseParams = { readonly observer: string; readonly workerId: string; readonly leaseMs: number };
+
+/** A delivered position to commit, checked against the store's position shape. */
+export type DriverObserverCommitParams = { readonly observer: string; readonly workerId: string; readonly position: string };
+
+/** A failed delivery to record, with its error already cut to size. */
+export type DriverObserverFailParams = { readonly observer: string; readonly workerId: string; readonly error: string; readonly retryDelayMs: number };
 
 /**
  * What an adapter supplies to {@link CheckedStore}: its database and nothing else. Every argument
@@ -72,13 +105,13 @@ export interface StoreDriver {
   beginAttempt(params: { readonly checkSuccess: SuccessCheck }): AttemptTransaction;
 
   /** Inserts normalized jobs (unique keys and dependency edges included), in `manager`'s transaction when given. */
-  jobEnqueueMany(params: { readonly jobs: readonly NewJob[]; readonly manager?: EntityManager }): Promise<EnqueueResult[]>;
+  jobEnqueueMany(params: DriverEnqueueParams): Promise<EnqueueResult[]>;
   jobClaim(params: CheckedClaimParams): Promise<JobRecord[]>;
-  jobHeartbeat(params: { readonly workerId: string; readonly leases: readonly LeaseRef[]; readonly leaseMs: number }): Promise<HeartbeatResult>;
-  jobCompleteMany(params: { readonly workerId: string; readonly outcomes: readonly NormalizedOutcome[] }): Promise<OutcomeResult[]>;
-  jobRelinquishMany(params: { readonly workerId: string; readonly leases: readonly LeaseRef[] }): Promise<OutcomeResult[]>;
+  jobHeartbeat(params: DriverHeartbeatParams): Promise<HeartbeatResult>;
+  jobCompleteMany(params: DriverCompleteParams): Promise<OutcomeResult[]>;
+  jobRelinquishMany(params: DriverRelinquishParams): Promise<OutcomeResult[]>;
   jobExpireLeases(params: { readonly limit: number }): Promise<ExpiredLease[]>;
-  jobParentOutput(params: { readonly jobId: string; readonly ancestorId: string }): Promise<ParentOutput>;
+  jobParentOutput(params: DriverParentOutputParams): Promise<ParentOutput>;
   jobSettleDependencies(params: { readonly limit: number }): Promise<number>;
 
   jobGet(params: { readonly jobId: string }): Promise<JobRecord | null>;
@@ -91,12 +124,12 @@ export interface StoreDriver {
   auditList(params: { readonly limit: number }): Promise<AuditRecord[]>;
 
   /** Replays a job (a schedule it stopped mints again), decided and audited in one transaction. */
-  jobReplay<R>(params: { readonly jobId: string; readonly write: OperatorWrite<R> }): Promise<R>;
+  jobReplay<R>(params: DriverJobWriteParams<R>): Promise<R>;
   /** Cancels a job, or asks its worker to, decided and audited in one transaction. */
-  jobCancel<R>(params: { readonly jobId: string; readonly write: OperatorWrite<R> }): Promise<R>;
-  queueSetPaused(params: { readonly queue: string; readonly paused: boolean; readonly audit: AuditEntry }): Promise<void>;
+  jobCancel<R>(params: DriverJobWriteParams<R>): Promise<R>;
+  queueSetPaused(params: DriverQueuePausedParams): Promise<void>;
   /** Sets or (with null) removes a limit under its storage key, audited in the same transaction. */
-  concurrencyLimitSet(params: { readonly key: string; readonly max: number | null; readonly audit: AuditEntry }): Promise<void>;
+  concurrencyLimitSet(params: DriverLimitSetParams): Promise<void>;
 
   /** Runs a schedule operation in one transaction, with the store's clock read at its start. */
   scheduleTx<T>(work: (tx: ScheduleTx) => Promise<T>): Promise<T>;
@@ -107,7 +140,7 @@ export interface StoreDriver {
   historyRead(params: { readonly after: string; readonly limit: number }): Promise<HistoryEntry[]>;
   historyTrim(params: { readonly keep: number; readonly limit: number }): Promise<number>;
   jobPurge(params: { readonly olderThanMs: number; readonly limit: number }): Promise<number>;
-  observerLease(params: { readonly observer: string; readonly workerId: string; readonly leaseMs: number }): Promise<ObserverLease | null>;
-  observerCommit(params: { readonly observer: string; readonly workerId: string; readonly position: string }): Promise<boolean>;
-  observerFail(params: { readonly observer: string; readonly workerId: string; readonly error: string; readonly retryDelayMs: number }): Promise<boolean>;
+  observerLease(params: DriverObserverLeaseParams): Promise<ObserverLease | null>;
+  observerCommit(params: DriverObserverCommitParams): Promise<boolean>;
+  observerFail(params: DriverObserverFailParams): Promise<boolean>;
 }

@@ -1,8 +1,27 @@
-import type { EntityManager } from 'typeorm';
-import { CapabilityNotSupportedError, type Clock, type HistoryPolicy, type JobRecord, type LifecycleRules, type SchedulerLimits } from '../../core/index.js';
-import type { HistoryPositions, OperatorWrite, StoreDriver } from '../checked/store-driver.js';
+import {
+  CapabilityNotSupportedError,
+  type Clock,
+  type HistoryPolicy,
+  type JobRecord,
+  type LifecycleRules,
+  type SchedulerLimits,
+} from '../../core/index.js';
+import type {
+  DriverCompleteParams,
+  DriverEnqueueParams,
+  DriverHeartbeatParams,
+  DriverJobWriteParams,
+  DriverLimitSetParams,
+  DriverObserverCommitParams,
+  DriverObserverFailParams,
+  DriverObserverLeaseParams,
+  DriverParentOutputParams,
+  DriverQueuePausedParams,
+  DriverRelinquishParams,
+  HistoryPositions,
+  StoreDriver,
+} from '../checked/store-driver.js';
 import { SERIAL_POSITION } from '../effect-params.js';
-import type { NewJob } from '../enqueue-input.js';
 import type {
   AttemptTransaction,
   AuditRecord,
@@ -12,17 +31,16 @@ import type {
   HeartbeatResult,
   HistoryEntry,
   JobStats,
-  LeaseRef,
   ListJobsParams,
   ObserverLease,
   OutcomeResult,
   ParentOutput,
   QueueSummary,
 } from '../job-store.types.js';
-import type { AuditEntry, Schedule, ScheduleTx } from '../schedules/index.js';
+import type { Schedule, ScheduleTx } from '../schedules/index.js';
 import { LATEST_SCHEMA_VERSION } from '../sql-migrations.js';
 import type { StoreCapabilities } from '../store-capabilities.js';
-import type { CheckedClaimParams, NormalizedOutcome } from '../store-params.js';
+import type { CheckedClaimParams } from '../store-params.js';
 import { WakeHub, type WakeListener, type WakeSubscription } from '../wake-hints.js';
 import { MemoryEnqueue } from './memory-enqueue.js';
 import { MemoryLeases } from './memory-leases.js';
@@ -105,7 +123,7 @@ export class MemoryDriver implements StoreDriver {
     );
   }
 
-  async jobEnqueueMany({ jobs, manager }: { readonly jobs: readonly NewJob[]; readonly manager?: EntityManager }): Promise<EnqueueResult[]> {
+  async jobEnqueueMany({ jobs, manager }: DriverEnqueueParams): Promise<EnqueueResult[]> {
     if (manager !== undefined) {
       throw new CapabilityNotSupportedError(
         'transactionalEnqueue',
@@ -119,15 +137,15 @@ export class MemoryDriver implements StoreDriver {
     return this.leases.claim(params);
   }
 
-  async jobHeartbeat(params: { readonly workerId: string; readonly leases: readonly LeaseRef[]; readonly leaseMs: number }): Promise<HeartbeatResult> {
+  async jobHeartbeat(params: DriverHeartbeatParams): Promise<HeartbeatResult> {
     return this.leases.heartbeat(params);
   }
 
-  async jobCompleteMany(params: { readonly workerId: string; readonly outcomes: readonly NormalizedOutcome[] }): Promise<OutcomeResult[]> {
+  async jobCompleteMany(params: DriverCompleteParams): Promise<OutcomeResult[]> {
     return this.leases.completeMany(params);
   }
 
-  async jobRelinquishMany(params: { readonly workerId: string; readonly leases: readonly LeaseRef[] }): Promise<OutcomeResult[]> {
+  async jobRelinquishMany(params: DriverRelinquishParams): Promise<OutcomeResult[]> {
     return this.leases.relinquishMany(params);
   }
 
@@ -135,7 +153,7 @@ export class MemoryDriver implements StoreDriver {
     return this.leases.expire(params);
   }
 
-  async jobParentOutput(params: { readonly jobId: string; readonly ancestorId: string }): Promise<ParentOutput> {
+  async jobParentOutput(params: DriverParentOutputParams): Promise<ParentOutput> {
     return this.reads.jobParentOutput(params);
   }
 
@@ -176,19 +194,19 @@ export class MemoryDriver implements StoreDriver {
     return this.reads.auditList(params);
   }
 
-  async jobReplay<R>(params: { readonly jobId: string; readonly write: OperatorWrite<R> }): Promise<R> {
+  async jobReplay<R>(params: DriverJobWriteParams<R>): Promise<R> {
     return this.operator.replay(params);
   }
 
-  async jobCancel<R>(params: { readonly jobId: string; readonly write: OperatorWrite<R> }): Promise<R> {
+  async jobCancel<R>(params: DriverJobWriteParams<R>): Promise<R> {
     return this.operator.cancel(params);
   }
 
-  async queueSetPaused(params: { readonly queue: string; readonly paused: boolean; readonly audit: AuditEntry }): Promise<void> {
+  async queueSetPaused(params: DriverQueuePausedParams): Promise<void> {
     this.operator.setPaused(params);
   }
 
-  async concurrencyLimitSet(params: { readonly key: string; readonly max: number | null; readonly audit: AuditEntry }): Promise<void> {
+  async concurrencyLimitSet(params: DriverLimitSetParams): Promise<void> {
     this.operator.setLimit(params);
   }
 
@@ -226,15 +244,15 @@ export class MemoryDriver implements StoreDriver {
     return this.retention.jobPurge(params);
   }
 
-  async observerLease(params: { readonly observer: string; readonly workerId: string; readonly leaseMs: number }): Promise<ObserverLease | null> {
+  async observerLease(params: DriverObserverLeaseParams): Promise<ObserverLease | null> {
     return this.observers.lease(params);
   }
 
-  async observerCommit(params: { readonly observer: string; readonly workerId: string; readonly position: string }): Promise<boolean> {
+  async observerCommit(params: DriverObserverCommitParams): Promise<boolean> {
     return this.observers.commit(params);
   }
 
-  async observerFail(params: { readonly observer: string; readonly workerId: string; readonly error: string; readonly retryDelayMs: number }): Promise<boolean> {
+  async observerFail(params: DriverObserverFailParams): Promise<boolean> {
     return this.observers.fail(params);
   }
 }

@@ -1,6 +1,7 @@
+import type { DriverCompleteParams, DriverHeartbeatParams, DriverRelinquishParams } from '../checked/store-driver.js';
 import type { JobEvent, JobRecord } from '../../core/index.js';
 import { toJob, type JobRow } from '../job-row.js';
-import type { ExpiredLease, HeartbeatResult, LeaseRef, OutcomeResult } from '../job-store.types.js';
+import type { ExpiredLease, HeartbeatResult, OutcomeResult } from '../job-store.types.js';
 import { limitKeysOf, pickWithinLimits } from '../limit-room.js';
 import type { CheckedClaimParams, NormalizedOutcome } from '../store-params.js';
 import type { MemoryLifecycle } from './memory-lifecycle.js';
@@ -29,7 +30,7 @@ export class MemoryLeases {
     });
   }
 
-  heartbeat({ workerId, leases, leaseMs }: { readonly workerId: string; readonly leases: readonly LeaseRef[]; readonly leaseMs: number }): HeartbeatResult {
+  heartbeat({ workerId, leases, leaseMs }: DriverHeartbeatParams): HeartbeatResult {
     const { tables, clock, rules } = this.state;
     const now = clock.now();
     const renewed: HeartbeatResult['renewed'][number][] = [];
@@ -47,12 +48,12 @@ export class MemoryLeases {
     return { renewed, lost };
   }
 
-  completeMany({ workerId, outcomes }: { readonly workerId: string; readonly outcomes: readonly NormalizedOutcome[] }): OutcomeResult[] {
+  completeMany({ workerId, outcomes }: DriverCompleteParams): OutcomeResult[] {
     const now = this.state.clock.now();
     return outcomes.map((outcome) => this.life.fenced(outcome.jobId, outcome.attempt, outcomeEvent(workerId, outcome), now));
   }
 
-  relinquishMany({ workerId, leases }: { readonly workerId: string; readonly leases: readonly LeaseRef[] }): OutcomeResult[] {
+  relinquishMany({ workerId, leases }: DriverRelinquishParams): OutcomeResult[] {
     const now = this.state.clock.now();
     return leases.map((lease) => this.life.fenced(lease.jobId, lease.attempt, { kind: 'relinquish', workerId, attempt: lease.attempt }, now));
   }

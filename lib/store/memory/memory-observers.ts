@@ -1,3 +1,4 @@
+import type { DriverObserverCommitParams, DriverObserverFailParams, DriverObserverLeaseParams } from '../checked/store-driver.js';
 import type { HistoryEntry, ObserverLease } from '../job-store.types.js';
 import type { MemoryCursor, MemoryState } from './memory-tables.js';
 
@@ -10,7 +11,7 @@ export class MemoryObservers {
     return this.state.tables.history.filter((entry) => entry.id > Number(after)).slice(0, limit);
   }
 
-  lease({ observer, workerId, leaseMs }: { readonly observer: string; readonly workerId: string; readonly leaseMs: number }): ObserverLease | null {
+  lease({ observer, workerId, leaseMs }: DriverObserverLeaseParams): ObserverLease | null {
     const { tables, clock } = this.state;
     const now = clock.now();
     const tail = tables.history.at(-1)?.id ?? 0;
@@ -21,7 +22,7 @@ export class MemoryObservers {
     return { observer, position: String(cursor.lastId), failures: cursor.failures };
   }
 
-  commit({ observer, workerId, position }: { readonly observer: string; readonly workerId: string; readonly position: string }): boolean {
+  commit({ observer, workerId, position }: DriverObserverCommitParams): boolean {
     const lastId = Number(position);
     const cursor = this.heldCursor(observer, workerId);
     if (!cursor) return false;
@@ -32,7 +33,7 @@ export class MemoryObservers {
     return true;
   }
 
-  fail({ observer, workerId, error, retryDelayMs }: { readonly observer: string; readonly workerId: string; readonly error: string; readonly retryDelayMs: number }): boolean {
+  fail({ observer, workerId, error, retryDelayMs }: DriverObserverFailParams): boolean {
     const cursor = this.heldCursor(observer, workerId);
     if (!cursor) return false;
     cursor.failures += 1;

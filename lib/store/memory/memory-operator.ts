@@ -1,4 +1,4 @@
-import type { OperatorWrite } from '../checked/store-driver.js';
+import type { DriverJobWriteParams, DriverLimitSetParams, DriverQueuePausedParams } from '../checked/store-driver.js';
 import type { AuditEntry } from '../schedules/schedule-tx.js';
 import type { MemoryLifecycle } from './memory-lifecycle.js';
 import type { MemoryState } from './memory-tables.js';
@@ -14,19 +14,19 @@ export class MemoryOperator {
     private readonly life: MemoryLifecycle,
   ) {}
 
-  replay<R>({ jobId, write }: { readonly jobId: string; readonly write: OperatorWrite<R> }): R {
+  replay<R>({ jobId, write }: DriverJobWriteParams<R>): R {
     const result = write.decide(this.life.replayJob(jobId));
     this.audit(write.audit(result));
     return result;
   }
 
-  cancel<R>({ jobId, write }: { readonly jobId: string; readonly write: OperatorWrite<R> }): R {
+  cancel<R>({ jobId, write }: DriverJobWriteParams<R>): R {
     const result = write.decide(this.life.operator(jobId, { kind: 'cancel' }));
     this.audit(write.audit(result));
     return result;
   }
 
-  setPaused({ queue, paused, audit }: { readonly queue: string; readonly paused: boolean; readonly audit: AuditEntry }): void {
+  setPaused({ queue, paused, audit }: DriverQueuePausedParams): void {
     const { pausedQueues, knownQueues } = this.state.tables;
     if (paused) {
       pausedQueues.add(queue);
@@ -37,7 +37,7 @@ export class MemoryOperator {
     this.audit(audit);
   }
 
-  setLimit({ key, max, audit }: { readonly key: string; readonly max: number | null; readonly audit: AuditEntry }): void {
+  setLimit({ key, max, audit }: DriverLimitSetParams): void {
     const { concurrencyLimits } = this.state.tables;
     if (max === null) concurrencyLimits.delete(key);
     else concurrencyLimits.set(key, max);

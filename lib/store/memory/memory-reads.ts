@@ -1,7 +1,16 @@
+import type { DriverParentOutputParams } from '../checked/store-driver.js';
 import type { JobRecord, JobState } from '../../core/index.js';
 import { limitOf } from '../effect-params.js';
 import { toJob } from '../job-row.js';
-import type { AuditRecord, ConcurrencyLimit, HistoryEntry, JobStats, ListJobsParams, ParentOutput, QueueSummary } from '../job-store.types.js';
+import type {
+  AuditRecord,
+  ConcurrencyLimit,
+  HistoryEntry,
+  JobStats,
+  ListJobsParams,
+  ParentOutput,
+  QueueSummary,
+} from '../job-store.types.js';
 import { queueSummaries, type QueueCountRow } from '../queue-summary.js';
 import { toSchedule, type Schedule } from '../schedules/index.js';
 import { schedulesInOrder } from './memory-schedule-tx.js';
@@ -70,7 +79,7 @@ export class MemoryReads {
   }
 
   /** Walks the job's ancestors (not only its parents) looking for `ancestorId`. */
-  jobParentOutput({ jobId, ancestorId }: { readonly jobId: string; readonly ancestorId: string }): ParentOutput {
+  jobParentOutput({ jobId, ancestorId }: DriverParentOutputParams): ParentOutput {
     const { parents, jobs } = this.state.tables;
     const seen = new Set<string>();
     const stack = [...(parents.get(jobId) ?? [])];

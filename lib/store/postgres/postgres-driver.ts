@@ -1,6 +1,21 @@
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import type { HistoryPolicy, JobRecord, SchedulerLimits } from '../../core/index.js';
-import type { HistoryPositions, OperatorWrite, StoreDriver, SuccessCheck } from '../checked/store-driver.js';
+import type {
+  DriverCompleteParams,
+  DriverEnqueueParams,
+  DriverHeartbeatParams,
+  DriverJobWriteParams,
+  DriverLimitSetParams,
+  DriverObserverCommitParams,
+  DriverObserverFailParams,
+  DriverObserverLeaseParams,
+  DriverParentOutputParams,
+  DriverQueuePausedParams,
+  DriverRelinquishParams,
+  HistoryPositions,
+  StoreDriver,
+  SuccessCheck,
+} from '../checked/store-driver.js';
 import { assertAcyclic } from '../dependencies/dependency-plan.js';
 import { PG_POSITION } from '../effect-params.js';
 import type { NewJob } from '../enqueue-input.js';
@@ -14,7 +29,6 @@ import type {
   HeartbeatResult,
   HistoryEntry,
   JobStats,
-  LeaseRef,
   ListJobsParams,
   ObserverLease,
   OutcomeResult,
@@ -23,9 +37,9 @@ import type {
   WakeListener,
   WakeSubscription,
 } from '../job-store.types.js';
-import { toSchedule, type AuditEntry, type Schedule, type ScheduleTx } from '../schedules/index.js';
+import { toSchedule, type Schedule, type ScheduleTx } from '../schedules/index.js';
 import type { StoreCapabilities } from '../store-capabilities.js';
-import { type CheckedClaimParams, type NormalizedOutcome } from '../store-params.js';
+import { type CheckedClaimParams } from '../store-params.js';
 import { hasUniqueKeys } from '../unique/unique-plan.js';
 import type { PgExecutor, StatementListener } from './pg-executor.js';
 import { PgDedicatedClient } from './pg-dedicated-client.js';
@@ -138,7 +152,7 @@ export class PostgresDriver implements StoreDriver {
     return new PostgresAttemptTransaction(dataSource, this.sql.complete, checkSuccess, onStatement);
   }
 
-  async jobEnqueueMany({ jobs, manager }: { readonly jobs: readonly NewJob[]; readonly manager?: EntityManager }): Promise<EnqueueResult[]> {
+  async jobEnqueueMany({ jobs, manager }: DriverEnqueueParams): Promise<EnqueueResult[]> {
     const db = manager === undefined ? this.db : this.connections.joined(manager);
     if (jobs.length === 0) return [];
     if (hasUniqueKeys(jobs)) {
@@ -157,15 +171,15 @@ export class PostgresDriver implements StoreDriver {
     return rows.map(toJob);
   }
 
-  async jobHeartbeat({ workerId, leases, leaseMs }: { readonly workerId: string; readonly leases: readonly LeaseRef[]; readonly leaseMs: number }): Promise<HeartbeatResult> {
+  async jobHeartbeat({ workerId, leases, leaseMs }: DriverHeartbeatParams): Promise<HeartbeatResult> {
     return this.sql.heartbeat(this.heartbeatDb, workerId, leases, leaseMs);
   }
 
-  async jobCompleteMany({ workerId, outcomes }: { readonly workerId: string; readonly outcomes: readonly NormalizedOutcome[] }): Promise<OutcomeResult[]> {
+  async jobCompleteMany({ workerId, outcomes }: DriverCompleteParams): Promise<OutcomeResult[]> {
     return this.sql.complete(this.db, workerId, outcomes);
   }
 
-  async jobRelinquishMany({ workerId, leases }: { readonly workerId: string; readonly leases: readonly LeaseRef[] }): Promise<OutcomeResult[]> {
+  async jobRelinquishMany({ workerId, leases }: DriverRelinquishParams): Promise<OutcomeResult[]> {
     return this.sql.relinquish(this.db, workerId, leases);
   }
 
@@ -173,7 +187,7 @@ export class PostgresDriver implements StoreDriver {
     return this.sql.expire(this.db, limit);
   }
 
-  async jobParentOutput({ jobId, ancestorId }: { readonly jobId: string; readonly ancestorId: string }): Promise<ParentOutput> {
+  async jobParentOutput({ jobId, ancestorId }: DriverParentOutputParams): Promise<ParentOutput> {
     return this.sql.parentOutput(this.db, jobId, ancestorId);
   }
 
@@ -214,19 +228,19 @@ export class PostgresDriver implements StoreDriver {
     return this.sql.listAudit(this.db, limit);
   }
 
-  jobReplay<R>(params: { readonly jobId: string; readonly write: OperatorWrite<R> }): Promise<R> {
+  jobReplay<R>(params: DriverJobWriteParams<R>): Promise<R> {
     return this.operator.replay(params);
   }
 
-  jobCancel<R>(params: { readonly jobId: string; readonly write: OperatorWrite<R> }): Promise<R> {
+  jobCancel<R>(params: DriverJobWriteParams<R>): Promise<R> {
     return this.operator.cancel(params);
   }
 
-  queueSetPaused(params: { readonly queue: string; readonly paused: boolean; readonly audit: AuditEntry }): Promise<void> {
+  queueSetPaused(params: DriverQueuePausedParams): Promise<void> {
     return this.operator.setPaused(params);
   }
 
-  concurrencyLimitSet(params: { readonly key: string; readonly max: number | null; readonly audit: AuditEntry }): Promise<void> {
+  concurrencyLimitSet(params: DriverLimitSetParams): Promise<void> {
     return this.operator.setLimit(params);
   }
 
@@ -262,15 +276,15 @@ export class PostgresDriver implements StoreDriver {
     return this.sql.purge(this.db, olderThanMs, limit);
   }
 
-  async observerLease({ observer, workerId, leaseMs }: { readonly observer: string; readonly workerId: string; readonly leaseMs: number }): Promise<ObserverLease | null> {
+  async observerLease({ observer, workerId, leaseMs }: DriverObserverLeaseParams): Promise<ObserverLease | null> {
     return this.sql.observerLease(this.db, observer, workerId, leaseMs);
   }
 
-  async observerCommit({ observer, workerId, position }: { readonly observer: string; readonly workerId: string; readonly position: string }): Promise<boolean> {
+  async observerCommit({ observer, workerId, position }: DriverObserverCommitParams): Promise<boolean> {
     return this.sql.observerCommit(this.db, observer, workerId, position);
   }
 
-  async observerFail(params: { readonly observer: string; readonly workerId: string; readonly error: string; readonly retryDelayMs: number }): Promise<boolean> {
+  async observerFail(params: DriverObserverFailParams): Promise<boolean> {
     const { observer, workerId, error, retryDelayMs } = params;
     return this.sql.observerFail(this.db, observer, workerId, error, retryDelayMs);
   }

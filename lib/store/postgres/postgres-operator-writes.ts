@@ -1,6 +1,5 @@
-import type { OperatorWrite } from '../checked/store-driver.js';
+import type { DriverJobWriteParams, DriverLimitSetParams, DriverQueuePausedParams } from '../checked/store-driver.js';
 import type { OperatorTransition } from '../operator-transition.js';
-import type { AuditEntry } from '../schedules/index.js';
 import type { PgExecutor } from './pg-executor.js';
 import type { PostgresConnections } from './postgres-connections.js';
 import type { PostgresStatements } from './postgres-statements.js';
@@ -18,7 +17,7 @@ export class PostgresOperatorWrites {
     private readonly channel: string,
   ) {}
 
-  replay<R>({ jobId, write }: { readonly jobId: string; readonly write: OperatorWrite<R> }): Promise<R> {
+  replay<R>({ jobId, write }: DriverJobWriteParams<R>): Promise<R> {
     return this.connections.transaction(async (db) => {
       const result = write.decide(await this.replayJob(db, jobId));
       await this.sql.insertAudit(db, write.audit(result));
@@ -26,7 +25,7 @@ export class PostgresOperatorWrites {
     });
   }
 
-  cancel<R>({ jobId, write }: { readonly jobId: string; readonly write: OperatorWrite<R> }): Promise<R> {
+  cancel<R>({ jobId, write }: DriverJobWriteParams<R>): Promise<R> {
     return this.connections.transaction(async (db) => {
       const result = write.decide(await this.sql.operator(db, jobId, { kind: 'cancel' }, this.channel));
       await this.sql.insertAudit(db, write.audit(result));
@@ -34,14 +33,14 @@ export class PostgresOperatorWrites {
     });
   }
 
-  async setPaused({ queue, paused, audit }: { readonly queue: string; readonly paused: boolean; readonly audit: AuditEntry }): Promise<void> {
+  async setPaused({ queue, paused, audit }: DriverQueuePausedParams): Promise<void> {
     await this.connections.transaction(async (db) => {
       await this.sql.setPaused(db, queue, paused);
       await this.sql.insertAudit(db, audit);
     });
   }
 
-  async setLimit({ key, max, audit }: { readonly key: string; readonly max: number | null; readonly audit: AuditEntry }): Promise<void> {
+  async setLimit({ key, max, audit }: DriverLimitSetParams): Promise<void> {
     await this.connections.transaction(async (db) => {
       await this.sql.setLimit(db, key, max);
       await this.sql.insertAudit(db, audit);

@@ -1,8 +1,22 @@
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import type { HistoryPolicy, JobRecord, SchedulerLimits } from '../../core/index.js';
-import type { HistoryPositions, OperatorWrite, StoreDriver, SuccessCheck } from '../checked/store-driver.js';
+import type {
+  DriverCompleteParams,
+  DriverEnqueueParams,
+  DriverHeartbeatParams,
+  DriverJobWriteParams,
+  DriverLimitSetParams,
+  DriverObserverCommitParams,
+  DriverObserverFailParams,
+  DriverObserverLeaseParams,
+  DriverParentOutputParams,
+  DriverQueuePausedParams,
+  DriverRelinquishParams,
+  HistoryPositions,
+  StoreDriver,
+  SuccessCheck,
+} from '../checked/store-driver.js';
 import { SERIAL_POSITION } from '../effect-params.js';
-import type { NewJob } from '../enqueue-input.js';
 import { toJob } from '../job-row.js';
 import type {
   AttemptTransaction,
@@ -13,14 +27,13 @@ import type {
   HeartbeatResult,
   HistoryEntry,
   JobStats,
-  LeaseRef,
   ListJobsParams,
   ObserverLease,
   OutcomeResult,
   ParentOutput,
   QueueSummary,
 } from '../job-store.types.js';
-import { toSchedule, type AuditEntry, type Schedule, type ScheduleTx } from '../schedules/index.js';
+import { toSchedule, type Schedule, type ScheduleTx } from '../schedules/index.js';
 import type { StoreCapabilities } from '../store-capabilities.js';
 import { type CheckedClaimParams, type NormalizedOutcome } from '../store-params.js';
 import { enqueueResults } from '../unique/unique-plan.js';
@@ -119,7 +132,7 @@ export class SqliteDriver implements StoreDriver {
     });
   }
 
-  async jobEnqueueMany({ jobs, manager }: { readonly jobs: readonly NewJob[]; readonly manager?: EntityManager }): Promise<EnqueueResult[]> {
+  async jobEnqueueMany({ jobs, manager }: DriverEnqueueParams): Promise<EnqueueResult[]> {
     const due = new Set<string>();
     const write = (now: number) => {
       const inserted = this.conn.statements().enqueue(jobs, now);
@@ -149,7 +162,7 @@ export class SqliteDriver implements StoreDriver {
     ).map(toJob);
   }
 
-  async jobHeartbeat({ workerId, leases, leaseMs }: { readonly workerId: string; readonly leases: readonly LeaseRef[]; readonly leaseMs: number }): Promise<HeartbeatResult> {
+  async jobHeartbeat({ workerId, leases, leaseMs }: DriverHeartbeatParams): Promise<HeartbeatResult> {
     if (leases.length === 0) return { renewed: [], lost: [] };
     const { gate } = this.conn;
     // An attempt waiting for another process's lock is about to hold the connection; queueing
@@ -164,12 +177,12 @@ export class SqliteDriver implements StoreDriver {
     return this.conn.write((now) => this.conn.statements().heartbeat(workerId, leases, leaseMs, now));
   }
 
-  async jobCompleteMany({ workerId, outcomes }: { readonly workerId: string; readonly outcomes: readonly NormalizedOutcome[] }): Promise<OutcomeResult[]> {
+  async jobCompleteMany({ workerId, outcomes }: DriverCompleteParams): Promise<OutcomeResult[]> {
     if (outcomes.length === 0) return [];
     return this.conn.write((now) => this.complete(workerId, outcomes, now));
   }
 
-  async jobRelinquishMany({ workerId, leases }: { readonly workerId: string; readonly leases: readonly LeaseRef[] }): Promise<OutcomeResult[]> {
+  async jobRelinquishMany({ workerId, leases }: DriverRelinquishParams): Promise<OutcomeResult[]> {
     if (leases.length === 0) return [];
     const results = await this.conn.write((now) => this.conn.statements().relinquish(workerId, leases, now));
     if (results.some((r) => r.status === 'applied' && r.state === 'scheduled')) this.hints.emit(ANY_QUEUE);
@@ -184,7 +197,7 @@ export class SqliteDriver implements StoreDriver {
     });
   }
 
-  async jobParentOutput({ jobId, ancestorId }: { readonly jobId: string; readonly ancestorId: string }): Promise<ParentOutput> {
+  async jobParentOutput({ jobId, ancestorId }: DriverParentOutputParams): Promise<ParentOutput> {
     return this.conn.read(() => this.conn.statements().parentOutput(jobId, ancestorId));
   }
 
@@ -227,19 +240,19 @@ export class SqliteDriver implements StoreDriver {
     return this.conn.read(() => this.conn.statements().listAudit(limit));
   }
 
-  jobReplay<R>(params: { readonly jobId: string; readonly write: OperatorWrite<R> }): Promise<R> {
+  jobReplay<R>(params: DriverJobWriteParams<R>): Promise<R> {
     return this.operator.replay(params);
   }
 
-  jobCancel<R>(params: { readonly jobId: string; readonly write: OperatorWrite<R> }): Promise<R> {
+  jobCancel<R>(params: DriverJobWriteParams<R>): Promise<R> {
     return this.operator.cancel(params);
   }
 
-  queueSetPaused(params: { readonly queue: string; readonly paused: boolean; readonly audit: AuditEntry }): Promise<void> {
+  queueSetPaused(params: DriverQueuePausedParams): Promise<void> {
     return this.operator.setPaused(params);
   }
 
-  concurrencyLimitSet(params: { readonly key: string; readonly max: number | null; readonly audit: AuditEntry }): Promise<void> {
+  concurrencyLimitSet(params: DriverLimitSetParams): Promise<void> {
     return this.operator.setLimit(params);
   }
 
@@ -268,15 +281,15 @@ export class SqliteDriver implements StoreDriver {
     return this.conn.write((now) => this.conn.statements().purge(olderThanMs, limit, now));
   }
 
-  async observerLease({ observer, workerId, leaseMs }: { readonly observer: string; readonly workerId: string; readonly leaseMs: number }): Promise<ObserverLease | null> {
+  async observerLease({ observer, workerId, leaseMs }: DriverObserverLeaseParams): Promise<ObserverLease | null> {
     return this.conn.write((now) => this.conn.statements().observerLease(observer, workerId, leaseMs, now));
   }
 
-  async observerCommit({ observer, workerId, position }: { readonly observer: string; readonly workerId: string; readonly position: string }): Promise<boolean> {
+  async observerCommit({ observer, workerId, position }: DriverObserverCommitParams): Promise<boolean> {
     return this.conn.write((now) => this.conn.statements().observerCommit(observer, workerId, Number(position), now));
   }
 
-  async observerFail(params: { readonly observer: string; readonly workerId: string; readonly error: string; readonly retryDelayMs: number }): Promise<boolean> {
+  async observerFail(params: DriverObserverFailParams): Promise<boolean> {
     const { observer, workerId, error, retryDelayMs } = params;
     return this.conn.write((now) => this.conn.statements().observerFail(observer, workerId, error, retryDelayMs, now));
   }

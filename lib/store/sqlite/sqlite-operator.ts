@@ -1,6 +1,5 @@
-import type { OperatorWrite } from '../checked/store-driver.js';
+import type { DriverJobWriteParams, DriverLimitSetParams, DriverQueuePausedParams } from '../checked/store-driver.js';
 import type { OperatorTransition } from '../operator-transition.js';
-import type { AuditEntry } from '../schedules/index.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 import type { SqliteHints } from './sqlite-hints.js';
 
@@ -14,7 +13,7 @@ export class SqliteOperator {
     private readonly hints: SqliteHints,
   ) {}
 
-  async replay<R>({ jobId, write }: { readonly jobId: string; readonly write: OperatorWrite<R> }): Promise<R> {
+  async replay<R>({ jobId, write }: DriverJobWriteParams<R>): Promise<R> {
     const { result, queue } = await this.conn.write((now) => {
       const transition = this.replayJob(jobId, now);
       const decided = write.decide(transition);
@@ -25,7 +24,7 @@ export class SqliteOperator {
     return result;
   }
 
-  async cancel<R>({ jobId, write }: { readonly jobId: string; readonly write: OperatorWrite<R> }): Promise<R> {
+  async cancel<R>({ jobId, write }: DriverJobWriteParams<R>): Promise<R> {
     return this.conn.write((now) => {
       this.hints.ifReleasing([jobId]);
       const result = write.decide(this.conn.statements().operator(jobId, { kind: 'cancel' }, now));
@@ -34,14 +33,14 @@ export class SqliteOperator {
     });
   }
 
-  async setPaused({ queue, paused, audit }: { readonly queue: string; readonly paused: boolean; readonly audit: AuditEntry }): Promise<void> {
+  async setPaused({ queue, paused, audit }: DriverQueuePausedParams): Promise<void> {
     await this.conn.write((now) => {
       this.conn.statements().setPaused(queue, paused, now);
       this.conn.statements().insertAudit(audit, now);
     });
   }
 
-  async setLimit({ key, max, audit }: { readonly key: string; readonly max: number | null; readonly audit: AuditEntry }): Promise<void> {
+  async setLimit({ key, max, audit }: DriverLimitSetParams): Promise<void> {
     await this.conn.write((now) => {
       this.conn.statements().setLimit(key, max, now);
       this.conn.statements().insertAudit(audit, now);
