@@ -11,7 +11,7 @@ export * from '../core/index.js';
 export type * from '../store/job-store.js';
 export { CheckedStore } from '../store/checked/checked-store.js';
 export type * from '../store/checked/store-driver.js';
-export type { OperatorTransition } from '../store/operator-transition.js';
+export type { OperatorTransition } from '../store/checked/operator-transition.js';
 export type { StoreCapabilities, ConnectionPoolCapability } from '../store/index.js';
 export type { AttemptTransaction, QueueSummary } from '../store/index.js';
 export { ANY_QUEUE, WakeHub, type WakeListener, type WakeSubscription } from '../store/index.js';
@@ -57,6 +57,6 @@ export {
   limitKey,
   limitOf,
   SERIAL_POSITION,
-} from '../store/effect-params.js';
+} from '../store/checked/effect-params.js';
 export * from '../store/schedules/index.js';
 export { LATEST_SCHEMA_VERSION } from '../store/index.js';

@@ -7,7 +7,7 @@ import {
   checkObserverFail,
   checkObserverLease,
   limitKey,
-} from '../effect-params.js';
+} from './effect-params.js';
 import type {
   AttemptTransaction,
   AuditListParams,
@@ -52,8 +52,8 @@ import type {
   WakeHintParams,
   WakeSubscription,
 } from '../job-store.types.js';
-import { actorOf } from '../operator-options.js';
-import { cancelResult, replayResult } from '../operator-transition.js';
+import { actorOf } from './operator-options.js';
+import { cancelResult, replayResult } from './operator-transition.js';
 import { normalizeSchedule } from '../schedules/schedule-input.js';
 import {
   mintDue,
@@ -78,7 +78,7 @@ import {
   MAX_BATCH,
   optionalParamsOf,
   paramsOf,
-} from '../store-params.js';
+} from './store-params.js';
 import type { StoreDriver } from './store-driver.js';
 
 /** The most rows one retention pass (purge or history trim) may delete. */

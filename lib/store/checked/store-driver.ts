@@ -19,12 +19,12 @@ import type {
   WakeListener,
   WakeSubscription,
 } from '../job-store.types.js';
-import type { OperatorTransition } from '../operator-transition.js';
+import type { OperatorTransition } from './operator-transition.js';
 import type { AuditEntry } from '../schedules/schedule-tx.js';
 import type { ScheduleTx } from '../schedules/schedule-tx.js';
 import type { Schedule } from '../schedules/schedule.types.js';
 import type { StoreCapabilities } from '../store-capabilities.js';
-import type { CheckedClaimParams, NormalizedOutcome } from '../store-params.js';
+import type { CheckedClaimParams, NormalizedOutcome } from './store-params.js';
 
 /**
  * An operator write on one job, decided and audited inside the driver's transaction: the driver

@@ -21,7 +21,7 @@ import type {
   HistoryPositions,
   StoreDriver,
 } from '../checked/store-driver.js';
-import { SERIAL_POSITION } from '../effect-params.js';
+import { SERIAL_POSITION } from '../checked/effect-params.js';
 import type {
   AttemptTransaction,
   AuditRecord,
@@ -40,7 +40,7 @@ import type {
 import type { Schedule, ScheduleTx } from '../schedules/index.js';
 import { LATEST_SCHEMA_VERSION } from '../sql-migrations.js';
 import type { StoreCapabilities } from '../store-capabilities.js';
-import type { CheckedClaimParams } from '../store-params.js';
+import type { CheckedClaimParams } from '../checked/store-params.js';
 import { WakeHub, type WakeListener, type WakeSubscription } from '../wake-hints.js';
 import { MemoryEnqueue } from './memory-enqueue.js';
 import { MemoryLeases } from './memory-leases.js';

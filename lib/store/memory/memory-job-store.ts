@@ -1,6 +1,6 @@
 import { LIFECYCLE_RULES, ManualClock, resolveLimits, type Clock, type HistoryPolicy, type LifecycleRules, type SchedulerLimits } from '../../core/index.js';
 import { CheckedStore } from '../checked/checked-store.js';
-import { assertHistoryPolicy } from '../effect-params.js';
+import { assertHistoryPolicy } from '../checked/effect-params.js';
 import type { JobRow } from '../job-row.js';
 import type { HistoryEntry } from '../job-store.types.js';
 import type { ScheduleRow } from '../schedules/index.js';

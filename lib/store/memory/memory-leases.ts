@@ -3,7 +3,7 @@ import type { JobEvent, JobRecord } from '../../core/index.js';
 import { toJob, type JobRow } from '../job-row.js';
 import type { ExpiredLease, HeartbeatResult, OutcomeResult } from '../job-store.types.js';
 import { limitKeysOf, pickWithinLimits } from '../limit-room.js';
-import type { CheckedClaimParams, NormalizedOutcome } from '../store-params.js';
+import type { CheckedClaimParams, NormalizedOutcome } from '../checked/store-params.js';
 import type { MemoryLifecycle } from './memory-lifecycle.js';
 import type { MemoryState } from './memory-tables.js';
 

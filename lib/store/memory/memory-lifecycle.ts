@@ -1,7 +1,7 @@
 import { JobNotFoundError, type Effect, type JobEvent, type LifecycleFields } from '../../core/index.js';
 import type { JobRow } from '../job-row.js';
 import type { HistoryEntry, OutcomeResult } from '../job-store.types.js';
-import type { OperatorTransition } from '../operator-transition.js';
+import type { OperatorTransition } from '../checked/operator-transition.js';
 import type { MemoryState } from './memory-tables.js';
 import { guardReplayMemory } from './memory-unique.js';
 

@@ -1,6 +1,6 @@
 import type { DriverParentOutputParams } from '../checked/store-driver.js';
 import type { JobRecord, JobState } from '../../core/index.js';
-import { limitOf } from '../effect-params.js';
+import { limitOf } from '../checked/effect-params.js';
 import { toJob } from '../job-row.js';
 import type {
   AuditRecord,

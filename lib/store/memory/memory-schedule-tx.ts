@@ -1,6 +1,6 @@
 import type { JobState } from '../../core/index.js';
 import type { NewJob } from '../enqueue-input.js';
-import type { OperatorTransition } from '../operator-transition.js';
+import type { OperatorTransition } from '../checked/operator-transition.js';
 import type { AuditEntry, ScheduleRow, ScheduleTx } from '../schedules/index.js';
 
 /** What the in-memory store lends a schedule operation: its maps and its own job paths. */

@@ -1,7 +1,7 @@
 import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
 import type { AttemptTransaction } from '../job-store.js';
 import type { OutcomeResult } from '../job-store.js';
-import type { NormalizedOutcome } from '../store-params.js';
+import type { NormalizedOutcome } from '../checked/store-params.js';
 import type { SuccessCheck } from '../checked/store-driver.js';
 import { ManagerExecutor, type PgExecutor, type StatementListener } from './pg-executor.js';
 

@@ -17,7 +17,7 @@ import type {
   SuccessCheck,
 } from '../checked/store-driver.js';
 import { assertAcyclic } from '../dependencies/dependency-plan.js';
-import { PG_POSITION } from '../effect-params.js';
+import { PG_POSITION } from '../checked/effect-params.js';
 import type { NewJob } from '../enqueue-input.js';
 import { toJob } from '../job-row.js';
 import type {
@@ -39,7 +39,7 @@ import type {
 } from '../job-store.types.js';
 import { toSchedule, type Schedule, type ScheduleTx } from '../schedules/index.js';
 import type { StoreCapabilities } from '../store-capabilities.js';
-import { type CheckedClaimParams } from '../store-params.js';
+import { type CheckedClaimParams } from '../checked/store-params.js';
 import { hasUniqueKeys } from '../unique/unique-plan.js';
 import type { PgExecutor, StatementListener } from './pg-executor.js';
 import { PgDedicatedClient } from './pg-dedicated-client.js';

@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { InvalidArgumentError, resolveLimits, showValue, type HistoryPolicy, type SchedulerLimits } from '../../core/index.js';
 import { CheckedStore } from '../checked/checked-store.js';
-import { assertHistoryPolicy } from '../effect-params.js';
+import { assertHistoryPolicy } from '../checked/effect-params.js';
 import type { StatementListener } from './pg-executor.js';
 import type { PgWakeListener } from './pg-wake-listener.js';
 import { PostgresDriver } from './postgres-driver.js';

@@ -1,5 +1,5 @@
 import type { DriverJobWriteParams, DriverLimitSetParams, DriverQueuePausedParams } from '../checked/store-driver.js';
-import type { OperatorTransition } from '../operator-transition.js';
+import type { OperatorTransition } from '../checked/operator-transition.js';
 import type { PgExecutor } from './pg-executor.js';
 import type { PostgresConnections } from './postgres-connections.js';
 import type { PostgresStatements } from './postgres-statements.js';

@@ -1,5 +1,5 @@
 import type { NewJob } from '../enqueue-input.js';
-import type { OperatorTransition } from '../operator-transition.js';
+import type { OperatorTransition } from '../checked/operator-transition.js';
 import type { ScheduleTx } from '../schedules/index.js';
 import type { PgExecutor } from './pg-executor.js';
 import type { PostgresStatements } from './postgres-statements.js';

@@ -10,7 +10,7 @@ import {
 } from '../../core/index.js';
 import type { NewJob } from '../enqueue-input.js';
 import type { EnqueueResult } from '../job-store.js';
-import { replayResult } from '../operator-transition.js';
+import { replayResult } from '../checked/operator-transition.js';
 import type { NewSchedule } from './schedule-input.js';
 import type { ScheduleTx } from './schedule-tx.js';
 import { toSchedule, type ScheduleRow } from './schedule.js';

@@ -1,6 +1,6 @@
 import type { JobState } from '../../core/index.js';
 import type { NewJob } from '../enqueue-input.js';
-import type { OperatorTransition } from '../operator-transition.js';
+import type { OperatorTransition } from '../checked/operator-transition.js';
 import type { ScheduleRow } from './schedule.js';
 
 /** One operator action, as the audit log keeps it. */

@@ -16,7 +16,7 @@ import type {
   StoreDriver,
   SuccessCheck,
 } from '../checked/store-driver.js';
-import { SERIAL_POSITION } from '../effect-params.js';
+import { SERIAL_POSITION } from '../checked/effect-params.js';
 import { toJob } from '../job-row.js';
 import type {
   AttemptTransaction,
@@ -35,7 +35,7 @@ import type {
 } from '../job-store.types.js';
 import { toSchedule, type Schedule, type ScheduleTx } from '../schedules/index.js';
 import type { StoreCapabilities } from '../store-capabilities.js';
-import { type CheckedClaimParams, type NormalizedOutcome } from '../store-params.js';
+import { type CheckedClaimParams, type NormalizedOutcome } from '../checked/store-params.js';
 import { enqueueResults } from '../unique/unique-plan.js';
 import { ANY_QUEUE, type WakeListener, type WakeSubscription } from '../wake-hints.js';
 import { SqliteAttemptTransaction } from './sqlite-attempt-transaction.js';

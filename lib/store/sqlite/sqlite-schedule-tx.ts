@@ -1,5 +1,5 @@
 import type { NewJob } from '../enqueue-input.js';
-import type { OperatorTransition } from '../operator-transition.js';
+import type { OperatorTransition } from '../checked/operator-transition.js';
 import type { ScheduleTx } from '../schedules/index.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 import type { SqliteHints } from './sqlite-hints.js';

@@ -1,5 +1,5 @@
 import type { JobRow } from '../../job-row.js';
-import type { CheckedClaimParams } from '../../store-params.js';
+import type { CheckedClaimParams } from '../../checked/store-params.js';
 import type { PgExecutor } from '../pg-executor.js';
 import { limitFunction } from '../postgres-limits.js';
 import type { PostgresNaming } from '../postgres-naming.js';

@@ -1,5 +1,5 @@
 import type { OutcomeResult } from '../../job-store.js';
-import type { NormalizedOutcome } from '../../store-params.js';
+import type { NormalizedOutcome } from '../../checked/store-params.js';
 import type { PgExecutor } from '../pg-executor.js';
 import type { PostgresNaming } from '../postgres-naming.js';
 import { haltSchedulesCte } from './halt-schedules.cte.js';

@@ -1,4 +1,4 @@
-import { limitOf } from '../../effect-params.js';
+import { limitOf } from '../../checked/effect-params.js';
 import type { ConcurrencyLimit } from '../../job-store.js';
 import type { PgExecutor } from '../pg-executor.js';
 import type { PostgresNaming } from '../postgres-naming.js';

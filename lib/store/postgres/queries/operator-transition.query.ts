@@ -1,5 +1,5 @@
 import { isTerminalState, JobNotFoundError, transition, type JobEvent } from '../../../core/index.js';
-import type { OperatorTransition } from '../../operator-transition.js';
+import type { OperatorTransition } from '../../checked/operator-transition.js';
 import type { PgExecutor } from '../pg-executor.js';
 import type { PostgresNaming } from '../postgres-naming.js';
 import { fromPgRow, jobColumns, lifecycleValues, type PgJobRow } from '../postgres-row.js';

@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import type { JobRow } from '../../job-row.js';
 import { limitKeysOf, pickWithinLimits } from '../../limit-room.js';
-import type { CheckedClaimParams } from '../../store-params.js';
+import type { CheckedClaimParams } from '../../checked/store-params.js';
 import type { SqliteNaming } from '../sqlite-naming.js';
 import { fromSqliteRow, type SqliteJobRow } from '../sqlite-row.js';
 import { CLAIM_LEASE, claimCandidates, claimParams } from './claim-steps.sql.js';

@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import type { JobRow } from '../../job-row.js';
-import type { CheckedClaimParams } from '../../store-params.js';
+import type { CheckedClaimParams } from '../../checked/store-params.js';
 import type { SqliteNaming } from '../sqlite-naming.js';
 import { fromSqliteRow, type SqliteJobRow } from '../sqlite-row.js';
 import { CLAIM_LEASE, claimCandidates, claimParams } from './claim-steps.sql.js';

@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import type { OutcomeResult } from '../../job-store.js';
-import type { NormalizedOutcome } from '../../store-params.js';
+import type { NormalizedOutcome } from '../../checked/store-params.js';
 import type { SqliteNaming } from '../sqlite-naming.js';
 import type { JobState } from '../../../core/index.js';
 import { haltScheduleQuery } from './halt-schedule.query.js';

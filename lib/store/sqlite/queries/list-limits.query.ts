@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import { limitOf } from '../../effect-params.js';
+import { limitOf } from '../../checked/effect-params.js';
 import type { ConcurrencyLimit } from '../../job-store.js';
 import type { SqliteNaming } from '../sqlite-naming.js';
 

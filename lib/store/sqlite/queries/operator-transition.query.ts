@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import { JobNotFoundError, transition, type JobEvent } from '../../../core/index.js';
-import type { OperatorTransition } from '../../operator-transition.js';
+import type { OperatorTransition } from '../../checked/operator-transition.js';
 import type { SqliteNaming } from '../sqlite-naming.js';
 import { fromSqliteRow, lifecycleParams, type SqliteJobRow } from '../sqlite-row.js';
 

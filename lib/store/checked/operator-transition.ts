@@ -1,6 +1,6 @@
-import { cancelOutcome, IllegalTransitionError, type JobRecord, type Transition } from '../core/index.js';
-import type { CancelResult } from './job-store.js';
-import { toJob, type JobRow } from './job-row.js';
+import { cancelOutcome, IllegalTransitionError, type JobRecord, type Transition } from '../../core/index.js';
+import type { CancelResult } from '../job-store.js';
+import { toJob, type JobRow } from '../job-row.js';
 
 /** An operator event applied to one job: the row before, the row after, and the lifecycle's verdict. */
 export interface OperatorTransition {

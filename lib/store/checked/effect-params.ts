@@ -7,8 +7,8 @@ import {
   storableText,
   truncateUtf8,
   type HistoryPolicy,
-} from '../core/index.js';
-import { MAX_CONCURRENCY_KEY } from './enqueue-input.js';
+} from '../../core/index.js';
+import { MAX_CONCURRENCY_KEY } from '../enqueue-input.js';
 import type {
   ConcurrencyLimit,
   HistoryReadParams,
@@ -17,7 +17,7 @@ import type {
   ObserverFailParams,
   ObserverHolderParams,
   ObserverLeaseParams,
-} from './job-store.types.js';
+} from '../job-store.types.js';
 import { MAX_LEASE_MS, paramsOf } from './store-params.js';
 
 /** The stored key of a limit: `queue:<name>` or `key:<concurrency key>`. */

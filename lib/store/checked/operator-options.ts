@@ -1,5 +1,5 @@
-import { assertNonEmptyString } from '../core/index.js';
-import type { OperatorOptions } from './job-store.js';
+import { assertNonEmptyString } from '../../core/index.js';
+import type { OperatorOptions } from '../job-store.js';
 
 /** The actor recorded in the audit log: the caller's, or `api`. */
 export function actorOf(options: OperatorOptions | undefined): string {

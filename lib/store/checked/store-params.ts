@@ -11,7 +11,7 @@ import {
   storableText,
   truncateUtf8,
   type SchedulerLimits,
-} from '../core/index.js';
+} from '../../core/index.js';
 import type {
   ClaimParams,
   CompleteParams,
@@ -22,7 +22,7 @@ import type {
   ListJobsParams,
   Outcome,
   RelinquishParams,
-} from './job-store.types.js';
+} from '../job-store.types.js';
 
 /** Most rows one call may claim, renew, report or list. */
 export const MAX_BATCH = 1_000;
