@@ -203,13 +203,35 @@ export interface CancelResult {
   readonly outcome: CancelOutcome;
 }
 
-/** Filters of an operator's job listing ({@link OperatorStore.jobList}); each given filter must match, newest jobs first. */
+/**
+ * Filters of an operator's job listing ({@link OperatorStore.jobListPage}, {@link OperatorStore.jobList}):
+ * each given filter must match, newest jobs (in enqueue order) first.
+ */
 export interface ListJobsParams {
   readonly state?: JobState;
   readonly queue?: string;
   readonly name?: string;
   /** Default 50, at most 1,000. */
   readonly limit?: number;
+  /**
+   * A job id, usually the `next` of the previous page: only jobs enqueued before that job are
+   * listed. An id that names no stored job (it may have been purged since the page that named
+   * it) is refused with an {@link InvalidArgumentError}.
+   */
+  readonly before?: string;
+}
+
+/** One page of a job listing ({@link OperatorStore.jobListPage}). */
+export interface JobPage {
+  /** At most `limit` jobs, newest first. */
+  readonly jobs: JobRecord[];
+  /**
+   * The `before` of the following page, or null when no older job is left to look at. A page can
+   * hold fewer jobs than asked for and still have a `next`: each page examines at most 10,000
+   * jobs (newest first, of the asked state or of all), so a filter on a rare queue or name stops
+   * early instead of reading the whole table, and `next` says where it stopped.
+   */
+  readonly next: string | null;
 }
 
 /** How many dead-lettered jobs {@link OperatorStore.jobListDeadLettered} returns. */
@@ -450,7 +472,15 @@ export interface WorkerStore extends StoreInfo {
 export interface OperatorStore extends StoreInfo {
   jobGet(params: JobRef): Promise<JobRecord | null>;
 
-  /** Jobs, newest first. */
+  /**
+   * One page of jobs, newest first (enqueue order), with the `before` of the next page. Reads at
+   * most 10,000 jobs whatever the table holds: the queue and name filters are applied to those,
+   * so a rare value gives a short page whose `next` leads on (see {@link JobPage.next}). Jobs
+   * enqueued after the first page never appear on later ones, so paging is stable while work arrives.
+   */
+  jobListPage(params?: ListJobsParams): Promise<JobPage>;
+
+  /** The jobs of {@link OperatorStore.jobListPage}, without the cursor. */
   jobList(params?: ListJobsParams): Promise<JobRecord[]>;
 
   /** Dead-lettered jobs, most recently dead-lettered first. */

@@ -9,6 +9,7 @@ import { dependencyRaceCases } from './cases/dependency-race.cases.js';
 import { historyCases } from './cases/history.cases.js';
 import { jsonWalkCases } from './cases/json-walk.cases.js';
 import { limitCases } from './cases/limit.cases.js';
+import { listingCases } from './cases/listing.cases.js';
 import { limitChangeCases } from './cases/limit-changes.cases.js';
 import { observerCases } from './cases/observer.cases.js';
 import { retentionCases } from './cases/retention.cases.js';
@@ -50,6 +51,7 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('leases, heartbeats and the sweep', () => leaseCases(ctx));
   describe('retry schedule', () => retryCases(ctx));
   describe('operator actions and listings', () => operatorCases(ctx));
+  describe('job listings in pages', () => listingCases(ctx));
   describe('transactional enqueue', () => transactionalEnqueueCases(ctx));
   describe('recurring schedules', () => scheduleCases(ctx));
   describe('recurring schedules after a long outage', () => scheduleOutageCases(ctx));

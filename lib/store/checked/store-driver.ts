@@ -9,9 +9,9 @@ import type {
   ExpiredLease,
   HeartbeatResult,
   HistoryEntry,
+  JobPage,
   JobStats,
   LeaseRef,
-  ListJobsParams,
   ObserverLease,
   OutcomeResult,
   ParentOutput,
@@ -19,6 +19,7 @@ import type {
   WakeListener,
   WakeSubscription,
 } from '../job-store.types.js';
+import type { DriverListParams } from '../job-page.js';
 import type { OperatorTransition } from './operator-transition.js';
 import type { AuditEntry } from '../schedules/schedule-tx.js';
 import type { ScheduleTx } from '../schedules/schedule-tx.js';
@@ -115,7 +116,11 @@ export interface StoreDriver {
   jobSettleDependencies(params: { readonly limit: number }): Promise<number>;
 
   jobGet(params: { readonly jobId: string }): Promise<JobRecord | null>;
-  jobList(params: ListJobsParams & { readonly limit: number }): Promise<JobRecord[]>;
+  /**
+   * One page of jobs newest first, cut by `cutPage` (job-page.ts) from at most `LIST_SCAN_LIMIT` jobs
+   * examined; null when `before` names no stored job.
+   */
+  jobListPage(params: DriverListParams): Promise<JobPage | null>;
   jobListDeadLettered(params: { readonly limit: number }): Promise<JobRecord[]>;
   jobHistory(params: { readonly jobId: string }): Promise<HistoryEntry[]>;
   jobStats(): Promise<JobStats>;

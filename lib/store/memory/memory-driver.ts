@@ -30,13 +30,14 @@ import type {
   ExpiredLease,
   HeartbeatResult,
   HistoryEntry,
+  JobPage,
   JobStats,
-  ListJobsParams,
   ObserverLease,
   OutcomeResult,
   ParentOutput,
   QueueSummary,
 } from '../job-store.types.js';
+import type { DriverListParams } from '../job-page.js';
 import type { Schedule, ScheduleTx } from '../schedules/index.js';
 import { LATEST_SCHEMA_VERSION } from '../sql-migrations.js';
 import type { StoreCapabilities } from '../store-capabilities.js';
@@ -166,8 +167,8 @@ export class MemoryDriver implements StoreDriver {
     return this.reads.jobGet(params);
   }
 
-  async jobList(params: ListJobsParams & { readonly limit: number }): Promise<JobRecord[]> {
-    return this.reads.jobList(params);
+  async jobListPage(params: DriverListParams): Promise<JobPage | null> {
+    return this.reads.jobListPage(params);
   }
 
   async jobListDeadLettered(params: { readonly limit: number }): Promise<JobRecord[]> {
@@ -243,6 +244,7 @@ export class MemoryDriver implements StoreDriver {
   async jobPurge(params: { readonly olderThanMs: number; readonly limit: number }): Promise<number> {
     return this.retention.jobPurge(params);
   }
+
 
   async observerLease(params: DriverObserverLeaseParams): Promise<ObserverLease | null> {
     return this.observers.lease(params);

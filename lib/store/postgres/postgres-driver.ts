@@ -19,6 +19,7 @@ import type {
 import { assertAcyclic } from '../dependencies/dependency-plan.js';
 import { PG_POSITION } from '../checked/effect-params.js';
 import type { NewJob } from '../enqueue-input.js';
+import type { DriverListParams } from '../job-page.js';
 import { toJob } from '../job-row.js';
 import type {
   AttemptTransaction,
@@ -28,8 +29,8 @@ import type {
   ExpiredLease,
   HeartbeatResult,
   HistoryEntry,
+  JobPage,
   JobStats,
-  ListJobsParams,
   ObserverLease,
   OutcomeResult,
   ParentOutput,
@@ -200,8 +201,9 @@ export class PostgresDriver implements StoreDriver {
     return row ? toJob(row) : null;
   }
 
-  async jobList(params: ListJobsParams & { readonly limit: number }): Promise<JobRecord[]> {
-    return (await this.sql.list(this.db, params)).map(toJob);
+  async jobListPage(params: DriverListParams): Promise<JobPage | null> {
+    const page = await this.sql.list(this.db, params);
+    return page && { jobs: page.rows.map(toJob), next: page.next };
   }
 
   async jobListDeadLettered({ limit }: { readonly limit: number }): Promise<JobRecord[]> {

@@ -17,6 +17,7 @@ import type {
   SuccessCheck,
 } from '../checked/store-driver.js';
 import { SERIAL_POSITION } from '../checked/effect-params.js';
+import type { DriverListParams } from '../job-page.js';
 import { toJob } from '../job-row.js';
 import type {
   AttemptTransaction,
@@ -26,8 +27,8 @@ import type {
   ExpiredLease,
   HeartbeatResult,
   HistoryEntry,
+  JobPage,
   JobStats,
-  ListJobsParams,
   ObserverLease,
   OutcomeResult,
   ParentOutput,
@@ -212,8 +213,9 @@ export class SqliteDriver implements StoreDriver {
     return row ? toJob(row) : null;
   }
 
-  async jobList(params: ListJobsParams & { readonly limit: number }): Promise<JobRecord[]> {
-    return (await this.conn.read(() => this.conn.statements().list(params))).map(toJob);
+  async jobListPage(params: DriverListParams): Promise<JobPage | null> {
+    const page = await this.conn.read(() => this.conn.statements().list(params));
+    return page && { jobs: page.rows.map(toJob), next: page.next };
   }
 
   async jobListDeadLettered({ limit }: { readonly limit: number }): Promise<JobRecord[]> {
