@@ -234,6 +234,12 @@ export interface JobPage {
   readonly next: string | null;
 }
 
+/** One fold of the counts' pending changes ({@link MaintenanceStore.jobCountsFold}). */
+export interface JobCountsFoldParams {
+  /** Fold at most this many pending change rows. */
+  readonly limit: number;
+}
+
 /** How many dead-lettered jobs {@link OperatorStore.jobListDeadLettered} returns. */
 export interface ListDeadLetteredParams {
   /** Default 50, at most 1,000. */
@@ -501,12 +507,15 @@ export interface OperatorStore extends StoreInfo {
   /** A job's state changes, oldest first. */
   jobHistory(params: JobRef): Promise<HistoryEntry[]>;
 
-  /** Counts per queue and state, and the oldest due job. */
+  /**
+   * Counts per queue and state, and the oldest due job. The counts are exact and kept as jobs
+   * change, so reading them costs the number of queues and states, not the number of jobs.
+   */
   jobStats(): Promise<JobStats>;
 
   /**
    * Every queue that has a stored job or has been paused, sorted by name, with its pause state
-   * and job counts per state. Counts the whole jobs table, as {@link OperatorStore.jobStats} does.
+   * and job counts per state, from the same kept counts as {@link OperatorStore.jobStats}.
    */
   queueList(): Promise<QueueSummary[]>;
 
@@ -602,6 +611,13 @@ export interface MaintenanceStore extends StoreInfo {
 
   /** Deletes succeeded and cancelled jobs finished more than `olderThanMs` ago, with their history and edges. */
   jobPurge(params: PurgeParams): Promise<number>;
+
+  /**
+   * Moves up to `limit` pending changes of the job counts into the counts themselves and returns
+   * how many it moved. Counts are exact either way; folding keeps reading them cheap. A store
+   * that keeps its counts directly has nothing to fold and returns 0.
+   */
+  jobCountsFold(params: JobCountsFoldParams): Promise<number>;
 }
 
 /**

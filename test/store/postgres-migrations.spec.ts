@@ -41,6 +41,8 @@ describe('PostgreSQL migrations', () => {
       'app_concurrency_limits',
       'app_concurrency_slots',
       'app_dependencies',
+      'app_job_count_deltas',
+      'app_job_counts',
       'app_job_history',
       'app_jobs',
       'app_migrations',

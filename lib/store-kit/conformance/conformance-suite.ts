@@ -7,6 +7,7 @@ import { dependencyBatchCases } from './cases/dependency-batch.cases.js';
 import { dependencyCascadeCases } from './cases/dependency-cascade.cases.js';
 import { dependencyRaceCases } from './cases/dependency-race.cases.js';
 import { historyCases } from './cases/history.cases.js';
+import { jobCountCases } from './cases/job-counts.cases.js';
 import { jsonWalkCases } from './cases/json-walk.cases.js';
 import { limitCases } from './cases/limit.cases.js';
 import { listingCases } from './cases/listing.cases.js';
@@ -52,6 +53,7 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('retry schedule', () => retryCases(ctx));
   describe('operator actions and listings', () => operatorCases(ctx));
   describe('job listings in pages', () => listingCases(ctx));
+  describe('job counts', () => jobCountCases(ctx));
   describe('transactional enqueue', () => transactionalEnqueueCases(ctx));
   describe('recurring schedules', () => scheduleCases(ctx));
   describe('recurring schedules after a long outage', () => scheduleOutageCases(ctx));

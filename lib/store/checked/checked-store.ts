@@ -37,6 +37,7 @@ import type {
   HistoryReadParams,
   HistoryTrimParams,
   JobActionParams,
+  JobCountsFoldParams,
   JobPage,
   JobRef,
   JobStats,
@@ -304,6 +305,11 @@ export class CheckedStore implements JobStore {
     const checked = paramsOf('jobPurge', params, '{ olderThanMs, limit }');
     const olderThanMs = assertDelayMs(checked.olderThanMs, 'olderThanMs');
     return this.driver.jobPurge({ olderThanMs, limit: assertPositiveInteger(checked.limit, 'limit', MAX_CLEANUP_BATCH) });
+  }
+
+  async jobCountsFold(params: JobCountsFoldParams): Promise<number> {
+    const { limit } = paramsOf('jobCountsFold', params, '{ limit }');
+    return this.driver.jobCountsFold({ limit: assertPositiveInteger(limit, 'limit', MAX_CLEANUP_BATCH) });
   }
 
   async observerLease(params: ObserverLeaseParams): Promise<ObserverLease | null> {

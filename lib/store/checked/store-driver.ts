@@ -145,6 +145,8 @@ export interface StoreDriver {
   historyRead(params: { readonly after: string; readonly limit: number }): Promise<HistoryEntry[]>;
   historyTrim(params: { readonly keep: number; readonly limit: number }): Promise<number>;
   jobPurge(params: { readonly olderThanMs: number; readonly limit: number }): Promise<number>;
+  /** Folds up to `limit` pending count changes; 0 for a store that keeps its counts directly. */
+  jobCountsFold(params: { readonly limit: number }): Promise<number>;
   observerLease(params: DriverObserverLeaseParams): Promise<ObserverLease | null>;
   observerCommit(params: DriverObserverCommitParams): Promise<boolean>;
   observerFail(params: DriverObserverFailParams): Promise<boolean>;

@@ -245,6 +245,10 @@ export class MemoryDriver implements StoreDriver {
     return this.retention.jobPurge(params);
   }
 
+  /** Counts are computed from the rows when read (memory-reads.ts), so nothing is ever pending. */
+  async jobCountsFold(): Promise<number> {
+    return 0;
+  }
 
   async observerLease(params: DriverObserverLeaseParams): Promise<ObserverLease | null> {
     return this.observers.lease(params);

@@ -62,6 +62,9 @@ export class MemoryReads {
     return this.state.tables.history.filter((entry) => entry.jobId === jobId);
   }
 
+  // The counts are computed from the rows on each read, not kept: this store holds what fits in one
+  // process, and a count that is never stored can never drift from the rows. jobCountsFold has
+  // nothing to do here.
   jobStats(): JobStats {
     const now = this.state.clock.now();
     const counts = new Map<string, { queue: string; state: JobState; count: number }>();

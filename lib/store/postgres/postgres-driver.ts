@@ -59,6 +59,11 @@ import { postgresStatements, type PostgresStatements } from './postgres-statemen
 import { enqueueUniquePostgres } from './postgres-unique-enqueue.js';
 import { analyzeJobsGuard } from './queries/analyze-jobs.query.js';
 
+/** Pending count changes a count read folds first (see foldBeforeRead). */
+const READ_FOLD_LIMIT = 10_000;
+/** SQLSTATE read_only_sql_transaction: a standby, or a read-only session. */
+const READ_ONLY_TRANSACTION = '25006';
+
 /** The driver's settings, checked and resolved from PostgresJobStoreOptions by PostgresJobStore. */
 export interface PostgresDriverSettings {
   /** An initialized DataSource of type `postgres`. */
@@ -215,10 +220,12 @@ export class PostgresDriver implements StoreDriver {
   }
 
   async jobStats(): Promise<JobStats> {
+    await this.foldBeforeRead();
     return this.sql.jobStats(this.db);
   }
 
   async queueList(): Promise<QueueSummary[]> {
+    await this.foldBeforeRead();
     return this.sql.listQueues(this.db);
   }
 
@@ -278,6 +285,10 @@ export class PostgresDriver implements StoreDriver {
     return this.sql.purge(this.db, olderThanMs, limit);
   }
 
+  async jobCountsFold({ limit }: { readonly limit: number }): Promise<number> {
+    return this.sql.foldCounts(this.db, limit);
+  }
+
   async observerLease({ observer, workerId, leaseMs }: DriverObserverLeaseParams): Promise<ObserverLease | null> {
     return this.sql.observerLease(this.db, observer, workerId, leaseMs);
   }
@@ -289,6 +300,17 @@ export class PostgresDriver implements StoreDriver {
   async observerFail(params: DriverObserverFailParams): Promise<boolean> {
     const { observer, workerId, error, retryDelayMs } = params;
     return this.sql.observerFail(this.db, observer, workerId, error, retryDelayMs);
+  }
+
+  /**
+   * A count read sums the counts and every change not folded yet, so it folds a bounded batch
+   * first: while no worker's maintenance folds (none runs), each read still shrinks the backlog
+   * it would otherwise sum again. On a read-only connection (a standby) it just reads.
+   */
+  private async foldBeforeRead(): Promise<void> {
+    await this.sql.foldCounts(this.db, READ_FOLD_LIMIT).catch((error: { code?: string }) => {
+      if (error?.code !== READ_ONLY_TRANSACTION) throw error;
+    });
   }
 
   /**

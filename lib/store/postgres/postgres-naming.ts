@@ -29,6 +29,10 @@ export interface PostgresNaming {
   readonly slots: string;
   readonly history: string;
   readonly cursors: string;
+  /** Stored jobs per (queue, state), as of the last fold (migration 0012). */
+  readonly counts: string;
+  /** What each statement changed in the counts since the last fold. */
+  readonly countDeltas: string;
   /** `"schema"."prefix" + name` for any of the store's tables. */
   table(name: string): string;
   /** The LISTEN/NOTIFY channel for wake-up hints (raw, not quoted). */
@@ -67,6 +71,8 @@ export function postgresNaming(schema = DEFAULT_POSTGRES_SCHEMA, prefix = ''): P
     slots: table('concurrency_slots'),
     history: table('job_history'),
     cursors: table('observer_cursors'),
+    counts: table('job_counts'),
+    countDeltas: table('job_count_deltas'),
     table,
     channel:
       plainChannel.length <= MAX_IDENTIFIER_LENGTH

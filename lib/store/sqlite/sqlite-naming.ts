@@ -17,6 +17,8 @@ export interface SqliteNaming extends MigrationNames {
   readonly cursors: string;
   /** The settle trigger's work table (see sqlite-effects.ts), empty between statements. */
   readonly cascade: string;
+  /** Stored jobs per (queue, state), kept by the counting triggers (migration 0012). */
+  readonly counts: string;
 }
 
 export function sqliteNaming(prefix = DEFAULT_SQLITE_PREFIX): SqliteNaming {
@@ -36,6 +38,7 @@ export function sqliteNaming(prefix = DEFAULT_SQLITE_PREFIX): SqliteNaming {
     history: local('job_history'),
     cursors: local('observer_cursors'),
     cascade: local('dependency_cascade'),
+    counts: local('job_counts'),
     table: local,
     local,
   };

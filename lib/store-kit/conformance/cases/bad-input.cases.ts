@@ -142,6 +142,7 @@ export function badInputCases(ctx: SuiteContext): void {
     ['a list limit of 5000', (s) => s.jobList({ limit: 5_000 }), /limit/],
     ['a list page before a non-UUID', (s) => s.jobListPage({ before: "1' OR '1'='1" }), /^before must be a UUID/],
     ['a list before a non-UUID', (s) => s.jobList({ before: 'x' }), /^before must be a UUID/],
+    ['a fold limit of 0', (s) => s.jobCountsFold({ limit: 0 }), /limit/],
     ['pausing a hostile queue name', (s) => s.queuePause({ queue: 'a"b' }), /queue/],
   ];
 
@@ -193,6 +194,7 @@ export function badInputCases(ctx: SuiteContext): void {
     ['jobSettleDependencies', '{ limit }', false],
     ['historyTrim', '{ keep, limit }', false],
     ['jobPurge', '{ olderThanMs, limit }', false],
+    ['jobCountsFold', '{ limit }', false],
   ];
   const NOT_OBJECTS: Array<[value: unknown, shown: string]> = [
     [undefined, 'undefined'],

@@ -1,0 +1,33 @@
+import type { PgExecutor } from '../pg-executor.js';
+import type { PostgresNaming } from '../postgres-naming.js';
+
+/**
+ * Moves up to $1 rows of pending count changes into the counts, in one statement: the rows it
+ * deletes are summed per (queue, state) and added to their counts, so any snapshot sees them on
+ * one side or the other. Concurrent folds skip each other's rows, and add to the counts in
+ * (queue, state) order, so two of them never wait on each other in a cycle. Counts that reached
+ * zero are dropped (those this fold does not touch, and only if nobody holds them), so a queue
+ * that is gone leaves no rows behind. Returns how many change rows it moved.
+ */
+export function foldJobCountsQuery(t: PostgresNaming) {
+  const text = `
+    WITH moved AS (
+      DELETE FROM ${t.countDeltas}
+      WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${t.countDeltas} LIMIT $1 FOR UPDATE SKIP LOCKED))
+      RETURNING queue, state, delta
+    ), summed AS (
+      SELECT queue, state, sum(delta) AS delta FROM moved GROUP BY queue, state
+    ), added AS (
+      INSERT INTO ${t.counts} AS c (queue, state, count)
+      SELECT queue, state, delta FROM summed WHERE delta <> 0 ORDER BY queue, state
+      ON CONFLICT (queue, state) DO UPDATE SET count = c.count + excluded.count
+    ), emptied AS (
+      DELETE FROM ${t.counts}
+      WHERE ctid = ANY(ARRAY(
+        SELECT z.ctid FROM ${t.counts} z
+        WHERE z.count = 0 AND NOT EXISTS (SELECT 1 FROM summed s WHERE s.queue = z.queue AND s.state = z.state)
+        FOR UPDATE SKIP LOCKED))
+    )
+    SELECT count(*)::int AS folded FROM moved`;
+  return async (db: PgExecutor, limit: number): Promise<number> => (await db.query<{ folded: number }>(text, [limit]))[0]!.folded;
+}
