@@ -207,7 +207,7 @@ export class PostgresDriver implements StoreDriver {
   }
 
   async jobListPage(params: DriverListParams): Promise<JobPage | null> {
-    const page = await this.sql.list(this.db, params);
+    const page = await this.connections.transaction((db) => this.sql.list(db, params));
     return page && { jobs: page.rows.map(toJob), next: page.next };
   }
 
