@@ -305,7 +305,8 @@ export class PostgresDriver implements StoreDriver {
   /**
    * A count read sums the counts and every change not folded yet, so it folds a bounded batch
    * first: while no worker's maintenance folds (none runs), each read still shrinks the backlog
-   * it would otherwise sum again. On a read-only connection (a standby) it just reads.
+   * it would otherwise sum again. It never waits for a fold that is running (the fold's try-lock),
+   * and on a read-only connection (a standby) it just reads.
    */
   private async foldBeforeRead(): Promise<void> {
     await this.sql.foldCounts(this.db, READ_FOLD_LIMIT).catch((error: { code?: string }) => {

@@ -4,16 +4,20 @@ import type { PostgresNaming } from '../postgres-naming.js';
 /**
  * Moves up to $1 rows of pending count changes into the counts, in one statement: the rows it
  * deletes are summed per (queue, state) and added to their counts, so any snapshot sees them on
- * one side or the other. Concurrent folds skip each other's rows, and add to the counts in
- * (queue, state) order, so two of them never wait on each other in a cycle. Counts that reached
- * zero are dropped (those this fold does not touch, and only if nobody holds them), so a queue
- * that is gone leaves no rows behind. Returns how many change rows it moved.
+ * one side or the other. A transaction-scoped try-lock lets one fold run at a time: a fold (or a
+ * count read's fold) that finds it taken moves nothing and returns at once, so nothing ever waits
+ * on a fold and no two folds take count rows in opposite orders. Counts that reached zero are
+ * dropped (those this fold does not add to), so a queue that is gone leaves no rows behind.
+ * Returns how many change rows it moved.
  */
 export function foldJobCountsQuery(t: PostgresNaming) {
   const text = `
-    WITH moved AS (
+    WITH folder AS MATERIALIZED (
+      SELECT pg_try_advisory_xact_lock(hashtext($2)) AS elected
+    ), moved AS (
       DELETE FROM ${t.countDeltas}
-      WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${t.countDeltas} LIMIT $1 FOR UPDATE SKIP LOCKED))
+      WHERE (SELECT elected FROM folder)
+        AND ctid = ANY(ARRAY(SELECT ctid FROM ${t.countDeltas} LIMIT $1 FOR UPDATE SKIP LOCKED))
       RETURNING queue, state, delta
     ), summed AS (
       SELECT queue, state, sum(delta) AS delta FROM moved GROUP BY queue, state
@@ -22,12 +26,11 @@ export function foldJobCountsQuery(t: PostgresNaming) {
       SELECT queue, state, delta FROM summed WHERE delta <> 0 ORDER BY queue, state
       ON CONFLICT (queue, state) DO UPDATE SET count = c.count + excluded.count
     ), emptied AS (
-      DELETE FROM ${t.counts}
-      WHERE ctid = ANY(ARRAY(
-        SELECT z.ctid FROM ${t.counts} z
-        WHERE z.count = 0 AND NOT EXISTS (SELECT 1 FROM summed s WHERE s.queue = z.queue AND s.state = z.state)
-        FOR UPDATE SKIP LOCKED))
+      DELETE FROM ${t.counts} z
+      WHERE (SELECT elected FROM folder) AND z.count = 0
+        AND NOT EXISTS (SELECT 1 FROM summed s WHERE s.queue = z.queue AND s.state = z.state)
     )
     SELECT count(*)::int AS folded FROM moved`;
-  return async (db: PgExecutor, limit: number): Promise<number> => (await db.query<{ folded: number }>(text, [limit]))[0]!.folded;
+  return async (db: PgExecutor, limit: number): Promise<number> =>
+    (await db.query<{ folded: number }>(text, [limit, `${t.lockKey}:counts`]))[0]!.folded;
 }
