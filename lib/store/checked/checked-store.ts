@@ -329,7 +329,7 @@ export class CheckedStore implements JobStore {
     const page = await this.driver.jobListPage(params);
     if (page === null) {
       throw new InvalidArgumentError(
-        `before names job ${params.before}, which is not stored (retention may have deleted it since the page that named it); list again without before.`,
+        `before names job ${params.before}, which is not stored (retention may have deleted it since the page that named it); start again from the first page.`,
         'before',
       );
     }

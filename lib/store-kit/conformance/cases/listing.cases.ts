@@ -116,7 +116,7 @@ export function listingCases(ctx: SuiteContext): void {
     const gone = await enqueue(h.store);
     const kept = await enqueue(h.store);
     const missing = '0190a5a0-0000-7000-8000-00000000beef';
-    const refusal = (id: string) => `before names job ${id}, which is not stored (retention may have deleted it since the page that named it); list again without before.`;
+    const refusal = (id: string) => `before names job ${id}, which is not stored (retention may have deleted it since the page that named it); start again from the first page.`;
     await expect(h.store.jobListPage({ before: missing })).rejects.toThrow(refusal(missing));
     await expect(h.store.jobList({ before: missing })).rejects.toBeInstanceOf(InvalidArgumentError);
     expect((await h.store.jobListPage({ limit: 1 })).next).toBe(kept);
