@@ -88,6 +88,26 @@ const results = {
     targets: { statementMs: TARGET_MS, drainRatio: 0.9, queuesRatio: 0.9 },
   },
 };
+// Databases this run created and has not dropped yet: an interrupted run drops them, since a
+// prefilled one holds about 1 GB per million jobs.
+const created = new Set();
+async function database() {
+  const db = await server.database(system);
+  created.add(db.name);
+  const drop = db.drop;
+  db.drop = async () => {
+    await drop();
+    created.delete(db.name);
+  };
+  return db;
+}
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, async () => {
+    console.log(`\n${signal}: dropping the ${created.size} database(s) this run created`);
+    for (const name of created) await server.admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
+    process.exit(130);
+  });
+}
 const save = () => {
   mkdirSync(dirname(outFile), { recursive: true });
   writeFileSync(outFile, `${JSON.stringify(results, null, 2)}\n`);
@@ -97,7 +117,7 @@ if (results.meta.settings.autovacuum === 'off') log('note: autovacuum is off on 
 
 /** A fresh database migrated by the library under test and prefilled with `rows` jobs in SQL. */
 async function prefilled(rows, label) {
-  const db = await server.database(system);
+  const db = await database();
   const admin = await library.open(db.url, { max: 2 });
   const query = (text, params) => admin.dataSource.query(text, params);
   try {
@@ -143,7 +163,7 @@ async function timeStatements(d, label) {
 
 /** One untimed drain in a fresh database, so neither side of the first round pays for warming Node and the server up. */
 async function warmUp(jobs) {
-  const db = await server.database(system);
+  const db = await database();
   try {
     await drainOnce({ library, url: db.url, jobs: Math.min(jobs, 10_000) });
   } finally {
@@ -193,7 +213,7 @@ try {
             if (cell === 'big') {
               round.big = await drainOnce({ library, url: big.db.url, jobs, otherNames: PREFILL_NAMES });
             } else {
-              const empty = await server.database(system);
+              const empty = await database();
               try {
                 round.empty = await drainOnce({ library, url: empty.url, jobs });
               } finally {
@@ -222,7 +242,7 @@ try {
     for (let i = 0; i < RUNS; i++) {
       const round = {};
       for (const cell of i % 2 === 0 ? ['one', 'many'] : ['many', 'one']) {
-        const db = await server.database(system);
+        const db = await database();
         try {
           round[cell] =
             cell === 'one'
@@ -248,7 +268,7 @@ try {
     log(`\n## Schedules: ${fmt(count)} every ${everyMs / 1_000} s (${fmt(rate)} occurrences/s) vs plain jobs at the same rate; warm-up ${warmupMs / 1_000} s, window ${windowMs / 1_000} s`);
     const background = await backgroundPgCpu();
     log(`  PostgreSQL CPU with this bench idle: ${background ?? '–'} ms/s${background > 50 ? ' (other work on the machine: it inflates every PostgreSQL CPU figure below)' : ''}`);
-    const plainDb = await server.database(system);
+    const plainDb = await database();
     try {
       results.schedules = { backgroundPgCpuMsPerSec: background, plain: await plainRun({ library, url: plainDb.url, rate, warmupMs, windowMs }) };
     } finally {
@@ -258,7 +278,7 @@ try {
     log(`  plain: ${fmt(plain.rate)} jobs/s, ${plain.totalCpuMs ?? plain.nodeCpuMs} ms CPU per job`);
     if (plain.rate < 0.9 * rate) log(`  note: the producer reached ${fmt(plain.rate)} of ${fmt(rate)} jobs/s (each enqueue commits on its own); the per-job figures are at that rate.`);
     save();
-    const db = await server.database(system);
+    const db = await database();
     try {
       results.schedules.recurring = await scheduleRun({ library, url: db.url, count, everyMs, warmupMs, windowMs, log });
       const r = results.schedules.recurring;
