@@ -128,6 +128,7 @@ async function prefilled(rows, label) {
     const seconds = (performance.now() - t0) / 1_000;
     const counted = await census(query);
     log(`prefilled in ${seconds.toFixed(0)} s (${Object.entries(done.phases).map(([k, v]) => `${k} ${(v / 1_000).toFixed(1)} s`).join(', ')})`);
+    if (done.folded?.error) log(`note: folding the job counters failed (${done.folded.error}); stats read them unfolded.`);
     log(`jobs: ${Object.entries(counted.jobs).map(([k, v]) => `${k} ${fmt(v)}`).join(', ')}`);
     log(`history ${fmt(counted.history)} entries, ${fmt(counted.openEdges)} open and ${fmt(counted.settledEdges)} settled edges, ${counted.queues} queues, ${fmt(counted.schedules)} schedules, ${fmt(counted.audit)} audit entries; database ${fmt(counted.databaseMB)} MB (jobs ${fmt(counted.jobsMB)}, history ${fmt(counted.historyMB)})`);
     results.prefill ??= {};

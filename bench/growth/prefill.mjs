@@ -205,15 +205,24 @@ export async function prefill({ query, store, plan, chunk, log }) {
   return { base, phases, schedules, audits, folded };
 }
 
-/** Folds the job counters until nothing is left, where the build keeps counters (`jobCountsFold`). */
+/**
+ * Folds the job counters until nothing is left, as a worker's maintenance would have, where the
+ * build keeps counters (`jobCountsFold({ limit })` returning how many it folded). A build whose
+ * fold has another shape is recorded, not fatal: the stats read then pays for the unfolded rows.
+ */
 export async function foldCounts(store) {
   if (typeof store.jobCountsFold !== 'function') return null;
   const t0 = performance.now();
   let rows = 0;
-  for (let i = 0; i < 10_000; i++) {
-    const n = await store.jobCountsFold({ limit: 10_000 });
-    rows += n;
-    if (n === 0) break;
+  try {
+    for (let i = 0; i < 10_000; i++) {
+      const n = await store.jobCountsFold({ limit: 10_000 });
+      if (typeof n !== 'number') return { rows, ms: Math.round(performance.now() - t0), error: `jobCountsFold returned ${typeof n}, not a count` };
+      rows += n;
+      if (n === 0) break;
+    }
+  } catch (error) {
+    return { rows, ms: Math.round(performance.now() - t0), error: String(error?.message ?? error).split('\n')[0] };
   }
   return { rows, ms: Math.round(performance.now() - t0) };
 }
