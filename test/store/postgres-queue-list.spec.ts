@@ -47,4 +47,22 @@ describe('the queue list written into a PostgreSQL claim', () => {
     statementFor(['a', 'b']);
     expect(built).toHaveLength(34);
   });
+
+  it('knows an array it saw again, and builds anew for one changed in place since', () => {
+    const built: string[] = [];
+    const statementFor = perQueueList((listed) => {
+      built.push(listed);
+      return { text: `SELECT ${listed}` };
+    });
+    const queues = ['a', 'b'];
+    const first = statementFor(queues);
+    expect(statementFor(queues)).toBe(first);
+    queues[1] = 'c';
+    expect(statementFor(queues).text).toBe(`SELECT ${queueListLiteral(['a', 'c'])}`);
+    queues[1] = 'not a queue';
+    expect(() => statementFor(queues)).toThrow(InvalidArgumentError);
+    queues.pop();
+    expect(statementFor(queues).text).toBe(`SELECT ${queueListLiteral(['a'])}`);
+    expect(built).toHaveLength(3);
+  });
 });

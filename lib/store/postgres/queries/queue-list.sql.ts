@@ -26,10 +26,15 @@ const LISTS_KEPT = 32;
  * {@link LISTS_KEPT} lists seen last, so a claim sends the same text each time and each pooled
  * connection prepares it once. The key is the list as asked for, in JSON so that no two lists share
  * one; lists that differ only in order or repeats build the same text, and share its statement.
+ *
+ * A worker passes the same array to every claim, so the array itself is remembered too, with a copy
+ * of its names: finding it again costs a comparison of references, where the JSON key of 1,000
+ * names is some 10 kB to write and hash on every claim. The copy catches an array changed in place.
  */
 export function perQueueList<T>(build: (listed: string) => T): (queues: readonly string[]) => T {
   const kept = new Map<string, T>();
-  return (queues) => {
+  const byArray = new WeakMap<readonly string[], { readonly names: readonly string[]; readonly built: T }>();
+  const byKey = (queues: readonly string[]): T => {
     const key = JSON.stringify(queues);
     let built = kept.get(key);
     if (built === undefined) {
@@ -39,4 +44,17 @@ export function perQueueList<T>(build: (listed: string) => T): (queues: readonly
     }
     return built;
   };
+  return (queues) => {
+    const seen = byArray.get(queues);
+    if (seen !== undefined && sameNames(seen.names, queues)) return seen.built;
+    const built = byKey(queues);
+    byArray.set(queues, { names: [...queues], built });
+    return built;
+  };
+}
+
+function sameNames(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
