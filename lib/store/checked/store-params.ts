@@ -20,6 +20,7 @@ import type {
   LeaseRef,
   ListDeadLetteredParams,
   ListJobsParams,
+  MaintenanceLeaseParams,
   Outcome,
   RelinquishParams,
 } from '../job-store.types.js';
@@ -169,6 +170,16 @@ export function checkCompleteParams(
 /** Checks a lease sweep's params and returns its `limit`. */
 export function checkExpireParams(params: ExpireLeasesParams): number {
   return assertPositiveInteger(paramsOf('jobExpireLeases', params, '{ limit }').limit, 'limit', MAX_BATCH);
+}
+
+/** Checks a maintenance lease's params: the task's name, the worker, and the lease length (at most {@link MAX_LEASE_MS}). */
+export function checkMaintenanceLeaseParams(params: MaintenanceLeaseParams): { task: string; workerId: string; leaseMs: number } {
+  paramsOf('maintenanceLease', params, '{ task, workerId, leaseMs }');
+  return {
+    task: assertNonEmptyString(params.task, 'task', 64),
+    workerId: assertNonEmptyString(params.workerId, 'workerId'),
+    leaseMs: assertPositiveInteger(params.leaseMs, 'leaseMs', MAX_LEASE_MS),
+  };
 }
 
 /** Checks a job listing's filters and fills in the default `limit` ({@link DEFAULT_LIST_LIMIT}). */
