@@ -25,6 +25,7 @@ describe('PostgreSQL migrations', () => {
       { version: 7, name: 'jobs_fill_factor' },
       { version: 8, name: 'unique_keys_and_retry' },
       { version: 9, name: 'limit_surplus' },
+      { version: 10, name: 'paused_queues' },
       { version: 11, name: 'bounded_maintenance' },
     ]);
     const { id } = await a.jobEnqueue({ job: { name: 'after.migrate', payload: 1 } });
@@ -56,6 +57,12 @@ describe('PostgreSQL migrations', () => {
     expect(byName.app_jobs_running_idx).toBeUndefined();
     expect(byName.app_jobs_dead_letter_idx).toMatch(/WHERE \(state = 'dead_lettered'::text\)/);
     expect(byName.app_jobs_unique_key_idx).toMatch(/^CREATE UNIQUE INDEX .* \(name, unique_key\) WHERE \(\(unique_key IS NOT NULL\) AND \(state = ANY \(ARRAY\['scheduled'::text, 'awaiting_parents'::text, 'running'::text\]\)\)\)$/);
+    // Claims read the paused queues alone, through an index that holds nothing else.
+    const queues = await dataSource.query(`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'app_queues' ORDER BY indexname`, [schema]);
+    expect(queues.map((i: { indexname: string; indexdef: string }) => [i.indexname, i.indexdef.replace(/^.* USING btree /, '')])).toEqual([
+      ['app_queues_paused_idx', '(name) WHERE paused'],
+      ['app_queues_pkey', '(name)'],
+    ]);
     // The history's key is its delivery order; no third index on id alone.
     const history = await dataSource.query(`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'app_job_history' ORDER BY indexname`, [schema]);
     expect(history.map((i: { indexname: string; indexdef: string }) => [i.indexname, i.indexdef.replace(/^.* USING btree /, '')])).toEqual([
