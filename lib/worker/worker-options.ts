@@ -138,7 +138,8 @@ export function resolveWorkerOptions(options: WorkerOptions | ResolvedWorkerOpti
   // The rule every store applies to the worker id of a claim, checked here so a bad one stops the boot.
   if (o.workerId !== undefined) assertNonEmptyString(o.workerId, 'workerId', 200);
   const checked: Omit<ResolvedWorkerOptions, typeof resolved> = {
-    queues: [...new Set(o.queues)],
+    // Frozen: the node passes this very array to every claim, and the store checks a frozen list once.
+    queues: Object.freeze([...new Set(o.queues)]),
     concurrency,
     leaseMs,
     heartbeatIntervalMs,

@@ -29,7 +29,8 @@ const LISTS_KEPT = 32;
  *
  * A worker passes the same array to every claim, so the array itself is remembered too, with a copy
  * of its names: finding it again costs a comparison of references, where the JSON key of 1,000
- * names is some 10 kB to write and hash on every claim. The copy catches an array changed in place.
+ * names is some 10 kB to write and hash on every claim. The copy catches an array changed in place;
+ * a frozen array (a worker's resolved options) cannot change, so its names are not compared again.
  */
 export function perQueueList<T>(build: (listed: string) => T): (queues: readonly string[]) => T {
   const kept = new Map<string, T>();
@@ -46,7 +47,7 @@ export function perQueueList<T>(build: (listed: string) => T): (queues: readonly
   };
   return (queues) => {
     const seen = byArray.get(queues);
-    if (seen !== undefined && sameNames(seen.names, queues)) return seen.built;
+    if (seen !== undefined && (Object.isFrozen(queues) || sameNames(seen.names, queues))) return seen.built;
     const built = byKey(queues);
     byArray.set(queues, { names: [...queues], built });
     return built;
