@@ -27,6 +27,8 @@ import type {
   HistoryEntry,
   HistoryReadParams,
   HistoryTrimParams,
+  HistoryTrimResult,
+  MaintenanceLeaseParams,
   JobActionParams,
   JobRef,
   JobStats,
@@ -74,6 +76,7 @@ import {
   checkExpireParams,
   checkHeartbeatParams,
   checkListParams,
+  checkMaintenanceLeaseParams,
   checkRelinquishParams,
   MAX_BATCH,
   optionalParamsOf,
@@ -279,7 +282,11 @@ export class CheckedStore implements JobStore {
     return this.driver.historyRead(checkHistoryRead(params, shape, start));
   }
 
-  async historyTrim(params: HistoryTrimParams): Promise<number> {
+  async maintenanceLease(params: MaintenanceLeaseParams): Promise<boolean> {
+    return this.driver.maintenanceLease(checkMaintenanceLeaseParams(params));
+  }
+
+  async historyTrim(params: HistoryTrimParams): Promise<HistoryTrimResult> {
     const checked = paramsOf('historyTrim', params, '{ keep, limit }');
     const keep = assertPositiveInteger(checked.keep, 'keep');
     return this.driver.historyTrim({ keep, limit: assertPositiveInteger(checked.limit, 'limit', MAX_CLEANUP_BATCH) });

@@ -9,6 +9,7 @@ import type {
   ExpiredLease,
   HeartbeatResult,
   HistoryEntry,
+  HistoryTrimResult,
   JobStats,
   LeaseRef,
   ListJobsParams,
@@ -138,7 +139,8 @@ export interface StoreDriver {
 
   /** Entries after `after`, a position of {@link StoreDriver.positions}' shape. */
   historyRead(params: { readonly after: string; readonly limit: number }): Promise<HistoryEntry[]>;
-  historyTrim(params: { readonly keep: number; readonly limit: number }): Promise<number>;
+  historyTrim(params: { readonly keep: number; readonly limit: number }): Promise<HistoryTrimResult>;
+  maintenanceLease(params: { readonly task: string; readonly workerId: string; readonly leaseMs: number }): Promise<boolean>;
   jobPurge(params: { readonly olderThanMs: number; readonly limit: number }): Promise<number>;
   observerLease(params: DriverObserverLeaseParams): Promise<ObserverLease | null>;
   observerCommit(params: DriverObserverCommitParams): Promise<boolean>;

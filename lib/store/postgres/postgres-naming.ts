@@ -29,6 +29,8 @@ export interface PostgresNaming {
   readonly slots: string;
   readonly history: string;
   readonly cursors: string;
+  /** Maintenance tasks: the sweep's lease and the history trim's place in the log. */
+  readonly maintenance: string;
   /** `"schema"."prefix" + name` for any of the store's tables. */
   table(name: string): string;
   /** The LISTEN/NOTIFY channel for wake-up hints (raw, not quoted). */
@@ -67,6 +69,7 @@ export function postgresNaming(schema = DEFAULT_POSTGRES_SCHEMA, prefix = ''): P
     slots: table('concurrency_slots'),
     history: table('job_history'),
     cursors: table('observer_cursors'),
+    maintenance: table('maintenance'),
     table,
     channel:
       plainChannel.length <= MAX_IDENTIFIER_LENGTH

@@ -15,13 +15,16 @@ export interface SqliteNaming extends MigrationNames {
   readonly limits: string;
   readonly history: string;
   readonly cursors: string;
+  /** Maintenance tasks: the sweep's lease and the history trim's place in the log. */
+  readonly maintenance: string;
   /** The settle trigger's work table (see sqlite-effects.ts), empty between statements. */
   readonly cascade: string;
 }
 
 export function sqliteNaming(prefix = DEFAULT_SQLITE_PREFIX): SqliteNaming {
   assertSqlPrefix(prefix, 'tablePrefix');
-  const longest = `${prefix}jobs_dead_letter_idx`;
+  // The longest name the migrations derive from the prefix (an index on the edges table).
+  const longest = `${prefix}dependencies_parent_idx`;
   if (longest.length > MAX_IDENTIFIER_LENGTH) assertSqlIdentifier(longest, 'tablePrefix (with the longest suffix the store adds)');
   const local = (name: string) => quoteIdentifier(prefix + name);
   return {
@@ -35,6 +38,7 @@ export function sqliteNaming(prefix = DEFAULT_SQLITE_PREFIX): SqliteNaming {
     limits: local('concurrency_limits'),
     history: local('job_history'),
     cursors: local('observer_cursors'),
+    maintenance: local('maintenance'),
     cascade: local('dependency_cascade'),
     table: local,
     local,
