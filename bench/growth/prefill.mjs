@@ -32,7 +32,7 @@ const KINDS = {
   // A running job whose lease lapsed two hours ago with no attempts left: the lease sweep's work.
   lapsed: { state: 'running', attempt: MAX_ATTEMPTS, worker: true, lease: `at + interval '1 minute'`, extras: 2 },
   live: { state: 'running', attempt: 1, worker: true, lease: `at + interval '7 days'`, extras: 2 },
-  // A job retried 50 times with 100 history entries: the trim keeps 64.
+  // A job retried 50 times with 100 history entries (retained, not yet past 24 h): the trim keeps 64.
   trim: { state: 'succeeded', attempt: 50, maxAttempts: 100, finished: true, worker: true, extras: 99 },
 };
 
@@ -81,11 +81,15 @@ export function prefillPlan(rows, calls) {
     next += count;
     return { from, to: next - 1 };
   };
+  // The long histories come first in the log (inserted first), so a trim that reads the log from
+  // where it last stopped (a fresh store starts at the beginning) meets them in its first passes;
+  // their ids are the newest (created 5 minutes ago), so a trim that ranks the history by job id
+  // meets them last, as it meets a job that just passed the bound.
+  const trim = range(work.trimJobs);
   const purge = range(work.purge);
   const main = range(bulk);
   const parent = range(parents);
   const child = range(work.children);
-  const trim = range(work.trimJobs);
   const lapsed = range(work.lapsed);
   const live = range(work.live);
   return { rows, work: { ...work, parents, bulk }, segments: { purge, main, parent, child, trim, lapsed, live } };
@@ -155,6 +159,7 @@ export async function prefill({ query, store, plan, chunk, log }) {
   };
   const fixed = (ms, kind, extra = {}) => ({ ms: String(ms), kind: lit(kind), ...extra });
   await timed('jobs', async () => {
+    await insert('long histories', fixed(base - 5 * 60_000, 'trim'), s.trim);
     // Succeeded 24 h 1 min to 25 h ago: the purge's work.
     const purgeSpan = HOUR - 60_000;
     await insert('past retention', { ms: `${base - 25 * HOUR} + floor((i - ${s.purge.from}) * ${purgeSpan / work.purge}::float8)`, kind: `'succeeded'` }, s.purge);
@@ -168,7 +173,11 @@ export async function prefill({ query, store, plan, chunk, log }) {
                   WHEN i % 100 = 3 THEN 'future' WHEN i % 1000 = 4 THEN 'awaiting' ELSE 'succeeded' END`,
       // A waiting dependant's parent is the job before it, dated a month ahead (an open edge);
       // every hundredth succeeded job depended on the succeeded job before it (a settled edge).
-      edge: { parentId: idSql('r.i - 1', `(${msOf('r.i - 1')})::bigint`), settled: `r.kind <> 'awaiting'`, where: `r.kind = 'awaiting' OR r.i % 100 = 50` },
+      edge: {
+        parentId: idSql('r.i - 1', `(${msOf('r.i - 1')})::bigint`),
+        settled: `r.kind <> 'awaiting'`,
+        where: `(r.kind = 'awaiting' OR r.i % 100 = 50) AND r.i > ${s.main.from}`,
+      },
     }, s.main);
     const recent = base - 10 * 60_000;
     await insert('finished parents', fixed(recent, 'succeeded'), s.parent);
@@ -176,7 +185,6 @@ export async function prefill({ query, store, plan, chunk, log }) {
       queue: `'fanout'`,
       edge: { parentId: idSql(`${s.parent.from} + (r.i - ${s.child.from}) / ${work.fanOut}`, String(recent)), settled: 'false', where: 'true' },
     }), s.child);
-    await insert('long histories', fixed(base - 5 * 60_000, 'trim'), s.trim);
     await insert('lapsed leases', fixed(base - 2 * HOUR, 'lapsed'), s.lapsed);
     await insert('live leases', fixed(base - 60_000, 'live'), s.live);
   });
