@@ -18,7 +18,7 @@ const server = new Server(pgServer.url);
 const db = await server.database(ours);
 const dataSource = await new DataSource({ type: 'postgres', url: db.url, extra: { max: 4 } }).initialize();
 let claimText = '';
-const store = new PostgresJobStore({ dataSource, onStatement: (text) => text.includes('WITH active AS') && (claimText = text) });
+const store = new PostgresJobStore({ dataSource, onStatement: (text) => text.includes('WITH paused AS') && (claimText = text) });
 for (let i = 0; i < JOBS; i += 1_000) await store.jobEnqueueMany({ jobs: Array.from({ length: 1_000 }, (_, j) => ({ name: 'noop', payload: { k: i + j } })) });
 for (let done = 0; done < JOBS / 2; ) {
   const jobs = await store.jobClaim({ workerId: 'w', limit: 500, queues: ['default'], leaseMs: 60_000 });
@@ -29,7 +29,7 @@ for (let done = 0; done < JOBS / 2; ) {
 if (values.analyze) await dataSource.query('ANALYZE durable_scheduler.jobs');
 const runner = dataSource.createQueryRunner();
 await runner.startTransaction();
-const plan = await runner.query(`EXPLAIN (ANALYZE, BUFFERS) ${claimText}`, ['w', ['default'], Number(values.limit), 60_000, true]);
+const plan = await runner.query(`EXPLAIN (ANALYZE, BUFFERS) ${claimText}`, ['w', Number(values.limit), 60_000, true]);
 await runner.rollbackTransaction();
 await runner.release();
 console.log(`${JOBS} jobs, ${JOBS / 2} succeeded${values.analyze ? ', analyzed' : ''}; claim of ${values.limit}:`);

@@ -18,7 +18,7 @@ const server = new Server(pgServer.url);
 const db = await server.database(ours);
 const dataSource = await new DataSource({ type: 'postgres', url: db.url, extra: { max: 2 } }).initialize();
 let claimText;
-const store = new PostgresJobStore({ dataSource, asyncClaimCommit: true, onStatement: (t) => t.includes('WITH active AS') && (claimText ??= t) });
+const store = new PostgresJobStore({ dataSource, asyncClaimCommit: true, onStatement: (t) => t.includes('WITH paused AS') && (claimText ??= t) });
 await store.migrate();
 const client = new pg.Client({ connectionString: db.url });
 /** Claims and succeeds everything due, 200 at a time. */
@@ -42,11 +42,11 @@ for (const total of [0, 50_000, 100_000, 200_000]) {
   // without them the planner reads the claim index as a bitmap, which never marks dead entries.
   if (analyze) await client.query(`ANALYZE ${store.naming.table('jobs')}`);
   await client.query('DEALLOCATE ALL');
-  await client.query(`PREPARE c(text, text[], int, int, boolean) AS ${claimText}`);
+  await client.query(`PREPARE c(text, int, int, boolean) AS ${claimText}`);
   // A worker's claim between poll ticks leaves lapsed leases out; the claim on a tick searches them.
   for (const includeLapsed of [false, true]) {
     await client.query('BEGIN');
-    const { rows } = await client.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE c('x', '{default}', 200, 30000, ${includeLapsed})`);
+    const { rows } = await client.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE c('x', 200, 30000, ${includeLapsed})`);
     await client.query('ROLLBACK');
     const plan = rows[0]['QUERY PLAN'][0];
     const find = (n, name, out = []) => { if (n['Subplan Name'] === name || n['CTE Name'] === name) out.push(n); for (const c of n.Plans ?? []) find(c, name, out); return out; };

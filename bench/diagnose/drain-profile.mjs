@@ -19,7 +19,7 @@ const server = new Server(pgServer.url);
 const db = await server.database(ours);
 const dataSource = await new DataSource({ type: 'postgres', url: db.url, extra: { max: 10 } }).initialize();
 const kinds = new Map();
-const kindOf = (text) => (text.includes('WITH active AS') ? 'claim' : text.includes('AS r(id, attempt, kind') ? 'complete' : text.trim().split(/\s+/).slice(0, 3).join(' '));
+const kindOf = (text) => (text.includes('WITH paused AS') ? 'claim' : text.includes('AS r(id, attempt, kind') ? 'complete' : text.trim().split(/\s+/).slice(0, 3).join(' '));
 const store = new PostgresJobStore({ dataSource, historyPolicy: process.env.HISTORY ?? undefined, onStatement: (text) => { const k = kindOf(text); kinds.set(k, (kinds.get(k) ?? 0) + 1); } });
 // Claim sizes: how many each claim asked for and got, to see whether claims come in full batches.
 const claimSizes = { asked: [], got: [] };

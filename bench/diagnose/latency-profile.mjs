@@ -16,7 +16,7 @@ const server = new Server(pgServer.url);
 const db = await server.database(ours);
 const dataSource = await new DataSource({ type: 'postgres', url: db.url, extra: { max: 10 } }).initialize();
 let mark = {};
-const store = new PostgresJobStore({ dataSource, asyncClaimCommit: values['async-claim-commit'], onStatement: (text) => text.includes('WITH active AS') && (mark.claimSent ??= performance.now()) });
+const store = new PostgresJobStore({ dataSource, asyncClaimCommit: values['async-claim-commit'], onStatement: (text) => text.includes('WITH paused AS') && (mark.claimSent ??= performance.now()) });
 await store.migrate();
 // The claim statement's own round trip, from the pool's query call to its rows.
 const rtt = [];
@@ -26,7 +26,7 @@ const rtt = [];
   pool.query = async (config, ...rest) => {
     const t = performance.now();
     const result = await query(config, ...rest);
-    if (config?.text?.includes('WITH active AS') && result.rows.some((r) => r.id)) rtt.push(performance.now() - t);
+    if (config?.text?.includes('WITH paused AS') && result.rows.some((r) => r.id)) rtt.push(performance.now() - t);
     return result;
   };
 }
@@ -54,7 +54,7 @@ for (let i = 0; i < Number(values.jobs); i++) {
 // Which plans the claim statement ran with, on each pooled connection (custom plans are planned per call).
 const held = await Promise.all(Array.from({ length: dataSource.driver.master.totalCount }, () => dataSource.driver.master.connect()));
 for (const client of held) {
-  const { rows } = await client.query(`SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%WITH active AS%'`);
+  const { rows } = await client.query(`SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%WITH paused AS%'`);
   if (rows.length) console.log('claim plans on one connection:', rows);
   client.release();
 }

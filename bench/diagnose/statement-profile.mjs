@@ -46,8 +46,8 @@ for (let round = 0; round < ROUNDS + WARM; round++) {
   // statements then claim the next batch and write that batch's outcomes.
   texts.length = 0;
   const leased = await store.jobClaim({ workerId: 'w', limit: N, queues: ['default'], leaseMs: 60_000 });
-  claimText ??= texts.find((text) => text.includes('WITH active AS'));
-  const claim = await explain(claimText, ['x', ['default'], N, 60_000, true]);
+  claimText ??= texts.find((text) => text.includes('WITH paused AS'));
+  const claim = await explain(claimText, ['x', N, 60_000, true]);
   await store.jobCompleteMany({ workerId: 'w', outcomes: leased.map((j) => ({ jobId: j.id, attempt: j.attempt, kind: 'succeeded' })) });
   outcomeText ??= texts.find((text) => text.includes('AS r(id, attempt, kind'));
   const running = await dataSource.query(`SELECT id, attempt FROM durable_scheduler.jobs WHERE state = 'running' AND worker_id = 'x'`);
@@ -75,7 +75,7 @@ if (process.env.PLAN) {
     await client.query('ROLLBACK');
     console.log(rows.map((r) => r['QUERY PLAN']).join('\n'));
   };
-  await show(claimText, ['x', ['default'], N, 60_000, true]);
+  await show(claimText, ['x', N, 60_000, true]);
   const leased = await store.jobClaim({ workerId: 'x', limit: N, queues: ['default'], leaseMs: 60_000 });
   const nulls = leased.map(() => null);
   await show(outcomeText, ['x', leased.map((j) => j.id), leased.map((j) => j.attempt), leased.map(() => 'succeeded'), nulls, nulls, nulls]);

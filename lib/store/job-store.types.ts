@@ -368,11 +368,35 @@ export interface HistoryReadParams {
   readonly limit: number;
 }
 
-/** One history-trim pass: keep the newest `keep` entries per job, deleting at most `limit` rows. */
+/**
+ * One history-trim pass: looks at up to `limit` entries of the log written since the last pass and
+ * trims the jobs they belong to down to their newest `keep` entries.
+ */
 export interface HistoryTrimParams {
   /** Entries to keep per job. */
   readonly keep: number;
+  /** Entries of the log this pass looks at, at most. */
   readonly limit: number;
+}
+
+/** What one history-trim pass did ({@link MaintenanceStore.historyTrim}). */
+export interface HistoryTrimResult {
+  /** Entries deleted. */
+  readonly trimmed: number;
+  /**
+   * Entries of the log the pass looked at. Fewer than its `limit` means the trim has caught up:
+   * with the log, or with the slowest observer, whose unread entries it never touches.
+   */
+  readonly examined: number;
+}
+
+/** A node's request for the lease of a maintenance task ({@link MaintenanceStore.maintenanceLease}). */
+export interface MaintenanceLeaseParams {
+  /** The task, e.g. `sweep` (the worker's maintenance sweep). At most 64 characters. */
+  readonly task: string;
+  readonly workerId: string;
+  /** How long the lease lasts, from now by the store's clock. */
+  readonly leaseMs: number;
 }
 
 /** One purge pass: delete at most `limit` succeeded or cancelled jobs finished more than `olderThanMs` ago. */
@@ -606,8 +630,20 @@ export interface MaintenanceStore extends StoreInfo {
    */
   jobSettleDependencies(params: SettleDependenciesParams): Promise<number>;
 
-  /** Keeps the newest `keep` entries per job, never removing one an observer has not passed yet. */
-  historyTrim(params: HistoryTrimParams): Promise<number>;
+  /**
+   * Takes the lease of a maintenance task, so that one node runs it per lease instead of every node:
+   * true when `workerId` holds it now (it was free, had lapsed, or was already this worker's, which
+   * renews it), false while another worker's lease is live.
+   */
+  maintenanceLease(params: MaintenanceLeaseParams): Promise<boolean>;
+
+  /**
+   * Keeps the newest `keep` entries per job, never removing one an observer has not passed yet. Each
+   * pass reads only the entries written since the previous pass (the store keeps its place in the
+   * log), so its cost follows the work done, not the history retained: a job is trimmed when it
+   * gains an entry.
+   */
+  historyTrim(params: HistoryTrimParams): Promise<HistoryTrimResult>;
 
   /** Deletes succeeded and cancelled jobs finished more than `olderThanMs` ago, with their history and edges. */
   jobPurge(params: PurgeParams): Promise<number>;

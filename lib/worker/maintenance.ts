@@ -1,4 +1,3 @@
-import type { Clock } from '../core/index.js';
 import type { JobStore } from '../store/index.js';
 import { describe } from './attempt-executor.js';
 import type { SchedulerLogger } from './scheduler-logger.js';
@@ -8,10 +7,19 @@ export interface MaintenanceOptions {
   readonly retentionMs: number | null;
   /** History entries kept per job. */
   readonly historyPerJob: number;
+  /** The node's worker id, which holds the sweep's lease. */
+  readonly workerId: string;
+  /** How long a sweep's lease lasts: the sweep interval, so one node sweeps per interval. */
+  readonly leaseMs: number;
 }
 
 /** What one sweep did. */
 export interface MaintenanceReport {
+  /**
+   * Whether this node swept. A timed sweep runs only on the node that holds the sweep's lease;
+   * the others find it held and do nothing that interval.
+   */
+  swept: boolean;
   /** Lapsed leases settled (dead-lettered or cancelled). */
   expired: number;
   /** Dependency edges settled after the outcome write left them (large fan-outs, cascades). */
@@ -22,72 +30,99 @@ export interface MaintenanceReport {
   trimmed: number;
 }
 
-// Each step works in small batches, each its own short transaction, and stops after a bounded
-// number of them: a backlog drains over several sweeps instead of in one long lock-holding pass.
+/** The lease every node asks for before a timed sweep. */
+export const SWEEP_TASK = 'sweep';
+
+// Each step works in batches, each one statement, bounded by what is due (an index or the trim's
+// place in the log leads it there), and stops after a bounded number of them: a backlog drains
+// over several sweeps instead of in one long pass.
 const LEASE_BATCH = 100;
 const SETTLE_BATCH = 1_000;
 const PURGE_BATCH = 500;
-const TRIM_BATCH = 1_000;
+const TRIM_BATCH = 5_000;
 const MAX_BATCHES = 20;
-// Trimming scans the whole log; retries rarely push a job past the bound, so it runs hourly.
-const TRIM_EVERY_MS = 3_600_000;
 
 /**
- * The housekeeping every node runs on a timer. Every step is idempotent and safe to race with the
- * same step on other nodes; none applies an effect of its own, it only asks the store to finish
- * what an outcome write started (or to forget what retention lets go).
+ * The housekeeping a node runs on a timer. One node at a time sweeps: each asks for the sweep's
+ * lease, and the holder keeps it by renewing it each interval, so a cluster of any size sweeps
+ * once per interval and another node takes over within an interval or two of the holder's end.
+ * Every step is idempotent and safe to race with the same step elsewhere (a lease can lapse
+ * mid-sweep); none applies an effect of its own, it only asks the store to finish what an outcome
+ * write started (or to forget what retention lets go).
  */
 export class Maintenance {
-  private lastTrimAt = Number.NEGATIVE_INFINITY;
+  private stopping = false;
 
   constructor(
     private readonly store: JobStore,
     private readonly logger: SchedulerLogger,
-    private readonly clock: Clock,
     private readonly options: MaintenanceOptions,
   ) {}
 
-  async sweep(): Promise<MaintenanceReport> {
-    const report: MaintenanceReport = { expired: 0, settled: 0, purged: 0, trimmed: 0 };
-    await this.step('sweeping lapsed leases', LEASE_BATCH, async () => {
+  /**
+   * Runs one sweep. With `leased`, only if this node holds the sweep's lease (the timer's sweeps);
+   * without, at once (an explicit `WorkerNode.sweep()`).
+   */
+  async sweep({ leased = false }: { readonly leased?: boolean } = {}): Promise<MaintenanceReport> {
+    const report: MaintenanceReport = { swept: false, expired: 0, settled: 0, purged: 0, trimmed: 0 };
+    if (this.stopping || (leased && !(await this.holdsLease()))) return report;
+    report.swept = true;
+    await this.step('sweeping lapsed leases', async () => {
       const swept = await this.store.jobExpireLeases({ limit: LEASE_BATCH });
       for (const lease of swept) {
         this.logger.warn(`lease of ${lease.jobId} attempt ${lease.attempt} lapsed with no attempts left; it is now ${lease.state}.`);
       }
       report.expired += swept.length;
-      return swept.length;
+      return swept.length === LEASE_BATCH;
     });
-    await this.step('settling dependencies', SETTLE_BATCH, async () => {
+    await this.step('settling dependencies', async () => {
       const settled = await this.store.jobSettleDependencies({ limit: SETTLE_BATCH });
       report.settled += settled;
-      return settled;
+      return settled === SETTLE_BATCH;
     });
     const { retentionMs } = this.options;
     if (retentionMs !== null) {
-      await this.step('deleting finished jobs past retention', PURGE_BATCH, async () => {
+      await this.step('deleting finished jobs past retention', async () => {
         const purged = await this.store.jobPurge({ olderThanMs: retentionMs, limit: PURGE_BATCH });
         report.purged += purged;
-        return purged;
+        return purged === PURGE_BATCH;
       });
     }
-    const now = this.clock.now();
-    if (now - this.lastTrimAt >= TRIM_EVERY_MS) {
-      this.lastTrimAt = now;
-      await this.step('trimming job history', TRIM_BATCH, async () => {
-        const trimmed = await this.store.historyTrim({ keep: this.options.historyPerJob, limit: TRIM_BATCH });
-        report.trimmed += trimmed;
-        return trimmed;
-      });
-    }
+    await this.step('trimming job history', async () => {
+      const { trimmed, examined } = await this.store.historyTrim({ keep: this.options.historyPerJob, limit: TRIM_BATCH });
+      report.trimmed += trimmed;
+      return examined === TRIM_BATCH;
+    });
     if (report.purged > 0 || report.trimmed > 0) this.logger.debug?.(`maintenance deleted ${report.purged} finished job(s) and ${report.trimmed} history entries.`);
     return report;
   }
 
-  private async step(what: string, batch: number, run: () => Promise<number>): Promise<void> {
+  /**
+   * No batch starts after this: a sweep in progress ends when its statement in flight returns, so
+   * shutdown waits one bounded statement, never a whole backlog, before the store closes.
+   */
+  stop(): void {
+    this.stopping = true;
+  }
+
+  private async holdsLease(): Promise<boolean> {
+    const { workerId, leaseMs } = this.options;
     try {
-      for (let i = 0; i < MAX_BATCHES; i++) if ((await run()) < batch) return;
+      return await this.store.maintenanceLease({ task: SWEEP_TASK, workerId, leaseMs });
     } catch (error) {
-      this.logger.warn(`maintenance failed ${what} (${describe(error)}); the next sweep will catch up.`);
+      this.logger.warn(`maintenance could not take the sweep's lease (${describe(error)}); the next interval will try again.`);
+      return false;
+    }
+  }
+
+  /** Runs batches while `run` says a full batch left more behind, up to {@link MAX_BATCHES}. */
+  private async step(what: string, run: () => Promise<boolean>): Promise<void> {
+    try {
+      for (let i = 0; i < MAX_BATCHES && !this.stopping; i++) if (!(await run())) return;
+    } catch (error) {
+      // After stop the store may be closing under the statement in flight: nothing is lost by it.
+      if (this.stopping) this.logger.debug?.(`maintenance stopped while ${what} (${describe(error)}).`);
+      else this.logger.warn(`maintenance failed ${what} (${describe(error)}); the next sweep will catch up.`);
     }
   }
 }

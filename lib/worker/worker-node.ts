@@ -129,6 +129,7 @@ export class WorkerNode {
   private stopDeadlineAt = Number.POSITIVE_INFINITY;
   private finished = false;
   private sweeping: Promise<unknown> | undefined;
+  private sweepsInFlight = 0;
 
   constructor(deps: WorkerNodeDeps) {
     this.options = resolveWorkerOptions(deps.options);
@@ -159,9 +160,11 @@ export class WorkerNode {
       errorLogDetail: this.options.errorLogDetail,
     });
     this.minter = new ScheduleMinter(this.store, this.timers, this.logger, { maxIdleMs: this.options.scheduleCheckIntervalMs, batch: 100 });
-    this.maintenance = new Maintenance(this.store, this.logger, this.clock, {
+    this.maintenance = new Maintenance(this.store, this.logger, {
       retentionMs: this.options.retentionMs,
       historyPerJob: this.options.historyPerJob,
+      workerId: this.workerId,
+      leaseMs: this.options.maintenanceIntervalMs,
     });
     this.observers = deps.observers ?? [];
     this.random = random;
@@ -231,7 +234,7 @@ export class WorkerNode {
     this.emit({ type: 'start', now: this.clock.now() });
     this.every('poll', this.options.pollIntervalMs, () => this.emit({ type: 'poll', now: this.clock.now() }));
     this.every('heartbeat', this.options.heartbeatIntervalMs, () => this.emit({ type: 'heartbeat_due', now: this.clock.now() }));
-    this.every('maintenance', this.options.maintenanceIntervalMs, () => void this.sweep());
+    this.every('maintenance', this.options.maintenanceIntervalMs, () => void this.runSweep({ leased: true }));
     if (this.options.scheduling) this.minter.start();
     this.dispatcher?.start();
     this.logger.log(`worker ${this.workerId} started on ${this.options.queues.join(', ')} with concurrency ${this.options.concurrency}.`);
@@ -263,6 +266,7 @@ export class WorkerNode {
     if (this.finished) return;
     this.cancelTimer('poll');
     this.cancelTimer('maintenance');
+    this.maintenance.stop();
     void this.minter.stop();
     void this.dispatcher?.stop();
     this.emit({ type: 'drain', now: this.clock.now() });
@@ -275,11 +279,19 @@ export class WorkerNode {
   }
 
   /**
-   * Runs one maintenance sweep now (it also runs on its own timer): lapsed leases, dependency
-   * edges left to settle, retention and the history bound.
+   * Runs one maintenance sweep now, whoever holds the sweep's lease: lapsed leases, dependency edges
+   * left to settle, retention and the history bound. On its own timer a node sweeps only while it
+   * holds that lease, so one node of a cluster sweeps per interval.
    */
-  async sweep(): Promise<MaintenanceReport> {
-    const running = this.maintenance.sweep();
+  sweep(): Promise<MaintenanceReport> {
+    return this.runSweep({ leased: false });
+  }
+
+  private async runSweep(options: { readonly leased: boolean }): Promise<MaintenanceReport> {
+    // A timed sweep never starts beside one still running on this node (a backlog, a slow server).
+    if (options.leased && this.sweepsInFlight > 0) return { swept: false, expired: 0, settled: 0, purged: 0, trimmed: 0 };
+    this.sweepsInFlight += 1;
+    const running = this.maintenance.sweep(options).finally(() => (this.sweepsInFlight -= 1));
     this.sweeping = running;
     const report = await running;
     this.stats.sweptLeases += report.expired;

@@ -26,7 +26,11 @@ export interface WorkerOptions {
   readonly claimBatchSize?: number;
   /** How long shutdown waits for running attempts before aborting and handing them back. Default 10 s. */
   readonly shutdownGraceMs?: number;
-  /** Time between maintenance sweeps of lapsed leases. Default 15 s. */
+  /**
+   * Time between maintenance sweeps (lapsed leases, dependency edges, retention, the history
+   * bound). One node of the cluster sweeps per interval: the one holding the sweep's lease, which
+   * it renews each interval and another node takes over within an interval of its end. Default 15 s.
+   */
   readonly maintenanceIntervalMs?: number;
   /** Retry policy for handlers that do not set their own. */
   readonly retry?: Partial<RetryPolicy>;
@@ -42,7 +46,7 @@ export interface WorkerOptions {
    * quarantined jobs are never deleted: they wait for an operator.
    */
   readonly retentionMs?: number | null;
-  /** History entries kept per job; older ones are trimmed hourly. Default 64. */
+  /** History entries kept per job; a job that passes it is trimmed by the next sweep. Default 64. */
   readonly historyPerJob?: number;
   /** Time between observer delivery passes. Default 1 s. */
   readonly observerPollIntervalMs?: number;
@@ -134,7 +138,8 @@ export function resolveWorkerOptions(options: WorkerOptions | ResolvedWorkerOpti
   // The rule every store applies to the worker id of a claim, checked here so a bad one stops the boot.
   if (o.workerId !== undefined) assertNonEmptyString(o.workerId, 'workerId', 200);
   const checked: Omit<ResolvedWorkerOptions, typeof resolved> = {
-    queues: [...new Set(o.queues)],
+    // Frozen: the node passes this very array to every claim, and the store checks a frozen list once.
+    queues: Object.freeze([...new Set(o.queues)]),
     concurrency,
     leaseMs,
     heartbeatIntervalMs,

@@ -34,7 +34,7 @@ const statements: string[] = [];
 const verb = (text: string) => {
   const t = text.trim().replace(/\s+/g, ' ');
   if (/^WITH input AS .* INSERT INTO/.test(t)) return 'enqueue';
-  if (/^WITH active AS/.test(t)) return 'claim';
+  if (/^WITH paused AS/.test(t)) return 'claim';
   // The outcome write locks the jobs it ends before it writes them (docs/dependencies.md, "When a dependant is released").
   if (/^WITH (ending AS MATERIALIZED \( SELECT j\.id FROM \S+ j, unnest\(\$2::uuid\[\], \$3::integer\[\], \$4::text\[\]\).*?)?applied AS/.test(t)) return 'complete';
   if (/^UPDATE .* leased_until = now\(\) \+ \$4/.test(t)) return 'heartbeat';

@@ -22,14 +22,14 @@ describe('PostgreSQL asynchronous claim commits', () => {
     expect(await store.jobClaim({ workerId: 'w1', limit: 1, queues: ['default'], leaseMs: 30_000 })).toHaveLength(1);
     // The statement that claimed (the full one once a limit exists), inside a transaction of our
     // own: the setting changes for that transaction and is gone after it.
-    const claim = texts.filter((text) => text.includes('WITH active AS')).at(-1)!;
+    const claim = texts.filter((text) => text.includes('WITH paused AS')).at(-1)!;
     expect(claim.includes('wanted AS')).toBe(limit === 'a queue limit');
     const runner = dataSource.createQueryRunner();
     await runner.connect();
     try {
       expect(await setting(runner)).toBe('on');
       await runner.startTransaction();
-      expect((await runner.query(claim, ['w2', ['default'], 1, 30_000, true], true)).records).toHaveLength(1);
+      expect((await runner.query(claim, ['w2', 1, 30_000, true], true)).records).toHaveLength(1);
       expect(await setting(runner)).toBe(asyncClaimCommit ? 'off' : 'on');
       await runner.commitTransaction();
       expect(await setting(runner)).toBe('on');

@@ -39,16 +39,16 @@ describe('PostgreSQL claims', () => {
     await store.migrate();
     await store.jobEnqueueMany({ jobs: Array.from({ length: 4 }, (_, k) => ({ name: 'plan', payload: k })) });
     await store.jobClaim({ workerId: 'w1', limit: 2, queues: ['default'], leaseMs: 1 });
-    const claim = texts.find((text) => text.includes('WITH active AS'))!;
+    const claim = texts.find((text) => text.includes('WITH paused AS'))!;
     const client = new pg.Client({ connectionString: databaseUrl() });
     await client.connect();
     try {
-      await client.query(`PREPARE claim_run(text, text[], integer, integer, boolean) AS ${claim}`);
+      await client.query(`PREPARE claim_run(text, integer, integer, boolean) AS ${claim}`);
       /** How often the `lapsed` step's table scans ran, and what the claim took, in a transaction rolled back. */
       const run = async (includeLapsed: boolean) => {
         await client.query('BEGIN');
         try {
-          const { rows } = await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE claim_run('w2', '{default}', 10, 60000, ${includeLapsed})`);
+          const { rows } = await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE claim_run('w2', 10, 60000, ${includeLapsed})`);
           const plan = (rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
           const lapsed = nodes(plan).find((node) => node['Subplan Name'] === 'CTE lapsed')!;
           // Left out, the scan is either planned away (a custom plan folds the parameter) or never run.
@@ -86,7 +86,7 @@ describe('PostgreSQL claims', () => {
     const dueOnly = await store.jobClaim({ workerId: 'w2', limit: 10, queues: ['default'], leaseMs: 30_000, includeLapsed: false });
     expect(dueOnly.map((job) => job.id)).toEqual(ids.slice(1));
     expect(texts).toHaveLength(1);
-    expect(texts[0]).toMatch(/^\s*WITH active AS/);
+    expect(texts[0]).toMatch(/^\s*WITH paused AS/);
     expect(texts[0]).not.toContain('lapsed AS');
     texts.length = 0;
     const searched = await store.jobClaim({ workerId: 'w2', limit: 10, queues: ['default'], leaseMs: 30_000, includeLapsed: true });
@@ -113,8 +113,8 @@ describe('PostgreSQL claims', () => {
     expect(await store.statistics).toBe(true);
     expect(await stats()).toBe(1);
     // Beside the claim, two statements of the guard's own: the look at pg_stats, and the ANALYZE.
-    expect(texts.map((text) => (text.includes('WITH active AS') ? 'claim' : text.includes('pg_stats') ? 'look' : text.trim().split(/\s+/)[0]))).toEqual(['claim', 'look', 'ANALYZE']);
-    const claim = texts.find((text) => text.includes('WITH active AS'))!;
+    expect(texts.map((text) => (text.includes('WITH paused AS') ? 'claim' : text.includes('pg_stats') ? 'look' : text.trim().split(/\s+/)[0]))).toEqual(['claim', 'look', 'ANALYZE']);
+    const claim = texts.find((text) => text.includes('WITH paused AS'))!;
     const scans = (await claimScans(claim, store.naming.jobs, 200)).map((scan) => `${scan.type}${scan.index ? ` ${scan.index}` : ''}`);
     expect(scans).toContain('Index Scan jobs_claim_idx');
     expect(scans.filter((scan) => scan.startsWith('Bitmap'))).toEqual([]);
@@ -122,7 +122,7 @@ describe('PostgreSQL claims', () => {
     texts.length = 0;
     expect(await store.jobClaim({ workerId: 'w1', limit: 200, queues: ['default'], leaseMs: 30_000 })).toHaveLength(200);
     expect(await store.statistics).toBe(false);
-    expect(texts.filter((text) => !text.includes('WITH active AS'))).toEqual([]);
+    expect(texts.filter((text) => !text.includes('WITH paused AS'))).toEqual([]);
   });
 
   it('leases the jobs it picked through the primary key, never by scanning every job, on a small analyzed table', async () => {
@@ -132,7 +132,7 @@ describe('PostgreSQL claims', () => {
     for (let i = 0; i < 3; i++) await store.jobEnqueueMany({ jobs: Array.from({ length: 1_000 }, (_, j) => ({ name: 'plan', payload: { k: i * 1_000 + j, pad: 'x'.repeat(80) } })) });
     await dataSource.query(`ANALYZE ${store.naming.jobs}`);
     expect(await store.jobClaim({ workerId: 'w1', limit: 200, queues: ['default'], leaseMs: 30_000 })).toHaveLength(200);
-    const claim = texts.find((text) => text.includes('WITH active AS'));
+    const claim = texts.find((text) => text.includes('WITH paused AS'));
     expect(claim).toBeDefined();
     const scans = (await claimScans(claim!, store.naming.jobs, 200)).map((scan) => `${scan.type}${scan.index ? ` ${scan.index}` : ''}`);
     // Joined to the picked rows, the planner hashed a scan of the whole table on every claim

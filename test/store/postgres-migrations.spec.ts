@@ -25,6 +25,8 @@ describe('PostgreSQL migrations', () => {
       { version: 7, name: 'jobs_fill_factor' },
       { version: 8, name: 'unique_keys_and_retry' },
       { version: 9, name: 'limit_surplus' },
+      { version: 10, name: 'paused_queues' },
+      { version: 11, name: 'bounded_maintenance' },
       { version: 12, name: 'listing_index_and_counts' },
     ]);
     const { id } = await a.jobEnqueue({ job: { name: 'after.migrate', payload: 1 } });
@@ -45,6 +47,7 @@ describe('PostgreSQL migrations', () => {
       'app_job_counts',
       'app_job_history',
       'app_jobs',
+      'app_maintenance',
       'app_migrations',
       'app_observer_cursors',
       'app_queues',
@@ -58,6 +61,12 @@ describe('PostgreSQL migrations', () => {
     expect(byName.app_jobs_dead_letter_idx).toMatch(/WHERE \(state = 'dead_lettered'::text\)/);
     expect(byName.app_jobs_state_seq_idx).toMatch(/ \(state, seq\)$/);
     expect(byName.app_jobs_unique_key_idx).toMatch(/^CREATE UNIQUE INDEX .* \(name, unique_key\) WHERE \(\(unique_key IS NOT NULL\) AND \(state = ANY \(ARRAY\['scheduled'::text, 'awaiting_parents'::text, 'running'::text\]\)\)\)$/);
+    // Claims read the paused queues alone, through an index that holds nothing else.
+    const queues = await dataSource.query(`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'app_queues' ORDER BY indexname`, [schema]);
+    expect(queues.map((i: { indexname: string; indexdef: string }) => [i.indexname, i.indexdef.replace(/^.* USING btree /, '')])).toEqual([
+      ['app_queues_paused_idx', '(name) WHERE paused'],
+      ['app_queues_pkey', '(name)'],
+    ]);
     // The history's key is its delivery order; no third index on id alone.
     const history = await dataSource.query(`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'app_job_history' ORDER BY indexname`, [schema]);
     expect(history.map((i: { indexname: string; indexdef: string }) => [i.indexname, i.indexdef.replace(/^.* USING btree /, '')])).toEqual([
@@ -97,6 +106,34 @@ describe('PostgreSQL migrations', () => {
     expect(moved.length).toBeLessThanOrEqual(firstPage.length / 4);
   });
 
+  it('starts the bounded history trim at the end of a history that existed before version 11, and trims from there', async () => {
+    const store = freshStore();
+    await store.migrate();
+    const { maintenance, migrations, history } = store.naming;
+    // What version 10 had: no maintenance table, no finished-jobs or parent-edge index.
+    await dataSource.query(`DROP TABLE ${maintenance}`);
+    await dataSource.query(`DROP INDEX ${store.naming.table('jobs_finished_idx')}, ${store.naming.table('dependencies_parent_idx')}`);
+    await dataSource.query(`DELETE FROM ${migrations} WHERE version = 11`);
+    const { id } = await store.jobEnqueue({ job: { name: 'old', payload: 1, maxAttempts: 5 } });
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      await store.jobClaim({ workerId: 'w', limit: 1, queues: ['default'], leaseMs: 60_000 });
+      await store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: id, attempt, kind: 'failed', error: 'x', retryDelayMs: 0 }] });
+    }
+    const again = new PostgresJobStore({ dataSource, schema: store.naming.schema });
+    stores.push(again);
+    await again.migrate();
+    const [last] = await dataSource.query(`SELECT tx::text, id::int FROM ${history} ORDER BY tx DESC, id DESC LIMIT 1`);
+    expect(await dataSource.query(`SELECT task, last_tx::text AS tx, last_id::int AS id FROM ${maintenance} ORDER BY task`)).toEqual([
+      { task: 'history_trim', tx: last.tx, id: last.id },
+      { task: 'sweep', tx: '0', id: 0 },
+    ]);
+    // The old log was the old trim's to bound: the new one reads only what comes after it.
+    expect(await again.historyTrim({ keep: 2, limit: 100 })).toEqual({ trimmed: 0, examined: 0 });
+    await again.jobClaim({ workerId: 'w', limit: 1, queues: ['default'], leaseMs: 60_000 });
+    expect(await again.historyTrim({ keep: 2, limit: 100 })).toEqual({ trimmed: 6, examined: 1 });
+    expect(await again.jobHistory({ jobId: id })).toHaveLength(2);
+  });
+
   it('re-keys the history by (tx, id) when migrating to version 6, keeping every entry, and trims by that key', async () => {
     const store = freshStore();
     await store.migrate();
@@ -129,7 +166,7 @@ describe('PostgreSQL migrations', () => {
       .toEqual([{ indexname: 'job_history_job_idx' }, { indexname: 'job_history_pkey' }]);
     expect(await again.schemaVersion()).toBe(LATEST_SCHEMA_VERSION);
     // The trim deletes by the new key: the job keeps its newest entry only.
-    expect(await again.historyTrim({ keep: 1, limit: 100 })).toBe(4);
+    expect(await again.historyTrim({ keep: 1, limit: 100 })).toEqual({ trimmed: 4, examined: 7 });
     expect((await again.jobHistory({ jobId: id })).map((e) => e.state)).toEqual(['scheduled']);
   });
 

@@ -220,6 +220,7 @@ describe('SQLite adapter setup', () => {
       'app_job_counts',
       'app_job_history',
       'app_jobs',
+      'app_maintenance',
       'app_migrations',
       'app_observer_cursors',
       'app_queues',
@@ -235,6 +236,8 @@ describe('SQLite adapter setup', () => {
       { version: 7, name: 'jobs_fill_factor' },
       { version: 8, name: 'unique_keys_and_retry' },
       { version: 9, name: 'limit_surplus' },
+      { version: 10, name: 'paused_queues' },
+      { version: 11, name: 'bounded_maintenance' },
       { version: 12, name: 'listing_index_and_counts' },
     ]);
     const indexes = await dataSource.query(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'app_jobs' ORDER BY name`);
@@ -242,7 +245,11 @@ describe('SQLite adapter setup', () => {
     expect(byName.app_jobs_lease_idx).toMatch(/\(leased_until\) WHERE state = 'running'/);
     expect(byName.app_jobs_running_idx).toBeUndefined();
     expect(byName.app_jobs_state_idx).toMatch(/\(state\)$/);
+    expect(byName.app_jobs_finished_idx).toMatch(/\(finished_at\) WHERE state IN \('succeeded', 'cancelled'\)/);
     expect(byName.app_jobs_unique_key_idx).toMatch(/^CREATE UNIQUE INDEX .*\(name, unique_key\)\s+WHERE unique_key IS NOT NULL AND state IN \('scheduled', 'awaiting_parents', 'running'\)$/);
+    // Claims read the paused queues alone, through an index that holds nothing else.
+    const queues = await dataSource.query(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'app_queues' AND sql IS NOT NULL ORDER BY name`);
+    expect(queues).toEqual([{ name: 'app_queues_paused_idx', sql: expect.stringMatching(/\(name\) WHERE paused = 1$/) }]);
   });
 
   it.each(["x; drop table y", 'a"b', "o'brien", 'a\nb', 'p'.repeat(64), 'UPPER_'])('refuses the table prefix %j before any SQL runs', async (prefix) => {

@@ -12,14 +12,14 @@ export function nodes(plan: PlanNode): PlanNode[] {
 
 /**
  * How the plan of a claim statement (as the store sent it) reads `table`: every scan node on it,
- * for worker 'w2' claiming up to `limit` jobs of the default queue.
+ * for worker 'w2' claiming up to `limit` jobs of the queues the statement lists.
  */
 export async function claimScans(claimText: string, table: string, limit: number): Promise<Array<{ type: string; index?: string }>> {
   const client = new pg.Client({ connectionString: databaseUrl() });
   await client.connect();
   try {
-    await client.query(`PREPARE claim_plan(text, text[], integer, integer, boolean) AS ${claimText}`);
-    const { rows } = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE claim_plan('w2', '{default}', ${limit}, 60000, true)`);
+    await client.query(`PREPARE claim_plan(text, integer, integer, boolean) AS ${claimText}`);
+    const { rows } = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE claim_plan('w2', ${limit}, 60000, true)`);
     const relation = table.split('.')[1]!.replaceAll('"', '');
     return nodes((rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan)
       .filter((node) => node['Relation Name'] === relation && node['Node Type'] !== 'ModifyTable')

@@ -13,6 +13,7 @@ import { limitCases } from './cases/limit.cases.js';
 import { listingCases } from './cases/listing.cases.js';
 import { limitChangeCases } from './cases/limit-changes.cases.js';
 import { observerCases } from './cases/observer.cases.js';
+import { maintenanceCases } from './cases/maintenance.cases.js';
 import { retentionCases } from './cases/retention.cases.js';
 import { enqueueCases } from './cases/enqueue.cases.js';
 import { fenceCases } from './cases/fence.cases.js';
@@ -66,6 +67,7 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('transition history and observer cursors', () => historyCases(ctx));
   describe('observer delivery', () => observerCases(ctx));
   describe('retention', () => retentionCases(ctx));
+  describe('maintenance leases and the bounded history trim', () => maintenanceCases(ctx));
   describe('bad input', () => badInputCases(ctx));
   describe('unique jobs', () => uniqueKeyCases(ctx));
   describe('retry per enqueue', () => enqueueRetryCases(ctx));

@@ -36,6 +36,8 @@ import type {
   HistoryEntry,
   HistoryReadParams,
   HistoryTrimParams,
+  HistoryTrimResult,
+  MaintenanceLeaseParams,
   JobActionParams,
   JobCountsFoldParams,
   JobPage,
@@ -85,6 +87,7 @@ import {
   checkExpireParams,
   checkHeartbeatParams,
   checkListParams,
+  checkMaintenanceLeaseParams,
   checkRelinquishParams,
   MAX_BATCH,
   optionalParamsOf,
@@ -295,7 +298,11 @@ export class CheckedStore implements JobStore {
     return this.driver.historyRead(checkHistoryRead(params, shape, start));
   }
 
-  async historyTrim(params: HistoryTrimParams): Promise<number> {
+  async maintenanceLease(params: MaintenanceLeaseParams): Promise<boolean> {
+    return this.driver.maintenanceLease(checkMaintenanceLeaseParams(params));
+  }
+
+  async historyTrim(params: HistoryTrimParams): Promise<HistoryTrimResult> {
     const checked = paramsOf('historyTrim', params, '{ keep, limit }');
     const keep = assertPositiveInteger(checked.keep, 'keep');
     return this.driver.historyTrim({ keep, limit: assertPositiveInteger(checked.limit, 'limit', MAX_CLEANUP_BATCH) });

@@ -10,6 +10,7 @@ import type {
   HeartbeatResult,
   HistoryEntry,
   JobPage,
+  HistoryTrimResult,
   JobStats,
   LeaseRef,
   ObserverLease,
@@ -143,7 +144,8 @@ export interface StoreDriver {
 
   /** Entries after `after`, a position of {@link StoreDriver.positions}' shape. */
   historyRead(params: { readonly after: string; readonly limit: number }): Promise<HistoryEntry[]>;
-  historyTrim(params: { readonly keep: number; readonly limit: number }): Promise<number>;
+  historyTrim(params: { readonly keep: number; readonly limit: number }): Promise<HistoryTrimResult>;
+  maintenanceLease(params: { readonly task: string; readonly workerId: string; readonly leaseMs: number }): Promise<boolean>;
   jobPurge(params: { readonly olderThanMs: number; readonly limit: number }): Promise<number>;
   /** Folds up to `limit` pending count changes; 0 for a store that keeps its counts directly. */
   jobCountsFold(params: { readonly limit: number }): Promise<number>;

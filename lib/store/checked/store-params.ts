@@ -20,6 +20,7 @@ import type {
   LeaseRef,
   ListDeadLetteredParams,
   ListJobsParams,
+  MaintenanceLeaseParams,
   Outcome,
   RelinquishParams,
 } from '../job-store.types.js';
@@ -65,6 +66,13 @@ export interface NormalizedOutcome {
 /** Claim parameters as the adapters read them: checked, with the defaults filled in. */
 export type CheckedClaimParams = ClaimParams & { readonly includeLapsed: boolean };
 
+/**
+ * Frozen queue lists whose names were checked already. A worker passes the same frozen list to
+ * every claim, so its names are checked once rather than on every claim: a list of 1,000 names
+ * took about 0.2 ms a claim to check again. A frozen array cannot change, so once is enough.
+ */
+const checkedQueueLists = new WeakSet<readonly string[]>();
+
 /** Checks a claim's params (worker, batch size, queue names, lease length) and defaults `includeLapsed` to true. */
 export function checkClaimParams(params: ClaimParams): CheckedClaimParams {
   paramsOf('jobClaim', params, '{ workerId, limit, queues, leaseMs }');
@@ -74,7 +82,10 @@ export function checkClaimParams(params: ClaimParams): CheckedClaimParams {
   if (!Array.isArray(params.queues) || params.queues.length === 0) {
     throw new InvalidArgumentError('queues must be a non-empty array of queue names.', 'queues');
   }
-  params.queues.forEach((queue, i) => assertQueueName(queue, `queues[${i}]`));
+  if (!checkedQueueLists.has(params.queues)) {
+    params.queues.forEach((queue, i) => assertQueueName(queue, `queues[${i}]`));
+    if (Object.isFrozen(params.queues)) checkedQueueLists.add(params.queues);
+  }
   if (params.includeLapsed !== undefined && typeof params.includeLapsed !== 'boolean') {
     throw new InvalidArgumentError('includeLapsed must be true or false when given.', 'includeLapsed');
   }
@@ -170,6 +181,16 @@ export function checkCompleteParams(
 /** Checks a lease sweep's params and returns its `limit`. */
 export function checkExpireParams(params: ExpireLeasesParams): number {
   return assertPositiveInteger(paramsOf('jobExpireLeases', params, '{ limit }').limit, 'limit', MAX_BATCH);
+}
+
+/** Checks a maintenance lease's params: the task's name, the worker, and the lease length (at most {@link MAX_LEASE_MS}). */
+export function checkMaintenanceLeaseParams(params: MaintenanceLeaseParams): { task: string; workerId: string; leaseMs: number } {
+  paramsOf('maintenanceLease', params, '{ task, workerId, leaseMs }');
+  return {
+    task: assertNonEmptyString(params.task, 'task', 64),
+    workerId: assertNonEmptyString(params.workerId, 'workerId'),
+    leaseMs: assertPositiveInteger(params.leaseMs, 'leaseMs', MAX_LEASE_MS),
+  };
 }
 
 /** Checks a job listing's filters and cursor, and fills in the default `limit` ({@link DEFAULT_LIST_LIMIT}). */

@@ -31,6 +31,7 @@ import type {
   HeartbeatResult,
   HistoryEntry,
   JobPage,
+  HistoryTrimResult,
   JobStats,
   ObserverLease,
   OutcomeResult,
@@ -237,8 +238,12 @@ export class MemoryDriver implements StoreDriver {
     return this.observers.historyRead(params);
   }
 
-  async historyTrim(params: { readonly keep: number; readonly limit: number }): Promise<number> {
+  async historyTrim(params: { readonly keep: number; readonly limit: number }): Promise<HistoryTrimResult> {
     return this.retention.historyTrim(params);
+  }
+
+  async maintenanceLease(params: { readonly task: string; readonly workerId: string; readonly leaseMs: number }): Promise<boolean> {
+    return this.retention.maintenanceLease(params);
   }
 
   async jobPurge(params: { readonly olderThanMs: number; readonly limit: number }): Promise<number> {

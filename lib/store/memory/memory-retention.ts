@@ -1,24 +1,40 @@
-import type { HistoryEntry } from '../job-store.types.js';
+import type { HistoryEntry, HistoryTrimResult } from '../job-store.types.js';
 import type { MemoryState } from './memory-tables.js';
 
-/** The clean-up passes: trimming job history and purging finished jobs. */
+/** The clean-up passes (trimming job history, purging finished jobs) and the maintenance leases. */
 export class MemoryRetention {
+  /** The trim's place in the log: the id of the last entry a pass looked at. */
+  private trimmedUpTo = 0;
+  private readonly leases = new Map<string, { readonly workerId: string; readonly until: number }>();
+
   constructor(private readonly state: MemoryState) {}
 
-  /** Keeps the newest `keep` entries per job; an entry some observer has not passed yet stays. */
-  historyTrim({ keep, limit }: { readonly keep: number; readonly limit: number }): number {
+  /**
+   * Keeps the newest `keep` entries per job among the jobs that gained an entry since the last pass,
+   * looking at most at `limit` entries after the trim's place and none an observer has not passed.
+   */
+  historyTrim({ keep, limit }: { readonly keep: number; readonly limit: number }): HistoryTrimResult {
     const { cursors, history } = this.state.tables;
     const floor = Math.min(...[...cursors.values()].map((c) => c.lastId), Number.POSITIVE_INFINITY);
-    const perJob = new Map<string, number>();
+    const batch = history.filter((entry) => entry.id > this.trimmedUpTo && entry.id <= floor).slice(0, limit);
+    const jobs = new Set(batch.map((entry) => entry.jobId));
     const drop = new Set<number>();
-    for (let i = history.length - 1; i >= 0; i--) {
-      const entry = history[i]!;
-      const count = (perJob.get(entry.jobId) ?? 0) + 1;
-      perJob.set(entry.jobId, count);
-      if (count > keep && entry.id <= floor && drop.size < limit) drop.add(entry.id);
+    for (const jobId of jobs) {
+      const entries = history.filter((entry) => entry.jobId === jobId);
+      for (const entry of entries.slice(0, Math.max(0, entries.length - keep))) if (entry.id <= floor) drop.add(entry.id);
     }
     this.removeHistory((entry) => drop.has(entry.id));
-    return drop.size;
+    if (batch.length > 0) this.trimmedUpTo = batch.at(-1)!.id;
+    return { trimmed: drop.size, examined: batch.length };
+  }
+
+  /** Takes or renews a maintenance task's lease by the store's clock. */
+  maintenanceLease({ task, workerId, leaseMs }: { readonly task: string; readonly workerId: string; readonly leaseMs: number }): boolean {
+    const now = this.state.clock.now();
+    const held = this.leases.get(task);
+    if (held && held.workerId !== workerId && held.until > now) return false;
+    this.leases.set(task, { workerId, until: now + leaseMs });
+    return true;
   }
 
   /** Deletes old succeeded and cancelled jobs with their history and edges; a parent with an open edge stays. */

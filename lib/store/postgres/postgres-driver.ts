@@ -30,6 +30,7 @@ import type {
   HeartbeatResult,
   HistoryEntry,
   JobPage,
+  HistoryTrimResult,
   JobStats,
   ObserverLease,
   OutcomeResult,
@@ -277,8 +278,12 @@ export class PostgresDriver implements StoreDriver {
     return this.sql.historyRead(this.db, after, limit);
   }
 
-  async historyTrim({ keep, limit }: { readonly keep: number; readonly limit: number }): Promise<number> {
+  async historyTrim({ keep, limit }: { readonly keep: number; readonly limit: number }): Promise<HistoryTrimResult> {
     return this.sql.historyTrim(this.db, keep, limit);
+  }
+
+  async maintenanceLease({ task, workerId, leaseMs }: { readonly task: string; readonly workerId: string; readonly leaseMs: number }): Promise<boolean> {
+    return this.sql.maintenanceLease(this.db, task, workerId, leaseMs);
   }
 
   async jobPurge({ olderThanMs, limit }: { readonly olderThanMs: number; readonly limit: number }): Promise<number> {

@@ -19,7 +19,7 @@ const SETTLING = 'durable_scheduler.settling';
  */
 function settleLevel(t: PostgresNaming, which: string): string {
   return `WITH picked AS (
-      SELECT d.child_id, d.parent_id, p.state AS parent_state
+      SELECT d.ctid AS edge
       FROM ${t.dependencies} d JOIN ${t.jobs} p ON p.id = d.parent_id
       WHERE NOT d.settled AND ${which} AND p.state IN ${TERMINAL}
       -- No ORDER BY: with SKIP LOCKED concurrent settlers never wait on each other, so lock order does
@@ -27,9 +27,11 @@ function settleLevel(t: PostgresNaming, which: string): string {
       LIMIT max_edges - settled_edges
       FOR UPDATE OF d SKIP LOCKED
     ), marked AS (
+      -- The locked edges by their row address, and each parent's end by its key: no join for the
+      -- planner to turn into a scan of every edge.
       UPDATE ${t.dependencies} d SET settled = true
-      FROM picked WHERE d.child_id = picked.child_id AND d.parent_id = picked.parent_id
-      RETURNING d.child_id, picked.parent_id, picked.parent_state
+      WHERE d.ctid = ANY(ARRAY(SELECT edge FROM picked))
+      RETURNING d.child_id, d.parent_id, (SELECT p.state FROM ${t.jobs} p WHERE p.id = d.parent_id) AS parent_state
     ), effect AS (
       SELECT m.child_id,
         count(*) FILTER (WHERE m.parent_state = 'succeeded' OR c.dependency_mode = 'on_any_terminal') AS satisfied,

@@ -33,6 +33,8 @@ export interface PostgresNaming {
   readonly counts: string;
   /** What each statement changed in the counts since the last fold. */
   readonly countDeltas: string;
+  /** Maintenance tasks: the sweep's lease and the history trim's place in the log. */
+  readonly maintenance: string;
   /** `"schema"."prefix" + name` for any of the store's tables. */
   table(name: string): string;
   /** The LISTEN/NOTIFY channel for wake-up hints (raw, not quoted). */
@@ -73,6 +75,7 @@ export function postgresNaming(schema = DEFAULT_POSTGRES_SCHEMA, prefix = ''): P
     cursors: table('observer_cursors'),
     counts: table('job_counts'),
     countDeltas: table('job_count_deltas'),
+    maintenance: table('maintenance'),
     table,
     channel:
       plainChannel.length <= MAX_IDENTIFIER_LENGTH

@@ -25,6 +25,7 @@ import { listLimitsQuery } from './queries/list-limits.query.js';
 import { listQueuesQuery } from './queries/list-queues.query.js';
 import { listSchedulesQuery } from './queries/list-schedules.query.js';
 import { lockScheduleQuery } from './queries/lock-schedule.query.js';
+import { maintenanceLeaseQuery } from './queries/maintenance-lease.query.js';
 import { nextDueScheduleQuery } from './queries/next-due-schedule.query.js';
 import { observerCommitQuery } from './queries/observer-commit.query.js';
 import { observerFailQuery } from './queries/observer-fail.query.js';
@@ -84,6 +85,7 @@ export interface PostgresStatements {
   readonly observerFail: ReturnType<typeof observerFailQuery>;
   readonly purge: ReturnType<typeof purgeJobsQuery>;
   readonly foldCounts: ReturnType<typeof foldJobCountsQuery>;
+  readonly maintenanceLease: ReturnType<typeof maintenanceLeaseQuery>;
   // Schedules
   readonly databaseNow: ReturnType<typeof databaseNowQuery>;
   readonly lockSchedule: ReturnType<typeof lockScheduleQuery>;
@@ -136,6 +138,7 @@ export function postgresStatements(t: PostgresNaming, options: { readonly asyncC
     observerFail: observerFailQuery(t),
     purge: purgeJobsQuery(t),
     foldCounts: foldJobCountsQuery(t),
+    maintenanceLease: maintenanceLeaseQuery(t),
     databaseNow: databaseNowQuery(),
     lockSchedule: lockScheduleQuery(t),
     getSchedule: getScheduleQuery(t),

@@ -28,6 +28,7 @@ import type {
   HeartbeatResult,
   HistoryEntry,
   JobPage,
+  HistoryTrimResult,
   JobStats,
   ObserverLease,
   OutcomeResult,
@@ -275,8 +276,12 @@ export class SqliteDriver implements StoreDriver {
     return this.conn.read(() => this.conn.statements().historyRead(Number(after), limit));
   }
 
-  async historyTrim({ keep, limit }: { readonly keep: number; readonly limit: number }): Promise<number> {
-    return this.conn.write(() => this.conn.statements().historyTrim(keep, limit));
+  async historyTrim({ keep, limit }: { readonly keep: number; readonly limit: number }): Promise<HistoryTrimResult> {
+    return this.conn.write((now) => this.conn.statements().historyTrim(keep, limit, now));
+  }
+
+  async maintenanceLease({ task, workerId, leaseMs }: { readonly task: string; readonly workerId: string; readonly leaseMs: number }): Promise<boolean> {
+    return this.conn.write((now) => this.conn.statements().maintenanceLease(task, workerId, leaseMs, now));
   }
 
   async jobPurge({ olderThanMs, limit }: { readonly olderThanMs: number; readonly limit: number }): Promise<number> {

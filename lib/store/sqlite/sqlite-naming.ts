@@ -15,6 +15,8 @@ export interface SqliteNaming extends MigrationNames {
   readonly limits: string;
   readonly history: string;
   readonly cursors: string;
+  /** Maintenance tasks: the sweep's lease and the history trim's place in the log. */
+  readonly maintenance: string;
   /** The settle trigger's work table (see sqlite-effects.ts), empty between statements. */
   readonly cascade: string;
   /** Stored jobs per (queue, state), kept by the counting triggers (migration 0012). */
@@ -23,7 +25,8 @@ export interface SqliteNaming extends MigrationNames {
 
 export function sqliteNaming(prefix = DEFAULT_SQLITE_PREFIX): SqliteNaming {
   assertSqlPrefix(prefix, 'tablePrefix');
-  const longest = `${prefix}jobs_dead_letter_idx`;
+  // The longest name the migrations derive from the prefix (an index on the edges table).
+  const longest = `${prefix}dependencies_parent_idx`;
   if (longest.length > MAX_IDENTIFIER_LENGTH) assertSqlIdentifier(longest, 'tablePrefix (with the longest suffix the store adds)');
   const local = (name: string) => quoteIdentifier(prefix + name);
   return {
@@ -37,6 +40,7 @@ export function sqliteNaming(prefix = DEFAULT_SQLITE_PREFIX): SqliteNaming {
     limits: local('concurrency_limits'),
     history: local('job_history'),
     cursors: local('observer_cursors'),
+    maintenance: local('maintenance'),
     cascade: local('dependency_cascade'),
     counts: local('job_counts'),
     table: local,

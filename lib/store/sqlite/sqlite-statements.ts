@@ -14,6 +14,7 @@ import { hasOpenEdgesQuery } from './queries/has-open-edges.query.js';
 import { heartbeatJobsQuery } from './queries/heartbeat-jobs.query.js';
 import { historyReadQuery } from './queries/history-read.query.js';
 import { historyTrimQuery } from './queries/history-trim.query.js';
+import { maintenanceLeaseQuery } from './queries/maintenance-lease.query.js';
 import { insertAuditQuery } from './queries/insert-audit.query.js';
 import { insertScheduleQuery } from './queries/insert-schedule.query.js';
 import { jobHistoryQuery } from './queries/job-history.query.js';
@@ -79,6 +80,7 @@ export interface SqliteStatements {
   readonly observerCommit: ReturnType<typeof observerCommitQuery>;
   readonly observerFail: ReturnType<typeof observerFailQuery>;
   readonly purge: ReturnType<typeof purgeJobsQuery>;
+  readonly maintenanceLease: ReturnType<typeof maintenanceLeaseQuery>;
   // Schedules and the audit log
   readonly getSchedule: ReturnType<typeof getScheduleQuery>;
   readonly listSchedules: ReturnType<typeof listSchedulesQuery>;
@@ -124,6 +126,7 @@ export function sqliteStatements(db: Database, t: SqliteNaming): SqliteStatement
     observerCommit: observerCommitQuery(db, t),
     observerFail: observerFailQuery(db, t),
     purge: purgeJobsQuery(db, t),
+    maintenanceLease: maintenanceLeaseQuery(db, t),
     getSchedule: getScheduleQuery(db, t),
     listSchedules: listSchedulesQuery(db, t),
     dueSchedules: dueSchedulesQuery(db, t),

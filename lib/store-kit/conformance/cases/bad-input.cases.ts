@@ -1,8 +1,8 @@
 import { expect, it } from '@jest/globals';
-import { InvalidArgumentError, PayloadTooLargeError, SchedulerError } from '../../../core/index.js';
+import { PayloadTooLargeError } from '../../../core/index.js';
 import type { EnqueueInput, JobStore } from '../../../store/index.js';
 import type { SuiteContext } from '../harness.js';
-import { claimOne, enqueue, LEASE_MS, mustGet } from './helpers.js';
+import { claimOne, enqueue, expectRefused, LEASE_MS, mustGet } from './helpers.js';
 
 const circular: Record<string, unknown> = { a: 1 };
 circular.self = circular;
@@ -41,18 +41,6 @@ const BAD_ENQUEUES: BadEnqueue[] = [
   ['a payload over the size limit', { name: 'x', payload: 'y'.repeat(300) }, /over the limit of 256 bytes/],
   ['not an object', 'orders.confirm', /must be an object/],
 ];
-
-async function expectRefused(run: () => Promise<unknown>, pattern: RegExp, type: new (...args: never[]) => Error = InvalidArgumentError) {
-  const error = await run().then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(type);
-  expect(error).toBeInstanceOf(SchedulerError);
-  expect((error as Error).message).toMatch(pattern);
-  // One sentence: ends with a full stop and has no line breaks.
-  expect((error as Error).message).toMatch(/^[^\n]+\.$/);
-}
 
 export function badInputCases(ctx: SuiteContext): void {
   it.each(BAD_ENQUEUES)('refuses %s before writing anything', async (_label, input, pattern) => {
@@ -193,6 +181,7 @@ export function badInputCases(ctx: SuiteContext): void {
     ['jobExpireLeases', '{ limit }', false],
     ['jobSettleDependencies', '{ limit }', false],
     ['historyTrim', '{ keep, limit }', false],
+    ['maintenanceLease', '{ task, workerId, leaseMs }', false],
     ['jobPurge', '{ olderThanMs, limit }', false],
     ['jobCountsFold', '{ limit }', false],
   ];

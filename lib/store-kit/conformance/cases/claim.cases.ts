@@ -45,6 +45,27 @@ export function claimCases(ctx: SuiteContext): void {
     expect((await claimOne(h.store, 'w', ['mail'])).id).toBe(mail);
   });
 
+  it('claims for a worker serving 1,000 queues (one listed twice) as for one: claim order, unlisted and paused queues skipped', async () => {
+    const h = await ctx.open();
+    const queues = [...Array.from({ length: 1_000 }, (_, k) => `q${k}`), 'q500'];
+    const claim = async () => (await h.store.jobClaim({ workerId: 'w', limit: 100, queues, leaseMs: LEASE_MS })).map((j) => j.id);
+    const base = Date.UTC(2020, 0, 1);
+    const late = await enqueue(h.store, { queue: 'q0', runAt: new Date(base + 2_000) });
+    const tieA = await enqueue(h.store, { queue: 'q999', runAt: new Date(base + 1_000) });
+    const paused = await enqueue(h.store, { queue: 'q500', runAt: new Date(base) });
+    const tieB = await enqueue(h.store, { queue: 'q500', runAt: new Date(base + 1_000) });
+    await enqueue(h.store, { queue: 'q1000', runAt: new Date(base) });
+    await enqueue(h.store, { queue: 'default', runAt: new Date(base) });
+    const early = await enqueue(h.store, { queue: 'q42', runAt: new Date(base) });
+
+    await h.store.queuePause({ queue: 'q500' });
+    expect(await claim()).toEqual([early, tieA, late]);
+    const more = await enqueue(h.store, { queue: 'q500', runAt: new Date(base) });
+    await h.store.queueResume({ queue: 'q500' });
+    expect(await claim()).toEqual([paused, more, tieB]);
+    expect(await claim()).toEqual([]);
+  });
+
   it('does not hand a job with a live lease to another worker', async () => {
     const h = await ctx.open();
     await enqueue(h.store);

@@ -1,5 +1,5 @@
 import { expect } from '@jest/globals';
-import type { JobRecord } from '../../../core/index.js';
+import { InvalidArgumentError, SchedulerError, type JobRecord } from '../../../core/index.js';
 import type { EnqueueInput, JobStore } from '../../../store/index.js';
 
 export const LEASE_MS = 30_000;
@@ -24,4 +24,17 @@ export async function mustGet(store: JobStore, id: string): Promise<JobRecord> {
   const job = await store.jobGet({ jobId: id });
   expect(job).not.toBeNull();
   return job!;
+}
+
+/** Expects `run` to be refused with a typed scheduler error of one sentence matching `pattern`. */
+export async function expectRefused(run: () => Promise<unknown>, pattern: RegExp, type: new (...args: never[]) => Error = InvalidArgumentError) {
+  const error = await run().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(type);
+  expect(error).toBeInstanceOf(SchedulerError);
+  expect((error as Error).message).toMatch(pattern);
+  // One sentence: ends with a full stop and has no line breaks.
+  expect((error as Error).message).toMatch(/^[^\n]+\.$/);
 }

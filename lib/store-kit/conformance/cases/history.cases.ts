@@ -133,8 +133,14 @@ export function historyCases(ctx: SuiteContext): void {
     expect(full).toHaveLength(7);
     // The observer has only seen the first three entries, so it holds the rest in place.
     expect(await h.store.observerCommit({ observer: 'audit', workerId: 'w', position: full[2]!.position })).toBe(true);
-    expect(await h.store.historyTrim({ keep: 2, limit: 100 })).toBe(3);
+    // The pass reads the log only up to the observer's place: three entries, all three beyond the newest two.
+    expect(await h.store.historyTrim({ keep: 2, limit: 100 })).toEqual({ trimmed: 3, examined: 3 });
     expect((await h.store.jobHistory({ jobId: id })).map((e) => e.id)).toEqual(full.slice(3).map((e) => e.id));
+    // Once the observer has passed the rest, the next pass reads on from where the last one stopped.
+    expect(await h.store.observerCommit({ observer: 'audit', workerId: 'w', position: full[6]!.position })).toBe(true);
+    expect(await h.store.historyTrim({ keep: 2, limit: 100 })).toEqual({ trimmed: 2, examined: 4 });
+    expect((await h.store.jobHistory({ jobId: id })).map((e) => e.id)).toEqual(full.slice(5).map((e) => e.id));
+    expect(await h.store.historyTrim({ keep: 2, limit: 100 })).toEqual({ trimmed: 0, examined: 0 });
   });
 
   it('leases an observer\'s cursor to one worker at a time, fences commits on the lease, and backs off after a failure', async () => {

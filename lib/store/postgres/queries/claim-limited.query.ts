@@ -4,10 +4,11 @@ import type { PgExecutor } from '../pg-executor.js';
 import { limitFunction } from '../postgres-limits.js';
 import type { PostgresNaming } from '../postgres-naming.js';
 import { fromPgRow, jobColumns, type PgJobRow } from '../postgres-row.js';
-import { claimActive, claimAsyncCommit, claimCandidates, claimLease, claimValues } from './claim-steps.sql.js';
+import { claimAsyncCommit, claimCandidates, claimLease, claimPaused, claimValues } from './claim-steps.sql.js';
+import { perQueueList } from './queue-list.sql.js';
 
 /**
- * The claim while a concurrency limit exists: leases up to $3 jobs in one statement, within the
+ * The claim while a concurrency limit exists: leases up to $2 jobs in one statement, within the
  * limits, in a transaction of its own (the caller's `tx`, see postgres-claim.ts). Jobs whose queue
  * or key is at its cap are passed over, so they cannot starve the rest.
  *
@@ -42,8 +43,8 @@ export function claimLimitedQuery(t: PostgresNaming, options: { readonly asyncCo
         WHERE l.key IN ('queue:' || ${job}.queue, 'key:' || ${job}.concurrency_key)
           AND COALESCE((SELECT s.held_until FROM ${t.slots} s WHERE s.key = l.key ORDER BY s.held_until OFFSET l.surplus LIMIT 1), 'infinity') > now())`;
   // The saturation check is skipped entirely while no limit exists.
-  const text = `
-    WITH ${claimActive(t)}, ${claimCandidates(t, 'id, run_at, seq, queue, concurrency_key', `(NOT EXISTS (SELECT 1 FROM ${t.limits}) OR ${notSaturated('j')})`)}, candidates AS (
+  const statement = perQueueList((listed) => `
+    WITH ${claimPaused(t)}, ${claimCandidates(t, listed, 'id, run_at, seq, queue, concurrency_key', `(NOT EXISTS (SELECT 1 FROM ${t.limits}) OR ${notSaturated('j')})`)}, candidates AS (
       SELECT c.id, c.run_at, c.seq,
         (SELECT l.key FROM ${t.limits} l WHERE l.key = 'queue:' || c.queue) AS qkey,
         (SELECT l.key FROM ${t.limits} l WHERE l.key = 'key:' || c.concurrency_key) AS kkey
@@ -72,25 +73,25 @@ export function claimLimitedQuery(t: PostgresNaming, options: { readonly asyncCo
       SELECT r.id, r.run_at, r.seq, r.qkey, r.kkey FROM ranked r
       WHERE (r.qkey IS NULL OR r.rq <= (SELECT n FROM room WHERE room.key = r.qkey))
         AND (r.kkey IS NULL OR r.rk <= (SELECT n FROM room WHERE room.key = r.kkey))
-      ORDER BY r.run_at, r.seq LIMIT $3
+      ORDER BY r.run_at, r.seq LIMIT $2
     ), numbered AS (
       SELECT p.id, p.qkey, p.kkey,
         row_number() OVER (PARTITION BY p.qkey ORDER BY p.run_at, p.seq) AS aq,
         row_number() OVER (PARTITION BY p.kkey ORDER BY p.run_at, p.seq) AS ak
       FROM picked p
     ), taken AS (
-      UPDATE ${t.slots} s SET job_id = m.id, held_until = now() + $4 * interval '1 millisecond'
+      UPDATE ${t.slots} s SET job_id = m.id, held_until = now() + $3 * interval '1 millisecond'
       FROM numbered m, free f
       WHERE s.key = f.key AND s.slot = f.slot AND ((f.key = m.qkey AND f.n = m.aq) OR (f.key = m.kkey AND f.n = m.ak))
       RETURNING s.key
     )
     ${claimLease(t)}
-    RETURNING ${jobColumns('j')}${asyncCommit}`;
+    RETURNING ${jobColumns('j')}${asyncCommit}`);
   const first = `SELECT set_config('jit', 'off', true), ${limitFunction(t, 'limits_pending')}() AS pending`;
 
   /** Claims inside `tx`, a transaction opened for this claim alone; `pending` is limits_pending's answer. */
   return async (tx: PgExecutor, params: CheckedClaimParams): Promise<{ rows: JobRow[]; pending: boolean }> => {
     const [lock] = await tx.query<{ pending: boolean }>(first);
-    return { rows: (await tx.query<PgJobRow>(text, claimValues(params))).map(fromPgRow), pending: lock!.pending };
+    return { rows: (await tx.query<PgJobRow>(statement(params.queues), claimValues(params))).map(fromPgRow), pending: lock!.pending };
   };
 }

@@ -2,8 +2,9 @@ import type { PostgresNaming } from '../postgres-naming.js';
 
 /**
  * The steps both claim statements share (claim-unlimited.query.ts, claim-limited.query.ts). Their
- * parameters: $1 worker id, $2 queues, $3 batch size, $4 lease in ms, $5 whether lapsed leases are
- * searched.
+ * parameters: $1 worker id, $2 batch size, $3 lease in ms, $4 whether lapsed leases are searched.
+ * The worker's queues are not a parameter: `listed` is their constant array (queue-list.sql.ts),
+ * written into the text, and each queue list has statements of its own.
  *
  * Candidates are read with SKIP LOCKED, so concurrent claimers never wait on, or take, each other's
  * rows: due scheduled jobs, and running jobs whose lease lapsed with attempts left and no cancel
@@ -11,40 +12,49 @@ import type { PostgresNaming } from '../postgres-naming.js';
  * job terminal, so it need not conflict with an enqueue's parent guard (parent-guard.sql.ts), and a
  * due parent that such an enqueue holds is claimed like any other job.
  *
- * The filters are written so the planner cannot turn them into joins: the active queues become one
- * array computed once (an InitPlan), and the limit check is a per-row filter or a one-time one.
- * With a single table left to scan, the planner reads the claim index in order and stops at the
- * batch size, where a join makes it plan for full retrieval and sort every due job.
+ * The filters are written so the planner cannot turn them into joins, and so a row read costs the
+ * same whatever the number of queues a worker serves. Its queue is looked up in the constant list,
+ * which PostgreSQL hashes once per execution, and in the paused queues, read once per execution
+ * through their partial index (migration 0010) into a hashed subplan: `NOT IN` stays a subplan,
+ * never a join, and means what it says, since neither side is ever null. The limit check is a
+ * per-row filter or a one-time one. With a single table left to scan, the planner reads the claim
+ * index in order and stops at the batch size, where a join makes it plan for full retrieval and
+ * sort every due job.
  */
 
-/** The unpaused queues among those asked for. */
-export const claimActive = (t: PostgresNaming) => `active AS (
-      SELECT q FROM unnest($2::text[]) AS q
-      WHERE NOT EXISTS (SELECT 1 FROM ${t.queues} p WHERE p.name = q AND p.paused)
+/**
+ * The paused queues, usually none. Read when the claim runs, never written into its text, so a
+ * pause or resume applies to the next claim of a statement prepared before it.
+ */
+export const claimPaused = (t: PostgresNaming) => `paused AS (
+      SELECT p.name FROM ${t.queues} p WHERE p.paused
     )`;
 
+/** A job of one of the `listed` queues that is not paused. */
+const claimQueue = (listed: string) => `j.queue = ANY(${listed}) AND j.queue NOT IN (SELECT name FROM paused)`;
+
 /** Due scheduled jobs, in the claim index's order. */
-export const claimDue = (t: PostgresNaming, columns: string, limitCheck: string) => `due AS (
+export const claimDue = (t: PostgresNaming, listed: string, columns: string, limitCheck: string) => `due AS (
       SELECT ${columns} FROM ${t.jobs} j
       WHERE state = 'scheduled' AND run_at <= now() AND attempt < max_attempts
-        AND j.queue = ANY(ARRAY(SELECT q FROM active)) AND ${limitCheck}
+        AND ${claimQueue(listed)} AND ${limitCheck}
       ORDER BY run_at, seq
-      LIMIT $3
+      LIMIT $2
       FOR NO KEY UPDATE OF j SKIP LOCKED
     )`;
 
 /**
- * Due jobs, then lapsed leases. `$5` alone decides whether the lapsed step runs, so PostgreSQL
+ * Due jobs, then lapsed leases. `$4` alone decides whether the lapsed step runs, so PostgreSQL
  * checks it once (a one-time filter) and a claim that leaves lapsed leases out never starts that
  * scan: between vacuums the lease index holds an entry for every finished job's running version,
  * and searching it walks all of those whose lease has passed (bench/diagnose/dead-entries.mjs).
  */
-export const claimCandidates = (t: PostgresNaming, columns: string, limitCheck: string) => `${claimDue(t, columns, limitCheck)}, lapsed AS (
+export const claimCandidates = (t: PostgresNaming, listed: string, columns: string, limitCheck: string) => `${claimDue(t, listed, columns, limitCheck)}, lapsed AS (
       SELECT ${columns} FROM ${t.jobs} j
-      WHERE $5::boolean AND state = 'running' AND leased_until <= now() AND attempt < max_attempts AND NOT cancel_requested
-        AND j.queue = ANY(ARRAY(SELECT q FROM active)) AND ${limitCheck}
+      WHERE $4::boolean AND state = 'running' AND leased_until <= now() AND attempt < max_attempts AND NOT cancel_requested
+        AND ${claimQueue(listed)} AND ${limitCheck}
       ORDER BY run_at, seq
-      LIMIT $3
+      LIMIT $2
       FOR NO KEY UPDATE OF j SKIP LOCKED
     )`;
 
@@ -57,7 +67,7 @@ export const claimLease = (t: PostgresNaming) => `UPDATE ${t.jobs} j SET
       state = 'running',
       attempt = j.attempt + 1,
       worker_id = $1,
-      leased_until = now() + $4 * interval '1 millisecond',
+      leased_until = now() + $3 * interval '1 millisecond',
       last_error = CASE WHEN j.state = 'running' THEN 'lease expired' ELSE j.last_error END,
       updated_at = now()
     WHERE j.id = ANY(ARRAY(SELECT id FROM picked))`;
@@ -70,9 +80,8 @@ export const claimLease = (t: PostgresNaming) => `UPDATE ${t.jobs} j SET
 export const claimAsyncCommit = (asyncCommit: boolean) => (asyncCommit ? `, set_config('synchronous_commit', 'off', true) AS async_commit` : '');
 
 /** The parameters of both claim statements, in order. */
-export const claimValues = (params: { workerId: string; queues: readonly string[]; limit: number; leaseMs: number; includeLapsed: boolean }) => [
+export const claimValues = (params: { workerId: string; limit: number; leaseMs: number; includeLapsed: boolean }) => [
   params.workerId,
-  params.queues,
   params.limit,
   params.leaseMs,
   params.includeLapsed,

@@ -3,20 +3,25 @@ import type { PostgresNaming } from '../postgres-naming.js';
 
 /**
  * Deletes finished (succeeded or cancelled) jobs older than the cutoff whose dependants have all
- * been settled, with their history and their edges, in one bounded statement.
+ * been settled, with their history and their edges, in one bounded statement. The candidates come
+ * oldest first from the finished-jobs index (migration 0011), which holds exactly what retention may
+ * delete, so a pass reads what it deletes and not the jobs retained. Each delete reaches its rows
+ * through an index: history by job, edges by child (the primary key) and by parent.
  */
 export function purgeJobsQuery(t: PostgresNaming) {
-  const text = `WITH doomed AS (
+  const text = `WITH doomed AS MATERIALIZED (
            SELECT id FROM ${t.jobs} j
            WHERE state IN ('succeeded', 'cancelled') AND finished_at < now() - $1 * interval '1 millisecond'
              AND NOT EXISTS (SELECT 1 FROM ${t.dependencies} d WHERE d.parent_id = j.id AND NOT d.settled)
            ORDER BY finished_at LIMIT $2
            FOR UPDATE SKIP LOCKED
          ), history AS (
-           DELETE FROM ${t.history} WHERE job_id IN (SELECT id FROM doomed)
-         ), edges AS (
-           DELETE FROM ${t.dependencies} WHERE child_id IN (SELECT id FROM doomed) OR parent_id IN (SELECT id FROM doomed)
+           DELETE FROM ${t.history} WHERE job_id = ANY(ARRAY(SELECT id FROM doomed))
+         ), child_edges AS (
+           DELETE FROM ${t.dependencies} WHERE child_id = ANY(ARRAY(SELECT id FROM doomed))
+         ), parent_edges AS (
+           DELETE FROM ${t.dependencies} WHERE parent_id = ANY(ARRAY(SELECT id FROM doomed))
          )
-         DELETE FROM ${t.jobs} WHERE id IN (SELECT id FROM doomed) RETURNING id`;
+         DELETE FROM ${t.jobs} WHERE id = ANY(ARRAY(SELECT id FROM doomed)) RETURNING id`;
   return async (db: PgExecutor, olderThanMs: number, limit: number): Promise<number> => (await db.query(text, [olderThanMs, limit])).length;
 }

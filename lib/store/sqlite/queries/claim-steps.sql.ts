@@ -5,8 +5,15 @@ import type { SqliteNaming } from '../sqlite-naming.js';
  * named parameters: @queues (JSON array), @now, @lapsed (1 or 0), @worker_id, @lease_ms.
  */
 
-/** A job of an asked-for, unpaused queue. */
-const eligible = (t: SqliteNaming) => `queue IN (SELECT value FROM json_each(@queues)) AND queue NOT IN (SELECT name FROM ${t.queues} WHERE paused = 1)`;
+/**
+ * A job of an asked-for, unpaused queue. SQLite runs each of these uncorrelated `IN` lists once per
+ * statement into a temporary b-tree, so a row costs one lookup in each whatever the number of
+ * queues: the asked-for ones from @queues, the paused ones (usually none) through their partial
+ * index (migration 0010). The unary `+` keeps the lists filters: as an index term, the asked-for
+ * list made the lapsed step probe the running jobs' queue index once per listed queue (1,000 probes,
+ * 2 ms, for a worker serving 1,000 queues) instead of reading the lapsed leases alone.
+ */
+const eligible = (t: SqliteNaming) => `+queue IN (SELECT value FROM json_each(@queues)) AND +queue NOT IN (SELECT name FROM ${t.queues} WHERE paused = 1)`;
 
 /**
  * The earliest due scheduled jobs, then the running jobs whose lease lapsed with attempts left and
