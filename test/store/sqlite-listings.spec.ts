@@ -31,13 +31,21 @@ describe('SQLite listings and counts', () => {
     await store.jobEnqueueMany({ jobs: Array.from({ length: 50 }, (_, i) => ({ name: 'job', payload: i })) });
     texts.length = 0;
     await store.jobListPage({ state: 'scheduled', limit: 5 });
-    const one = texts.find((t) => t.includes("state = 'scheduled' AND seq <"))!;
+    const one = texts.find((t) => t.includes("state = 'scheduled' COLLATE NOCASE AND seq <"))!;
     expect(await planOf(one)).toEqual([expect.stringMatching(/^SEARCH "?plan_jobs"? USING INDEX "?plan_jobs_state_idx"? \(state=\? AND rowid<\?\)$/)]);
     texts.length = 0;
     await store.jobListPage({ limit: 5 });
     const all = texts.find((t) => t.includes('ORDER BY seq DESC'))!;
     expect(all).not.toContain('state =');
     expect(await planOf(all)).toEqual([expect.stringMatching(/^SEARCH "?plan_jobs"? USING INTEGER PRIMARY KEY \(rowid<\?\)$/)]);
+    // No other statement asks for NOCASE, so none is drawn to the state index: the claim keeps
+    // reading the claim index in run_at order.
+    texts.length = 0;
+    expect(await store.jobClaim({ workerId: 'w', limit: 5, queues: ['default'], leaseMs: 60_000 })).toHaveLength(5);
+    const claim = texts.find((t) => t.includes('run_at'))!;
+    const claimPlan = await planOf(claim);
+    expect(claimPlan).toContainEqual(expect.stringMatching(/USING INDEX "?plan_jobs_claim_idx"? \(run_at<\?\)$/));
+    expect(claimPlan.filter((step) => step.includes('plan_jobs_state_idx'))).toEqual([]);
   });
 
   it('migration 12 seeds the counts from the jobs already stored', async () => {

@@ -244,7 +244,7 @@ describe('SQLite adapter setup', () => {
     const byName = Object.fromEntries(indexes.map((i: { name: string; sql: string | null }) => [i.name, i.sql]));
     expect(byName.app_jobs_lease_idx).toMatch(/\(leased_until\) WHERE state = 'running'/);
     expect(byName.app_jobs_running_idx).toBeUndefined();
-    expect(byName.app_jobs_state_idx).toMatch(/\(state\)$/);
+    expect(byName.app_jobs_state_idx).toMatch(/\(state COLLATE NOCASE\)$/);
     expect(byName.app_jobs_finished_idx).toMatch(/\(finished_at\) WHERE state IN \('succeeded', 'cancelled'\)/);
     expect(byName.app_jobs_unique_key_idx).toMatch(/^CREATE UNIQUE INDEX .*\(name, unique_key\)\s+WHERE unique_key IS NOT NULL AND state IN \('scheduled', 'awaiting_parents', 'running'\)$/);
     // Claims read the paused queues alone, through an index that holds nothing else.

@@ -15,7 +15,8 @@ export function listJobsQuery(db: Database, t: SqliteNaming) {
   const cursor = db.prepare(`SELECT seq FROM ${t.jobs} WHERE id = ?`).pluck();
   const below = `seq < coalesce(@below, 9223372036854775807) ORDER BY seq DESC LIMIT @scan`;
   const allStates = db.prepare(`SELECT * FROM ${t.jobs} WHERE ${below}`);
-  const oneState = db.prepare(`SELECT * FROM ${t.jobs} WHERE state = @state AND ${below}`);
+  // COLLATE NOCASE is what lets this statement, and no other, use the state index (migration 0012).
+  const oneState = db.prepare(`SELECT * FROM ${t.jobs} WHERE state = @state COLLATE NOCASE AND ${below}`);
   function* scan(params: DriverListParams, below: number | null, limit: number): Generator<ScannedJob<SqliteJobRow>> {
     const rows = (params.state === undefined ? allStates.iterate({ below, scan: limit }) : oneState.iterate({ below, scan: limit, state: params.state })) as IterableIterator<SqliteJobRow>;
     let position = 0;
