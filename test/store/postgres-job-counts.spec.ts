@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { DataSource, EntityManager } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { PostgresJobStore, type JobStateCount } from '../../lib/store/index.js';
 import { limitsLockId } from '../../lib/store/postgres/postgres-limits.js';
 import { gate, tracked, untilWaiting } from '../support/lock-waits.js';
-import { dropSchemas, openPostgresDataSource, uniqueSchema } from '../support/postgres.js';
+import { databaseUrl, dropSchemas, openPostgresDataSource, uniqueSchema } from '../support/postgres.js';
 
 const LEASE_MS = 60_000;
 
@@ -177,6 +177,22 @@ describe('PostgreSQL job counts stay exact while folds, claims and outcome write
     expect(await store.queueList()).toEqual([]);
     await store.jobEnqueue({ job: { name: 'job', payload: 'after', queue: 'c' } });
     await expectExact(store);
+  });
+
+  it('a count read on a read-only connection (a standby) reads without folding', async () => {
+    const store = await openStore();
+    await store.jobEnqueueMany({ jobs: Array.from({ length: 3 }, (_, i) => ({ name: 'job', payload: i })) });
+    const readOnly = await new DataSource({ type: 'postgres', url: databaseUrl(), extra: { max: 1, options: '-c default_transaction_read_only=on' } }).initialize();
+    try {
+      const reader = new PostgresJobStore({ dataSource: readOnly, schema: store.naming.schema });
+      expect((await reader.jobStats()).counts).toEqual([{ queue: 'default', state: 'scheduled', count: 3 }]);
+      expect((await reader.queueList()).map((q) => q.counts)).toEqual([{ scheduled: 3 }]);
+      expect(await pendingRows(store)).toBe(1);
+      await expect(reader.jobCountsFold({ limit: 10 })).rejects.toThrow(/read-only transaction/);
+      await reader.close();
+    } finally {
+      await readOnly.destroy();
+    }
   });
 
   it('migration 12 seeds the counts from the jobs already stored, and keeps them from then on', async () => {

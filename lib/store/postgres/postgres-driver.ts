@@ -59,11 +59,7 @@ import { postgresScheduleTx } from './postgres-schedule-tx.js';
 import { postgresStatements, type PostgresStatements } from './postgres-statements.js';
 import { enqueueUniquePostgres } from './postgres-unique-enqueue.js';
 import { analyzeJobsGuard } from './queries/analyze-jobs.query.js';
-
-/** Pending count changes a count read folds first (see foldBeforeRead). */
-const READ_FOLD_LIMIT = 10_000;
-/** SQLSTATE read_only_sql_transaction: a standby, or a read-only session. */
-const READ_ONLY_TRANSACTION = '25006';
+import { foldBeforeRead } from './queries/fold-job-counts.query.js';
 
 /** The driver's settings, checked and resolved from PostgresJobStoreOptions by PostgresJobStore. */
 export interface PostgresDriverSettings {
@@ -221,12 +217,12 @@ export class PostgresDriver implements StoreDriver {
   }
 
   async jobStats(): Promise<JobStats> {
-    await this.foldBeforeRead();
+    await foldBeforeRead(this.sql.foldCounts, this.db);
     return this.sql.jobStats(this.db);
   }
 
   async queueList(): Promise<QueueSummary[]> {
-    await this.foldBeforeRead();
+    await foldBeforeRead(this.sql.foldCounts, this.db);
     return this.sql.listQueues(this.db);
   }
 
@@ -305,18 +301,6 @@ export class PostgresDriver implements StoreDriver {
   async observerFail(params: DriverObserverFailParams): Promise<boolean> {
     const { observer, workerId, error, retryDelayMs } = params;
     return this.sql.observerFail(this.db, observer, workerId, error, retryDelayMs);
-  }
-
-  /**
-   * A count read sums the counts and every change not folded yet, so it folds a bounded batch
-   * first: while no worker's maintenance folds (none runs), each read still shrinks the backlog
-   * it would otherwise sum again. It never waits for a fold that is running (the fold's try-lock),
-   * and on a read-only connection (a standby) it just reads.
-   */
-  private async foldBeforeRead(): Promise<void> {
-    await this.sql.foldCounts(this.db, READ_FOLD_LIMIT).catch((error: { code?: string }) => {
-      if (error?.code !== READ_ONLY_TRANSACTION) throw error;
-    });
   }
 
   /**

@@ -34,3 +34,20 @@ export function foldJobCountsQuery(t: PostgresNaming) {
   return async (db: PgExecutor, limit: number): Promise<number> =>
     (await db.query<{ folded: number }>(text, [limit, `${t.lockKey}:counts`]))[0]!.folded;
 }
+
+/** Pending rows a count read folds first (see foldBeforeRead). */
+const READ_FOLD_LIMIT = 10_000;
+/** SQLSTATE read_only_sql_transaction: a standby, or a read-only session. */
+const READ_ONLY_TRANSACTION = '25006';
+
+/**
+ * A count read sums the counts and every change not folded yet, so it folds a bounded batch
+ * first: while no worker's maintenance folds (none runs), each read still shrinks the backlog it
+ * would otherwise sum again. It never waits for a fold that is running (the fold's try-lock), and
+ * on a read-only connection (a standby) it just reads.
+ */
+export async function foldBeforeRead(fold: ReturnType<typeof foldJobCountsQuery>, db: PgExecutor): Promise<void> {
+  await fold(db, READ_FOLD_LIMIT).catch((error: { code?: string }) => {
+    if (error?.code !== READ_ONLY_TRANSACTION) throw error;
+  });
+}
