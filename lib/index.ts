@@ -28,6 +28,7 @@ export type {
   ConcurrencyLimit,
   EnqueueResult,
   HistoryEntry,
+  JobPage,
   LimitTarget,
   ListJobsParams,
   Schedule,

@@ -1,6 +1,6 @@
-// Where a claim and an outcome write spend their time inside PostgreSQL, trigger included: claims N
+// Where a claim and an outcome write spend their time inside PostgreSQL, triggers included: claims N
 // jobs and writes their outcomes, each under EXPLAIN ANALYZE, and prints the median execution time
-// of each statement and of the effects trigger it fired.
+// of each statement and of each trigger it fired, and the WAL it wrote per job.
 // Usage: node bench/diagnose/statement-profile.mjs [--batch 200] [--rounds 10]
 //   HISTORY=off: the store's history policy off (no history rows), to see what they cost.
 import { parseArgs } from 'node:util';
@@ -31,12 +31,14 @@ const client = new pg.Client({ connectionString: db.url });
 await client.connect();
 const explain = async (text, params) => {
   await client.query('BEGIN');
-  const { rows } = await client.query({ text: `EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, values: params });
+  const { rows } = await client.query({ text: `EXPLAIN (ANALYZE, WAL, FORMAT JSON) ${text}`, values: params });
   await client.query('COMMIT');
   const plan = rows[0]['QUERY PLAN'][0];
-  return { total: plan['Execution Time'], trigger: (plan.Triggers ?? []).reduce((sum, t) => sum + t.Time, 0) };
+  const triggers = {};
+  for (const t of plan.Triggers ?? []) triggers[t['Trigger Name']] = (triggers[t['Trigger Name']] ?? 0) + t.Time;
+  return { total: plan['Execution Time'], triggers, walPerJob: plan.Plan['WAL Bytes'] / N };
 };
-const seen = { claim: [], claimTrigger: [], outcome: [], outcomeTrigger: [] };
+const seen = { claim: [], claimTriggers: [], claimWal: [], outcome: [], outcomeTriggers: [], outcomeWal: [] };
 let claimText;
 let outcomeText;
 for (let round = 0; round < ROUNDS + WARM; round++) {
@@ -53,13 +55,17 @@ for (let round = 0; round < ROUNDS + WARM; round++) {
   const outcome = await explain(outcomeText, ['x', running.map((r) => r.id), running.map((r) => r.attempt), running.map(() => 'succeeded'), nulls, nulls, nulls]);
   if (round < WARM) continue;
   seen.claim.push(claim.total);
-  seen.claimTrigger.push(claim.trigger);
+  seen.claimTriggers.push(claim.triggers);
+  seen.claimWal.push(claim.walPerJob);
   seen.outcome.push(outcome.total);
-  seen.outcomeTrigger.push(outcome.trigger);
+  seen.outcomeTriggers.push(outcome.triggers);
+  seen.outcomeWal.push(outcome.walPerJob);
 }
 const ms = (key) => `${median(seen[key]).toFixed(2)} ms`;
-console.log(`claim of ${N}: ${ms('claim')}, of which the effects trigger ${ms('claimTrigger')}`);
-console.log(`outcome write of ${N}: ${ms('outcome')}, of which the effects trigger ${ms('outcomeTrigger')}`);
+const triggers = (key) =>
+  [...new Set(seen[key].flatMap(Object.keys))].sort().map((name) => `${name} ${median(seen[key].map((t) => t[name] ?? 0)).toFixed(2)} ms`).join(', ');
+console.log(`claim of ${N}: ${ms('claim')}, of which triggers: ${triggers('claimTriggers')}; WAL ${median(seen.claimWal).toFixed(0)} bytes per job`);
+console.log(`outcome write of ${N}: ${ms('outcome')}, of which triggers: ${triggers('outcomeTriggers')}; WAL ${median(seen.outcomeWal).toFixed(0)} bytes per job`);
 // PLAN=1: one more claim and outcome write, with their plans in text form.
 if (process.env.PLAN) {
   await store.jobEnqueueMany({ jobs: Array.from({ length: N }, (_, k) => ({ name: 'noop', payload: { k, pad: 'x'.repeat(80) } })) });

@@ -7,6 +7,7 @@ import type {
   EnqueueInput,
   EnqueueResult,
   HistoryEntry,
+  JobPage,
   JobStore,
   LimitTarget,
   ListJobsParams,
@@ -145,9 +146,21 @@ export class SchedulerClient {
     return this.store.jobGet({ jobId });
   }
 
-  /** Jobs, newest first. */
+  /**
+   * Jobs, newest first: one page of up to `limit` (default 50), older than the job `before`
+   * names when given. Use {@link SchedulerClient.listPage} to page on.
+   */
   list(params?: ListJobsParams): Promise<JobRecord[]> {
     return this.store.jobList(params);
+  }
+
+  /**
+   * One page of jobs, newest first, with `next`: pass it as `before` for the following page (null
+   * when no older job is left). A page looks at no more than 10,000 jobs, so with a filter that
+   * few jobs match it may hold fewer than `limit` and still have a `next`.
+   */
+  listPage(params?: ListJobsParams): Promise<JobPage> {
+    return this.store.jobListPage(params);
   }
 
   /** Dead-lettered jobs, most recent first. */

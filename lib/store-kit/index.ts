@@ -46,6 +46,7 @@ export {
   type CheckedClaimParams,
   type NormalizedOutcome,
 } from '../store/index.js';
+export { cutPage, LIST_SCAN_LIMIT, matchesFilters, type DriverListParams, type ScannedJob } from '../store/index.js';
 export {
   assertHistoryPolicy,
   assertLimitMax,

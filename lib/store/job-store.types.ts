@@ -203,13 +203,41 @@ export interface CancelResult {
   readonly outcome: CancelOutcome;
 }
 
-/** Filters of an operator's job listing ({@link OperatorStore.jobList}); each given filter must match, newest jobs first. */
+/**
+ * Filters of an operator's job listing ({@link OperatorStore.jobListPage}, {@link OperatorStore.jobList}):
+ * each given filter must match, newest jobs (in enqueue order) first.
+ */
 export interface ListJobsParams {
   readonly state?: JobState;
   readonly queue?: string;
   readonly name?: string;
   /** Default 50, at most 1,000. */
   readonly limit?: number;
+  /**
+   * A job id, usually the `next` of the previous page: only jobs enqueued before that job are
+   * listed. An id that names no stored job (it may have been purged since the page that named
+   * it) is refused with an {@link InvalidArgumentError}.
+   */
+  readonly before?: string;
+}
+
+/** One page of a job listing ({@link OperatorStore.jobListPage}). */
+export interface JobPage {
+  /** At most `limit` jobs, newest first. */
+  readonly jobs: JobRecord[];
+  /**
+   * The `before` of the following page, or null when no older job is left to look at. A page can
+   * hold fewer jobs than asked for and still have a `next`: each page examines at most 10,000
+   * jobs (newest first, of the asked state or of all), so a filter on a rare queue or name stops
+   * early instead of reading the whole table, and `next` says where it stopped.
+   */
+  readonly next: string | null;
+}
+
+/** One fold of the counts' pending changes ({@link MaintenanceStore.jobCountsFold}). */
+export interface JobCountsFoldParams {
+  /** Fold at most this many pending change rows. */
+  readonly limit: number;
 }
 
 /** How many dead-lettered jobs {@link OperatorStore.jobListDeadLettered} returns. */
@@ -474,7 +502,15 @@ export interface WorkerStore extends StoreInfo {
 export interface OperatorStore extends StoreInfo {
   jobGet(params: JobRef): Promise<JobRecord | null>;
 
-  /** Jobs, newest first. */
+  /**
+   * One page of jobs, newest first (enqueue order), with the `before` of the next page. Reads at
+   * most 10,000 jobs whatever the table holds: the queue and name filters are applied to those,
+   * so a rare value gives a short page whose `next` leads on (see {@link JobPage.next}). Jobs
+   * enqueued after the first page never appear on later ones, so paging is stable while work arrives.
+   */
+  jobListPage(params?: ListJobsParams): Promise<JobPage>;
+
+  /** The jobs of {@link OperatorStore.jobListPage}, without the cursor. */
   jobList(params?: ListJobsParams): Promise<JobRecord[]>;
 
   /** Dead-lettered jobs, most recently dead-lettered first. */
@@ -495,12 +531,15 @@ export interface OperatorStore extends StoreInfo {
   /** A job's state changes, oldest first. */
   jobHistory(params: JobRef): Promise<HistoryEntry[]>;
 
-  /** Counts per queue and state, and the oldest due job. */
+  /**
+   * Counts per queue and state, and the oldest due job. The counts are exact and kept as jobs
+   * change, so reading them costs the number of queues and states, not the number of jobs.
+   */
   jobStats(): Promise<JobStats>;
 
   /**
    * Every queue that has a stored job or has been paused, sorted by name, with its pause state
-   * and job counts per state. Counts the whole jobs table, as {@link OperatorStore.jobStats} does.
+   * and job counts per state, from the same kept counts as {@link OperatorStore.jobStats}.
    */
   queueList(): Promise<QueueSummary[]>;
 
@@ -608,6 +647,13 @@ export interface MaintenanceStore extends StoreInfo {
 
   /** Deletes succeeded and cancelled jobs finished more than `olderThanMs` ago, with their history and edges. */
   jobPurge(params: PurgeParams): Promise<number>;
+
+  /**
+   * Moves up to `limit` pending changes of the job counts into the counts themselves and returns
+   * how many it moved. Counts are exact either way; folding keeps reading them cheap. A store
+   * that keeps its counts directly has nothing to fold and returns 0.
+   */
+  jobCountsFold(params: JobCountsFoldParams): Promise<number>;
 }
 
 /**

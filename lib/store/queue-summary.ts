@@ -8,7 +8,8 @@ export interface QueueCountRow {
   readonly name: string;
   readonly paused: boolean | number | null;
   readonly state: JobState | null;
-  readonly count: number | null;
+  /** A number, or the text of a bigint (PostgreSQL). */
+  readonly count: number | string | null;
 }
 
 /**

@@ -58,6 +58,7 @@ export const CLI_REFUSALS: Refusal[] = [
   ...ID_COMMANDS.flatMap((command) =>
     refusedNames(RULES.uuid).map((name): Refusal => [`${command.join(' ')} ${JSON.stringify(HOSTILE[name])}`, (conn) => [...command, HOSTILE[name], ...conn], /^ID must be a UUID/, 1]),
   ),
+  ...refusedNames(RULES.uuid).map((name): Refusal => [`jobs list --before ${JSON.stringify(HOSTILE[name])}`, (conn) => ['jobs', 'list', '--before', HOSTILE[name], ...conn], /^--before must be a UUID/, 1]),
   ['jobs list --name with a newline', (conn) => ['jobs', 'list', '--name', 'a\nb', ...conn], /^name must be 1 to 256 characters without control characters/, 1],
   ['jobs list --state done', (conn) => ['jobs', 'list', '--state', 'done', ...conn], /^Allowed choices are scheduled, /, 2],
   ...['0', '-1', 'NaN', '1e9', '2.5', "o'brien"].map((limit): Refusal => [`dead-letter list --limit ${limit}`, (conn) => ['dead-letter', 'list', '--limit', limit, ...conn], /^--limit must be a whole number from 1 to 1000/, 2]),
@@ -174,7 +175,9 @@ export function cliBadInputCases(createTarget: () => Promise<CliBadInputTarget>)
     ])('%s in JSON gives the stored errors exactly, with nothing raw on the terminal', async (_label, args) => {
       const run = await cli([...args, ...conn, '--format', 'json']);
       expectNoRawControl(run);
-      const listed = new Map((JSON.parse(run.stdout) as { id: string; lastError: string }[]).map((row) => [row.id, row.lastError]));
+      // dead-letter list prints an array; jobs list a page ({ jobs, next }).
+      const parsed = JSON.parse(run.stdout) as { id: string; lastError: string }[] | { jobs: { id: string; lastError: string }[] };
+      const listed = new Map((Array.isArray(parsed) ? parsed : parsed.jobs).map((row) => [row.id, row.lastError]));
       for (const id of ids) expect(listed.get(id)).toBe((await t.store.jobGet({ jobId: id }))!.lastError);
     });
 
@@ -203,7 +206,7 @@ export function cliBadInputCases(createTarget: () => Promise<CliBadInputTarget>)
       expect(await t.store.jobClaim({ workerId: 'w', limit: 1, queues: [queue], leaseMs: 1_000 })).toEqual([]);
       expect(await cli(['queues', 'resume', queue, ...conn])).toEqual({ code: 0, stdout: `Queue ${queue} is running.\n`, stderr: '' });
       const listed = await cli(['jobs', 'list', '--queue', queue, '--format', 'json', ...conn]);
-      expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ id, queue })]);
+      expect(JSON.parse(listed.stdout)).toEqual({ jobs: [expect.objectContaining({ id, queue })], next: null });
     });
   });
 

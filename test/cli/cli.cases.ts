@@ -199,6 +199,42 @@ export function cliCases(createTarget: () => Promise<CliTarget>): void {
     expect(actions.slice(0, 3)).toEqual(['schedule.trigger', 'schedule.resume', 'schedule.pause']);
   });
 
+  it('jobs list pages: a last line gives the next page\'s --before, and JSON carries it as next', async () => {
+    const all = (await t.store.jobList({ state: 'dead_lettered', limit: 1_000 })).map((job) => job.id);
+    expect(all.length).toBeGreaterThan(40);
+    const first = await cli(['jobs', 'list', ...conn, '--state', 'dead_lettered', '--limit', '20']);
+    expect(first).toMatchObject({ code: 0, stderr: '' });
+    const lines = first.stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(22);
+    expect(lines.slice(1, 21).map((line) => line.split(/\s+/)[0])).toEqual(all.slice(0, 20));
+    expect(lines[21]).toBe(`Next page: add --before ${all[19]} to the same command.`);
+
+    // JSON is the page and its cursor; following next to the end lists every job once.
+    const seen: string[] = [];
+    let before: string | null = all[19]!;
+    while (before !== null) {
+      const run = await cli(['jobs', 'list', ...conn, '--state', 'dead_lettered', '--limit', '20', '--before', before, '--format', 'json']);
+      const page = JSON.parse(run.stdout) as { jobs: { id: string }[]; next: string | null };
+      expect(Object.keys(page)).toEqual(['jobs', 'next']);
+      seen.push(...page.jobs.map((job) => job.id));
+      before = page.next;
+    }
+    expect(seen).toEqual(all.slice(20));
+    const last = await cli(['jobs', 'list', ...conn, '--state', 'dead_lettered', '--limit', '20', '--before', all.at(-1)!]);
+    expect(last.stdout).toBe('No jobs.\n');
+  });
+
+  it('jobs list refuses a --before that is not a UUID, or names no stored job, in one sentence', async () => {
+    const bad = await cli(['jobs', 'list', ...conn, '--before', "x' OR 1=1"]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/^--before must be a UUID, got /);
+    expect(bad.stderr).toMatch(ONE_SENTENCE);
+    const missing = '0190a5a0-0000-7000-8000-00000000beef';
+    const gone = await cli(['jobs', 'list', ...conn, '--before', missing]);
+    expect(gone).toMatchObject({ code: 1, stdout: '' });
+    expect(gone.stderr).toBe(`before names job ${missing}, which is not stored (retention may have deleted it since the page that named it); start again from the first page.\n`);
+  });
+
   it('stats counts jobs per queue and state and ages the oldest due job', async () => {
     const run = await cli(['stats', ...conn]);
     expect(run.code).toBe(0);

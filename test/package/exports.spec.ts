@@ -27,7 +27,7 @@ const ROOT_TYPES = [
   'AttemptHook', 'AttemptHookContext', 'CancelResult', 'ConcurrencyLimit', 'DeclaredSchedule',
   'DefineJobOptions', 'DefinedJob', 'DefinedJobSpec', 'DefinedScheduleSpec', 'DependencyMode',
   'EnqueueJobOptions', 'EnqueueResult', 'ErrorLogDetail', 'HistoryEntry', 'HistoryPolicy',
-  'JobContext', 'JobHandler', 'JobHandlerOptions', 'JobName', 'JobOptions', 'JobPayload',
+  'JobContext', 'JobHandler', 'JobHandlerOptions', 'JobName', 'JobOptions', 'JobPage', 'JobPayload',
   'JobRecord', 'JobRegistry', 'JobSpec', 'JobState', 'JobStore', 'LimitTarget', 'ListJobsParams',
   'OnJobTransitionOptions', 'PayloadOf', 'PostgresJobStoreOptions', 'RetryPolicy', 'Schedule',
   'ScheduleInput', 'ScheduleSpec', 'ScheduleState', 'SchedulerErrorCode', 'SchedulerLimits',

@@ -27,6 +27,7 @@ describe('PostgreSQL migrations', () => {
       { version: 9, name: 'limit_surplus' },
       { version: 10, name: 'paused_queues' },
       { version: 11, name: 'bounded_maintenance' },
+      { version: 12, name: 'listing_index_and_counts' },
     ]);
     const { id } = await a.jobEnqueue({ job: { name: 'after.migrate', payload: 1 } });
     expect((await b.jobGet({ jobId: id }))?.name).toBe('after.migrate');
@@ -42,6 +43,8 @@ describe('PostgreSQL migrations', () => {
       'app_concurrency_limits',
       'app_concurrency_slots',
       'app_dependencies',
+      'app_job_count_deltas',
+      'app_job_counts',
       'app_job_history',
       'app_jobs',
       'app_maintenance',
@@ -56,6 +59,7 @@ describe('PostgreSQL migrations', () => {
     expect(byName.app_jobs_lease_idx).toMatch(/\(leased_until\) WHERE \(state = 'running'::text\)/);
     expect(byName.app_jobs_running_idx).toBeUndefined();
     expect(byName.app_jobs_dead_letter_idx).toMatch(/WHERE \(state = 'dead_lettered'::text\)/);
+    expect(byName.app_jobs_state_seq_idx).toMatch(/ \(state, seq\)$/);
     expect(byName.app_jobs_unique_key_idx).toMatch(/^CREATE UNIQUE INDEX .* \(name, unique_key\) WHERE \(\(unique_key IS NOT NULL\) AND \(state = ANY \(ARRAY\['scheduled'::text, 'awaiting_parents'::text, 'running'::text\]\)\)\)$/);
     // Claims read the paused queues alone, through an index that holds nothing else.
     const queues = await dataSource.query(`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'app_queues' ORDER BY indexname`, [schema]);

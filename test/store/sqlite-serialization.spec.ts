@@ -217,6 +217,7 @@ describe('SQLite adapter setup', () => {
       'app_concurrency_limits',
       'app_dependencies',
       'app_dependency_cascade',
+      'app_job_counts',
       'app_job_history',
       'app_jobs',
       'app_maintenance',
@@ -237,11 +238,13 @@ describe('SQLite adapter setup', () => {
       { version: 9, name: 'limit_surplus' },
       { version: 10, name: 'paused_queues' },
       { version: 11, name: 'bounded_maintenance' },
+      { version: 12, name: 'listing_index_and_counts' },
     ]);
     const indexes = await dataSource.query(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'app_jobs' ORDER BY name`);
     const byName = Object.fromEntries(indexes.map((i: { name: string; sql: string | null }) => [i.name, i.sql]));
     expect(byName.app_jobs_lease_idx).toMatch(/\(leased_until\) WHERE state = 'running'/);
     expect(byName.app_jobs_running_idx).toBeUndefined();
+    expect(byName.app_jobs_state_idx).toMatch(/\(state COLLATE NOCASE\)$/);
     expect(byName.app_jobs_finished_idx).toMatch(/\(finished_at\) WHERE state IN \('succeeded', 'cancelled'\)/);
     expect(byName.app_jobs_unique_key_idx).toMatch(/^CREATE UNIQUE INDEX .*\(name, unique_key\)\s+WHERE unique_key IS NOT NULL AND state IN \('scheduled', 'awaiting_parents', 'running'\)$/);
     // Claims read the paused queues alone, through an index that holds nothing else.

@@ -34,8 +34,10 @@ afterAll(async () => {
   await dataSource.destroy();
 });
 
-// The reference budget is 3 / 5 / 3 / 3 / 2 statements; every operation here is one statement
-// whatever the batch size (the NOTIFY rides inside the enqueue statement).
+// The reference budget is 3 / 5 / 3 / 3 / 2 statements; every hot-path operation here is one
+// statement whatever the batch size (the NOTIFY rides inside the enqueue statement). A listing
+// page is two in one transaction: the planner settings that pin its plan to the ordered index scan
+// whatever the statistics say (list-jobs.query.ts says why), then the page.
 describe('statement budget on PostgreSQL', () => {
-  statementBudgetCases(() => target, { enqueueOne: 1, claim32: 1, complete32: 1, sweep32: 1, list200: 1 });
+  statementBudgetCases(() => target, { enqueueOne: 1, claim32: 1, complete32: 1, sweep32: 1, list200: 2 });
 });

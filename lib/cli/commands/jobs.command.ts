@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
 import { assertUuid, JOB_STATES, visibleText, type JobRecord, type JobState } from '../../core/index.js';
+import { LIST_SCAN_LIMIT } from '../../store/index.js';
 import { CliError } from '../cli-error.js';
 import { positiveInt, withConnection, withFormat, type CliContext, type Format } from '../cli-context.js';
 import { iso, json, oneLine, table } from '../output.js';
@@ -25,25 +26,43 @@ function view(job: JobRecord) {
   };
 }
 
+interface ListOptions {
+  conn?: string;
+  table?: string;
+  format: Format;
+  state?: JobState;
+  queue?: string;
+  name?: string;
+  limit: number;
+  before?: string;
+}
+
 export function registerJobs(program: Command, ctx: CliContext): void {
   const jobs = program.command('jobs').description('look at jobs');
 
-  withFormat(withConnection(jobs.command('list').description('jobs, newest first')))
+  withFormat(withConnection(jobs.command('list').description('jobs, newest first, a page at a time')))
     .addOption(new Option('--state <state>', 'only jobs in this state').choices(JOB_STATES))
     .option('--queue <queue>', 'only jobs in this queue')
     .option('--name <name>', 'only jobs with this wire name')
     .option('--limit <n>', 'how many (1 to 1000)', positiveInt('--limit'), 50)
-    .action(async (options: { conn?: string; table?: string; format: Format; state?: JobState; queue?: string; name?: string; limit: number }) => {
+    .option('--before <id>', 'only jobs enqueued before this one: the next page after a page that ended there')
+    .action(async (options: ListOptions) => {
+      const before = options.before === undefined ? undefined : assertUuid(options.before, '--before');
       await ctx.withStore(options, async ({ store }) => {
-        const list = await store.jobList({ state: options.state, queue: options.queue, name: options.name, limit: options.limit });
-        if (options.format === 'json') return ctx.out(json(list.map(view)));
-        if (list.length === 0) return ctx.out('No jobs.');
-        ctx.out(
-          table(
-            ['ID', 'NAME', 'QUEUE', 'STATE', 'ATTEMPTS', 'RUN AT', 'LAST ERROR'],
-            list.map((job) => [job.id, job.name, job.queue, job.state, `${job.attempt}/${job.maxAttempts}`, iso(job.runAt), oneLine(job.lastError, 50)]),
-          ),
-        );
+        const { jobs: list, next } = await store.jobListPage({ state: options.state, queue: options.queue, name: options.name, limit: options.limit, before });
+        // JSON carries the cursor with the page, so a script pages by passing `next` back as --before.
+        if (options.format === 'json') return ctx.out(json({ jobs: list.map(view), next }));
+        if (list.length === 0) {
+          ctx.out(next === null ? 'No jobs.' : `No matching job among the ${LIST_SCAN_LIMIT.toLocaleString('en-US')} jobs this page looked at.`);
+        } else {
+          ctx.out(
+            table(
+              ['ID', 'NAME', 'QUEUE', 'STATE', 'ATTEMPTS', 'RUN AT', 'LAST ERROR'],
+              list.map((job) => [job.id, job.name, job.queue, job.state, `${job.attempt}/${job.maxAttempts}`, iso(job.runAt), oneLine(job.lastError, 50)]),
+            ),
+          );
+        }
+        if (next !== null) ctx.out(`Next page: add --before ${next} to the same command.`);
       });
     });
 

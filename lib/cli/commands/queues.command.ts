@@ -26,8 +26,9 @@ export function registerQueues(program: Command, ctx: CliContext): void {
           else await store.queueResume({ queue, actor: ctx.actor });
           const said = `Queue ${queue} is ${verb === 'pause' ? 'paused' : 'running'}`;
           // A queue may be paused ahead of its first job, so an unused name is not refused; but a
-          // typo would otherwise look like success, so say that no job is in it.
-          const used = (await store.jobList({ queue, limit: 1 })).length > 0;
+          // typo would otherwise look like success, so say that no job is in it. The kept counts
+          // answer that at once, where a listing filtered on a rare queue may stop short.
+          const used = Object.keys((await store.queueList()).find((q) => q.name === queue)?.counts ?? {}).length > 0;
           const hint = verb === 'pause' ? ' (a queue can be paused before its first job)' : '';
           ctx.out(used ? `${said}.` : `${said}, but no stored job is in that queue; check the name${hint}.`);
         });

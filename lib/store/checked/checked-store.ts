@@ -1,4 +1,13 @@
-import { assertDelayMs, assertPositiveInteger, assertQueueName, assertUuid, type HistoryPolicy, type JobRecord, type SchedulerLimits } from '../../core/index.js';
+import {
+  assertDelayMs,
+  assertPositiveInteger,
+  assertQueueName,
+  assertUuid,
+  InvalidArgumentError,
+  type HistoryPolicy,
+  type JobRecord,
+  type SchedulerLimits,
+} from '../../core/index.js';
 import { normalizeEnqueueMany } from '../enqueue-input.js';
 import {
   assertLimitMax,
@@ -30,6 +39,8 @@ import type {
   HistoryTrimResult,
   MaintenanceLeaseParams,
   JobActionParams,
+  JobCountsFoldParams,
+  JobPage,
   JobRef,
   JobStats,
   JobStore,
@@ -83,6 +94,7 @@ import {
   paramsOf,
 } from './store-params.js';
 import type { StoreDriver } from './store-driver.js';
+import type { DriverListParams } from '../job-page.js';
 
 /** The most rows one retention pass (purge or history trim) may delete. */
 const MAX_CLEANUP_BATCH = 100_000;
@@ -176,8 +188,12 @@ export class CheckedStore implements JobStore {
     return this.driver.jobGet({ jobId: assertUuid(paramsOf('jobGet', params, '{ jobId }').jobId, 'jobId') });
   }
 
+  async jobListPage(params?: ListJobsParams): Promise<JobPage> {
+    return this.listPage(checkListParams(params, 'jobListPage'));
+  }
+
   async jobList(params?: ListJobsParams): Promise<JobRecord[]> {
-    return this.driver.jobList(checkListParams(params));
+    return (await this.listPage(checkListParams(params))).jobs;
   }
 
   async jobListDeadLettered(params?: ListDeadLetteredParams): Promise<JobRecord[]> {
@@ -298,6 +314,11 @@ export class CheckedStore implements JobStore {
     return this.driver.jobPurge({ olderThanMs, limit: assertPositiveInteger(checked.limit, 'limit', MAX_CLEANUP_BATCH) });
   }
 
+  async jobCountsFold(params: JobCountsFoldParams): Promise<number> {
+    const { limit } = paramsOf('jobCountsFold', params, '{ limit }');
+    return this.driver.jobCountsFold({ limit: assertPositiveInteger(limit, 'limit', MAX_CLEANUP_BATCH) });
+  }
+
   async observerLease(params: ObserverLeaseParams): Promise<ObserverLease | null> {
     return this.driver.observerLease(checkObserverLease(params));
   }
@@ -308,6 +329,18 @@ export class CheckedStore implements JobStore {
 
   async observerFail(params: ObserverFailParams): Promise<boolean> {
     return this.driver.observerFail(checkObserverFail(params, this.limits.maxErrorBytes));
+  }
+
+  /** A page, or the one sentence that says its cursor names no job: found by reading, so after the checks. */
+  private async listPage(params: DriverListParams): Promise<JobPage> {
+    const page = await this.driver.jobListPage(params);
+    if (page === null) {
+      throw new InvalidArgumentError(
+        `before names job ${params.before}, which is not stored (retention may have deleted it since the page that named it); start again from the first page.`,
+        'before',
+      );
+    }
+    return page;
   }
 
   private async setPaused(method: string, params: QueueActionParams, paused: boolean): Promise<void> {

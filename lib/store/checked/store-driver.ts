@@ -9,10 +9,10 @@ import type {
   ExpiredLease,
   HeartbeatResult,
   HistoryEntry,
+  JobPage,
   HistoryTrimResult,
   JobStats,
   LeaseRef,
-  ListJobsParams,
   ObserverLease,
   OutcomeResult,
   ParentOutput,
@@ -20,6 +20,7 @@ import type {
   WakeListener,
   WakeSubscription,
 } from '../job-store.types.js';
+import type { DriverListParams } from '../job-page.js';
 import type { OperatorTransition } from './operator-transition.js';
 import type { AuditEntry } from '../schedules/schedule-tx.js';
 import type { ScheduleTx } from '../schedules/schedule-tx.js';
@@ -116,7 +117,11 @@ export interface StoreDriver {
   jobSettleDependencies(params: { readonly limit: number }): Promise<number>;
 
   jobGet(params: { readonly jobId: string }): Promise<JobRecord | null>;
-  jobList(params: ListJobsParams & { readonly limit: number }): Promise<JobRecord[]>;
+  /**
+   * One page of jobs newest first, cut by `cutPage` (job-page.ts) from at most `LIST_SCAN_LIMIT` jobs
+   * examined; null when `before` names no stored job.
+   */
+  jobListPage(params: DriverListParams): Promise<JobPage | null>;
   jobListDeadLettered(params: { readonly limit: number }): Promise<JobRecord[]>;
   jobHistory(params: { readonly jobId: string }): Promise<HistoryEntry[]>;
   jobStats(): Promise<JobStats>;
@@ -142,6 +147,8 @@ export interface StoreDriver {
   historyTrim(params: { readonly keep: number; readonly limit: number }): Promise<HistoryTrimResult>;
   maintenanceLease(params: { readonly task: string; readonly workerId: string; readonly leaseMs: number }): Promise<boolean>;
   jobPurge(params: { readonly olderThanMs: number; readonly limit: number }): Promise<number>;
+  /** Folds up to `limit` pending count changes; 0 for a store that keeps its counts directly. */
+  jobCountsFold(params: { readonly limit: number }): Promise<number>;
   observerLease(params: DriverObserverLeaseParams): Promise<ObserverLease | null>;
   observerCommit(params: DriverObserverCommitParams): Promise<boolean>;
   observerFail(params: DriverObserverFailParams): Promise<boolean>;

@@ -24,6 +24,7 @@ import type {
   Outcome,
   RelinquishParams,
 } from '../job-store.types.js';
+import type { DriverListParams } from '../job-page.js';
 
 /** Most rows one call may claim, renew, report or list. */
 export const MAX_BATCH = 1_000;
@@ -192,15 +193,22 @@ export function checkMaintenanceLeaseParams(params: MaintenanceLeaseParams): { t
   };
 }
 
-/** Checks a job listing's filters and fills in the default `limit` ({@link DEFAULT_LIST_LIMIT}). */
-export function checkListParams(params: ListJobsParams | undefined): Required<Pick<ListJobsParams, 'limit'>> & ListJobsParams {
-  const p = optionalParamsOf('jobList', params, '{ state?, queue?, name?, limit? }') ?? {};
+/** Checks a job listing's filters and cursor, and fills in the default `limit` ({@link DEFAULT_LIST_LIMIT}). */
+export function checkListParams(params: ListJobsParams | undefined, method = 'jobList'): DriverListParams {
+  const p = optionalParamsOf(method, params, '{ state?, queue?, name?, limit?, before? }') ?? {};
   if (p.state !== undefined && !isJobState(p.state)) {
     throw new InvalidArgumentError(`state must be a job state, got ${String(p.state)}.`, 'state');
   }
   if (p.queue !== undefined) assertQueueName(p.queue);
   if (p.name !== undefined) assertNonEmptyString(p.name, 'name');
-  return { ...p, limit: p.limit === undefined ? DEFAULT_LIST_LIMIT : assertPositiveInteger(p.limit, 'limit', MAX_BATCH) };
+  const limit = p.limit === undefined ? DEFAULT_LIST_LIMIT : assertPositiveInteger(p.limit, 'limit', MAX_BATCH);
+  return {
+    ...(p.state === undefined ? {} : { state: p.state }),
+    ...(p.queue === undefined ? {} : { queue: p.queue }),
+    ...(p.name === undefined ? {} : { name: p.name }),
+    limit,
+    ...(p.before === undefined ? {} : { before: assertUuid(p.before, 'before') }),
+  };
 }
 
 /** Checks a dead-letter listing's params and returns its `limit`, {@link DEFAULT_LIST_LIMIT} when absent. */

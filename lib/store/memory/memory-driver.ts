@@ -30,14 +30,15 @@ import type {
   ExpiredLease,
   HeartbeatResult,
   HistoryEntry,
+  JobPage,
   HistoryTrimResult,
   JobStats,
-  ListJobsParams,
   ObserverLease,
   OutcomeResult,
   ParentOutput,
   QueueSummary,
 } from '../job-store.types.js';
+import type { DriverListParams } from '../job-page.js';
 import type { Schedule, ScheduleTx } from '../schedules/index.js';
 import { LATEST_SCHEMA_VERSION } from '../sql-migrations.js';
 import type { StoreCapabilities } from '../store-capabilities.js';
@@ -167,8 +168,8 @@ export class MemoryDriver implements StoreDriver {
     return this.reads.jobGet(params);
   }
 
-  async jobList(params: ListJobsParams & { readonly limit: number }): Promise<JobRecord[]> {
-    return this.reads.jobList(params);
+  async jobListPage(params: DriverListParams): Promise<JobPage | null> {
+    return this.reads.jobListPage(params);
   }
 
   async jobListDeadLettered(params: { readonly limit: number }): Promise<JobRecord[]> {
@@ -247,6 +248,11 @@ export class MemoryDriver implements StoreDriver {
 
   async jobPurge(params: { readonly olderThanMs: number; readonly limit: number }): Promise<number> {
     return this.retention.jobPurge(params);
+  }
+
+  /** Counts are computed from the rows when read (memory-reads.ts), so nothing is ever pending. */
+  async jobCountsFold(): Promise<number> {
+    return 0;
   }
 
   async observerLease(params: DriverObserverLeaseParams): Promise<ObserverLease | null> {

@@ -1,13 +1,14 @@
 import type { DriverParentOutputParams } from '../checked/store-driver.js';
 import type { JobRecord, JobState } from '../../core/index.js';
 import { limitOf } from '../checked/effect-params.js';
+import { cutPage, LIST_SCAN_LIMIT, matchesFilters, type DriverListParams } from '../job-page.js';
 import { toJob } from '../job-row.js';
 import type {
   AuditRecord,
   ConcurrencyLimit,
   HistoryEntry,
+  JobPage,
   JobStats,
-  ListJobsParams,
   ParentOutput,
   QueueSummary,
 } from '../job-store.types.js';
@@ -25,12 +26,28 @@ export class MemoryReads {
     return row ? toJob(row) : null;
   }
 
-  jobList({ state, queue, name, limit }: ListJobsParams & { readonly limit: number }): JobRecord[] {
-    return [...this.state.tables.jobs.values()]
-      .filter((row) => (state === undefined || row.state === state) && (queue === undefined || row.queue === queue) && (name === undefined || row.name === name))
+  /**
+   * A page as the SQL stores cut it: the newest {@link LIST_SCAN_LIMIT} jobs of the state (or of
+   * all) before the cursor are examined, and the filters applied to those. Sorting the whole map
+   * is fine for a store that lives in one process's memory; the page boundaries are what must agree.
+   */
+  jobListPage(params: DriverListParams): JobPage | null {
+    const { jobs } = this.state.tables;
+    let below = Number.POSITIVE_INFINITY;
+    if (params.before !== undefined) {
+      const cursor = jobs.get(params.before);
+      if (!cursor) return null;
+      below = cursor.seq;
+    }
+    const examined = [...jobs.values()]
+      .filter((row) => row.seq < below && (params.state === undefined || row.state === params.state))
       .sort((a, b) => b.seq - a.seq)
-      .slice(0, limit)
-      .map(toJob);
+      .slice(0, LIST_SCAN_LIMIT);
+    const page = cutPage(
+      examined.map((row, i) => ({ row, id: row.id, position: i + 1, matches: matchesFilters(row, params) })),
+      params.limit,
+    );
+    return { jobs: page.rows.map(toJob), next: page.next };
   }
 
   jobListDeadLettered({ limit }: { readonly limit: number }): JobRecord[] {
@@ -45,6 +62,9 @@ export class MemoryReads {
     return this.state.tables.history.filter((entry) => entry.jobId === jobId);
   }
 
+  // The counts are computed from the rows on each read, not kept: this store holds what fits in one
+  // process, and a count that is never stored can never drift from the rows. jobCountsFold has
+  // nothing to do here.
   jobStats(): JobStats {
     const now = this.state.clock.now();
     const counts = new Map<string, { queue: string; state: JobState; count: number }>();

@@ -19,6 +19,7 @@ import type {
 import { assertAcyclic } from '../dependencies/dependency-plan.js';
 import { PG_POSITION } from '../checked/effect-params.js';
 import type { NewJob } from '../enqueue-input.js';
+import type { DriverListParams } from '../job-page.js';
 import { toJob } from '../job-row.js';
 import type {
   AttemptTransaction,
@@ -28,9 +29,9 @@ import type {
   ExpiredLease,
   HeartbeatResult,
   HistoryEntry,
+  JobPage,
   HistoryTrimResult,
   JobStats,
-  ListJobsParams,
   ObserverLease,
   OutcomeResult,
   ParentOutput,
@@ -58,6 +59,7 @@ import { postgresScheduleTx } from './postgres-schedule-tx.js';
 import { postgresStatements, type PostgresStatements } from './postgres-statements.js';
 import { enqueueUniquePostgres } from './postgres-unique-enqueue.js';
 import { analyzeJobsGuard } from './queries/analyze-jobs.query.js';
+import { foldBeforeRead } from './queries/fold-job-counts.query.js';
 
 /** The driver's settings, checked and resolved from PostgresJobStoreOptions by PostgresJobStore. */
 export interface PostgresDriverSettings {
@@ -201,8 +203,9 @@ export class PostgresDriver implements StoreDriver {
     return row ? toJob(row) : null;
   }
 
-  async jobList(params: ListJobsParams & { readonly limit: number }): Promise<JobRecord[]> {
-    return (await this.sql.list(this.db, params)).map(toJob);
+  async jobListPage(params: DriverListParams): Promise<JobPage | null> {
+    const page = await this.connections.transaction((db) => this.sql.list(db, params));
+    return page && { jobs: page.rows.map(toJob), next: page.next };
   }
 
   async jobListDeadLettered({ limit }: { readonly limit: number }): Promise<JobRecord[]> {
@@ -214,10 +217,12 @@ export class PostgresDriver implements StoreDriver {
   }
 
   async jobStats(): Promise<JobStats> {
+    await foldBeforeRead(this.sql.foldCounts, this.db);
     return this.sql.jobStats(this.db);
   }
 
   async queueList(): Promise<QueueSummary[]> {
+    await foldBeforeRead(this.sql.foldCounts, this.db);
     return this.sql.listQueues(this.db);
   }
 
@@ -279,6 +284,10 @@ export class PostgresDriver implements StoreDriver {
 
   async jobPurge({ olderThanMs, limit }: { readonly olderThanMs: number; readonly limit: number }): Promise<number> {
     return this.sql.purge(this.db, olderThanMs, limit);
+  }
+
+  async jobCountsFold({ limit }: { readonly limit: number }): Promise<number> {
+    return this.sql.foldCounts(this.db, limit);
   }
 
   async observerLease({ observer, workerId, leaseMs }: DriverObserverLeaseParams): Promise<ObserverLease | null> {

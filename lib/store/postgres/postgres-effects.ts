@@ -70,7 +70,9 @@ function settleLevel(t: PostgresNaming, which: string): string {
  *   postgres-limits.ts);
  * - dependencies: a job that becomes terminal settles its open edges, lowering latches, releasing
  *   dependants (with a wake-up hint) or cancelling `on_success` ones, whose own edges the settle
- *   function settles next, level by level, up to {@link INLINE_SETTLE_LIMIT} edges in all.
+ *   function settles next, level by level, up to {@link INLINE_SETTLE_LIMIT} edges in all;
+ * - counts: what the statement changed in the stored jobs per (queue, state), appended for a
+ *   later fold (see countingSql), by triggers of their own that also fire on delete and truncate.
  *
  * A write that makes a job terminal locks its row `FOR UPDATE` before it writes (see
  * parent-guard.sql.ts for why, and why before): the outcome write, the sweep and a final
@@ -177,12 +179,61 @@ BEGIN
 END
 $fn$;
 
+${countingSql(t)}
 DROP TRIGGER IF EXISTS ${t.local('jobs_effects_insert')} ON ${t.jobs};
 CREATE TRIGGER ${t.local('jobs_effects_insert')} AFTER INSERT ON ${t.jobs}
   REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION ${fn('jobs_after_insert')}();
 DROP TRIGGER IF EXISTS ${t.local('jobs_effects_update')} ON ${t.jobs};
 CREATE TRIGGER ${t.local('jobs_effects_update')} AFTER UPDATE ON ${t.jobs}
   REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION ${fn('jobs_after_update')}();
+`;
+}
+
+/**
+ * The counting triggers: what each statement changed in the stored jobs per (queue, state),
+ * appended to the deltas table as one row per (queue, state) it changed, which a fold later moves
+ * into the counts (migration 0012 says why). An update adds its new rows and takes away its old
+ * ones, so one that changes no state or queue (a heartbeat) appends nothing, and no join is
+ * needed. A delete takes its rows away; a TRUNCATE empties both tables, which it can do because it
+ * holds the jobs table exclusively. They are triggers of their own, beside the effects triggers,
+ * so their body is the same under every history policy.
+ */
+function countingSql(t: PostgresNaming): string {
+  const fn = t.local('jobs_count_changes').replace(/^"/, `"${t.schema}"."`);
+  const deltas = `INSERT INTO ${t.countDeltas} (queue, state, delta)`;
+  const triggers = (
+    [
+      ['insert', 'AFTER INSERT', 'REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT'],
+      ['update', 'AFTER UPDATE', 'REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT'],
+      ['delete', 'AFTER DELETE', 'REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT'],
+      ['truncate', 'AFTER TRUNCATE', 'FOR EACH STATEMENT'],
+    ] as const
+  )
+    .map(([name, event, rows]) => {
+      const trigger = t.local(`jobs_count_${name}`);
+      return `DROP TRIGGER IF EXISTS ${trigger} ON ${t.jobs};
+CREATE TRIGGER ${trigger} ${event} ON ${t.jobs} ${rows} EXECUTE FUNCTION ${fn}();`;
+    })
+    .join('\n');
+  return `
+CREATE OR REPLACE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    ${deltas} SELECT queue, state, count(*) FROM new_rows GROUP BY queue, state;
+  ELSIF TG_OP = 'UPDATE' THEN
+    ${deltas}
+    SELECT queue, state, sum(delta) FROM (
+      SELECT queue, state, 1 AS delta FROM new_rows UNION ALL SELECT queue, state, -1 FROM old_rows
+    ) changed GROUP BY queue, state HAVING sum(delta) <> 0;
+  ELSIF TG_OP = 'DELETE' THEN
+    ${deltas} SELECT queue, state, -count(*) FROM old_rows GROUP BY queue, state;
+  ELSE
+    TRUNCATE ${t.counts}, ${t.countDeltas};
+  END IF;
+  RETURN NULL;
+END
+$fn$;
+${triggers}
 `;
 }
 

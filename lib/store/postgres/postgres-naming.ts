@@ -29,6 +29,10 @@ export interface PostgresNaming {
   readonly slots: string;
   readonly history: string;
   readonly cursors: string;
+  /** Stored jobs per (queue, state), as of the last fold (migration 0012). */
+  readonly counts: string;
+  /** What each statement changed in the counts since the last fold. */
+  readonly countDeltas: string;
   /** Maintenance tasks: the sweep's lease and the history trim's place in the log. */
   readonly maintenance: string;
   /** `"schema"."prefix" + name` for any of the store's tables. */
@@ -69,6 +73,8 @@ export function postgresNaming(schema = DEFAULT_POSTGRES_SCHEMA, prefix = ''): P
     slots: table('concurrency_slots'),
     history: table('job_history'),
     cursors: table('observer_cursors'),
+    counts: table('job_counts'),
+    countDeltas: table('job_count_deltas'),
     maintenance: table('maintenance'),
     table,
     channel:

@@ -7,6 +7,7 @@ import { deleteScheduleQuery } from './queries/delete-schedule.query.js';
 import { dueSchedulesQuery } from './queries/due-schedules.query.js';
 import { enqueueJobsQuery } from './queries/enqueue-jobs.query.js';
 import { expireLeasesQuery } from './queries/expire-leases.query.js';
+import { foldJobCountsQuery } from './queries/fold-job-counts.query.js';
 import { getJobQuery } from './queries/get-job.query.js';
 import { getScheduleQuery } from './queries/get-schedule.query.js';
 import { heartbeatJobsQuery } from './queries/heartbeat-jobs.query.js';
@@ -83,6 +84,7 @@ export interface PostgresStatements {
   readonly observerCommit: ReturnType<typeof observerCommitQuery>;
   readonly observerFail: ReturnType<typeof observerFailQuery>;
   readonly purge: ReturnType<typeof purgeJobsQuery>;
+  readonly foldCounts: ReturnType<typeof foldJobCountsQuery>;
   readonly maintenanceLease: ReturnType<typeof maintenanceLeaseQuery>;
   // Schedules
   readonly databaseNow: ReturnType<typeof databaseNowQuery>;
@@ -135,6 +137,7 @@ export function postgresStatements(t: PostgresNaming, options: { readonly asyncC
     observerCommit: observerCommitQuery(t),
     observerFail: observerFailQuery(t),
     purge: purgeJobsQuery(t),
+    foldCounts: foldJobCountsQuery(t),
     maintenanceLease: maintenanceLeaseQuery(t),
     databaseNow: databaseNowQuery(),
     lockSchedule: lockScheduleQuery(t),

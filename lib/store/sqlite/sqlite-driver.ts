@@ -17,6 +17,7 @@ import type {
   SuccessCheck,
 } from '../checked/store-driver.js';
 import { SERIAL_POSITION } from '../checked/effect-params.js';
+import type { DriverListParams } from '../job-page.js';
 import { toJob } from '../job-row.js';
 import type {
   AttemptTransaction,
@@ -26,9 +27,9 @@ import type {
   ExpiredLease,
   HeartbeatResult,
   HistoryEntry,
+  JobPage,
   HistoryTrimResult,
   JobStats,
-  ListJobsParams,
   ObserverLease,
   OutcomeResult,
   ParentOutput,
@@ -213,8 +214,9 @@ export class SqliteDriver implements StoreDriver {
     return row ? toJob(row) : null;
   }
 
-  async jobList(params: ListJobsParams & { readonly limit: number }): Promise<JobRecord[]> {
-    return (await this.conn.read(() => this.conn.statements().list(params))).map(toJob);
+  async jobListPage(params: DriverListParams): Promise<JobPage | null> {
+    const page = await this.conn.read(() => this.conn.statements().list(params));
+    return page && { jobs: page.rows.map(toJob), next: page.next };
   }
 
   async jobListDeadLettered({ limit }: { readonly limit: number }): Promise<JobRecord[]> {
@@ -226,7 +228,7 @@ export class SqliteDriver implements StoreDriver {
   }
 
   async jobStats(): Promise<JobStats> {
-    return this.conn.read(() => this.conn.boot.jobStats(this.conn.now()));
+    return this.conn.read(() => this.conn.statements().jobStats(this.conn.now()));
   }
 
   async queueList(): Promise<QueueSummary[]> {
@@ -284,6 +286,11 @@ export class SqliteDriver implements StoreDriver {
 
   async jobPurge({ olderThanMs, limit }: { readonly olderThanMs: number; readonly limit: number }): Promise<number> {
     return this.conn.write((now) => this.conn.statements().purge(olderThanMs, limit, now));
+  }
+
+  /** The counting triggers keep each count directly (one writer at a time): nothing is pending. */
+  async jobCountsFold(): Promise<number> {
+    return 0;
   }
 
   async observerLease({ observer, workerId, leaseMs }: DriverObserverLeaseParams): Promise<ObserverLease | null> {

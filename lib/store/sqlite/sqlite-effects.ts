@@ -6,9 +6,38 @@ const TERMINAL = `('succeeded', 'dead_lettered', 'cancelled', 'quarantined')`;
 /** core's historyError: the error that ended an attempt (even when it repeats the last one), or one the change newly set. */
 const ERROR_OF_CHANGE = `CASE WHEN NEW.last_error IS NOT OLD.last_error OR (OLD.state = 'running' AND NEW.state <> 'succeeded') THEN NEW.last_error END`;
 
+const COUNTING_TRIGGERS = ['jobs_count_insert', 'jobs_count_update', 'jobs_count_delete'];
+
+/**
+ * The counting triggers: each stored job counts once under its (queue, state) in the counts
+ * table. With one writer at a time nothing queues on a count's row, so each change updates it
+ * directly. SQLite has no TRUNCATE, and a DELETE without WHERE on a table with triggers deletes
+ * row by row, firing the delete trigger for each.
+ */
+function countingSql(t: SqliteNaming): string {
+  const add = (row: 'NEW') =>
+    `INSERT INTO ${t.counts} (queue, state, count) VALUES (${row}.queue, ${row}.state, 1) ON CONFLICT (queue, state) DO UPDATE SET count = count + 1;`;
+  const remove = `UPDATE ${t.counts} SET count = count - 1 WHERE queue = OLD.queue AND state = OLD.state;`;
+  return `
+CREATE TRIGGER ${t.local('jobs_count_insert')} AFTER INSERT ON ${t.jobs}
+BEGIN
+  ${add('NEW')}
+END;
+CREATE TRIGGER ${t.local('jobs_count_update')} AFTER UPDATE OF state, queue ON ${t.jobs}
+WHEN NEW.state IS NOT OLD.state OR NEW.queue IS NOT OLD.queue
+BEGIN
+  ${remove}
+  ${add('NEW')}
+END;
+CREATE TRIGGER ${t.local('jobs_count_delete')} AFTER DELETE ON ${t.jobs}
+BEGIN
+  ${remove}
+END;`;
+}
+
 /**
  * The triggers that apply the effects of a state change inside the statement that made it: history
- * entries (as the policy allows) and dependency settlement.
+ * entries (as the policy allows), dependency settlement, and the job counts (see countingSql).
  *
  * A parent that becomes terminal settles its whole cascade in one pass, never by triggers firing
  * triggers (SQLite allows ~1,000 levels of that, and a chain of 20,000 is legal input): a recursive
@@ -22,7 +51,7 @@ const ERROR_OF_CHANGE = `CASE WHEN NEW.last_error IS NOT OLD.last_error OR (OLD.
  * SQLite has one writer at a time, so every edge settles in the same transaction, whatever the fan-out.
  */
 export function effectsSql(t: SqliteNaming, policy: HistoryPolicy): string {
-  const drop = ['jobs_history_insert', 'jobs_history_update', 'jobs_settle'].map((n) => `DROP TRIGGER IF EXISTS ${t.local(n)};`).join('\n');
+  const drop = ['jobs_history_insert', 'jobs_history_update', 'jobs_settle', ...COUNTING_TRIGGERS].map((n) => `DROP TRIGGER IF EXISTS ${t.local(n)};`).join('\n');
   const history =
     policy === 'off'
       ? ''
@@ -43,6 +72,7 @@ END;`;
   const satisfied = `(p.state = 'succeeded' OR c.dependency_mode IS 'on_any_terminal')`;
   return `${drop}
 ${history}
+${countingSql(t)}
 CREATE TABLE IF NOT EXISTS ${t.cascade} (
   origin    TEXT    NOT NULL,
   child_id  TEXT    NOT NULL,

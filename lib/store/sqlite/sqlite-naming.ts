@@ -19,6 +19,8 @@ export interface SqliteNaming extends MigrationNames {
   readonly maintenance: string;
   /** The settle trigger's work table (see sqlite-effects.ts), empty between statements. */
   readonly cascade: string;
+  /** Stored jobs per (queue, state), kept by the counting triggers (migration 0012). */
+  readonly counts: string;
 }
 
 export function sqliteNaming(prefix = DEFAULT_SQLITE_PREFIX): SqliteNaming {
@@ -40,6 +42,7 @@ export function sqliteNaming(prefix = DEFAULT_SQLITE_PREFIX): SqliteNaming {
     cursors: local('observer_cursors'),
     maintenance: local('maintenance'),
     cascade: local('dependency_cascade'),
+    counts: local('job_counts'),
     table: local,
     local,
   };

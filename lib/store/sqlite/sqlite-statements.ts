@@ -63,6 +63,7 @@ export interface SqliteStatements {
   readonly deadLettered: ReturnType<typeof listDeadLetteredQuery>;
   readonly setPaused: ReturnType<typeof setQueuePausedQuery>;
   readonly listQueues: ReturnType<typeof listQueuesQuery>;
+  readonly jobStats: ReturnType<typeof jobStatsQuery>;
   readonly operator: ReturnType<typeof operatorTransitionQuery>;
   readonly uniqueReplayGuard: ReturnType<typeof uniqueReplayGuardQuery>;
   // Dependencies and limits
@@ -110,6 +111,7 @@ export function sqliteStatements(db: Database, t: SqliteNaming): SqliteStatement
     deadLettered: listDeadLetteredQuery(db, t),
     setPaused: setQueuePausedQuery(db, t),
     listQueues: listQueuesQuery(db, t),
+    jobStats: jobStatsQuery(db, t),
     operator: operatorTransitionQuery(db, t),
     uniqueReplayGuard: uniqueReplayGuardQuery(db, t),
     hasOpenEdges: hasOpenEdgesQuery(db, t),
@@ -141,14 +143,13 @@ export function sqliteStatements(db: Database, t: SqliteNaming): SqliteStatement
 
 /**
  * The statements that work before the store's tables exist and on any schema version: the clock,
- * and the operator reads that check or describe an installation. Ready from the store's construction.
+ * and the schema version that tells what an installation holds. Ready from the store's construction.
  */
 export interface SqliteBootStatements {
   readonly now: ReturnType<typeof databaseNowQuery>;
   readonly schemaVersion: ReturnType<typeof schemaVersionQuery>;
-  readonly jobStats: ReturnType<typeof jobStatsQuery>;
 }
 
 export function sqliteBootStatements(db: Database, t: SqliteNaming): SqliteBootStatements {
-  return { now: databaseNowQuery(db), schemaVersion: schemaVersionQuery(db, t), jobStats: jobStatsQuery(db, t) };
+  return { now: databaseNowQuery(db), schemaVersion: schemaVersionQuery(db, t) };
 }

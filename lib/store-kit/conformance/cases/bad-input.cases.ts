@@ -128,6 +128,9 @@ export function badInputCases(ctx: SuiteContext): void {
     ['a get of a non-UUID', (s) => s.jobGet({ jobId: 'x' }), /jobId must be a UUID/],
     ['a list with an unknown state', (s) => s.jobList({ state: 'done' as never }), /state must be a job state/],
     ['a list limit of 5000', (s) => s.jobList({ limit: 5_000 }), /limit/],
+    ['a list page before a non-UUID', (s) => s.jobListPage({ before: "1' OR '1'='1" }), /^before must be a UUID/],
+    ['a list before a non-UUID', (s) => s.jobList({ before: 'x' }), /^before must be a UUID/],
+    ['a fold limit of 0', (s) => s.jobCountsFold({ limit: 0 }), /limit/],
     ['pausing a hostile queue name', (s) => s.queuePause({ queue: 'a"b' }), /queue/],
   ];
 
@@ -153,7 +156,8 @@ export function badInputCases(ctx: SuiteContext): void {
     ['jobParentOutput', '{ jobId, ancestorId }', false],
     ['subscribeWakeHints', '{ listener }', false],
     ['jobGet', '{ jobId }', false],
-    ['jobList', '{ state?, queue?, name?, limit? }', true],
+    ['jobList', '{ state?, queue?, name?, limit?, before? }', true],
+    ['jobListPage', '{ state?, queue?, name?, limit?, before? }', true],
     ['jobListDeadLettered', '{ limit? }', true],
     ['jobReplay', '{ jobId, actor? }', false],
     ['jobCancel', '{ jobId, actor? }', false],
@@ -179,6 +183,7 @@ export function badInputCases(ctx: SuiteContext): void {
     ['historyTrim', '{ keep, limit }', false],
     ['maintenanceLease', '{ task, workerId, leaseMs }', false],
     ['jobPurge', '{ olderThanMs, limit }', false],
+    ['jobCountsFold', '{ limit }', false],
   ];
   const NOT_OBJECTS: Array<[value: unknown, shown: string]> = [
     [undefined, 'undefined'],

@@ -2,16 +2,24 @@ import type { JobState } from '../../../core/index.js';
 import type { JobStats } from '../../job-store.js';
 import type { PgExecutor } from '../pg-executor.js';
 import type { PostgresNaming } from '../postgres-naming.js';
+import { jobCountsSql } from './job-counts.sql.js';
 
-/** Job counts per queue and state, and the oldest due job, in two statements sent at once. */
+/**
+ * Job counts per queue and state (from the kept counts, see job-counts.sql.ts) and the oldest due
+ * job, in one statement. The oldest due job is the first entry of the claim index at or before
+ * now: one index probe, however many jobs wait or are retained.
+ */
 export function jobStatsQuery(t: PostgresNaming) {
-  const counts = `SELECT queue, state, count(*)::int AS count FROM ${t.jobs} GROUP BY queue, state ORDER BY queue, state`;
-  const due = `SELECT (SELECT min(run_at) FROM ${t.jobs} WHERE state = 'scheduled' AND run_at <= now()) AS oldest, now() AS now`;
+  const text = `
+    SELECT d.oldest, d.now, c.queue, c.state, c.count
+    FROM (
+      SELECT (SELECT j.run_at FROM ${t.jobs} j WHERE j.state = 'scheduled' AND j.run_at <= now() ORDER BY j.run_at, j.seq LIMIT 1) AS oldest, now() AS now
+    ) d
+    LEFT JOIN ${jobCountsSql(t)} c ON true
+    ORDER BY c.queue, c.state`;
   return async (db: PgExecutor): Promise<JobStats> => {
-    const [rows, [oldest]] = await Promise.all([
-      db.query<{ queue: string; state: JobState; count: number }>(counts),
-      db.query<{ oldest: Date | null; now: Date }>(due),
-    ]);
-    return { counts: rows, oldestDueAt: oldest!.oldest, now: oldest!.now };
+    const rows = await db.query<{ oldest: Date | null; now: Date; queue: string | null; state: JobState | null; count: string | null }>(text);
+    const counts = rows.filter((row) => row.queue !== null).map((row) => ({ queue: row.queue!, state: row.state!, count: Number(row.count) }));
+    return { counts, oldestDueAt: rows[0]!.oldest, now: rows[0]!.now };
   };
 }

@@ -3,14 +3,14 @@ import type { JobStats } from '../../job-store.js';
 import type { SqliteNaming } from '../sqlite-naming.js';
 
 /**
- * Job counts per queue and state, and the oldest job due at `now`. Prepared on each call, apart from
- * the store's other statements, so that it reads any schema version's jobs table.
+ * Job counts per queue and state, from the counts the triggers keep (migration 0012), and the
+ * oldest job due at `now`, from the first entry of the claim index at or before it.
  */
 export function jobStatsQuery(db: Database, t: SqliteNaming) {
-  const { jobs } = t;
+  const counts = db.prepare(`SELECT queue, state, count FROM ${t.counts} WHERE count <> 0 ORDER BY queue, state`);
+  const oldest = db.prepare(`SELECT run_at FROM ${t.jobs} WHERE state = 'scheduled' AND run_at <= ? ORDER BY run_at, seq LIMIT 1`).pluck();
   return (now: number): JobStats => {
-    const counts = db.prepare(`SELECT queue, state, count(*) AS count FROM ${jobs} GROUP BY queue, state ORDER BY queue, state`).all() as JobStats['counts'];
-    const oldest = db.prepare(`SELECT min(run_at) FROM ${jobs} WHERE state = 'scheduled' AND run_at <= ?`).pluck().get(now) as number | null;
-    return { counts, oldestDueAt: oldest === null ? null : new Date(oldest), now: new Date(now) };
+    const due = oldest.get(now) as number | undefined;
+    return { counts: counts.all() as JobStats['counts'], oldestDueAt: due === undefined ? null : new Date(due), now: new Date(now) };
   };
 }
