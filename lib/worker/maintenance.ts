@@ -28,6 +28,8 @@ export interface MaintenanceReport {
   purged: number;
   /** History entries trimmed beyond the per-job bound. */
   trimmed: number;
+  /** Pending changes of the job counts folded into the counts (PostgreSQL keeps them as deltas). */
+  folded: number;
 }
 
 /** The lease every node asks for before a timed sweep. */
@@ -40,10 +42,12 @@ const LEASE_BATCH = 100;
 const SETTLE_BATCH = 1_000;
 const PURGE_BATCH = 500;
 const TRIM_BATCH = 5_000;
+const FOLD_BATCH = 10_000;
 const MAX_BATCHES = 20;
 
 /**
- * The housekeeping a node runs on a timer. One node at a time sweeps: each asks for the sweep's
+ * The housekeeping a node runs on a timer: lapsed leases, dependency edges, retention, the history
+ * bound, and the job counts' pending changes. One node at a time sweeps: each asks for the sweep's
  * lease, and the holder keeps it by renewing it each interval, so a cluster of any size sweeps
  * once per interval and another node takes over within an interval or two of the holder's end.
  * Every step is idempotent and safe to race with the same step elsewhere (a lease can lapse
@@ -64,7 +68,7 @@ export class Maintenance {
    * without, at once (an explicit `WorkerNode.sweep()`).
    */
   async sweep({ leased = false }: { readonly leased?: boolean } = {}): Promise<MaintenanceReport> {
-    const report: MaintenanceReport = { swept: false, expired: 0, settled: 0, purged: 0, trimmed: 0 };
+    const report: MaintenanceReport = { swept: false, expired: 0, settled: 0, purged: 0, trimmed: 0, folded: 0 };
     if (this.stopping || (leased && !(await this.holdsLease()))) return report;
     report.swept = true;
     await this.step('sweeping lapsed leases', async () => {
@@ -92,6 +96,12 @@ export class Maintenance {
       const { trimmed, examined } = await this.store.historyTrim({ keep: this.options.historyPerJob, limit: TRIM_BATCH });
       report.trimmed += trimmed;
       return examined === TRIM_BATCH;
+    });
+    // Last, so the deltas the purge and the steps above wrote are folded in the same sweep.
+    await this.step('folding job counts', async () => {
+      const folded = await this.store.jobCountsFold({ limit: FOLD_BATCH });
+      report.folded += folded;
+      return folded === FOLD_BATCH;
     });
     if (report.purged > 0 || report.trimmed > 0) this.logger.debug?.(`maintenance deleted ${report.purged} finished job(s) and ${report.trimmed} history entries.`);
     return report;

@@ -289,7 +289,7 @@ export class WorkerNode {
 
   private async runSweep(options: { readonly leased: boolean }): Promise<MaintenanceReport> {
     // A timed sweep never starts beside one still running on this node (a backlog, a slow server).
-    if (options.leased && this.sweepsInFlight > 0) return { swept: false, expired: 0, settled: 0, purged: 0, trimmed: 0 };
+    if (options.leased && this.sweepsInFlight > 0) return { swept: false, expired: 0, settled: 0, purged: 0, trimmed: 0, folded: 0 };
     this.sweepsInFlight += 1;
     const running = this.maintenance.sweep(options).finally(() => (this.sweepsInFlight -= 1));
     this.sweeping = running;

@@ -56,7 +56,7 @@ describe('the maintenance sweep', () => {
     expect(warnings).toEqual([]);
   });
 
-  it('trims the history on every sweep it runs, not once an hour', async () => {
+  it('trims the history and folds the job counts on every sweep it runs, the trim no longer once an hour', async () => {
     const timers = new ManualTimers();
     const holds = new Holds();
     const store = holds.wrap(new MemoryJobStore({ clock: timers.clock }));
@@ -64,6 +64,7 @@ describe('the maintenance sweep', () => {
     await n.start();
     await timers.advance(3 * INTERVAL_MS);
     expect(holds.log.filter((call) => call === 'historyTrim')).toHaveLength(3);
+    expect(holds.log.filter((call) => call === 'jobCountsFold')).toHaveLength(3);
     await n.stop();
   });
 
@@ -90,7 +91,7 @@ describe('the maintenance sweep', () => {
     await stopping;
     expect(stopped).toBe(true);
     // Nothing after the purge: the trim that would have followed never started.
-    expect(holds.log.slice(callsAtStop).filter((call) => ['historyTrim', 'jobPurge', 'jobExpireLeases', 'jobSettleDependencies'].includes(call))).toEqual([]);
+    expect(holds.log.slice(callsAtStop).filter((call) => ['historyTrim', 'jobPurge', 'jobExpireLeases', 'jobSettleDependencies', 'jobCountsFold'].includes(call))).toEqual([]);
     expect(warnings).toEqual([]);
   });
 
