@@ -33,6 +33,7 @@ export type {
   ListJobsParams,
   Schedule,
   ScheduleInput,
+  ScheduleListParams,
   ScheduleState,
   UniqueKeyMode,
 } from './store/index.js';

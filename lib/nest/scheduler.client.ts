@@ -11,6 +11,7 @@ import type {
   JobStore,
   LimitTarget,
   ListJobsParams,
+  ScheduleListParams,
   Schedule,
   ScheduleInput,
   UniqueKeyMode,
@@ -213,8 +214,9 @@ export class SchedulerClient {
     return this.store.scheduleGet({ scheduleId });
   }
 
-  listSchedules(): Promise<Schedule[]> {
-    return this.store.scheduleList();
+  /** Schedules oldest first, a page at a time: 50 by default; pass the last id as `after` for the next page. */
+  listSchedules(params?: ScheduleListParams): Promise<Schedule[]> {
+    return this.store.scheduleList(params);
   }
 
   /** Sets, changes or (with null) removes the cluster-wide cap of a queue or a concurrency key. */

@@ -240,6 +240,17 @@ export interface JobCountsFoldParams {
   readonly limit: number;
 }
 
+/** One page of schedules ({@link ScheduleStore.scheduleList}), oldest first. */
+export interface ScheduleListParams {
+  /** Default 50, at most 1,000. */
+  readonly limit?: number;
+  /**
+   * A schedule's id: the page holds the schedules created after it. Pass the last id of a full
+   * page to read the next one.
+   */
+  readonly after?: string;
+}
+
 /** How many dead-lettered jobs {@link OperatorStore.jobListDeadLettered} returns. */
 export interface ListDeadLetteredParams {
   /** Default 50, at most 1,000. */
@@ -564,8 +575,12 @@ export interface ScheduleStore extends StoreInfo {
 
   scheduleGet(params: ScheduleRef): Promise<Schedule | null>;
 
-  /** All schedules, oldest first. */
-  scheduleList(): Promise<Schedule[]>;
+  /**
+   * Schedules oldest first, a page at a time (50 by default, at most 1,000): the first page, or
+   * the schedules created after `after`. A page read in order from an index, so it costs its size
+   * whatever the number of schedules.
+   */
+  scheduleList(params?: ScheduleListParams): Promise<Schedule[]>;
 
   schedulePause(params: ScheduleActionParams): Promise<Schedule>;
 

@@ -235,6 +235,24 @@ export function cliCases(createTarget: () => Promise<CliTarget>): void {
     expect(gone.stderr).toBe(`before names job ${missing}, which is not stored (retention may have deleted it since the page that named it); start again from the first page.\n`);
   });
 
+  it('schedules list pages oldest first: a full page ends with the next page\'s --after', async () => {
+    for (let i = 0; i < 3; i++) await t.store.scheduleUpsert({ schedule: { name: `page.${i}`, everyMs: 60_000 } });
+    const all = (await t.store.scheduleList({ limit: 1_000 })).map((s) => s.id);
+    expect(all.length).toBeGreaterThanOrEqual(3);
+    const first = await cli(['schedules', 'list', ...conn, '--limit', '2']);
+    expect(first).toMatchObject({ code: 0, stderr: '' });
+    const lines = first.stdout.trimEnd().split('\n');
+    expect(lines.slice(1, 3).map((line) => line.split(/\s+/)[0])).toEqual(all.slice(0, 2));
+    expect(lines[3]).toBe(`Next page: add --after ${all[1]} to the same command.`);
+    const rest = JSON.parse((await cli(['schedules', 'list', ...conn, '--after', all[1]!, '--limit', '1000', '--format', 'json'])).stdout) as { id: string }[];
+    expect(rest.map((s) => s.id)).toEqual(all.slice(2));
+    const bad = await cli(['schedules', 'list', ...conn, '--after', 'nope']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/^--after must be a UUID, got /);
+    const missing = '0190a5a0-0000-7000-8000-00000000beef';
+    expect((await cli(['schedules', 'list', ...conn, '--after', missing])).stderr).toBe(`after names schedule ${missing}, which is not stored; start again from the first page.\n`);
+  });
+
   it('stats counts jobs per queue and state and ages the oldest due job', async () => {
     const run = await cli(['stats', ...conn]);
     expect(run.code).toBe(0);

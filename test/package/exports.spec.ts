@@ -30,7 +30,7 @@ const ROOT_TYPES = [
   'JobContext', 'JobHandler', 'JobHandlerOptions', 'JobName', 'JobOptions', 'JobPage', 'JobPayload',
   'JobRecord', 'JobRegistry', 'JobSpec', 'JobState', 'JobStore', 'LimitTarget', 'ListJobsParams',
   'OnJobTransitionOptions', 'PayloadOf', 'PostgresJobStoreOptions', 'RetryPolicy', 'Schedule',
-  'ScheduleInput', 'ScheduleSpec', 'ScheduleState', 'SchedulerErrorCode', 'SchedulerLimits',
+  'ScheduleInput', 'ScheduleListParams', 'ScheduleSpec', 'ScheduleState', 'SchedulerErrorCode', 'SchedulerLimits',
   'SchedulerLogger', 'SchedulerModuleExtras', 'SchedulerModuleOptions', 'SettledEvent',
   'SqliteJobStoreOptions', 'StoreCapabilities', 'TransitionEvent', 'UniqueKeyMode',
   'VisibleTextOptions', 'WorkerOptions',

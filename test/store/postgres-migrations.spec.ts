@@ -110,9 +110,9 @@ describe('PostgreSQL migrations', () => {
     const store = freshStore();
     await store.migrate();
     const { maintenance, migrations, history } = store.naming;
-    // What version 10 had: no maintenance table, no finished-jobs or parent-edge index.
+    // What version 10 had: no maintenance table, no finished-jobs, parent-edge or schedule-page index.
     await dataSource.query(`DROP TABLE ${maintenance}`);
-    await dataSource.query(`DROP INDEX ${store.naming.table('jobs_finished_idx')}, ${store.naming.table('dependencies_parent_idx')}`);
+    await dataSource.query(`DROP INDEX ${store.naming.table('jobs_finished_idx')}, ${store.naming.table('dependencies_parent_idx')}, ${store.naming.table('schedules_created_idx')}`);
     await dataSource.query(`DELETE FROM ${migrations} WHERE version = 11`);
     const { id } = await store.jobEnqueue({ job: { name: 'old', payload: 1, maxAttempts: 5 } });
     for (let attempt = 1; attempt <= 3; attempt++) {

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { assertUuid } from '../../core/index.js';
 import type { Schedule } from '../../store/index.js';
-import { withConnection, withFormat, type CliContext, type Format } from '../cli-context.js';
+import { positiveInt, withConnection, withFormat, type CliContext, type Format } from '../cli-context.js';
 import { iso, json, table } from '../output.js';
 
 function timing(schedule: Schedule): string {
@@ -12,10 +12,13 @@ function timing(schedule: Schedule): string {
 export function registerSchedules(program: Command, ctx: CliContext): void {
   const schedules = program.command('schedules').description('look at and steer recurring schedules');
 
-  withFormat(withConnection(schedules.command('list').description('all schedules, oldest first'))).action(
-    async (options: { conn?: string; table?: string; format: Format }) => {
+  withFormat(withConnection(schedules.command('list').description('schedules, oldest first, a page at a time')))
+    .option('--limit <n>', 'how many (1 to 1000)', positiveInt('--limit'), 50)
+    .option('--after <id>', 'the page after the schedule with this id (the last id of the page before)')
+    .action(async (options: { conn?: string; table?: string; format: Format; limit: number; after?: string }) => {
+      const after = options.after === undefined ? undefined : assertUuid(options.after, '--after');
       await ctx.withStore(options, async ({ store }) => {
-        const list = await store.scheduleList();
+        const list = await store.scheduleList({ limit: options.limit, after });
         if (options.format === 'json') return ctx.out(json(list));
         if (list.length === 0) return ctx.out('No schedules.');
         ctx.out(
@@ -24,9 +27,10 @@ export function registerSchedules(program: Command, ctx: CliContext): void {
             list.map((s) => [s.id, s.name, s.state, timing(s), iso(s.nextFireAt), iso(s.lastFiredFor), String(s.skippedTicks)]),
           ),
         );
+        // A full page: there may be more, and the last id leads on.
+        if (list.length === options.limit) ctx.out(`Next page: add --after ${list.at(-1)!.id} to the same command.`);
       });
-    },
-  );
+    });
 
   const action = (verb: 'pause' | 'resume' | 'trigger', description: string) =>
     withConnection(schedules.command(verb).description(description).argument('<id>', 'the schedule id')).action(

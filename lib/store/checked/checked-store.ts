@@ -38,6 +38,7 @@ import type {
   HistoryTrimParams,
   HistoryTrimResult,
   MaintenanceLeaseParams,
+  ScheduleListParams,
   JobActionParams,
   JobCountsFoldParams,
   JobPage,
@@ -89,6 +90,7 @@ import {
   checkListParams,
   checkMaintenanceLeaseParams,
   checkRelinquishParams,
+  checkScheduleListParams,
   MAX_BATCH,
   optionalParamsOf,
   paramsOf,
@@ -264,8 +266,13 @@ export class CheckedStore implements JobStore {
     return this.driver.scheduleGet({ scheduleId: assertUuid(paramsOf('scheduleGet', params, '{ scheduleId }').scheduleId, 'scheduleId') });
   }
 
-  async scheduleList(): Promise<Schedule[]> {
-    return this.driver.scheduleList();
+  async scheduleList(params?: ScheduleListParams): Promise<Schedule[]> {
+    const checked = checkScheduleListParams(params);
+    const page = await this.driver.scheduleList(checked);
+    if (page === null) {
+      throw new InvalidArgumentError(`after names schedule ${checked.after}, which is not stored; start again from the first page.`, 'after');
+    }
+    return page;
   }
 
   async schedulePause(params: ScheduleActionParams): Promise<Schedule> {

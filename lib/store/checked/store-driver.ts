@@ -140,7 +140,8 @@ export interface StoreDriver {
   /** Runs a schedule operation in one transaction, with the store's clock read at its start. */
   scheduleTx<T>(work: (tx: ScheduleTx) => Promise<T>): Promise<T>;
   scheduleGet(params: { readonly scheduleId: string }): Promise<Schedule | null>;
-  scheduleList(): Promise<Schedule[]>;
+  /** A page of schedules; null when `after` names no schedule. */
+  scheduleList(params: { readonly limit: number; readonly after: string | null }): Promise<Schedule[] | null>;
 
   /** Entries after `after`, a position of {@link StoreDriver.positions}' shape. */
   historyRead(params: { readonly after: string; readonly limit: number }): Promise<HistoryEntry[]>;

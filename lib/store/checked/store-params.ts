@@ -23,6 +23,7 @@ import type {
   MaintenanceLeaseParams,
   Outcome,
   RelinquishParams,
+  ScheduleListParams,
 } from '../job-store.types.js';
 import type { DriverListParams } from '../job-page.js';
 
@@ -208,6 +209,15 @@ export function checkListParams(params: ListJobsParams | undefined, method = 'jo
     ...(p.name === undefined ? {} : { name: p.name }),
     limit,
     ...(p.before === undefined ? {} : { before: assertUuid(p.before, 'before') }),
+  };
+}
+
+/** Checks a schedule listing's params: the page size ({@link DEFAULT_LIST_LIMIT} when absent) and the cursor. */
+export function checkScheduleListParams(params: ScheduleListParams | undefined): { limit: number; after: string | null } {
+  const p = optionalParamsOf('scheduleList', params, '{ limit?, after? }') ?? {};
+  return {
+    limit: p.limit === undefined ? DEFAULT_LIST_LIMIT : assertPositiveInteger(p.limit, 'limit', MAX_BATCH),
+    after: p.after === undefined ? null : assertUuid(p.after, 'after'),
   };
 }
 

@@ -230,8 +230,8 @@ export class MemoryDriver implements StoreDriver {
     return this.reads.scheduleGet(params);
   }
 
-  async scheduleList(): Promise<Schedule[]> {
-    return this.reads.scheduleList();
+  async scheduleList(params: { readonly limit: number; readonly after: string | null }): Promise<Schedule[] | null> {
+    return this.reads.scheduleList(params);
   }
 
   async historyRead(params: { readonly after: string; readonly limit: number }): Promise<HistoryEntry[]> {

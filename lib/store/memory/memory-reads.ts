@@ -121,7 +121,10 @@ export class MemoryReads {
     return row ? toSchedule(row) : null;
   }
 
-  scheduleList(): Schedule[] {
-    return schedulesInOrder(this.state.tables.schedules).map(toSchedule);
+  scheduleList({ limit, after }: { readonly limit: number; readonly after: string | null }): Schedule[] | null {
+    const all = schedulesInOrder(this.state.tables.schedules);
+    const from = after === null ? 0 : all.findIndex((row) => row.id === after) + 1;
+    if (from === 0 && after !== null) return null;
+    return all.slice(from, from + limit).map(toSchedule);
   }
 }

@@ -266,8 +266,8 @@ export class PostgresDriver implements StoreDriver {
     return row ? toSchedule(row) : null;
   }
 
-  async scheduleList(): Promise<Schedule[]> {
-    return (await this.sql.listSchedules(this.db)).map(toSchedule);
+  async scheduleList({ limit, after }: { readonly limit: number; readonly after: string | null }): Promise<Schedule[] | null> {
+    return (await this.sql.listSchedulesPage(this.db, limit, after))?.map(toSchedule) ?? null;
   }
 
   async historyRead({ after, limit }: { readonly after: string; readonly limit: number }): Promise<HistoryEntry[]> {

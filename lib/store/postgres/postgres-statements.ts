@@ -24,6 +24,7 @@ import { listJobsQuery } from './queries/list-jobs.query.js';
 import { listLimitsQuery } from './queries/list-limits.query.js';
 import { listQueuesQuery } from './queries/list-queues.query.js';
 import { listSchedulesQuery } from './queries/list-schedules.query.js';
+import { listSchedulesPageQuery } from './queries/list-schedules-page.query.js';
 import { lockScheduleQuery } from './queries/lock-schedule.query.js';
 import { maintenanceLeaseQuery } from './queries/maintenance-lease.query.js';
 import { nextDueScheduleQuery } from './queries/next-due-schedule.query.js';
@@ -91,6 +92,7 @@ export interface PostgresStatements {
   readonly lockSchedule: ReturnType<typeof lockScheduleQuery>;
   readonly getSchedule: ReturnType<typeof getScheduleQuery>;
   readonly listSchedules: ReturnType<typeof listSchedulesQuery>;
+  readonly listSchedulesPage: ReturnType<typeof listSchedulesPageQuery>;
   readonly dueSchedules: ReturnType<typeof dueSchedulesQuery>;
   readonly insertSchedule: ReturnType<typeof insertScheduleQuery>;
   readonly updateSchedule: ReturnType<typeof updateScheduleQuery>;
@@ -143,6 +145,7 @@ export function postgresStatements(t: PostgresNaming, options: { readonly asyncC
     lockSchedule: lockScheduleQuery(t),
     getSchedule: getScheduleQuery(t),
     listSchedules: listSchedulesQuery(t),
+    listSchedulesPage: listSchedulesPageQuery(t),
     dueSchedules: dueSchedulesQuery(t),
     insertSchedule: insertScheduleQuery(t),
     updateSchedule: updateScheduleQuery(t),

@@ -268,8 +268,8 @@ export class SqliteDriver implements StoreDriver {
     return row ? toSchedule(row) : null;
   }
 
-  async scheduleList(): Promise<Schedule[]> {
-    return (await this.conn.read(() => this.conn.statements().listSchedules())).map(toSchedule);
+  async scheduleList({ limit, after }: { readonly limit: number; readonly after: string | null }): Promise<Schedule[] | null> {
+    return (await this.conn.read(() => this.conn.statements().listSchedulesPage(limit, after)))?.map(toSchedule) ?? null;
   }
 
   async historyRead({ after, limit }: { readonly after: string; readonly limit: number }): Promise<HistoryEntry[]> {

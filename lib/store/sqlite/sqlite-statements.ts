@@ -27,6 +27,7 @@ import { listJobsQuery } from './queries/list-jobs.query.js';
 import { listLimitsQuery } from './queries/list-limits.query.js';
 import { listQueuesQuery } from './queries/list-queues.query.js';
 import { listSchedulesQuery } from './queries/list-schedules.query.js';
+import { listSchedulesPageQuery } from './queries/list-schedules-page.query.js';
 import { nextDueScheduleQuery } from './queries/next-due-schedule.query.js';
 import { observerCommitQuery } from './queries/observer-commit.query.js';
 import { observerFailQuery } from './queries/observer-fail.query.js';
@@ -84,6 +85,7 @@ export interface SqliteStatements {
   // Schedules and the audit log
   readonly getSchedule: ReturnType<typeof getScheduleQuery>;
   readonly listSchedules: ReturnType<typeof listSchedulesQuery>;
+  readonly listSchedulesPage: ReturnType<typeof listSchedulesPageQuery>;
   readonly dueSchedules: ReturnType<typeof dueSchedulesQuery>;
   readonly insertSchedule: ReturnType<typeof insertScheduleQuery>;
   readonly updateSchedule: ReturnType<typeof updateScheduleQuery>;
@@ -129,6 +131,7 @@ export function sqliteStatements(db: Database, t: SqliteNaming): SqliteStatement
     maintenanceLease: maintenanceLeaseQuery(db, t),
     getSchedule: getScheduleQuery(db, t),
     listSchedules: listSchedulesQuery(db, t),
+    listSchedulesPage: listSchedulesPageQuery(db, t),
     dueSchedules: dueSchedulesQuery(db, t),
     insertSchedule: insertScheduleQuery(db, t),
     updateSchedule: updateScheduleQuery(db, t),

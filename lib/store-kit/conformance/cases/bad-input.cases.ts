@@ -168,6 +168,7 @@ export function badInputCases(ctx: SuiteContext): void {
     ['auditList', '{ limit? }', true],
     ['scheduleUpsert', '{ schedule, actor? }', false],
     ['scheduleGet', '{ scheduleId }', false],
+    ['scheduleList', '{ limit?, after? }', true],
     ['schedulePause', '{ scheduleId, actor? }', false],
     ['scheduleResume', '{ scheduleId, actor? }', false],
     ['scheduleTrigger', '{ scheduleId, actor? }', false],

@@ -28,3 +28,6 @@ INSERT INTO {{maintenance}} (task, last_tx, last_id)
 SELECT 'history_trim', coalesce(h.tx, '0'), coalesce(h.id, 0)
 FROM (SELECT 1) AS one LEFT JOIN LATERAL (SELECT tx, id FROM {{job_history}} ORDER BY tx DESC, id DESC LIMIT 1) h ON true;
 INSERT INTO {{maintenance}} (task) VALUES ('sweep');
+
+-- Schedules are listed oldest first in pages; this index reads a page in order and stops at its size.
+CREATE INDEX {{local:schedules_created_idx}} ON {{schedules}} (created_at, id);

@@ -15,3 +15,5 @@ CREATE TABLE {{maintenance}} (
 
 INSERT INTO {{maintenance}} (task, last_id) SELECT 'history_trim', coalesce(max(id), 0) FROM {{job_history}};
 INSERT INTO {{maintenance}} (task) VALUES ('sweep');
+
+CREATE INDEX {{local:schedules_created_idx}} ON {{schedules}} (created_at, id);
