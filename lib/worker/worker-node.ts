@@ -10,7 +10,7 @@ import { describeError } from './log-text.js';
 import { Completer } from './completer.js';
 import { Maintenance, type MaintenanceReport } from './maintenance.js';
 import { ObserverDispatcher } from './observer-dispatcher.js';
-import { ScheduleMinter } from './schedule-minter.js';
+import { MINT_BATCH, ScheduleMinter } from './schedule-minter.js';
 import type { TransitionObserver } from './transition-observer.js';
 import type { JobInvoker } from './job-invoker.js';
 import { NodeDriver, type NodeCommand, type NodeEvent } from './node-driver.js';
@@ -159,7 +159,7 @@ export class WorkerNode {
       onSettled: (outcome, result) => this.settled(outcome, result),
       errorLogDetail: this.options.errorLogDetail,
     });
-    this.minter = new ScheduleMinter(this.store, this.timers, this.logger, { maxIdleMs: this.options.scheduleCheckIntervalMs, batch: 100 });
+    this.minter = new ScheduleMinter(this.store, this.timers, this.logger, { maxIdleMs: this.options.scheduleCheckIntervalMs, batch: MINT_BATCH });
     this.maintenance = new Maintenance(this.store, this.logger, {
       retentionMs: this.options.retentionMs,
       historyPerJob: this.options.historyPerJob,

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { ManualClock, OccurrenceId, SeededRandom } from '../../lib/core/index.js';
 import { MemoryJobStore } from '../../lib/store/index.js';
-import { FunctionInvoker, ScheduleMinter, WorkerNode, type JobContext, type Timers } from '../../lib/worker/index.js';
+import { FunctionInvoker, MINT_COALESCE_MS, ScheduleMinter, WorkerNode, type JobContext, type Timers } from '../../lib/worker/index.js';
 import { ManualTimers, settle } from '../support/manual-timers.js';
 
 const nodes: WorkerNode[] = [];
@@ -130,12 +130,46 @@ describe('issue 19 item 1: the minter catches up one bounded pass per timer turn
     const minter = new ScheduleMinter(store, timers, { log() {}, warn: (m) => void warnings.push(m), error() {} }, { maxIdleMs: 15_000, batch: 100 });
     minter.start();
     await timers.fire();
-    expect(warnings).toEqual([`schedule ${schedule.id} skipped at least 1001 tick(s) (missed while no worker was minting).`]);
+    expect(warnings).toEqual([`1 schedule(s) skipped at least 1001 tick(s) (1001 missed while no worker was minting): schedule ${schedule.id}.`]);
     expect(store.rows()).toHaveLength(1_000);
     await timers.fire();
     // 30 minutes of seconds, and the tick at the start of the grace: 1,801 jobs in two passes.
     expect(store.rows()).toHaveLength(1_801);
     expect(minter.passes).toBe(2);
+    await minter.stop();
+  });
+});
+
+describe('issue 24: a pass takes every tick due, and ticks that crowd together share one', () => {
+  it('mints 100 schedules whose ticks are 10 ms apart in passes 200 ms apart, each job at most that late', async () => {
+    const runs: Array<{ scheduledFor: number; at: number }> = [];
+    const { timers, store, node } = setup((_p, ctx) => void runs.push({ scheduledFor: ctx.scheduledFor.getTime(), at: timers.clock.now() }));
+    for (let i = 0; i < 100; i++) {
+      await store.scheduleUpsert({ schedule: { name: 'tick', everyMs: 10_000 } });
+      timers.clock.advance(10);
+    }
+    await node.start();
+    await timers.advance(30_000);
+    // Three rounds of 100 ticks, each minted once and run within the coalescing window.
+    const ticks = runs.map((r) => r.scheduledFor);
+    expect(new Set(ticks).size).toBe(ticks.length);
+    expect(ticks.length).toBeGreaterThanOrEqual(290);
+    expect(Math.max(...runs.map((r) => r.at - r.scheduledFor))).toBeLessThanOrEqual(MINT_COALESCE_MS);
+    // A pass per tick would be about 300; coalesced, a round of 1 s of ticks takes about 5.
+    expect(node.minter.passes).toBeLessThan(40);
+  });
+
+  it('after an outage logs one line for the pass, with counts, not one per schedule', async () => {
+    const warnings: string[] = [];
+    const timers = new ManualTimers();
+    const store = new MemoryJobStore({ clock: timers.clock });
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) ids.push((await store.scheduleUpsert({ schedule: { name: 'tick', everyMs: 60_000, misfireGraceMs: 10_000 } })).schedule.id);
+    timers.clock.advance(10 * 60_000 + 30_000);
+    const minter = new ScheduleMinter(store, timers, { log() {}, warn: (m) => void warnings.push(m), error() {} }, { maxIdleMs: 15_000, batch: 1_000 });
+    minter.start();
+    await timers.advance(0);
+    expect(warnings).toEqual([`20 schedule(s) skipped 200 tick(s) (200 missed while no worker was minting): schedule ${ids.slice(0, 3).join(', ')}, and 17 more.`]);
     await minter.stop();
   });
 });

@@ -37,6 +37,12 @@ export function memoryScheduleTx(state: MemoryScheduleState, now: number): Sched
     updateSchedule: async (row) => {
       schedules.set(row.id, row);
     },
+    advanceSchedules: async (advances) => {
+      for (const advance of advances) {
+        const row = schedules.get(advance.id);
+        if (row) schedules.set(row.id, { ...row, ...advance });
+      }
+    },
     deleteSchedule: async (id) => schedules.delete(id),
     jobStates: async (ids) => new Map(ids.flatMap((id) => (state.jobState(id) ? [[id, state.jobState(id)!] as const] : []))),
     insertJobs: async (jobs) => state.insertJobs(jobs),

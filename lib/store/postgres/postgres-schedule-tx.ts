@@ -13,6 +13,7 @@ export type ScheduleStatements = Pick<
   | 'dueSchedules'
   | 'insertSchedule'
   | 'updateSchedule'
+  | 'advanceSchedules'
   | 'deleteSchedule'
   | 'jobStates'
   | 'insertAudit'
@@ -32,6 +33,7 @@ export async function postgresScheduleTx(
     dueSchedules: (limit) => sql.dueSchedules(db, limit),
     insertSchedule: (row) => sql.insertSchedule(db, row),
     updateSchedule: (row) => sql.updateSchedule(db, row),
+    advanceSchedules: (advances) => sql.advanceSchedules(db, advances),
     deleteSchedule: (id) => sql.deleteSchedule(db, id),
     jobStates: (ids) => sql.jobStates(db, ids),
     insertJobs: (jobs) => paths.insertJobs(db, jobs),

@@ -4,6 +4,7 @@ import { claimUnlimitedQuery } from './queries/claim-unlimited.query.js';
 import { completeJobsQuery } from './queries/complete-jobs.query.js';
 import { databaseNowQuery } from './queries/database-now.query.js';
 import { deleteScheduleQuery } from './queries/delete-schedule.query.js';
+import { advanceSchedulesQuery } from './queries/advance-schedules.query.js';
 import { dueSchedulesQuery } from './queries/due-schedules.query.js';
 import { enqueueJobsQuery } from './queries/enqueue-jobs.query.js';
 import { expireLeasesQuery } from './queries/expire-leases.query.js';
@@ -96,6 +97,7 @@ export interface PostgresStatements {
   readonly dueSchedules: ReturnType<typeof dueSchedulesQuery>;
   readonly insertSchedule: ReturnType<typeof insertScheduleQuery>;
   readonly updateSchedule: ReturnType<typeof updateScheduleQuery>;
+  readonly advanceSchedules: ReturnType<typeof advanceSchedulesQuery>;
   readonly deleteSchedule: ReturnType<typeof deleteScheduleQuery>;
   readonly nextDueSchedule: ReturnType<typeof nextDueScheduleQuery>;
   readonly reactivateSchedule: ReturnType<typeof reactivateScheduleQuery>;
@@ -149,6 +151,7 @@ export function postgresStatements(t: PostgresNaming, options: { readonly asyncC
     dueSchedules: dueSchedulesQuery(t),
     insertSchedule: insertScheduleQuery(t),
     updateSchedule: updateScheduleQuery(t),
+    advanceSchedules: advanceSchedulesQuery(t),
     deleteSchedule: deleteScheduleQuery(t),
     nextDueSchedule: nextDueScheduleQuery(t),
     reactivateSchedule: reactivateScheduleQuery(t),

@@ -12,7 +12,7 @@ import type { NewJob } from '../enqueue-input.js';
 import type { EnqueueResult } from '../job-store.js';
 import { replayResult } from '../checked/operator-transition.js';
 import type { NewSchedule } from './schedule-input.js';
-import type { ScheduleTx } from './schedule-tx.js';
+import type { ScheduleAdvance, ScheduleTx } from './schedule-tx.js';
 import { toSchedule, type ScheduleRow } from './schedule.js';
 import type { MintResult, Schedule, ScheduleReplayResult, ScheduleUpsertResult } from './schedule.types.js';
 
@@ -174,8 +174,9 @@ export const MINT_PASS_WORK = 2_000;
 
 /**
  * One minting pass: each due schedule mints the occurrences its plan allows, until the pass has
- * done {@link MINT_PASS_WORK}. A minted job's id is its occurrence id, so if two nodes mint the
- * same tick, the second insert writes nothing.
+ * done {@link MINT_PASS_WORK}. The schedules are written back together and the jobs inserted
+ * together, so a pass is a fixed handful of statements whatever it covers. A minted job's id is
+ * its occurrence id, so if two nodes mint the same tick, the second insert writes nothing.
  */
 export async function mintDue(tx: ScheduleTx, limit: number): Promise<MintResult> {
   const { now } = tx;
@@ -185,6 +186,7 @@ export async function mintDue(tx: ScheduleTx, limit: number): Promise<MintResult
   const jobs: NewJob[] = [];
   const minted: { scheduleId: string; jobId: string; scheduledFor: Date }[] = [];
   const skipped: MintResult['skipped'][number][] = [];
+  const advances: ScheduleAdvance[] = [];
   let work = 0;
   const countedTicks = (recurrence: Recurrence, after: number) => {
     work += 1;
@@ -204,8 +206,8 @@ export async function mintDue(tx: ScheduleTx, limit: number): Promise<MintResult
       skipped.push(lowerBound ? { scheduleId: row.id, count, reason: reason!, lowerBound } : { scheduleId: row.id, count, reason: reason! });
     }
     const last = made.at(-1);
-    await tx.updateSchedule({
-      ...row,
+    advances.push({
+      id: row.id,
       nextFireAt: plan.nextFireAt,
       lastFiredFor: last ? last.runAt! : row.lastFiredFor,
       lastJobId: last ? last.id : row.lastJobId,
@@ -215,6 +217,7 @@ export async function mintDue(tx: ScheduleTx, limit: number): Promise<MintResult
       updatedAt: now,
     });
   }
+  await tx.advanceSchedules(advances);
   const created = jobs.length > 0 ? await tx.insertJobs(jobs) : new Set<string>();
   const nextDueAt = await tx.nextDueAt();
   return {

@@ -11,6 +11,12 @@ export interface AuditEntry {
   readonly detail?: Record<string, unknown>;
 }
 
+/** Where a minting pass leaves one schedule: its next tick and what it minted or skipped. */
+export type ScheduleAdvance = Pick<
+  ScheduleRow,
+  'id' | 'nextFireAt' | 'lastFiredFor' | 'lastJobId' | 'skippedTicks' | 'lastSkippedFor' | 'lastSkipReason' | 'updatedAt'
+>;
+
 /**
  * The primitive reads and writes the schedule operations need, run inside one transaction of the
  * adapter. The operations themselves (`schedule-operations.ts`) are written once against this.
@@ -26,6 +32,11 @@ export interface ScheduleTx {
   /** Inserts unless the id exists; false when it did. */
   insertSchedule(row: ScheduleRow): Promise<boolean>;
   updateSchedule(row: ScheduleRow): Promise<void>;
+  /**
+   * Writes back where a minting pass left each schedule it locked: one statement for the whole
+   * pass on PostgreSQL, so a pass costs a few round trips however many schedules it covers.
+   */
+  advanceSchedules(advances: readonly ScheduleAdvance[]): Promise<void>;
   deleteSchedule(id: string): Promise<boolean>;
   jobStates(ids: readonly string[]): Promise<Map<string, JobState>>;
   /** Writes jobs (skipping ids that exist) and sends wake-up hints for due ones. */

@@ -9,7 +9,7 @@ import type { SqliteStatements } from './sqlite-statements.js';
 /** The statements a schedule operation runs. */
 export type SqliteScheduleStatements = Pick<
   SqliteStatements,
-  'getSchedule' | 'listSchedules' | 'dueSchedules' | 'insertSchedule' | 'updateSchedule' | 'deleteSchedule' | 'jobState' | 'insertAudit' | 'nextDueSchedule'
+  'getSchedule' | 'listSchedules' | 'dueSchedules' | 'insertSchedule' | 'updateSchedule' | 'advanceSchedules' | 'deleteSchedule' | 'jobState' | 'insertAudit' | 'nextDueSchedule'
 >;
 
 /** A ScheduleTx on the SQLite connection, inside a transaction the caller opened. */
@@ -25,6 +25,7 @@ export function sqliteScheduleTx(
     dueSchedules: async (limit) => sql.dueSchedules(now, limit),
     insertSchedule: async (r) => sql.insertSchedule(r),
     updateSchedule: async (r) => sql.updateSchedule(r),
+    advanceSchedules: async (advances) => sql.advanceSchedules(advances),
     deleteSchedule: async (id) => sql.deleteSchedule(id),
     jobStates: async (ids) => new Map(ids.flatMap((id) => {
       const state = sql.jobState(id);

@@ -5,6 +5,7 @@ import { claimUnlimitedQuery } from './queries/claim-unlimited.query.js';
 import { completeJobsQuery } from './queries/complete-jobs.query.js';
 import { databaseNowQuery } from './queries/database-now.query.js';
 import { deleteScheduleQuery } from './queries/delete-schedule.query.js';
+import { advanceSchedulesQuery } from './queries/advance-schedules.query.js';
 import { dueSchedulesQuery } from './queries/due-schedules.query.js';
 import { enqueueJobsQuery } from './queries/enqueue-jobs.query.js';
 import { expireLeasesQuery } from './queries/expire-leases.query.js';
@@ -89,6 +90,7 @@ export interface SqliteStatements {
   readonly dueSchedules: ReturnType<typeof dueSchedulesQuery>;
   readonly insertSchedule: ReturnType<typeof insertScheduleQuery>;
   readonly updateSchedule: ReturnType<typeof updateScheduleQuery>;
+  readonly advanceSchedules: ReturnType<typeof advanceSchedulesQuery>;
   readonly deleteSchedule: ReturnType<typeof deleteScheduleQuery>;
   readonly nextDueSchedule: ReturnType<typeof nextDueScheduleQuery>;
   readonly reactivateSchedule: ReturnType<typeof reactivateScheduleQuery>;
@@ -135,6 +137,7 @@ export function sqliteStatements(db: Database, t: SqliteNaming): SqliteStatement
     dueSchedules: dueSchedulesQuery(db, t),
     insertSchedule: insertScheduleQuery(db, t),
     updateSchedule: updateScheduleQuery(db, t),
+    advanceSchedules: advanceSchedulesQuery(db, t),
     deleteSchedule: deleteScheduleQuery(db, t),
     nextDueSchedule: nextDueScheduleQuery(db, t),
     reactivateSchedule: reactivateScheduleQuery(db, t),
