@@ -105,18 +105,17 @@ describe('PostgreSQL maintenance statements read what is due through an index', 
     expect(edges.filter((scan) => scan.startsWith('Seq Scan'))).toEqual([]);
   });
 
-  it('a minting pass reads due schedules through the due index and writes them back by primary key', async () => {
+  it('a minting pass reads due schedules through the due index, and its write-back is no sequential scan', async () => {
     const { schedules } = store.naming;
-    // 5,000 schedules not yet due and 100 due: the pass touches the 100 only.
+    // 50,000 schedules, 100 of them due: the pass touches the 100 only.
     await explained.query(`INSERT INTO ${schedules} (id, name, queue, payload, max_attempts, interval_ms, anchor_at, next_fire_at, created_at, updated_at)
       SELECT gen_random_uuid(), 'm', 'q', '{}', 3, 10000, t, t, now(), now()
-      FROM generate_series(1, 5000) i, LATERAL (SELECT now() + CASE WHEN i <= 100 THEN -interval '1 second' ELSE interval '1 hour' END AS t) tick`);
+      FROM generate_series(1, 50000) i, LATERAL (SELECT now() + CASE WHEN i <= 100 THEN -interval '1 second' ELSE interval '1 hour' END AS t) tick`);
     await explained.query(`ANALYZE ${schedules}`);
     let minted = 0;
     const scanned = await scans(async () => (minted = (await store.scheduleMintDue({ limit: 1_000 })).minted.length), 'schedules');
     expect(minted).toBe(100);
     expect(scanned.some((scan) => scan.includes('schedules_due_idx'))).toBe(true);
-    expect(scanned.some((scan) => scan.includes('schedules_pkey'))).toBe(true);
     expect(scanned.filter((scan) => scan.startsWith('Seq Scan'))).toEqual([]);
   });
 
