@@ -1,7 +1,7 @@
 import { describe, it } from '@jest/globals';
 import { expectCleanSeeds } from './seed-batch.support.js';
 
-// The CI seed budget is split over two files so jest runs the halves on both cores.
+// The CI seed budget is split over two files so that each stays well inside its timeout.
 describe('simulator seeds, first half', () => {
   it('runs 500 seeds with every oracle at zero', () => expectCleanSeeds(0n, 500), 300_000);
 });
