@@ -1,0 +1,75 @@
+import { isTerminalState, type JobRecord } from '../../core/index.js';
+import type { HistoryEntry } from '../../store/index.js';
+import { html, href, multiline, type SafeHtml } from '../html/html.js';
+import { formatTime, layout, stateBadge, timeCell, type PageContext } from '../html/layout.js';
+
+/** What the job page shows besides the job itself. */
+export interface JobDetail {
+  readonly job: JobRecord;
+  readonly history: readonly HistoryEntry[];
+  /** Show the payload (the operator asked, and the mode allows it). */
+  readonly payloadShown: boolean;
+  /** Whether this dashboard lets an operator reveal payloads at all. */
+  readonly payloadRevealable: boolean;
+}
+
+/** The job actions an operator may ask for in its current state. */
+export function jobActions(job: JobRecord): readonly ('cancel' | 'replay')[] {
+  if (job.state === 'dead_lettered' || job.state === 'quarantined') return ['replay'];
+  return isTerminalState(job.state) || job.cancelRequested ? [] : ['cancel'];
+}
+
+/** JSON for a `<pre>`, two-space indented; a value JSON cannot hold shows as its type. */
+export function prettyJson(value: unknown): string {
+  try {
+    return JSON.stringify(value, null, 2) ?? String(value);
+  } catch {
+    return `(${typeof value})`;
+  }
+}
+
+function field(label: string, value: SafeHtml | string | number): SafeHtml {
+  return html`<dt>${label}</dt><dd>${value}</dd>`;
+}
+
+/** One job: its fields, lease, timeline, output, last error, payload (hidden by default) and actions. */
+export function jobPage(ctx: PageContext, detail: JobDetail): SafeHtml {
+  const { job, history } = detail;
+  const actions = ctx.readOnly ? [] : jobActions(job);
+  const timeline = history.map(
+    (entry) => html`<tr><td>${timeCell(entry.at, ctx.now)}</td><td>${stateBadge(entry.state)}</td><td class="num">${entry.attempt}</td><td class="error">${entry.error === null ? '' : multiline(entry.error)}</td></tr>`,
+  );
+  const payload = detail.payloadShown
+    ? html`<pre class="payload">${multiline(prettyJson(job.payload))}</pre><p><a href="${href(ctx.base, ['jobs', job.id])}">Hide the payload</a></p>`
+    : detail.payloadRevealable
+      ? html`<p>The payload is hidden. <a href="${href(ctx.base, ['jobs', job.id], { reveal: 'payload' })}">Reveal it</a></p>`
+      : html`<p>The payload is hidden, and this read-only dashboard does not reveal payloads.</p>`;
+  const body = html`<section id="job" data-live>
+<dl class="fields">
+${field('Id', html`<code>${job.id}</code>`)}
+${field('Name', job.name)}
+${field('Queue', html`<a href="${href(ctx.base, ['jobs'], { queue: job.queue })}">${job.queue}</a>`)}
+${field('State', html`${stateBadge(job.state)}${job.cancelRequested ? html` <span class="badge">cancel requested</span>` : ''}`)}
+${field('Attempt', `${job.attempt} of ${job.maxAttempts}`)}
+${field('Run at', timeCell(job.runAt, ctx.now))}
+${field('Lease', job.workerId ? html`${job.workerId}${job.state === 'running' ? html`, until ${timeCell(job.leasedUntil, ctx.now)}` : ' (last holder)'}` : '—')}
+${job.concurrencyKey === null ? '' : field('Concurrency key', job.concurrencyKey)}
+${job.uniqueKey === null ? '' : field('Unique key', job.uniqueKey)}
+${job.scheduleId === null ? '' : field('Schedule', html`<a href="${href(ctx.base, ['schedules', job.scheduleId])}">${job.scheduleId}</a>, for ${formatTime(job.scheduledFor)}`)}
+${job.pendingParents > 0 ? field('Open parents', job.pendingParents) : ''}
+${field('Enqueued', timeCell(job.createdAt, ctx.now))}
+${field('Finished', timeCell(job.finishedAt, ctx.now))}
+</dl>
+${actions.length ? html`<p class="actions">${actions.map((action) => html`<a class="action" href="${href(ctx.base, ['jobs', job.id, action])}">${action === 'cancel' ? 'Cancel' : 'Replay'}</a> `)}</p>` : ''}
+<h2>Last error</h2>
+${job.lastError === null ? html`<p>None.</p>` : html`<pre class="error">${multiline(job.lastError)}</pre>`}
+<h2>Output</h2>
+${job.output === null || job.output === undefined ? html`<p>None.</p>` : html`<pre class="output">${multiline(prettyJson(job.output))}</pre>`}
+<h2>Timeline</h2>
+<table class="timeline"><thead><tr><th>At</th><th>State</th><th class="num">Attempt</th><th>Error</th></tr></thead>
+<tbody>${timeline.length ? timeline : html`<tr><td colspan="4">No history is kept for this job.</td></tr>`}</tbody></table>
+</section>
+<h2>Payload</h2>
+${payload}`;
+  return layout(ctx, 'jobs', `Job ${job.name}`, body);
+}

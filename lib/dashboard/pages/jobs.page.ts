@@ -1,0 +1,61 @@
+import { JOB_STATES, type JobRecord } from '../../core/index.js';
+import type { JobPage } from '../../store/index.js';
+import { html, href, type SafeHtml } from '../html/html.js';
+import { layout, stateBadge, timeCell, type PageContext } from '../html/layout.js';
+
+/** The filters of the jobs page, as read from its query string. */
+export interface JobFilters {
+  readonly state?: string;
+  readonly queue?: string;
+  readonly name?: string;
+  readonly before?: string;
+}
+
+/** A short, single-line preview of a job's last error for a table cell. */
+export function errorPreview(error: string | null): string {
+  if (!error) return '';
+  const line = error.split('\n', 1)[0]!;
+  return line.length > 120 ? `${line.slice(0, 119)}…` : line;
+}
+
+/** One table row per job; shared by the jobs and dead-letter pages. */
+export function jobRow(ctx: PageContext, job: JobRecord, lead: SafeHtml | '' = ''): SafeHtml {
+  return html`<tr>
+${lead}
+<td><a class="id" href="${href(ctx.base, ['jobs', job.id])}">${job.id}</a></td>
+<td>${job.name}</td>
+<td>${job.queue}</td>
+<td>${stateBadge(job.state)}</td>
+<td class="num">${job.attempt}/${job.maxAttempts}</td>
+<td>${job.state === 'scheduled' ? timeCell(job.runAt, ctx.now) : '—'}</td>
+<td class="error">${errorPreview(job.lastError)}</td>
+<td>${job.workerId ?? '—'}</td>
+</tr>`;
+}
+
+/** The column heads matching {@link jobRow}. */
+export const JOB_HEADS = html`<th>Id</th><th>Name</th><th>Queue</th><th>State</th><th class="num">Attempt</th><th>Next run</th><th>Last error</th><th>Worker</th>`;
+
+/** The filter form and one keyset page of jobs, newest first. */
+export function jobsPage(ctx: PageContext, filters: JobFilters, page: JobPage): SafeHtml {
+  const { before: _before, ...kept } = filters;
+  const form = html`<form class="filters" method="get" action="${href(ctx.base, ['jobs'])}">
+<label>State <select name="state"><option value="">any</option>${JOB_STATES.map((state) => html`<option value="${state}"${filters.state === state ? html` selected` : ''}>${state.replace(/_/g, ' ')}</option>`)}</select></label>
+<label>Queue <input name="queue" value="${filters.queue ?? ''}" size="12"></label>
+<label>Name <input name="name" value="${filters.name ?? ''}" size="16"></label>
+<button type="submit">Filter</button>
+<a href="${href(ctx.base, ['jobs'])}">Clear</a>
+</form>`;
+  const rows = page.jobs.map((job) => jobRow(ctx, job));
+  const pager = html`<nav class="pager">
+${filters.before ? html`<a href="${href(ctx.base, ['jobs'], kept)}">Newest</a>` : ''}
+${page.next ? html`<a rel="next" href="${href(ctx.base, ['jobs'], { ...kept, before: page.next })}">Older</a>` : html`<span>No older jobs.</span>`}
+</nav>`;
+  const body = html`${form}
+<table id="jobs"${filters.before ? '' : html` data-live`}>
+<thead><tr>${JOB_HEADS}</tr></thead>
+<tbody>${rows.length ? rows : html`<tr><td colspan="8">No job matches${page.next ? ' on this page; look at older jobs' : ''}.</td></tr>`}</tbody>
+</table>
+${pager}`;
+  return layout(ctx, 'jobs', 'Jobs', body);
+}

@@ -1,0 +1,104 @@
+import { nextFireAfter, type JobRecord, type Recurrence } from '../../core/index.js';
+import type { Schedule } from '../../store/index.js';
+import { html, href, multiline, type SafeHtml } from '../html/html.js';
+import { layout, stateBadge, timeCell, type PageContext } from '../html/layout.js';
+
+/** The pattern as an operator wrote it: `*\/5 * * * * (Europe/Berlin)` or `every 30 s`. */
+export function patternText(schedule: Schedule): string {
+  const recurrence = schedule.recurrence;
+  if (recurrence.kind === 'cron') return `${recurrence.cron} (${recurrence.timezone})`;
+  const ms = recurrence.everyMs;
+  return ms % 3_600_000 === 0 ? `every ${ms / 3_600_000} h` : ms % 60_000 === 0 ? `every ${ms / 60_000} min` : ms % 1000 === 0 ? `every ${ms / 1000} s` : `every ${ms} ms`;
+}
+
+/** The next `count` fire times, starting at the stored next tick; none for a schedule that does not mint. */
+export function nextFireTimes(schedule: Schedule, count: number): Date[] {
+  if (schedule.state !== 'active' || !schedule.nextFireAt) return [];
+  const r = schedule.recurrence;
+  const recurrence: Recurrence = r.kind === 'cron' ? r : { kind: 'interval', intervalMs: r.everyMs, anchorAt: r.anchorAt.getTime() };
+  const times = [schedule.nextFireAt];
+  while (times.length < count) {
+    const next = nextFireAfter(recurrence, times[times.length - 1]!.getTime());
+    if (next === null) break;
+    times.push(new Date(next));
+  }
+  return times;
+}
+
+/** The schedule actions an operator may ask for in its current state. */
+export function scheduleActions(schedule: Schedule): readonly ScheduleAction[] {
+  if (schedule.state === 'dead_lettered') return ['replay', 'trigger'];
+  return schedule.state === 'active' ? ['pause', 'trigger'] : ['resume', 'trigger'];
+}
+
+/** What an operator can do to a schedule: replay is how a dead-lettered one starts again. */
+export type ScheduleAction = 'pause' | 'resume' | 'trigger' | 'replay';
+
+function actionLinks(ctx: PageContext, schedule: Schedule): SafeHtml | '' {
+  if (ctx.readOnly) return '';
+  return html`${scheduleActions(schedule).map((action) => html`<a class="action" href="${href(ctx.base, ['schedules', schedule.id, action])}">${action[0]!.toUpperCase()}${action.slice(1)}</a> `)}`;
+}
+
+/** One page of schedules, oldest first, with their next tick and state. */
+export function schedulesPage(ctx: PageContext, schedules: readonly Schedule[], next: string | null, after: string | null): SafeHtml {
+  const rows = schedules.map(
+    (schedule) => html`<tr>
+<td><a class="id" href="${href(ctx.base, ['schedules', schedule.id])}">${schedule.id}</a></td>
+<td>${schedule.name}</td>
+<td>${schedule.queue}</td>
+<td><code>${patternText(schedule)}</code></td>
+<td>${stateBadge(schedule.state)}</td>
+<td>${timeCell(schedule.state === 'active' ? schedule.nextFireAt : null, ctx.now)}</td>
+<td>${schedule.lastJobId ? html`<a href="${href(ctx.base, ['jobs', schedule.lastJobId])}">${timeCell(schedule.lastFiredFor, ctx.now)}</a>` : '—'}</td>
+<td class="num">${schedule.skippedTicks}</td>
+<td>${actionLinks(ctx, schedule)}</td>
+</tr>`,
+  );
+  const body = html`<table id="schedules" data-live>
+<thead><tr><th>Id</th><th>Name</th><th>Queue</th><th>Pattern</th><th>State</th><th>Next fire</th><th>Last occurrence</th><th class="num">Skipped ticks</th><th></th></tr></thead>
+<tbody>${rows.length ? rows : html`<tr><td colspan="9">No schedules.</td></tr>`}</tbody>
+</table>
+<nav class="pager">${after ? html`<a href="${href(ctx.base, ['schedules'])}">First page</a>` : ''}
+${next ? html`<a rel="next" href="${href(ctx.base, ['schedules'], { after: next })}">Next page</a>` : ''}</nav>`;
+  return layout(ctx, 'schedules', 'Schedules', body);
+}
+
+/** What the schedule page shows besides the schedule. */
+export interface ScheduleDetail {
+  readonly schedule: Schedule;
+  /** Its most recent occurrence, if still stored. */
+  readonly lastJob: JobRecord | null;
+  /** The occurrence whose dead-lettering stopped it, if any. */
+  readonly haltedJob: JobRecord | null;
+}
+
+/** One schedule: its definition, next five fire times, last occurrence and, when stopped, why. */
+export function schedulePage(ctx: PageContext, detail: ScheduleDetail): SafeHtml {
+  const { schedule, lastJob, haltedJob } = detail;
+  const halted =
+    schedule.state === 'dead_lettered'
+      ? html`<section class="halted"><h2>Why it stopped</h2>
+<p>Its occurrence ${schedule.haltedJobId ? html`<a href="${href(ctx.base, ['jobs', schedule.haltedJobId])}">${schedule.haltedJobId}</a>` : ''} ended ${haltedJob ? stateBadge(haltedJob.state) : 'dead-lettered'}; the schedule mints nothing until it is resumed or that occurrence is replayed.</p>
+${haltedJob?.lastError ? html`<pre class="error">${multiline(haltedJob.lastError)}</pre>` : ''}</section>`
+      : '';
+  const body = html`<section id="schedule" data-live>
+<dl class="fields">
+<dt>Id</dt><dd><code>${schedule.id}</code></dd>
+<dt>Job name</dt><dd>${schedule.name}</dd>
+<dt>Queue</dt><dd>${schedule.queue}</dd>
+<dt>Pattern</dt><dd><code>${patternText(schedule)}</code></dd>
+<dt>State</dt><dd>${stateBadge(schedule.state)}</dd>
+<dt>Catch-up</dt><dd>${schedule.catchUp}, misfire grace ${schedule.misfireGraceMs / 1000} s${schedule.noOverlap ? ', no overlap' : ''}</dd>
+<dt>Skipped ticks</dt><dd>${schedule.skippedTicks}${schedule.lastSkipReason ? html`, last for ${timeCell(schedule.lastSkippedFor, ctx.now)} (${schedule.lastSkipReason})` : ''}</dd>
+<dt>Last occurrence</dt><dd>${lastJob ? html`<a href="${href(ctx.base, ['jobs', lastJob.id])}">${lastJob.id}</a> ${stateBadge(lastJob.state)}, for ${timeCell(lastJob.scheduledFor, ctx.now)}` : '—'}</dd>
+</dl>
+${halted}
+<h2>Next fire times</h2>
+${(() => {
+  const times = nextFireTimes(schedule, 5);
+  return times.length ? html`<ol class="fire-times">${times.map((at) => html`<li>${timeCell(at, ctx.now)}</li>`)}</ol>` : html`<p>None: the schedule is ${schedule.state.replace('_', ' ')}${schedule.nextFireAt ? '' : ' and its pattern never fires again'}.</p>`;
+})()}
+<p class="actions">${actionLinks(ctx, schedule)}</p>
+</section>`;
+  return layout(ctx, 'schedules', `Schedule ${schedule.name}`, body);
+}
