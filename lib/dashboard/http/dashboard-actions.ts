@@ -1,0 +1,79 @@
+import { IllegalTransitionError, JobNotFoundError, ScheduleNotFoundError } from '../../core/index.js';
+import { href } from '../html/html.js';
+import { bulkIds, isScheduleAction } from './dashboard-pages.js';
+import type { DashboardRequest } from './dashboard-request.js';
+import type { DashboardStore } from './dashboard-store.js';
+
+/** Where an action sends the browser afterwards (303), with the key of its notice. */
+export interface ActionResult {
+  readonly location: string;
+}
+
+function withNotice(location: string, notice: string): string {
+  return `${location}${location.includes('?') ? '&' : '?'}notice=${encodeURIComponent(notice)}`;
+}
+
+/**
+ * Performs the action a POST names, as `actor`, and says where to go next; null when no action
+ * lives at that address. Every action goes through the store's operator calls, so each is
+ * audited and, where it changes a job, recorded in that job's history.
+ */
+export async function performAction(store: DashboardStore, req: DashboardRequest): Promise<ActionResult | null> {
+  const { actor, base } = req;
+  const [section, id, action, ...extra] = req.segments;
+  if (extra.length > 0 || id === undefined) return null;
+  switch (section) {
+    case 'jobs': {
+      const back = href(base, ['jobs', id]);
+      if (action === 'cancel') {
+        const result = await store.jobCancel({ jobId: id, actor });
+        return { location: withNotice(back, `job.${result.outcome}`) };
+      }
+      if (action === 'replay') {
+        await store.jobReplay({ jobId: id, actor });
+        return { location: withNotice(back, 'job.replayed') };
+      }
+      return null;
+    }
+    case 'dead-letters': {
+      if (id !== 'replay' || action !== undefined) return null;
+      let skipped = 0;
+      for (const jobId of bulkIds(req.form)) {
+        const job = await store.jobGet({ jobId });
+        if (!job || (job.state !== 'dead_lettered' && job.state !== 'quarantined')) {
+          skipped += 1;
+          continue;
+        }
+        try {
+          await store.jobReplay({ jobId, actor });
+        } catch (error) {
+          // Another operator replayed or purged it between the read and the write.
+          if (!(error instanceof JobNotFoundError) && !(error instanceof IllegalTransitionError)) throw error;
+          skipped += 1;
+        }
+      }
+      return { location: withNotice(href(base, ['dead-letters']), skipped ? 'bulk.partial' : 'bulk.replayed') };
+    }
+    case 'queues': {
+      if (action === 'pause') await store.queuePause({ queue: id, actor });
+      else if (action === 'resume') await store.queueResume({ queue: id, actor });
+      else return null;
+      return { location: withNotice(base || '/', `queue.${action}d`) };
+    }
+    case 'schedules': {
+      if (!isScheduleAction(action)) return null;
+      const back = href(base, ['schedules', id]);
+      if (action === 'pause') await store.schedulePause({ scheduleId: id, actor });
+      else if (action === 'resume') await store.scheduleResume({ scheduleId: id, actor });
+      else if (action === 'trigger') await store.scheduleTrigger({ scheduleId: id, actor });
+      else {
+        const schedule = await store.scheduleGet({ scheduleId: id });
+        if (!schedule) throw new ScheduleNotFoundError(id);
+        await store.scheduleReplay({ scheduleId: id, actor });
+      }
+      return { location: withNotice(back, `schedule.${action === 'replay' ? 'replayed' : action === 'trigger' ? 'triggered' : `${action}d`}`) };
+    }
+    default:
+      return null;
+  }
+}

@@ -1,0 +1,170 @@
+import { InvalidArgumentError, isJobState, JobNotFoundError, ScheduleNotFoundError } from '../../core/index.js';
+import { html, href, type SafeHtml } from '../html/html.js';
+import type { PageContext } from '../html/layout.js';
+import { confirmPage } from '../pages/confirm.page.js';
+import { deadLettersPage } from '../pages/dead-letters.page.js';
+import { jobActions, jobPage } from '../pages/job.page.js';
+import { jobsPage, type JobFilters } from '../pages/jobs.page.js';
+import { auditPage, limitsPage } from '../pages/limits-audit.page.js';
+import { overviewPage } from '../pages/overview.page.js';
+import { scheduleActions, schedulePage, schedulesPage, type ScheduleAction } from '../pages/schedules.page.js';
+import { DashboardHttpError, type DashboardRequest } from './dashboard-request.js';
+import type { DashboardStore } from './dashboard-store.js';
+
+/** How many dead letters the dead-letter page reads and groups. */
+export const DEAD_LETTERS_SHOWN = 500;
+/** The most jobs one bulk action takes. */
+export const BULK_LIMIT = 1_000;
+
+/** What the page reader needs besides the request. */
+export interface PageDeps {
+  readonly store: DashboardStore;
+  readonly ctx: PageContext;
+  /** Whether this dashboard may reveal payloads (false in read-only mode unless allowed). */
+  readonly payloadRevealable: boolean;
+}
+
+function optional(query: URLSearchParams, name: string): string | undefined {
+  const value = query.get(name)?.trim();
+  return value ? value : undefined;
+}
+
+/** The ids of a bulk action, deduplicated and bounded, each checked by the store when acted on. */
+export function bulkIds(params: URLSearchParams): string[] {
+  const ids = [...new Set(params.getAll('id').map((id) => id.trim()).filter((id) => id !== ''))];
+  if (ids.length === 0) throw new DashboardHttpError(400, 'Select at least one job first.');
+  if (ids.length > BULK_LIMIT) throw new DashboardHttpError(400, `A bulk action takes at most ${BULK_LIMIT} jobs at once.`);
+  return ids;
+}
+
+async function jobOf(store: DashboardStore, jobId: string) {
+  const job = await store.jobGet({ jobId });
+  if (!job) throw new JobNotFoundError(jobId);
+  return job;
+}
+
+async function scheduleOf(store: DashboardStore, scheduleId: string) {
+  const schedule = await store.scheduleGet({ scheduleId });
+  if (!schedule) throw new ScheduleNotFoundError(scheduleId);
+  return schedule;
+}
+
+/** True for a path segment that names a schedule action. */
+export function isScheduleAction(action: string | undefined): action is ScheduleAction {
+  return action === 'pause' || action === 'resume' || action === 'trigger' || action === 'replay';
+}
+
+function refuseInReadOnly(ctx: PageContext): void {
+  if (ctx.readOnly) throw new DashboardHttpError(403, 'This dashboard is read-only: it performs no actions.');
+}
+
+/** Renders the page a GET asks for, or null when no page lives at that address. */
+export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise<SafeHtml | null> {
+  const { store, ctx } = deps;
+  const [section, id, action, ...extra] = req.segments;
+  if (extra.length > 0) return null;
+  switch (section) {
+    case undefined:
+      return overviewPage(ctx, { queues: await store.queueList(), stats: await store.jobStats() });
+    case 'jobs': {
+      if (id === undefined) {
+        const state = optional(req.query, 'state');
+        if (state !== undefined && !isJobState(state)) throw new InvalidArgumentError(`state must be one of the job states, got ${JSON.stringify(state.slice(0, 40))}.`, 'state');
+        const filters: JobFilters = { state, queue: optional(req.query, 'queue'), name: optional(req.query, 'name'), before: optional(req.query, 'before') };
+        const page = await store.jobListPage({ ...filters, state: filters.state as never, limit: 50 });
+        return jobsPage(ctx, filters, page);
+      }
+      const job = await jobOf(store, id);
+      if (action === undefined) {
+        const wantsPayload = req.query.get('reveal') === 'payload';
+        if (wantsPayload && !deps.payloadRevealable) throw new DashboardHttpError(403, 'This read-only dashboard does not reveal payloads.');
+        return jobPage(ctx, { job, history: await store.jobHistory({ jobId: id }), payloadShown: wantsPayload, payloadRevealable: deps.payloadRevealable });
+      }
+      if (action !== 'cancel' && action !== 'replay') return null;
+      refuseInReadOnly(ctx);
+      const back = href(ctx.base, ['jobs', id]);
+      if (!jobActions(job).includes(action)) throw new DashboardHttpError(409, `This job is ${job.state.replace(/_/g, ' ')}, so it cannot be ${action === 'cancel' ? 'cancelled' : 'replayed'}.`);
+      return confirmPage(ctx, {
+        section: 'jobs',
+        question: action === 'cancel' ? 'Cancel this job?' : 'Replay this job?',
+        consequence:
+          action === 'cancel'
+            ? job.state === 'running'
+              ? 'It is running: it will be asked to stop, and ends cancelled when its attempt does. Its dependants that wait on its success are cancelled too.'
+              : 'It will not run. Its dependants that wait on its success are cancelled too.'
+            : 'It becomes due now with its attempts reset to zero and its error cleared.',
+        action: back + `/${action}`,
+        verb: action === 'cancel' ? 'Cancel the job' : 'Replay the job',
+        back,
+        targets: [html`<code>${job.name}</code> ${job.id}`],
+      });
+    }
+    case 'dead-letters': {
+      if (id === undefined) return deadLettersPage(ctx, await store.jobListDeadLettered({ limit: DEAD_LETTERS_SHOWN }), DEAD_LETTERS_SHOWN);
+      if (id !== 'replay' || action !== undefined) return null;
+      refuseInReadOnly(ctx);
+      const ids = bulkIds(req.query);
+      return confirmPage(ctx, {
+        section: 'dead-letters',
+        question: `Replay ${ids.length} dead ${ids.length === 1 ? 'letter' : 'letters'}?`,
+        consequence: 'Each becomes due now with its attempts reset to zero. A job that has left the dead-letter list since is skipped.',
+        action: href(ctx.base, ['dead-letters', 'replay']),
+        verb: `Replay ${ids.length}`,
+        back: href(ctx.base, ['dead-letters']),
+        fields: ids.map((jobId) => ['id', jobId] as const),
+        targets: ids.slice(0, 20).map((jobId) => html`${jobId}`).concat(ids.length > 20 ? [html`and ${ids.length - 20} more`] : []),
+      });
+    }
+    case 'queues': {
+      if (id === undefined || (action !== 'pause' && action !== 'resume')) return null;
+      refuseInReadOnly(ctx);
+      return confirmPage(ctx, {
+        section: '',
+        question: `${action === 'pause' ? 'Pause' : 'Resume'} queue ${id}?`,
+        consequence: action === 'pause' ? 'Workers stop claiming its jobs; running ones finish. Its jobs keep their places.' : 'Workers claim its due jobs again.',
+        action: href(ctx.base, ['queues', id, action]),
+        verb: action === 'pause' ? 'Pause the queue' : 'Resume the queue',
+        back: ctx.base || '/',
+      });
+    }
+    case 'schedules': {
+      if (id === undefined) {
+        const after = optional(req.query, 'after') ?? null;
+        const schedules = await store.scheduleList({ limit: 50, ...(after ? { after } : {}) });
+        return schedulesPage(ctx, schedules, schedules.length === 50 ? schedules[49]!.id : null, after);
+      }
+      const schedule = await scheduleOf(store, id);
+      if (action === undefined) {
+        const lastJob = schedule.lastJobId ? await store.jobGet({ jobId: schedule.lastJobId }) : null;
+        const haltedJob = schedule.haltedJobId ? await store.jobGet({ jobId: schedule.haltedJobId }) : null;
+        return schedulePage(ctx, { schedule, lastJob, haltedJob });
+      }
+      if (!isScheduleAction(action)) return null;
+      refuseInReadOnly(ctx);
+      if (!scheduleActions(schedule).includes(action)) throw new DashboardHttpError(409, `This schedule is ${schedule.state.replace(/_/g, ' ')}, so it cannot be ${action === 'replay' ? 'replayed' : `${action}d`}.`);
+      const back = href(ctx.base, ['schedules', id]);
+      return confirmPage(ctx, {
+        section: 'schedules',
+        question: `${action[0]!.toUpperCase()}${action.slice(1)} this schedule?`,
+        consequence:
+          action === 'pause'
+            ? 'It mints no occurrences until resumed; ticks in between are not made up.'
+            : action === 'resume'
+              ? 'It mints again from its next tick; ticks missed while it was stopped are not made up.'
+              : action === 'replay'
+                ? 'The occurrence that stopped it becomes due now with its attempts reset, and the schedule mints again.'
+                : 'One occurrence is enqueued now, besides its regular ticks.',
+        action: `${back}/${action}`,
+        verb: `${action[0]!.toUpperCase()}${action.slice(1)} the schedule`,
+        back,
+        targets: [html`<code>${schedule.name}</code> ${schedule.id}`],
+      });
+    }
+    case 'limits':
+      return id === undefined ? limitsPage(ctx, await store.concurrencyLimitList()) : null;
+    case 'audit':
+      return id === undefined ? auditPage(ctx, await store.auditList({ limit: 200 })) : null;
+    default:
+      return null;
+  }
+}

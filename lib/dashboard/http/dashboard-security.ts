@@ -1,0 +1,75 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { DashboardHttpError } from './dashboard-request.js';
+
+const CSRF_COOKIE = 'durable_scheduler_csrf';
+
+/**
+ * Headers on every dashboard response: a Content-Security-Policy that allows only the dashboard's
+ * own script and stylesheet (no inline script, no other origin), no framing, no MIME sniffing, and
+ * no caching, since pages can hold payloads and errors.
+ */
+export function setSecurityHeaders(res: ServerResponse): void {
+  res.setHeader(
+    'Content-Security-Policy',
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  );
+  res.setHeader('X-Frame-Options', 'DENY');
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Referrer-Policy', 'same-origin');
+  res.setHeader('Cache-Control', 'no-store');
+}
+
+function cookieValue(req: IncomingMessage, name: string): string | null {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const [key, ...value] = part.trim().split('=');
+    if (key === name) return value.join('=');
+  }
+  return null;
+}
+
+/**
+ * The CSRF token of this browser: a random value in a cookie that only this site's pages can send
+ * (SameSite=Strict, HttpOnly, scoped to the mount path), repeated in every form the pages render.
+ * A forged form from another site cannot know it. The pair needs no server-side state, so it holds
+ * across restarts and across several app instances behind one address.
+ */
+export function csrfToken(req: IncomingMessage, res: ServerResponse, base: string): string {
+  const existing = cookieValue(req, CSRF_COOKIE);
+  if (existing && /^[A-Za-z0-9_-]{43}$/.test(existing)) return existing;
+  const token = randomBytes(32).toString('base64url');
+  res.appendHeader('Set-Cookie', `${CSRF_COOKIE}=${token}; Path=${base || '/'}; HttpOnly; SameSite=Strict`);
+  return token;
+}
+
+/** Refuses a POST whose form token does not match the browser's cookie. */
+export function assertCsrf(req: IncomingMessage, form: URLSearchParams): void {
+  const cookie = cookieValue(req, CSRF_COOKIE);
+  const sent = form.get('_csrf');
+  const ok = cookie !== null && sent !== null && cookie.length === sent.length && timingSafeEqual(Buffer.from(cookie), Buffer.from(sent));
+  if (!ok) throw new DashboardHttpError(403, 'This action was refused: its form token is missing or stale; reload the page and try again.');
+}
+
+/**
+ * Refuses a POST that did not come from a page of this origin. Browsers send `Origin` with every
+ * form POST; `Referer` is the fallback for old ones. `allowedOrigins` names the origins a reverse
+ * proxy presents when it rewrites the Host header.
+ */
+export function assertSameOrigin(req: IncomingMessage, allowedOrigins: readonly string[]): void {
+  const claimed = req.headers.origin ?? refererOrigin(req.headers.referer);
+  if (!claimed) throw new DashboardHttpError(403, 'This action was refused: the request did not say which page sent it.');
+  const host = req.headers.host;
+  const own = host ? [`http://${host}`, `https://${host}`] : [];
+  if (![...own, ...allowedOrigins].includes(claimed)) {
+    throw new DashboardHttpError(403, 'This action was refused: it was sent from a page of another origin.');
+  }
+}
+
+function refererOrigin(referer: string | undefined): string | undefined {
+  if (!referer) return undefined;
+  try {
+    return new URL(referer).origin;
+  } catch {
+    return undefined;
+  }
+}

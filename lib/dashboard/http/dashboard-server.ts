@@ -1,0 +1,108 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { InvalidArgumentError } from '../../core/index.js';
+import { createDashboardHandler, type DashboardHandlerOptions } from './dashboard-handler.js';
+import { setSecurityHeaders } from './dashboard-security.js';
+
+const TOKEN_COOKIE = 'durable_scheduler_token';
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost']);
+
+/** Options of {@link startDashboardServer}. */
+export interface DashboardServerOptions extends DashboardHandlerOptions {
+  /** The interface to bind. Default `127.0.0.1`; any other needs `token`. */
+  readonly host?: string;
+  /** Default 0: any free port. */
+  readonly port?: number;
+  /**
+   * A secret every request must carry: as `Authorization: Bearer <token>`, or once as `?token=` in
+   * the address, after which a cookie carries it. Required when `host` is not a loopback address.
+   */
+  readonly token?: string;
+  /** The name the audit log records for actions. Default `dashboard`. */
+  readonly actor?: string;
+}
+
+/** A running standalone dashboard. */
+export interface DashboardServer {
+  /** `http://host:port`, with the bound port. */
+  readonly url: string;
+  readonly server: Server;
+  close(): Promise<void>;
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}
+
+function cookieToken(req: IncomingMessage): string | null {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const [key, ...value] = part.trim().split('=');
+    if (key === TOKEN_COOKIE) return decodeURIComponent(value.join('='));
+  }
+  return null;
+}
+
+/**
+ * Serves the dashboard without an app, on its own port (the CLI's `dashboard` command). It binds
+ * 127.0.0.1 unless told otherwise, and refuses to bind anywhere else without a token.
+ */
+export async function startDashboardServer(options: DashboardServerOptions): Promise<DashboardServer> {
+  const host = options.host ?? '127.0.0.1';
+  if (!LOOPBACK_HOSTS.has(host) && !options.token) {
+    throw new InvalidArgumentError(`The dashboard binds ${host}, which other machines can reach, so it needs a token: pass --token, or bind 127.0.0.1.`, 'token');
+  }
+  if (options.token !== undefined && options.token.length < 16) throw new InvalidArgumentError('The dashboard token must be at least 16 characters long.', 'token');
+  const expected = options.token === undefined ? null : digest(options.token);
+  const handler = createDashboardHandler(options);
+  const actor = options.actor ?? 'dashboard';
+
+  const authorized = (req: IncomingMessage, url: URL): 'yes' | 'no' | 'from-query' => {
+    if (!expected) return 'yes';
+    const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const given = bearer ?? cookieToken(req) ?? url.searchParams.get('token');
+    if (given === null || !timingSafeEqual(digest(given), expected)) return 'no';
+    return bearer === undefined && cookieToken(req) === null ? 'from-query' : 'yes';
+  };
+
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? '/', 'http://dashboard.invalid');
+    const access = authorized(req, url);
+    if (access === 'no') {
+      setSecurityHeaders(res);
+      res.statusCode = 401;
+      res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+      res.end('This dashboard needs its token: open it with ?token=<token> once, or send Authorization: Bearer <token>.\n');
+      return;
+    }
+    if (access === 'from-query') {
+      // Keep the token out of the address bar, history and Referer from here on.
+      url.searchParams.delete('token');
+      setSecurityHeaders(res);
+      res.statusCode = 303;
+      res.setHeader('Set-Cookie', `${TOKEN_COOKIE}=${encodeURIComponent(options.token!)}; Path=/; HttpOnly; SameSite=Strict`);
+      res.setHeader('Location', `${url.pathname}${url.search}`);
+      res.end();
+      return;
+    }
+    void handler(req, res, { base: '', rest: url.pathname, actor });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${shownHost}:${address.port}`,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,19 @@
+/**
+ * The one-line results an action redirects with. The redirect carries a key, never the text, so a
+ * crafted link cannot make the dashboard say something it did not do.
+ */
+export const NOTICES: Readonly<Record<string, string>> = {
+  'job.cancelled': 'The job was cancelled.',
+  'job.cancel_requested': 'The job is running: it was asked to cancel, and ends cancelled when its attempt stops.',
+  'job.already_cancelled': 'The job was already cancelled.',
+  'job.already_requested': 'The job had already been asked to cancel.',
+  'job.replayed': 'The job was replayed: it is due now, with its attempts reset.',
+  'queue.paused': 'The queue is paused: workers claim none of its jobs until it is resumed.',
+  'queue.resumed': 'The queue is resumed.',
+  'schedule.paused': 'The schedule is paused.',
+  'schedule.resumed': 'The schedule is resumed.',
+  'schedule.replayed': 'The schedule was replayed: the occurrence that stopped it is due now, and it mints again.',
+  'schedule.triggered': 'The schedule was triggered: one occurrence is due now.',
+  'bulk.replayed': 'The selected dead letters were replayed.',
+  'bulk.partial': 'Some of the selected jobs were replayed; the others had left the dead-letter list since the page was drawn.',
+};
