@@ -1,5 +1,6 @@
-// Builds dist/: compiles lib/ and sample/ with tsc, then copies the SQL migrations next to the
-// compiled adapters, because tsc only emits .ts files and the adapters read their migrations at run time.
+// Builds dist/: compiles lib/ and sample/ with tsc, then copies the SQL migrations and the
+// dashboard's stylesheet and script next to the compiled code, because tsc only emits .ts files
+// and both are read at run time.
 import { execFileSync } from 'node:child_process';
 import { chmodSync, cpSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -15,7 +16,7 @@ function copyAssets(dir) {
   for (const entry of readdirSync(dir)) {
     const path = join(dir, entry);
     if (statSync(path).isDirectory()) copyAssets(path);
-    else if (entry.endsWith('.sql')) cpSync(path, join(root, 'dist', relative(root, path)));
+    else if (entry.endsWith('.sql') || path.includes(join('dashboard', 'assets'))) cpSync(path, join(root, 'dist', relative(root, path)));
   }
 }
 copyAssets(join(root, 'lib'));

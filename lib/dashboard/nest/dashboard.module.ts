@@ -1,0 +1,101 @@
+import { All, Controller, Inject, Injectable, Logger, Module, Req, Res, UseGuards, type DynamicModule, type OnModuleInit } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { SCHEDULER_STORE } from '../../nest/scheduler.tokens.js';
+import type { JobStore } from '../../store/index.js';
+import { createDashboardHandler, type DashboardHandler } from '../http/dashboard-handler.js';
+import { assertGuarded, mountPathOf, type SchedulerDashboardOptions } from './dashboard-options.js';
+
+const DASHBOARD_OPTIONS = Symbol('SCHEDULER_DASHBOARD_OPTIONS');
+
+type ExpressRequest = IncomingMessage & { originalUrl?: string; params?: Record<string, unknown>; body?: unknown; user?: unknown };
+
+/**
+ * The mount point as the browser sees it and the path below it, from the request's own path and
+ * the segments the wildcard matched, so that a global prefix (`/api/scheduler`) needs no option.
+ */
+export function routeOf(req: ExpressRequest): { base: string; rest: string } {
+  const pathname = new URL(req.originalUrl ?? req.url ?? '/', 'http://dashboard.invalid').pathname;
+  const matched = req.params?.['rest'];
+  const depth = Array.isArray(matched) ? matched.length : typeof matched === 'string' && matched ? matched.split('/').length : 0;
+  const parts = pathname.replace(/\/+$/, '').split('/');
+  const cut = parts.length - depth;
+  return { base: parts.slice(0, cut).join('/'), rest: parts.slice(cut).join('/') };
+}
+
+/** Finds the app's scheduler store and serves the dashboard's requests. */
+@Injectable()
+class DashboardHost implements OnModuleInit {
+  private handler: DashboardHandler | null = null;
+  private readonly logger = new Logger('SchedulerDashboard');
+
+  constructor(
+    @Inject(ModuleRef) private readonly moduleRef: ModuleRef,
+    @Inject(DASHBOARD_OPTIONS) private readonly options: SchedulerDashboardOptions,
+  ) {}
+
+  onModuleInit(): void {
+    let store: JobStore;
+    try {
+      store = this.moduleRef.get<JobStore>(SCHEDULER_STORE, { strict: false });
+    } catch {
+      throw new Error('SchedulerDashboardModule found no scheduler store: import SchedulerModule.forRoot(...) in the same app.');
+    }
+    const { readOnly, revealPayloadsWhenReadOnly, allowedOrigins } = this.options;
+    this.handler = createDashboardHandler({ store, readOnly, revealPayloadsWhenReadOnly, allowedOrigins, logError: (line) => this.logger.error(line) });
+    const path = `/${mountPathOf(this.options.path)}`;
+    if (!this.options.guards?.length) {
+      this.logger.warn(`The scheduler dashboard at ${path} has no guard: anyone who reaches this app can read its jobs${readOnly ? '' : ' and act on them'}.`);
+    }
+  }
+
+  async serve(req: ExpressRequest, res: ServerResponse): Promise<void> {
+    const { base, rest } = routeOf(req);
+    let actor = 'dashboard';
+    try {
+      actor = this.options.actor?.(req)?.trim() || 'dashboard';
+    } catch {
+      // An actor callback that throws names nobody; the action is still audited, as `dashboard`.
+    }
+    await this.handler!(req, res, { base, rest, actor });
+  }
+}
+
+/**
+ * The operator dashboard, mounted in the host app. It reads and acts through the app's
+ * scheduler store, on PostgreSQL and SQLite, behind the guards you give it.
+ *
+ * @example
+ * SchedulerDashboardModule.forRoot({ guards: [AdminGuard], actor: (req) => req.user?.email })
+ */
+@Module({})
+export class SchedulerDashboardModule {
+  /** Mounts the dashboard at `options.path` (default `/scheduler`). */
+  static forRoot(options: SchedulerDashboardOptions = {}): DynamicModule {
+    const path = mountPathOf(options.path);
+    assertGuarded(options);
+
+    @Controller(path)
+    class SchedulerDashboardController {
+      constructor(@Inject(DashboardHost) private readonly host: DashboardHost) {}
+
+      @All()
+      root(@Req() req: ExpressRequest, @Res() res: ServerResponse): Promise<void> {
+        return this.host.serve(req, res);
+      }
+
+      @All('*rest')
+      page(@Req() req: ExpressRequest, @Res() res: ServerResponse): Promise<void> {
+        return this.host.serve(req, res);
+      }
+    }
+    if (options.guards?.length) UseGuards(...options.guards)(SchedulerDashboardController);
+
+    return {
+      module: SchedulerDashboardModule,
+      imports: options.imports ?? [],
+      controllers: [SchedulerDashboardController],
+      providers: [{ provide: DASHBOARD_OPTIONS, useValue: options }, DashboardHost],
+    };
+  }
+}
