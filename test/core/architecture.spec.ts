@@ -69,7 +69,7 @@ function cycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
   return found;
 }
 
-const LAYERS = ['core', 'store', 'worker', 'nest', 'cli', 'simulator', 'store-kit', 'testing'];
+const LAYERS = ['core', 'store', 'worker', 'nest', 'cli', 'simulator', 'store-kit', 'testing', 'dashboard'];
 /**
  * Which layers each layer may import. Dependencies point one way: core -> store -> worker -> nest.
  * The entry points of their own (store-kit for adapter authors, testing for an app's tests) sit
@@ -80,11 +80,15 @@ const ALLOWED: Record<string, string[]> = {
   store: ['core', 'store'],
   worker: ['core', 'store', 'worker'],
   nest: ['core', 'store', 'worker', 'nest'],
-  cli: ['core', 'store', 'worker', 'cli'],
+  // The CLI serves the standalone dashboard, through its Nest-free part (checked below).
+  cli: ['core', 'store', 'worker', 'cli', 'dashboard'],
   simulator: ['core', 'store', 'worker', 'simulator'],
   // The conformance suite drives the store's observer cursors through the worker's dispatcher.
   'store-kit': ['core', 'store', 'worker', 'store-kit'],
   testing: ['core', 'store', 'worker', 'testing'],
+  // The dashboard sits beside nest and reaches the store through its contract; its Nest module
+  // imports nest's store token only (checked below).
+  dashboard: ['core', 'store', 'dashboard', 'nest'],
 };
 
 describe('architecture', () => {
@@ -114,6 +118,27 @@ describe('architecture', () => {
           if (!LAYERS.includes(target)) continue;
           expect({ file: relative(LIB, file), imports: target, allowed: ALLOWED[layer]!.includes(target) }).toMatchObject({ allowed: true });
         }
+      }
+    }
+  });
+
+  it('keeps NestJS out of the dashboard except its module, which takes only the store token from nest', () => {
+    const files = sources(join(LIB, 'dashboard'));
+    expect(files.length).toBeGreaterThan(10);
+    for (const file of files) {
+      // index.ts is the subpath's entry point: it exports the module beside the Nest-free server.
+      const inModule = relative(join(LIB, 'dashboard'), file).startsWith('nest/') || file.endsWith('dashboard/index.ts');
+      for (const spec of imports(file)) {
+        const target = spec.startsWith('.') ? relative(LIB, join(file, '..', spec)) : spec;
+        const nest = target.startsWith('@nestjs') || target.startsWith('nest/') || target.startsWith('dashboard/nest/');
+        const ok = inModule ? !target.startsWith('nest/') || target === 'nest/scheduler.tokens.js' : !nest;
+        expect({ file: relative(LIB, file), spec, ok }).toMatchObject({ ok: true });
+      }
+    }
+    for (const file of sources(join(LIB, 'cli'))) {
+      for (const spec of imports(file).filter((s) => s.startsWith('.'))) {
+        const target = relative(LIB, join(file, '..', spec));
+        if (target.startsWith('dashboard/')) expect({ file: relative(LIB, file), target, ok: target.startsWith('dashboard/http/') }).toMatchObject({ ok: true });
       }
     }
   });

@@ -1,0 +1,104 @@
+import 'reflect-metadata';
+import { afterEach, describe, expect, it, jest } from '@jest/globals';
+import { Injectable, Logger, Module, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { SchedulerDashboardModule, type SchedulerDashboardOptions } from '../../lib/dashboard/index.js';
+import { InvalidArgumentError, SchedulerModule } from '../../lib/index.js';
+import { MemoryJobStore } from '../../lib/testing/index.js';
+import { DashboardBrowser } from './dashboard-browser.js';
+
+/** Lets a request in when it carries `x-admin: yes`, and names the actor from it. */
+@Injectable()
+class HeaderGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
+    const request = context.switchToHttp().getRequest<{ headers: Record<string, string>; user?: { email: string } }>();
+    if (request.headers['x-admin'] !== 'yes') return false;
+    request.user = { email: 'ada@example.com' };
+    return true;
+  }
+}
+
+let app: INestApplication | undefined;
+
+async function boot(options: SchedulerDashboardOptions, prefix?: string): Promise<{ store: MemoryJobStore; url: string }> {
+  const store = new MemoryJobStore();
+  @Module({ imports: [SchedulerModule.forRoot({ store, autoStart: false }), SchedulerDashboardModule.forRoot(options)] })
+  class AppModule {}
+  app = await NestFactory.create(AppModule, { logger: false });
+  if (prefix) app.setGlobalPrefix(prefix);
+  await app.listen(0, '127.0.0.1');
+  return { store, url: await app.getUrl() };
+}
+
+afterEach(async () => {
+  await app?.close();
+  app = undefined;
+  jest.restoreAllMocks();
+});
+
+describe('SchedulerDashboardModule', () => {
+  it('mounts at /scheduler behind the host guard, and audits actions under the actor it names', async () => {
+    const { store, url } = await boot({ guards: [HeaderGuard], actor: (req) => (req.user as { email: string }).email });
+    const { id } = await store.jobEnqueue({ job: { name: 'mail.send', payload: {}, queue: 'mail' } });
+    expect((await fetch(`${url}/scheduler`)).status).toBe(403);
+    expect((await fetch(`${url}/scheduler/jobs/${id}`)).status).toBe(403);
+
+    const browser = new DashboardBrowser(`${url}/scheduler`);
+    const headers = { 'x-admin': 'yes' };
+    const overview = await fetch(`${url}/scheduler`, { headers });
+    expect(overview.status).toBe(200);
+    expect(await overview.text()).toContain('href="/scheduler/jobs"');
+    const page = await fetch(`${url}/scheduler/jobs/${id}`, { headers });
+    expect(await page.text()).toContain(`href="/scheduler/jobs/${id}/cancel"`);
+    const cookie = page.headers.getSetCookie()[0]!.split(';')[0]!;
+    expect(cookie).toMatch(/^durable_scheduler_csrf=/);
+
+    const denied = await browser.post(`/jobs/${id}/cancel`, [], { cookie, ['x-admin']: 'no' });
+    expect(denied.status).toBe(403);
+    expect((await store.jobGet({ jobId: id }))!.state).toBe('scheduled');
+    const done = await fetch(`${url}/scheduler/jobs/${id}/cancel`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { ...headers, cookie, origin: new URL(url).origin, 'content-type': 'application/x-www-form-urlencoded' },
+      body: `_csrf=${cookie.split('=')[1]}`,
+    });
+    expect(done.status).toBe(303);
+    expect(done.headers.get('location')).toBe(`/scheduler/jobs/${id}?notice=job.cancelled`);
+    expect((await store.jobGet({ jobId: id }))!.state).toBe('cancelled');
+    expect((await store.auditList())[0]).toMatchObject({ actor: 'ada@example.com', action: 'job.cancel', target: id });
+  });
+
+  it('follows a global prefix and a custom path without further options', async () => {
+    const { url } = await boot({ guards: [HeaderGuard], path: '/ops/jobs/' }, 'api');
+    const page = await fetch(`${url}/api/ops/jobs/dead-letters`, { headers: { 'x-admin': 'yes' } });
+    expect(page.status).toBe(200);
+    const text = await page.text();
+    expect(text).toContain('href="/api/ops/jobs/assets/dashboard.css"');
+    expect(text).toContain('<a href="/api/ops/jobs/dead-letters" aria-current="page">');
+    const css = await fetch(`${url}/api/ops/jobs/assets/dashboard.css`, { headers: { 'x-admin': 'yes' } });
+    expect(css.headers.get('content-type')).toContain('text/css');
+  });
+
+  it('refuses to mount without a guard outside development, unless told to, and warns when open', async () => {
+    const env = process.env.NODE_ENV;
+    try {
+      process.env.NODE_ENV = 'production';
+      expect(() => SchedulerDashboardModule.forRoot({})).toThrow(InvalidArgumentError);
+      expect(() => SchedulerDashboardModule.forRoot({})).toThrow(/has no guard: pass guards/);
+      const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+      const { url } = await boot({ allowUnguarded: true, readOnly: true });
+      expect((await fetch(`${url}/scheduler`)).status).toBe(200);
+      expect(warn.mock.calls.map((call) => String(call[0]))).toContain('The scheduler dashboard at /scheduler has no guard: anyone who reaches this app can read its jobs.');
+      process.env.NODE_ENV = 'development';
+      expect(() => SchedulerDashboardModule.forRoot({})).not.toThrow();
+    } finally {
+      process.env.NODE_ENV = env;
+    }
+  });
+
+  it('refuses a mount path that is not plain URL segments', () => {
+    for (const path of ['', '../admin', 'a b', 'x/./y', 'ja<script>']) {
+      expect(() => SchedulerDashboardModule.forRoot({ path, guards: [HeaderGuard] })).toThrow(/The dashboard path must be one or more URL segments/);
+    }
+  });
+});

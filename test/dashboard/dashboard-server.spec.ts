@@ -1,0 +1,40 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { startDashboardServer, type DashboardServer } from '../../lib/dashboard/index.js';
+import { InvalidArgumentError } from '../../lib/index.js';
+import { MemoryJobStore } from '../../lib/testing/index.js';
+
+const TOKEN = 'a-long-enough-secret-token';
+let server: DashboardServer | undefined;
+
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+describe('the standalone dashboard server', () => {
+  it('binds 127.0.0.1 by default and serves without a token there', async () => {
+    server = await startDashboardServer({ store: new MemoryJobStore() });
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect((await fetch(server.url)).status).toBe(200);
+  });
+
+  it('refuses to bind a reachable interface without a token, or with a short one, before listening', async () => {
+    await expect(startDashboardServer({ store: new MemoryJobStore(), host: '0.0.0.0' })).rejects.toThrow(InvalidArgumentError);
+    await expect(startDashboardServer({ store: new MemoryJobStore(), host: '0.0.0.0' })).rejects.toThrow(/needs a token: pass --token, or bind 127\.0\.0\.1/);
+    await expect(startDashboardServer({ store: new MemoryJobStore(), token: 'short' })).rejects.toThrow(/at least 16 characters/);
+  });
+
+  it('with a token, answers 401 without it, takes it once from the address into a cookie, or as a bearer', async () => {
+    server = await startDashboardServer({ store: new MemoryJobStore(), host: '0.0.0.0', token: TOKEN });
+    const url = server.url.replace('0.0.0.0', '127.0.0.1');
+    expect((await fetch(`${url}/jobs`)).status).toBe(401);
+    expect((await fetch(`${url}/jobs?token=wrong-but-long-enough-token`)).status).toBe(401);
+    expect((await fetch(`${url}/jobs`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
+    const entry = await fetch(`${url}/jobs?state=running&token=${TOKEN}`, { redirect: 'manual' });
+    expect(entry.status).toBe(303);
+    expect(entry.headers.get('location')).toBe('/jobs?state=running');
+    const cookie = entry.headers.getSetCookie()[0]!;
+    expect(cookie).toMatch(/^durable_scheduler_token=.+; Path=\/; HttpOnly; SameSite=Strict$/);
+    expect((await fetch(`${url}/jobs`, { headers: { cookie: cookie.split(';')[0]! } })).status).toBe(200);
+  });
+});

@@ -1,0 +1,239 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import type { ConformanceTarget, StoreUnderTest } from '../../lib/store-kit/conformance/index.js';
+import type { JobStore } from '../../lib/store/index.js';
+import type { DashboardServer } from '../../lib/dashboard/index.js';
+import { serveDashboard, type DashboardBrowser } from './dashboard-browser.js';
+
+/** Enqueues a job on its own queue, claims it and fails it on its only attempt. */
+export async function deadLetter(store: JobStore, name: string, error: string, payload: unknown = { card: '4242' }): Promise<string> {
+  const queue = 'failing';
+  const { id } = await store.jobEnqueue({ job: { name, payload, queue, maxAttempts: 1 } });
+  const claimed = await store.jobClaim({ workerId: 'worker-1', limit: 1, queues: [queue], leaseMs: 30_000 });
+  expect(claimed.map((job) => job.id)).toEqual([id]);
+  await store.jobCompleteMany({ workerId: 'worker-1', outcomes: [{ jobId: id, attempt: 1, kind: 'failed', error, retryDelayMs: 0 }] });
+  return id;
+}
+
+/** The job ids linked from a page, in page order. */
+export function linkedJobIds(text: string): string[] {
+  return [...text.matchAll(/href="[^"]*\/jobs\/([0-9a-f-]{36})"/g)].map((match) => match[1]!);
+}
+
+/** The dashboard's pages and actions, server-level, on one store. */
+export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>): void {
+  let target: ConformanceTarget;
+  let h: StoreUnderTest;
+  let server: DashboardServer;
+  let browser: DashboardBrowser;
+
+  beforeAll(async () => {
+    target = await makeTarget();
+  });
+  afterAll(async () => {
+    await target.teardown();
+  });
+  beforeEach(async () => {
+    h = await target.open();
+    ({ server, browser } = await serveDashboard(h.store));
+  });
+  afterEach(async () => {
+    await server.close();
+  });
+
+  describe('pages', () => {
+    it('the overview shows each queue with its counts by state and the cluster totals', async () => {
+      await h.store.jobEnqueue({ job: { name: 'mail.send', payload: {}, queue: 'mail' } });
+      await h.store.jobEnqueue({ job: { name: 'mail.send', payload: {}, queue: 'mail' } });
+      await deadLetter(h.store, 'charge', 'card declined');
+      const page = await browser.get('/');
+      expect(page.status).toBe(200);
+      const mailRow = /<tr>\s*<th scope="row"><a href="\/jobs\?queue=mail">mail<\/a><\/th>([\s\S]*?)<\/tr>/.exec(page.text);
+      expect(mailRow?.[1]).toMatch(/^\s*<td class="num">2<\/td>/); // scheduled is the first state column
+      expect(page.text).toMatch(/<span class="value">1<\/span><span class="label">Dead-lettered<\/span>/);
+      expect(page.text).toMatch(/<span class="value">2<\/span><span class="label">Scheduled<\/span>/);
+    });
+
+    it('the jobs page filters by state, queue and name, and pages through older jobs by keyset', async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 55; i++) ids.push((await h.store.jobEnqueue({ job: { name: i % 2 ? 'odd' : 'even', payload: {}, queue: i < 50 ? 'bulk' : 'other' } })).id);
+      const first = await browser.get('/jobs?queue=bulk');
+      expect(first.status).toBe(200);
+      const firstIds = linkedJobIds(first.text);
+      expect(firstIds).toEqual([...ids.slice(0, 50)].reverse().slice(0, 50));
+      const byName = await browser.get('/jobs?name=odd&queue=other');
+      expect(linkedJobIds(byName.text).sort()).toEqual(ids.slice(50).filter((_, i) => (i + 50) % 2 === 1).sort());
+      const all = await browser.get('/jobs');
+      const older = /<a rel="next" href="([^"]+)">Older<\/a>/.exec(all.text)?.[1]?.replace(/&amp;/g, '&');
+      expect(older).toBeDefined();
+      const second = await browser.get(older!);
+      expect([...linkedJobIds(all.text), ...linkedJobIds(second.text)]).toEqual([...ids].reverse());
+      expect(second.text).toContain('No older jobs.');
+      const failed = await browser.get('/jobs?state=dead_lettered');
+      expect(linkedJobIds(failed.text)).toEqual([]);
+    });
+
+    it('the job page shows fields, error and timeline, and hides the payload until it is revealed', async () => {
+      const id = await deadLetter(h.store, 'charge', 'card declined\n  at charge.ts:1', { card: '4242-SECRET' });
+      const page = await browser.get(`/jobs/${id}`);
+      expect(page.status).toBe(200);
+      expect(page.text).toContain('card declined\n  at charge.ts:1');
+      expect(page.text).toMatch(/state-dead_lettered/);
+      expect(page.text).not.toContain('4242-SECRET');
+      expect(page.text).toContain(`href="/jobs/${id}?reveal=payload"`);
+      const revealed = await browser.get(`/jobs/${id}?reveal=payload`);
+      expect(revealed.text).toContain('4242-SECRET');
+      expect(revealed.headers.get('cache-control')).toBe('no-store');
+    });
+
+    it('the dead-letter page groups by name and error, and links the bulk replay of each group', async () => {
+      const a = await deadLetter(h.store, 'charge', 'card declined');
+      const b = await deadLetter(h.store, 'charge', 'card declined');
+      const c = await deadLetter(h.store, 'ship', 'no address');
+      const page = await browser.get('/dead-letters');
+      expect(page.text).toMatch(/2 × <code>charge<\/code>: <span class="error">card declined<\/span>/);
+      expect(page.text).toMatch(/1 × <code>ship<\/code>: <span class="error">no address<\/span>/);
+      expect(page.text).toContain(`/dead-letters/replay?id=${b}&amp;id=${a}`);
+      expect(page.text).toContain(`name="id" value="${c}"`);
+    });
+
+    it('the schedules pages show the pattern, state and the next five fire times', async () => {
+      const { schedule } = await h.store.scheduleUpsert({ schedule: { name: 'report', cron: '0 9 * * 1', timezone: 'Europe/Berlin', queue: 'reports' } });
+      const list = await browser.get('/schedules');
+      expect(list.text).toContain('<code>0 9 * * 1 (Europe/Berlin)</code>');
+      const detail = await browser.get(`/schedules/${schedule.id}`);
+      expect(detail.status).toBe(200);
+      const times = [...detail.text.matchAll(/<li><time datetime="([^"]+)"/g)].map((match) => new Date(match[1]!).getTime());
+      expect(times).toHaveLength(5);
+      expect(times.every((time, i) => i === 0 || time - times[i - 1]! >= 6.9 * 86_400_000)).toBe(true);
+      expect(times[0]).toBe(schedule.nextFireAt!.getTime());
+    });
+
+    it('the limits page lists each limit and the audit page lists operator actions with their actor', async () => {
+      await h.store.concurrencyLimitSet({ target: { key: 'tenant-7' }, max: 3, actor: 'ops-bot' });
+      const limits = await browser.get('/limits');
+      expect(limits.text).toMatch(/<td>key<\/td><td>tenant-7<\/td><td class="num">3<\/td>/);
+      const audit = await browser.get('/audit');
+      expect(audit.text).toMatch(/<td>ops-bot<\/td><td><code>limit\.set<\/code><\/td>/);
+    });
+
+    it('an unknown job is a 404 page, a bad filter or address a 400 page, each with one sentence', async () => {
+      const missing = await browser.get('/jobs/0190a5a0-0000-7000-8000-000000000001');
+      expect(missing.status).toBe(404);
+      expect(missing.text).toContain('<p class="problem">');
+      expect((await browser.get('/jobs?state=sleeping')).status).toBe(400);
+      expect((await browser.get('/jobs/not-a-uuid')).status).toBe(400);
+      expect((await browser.get('/jobs/%E0%A4%A')).status).toBe(400);
+      expect((await browser.get('/no/such/page')).status).toBe(404);
+    });
+  });
+
+  describe('actions', () => {
+    it('cancel asks first, then cancels the job as the actor, in its history and the audit log', async () => {
+      const { id } = await h.store.jobEnqueue({ job: { name: 'mail.send', payload: {}, queue: 'mail' } });
+      const ask = await browser.get(`/jobs/${id}/cancel`);
+      expect(ask.status).toBe(200);
+      expect(ask.text).toContain(`<form class="confirm" method="post" action="/jobs/${id}/cancel">`);
+      expect((await h.store.jobGet({ jobId: id }))!.state).toBe('scheduled');
+      const done = await browser.post(`/jobs/${id}/cancel`);
+      expect(done.status).toBe(303);
+      expect(done.headers.get('location')).toBe(`/jobs/${id}?notice=job.cancelled`);
+      expect((await h.store.jobGet({ jobId: id }))!.state).toBe('cancelled');
+      expect((await h.store.auditList())[0]).toMatchObject({ actor: 'tester', action: 'job.cancel', target: id });
+      expect((await h.store.jobHistory({ jobId: id })).map((entry) => entry.state)).toContain('cancelled');
+    });
+
+    it('replay and bulk replay make dead letters due again', async () => {
+      const one = await deadLetter(h.store, 'charge', 'declined');
+      const two = await deadLetter(h.store, 'charge', 'declined');
+      const three = await deadLetter(h.store, 'charge', 'declined');
+      expect((await browser.post(`/jobs/${one}/replay`)).status).toBe(303);
+      expect((await h.store.jobGet({ jobId: one }))).toMatchObject({ state: 'scheduled', attempt: 0 });
+      const ask = await browser.get(`/dead-letters/replay?id=${two}&id=${three}`);
+      expect(ask.text).toContain('Replay 2 dead letters?');
+      const bulk = await browser.post('/dead-letters/replay', [['id', two], ['id', three], ['id', one]]);
+      expect(bulk.headers.get('location')).toBe('/dead-letters?notice=bulk.partial');
+      for (const id of [two, three]) expect((await h.store.jobGet({ jobId: id }))!.state).toBe('scheduled');
+      expect((await h.store.auditList()).filter((record) => record.action === 'job.replay')).toHaveLength(3);
+    });
+
+    it('pauses and resumes a queue, and pauses, resumes and triggers a schedule', async () => {
+      await h.store.jobEnqueue({ job: { name: 'mail.send', payload: {}, queue: 'mail' } });
+      expect((await browser.post('/queues/mail/pause')).headers.get('location')).toBe('/?notice=queue.paused');
+      expect((await h.store.queueList()).find((queue) => queue.name === 'mail')?.paused).toBe(true);
+      expect((await browser.get('/')).text).toContain('href="/queues/mail/resume"');
+      await browser.post('/queues/mail/resume');
+      expect((await h.store.queueList()).find((queue) => queue.name === 'mail')?.paused).toBe(false);
+
+      const { schedule } = await h.store.scheduleUpsert({ schedule: { name: 'report', everyMs: 3_600_000 } });
+      await browser.post(`/schedules/${schedule.id}/pause`);
+      expect((await h.store.scheduleGet({ scheduleId: schedule.id }))!.state).toBe('paused');
+      await browser.post(`/schedules/${schedule.id}/resume`);
+      expect((await h.store.scheduleGet({ scheduleId: schedule.id }))!.state).toBe('active');
+      const before = (await h.store.jobListPage({ name: 'report' })).jobs.length;
+      await browser.post(`/schedules/${schedule.id}/trigger`);
+      expect((await h.store.jobListPage({ name: 'report' })).jobs.length).toBe(before + 1);
+      expect((await h.store.auditList()).slice(0, 3).map((record) => record.action)).toEqual(['schedule.trigger', 'schedule.resume', 'schedule.pause']);
+    });
+
+    it('an action the job state does not allow is refused with 409 and changes nothing', async () => {
+      const { id } = await h.store.jobEnqueue({ job: { name: 'mail.send', payload: {}, queue: 'mail' } });
+      expect((await browser.get(`/jobs/${id}/replay`)).status).toBe(409);
+      const refused = await browser.post(`/jobs/${id}/replay`);
+      expect(refused.status).toBe(409);
+      expect((await h.store.jobGet({ jobId: id }))!.state).toBe('scheduled');
+    });
+  });
+
+  describe('denials', () => {
+    it('refuses a POST without the CSRF token, with a stale one, from another origin, or with no origin', async () => {
+      const { id } = await h.store.jobEnqueue({ job: { name: 'mail.send', payload: {}, queue: 'mail' } });
+      await browser.get('/');
+      const before = await h.snapshot();
+      const attempts = [
+        () => fetch(`${browser.base}/jobs/${id}/cancel`, { method: 'POST', redirect: 'manual', headers: { origin: browser.base, 'content-type': 'application/x-www-form-urlencoded' }, body: '' }),
+        () => browser.post(`/jobs/${id}/cancel`, [], { cookie: 'durable_scheduler_csrf=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' }),
+        () => browser.post(`/jobs/${id}/cancel`, [], { origin: 'http://evil.example' }),
+        () => browser.post(`/jobs/${id}/cancel`, [], { origin: 'null' }),
+        () => fetch(`${browser.base}/jobs/${id}/cancel`, { method: 'POST', redirect: 'manual', headers: { cookie: `durable_scheduler_csrf=${browser.csrf}`, 'content-type': 'application/x-www-form-urlencoded' }, body: `_csrf=${browser.csrf}` }),
+      ];
+      for (const attempt of attempts) expect((await attempt()).status).toBe(403);
+      expect(await h.snapshot()).toEqual(before);
+      expect((await h.store.jobGet({ jobId: id }))!.state).toBe('scheduled');
+    });
+
+    it('read-only mode refuses every action on the server, draws no controls and hides payloads', async () => {
+      await server.close();
+      ({ server, browser } = await serveDashboard(h.store, { readOnly: true }));
+      const id = await deadLetter(h.store, 'charge', 'declined', { card: 'SECRET-9' });
+      await h.store.jobEnqueue({ job: { name: 'mail.send', payload: {}, queue: 'mail' } });
+      const before = await h.snapshot();
+      for (const path of [`/jobs/${id}/replay`, '/queues/mail/pause', '/dead-letters/replay']) {
+        expect((await browser.post(path, [['id', id]])).status).toBe(403);
+        expect((await browser.get(path)).status).toBe(403);
+      }
+      expect(await h.snapshot()).toEqual(before);
+      const page = await browser.get(`/jobs/${id}`);
+      expect(page.text).toContain('read-only');
+      expect(page.text).not.toMatch(/\/replay"|\/cancel"/);
+      expect((await browser.get('/')).text).not.toContain('/queues/mail/pause');
+      const reveal = await browser.get(`/jobs/${id}?reveal=payload`);
+      expect(reveal.status).toBe(403);
+      expect(reveal.text).not.toContain('SECRET-9');
+
+      await server.close();
+      ({ server, browser } = await serveDashboard(h.store, { readOnly: true, revealPayloadsWhenReadOnly: true }));
+      expect((await browser.get(`/jobs/${id}?reveal=payload`)).text).toContain('SECRET-9');
+    });
+
+    it('every response carries a strict policy, no framing and no caching', async () => {
+      for (const path of ['/', '/jobs', '/no-such-page']) {
+        const page = await browser.get(path);
+        expect(page.headers.get('content-security-policy')).toMatch(/default-src 'none'; script-src 'self'; style-src 'self'/);
+        expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+        expect(page.headers.get('x-frame-options')).toBe('DENY');
+        expect(page.headers.get('cache-control')).toBe('no-store');
+        expect(page.text).not.toMatch(/<script>|<script [^>]*>[^<]|\son[a-z]+=/);
+      }
+    });
+  });
+}

@@ -1,0 +1,5 @@
+import { describe } from '@jest/globals';
+import { postgresTarget } from '../support/targets/postgres.target.js';
+import { runDashboardCases } from './dashboard.cases.js';
+
+describe('dashboard: postgres', () => runDashboardCases(postgresTarget));

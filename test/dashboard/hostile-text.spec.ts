@@ -1,0 +1,117 @@
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { escapeHtml, href, html, multiline } from '../../lib/dashboard/html/html.js';
+import type { DashboardServer } from '../../lib/dashboard/index.js';
+import { MemoryJobStore } from '../../lib/store/index.js';
+import { serveDashboard, type DashboardBrowser } from './dashboard-browser.js';
+
+/** Text an attacker can get into a job: through a payload, an error, an output, a key or an actor. */
+const HOSTILE = [
+  '<script>alert(1)</script>',
+  '"><img src=x onerror=alert(1)>',
+  "' autofocus onfocus='alert(1)",
+  'javascript:alert(1)',
+  '`${alert(1)}`',
+  '</pre></td></table><script src=//evil.example/x.js></script>',
+  'red \x1b[31mALERT\x1b[0m bell\x07 del\x7f',
+  'right-to-left \u202eexe.txt',
+  'line\u2028separator',
+].join(' | ');
+
+const TAGS = new Set('html head meta title link script body header strong nav a span main p h1 h2 section table thead tbody tr th td form label select option input button dl dt dd code pre small time ol ul li footer'.split(' '));
+const ATTRIBUTES = new Set('lang charset name content rel href src defer class id aria-current aria-label role data-live scope colspan method action type value size selected datetime'.split(' '));
+
+/**
+ * Fails if a page carries markup that came from job text: every tag must be one the dashboard
+ * writes, with attributes it writes, the only script its own file, no link to another scheme,
+ * and no control character left raw.
+ */
+function expectInert(text: string): void {
+  for (const [tag, name, attributes] of text.matchAll(/<([a-zA-Z][a-zA-Z0-9]*)([^>]*)>/g)) {
+    expect({ tag, known: TAGS.has(name!.toLowerCase()) }).toEqual({ tag, known: true });
+    const names = [...attributes!.matchAll(/\s([^\s=]+)(?:="[^"]*")?/g)].map((match) => match[1]!);
+    for (const attribute of names) expect({ tag, attribute, known: ATTRIBUTES.has(attribute) }).toEqual({ tag, attribute, known: true });
+    if (name === 'script') expect(tag).toMatch(/^<script src="[^"]*\/assets\/dashboard\.js" defer>$/);
+  }
+  expect(text).not.toMatch(/(href|src|action)="(?!\/|\?)/i);
+  // eslint-disable-next-line no-control-regex
+  expect(text).not.toMatch(/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u202e\u2028]/);
+}
+
+describe('hostile text in the dashboard', () => {
+  it('html escapes every value it did not write, in content and in attributes', () => {
+    const value = '<a href="x" onclick=\'y\'>`&`</a>';
+    expect(html`<p title="${value}">${value}</p>`.text).toBe(
+      '<p title="&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&#96;&amp;&#96;&lt;/a&gt;">&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&#96;&amp;&#96;&lt;/a&gt;</p>',
+    );
+    expect(html`${[value, 1, null, undefined, false]}`.text).toBe(escapeHtml(value) + '1');
+    expect(escapeHtml('a\x1b[31mb\u202ec\nd')).toBe('a\\x1b[31mb\\u202ec\\nd');
+    expect(multiline('a\nb\x1b').text).toBe('a\nb\\x1b');
+  });
+
+  it('href percent-encodes each segment, so an id or a name cannot change the path or the scheme', () => {
+    expect(href('/scheduler', ['jobs', '../../admin'])).toBe('/scheduler/jobs/..%2F..%2Fadmin');
+    expect(href('', ['queues', 'javascript:alert(1)', 'pause'])).toBe('/queues/javascript%3Aalert(1)/pause');
+    expect(href('/s', ['jobs'], { name: '"><x', id: ['a&b', 'c'] })).toBe('/s/jobs?name=%22%3E%3Cx&id=a%26b&id=c');
+  });
+
+  describe('on every page that shows job text', () => {
+    let store: MemoryJobStore;
+    let server: DashboardServer;
+    let browser: DashboardBrowser;
+
+    beforeEach(async () => {
+      store = new MemoryJobStore();
+      ({ server, browser } = await serveDashboard(store, { actor: HOSTILE.slice(0, 200) }));
+    });
+    afterEach(async () => {
+      await server.close();
+    });
+
+    it('renders names, errors, outputs, payloads, keys, queues and actors as inert text', async () => {
+      const queue = 'hostile';
+      const failed = await store.jobEnqueue({ job: { name: 'javascript:alert', payload: { html: HOSTILE }, queue, maxAttempts: 1, concurrencyKey: HOSTILE.slice(0, 100) } });
+      const done = await store.jobEnqueue({ job: { name: 'report', payload: {}, queue } });
+      const claimed = await store.jobClaim({ workerId: 'w"><script>alert(1)</script>', limit: 2, queues: [queue], leaseMs: 30_000 });
+      expect(claimed).toHaveLength(2);
+      await store.jobCompleteMany({
+        workerId: 'w"><script>alert(1)</script>',
+        outcomes: [
+          { jobId: failed.id, attempt: 1, kind: 'failed', error: HOSTILE, retryDelayMs: 0 },
+          { jobId: done.id, attempt: 1, kind: 'succeeded', output: { note: HOSTILE } },
+        ],
+      });
+      await store.concurrencyLimitSet({ target: { key: HOSTILE.slice(0, 100) }, max: 2, actor: '<script>alert(1)</script>' });
+      const { schedule } = await store.scheduleUpsert({ schedule: { name: 'javascript:void', everyMs: 60_000, queue } });
+      await browser.post(`/queues/${encodeURIComponent(queue)}/pause`);
+
+      const pages = [
+        '/',
+        '/jobs',
+        `/jobs?queue=${encodeURIComponent('q"><img src=x onerror=alert(1)>')}&name=${encodeURIComponent('"><script>alert(1)</script>')}`,
+        `/jobs/${failed.id}`,
+        `/jobs/${failed.id}?reveal=payload`,
+        `/jobs/${done.id}`,
+        `/jobs/${failed.id}/replay`,
+        '/dead-letters',
+        `/dead-letters/replay?id=${failed.id}`,
+        '/schedules',
+        `/schedules/${schedule.id}`,
+        `/queues/${encodeURIComponent(queue)}/resume`,
+        '/limits',
+        '/audit',
+        `/jobs/${encodeURIComponent('<script>alert(1)</script>')}`,
+      ];
+      for (const path of pages) {
+        const page = await browser.get(path);
+        expect({ path, status: page.status < 500 }).toEqual({ path, status: true });
+        expectInert(page.text);
+      }
+      // The text is there, escaped and with its control characters made visible.
+      const job = await browser.get(`/jobs/${failed.id}`);
+      expect(job.text).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+      expect(job.text).toContain('red \\x1b[31mALERT\\x1b[0m bell\\x07 del\\x7f');
+      expect(job.text).toContain('right-to-left \\u202eexe.txt');
+      expect((await browser.get('/audit')).text).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+    });
+  });
+});
