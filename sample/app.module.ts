@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
+import { SchedulerDashboardModule } from '../lib/dashboard/index.js';
 import { SchedulerModule, type SchedulerModuleOptions } from '../lib/index.js';
 import './job-registry.js';
 import { ChargePaymentJob } from './checkout/charge-payment.job.js';
@@ -7,6 +8,7 @@ import { CheckoutController } from './checkout/checkout.controller.js';
 import { Checkout } from './checkout/checkout.entity.js';
 import { CheckoutService } from './checkout/checkout.service.js';
 import { DeadLetterLogObserver } from './checkout/dead-letter-log.observer.js';
+import { LocalOnlyGuard } from './dashboard/local-only.guard.js';
 import { ReserveStockJob } from './checkout/reserve-stock.job.js';
 import { ShipOrderJob } from './checkout/ship-order.job.js';
 import { JobsController } from './jobs/jobs.controller.js';
@@ -43,6 +45,7 @@ export class AppModule {
           isGlobal: true,
           useFactory: (): SchedulerModuleOptions => ({ concurrency: 4, pollIntervalMs: 500, ...config.scheduler }),
         }),
+        SchedulerDashboardModule.forRoot({ guards: [LocalOnlyGuard], actor: () => 'sample-operator' }),
       ],
       controllers: [OrdersController, ReportsController, RemindersController, JobsController, CheckoutController],
       providers: [

@@ -25,6 +25,8 @@ const base = `http://localhost:${port}`;
 const logger = new Logger('Sample');
 logger.log(`listening on ${base}, storing jobs in ${databaseUrl ? 'PostgreSQL' : sqliteFile}`);
 console.log(`
+The dashboard: ${base}/scheduler  (open it in a browser on this machine)
+
 Try these:
   # place an order; the order row and its confirmation job commit together
   curl -s -X POST ${base}/orders -H 'content-type: application/json' -d '{"item":"lamp","quantity":2}'
