@@ -4,6 +4,7 @@ import { errorDetail, isInstance, UNREADABLE } from '../worker/index.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE } from './cli-error.js';
 import { createContext } from './cli-context.js';
 import { registerCancel } from './commands/cancel.command.js';
+import { registerDashboard } from './commands/dashboard.command.js';
 import { registerDeadLetter } from './commands/dead-letter.command.js';
 import { registerJobs } from './commands/jobs.command.js';
 import { registerMigrate } from './commands/migrate.command.js';
@@ -54,6 +55,7 @@ export function buildProgram(io: CliIo): Command {
   registerCancel(program, ctx);
   registerMigrate(program, ctx);
   registerStats(program, ctx);
+  registerDashboard(program, ctx);
   program.commands.forEach(function override(command: Command) {
     command.exitOverride().configureOutput({ writeOut: (text) => io.out(text.replace(/\n$/, '')), writeErr: () => undefined });
     command.commands.forEach(override);
