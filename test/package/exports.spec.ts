@@ -37,7 +37,7 @@ const ROOT_TYPES = [
 ];
 
 /** The entry points package.json declares; a new one is as deliberate as a new root name. */
-const ENTRY_POINTS = ['.', './worker', './testing', './store-kit', './store-kit/conformance', './simulator'];
+const ENTRY_POINTS = ['.', './worker', './testing', './dashboard', './store-kit', './store-kit/conformance', './simulator'];
 /** Entry points that only load inside Jest: the conformance suite imports @jest/globals, which throws elsewhere. */
 const JEST_ONLY = new Set(['./store-kit/conformance']);
 
@@ -47,6 +47,7 @@ const SUBPATH_NAMES: Record<string, string[]> = {
   './testing': ['MemoryJobStore', 'ManualClock', 'SystemClock', 'FunctionInvoker', 'WorkerNode'],
   './store-kit': ['CheckedStore', 'paramsOf', 'checkClaimParams', 'checkCompleteParams', 'assertHistoryPolicy', 'normalizeEnqueueMany', 'transition', 'WakeHub'],
   './simulator': ['runSimulation', 'runBatch'],
+  './dashboard': ['SchedulerDashboardModule', 'createDashboardHandler', 'startDashboardServer'],
   './store-kit/conformance': ['runConformanceSuite'],
 };
 
