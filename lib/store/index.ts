@@ -6,6 +6,7 @@ export * from './enqueue-input.js';
 export * from './job-row.js';
 export * from './checked/store-params.js';
 export { cutPage, LIST_SCAN_LIMIT, matchesFilters, type DriverListParams, type ScannedJob } from './job-page.js';
+export * from './operator-reads.js';
 export { assertHistoryPolicy } from './checked/effect-params.js';
 export * from './system-clock.js';
 export { MemoryJobStore, type MemoryJobStoreOptions, type MemoryStoreProbe } from './memory/memory-job-store.js';

@@ -205,33 +205,182 @@ export interface CancelResult {
 
 /**
  * Filters of an operator's job listing ({@link OperatorStore.jobListPage}, {@link OperatorStore.jobList}):
- * each given filter must match, newest jobs (in enqueue order) first.
+ * each given filter must match, newest jobs (in enqueue order) first unless `order` says otherwise.
  */
 export interface ListJobsParams {
   readonly state?: JobState;
   readonly queue?: string;
   readonly name?: string;
+  /**
+   * The start of a job id, as hex digits (`0190a5a0`) or in the id's own spelling (`0190a5a0-00`),
+   * any case, 1 to 32 digits. Like `queue` and `name`, it filters the jobs a page examines; it does
+   * not look the id up (use {@link OperatorStore.jobGet} for a whole id). A prefix that cannot
+   * start a UUID is refused with an {@link InvalidArgumentError}.
+   */
+  readonly idPrefix?: string;
+  /**
+   * Only jobs enqueued at or after this instant (their `createdAt`, by the store's clock). A filter
+   * on the jobs examined, like `queue`: a page still reads at most 10,000 jobs in enqueue order, so
+   * a range far from the page's start gives short or empty pages whose `next` leads on.
+   */
+  readonly enqueuedAfter?: Date;
+  /** Only jobs enqueued before this instant (exclusive); a filter like {@link ListJobsParams.enqueuedAfter}. */
+  readonly enqueuedBefore?: Date;
+  /**
+   * `newest` (default): newest first, paged with `before`. `oldest`: oldest first, paged with
+   * `after`. Both read the same index, forwards or backwards, under the same 10,000-job bound.
+   */
+  readonly order?: 'newest' | 'oldest';
   /** Default 50, at most 1,000. */
   readonly limit?: number;
   /**
    * A job id, usually the `next` of the previous page: only jobs enqueued before that job are
    * listed. An id that names no stored job (it may have been purged since the page that named
-   * it) is refused with an {@link InvalidArgumentError}.
+   * it) is refused with an {@link InvalidArgumentError}. Only with the `newest` order.
    */
   readonly before?: string;
+  /** The cursor of the `oldest` order: only jobs enqueued after the job it names. As `before` otherwise. */
+  readonly after?: string;
 }
 
 /** One page of a job listing ({@link OperatorStore.jobListPage}). */
 export interface JobPage {
-  /** At most `limit` jobs, newest first. */
+  /** At most `limit` jobs, newest first (or oldest first, with the `oldest` order). */
   readonly jobs: JobRecord[];
   /**
-   * The `before` of the following page, or null when no older job is left to look at. A page can
-   * hold fewer jobs than asked for and still have a `next`: each page examines at most 10,000
-   * jobs (newest first, of the asked state or of all), so a filter on a rare queue or name stops
-   * early instead of reading the whole table, and `next` says where it stopped.
+   * The cursor of the following page (its `before`, or its `after` with the `oldest` order), or
+   * null when no job is left to look at. A page can hold fewer jobs than asked for and still have
+   * a `next`: each page examines at most 10,000 jobs (in enqueue order, of the asked state or of
+   * all), so a filter on a rare queue, name, id prefix or time range stops early instead of
+   * reading the whole table, and `next` says where it stopped.
    */
   readonly next: string | null;
+}
+
+/** Which job's dependency edges {@link OperatorStore.jobEdges} reads, and how many per side. */
+export interface JobEdgesParams {
+  readonly id: string;
+  /** The most edges returned per side (parents, dependants). Default 100, at most 1,000. */
+  readonly limit?: number;
+}
+
+/** The job at the other end of a dependency edge, and where the edge stands. */
+export interface EdgeJob {
+  readonly id: string;
+  readonly name: string;
+  readonly queue: string;
+  readonly state: JobState;
+  /** The parent's end has been counted toward the dependant's latch (each edge settles once). */
+  readonly settled: boolean;
+  /**
+   * The edge settled and released its share of the latch: the parent succeeded, or ended in any
+   * terminal state for a dependant in mode `on_any_terminal`. A settled edge that is not satisfied
+   * cancelled its dependant. Judged on the parent's present state, so a parent replayed after its
+   * failure cancelled the dependant reads as satisfied once it succeeds.
+   */
+  readonly satisfied: boolean;
+}
+
+/** A job's dependency edges ({@link OperatorStore.jobEdges}). */
+export interface JobEdges {
+  /** The jobs this job waits for (its `dependsOn`), at most `limit`. */
+  readonly parents: EdgeJob[];
+  /** True when the job has more parents than returned. */
+  readonly parentsTruncated: boolean;
+  /** The jobs that wait for this one, at most `limit`. */
+  readonly dependants: EdgeJob[];
+  /** True when the job has more dependants than returned; which ones a truncated side shows is not specified. */
+  readonly dependantsTruncated: boolean;
+}
+
+/** Whose holders {@link OperatorStore.limitHolders} reads. */
+export interface LimitHoldersParams {
+  readonly target: LimitTarget;
+  /** The most holders returned. Default 50, at most 1,000. */
+  readonly limit?: number;
+}
+
+/** A running job that holds a slot of a concurrency limit. */
+export interface LimitHolder {
+  readonly jobId: string;
+  readonly name: string;
+  readonly queue: string;
+  readonly workerId: string;
+  readonly attempt: number;
+  readonly leasedUntil: Date;
+}
+
+/** The jobs that hold a limit's slots now ({@link OperatorStore.limitHolders}). */
+export interface LimitHolders {
+  /** The limit's cap, or null when the queue or key has no limit (then nothing holds a slot). */
+  readonly max: number | null;
+  /** Holders whose lease is live, soonest lease end first, at most `limit`. */
+  readonly holders: LimitHolder[];
+  /** True when more jobs hold slots than returned. */
+  readonly truncated: boolean;
+}
+
+/** Which queues {@link OperatorStore.queueOldestDue} reports on. */
+export interface QueueOldestDueParams {
+  /** The queues to report, at most 1,000; every queue with a due job among those examined when absent. */
+  readonly queues?: readonly string[];
+}
+
+/** The run time of a queue's oldest due job: how long its work has waited to be claimed. */
+export interface QueueOldestDue {
+  readonly queue: string;
+  /** The `runAt` of the queue's oldest `scheduled` job due now, or null when none was found. */
+  readonly oldestDueAt: Date | null;
+}
+
+/** Per queue, the oldest due job ({@link OperatorStore.queueOldestDue}). */
+export interface QueueOldestDueResult {
+  /** One entry per asked queue, in the order asked; without `queues`, one per queue found, by name. */
+  readonly queues: QueueOldestDue[];
+  /**
+   * Null when every due job was examined, so a queue with `oldestDueAt: null` has nothing due.
+   * Otherwise the `runAt` where the read stopped (it examines at most 10,000 due jobs, oldest
+   * first): a queue reported without a due job has none due before this instant, but may have
+   * some at or after it.
+   */
+  readonly examinedUntil: Date | null;
+  /** The store's clock at the read. */
+  readonly now: Date;
+}
+
+/** The window and buckets of {@link OperatorStore.jobThroughput}. */
+export interface JobThroughputParams {
+  /** The start of the first bucket. At most 1,440 buckets are returned (the newest, when `since` is further back). */
+  readonly since: Date;
+  /** Each bucket's width, from 1,000 ms to one day. */
+  readonly bucketMs: number;
+  /** Only jobs of this queue. */
+  readonly queue?: string;
+}
+
+/** The jobs that finished within one bucket, by how they ended. */
+export interface ThroughputBucket {
+  /** The bucket covers `[start, start + bucketMs)`. */
+  readonly start: Date;
+  readonly succeeded: number;
+  readonly deadLettered: number;
+  readonly cancelled: number;
+}
+
+/** Finished jobs per time bucket ({@link OperatorStore.jobThroughput}). */
+export interface JobThroughput {
+  /** Consecutive buckets from the first at or after `since` up to the one holding `now`, oldest first. */
+  readonly buckets: ThroughputBucket[];
+  /**
+   * Null when every job that finished in the window was counted. Otherwise the read reached its
+   * cap (the newest 50,000 succeeded or cancelled jobs, and separately the newest 50,000
+   * dead-lettered ones, examined whatever their queue) before the window's start: counts of jobs
+   * that finished at or before this instant are partial, and the buckets that start before it
+   * are lower bounds.
+   */
+  readonly partialUntil: Date | null;
+  /** The store's clock at the read. */
+  readonly now: Date;
 }
 
 /** One fold of the counts' pending changes ({@link MaintenanceStore.jobCountsFold}). */
@@ -514,10 +663,11 @@ export interface OperatorStore extends StoreInfo {
   jobGet(params: JobRef): Promise<JobRecord | null>;
 
   /**
-   * One page of jobs, newest first (enqueue order), with the `before` of the next page. Reads at
-   * most 10,000 jobs whatever the table holds: the queue and name filters are applied to those,
-   * so a rare value gives a short page whose `next` leads on (see {@link JobPage.next}). Jobs
-   * enqueued after the first page never appear on later ones, so paging is stable while work arrives.
+   * One page of jobs, newest first (enqueue order; oldest first with `order: 'oldest'`), with the
+   * cursor of the next page. Reads at most 10,000 jobs whatever the table holds: the queue, name,
+   * id-prefix and time filters are applied to those, so a rare value gives a short page whose
+   * `next` leads on (see {@link JobPage.next}). Paging is stable while work arrives: newest first,
+   * jobs enqueued after the first page never appear on later ones; oldest first, they come last.
    */
   jobListPage(params?: ListJobsParams): Promise<JobPage>;
 
@@ -526,6 +676,37 @@ export interface OperatorStore extends StoreInfo {
 
   /** Dead-lettered jobs, most recently dead-lettered first. */
   jobListDeadLettered(params?: ListDeadLetteredParams): Promise<JobRecord[]>;
+
+  /**
+   * A job's dependency edges both ways: its parents (read by the edge table's key) and its
+   * dependants (by the edge table's parent index), at most `limit` per side, each with the other
+   * job's name, queue and state and whether the edge is settled and satisfied. Null when no job
+   * has this id. Reads at most `limit + 1` edges per side, whatever the fan-out.
+   */
+  jobEdges(params: JobEdgesParams): Promise<JobEdges | null>;
+
+  /**
+   * The running jobs that hold slots of a queue's or a concurrency key's limit now (a live lease),
+   * soonest lease end first, at most `limit`. Reads the limit's slots (PostgreSQL) or its running
+   * jobs (SQLite) through an index, so it costs the jobs running under the limit, never the jobs stored.
+   */
+  limitHolders(params: LimitHoldersParams): Promise<LimitHolders>;
+
+  /**
+   * Per queue, the `runAt` of the oldest due `scheduled` job (paused queues included). One read of
+   * the claim index from its oldest entry, stopping after 10,000 due jobs: the answer is exact
+   * when fewer are due, and says where it stopped otherwise ({@link QueueOldestDueResult.examinedUntil}).
+   */
+  queueOldestDue(params?: QueueOldestDueParams): Promise<QueueOldestDueResult>;
+
+  /**
+   * Jobs finished per bucket since `since`: succeeded, dead-lettered and cancelled, counted by
+   * their `finishedAt`. Read newest first through the finished-jobs indexes (succeeded and
+   * cancelled in one, dead-lettered in the other), at most 50,000 rows from each whatever the
+   * table holds; past that the older buckets are partial ({@link JobThroughput.partialUntil}).
+   * Quarantined jobs are in neither index and are not counted.
+   */
+  jobThroughput(params: JobThroughputParams): Promise<JobThroughput>;
 
   /**
    * Operator replay: a `dead_lettered` or `quarantined` job is due again now with attempt 0. If it

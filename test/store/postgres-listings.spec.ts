@@ -7,6 +7,8 @@ import { nodes, type PlanNode } from '../support/postgres-plans.js';
 useAdapterDataSource();
 
 const JOBS = 2 * LIST_SCAN_LIMIT;
+/** The id-prefix and enqueue-time parameters ($6 to $8) of a listing that does not use them. */
+const NO_FILTERS = [null, null, null];
 
 /**
  * The plans of the listing and count statements at a size where a scan would show: 20,000 jobs
@@ -49,7 +51,7 @@ describe('PostgreSQL listings and counts read indexes and count tables, never a 
 
   it('lists every state as a Merge Append of one bounded backward range of (state, seq) per state, with no sort', async () => {
     const text = await sent(() => store.jobListPage({ limit: 50 }), 'UNION ALL');
-    const plan = await explain(text, [null, null, null, LIST_SCAN_LIMIT, 51], true);
+    const plan = await explain(text, [null, null, null, LIST_SCAN_LIMIT, 51, ...NO_FILTERS], true);
     expect(nodes(plan).filter((node) => node['Node Type'] === 'Sort')).toEqual([]);
     const merge = nodes(plan).filter((node) => node['Node Type'] === 'Merge Append');
     expect(merge).toHaveLength(1);
@@ -62,12 +64,25 @@ describe('PostgreSQL listings and counts read indexes and count tables, never a 
     expect(read).toBeLessThanOrEqual(51 + JOB_STATES.length);
   });
 
+  it('lists oldest first as a Merge Append of one forward range of (state, seq) per state, with no sort', async () => {
+    const text = await sent(() => store.jobListPage({ order: 'oldest', limit: 50 }), 'UNION ALL');
+    const plan = await explain(text, [null, null, null, LIST_SCAN_LIMIT, 51, ...NO_FILTERS], true);
+    expect(nodes(plan).filter((node) => node['Node Type'] === 'Sort' || node['Node Type'] === 'Seq Scan')).toEqual([]);
+    const merge = nodes(plan).filter((node) => node['Node Type'] === 'Merge Append');
+    expect(merge).toHaveLength(1);
+    expect(merge[0]!.Plans!.map((child) => [child.Plans![0]!['Index Name'], child.Plans![0]!['Scan Direction']])).toEqual(
+      JOB_STATES.map(() => ['jobs_state_seq_idx', 'Forward']),
+    );
+    const read = jobsNodes(plan).reduce((sum, node) => sum + Number(node['Actual Rows']), 0);
+    expect(read).toBeLessThanOrEqual(51 + JOB_STATES.length);
+  });
+
   it('stops a rare filter at the scan bound, and a page after a cursor looks the cursor up by its key', async () => {
     const first = await store.jobListPage({ queue: 'rare', limit: 50 });
     expect(first.jobs.length).toBeLessThan(50);
     expect(first.next).not.toBeNull();
     const text = await sent(() => store.jobListPage({ queue: 'rare', limit: 50, before: first.next! }), 'UNION ALL');
-    const plan = await explain(text, [first.next, 'rare', null, LIST_SCAN_LIMIT, 51], true);
+    const plan = await explain(text, [first.next, 'rare', null, LIST_SCAN_LIMIT, 51, ...NO_FILTERS], true);
     const scans = jobsNodes(plan);
     expect(scans.filter((node) => node['Index Name'] === 'jobs_pkey')).toHaveLength(1);
     expect(scans.filter((node) => node['Index Name'] !== 'jobs_pkey').every((node) => node['Index Name'] === 'jobs_state_seq_idx' && node['Scan Direction'] === 'Backward')).toBe(true);
@@ -77,8 +92,8 @@ describe('PostgreSQL listings and counts read indexes and count tables, never a 
   });
 
   it.each(JOB_STATES)('lists state %s as one backward range of (state, seq)', async (state) => {
-    const text = await sent(() => store.jobListPage({ state, name: 'job.1', limit: 20 }), '$6::text');
-    const plan = await explain(text, [null, null, 'job.1', LIST_SCAN_LIMIT, 21, state]);
+    const text = await sent(() => store.jobListPage({ state, name: 'job.1', limit: 20 }), '$9::text');
+    const plan = await explain(text, [null, null, 'job.1', LIST_SCAN_LIMIT, 21, ...NO_FILTERS, state]);
     const scans = jobsNodes(plan);
     expect(scans.map((node) => [node['Node Type'], node['Index Name'], node['Scan Direction']])).toEqual([['Index Scan', 'jobs_state_seq_idx', 'Backward']]);
     expect(nodes(plan).filter((node) => node['Node Type'] === 'Sort' || node['Node Type'] === 'Merge Append')).toEqual([]);

@@ -21,6 +21,7 @@ import { fenceCases } from './cases/fence.cases.js';
 import { foreignIdCases } from './cases/foreign-id.cases.js';
 import { leaseCases } from './cases/lease.cases.js';
 import { operatorCases } from './cases/operator.cases.js';
+import { operatorReadCases } from './cases/operator-reads.cases.js';
 import { retryCases } from './cases/retry.cases.js';
 import { scheduleCases } from './cases/schedule.cases.js';
 import { scheduleOutageCases } from './cases/schedule-outage.cases.js';
@@ -56,6 +57,7 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('operator actions and listings', () => operatorCases(ctx));
   describe('job listings in pages', () => listingCases(ctx));
   describe('job counts', () => jobCountCases(ctx));
+  describe('operator reads: edges, limit holders, due work, throughput', () => operatorReadCases(ctx));
   describe('transactional enqueue', () => transactionalEnqueueCases(ctx));
   describe('recurring schedules', () => scheduleCases(ctx));
   describe('recurring schedules after a long outage', () => scheduleOutageCases(ctx));

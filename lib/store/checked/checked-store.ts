@@ -41,6 +41,14 @@ import type {
   ScheduleListParams,
   JobActionParams,
   JobCountsFoldParams,
+  JobEdges,
+  JobEdgesParams,
+  JobThroughput,
+  JobThroughputParams,
+  LimitHolders,
+  LimitHoldersParams,
+  QueueOldestDueParams,
+  QueueOldestDueResult,
   JobPage,
   JobRef,
   JobStats,
@@ -97,6 +105,8 @@ import {
 } from './store-params.js';
 import type { StoreDriver } from './store-driver.js';
 import type { DriverListParams } from '../job-page.js';
+import { cutEdges, throughputResult } from '../operator-reads.js';
+import { checkEdgesParams, checkHoldersParams, checkOldestDueParams, checkThroughputParams } from './operator-read-params.js';
 
 /** The most rows one retention pass (purge or history trim) may delete. */
 const MAX_CLEANUP_BATCH = 100_000;
@@ -200,6 +210,37 @@ export class CheckedStore implements JobStore {
 
   async jobListDeadLettered(params?: ListDeadLetteredParams): Promise<JobRecord[]> {
     return this.driver.jobListDeadLettered({ limit: checkDeadLetterListParams(params) });
+  }
+
+  async jobEdges(params: JobEdgesParams): Promise<JobEdges | null> {
+    const checked = checkEdgesParams(params);
+    const found = await this.driver.jobEdges(checked);
+    if (found === null) return null;
+    const parents = cutEdges(found.parents, checked.limit);
+    const dependants = cutEdges(found.dependants, checked.limit);
+    return { parents: parents.jobs, parentsTruncated: parents.truncated, dependants: dependants.jobs, dependantsTruncated: dependants.truncated };
+  }
+
+  async limitHolders(params: LimitHoldersParams): Promise<LimitHolders> {
+    const checked = checkHoldersParams(params);
+    const { max, holders } = await this.driver.limitHolders(checked);
+    return { max, holders: holders.slice(0, checked.limit), truncated: holders.length > checked.limit };
+  }
+
+  async queueOldestDue(params?: QueueOldestDueParams): Promise<QueueOldestDueResult> {
+    const checked = checkOldestDueParams(params);
+    const found = await this.driver.queueOldestDue(checked);
+    const names = checked.queues ?? [...found.oldest.keys()].sort();
+    return {
+      queues: names.map((queue) => ({ queue, oldestDueAt: found.oldest.has(queue) ? new Date(found.oldest.get(queue)!) : null })),
+      examinedUntil: found.examined >= checked.scan && found.last !== null ? new Date(found.last) : null,
+      now: new Date(found.now),
+    };
+  }
+
+  async jobThroughput(params: JobThroughputParams): Promise<JobThroughput> {
+    const checked = checkThroughputParams(params);
+    return throughputResult(checked, await this.driver.jobThroughput(checked));
   }
 
   async jobHistory(params: JobRef): Promise<HistoryEntry[]> {
@@ -342,9 +383,10 @@ export class CheckedStore implements JobStore {
   private async listPage(params: DriverListParams): Promise<JobPage> {
     const page = await this.driver.jobListPage(params);
     if (page === null) {
+      const cursorName = params.order === 'newest' ? 'before' : 'after';
       throw new InvalidArgumentError(
-        `before names job ${params.before}, which is not stored (retention may have deleted it since the page that named it); start again from the first page.`,
-        'before',
+        `${cursorName} names job ${params.cursor}, which is not stored (retention may have deleted it since the page that named it); start again from the first page.`,
+        cursorName,
       );
     }
     return page;

@@ -21,6 +21,16 @@ import type {
   WakeSubscription,
 } from '../job-store.types.js';
 import type { DriverListParams } from '../job-page.js';
+import type {
+  DriverEdges,
+  DriverEdgesParams,
+  DriverHolders,
+  DriverHoldersParams,
+  DriverOldestDue,
+  DriverOldestDueParams,
+  DriverThroughput,
+  DriverThroughputParams,
+} from '../operator-reads.js';
 import type { OperatorTransition } from './operator-transition.js';
 import type { AuditEntry } from '../schedules/schedule-tx.js';
 import type { ScheduleTx } from '../schedules/schedule-tx.js';
@@ -118,11 +128,19 @@ export interface StoreDriver {
 
   jobGet(params: { readonly jobId: string }): Promise<JobRecord | null>;
   /**
-   * One page of jobs newest first, cut by `cutPage` (job-page.ts) from at most `LIST_SCAN_LIMIT` jobs
-   * examined; null when `before` names no stored job.
+   * One page of jobs in the asked order, cut by `cutPage` (job-page.ts) from at most `LIST_SCAN_LIMIT`
+   * jobs examined; null when `cursor` names no stored job.
    */
   jobListPage(params: DriverListParams): Promise<JobPage | null>;
   jobListDeadLettered(params: { readonly limit: number }): Promise<JobRecord[]>;
+  /** The job's edges, up to `limit + 1` per side in the order its indexes give them; null when no job has the id. */
+  jobEdges(params: DriverEdgesParams): Promise<DriverEdges | null>;
+  /** The limit's cap and up to `limit + 1` holders with a live lease, soonest lease end first (then job id). */
+  limitHolders(params: DriverHoldersParams): Promise<DriverHolders>;
+  /** The oldest due `runAt` per queue among the first `scan` due jobs in claim order. */
+  queueOldestDue(params: DriverOldestDueParams): Promise<DriverOldestDue>;
+  /** Finished jobs per bucket of `throughputWindow` (operator-reads.ts), newest first from each finished-jobs index, at most `scan` rows each. */
+  jobThroughput(params: DriverThroughputParams): Promise<DriverThroughput>;
   jobHistory(params: { readonly jobId: string }): Promise<HistoryEntry[]>;
   jobStats(): Promise<JobStats>;
   queueList(): Promise<QueueSummary[]>;

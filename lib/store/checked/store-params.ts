@@ -1,5 +1,6 @@
 import {
   assertDelayMs,
+  assertInstant,
   assertNonEmptyString,
   assertPositiveInteger,
   assertQueueName,
@@ -26,6 +27,7 @@ import type {
   ScheduleListParams,
 } from '../job-store.types.js';
 import type { DriverListParams } from '../job-page.js';
+import { canonicalIdPrefix } from '../operator-reads.js';
 
 /** Most rows one call may claim, renew, report or list. */
 export const MAX_BATCH = 1_000;
@@ -194,22 +196,54 @@ export function checkMaintenanceLeaseParams(params: MaintenanceLeaseParams): { t
   };
 }
 
-/** Checks a job listing's filters and cursor, and fills in the default `limit` ({@link DEFAULT_LIST_LIMIT}). */
+/** The fields a job listing takes, as its refusals name them. */
+const LIST_SHAPE = '{ state?, queue?, name?, idPrefix?, enqueuedAfter?, enqueuedBefore?, order?, limit?, before?, after? }';
+
+/**
+ * Checks a job listing's filters and cursor, and fills in the default `limit` ({@link DEFAULT_LIST_LIMIT})
+ * and `order` (`newest`). The cursor is `before` for the newest order and `after` for the oldest;
+ * the other one is refused, so a page is never read the wrong way.
+ */
 export function checkListParams(params: ListJobsParams | undefined, method = 'jobList'): DriverListParams {
-  const p = optionalParamsOf(method, params, '{ state?, queue?, name?, limit?, before? }') ?? {};
+  const p = optionalParamsOf(method, params, LIST_SHAPE) ?? {};
   if (p.state !== undefined && !isJobState(p.state)) {
     throw new InvalidArgumentError(`state must be a job state, got ${String(p.state)}.`, 'state');
   }
   if (p.queue !== undefined) assertQueueName(p.queue);
   if (p.name !== undefined) assertNonEmptyString(p.name, 'name');
+  const order = p.order ?? 'newest';
+  if (order !== 'newest' && order !== 'oldest') {
+    throw new InvalidArgumentError(`order must be newest or oldest, got ${showValue(p.order)}.`, 'order');
+  }
+  const [cursorName, wrongName] = order === 'newest' ? (['before', 'after'] as const) : (['after', 'before'] as const);
+  if (p[wrongName] !== undefined) {
+    throw new InvalidArgumentError(`${wrongName} pages the ${order === 'newest' ? 'oldest' : 'newest'} order; with order ${order}, pass the previous page's next as ${cursorName}.`, wrongName);
+  }
+  const cursor = p[cursorName];
   const limit = p.limit === undefined ? DEFAULT_LIST_LIMIT : assertPositiveInteger(p.limit, 'limit', MAX_BATCH);
   return {
     ...(p.state === undefined ? {} : { state: p.state }),
     ...(p.queue === undefined ? {} : { queue: p.queue }),
     ...(p.name === undefined ? {} : { name: p.name }),
+    ...(p.idPrefix === undefined ? {} : { idPrefix: checkIdPrefix(p.idPrefix) }),
+    ...(p.enqueuedAfter === undefined ? {} : { enqueuedAfter: assertInstant(p.enqueuedAfter, 'enqueuedAfter') }),
+    ...(p.enqueuedBefore === undefined ? {} : { enqueuedBefore: assertInstant(p.enqueuedBefore, 'enqueuedBefore') }),
+    order,
     limit,
-    ...(p.before === undefined ? {} : { before: assertUuid(p.before, 'before') }),
+    ...(cursor === undefined ? {} : { cursor: assertUuid(cursor, cursorName) }),
   };
+}
+
+/** A listing's id prefix in the ids' own spelling, or the one sentence that says why it cannot start an id. */
+function checkIdPrefix(value: unknown): string {
+  const canonical = typeof value === 'string' ? canonicalIdPrefix(value) : null;
+  if (canonical === null) {
+    throw new InvalidArgumentError(
+      `idPrefix must be the start of a UUID: 1 to 32 hex digits, with hyphens only where a UUID has them, got ${showValue(value)}.`,
+      'idPrefix',
+    );
+  }
+  return canonical;
 }
 
 /** Checks a schedule listing's params: the page size ({@link DEFAULT_LIST_LIMIT} when absent) and the cursor. */

@@ -39,6 +39,16 @@ import type {
   QueueSummary,
 } from '../job-store.types.js';
 import type { DriverListParams } from '../job-page.js';
+import type {
+  DriverEdges,
+  DriverEdgesParams,
+  DriverHolders,
+  DriverHoldersParams,
+  DriverOldestDue,
+  DriverOldestDueParams,
+  DriverThroughput,
+  DriverThroughputParams,
+} from '../operator-reads.js';
 import type { Schedule, ScheduleTx } from '../schedules/index.js';
 import { LATEST_SCHEMA_VERSION } from '../sql-migrations.js';
 import type { StoreCapabilities } from '../store-capabilities.js';
@@ -49,6 +59,7 @@ import { MemoryLeases } from './memory-leases.js';
 import { MemoryLifecycle } from './memory-lifecycle.js';
 import { MemoryObservers } from './memory-observers.js';
 import { MemoryOperator } from './memory-operator.js';
+import { MemoryOperatorReads } from './memory-operator-reads.js';
 import { MemoryReads } from './memory-reads.js';
 import { MemoryRetention } from './memory-retention.js';
 import { memoryScheduleTx } from './memory-schedule-tx.js';
@@ -88,6 +99,7 @@ export class MemoryDriver implements StoreDriver {
   private readonly leases: MemoryLeases;
   private readonly operator: MemoryOperator;
   private readonly reads: MemoryReads;
+  private readonly operatorReads: MemoryOperatorReads;
   private readonly observers: MemoryObservers;
   private readonly retention: MemoryRetention;
 
@@ -101,6 +113,7 @@ export class MemoryDriver implements StoreDriver {
     this.leases = new MemoryLeases(state, this.life);
     this.operator = new MemoryOperator(state, this.life);
     this.reads = new MemoryReads(state);
+    this.operatorReads = new MemoryOperatorReads(state);
     this.observers = new MemoryObservers(state);
     this.retention = new MemoryRetention(state);
   }
@@ -174,6 +187,22 @@ export class MemoryDriver implements StoreDriver {
 
   async jobListDeadLettered(params: { readonly limit: number }): Promise<JobRecord[]> {
     return this.reads.jobListDeadLettered(params);
+  }
+
+  async jobEdges(params: DriverEdgesParams): Promise<DriverEdges | null> {
+    return this.operatorReads.jobEdges(params);
+  }
+
+  async limitHolders(params: DriverHoldersParams): Promise<DriverHolders> {
+    return this.operatorReads.limitHolders(params);
+  }
+
+  async queueOldestDue(params: DriverOldestDueParams): Promise<DriverOldestDue> {
+    return this.operatorReads.queueOldestDue(params);
+  }
+
+  async jobThroughput(params: DriverThroughputParams): Promise<DriverThroughput> {
+    return this.operatorReads.jobThroughput(params);
   }
 
   async jobHistory(params: { readonly jobId: string }): Promise<HistoryEntry[]> {

@@ -27,21 +27,23 @@ export class MemoryReads {
   }
 
   /**
-   * A page as the SQL stores cut it: the newest {@link LIST_SCAN_LIMIT} jobs of the state (or of
-   * all) before the cursor are examined, and the filters applied to those. Sorting the whole map
-   * is fine for a store that lives in one process's memory; the page boundaries are what must agree.
+   * A page as the SQL stores cut it: the first {@link LIST_SCAN_LIMIT} jobs of the state (or of
+   * all) past the cursor, in the listing's order, are examined, and the filters applied to those.
+   * Sorting the whole map is fine for a store that lives in one process's memory; the page
+   * boundaries are what must agree.
    */
   jobListPage(params: DriverListParams): JobPage | null {
     const { jobs } = this.state.tables;
-    let below = Number.POSITIVE_INFINITY;
-    if (params.before !== undefined) {
-      const cursor = jobs.get(params.before);
+    const newest = params.order === 'newest';
+    let bound = newest ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY;
+    if (params.cursor !== undefined) {
+      const cursor = jobs.get(params.cursor);
       if (!cursor) return null;
-      below = cursor.seq;
+      bound = cursor.seq;
     }
     const examined = [...jobs.values()]
-      .filter((row) => row.seq < below && (params.state === undefined || row.state === params.state))
-      .sort((a, b) => b.seq - a.seq)
+      .filter((row) => (newest ? row.seq < bound : row.seq > bound) && (params.state === undefined || row.state === params.state))
+      .sort((a, b) => (newest ? b.seq - a.seq : a.seq - b.seq))
       .slice(0, LIST_SCAN_LIMIT);
     const page = cutPage(
       examined.map((row, i) => ({ row, id: row.id, position: i + 1, matches: matchesFilters(row, params) })),

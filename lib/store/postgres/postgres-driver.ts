@@ -20,6 +20,17 @@ import { assertAcyclic } from '../dependencies/dependency-plan.js';
 import { PG_POSITION } from '../checked/effect-params.js';
 import type { NewJob } from '../enqueue-input.js';
 import type { DriverListParams } from '../job-page.js';
+import {
+  throughputWindow,
+  type DriverEdges,
+  type DriverEdgesParams,
+  type DriverHolders,
+  type DriverHoldersParams,
+  type DriverOldestDue,
+  type DriverOldestDueParams,
+  type DriverThroughput,
+  type DriverThroughputParams,
+} from '../operator-reads.js';
 import { toJob } from '../job-row.js';
 import type {
   AttemptTransaction,
@@ -60,6 +71,7 @@ import { postgresStatements, type PostgresStatements } from './postgres-statemen
 import { enqueueUniquePostgres } from './postgres-unique-enqueue.js';
 import { analyzeJobsGuard } from './queries/analyze-jobs.query.js';
 import { foldBeforeRead } from './queries/fold-job-counts.query.js';
+import { ORDERED_READ_SETTINGS } from './queries/ordered-read.sql.js';
 
 /** The driver's settings, checked and resolved from PostgresJobStoreOptions by PostgresJobStore. */
 export interface PostgresDriverSettings {
@@ -210,6 +222,31 @@ export class PostgresDriver implements StoreDriver {
 
   async jobListDeadLettered({ limit }: { readonly limit: number }): Promise<JobRecord[]> {
     return (await this.sql.deadLettered(this.db, limit)).map(toJob);
+  }
+
+  async jobEdges({ id, limit }: DriverEdgesParams): Promise<DriverEdges | null> {
+    return this.sql.jobEdges(this.db, id, limit);
+  }
+
+  async limitHolders({ key, limit }: DriverHoldersParams): Promise<DriverHolders> {
+    return this.sql.limitHolders(this.db, key, limit);
+  }
+
+  async queueOldestDue({ queues, scan }: DriverOldestDueParams): Promise<DriverOldestDue> {
+    return this.connections.transaction(async (db) => {
+      await db.query(ORDERED_READ_SETTINGS);
+      return this.sql.queueOldestDue(db, queues, scan);
+    });
+  }
+
+  /** The clock and the counts in one transaction, so the window is cut at the `now()` the counts see. */
+  async jobThroughput({ since, bucketMs, queue, scan }: DriverThroughputParams): Promise<DriverThroughput> {
+    return this.connections.transaction(async (db) => {
+      await db.query(ORDERED_READ_SETTINGS);
+      const now = await this.sql.throughput.now(db);
+      const { from } = throughputWindow(since, bucketMs, now);
+      return { ...(await this.sql.throughput.counts(db, from, bucketMs, scan, queue)), now };
+    });
   }
 
   async jobHistory({ jobId }: { readonly jobId: string }): Promise<HistoryEntry[]> {

@@ -16,9 +16,12 @@ import { historyReadQuery } from './queries/history-read.query.js';
 import { historyTrimQuery } from './queries/history-trim.query.js';
 import { insertAuditQuery } from './queries/insert-audit.query.js';
 import { insertScheduleQuery } from './queries/insert-schedule.query.js';
+import { jobEdgesQuery } from './queries/job-edges.query.js';
 import { jobHistoryQuery } from './queries/job-history.query.js';
 import { jobStatesQuery } from './queries/job-states.query.js';
 import { jobStatsQuery } from './queries/job-stats.query.js';
+import { jobThroughputQuery } from './queries/job-throughput.query.js';
+import { limitHoldersQuery } from './queries/limit-holders.query.js';
 import { listAuditQuery } from './queries/list-audit.query.js';
 import { listDeadLetteredQuery } from './queries/list-dead-lettered.query.js';
 import { listJobsQuery } from './queries/list-jobs.query.js';
@@ -36,6 +39,7 @@ import { operatorTransitionQuery } from './queries/operator-transition.query.js'
 import { parentOutputQuery } from './queries/parent-output.query.js';
 import { provisionPendingLimitsQuery } from './queries/provision-pending-limits.query.js';
 import { purgeJobsQuery } from './queries/purge-jobs.query.js';
+import { queueOldestDueQuery } from './queries/queue-oldest-due.query.js';
 import { reactivateScheduleQuery } from './queries/reactivate-schedule.query.js';
 import { relinquishJobsQuery } from './queries/relinquish-jobs.query.js';
 import { schemaVersionQuery } from './queries/schema-version.query.js';
@@ -103,6 +107,10 @@ export interface PostgresStatements {
   readonly reactivateSchedule: ReturnType<typeof reactivateScheduleQuery>;
   // Operator reads and the audit log
   readonly jobStats: ReturnType<typeof jobStatsQuery>;
+  readonly jobEdges: ReturnType<typeof jobEdgesQuery>;
+  readonly limitHolders: ReturnType<typeof limitHoldersQuery>;
+  readonly queueOldestDue: ReturnType<typeof queueOldestDueQuery>;
+  readonly throughput: ReturnType<typeof jobThroughputQuery>;
   readonly schemaVersion: ReturnType<typeof schemaVersionQuery>;
   readonly insertAudit: ReturnType<typeof insertAuditQuery>;
   readonly listAudit: ReturnType<typeof listAuditQuery>;
@@ -156,6 +164,10 @@ export function postgresStatements(t: PostgresNaming, options: { readonly asyncC
     nextDueSchedule: nextDueScheduleQuery(t),
     reactivateSchedule: reactivateScheduleQuery(t),
     jobStats: jobStatsQuery(t),
+    jobEdges: jobEdgesQuery(t),
+    limitHolders: limitHoldersQuery(t),
+    queueOldestDue: queueOldestDueQuery(t),
+    throughput: jobThroughputQuery(t),
     schemaVersion: schemaVersionQuery(t),
     insertAudit: insertAuditQuery(t),
     listAudit: listAuditQuery(t),

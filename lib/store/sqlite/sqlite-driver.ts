@@ -18,6 +18,17 @@ import type {
 } from '../checked/store-driver.js';
 import { SERIAL_POSITION } from '../checked/effect-params.js';
 import type { DriverListParams } from '../job-page.js';
+import {
+  throughputWindow,
+  type DriverEdges,
+  type DriverEdgesParams,
+  type DriverHolders,
+  type DriverHoldersParams,
+  type DriverOldestDue,
+  type DriverOldestDueParams,
+  type DriverThroughput,
+  type DriverThroughputParams,
+} from '../operator-reads.js';
 import { toJob } from '../job-row.js';
 import type {
   AttemptTransaction,
@@ -221,6 +232,26 @@ export class SqliteDriver implements StoreDriver {
 
   async jobListDeadLettered({ limit }: { readonly limit: number }): Promise<JobRecord[]> {
     return (await this.conn.read(() => this.conn.statements().deadLettered(limit))).map(toJob);
+  }
+
+  async jobEdges({ id, limit }: DriverEdgesParams): Promise<DriverEdges | null> {
+    return this.conn.read(() => this.conn.statements().jobEdges(id, limit));
+  }
+
+  async limitHolders({ key, limit }: DriverHoldersParams): Promise<DriverHolders> {
+    return this.conn.read(() => this.conn.statements().limitHolders(key, limit, this.conn.now()));
+  }
+
+  async queueOldestDue({ queues, scan }: DriverOldestDueParams): Promise<DriverOldestDue> {
+    return this.conn.read(() => this.conn.statements().queueOldestDue(queues, scan, this.conn.now()));
+  }
+
+  async jobThroughput({ since, bucketMs, queue, scan }: DriverThroughputParams): Promise<DriverThroughput> {
+    return this.conn.read(() => {
+      const now = this.conn.now();
+      const { from } = throughputWindow(since, bucketMs, now);
+      return { ...this.conn.statements().throughput(from, bucketMs, scan, queue), now };
+    });
   }
 
   async jobHistory({ jobId }: { readonly jobId: string }): Promise<HistoryEntry[]> {

@@ -18,9 +18,12 @@ import { historyTrimQuery } from './queries/history-trim.query.js';
 import { maintenanceLeaseQuery } from './queries/maintenance-lease.query.js';
 import { insertAuditQuery } from './queries/insert-audit.query.js';
 import { insertScheduleQuery } from './queries/insert-schedule.query.js';
+import { jobEdgesQuery } from './queries/job-edges.query.js';
 import { jobHistoryQuery } from './queries/job-history.query.js';
 import { jobStateQuery } from './queries/job-state.query.js';
 import { jobStatsQuery } from './queries/job-stats.query.js';
+import { jobThroughputQuery } from './queries/job-throughput.query.js';
+import { limitHoldersQuery } from './queries/limit-holders.query.js';
 import { limitsExistQuery } from './queries/limits-exist.query.js';
 import { listAuditQuery } from './queries/list-audit.query.js';
 import { listDeadLetteredQuery } from './queries/list-dead-lettered.query.js';
@@ -28,6 +31,7 @@ import { listJobsQuery } from './queries/list-jobs.query.js';
 import { listLimitsQuery } from './queries/list-limits.query.js';
 import { listQueuesQuery } from './queries/list-queues.query.js';
 import { listSchedulesQuery } from './queries/list-schedules.query.js';
+import { queueOldestDueQuery } from './queries/queue-oldest-due.query.js';
 import { listSchedulesPageQuery } from './queries/list-schedules-page.query.js';
 import { nextDueScheduleQuery } from './queries/next-due-schedule.query.js';
 import { observerCommitQuery } from './queries/observer-commit.query.js';
@@ -66,6 +70,10 @@ export interface SqliteStatements {
   readonly setPaused: ReturnType<typeof setQueuePausedQuery>;
   readonly listQueues: ReturnType<typeof listQueuesQuery>;
   readonly jobStats: ReturnType<typeof jobStatsQuery>;
+  readonly jobEdges: ReturnType<typeof jobEdgesQuery>;
+  readonly limitHolders: ReturnType<typeof limitHoldersQuery>;
+  readonly queueOldestDue: ReturnType<typeof queueOldestDueQuery>;
+  readonly throughput: ReturnType<typeof jobThroughputQuery>;
   readonly operator: ReturnType<typeof operatorTransitionQuery>;
   readonly uniqueReplayGuard: ReturnType<typeof uniqueReplayGuardQuery>;
   // Dependencies and limits
@@ -116,6 +124,10 @@ export function sqliteStatements(db: Database, t: SqliteNaming): SqliteStatement
     setPaused: setQueuePausedQuery(db, t),
     listQueues: listQueuesQuery(db, t),
     jobStats: jobStatsQuery(db, t),
+    jobEdges: jobEdgesQuery(db, t),
+    limitHolders: limitHoldersQuery(db, t),
+    queueOldestDue: queueOldestDueQuery(db, t),
+    throughput: jobThroughputQuery(db, t),
     operator: operatorTransitionQuery(db, t),
     uniqueReplayGuard: uniqueReplayGuardQuery(db, t),
     hasOpenEdges: hasOpenEdgesQuery(db, t),

@@ -6,16 +6,17 @@ import { claimOne, enqueue, LEASE_MS } from './helpers.js';
 
 const DAY = 86_400_000;
 
-/** Every page of a listing, followed from `next` to `next` until it is null. */
+/** Every page of a listing, followed from `next` to `next` (as `before`, or `after` oldest first) until it is null. */
 async function pages(store: JobStore, params: ListJobsParams): Promise<string[][]> {
   const seen: string[][] = [];
-  let before = params.before;
+  const cursorName = params.order === 'oldest' ? 'after' : 'before';
+  let cursor = params[cursorName];
   for (;;) {
-    const page = await store.jobListPage({ ...params, before });
+    const page = await store.jobListPage({ ...params, [cursorName]: cursor });
     expect(page.jobs.length).toBeLessThanOrEqual(params.limit ?? 50);
     seen.push(page.jobs.map((job) => job.id));
     if (page.next === null) return seen;
-    before = page.next;
+    cursor = page.next;
   }
 }
 
@@ -38,6 +39,54 @@ async function enqueueMany(store: JobStore, count: number, queue: string): Promi
 }
 
 export function listingCases(ctx: SuiteContext): void {
+  it('pages oldest first with after, and filters by id prefix and enqueue time, newest or oldest first', async () => {
+    const h = await ctx.open();
+    const id = (prefix: string, n: number) => `${prefix}-0000-7000-8000-${String(n).padStart(12, '0')}`;
+    const ids: string[] = [];
+    for (let group = 0; group < 3; group++) {
+      if (group > 0) await h.advance(10_000);
+      for (let i = 0; i < 4; i++) ids.push(await enqueue(h.store, { id: id(i % 2 === 0 ? 'aaaaaaaa' : 'abbbbbbb', group * 4 + i), queue: 'q' }));
+    }
+    const stored: JobRecord[] = [];
+    for (const jobId of ids) stored.push((await h.store.jobGet({ jobId }))!);
+    const oldestFirst = (want: (job: JobRecord) => boolean) => stored.filter(want).map((job) => job.id);
+    const newestFirst = (want: (job: JobRecord) => boolean) => oldestFirst(want).reverse();
+
+    for (const limit of [1, 5, 50]) {
+      expect((await pages(h.store, { order: 'oldest', limit })).flat()).toEqual(ids);
+      expect((await pages(h.store, { order: 'oldest', limit, state: 'scheduled' })).flat()).toEqual(ids);
+    }
+    const secondGroup = stored[4]!.createdAt;
+    const thirdGroup = stored[8]!.createdAt;
+    const cases: Array<[ListJobsParams, (job: JobRecord) => boolean]> = [
+      [{ idPrefix: 'aaaa' }, (job) => job.id.startsWith('aaaa')],
+      [{ idPrefix: 'AAAAAAAA-0000-7000-8000-00000000000' }, (job) => job.id.startsWith('aaaaaaaa-0000-7000-8000-00000000000')],
+      [{ idPrefix: 'abbbbbbb00007' }, (job) => job.id.startsWith('abbbbbbb-0000-7')],
+      [{ idPrefix: 'a' }, () => true],
+      [{ idPrefix: 'b' }, () => false],
+      [{ enqueuedAfter: secondGroup }, (job) => job.createdAt >= secondGroup],
+      [{ enqueuedBefore: secondGroup }, (job) => job.createdAt < secondGroup],
+      [{ enqueuedAfter: secondGroup, enqueuedBefore: thirdGroup, idPrefix: 'aaaaaaaa-' }, (job) => job.createdAt >= secondGroup && job.createdAt < thirdGroup && job.id.startsWith('aaaaaaaa')],
+    ];
+    for (const [filter, want] of cases) {
+      for (const limit of [1, 3, 50]) {
+        expect((await pages(h.store, { ...filter, limit })).flat()).toEqual(newestFirst(want));
+        expect((await pages(h.store, { ...filter, limit, order: 'oldest' })).flat()).toEqual(oldestFirst(want));
+      }
+    }
+    expect(newestFirst((job) => job.createdAt >= secondGroup)).toHaveLength(8);
+
+    // The oldest order's cursor is after; one that names no job is refused by that name.
+    const page1 = await h.store.jobListPage({ order: 'oldest', limit: 2 });
+    expect(page1).toEqual({ jobs: [expect.objectContaining({ id: ids[0] }), expect.objectContaining({ id: ids[1] })], next: ids[1] });
+    expect((await h.store.jobListPage({ order: 'oldest', limit: 2, after: page1.next! })).jobs.map((job) => job.id)).toEqual(ids.slice(2, 4));
+    const missing = '0190a5a0-0000-7000-8000-00000000beef';
+    await expect(h.store.jobListPage({ order: 'oldest', after: missing })).rejects.toThrow(
+      `after names job ${missing}, which is not stored (retention may have deleted it since the page that named it); start again from the first page.`,
+    );
+  });
+
+
   it('pages through every job exactly once, newest first, with and without filters', async () => {
     const h = await ctx.open();
     const ids: string[] = [];

@@ -1,0 +1,50 @@
+import { assertInstant, assertPositiveInteger, assertQueueName, assertUuid, InvalidArgumentError, showValue } from '../../core/index.js';
+import type { JobEdgesParams, JobThroughputParams, LimitHoldersParams, QueueOldestDueParams } from '../job-store.types.js';
+import {
+  DEFAULT_EDGE_LIMIT,
+  DEFAULT_HOLDER_LIMIT,
+  DUE_SCAN_LIMIT,
+  MAX_BUCKET_MS,
+  MIN_BUCKET_MS,
+  THROUGHPUT_SCAN_LIMIT,
+  type DriverEdgesParams,
+  type DriverHoldersParams,
+  type DriverOldestDueParams,
+  type DriverThroughputParams,
+} from '../operator-reads.js';
+import { limitKey } from './effect-params.js';
+import { MAX_BATCH, optionalParamsOf, paramsOf } from './store-params.js';
+
+/** Checks a job-edges read: a UUID, and at most {@link MAX_BATCH} edges per side ({@link DEFAULT_EDGE_LIMIT} when absent). */
+export function checkEdgesParams(params: JobEdgesParams): DriverEdgesParams {
+  const p = paramsOf('jobEdges', params, '{ id, limit? }');
+  return { id: assertUuid(p.id, 'id'), limit: p.limit === undefined ? DEFAULT_EDGE_LIMIT : assertPositiveInteger(p.limit, 'limit', MAX_BATCH) };
+}
+
+/** Checks a limit-holders read: a `{ queue }` or `{ key }` target, and at most {@link MAX_BATCH} holders. */
+export function checkHoldersParams(params: LimitHoldersParams): DriverHoldersParams {
+  const p = paramsOf('limitHolders', params, '{ target, limit? }');
+  return { key: limitKey(p.target), limit: p.limit === undefined ? DEFAULT_HOLDER_LIMIT : assertPositiveInteger(p.limit, 'limit', MAX_BATCH) };
+}
+
+/** Checks an oldest-due read: at most {@link MAX_BATCH} queue names, each valid, duplicates dropped. */
+export function checkOldestDueParams(params: QueueOldestDueParams | undefined): DriverOldestDueParams {
+  const p = optionalParamsOf('queueOldestDue', params, '{ queues? }') ?? {};
+  if (p.queues === undefined) return { queues: null, scan: DUE_SCAN_LIMIT };
+  if (!Array.isArray(p.queues) || p.queues.length > MAX_BATCH) {
+    throw new InvalidArgumentError(`queues must be an array of at most ${MAX_BATCH} queue names.`, 'queues');
+  }
+  const queues = p.queues.map((queue: unknown, i) => assertQueueName(queue, `queues[${i}]`));
+  return { queues: [...new Set(queues)], scan: DUE_SCAN_LIMIT };
+}
+
+/** Checks a throughput read: a valid `since`, a bucket from {@link MIN_BUCKET_MS} to {@link MAX_BUCKET_MS}, an optional queue. */
+export function checkThroughputParams(params: JobThroughputParams): DriverThroughputParams {
+  const p = paramsOf('jobThroughput', params, '{ since, bucketMs, queue? }');
+  const since = assertInstant(p.since, 'since');
+  const bucketMs = p.bucketMs;
+  if (typeof bucketMs !== 'number' || !Number.isInteger(bucketMs) || bucketMs < MIN_BUCKET_MS || bucketMs > MAX_BUCKET_MS) {
+    throw new InvalidArgumentError(`bucketMs must be a whole number of milliseconds from ${MIN_BUCKET_MS} to ${MAX_BUCKET_MS}, got ${showValue(bucketMs)}.`, 'bucketMs');
+  }
+  return { since, bucketMs, queue: p.queue === undefined ? null : assertQueueName(p.queue), scan: THROUGHPUT_SCAN_LIMIT };
+}
