@@ -259,7 +259,7 @@ export interface JobPage {
 
 /** Which job's dependency edges {@link OperatorStore.jobEdges} reads, and how many per side. */
 export interface JobEdgesParams {
-  readonly id: string;
+  readonly jobId: string;
   /** The most edges returned per side (parents, dependants). Default 100, at most 1,000. */
   readonly limit?: number;
 }

@@ -69,13 +69,13 @@ describe('PostgreSQL operator reads go through an index at 50,000 jobs', () => {
   const seqScans = (found: string[]) => found.filter((scan) => scan.startsWith('Seq Scan'));
 
   it('jobEdges reads the edge key for parents and the parent index for dependants, and each job by its key', async () => {
-    let edges = await scans(async () => expect((await store.jobEdges({ id: hub, limit: 100 }))!.dependantsTruncated).toBe(true), 'dependencies');
+    let edges = await scans(async () => expect((await store.jobEdges({ jobId: hub, limit: 100 }))!.dependantsTruncated).toBe(true), 'dependencies');
     expect(seqScans(edges)).toEqual([]);
     expect(edges.some((scan) => scan.includes('dependencies_parent_idx'))).toBe(true);
-    edges = await scans(async () => expect((await store.jobEdges({ id: child, limit: 10 }))!.parentsTruncated).toBe(true), 'dependencies');
+    edges = await scans(async () => expect((await store.jobEdges({ jobId: child, limit: 10 }))!.parentsTruncated).toBe(true), 'dependencies');
     expect(seqScans(edges)).toEqual([]);
     expect(edges.some((scan) => scan.includes('dependencies_pkey'))).toBe(true);
-    const jobs = await scans(() => store.jobEdges({ id: hub, limit: 100 }), 'jobs');
+    const jobs = await scans(() => store.jobEdges({ jobId: hub, limit: 100 }), 'jobs');
     expect(jobs.length).toBeGreaterThan(0);
     expect(jobs.every((scan) => scan.includes('jobs_pkey'))).toBe(true);
   });

@@ -17,8 +17,8 @@ import { MAX_BATCH, optionalParamsOf, paramsOf } from './store-params.js';
 
 /** Checks a job-edges read: a UUID, and at most {@link MAX_BATCH} edges per side ({@link DEFAULT_EDGE_LIMIT} when absent). */
 export function checkEdgesParams(params: JobEdgesParams): DriverEdgesParams {
-  const p = paramsOf('jobEdges', params, '{ id, limit? }');
-  return { id: assertUuid(p.id, 'id'), limit: p.limit === undefined ? DEFAULT_EDGE_LIMIT : assertPositiveInteger(p.limit, 'limit', MAX_BATCH) };
+  const p = paramsOf('jobEdges', params, '{ jobId, limit? }');
+  return { id: assertUuid(p.jobId, 'jobId'), limit: p.limit === undefined ? DEFAULT_EDGE_LIMIT : assertPositiveInteger(p.limit, 'limit', MAX_BATCH) };
 }
 
 /** Checks a limit-holders read: a `{ queue }` or `{ key }` target, and at most {@link MAX_BATCH} holders. */

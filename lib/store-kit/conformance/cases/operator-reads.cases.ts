@@ -21,7 +21,7 @@ export function operatorReadCases(ctx: SuiteContext): void {
     const d = await enqueue(h.store, { name: 'child.d', queue: 'c', dependsOn: [a], dependencyMode: 'on_any_terminal' });
 
     const open = { settled: false, satisfied: false };
-    expect(await h.store.jobEdges({ id: c })).toEqual({
+    expect(await h.store.jobEdges({ jobId: c })).toEqual({
       parents: [
         { id: a, name: 'parent.a', queue: 'p', state: 'scheduled', ...open },
         { id: b, name: 'parent.b', queue: 'p', state: 'scheduled', ...open },
@@ -30,7 +30,7 @@ export function operatorReadCases(ctx: SuiteContext): void {
       dependants: [],
       dependantsTruncated: false,
     });
-    expect(await h.store.jobEdges({ id: a })).toEqual({
+    expect(await h.store.jobEdges({ jobId: a })).toEqual({
       parents: [],
       parentsTruncated: false,
       dependants: [
@@ -50,21 +50,21 @@ export function operatorReadCases(ctx: SuiteContext): void {
         { jobId: b, attempt: 1, kind: 'dead_lettered', error: 'boom' },
       ],
     });
-    const edgesOfC = await h.store.jobEdges({ id: c });
+    const edgesOfC = await h.store.jobEdges({ jobId: c });
     expect(edgesOfC!.parents).toEqual(
       [
         { id: a, name: 'parent.a', queue: 'p', state: 'succeeded', settled: true, satisfied: true },
         { id: b, name: 'parent.b', queue: 'p', state: 'dead_lettered', settled: true, satisfied: false },
       ].sort((x, y) => byId(x.id, y.id)),
     );
-    expect((await h.store.jobEdges({ id: b }))!.dependants).toEqual([{ id: c, name: 'child.c', queue: 'c', state: 'cancelled', settled: true, satisfied: false }]);
-    expect((await h.store.jobEdges({ id: d }))!.parents).toEqual([{ id: a, name: 'parent.a', queue: 'p', state: 'succeeded', settled: true, satisfied: true }]);
+    expect((await h.store.jobEdges({ jobId: b }))!.dependants).toEqual([{ id: c, name: 'child.c', queue: 'c', state: 'cancelled', settled: true, satisfied: false }]);
+    expect((await h.store.jobEdges({ jobId: d }))!.parents).toEqual([{ id: a, name: 'parent.a', queue: 'p', state: 'succeeded', settled: true, satisfied: true }]);
     expect((await mustGet(h.store, d)).state).toBe('scheduled');
 
     // A job without edges has two empty sides; an id no job has reads as null.
     const lone = await enqueue(h.store);
-    expect(await h.store.jobEdges({ id: lone })).toEqual({ parents: [], parentsTruncated: false, dependants: [], dependantsTruncated: false });
-    expect(await h.store.jobEdges({ id: '0190a5a0-0000-7000-8000-00000000beef' })).toBeNull();
+    expect(await h.store.jobEdges({ jobId: lone })).toEqual({ parents: [], parentsTruncated: false, dependants: [], dependantsTruncated: false });
+    expect(await h.store.jobEdges({ jobId: '0190a5a0-0000-7000-8000-00000000beef' })).toBeNull();
   });
 
   it('jobEdges returns at most limit edges per side and says when there were more', async () => {
@@ -75,23 +75,23 @@ export function operatorReadCases(ctx: SuiteContext): void {
     const children = (await h.store.jobEnqueueMany({ jobs: Array.from({ length: 5 }, () => ({ name: 'child', payload: 1, dependsOn: [hub] })) })).map((r) => r.id);
     const many = await enqueue(h.store, { dependsOn: parents });
 
-    const cut = await h.store.jobEdges({ id: hub, limit: 2 });
+    const cut = await h.store.jobEdges({ jobId: hub, limit: 2 });
     expect(cut!.dependants).toHaveLength(2);
     expect(cut!.dependantsTruncated).toBe(true);
     expect(cut!.dependants.every((edge) => [...children, many].includes(edge.id))).toBe(true);
     expect(cut!.dependants.map((edge) => edge.id)).toEqual(cut!.dependants.map((edge) => edge.id).sort(byId));
 
-    const whole = await h.store.jobEdges({ id: hub, limit: 6 });
+    const whole = await h.store.jobEdges({ jobId: hub, limit: 6 });
     expect(whole!.dependants.map((edge) => edge.id)).toEqual([...children, many].sort(byId));
     expect(whole!.dependantsTruncated).toBe(false);
     // The default limit (100) covers them all.
-    expect((await h.store.jobEdges({ id: hub }))!.dependants).toHaveLength(6);
+    expect((await h.store.jobEdges({ jobId: hub }))!.dependants).toHaveLength(6);
 
-    const up = await h.store.jobEdges({ id: many, limit: 2 });
+    const up = await h.store.jobEdges({ jobId: many, limit: 2 });
     expect(up!.parents).toHaveLength(2);
     expect(up!.parentsTruncated).toBe(true);
     expect(up!.parents.every((edge) => parents.includes(edge.id))).toBe(true);
-    expect((await h.store.jobEdges({ id: many, limit: 3 }))!.parentsTruncated).toBe(false);
+    expect((await h.store.jobEdges({ jobId: many, limit: 3 }))!.parentsTruncated).toBe(false);
   });
 
   it('limitHolders lists the running jobs holding a queue limit or a key limit, with live leases only', async () => {
