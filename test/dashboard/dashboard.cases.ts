@@ -127,6 +127,77 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
     });
   });
 
+  describe('why is this job not running', () => {
+    /** The reasons section of a job's page, as its list items' text. */
+    async function reasons(jobId: string): Promise<string> {
+      const page = await browser.get(`/jobs/${jobId}`);
+      expect(page.status).toBe(200);
+      return /<ul class="reasons">([\s\S]*?)<\/section>/.exec(page.text)?.[1] ?? '(no reasons section)';
+    }
+
+    it('a due job that nothing holds back is ready for the next claim', async () => {
+      const { id } = await h.store.jobEnqueue({ job: { name: 'mail.send', payload: {}, queue: 'mail' } });
+      expect(await reasons(id)).toContain('It is due and nothing holds it back: the next claim by a worker serving queue <strong>mail</strong> takes it.');
+    });
+
+    it('its queue is paused', async () => {
+      const { id } = await h.store.jobEnqueue({ job: { name: 'mail.send', payload: {}, queue: 'mail' } });
+      await h.store.queuePause({ queue: 'mail' });
+      const text = await reasons(id);
+      expect(text).toContain('Its queue <strong>mail</strong> is paused');
+      expect(text).not.toContain('nothing holds it back');
+    });
+
+    it('the concurrency limit of its queue or its key is full, naming the holders', async () => {
+      await h.store.concurrencyLimitSet({ target: { queue: 'lim' }, max: 1 });
+      await h.store.concurrencyLimitSet({ target: { key: 'tenant-1' }, max: 1 });
+      const first = await h.store.jobEnqueue({ job: { name: 'first', payload: {}, queue: 'lim' } });
+      const second = await h.store.jobEnqueue({ job: { name: 'second', payload: {}, queue: 'lim' } });
+      const keyed = await h.store.jobEnqueue({ job: { name: 'keyed.first', payload: {}, queue: 'keys', concurrencyKey: 'tenant-1' } });
+      const keyedWaiting = await h.store.jobEnqueue({ job: { name: 'keyed.second', payload: {}, queue: 'keys', concurrencyKey: 'tenant-1' } });
+      expect((await h.store.jobClaim({ workerId: 'worker-7', limit: 5, queues: ['lim', 'keys'], leaseMs: 30_000 })).map((job) => job.id).sort()).toEqual([first.id, keyed.id].sort());
+      const byQueue = await reasons(second.id);
+      expect(byQueue).toContain('The concurrency limit of queue <strong>lim</strong> is full: 1 of 1 slots are held by');
+      expect(byQueue).toContain(`<a href="/jobs/${first.id}">first</a> on worker-7`);
+      const byKey = await reasons(keyedWaiting.id);
+      expect(byKey).toContain('The concurrency limit of key <strong>tenant-1</strong> is full: 1 of 1 slots are held by');
+      expect(byKey).toContain(`<a href="/jobs/${keyed.id}">keyed.first</a> on worker-7`);
+    });
+
+    it('it awaits its parents, n of m open, naming them, and the job pages link both ways', async () => {
+      const done = await h.store.jobEnqueue({ job: { name: 'parent.done', payload: {}, queue: 'p' } });
+      const open = await h.store.jobEnqueue({ job: { name: 'parent.open', payload: {}, queue: 'p2' } });
+      const child = await h.store.jobEnqueue({ job: { name: 'child', payload: {}, queue: 'c', dependsOn: [done.id, open.id] } });
+      await h.store.jobClaim({ workerId: 'worker-1', limit: 1, queues: ['p'], leaseMs: 30_000 });
+      await h.store.jobCompleteMany({ workerId: 'worker-1', outcomes: [{ jobId: done.id, attempt: 1, kind: 'succeeded' }] });
+      const text = await reasons(child.id);
+      expect(text).toContain('It awaits its parents: 1 of 2 parents are still open');
+      expect(text).toContain(`<a href="/jobs/${open.id}">parent.open</a>`);
+      expect(text).not.toContain(`/jobs/${done.id}`);
+      const parentPage = await browser.get(`/jobs/${open.id}`);
+      expect(parentPage.text).toMatch(new RegExp(`<h3>Dependants</h3><ul class="edges"><li><a href="/jobs/${child.id}">child</a>`));
+    });
+
+    it('its run time is in the future, or it waits for a retry until when', async () => {
+      const later = await h.store.jobEnqueue({ job: { name: 'later', payload: {}, queue: 'mail', delayMs: 3_600_000 } });
+      expect(await reasons(later.id)).toContain('Its run time is in the future:');
+      const flaky = await h.store.jobEnqueue({ job: { name: 'flaky', payload: {}, queue: 'retry', maxAttempts: 3 } });
+      await h.store.jobClaim({ workerId: 'worker-1', limit: 1, queues: ['retry'], leaseMs: 30_000 });
+      await h.store.jobCompleteMany({ workerId: 'worker-1', outcomes: [{ jobId: flaky.id, attempt: 1, kind: 'failed', error: 'boom', retryDelayMs: 600_000 }] });
+      const text = await reasons(flaky.id);
+      expect(text).toContain('It waits for a retry until');
+      expect(text).toContain('attempt 1 failed with <span class="error">boom</span>');
+    });
+
+    it('a worker holds its lease, and until when', async () => {
+      const { id } = await h.store.jobEnqueue({ job: { name: 'long', payload: {}, queue: 'mail' } });
+      await h.store.jobClaim({ workerId: 'worker-9', limit: 1, queues: ['mail'], leaseMs: 30_000 });
+      const page = await browser.get(`/jobs/${id}`);
+      expect(page.text).toContain('<h2>Who runs this job</h2>');
+      expect(page.text).toContain('Worker <strong>worker-9</strong> runs it and holds its lease until');
+    });
+  });
+
   describe('actions', () => {
     it('cancel asks first, then cancels the job as the actor, in its history and the audit log', async () => {
       const { id } = await h.store.jobEnqueue({ job: { name: 'mail.send', payload: {}, queue: 'mail' } });

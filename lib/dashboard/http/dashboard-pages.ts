@@ -8,6 +8,8 @@ import { jobsPage, type JobFilters } from '../pages/jobs.page.js';
 import { auditPage, limitsPage } from '../pages/limits-audit.page.js';
 import { overviewPage } from '../pages/overview.page.js';
 import { scheduleActions, schedulePage, schedulesPage, type ScheduleAction } from '../pages/schedules.page.js';
+import { gatherWaitFacts } from '../why/gather-wait-facts.js';
+import { waitReasons } from '../why/wait-reasons.js';
 import { DashboardHttpError, type DashboardRequest } from './dashboard-request.js';
 import type { DashboardStore } from './dashboard-store.js';
 
@@ -22,6 +24,8 @@ export interface PageDeps {
   readonly ctx: PageContext;
   /** Whether this dashboard may reveal payloads (false in read-only mode unless allowed). */
   readonly payloadRevealable: boolean;
+  /** Live nodes serving a queue, or null when the store keeps no node registry. */
+  readonly servingNodes: (queue: string) => Promise<number | null>;
 }
 
 function optional(query: URLSearchParams, name: string): string | undefined {
@@ -78,7 +82,12 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
       if (action === undefined) {
         const wantsPayload = req.query.get('reveal') === 'payload';
         if (wantsPayload && !deps.payloadRevealable) throw new DashboardHttpError(403, 'This read-only dashboard does not reveal payloads.');
-        return jobPage(ctx, { job, history: await store.jobHistory({ jobId: id }), payloadShown: wantsPayload, payloadRevealable: deps.payloadRevealable });
+        const [history, edges, facts] = await Promise.all([
+          store.jobHistory({ jobId: id }),
+          store.jobEdges({ jobId: id, limit: 100 }),
+          gatherWaitFacts(store, job, deps.servingNodes),
+        ]);
+        return jobPage(ctx, { job, history, edges, reasons: facts ? waitReasons(facts) : null, payloadShown: wantsPayload, payloadRevealable: deps.payloadRevealable });
       }
       if (action !== 'cancel' && action !== 'replay') return null;
       refuseInReadOnly(ctx);

@@ -1,5 +1,7 @@
 import { isTerminalState, type JobRecord } from '../../core/index.js';
-import type { HistoryEntry } from '../../store/index.js';
+import type { HistoryEntry, JobEdges } from '../../store/index.js';
+import type { WaitReason } from '../why/wait-reasons.js';
+import { edgesSection, waitReasonsSection } from './wait-reasons.view.js';
 import { html, href, multiline, type SafeHtml } from '../html/html.js';
 import { formatTime, layout, stateBadge, timeCell, type PageContext } from '../html/layout.js';
 
@@ -11,6 +13,9 @@ export interface JobDetail {
   readonly payloadShown: boolean;
   /** Whether this dashboard lets an operator reveal payloads at all. */
   readonly payloadRevealable: boolean;
+  /** What holds it back, for a job that has not finished; null for a finished one. */
+  readonly reasons: readonly WaitReason[] | null;
+  readonly edges: JobEdges | null;
 }
 
 /** The job actions an operator may ask for in its current state. */
@@ -60,11 +65,13 @@ ${job.pendingParents > 0 ? field('Open parents', job.pendingParents) : ''}
 ${field('Enqueued', timeCell(job.createdAt, ctx.now))}
 ${field('Finished', timeCell(job.finishedAt, ctx.now))}
 </dl>
+${waitReasonsSection(ctx, detail.reasons)}
 ${actions.length ? html`<p class="actions">${actions.map((action) => html`<a class="action" href="${href(ctx.base, ['jobs', job.id, action])}">${action === 'cancel' ? 'Cancel' : 'Replay'}</a> `)}</p>` : ''}
 <h2>Last error</h2>
 ${job.lastError === null ? html`<p>None.</p>` : html`<pre class="error">${multiline(job.lastError)}</pre>`}
 <h2>Output</h2>
 ${job.output === null || job.output === undefined ? html`<p>None.</p>` : html`<pre class="output">${multiline(prettyJson(job.output))}</pre>`}
+${edgesSection(ctx, detail.edges)}
 <h2>Timeline</h2>
 <table class="timeline"><thead><tr><th>At</th><th>State</th><th class="num">Attempt</th><th>Error</th></tr></thead>
 <tbody>${timeline.length ? timeline : html`<tr><td colspan="4">No history is kept for this job.</td></tr>`}</tbody></table>

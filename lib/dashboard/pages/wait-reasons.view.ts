@@ -1,0 +1,51 @@
+import type { JobEdges, LimitHolder } from '../../store/index.js';
+import { html, href, type SafeHtml } from '../html/html.js';
+import { stateBadge, timeCell, type PageContext } from '../html/layout.js';
+import type { WaitReason } from '../why/wait-reasons.js';
+import { errorPreview } from './jobs.page.js';
+
+function holderList(ctx: PageContext, holders: readonly LimitHolder[], truncated: boolean): SafeHtml {
+  return html`<ul>${holders.map((holder) => html`<li><a href="${href(ctx.base, ['jobs', holder.jobId])}">${holder.name}</a> on ${holder.workerId}, lease until ${timeCell(holder.leasedUntil, ctx.now)}</li>`)}${truncated ? html`<li>and more</li>` : ''}</ul>`;
+}
+
+function reasonItem(ctx: PageContext, reason: WaitReason): SafeHtml {
+  switch (reason.kind) {
+    case 'queue_paused':
+      return html`<li>Its queue <strong>${reason.queue}</strong> is paused: no worker claims its jobs until it is resumed.${ctx.readOnly ? '' : html` <a class="action" href="${href(ctx.base, ['queues', reason.queue, 'resume'])}">Resume</a>`}</li>`;
+    case 'limit_full': {
+      const what = 'queue' in reason.target ? html`queue <strong>${reason.target.queue}</strong>` : html`key <strong>${reason.target.key}</strong>`;
+      return html`<li>The concurrency limit of ${what} is full: ${reason.holders.length}${reason.truncated ? '+' : ''} of ${reason.max} slots are held by${holderList(ctx, reason.holders, reason.truncated)}</li>`;
+    }
+    case 'awaiting_parents':
+      return html`<li>It awaits its parents: ${reason.pending} of ${reason.total ?? 'its'} ${reason.total === 1 ? 'parent is' : 'parents are'} still open${reason.open.length ? html`:<ul>${reason.open.map((edge) => html`<li><a href="${href(ctx.base, ['jobs', edge.id])}">${edge.name}</a> ${stateBadge(edge.state)}</li>`)}</ul>` : '.'}</li>`;
+    case 'not_due':
+      return html`<li>Its run time is in the future: ${timeCell(reason.runAt, ctx.now)}.</li>`;
+    case 'retry_wait':
+      return html`<li>It waits for a retry until ${timeCell(reason.runAt, ctx.now)}: attempt ${reason.failedAttempt} failed${reason.lastError ? html` with <span class="error">${errorPreview(reason.lastError)}</span>` : ''}.</li>`;
+    case 'no_worker':
+      return html`<li>No running worker serves its queue <strong>${reason.queue}</strong>: none has reported in with that queue lately. <a href="${href(ctx.base, ['workers'])}">Workers</a></li>`;
+    case 'leased':
+      return reason.lapsed
+        ? html`<li>Worker <strong>${reason.workerId}</strong> held its lease until ${timeCell(reason.leasedUntil, ctx.now)}, and it lapsed: the next claim or sweep takes the job back.</li>`
+        : html`<li>Worker <strong>${reason.workerId}</strong> runs it and holds its lease until ${timeCell(reason.leasedUntil, ctx.now)}.</li>`;
+    case 'ready':
+      return html`<li>It is due and nothing holds it back: the next claim by a worker serving queue <strong>${reason.queue}</strong> takes it. If it stays here, every such worker is busy.</li>`;
+  }
+}
+
+/** The "why is this job not running?" section, or nothing for a finished job. */
+export function waitReasonsSection(ctx: PageContext, reasons: readonly WaitReason[] | null): SafeHtml | '' {
+  if (!reasons || reasons.length === 0) return '';
+  const running = reasons.length === 1 && reasons[0]!.kind === 'leased';
+  return html`<section class="why" id="why" data-live><h2>${running ? 'Who runs this job' : 'Why is this job not running?'}</h2><ul class="reasons">${reasons.map((reason) => reasonItem(ctx, reason))}</ul></section>`;
+}
+
+/** Parents and dependants with their states and links. */
+export function edgesSection(ctx: PageContext, edges: JobEdges | null): SafeHtml | '' {
+  if (!edges || (edges.parents.length === 0 && edges.dependants.length === 0)) return '';
+  const side = (title: string, list: JobEdges['parents'], truncated: boolean) =>
+    list.length === 0
+      ? ''
+      : html`<h3>${title}</h3><ul class="edges">${list.map((edge) => html`<li><a href="${href(ctx.base, ['jobs', edge.id])}">${edge.name}</a> ${stateBadge(edge.state)} <small>${edge.settled ? (edge.satisfied ? 'released its share' : 'cancelled the dependant') : 'open'}</small></li>`)}${truncated ? html`<li>and more</li>` : ''}</ul>`;
+  return html`<section class="edges"><h2>Dependencies</h2>${side('Parents', edges.parents, edges.parentsTruncated)}${side('Dependants', edges.dependants, edges.dependantsTruncated)}</section>`;
+}

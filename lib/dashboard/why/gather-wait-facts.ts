@@ -1,0 +1,36 @@
+import type { JobRecord } from '../../core/index.js';
+import type { DashboardStore } from '../http/dashboard-store.js';
+import type { WaitFacts } from './wait-reasons.js';
+
+/** How many holders of a full limit the page names. */
+const HOLDERS_SHOWN = 20;
+
+/**
+ * Reads what {@link waitReasons} needs for one job, each read bounded: the queue's pause flag and
+ * the store's clock, the two limits' holders (only when a limit is set), and the parents (only for
+ * a job awaiting them). A finished job needs none of it.
+ */
+export async function gatherWaitFacts(store: DashboardStore, job: JobRecord, servingNodes: (queue: string) => Promise<number | null>): Promise<WaitFacts | null> {
+  if (job.state !== 'scheduled' && job.state !== 'awaiting_parents' && job.state !== 'running') return null;
+  const [oldest, queues] = await Promise.all([store.queueOldestDue({ queues: [job.queue] }), store.queueList()]);
+  const base = { job, now: oldest.now, queuePaused: false, queueLimit: null, keyLimit: null, parents: null, servingNodes: null };
+  if (job.state === 'running') return base;
+  const limitOf = async (target: { queue: string } | { key: string }) => {
+    const read = await store.limitHolders({ target, limit: HOLDERS_SHOWN });
+    return read.max === null ? null : { max: read.max, holders: read.holders, truncated: read.truncated };
+  };
+  const [queueLimit, keyLimit, edges, nodes] = await Promise.all([
+    limitOf({ queue: job.queue }),
+    job.concurrencyKey === null ? null : limitOf({ key: job.concurrencyKey }),
+    job.state === 'awaiting_parents' ? store.jobEdges({ jobId: job.id, limit: 100 }) : null,
+    servingNodes(job.queue),
+  ]);
+  return {
+    ...base,
+    queuePaused: queues.some((queue) => queue.name === job.queue && queue.paused),
+    queueLimit,
+    keyLimit,
+    parents: edges ? { edges: edges.parents, truncated: edges.parentsTruncated } : null,
+    servingNodes: nodes,
+  };
+}

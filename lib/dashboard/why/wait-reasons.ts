@@ -1,0 +1,54 @@
+import type { JobRecord } from '../../core/index.js';
+import type { EdgeJob, LimitHolder } from '../../store/index.js';
+
+/** What holds a job back, read from the store; several can hold at once. */
+export type WaitReason =
+  | { readonly kind: 'queue_paused'; readonly queue: string }
+  | { readonly kind: 'limit_full'; readonly target: { readonly queue: string } | { readonly key: string }; readonly max: number; readonly holders: readonly LimitHolder[]; readonly truncated: boolean }
+  | { readonly kind: 'awaiting_parents'; readonly open: readonly EdgeJob[]; readonly pending: number; readonly total: number | null }
+  | { readonly kind: 'not_due'; readonly runAt: Date }
+  | { readonly kind: 'retry_wait'; readonly runAt: Date; readonly failedAttempt: number; readonly lastError: string | null }
+  | { readonly kind: 'no_worker'; readonly queue: string }
+  | { readonly kind: 'leased'; readonly workerId: string; readonly leasedUntil: Date; readonly lapsed: boolean }
+  | { readonly kind: 'ready'; readonly queue: string };
+
+/** The facts {@link waitReasons} decides from, gathered by {@link gatherWaitFacts}. */
+export interface WaitFacts {
+  readonly job: JobRecord;
+  /** The store's clock. */
+  readonly now: Date;
+  readonly queuePaused: boolean;
+  /** The queue's and the job's key's limits with their live holders; null where no limit is set. */
+  readonly queueLimit: { readonly max: number; readonly holders: readonly LimitHolder[]; readonly truncated: boolean } | null;
+  readonly keyLimit: { readonly max: number; readonly holders: readonly LimitHolder[]; readonly truncated: boolean } | null;
+  /** The job's parents, for a job awaiting them. */
+  readonly parents: { readonly edges: readonly EdgeJob[]; readonly truncated: boolean } | null;
+  /** Live nodes that serve the job's queue, or null when the store keeps no node registry. */
+  readonly servingNodes: number | null;
+}
+
+/**
+ * Why a job that has not finished is not running, or what it waits for while it runs: each reason
+ * the facts support, in the order an operator would act on them. A due job that nothing holds back
+ * gets `ready`: the next claim by a node that serves its queue takes it.
+ */
+export function waitReasons(facts: WaitFacts): WaitReason[] {
+  const { job, now } = facts;
+  if (job.state === 'running') {
+    return job.workerId && job.leasedUntil ? [{ kind: 'leased', workerId: job.workerId, leasedUntil: job.leasedUntil, lapsed: job.leasedUntil.getTime() <= now.getTime() }] : [];
+  }
+  if (job.state !== 'scheduled' && job.state !== 'awaiting_parents') return [];
+  const reasons: WaitReason[] = [];
+  if (job.state === 'awaiting_parents') {
+    const edges = facts.parents?.edges ?? [];
+    reasons.push({ kind: 'awaiting_parents', open: edges.filter((edge) => !edge.settled), pending: job.pendingParents, total: facts.parents && !facts.parents.truncated ? edges.length : null });
+  } else if (job.runAt.getTime() > now.getTime()) {
+    reasons.push(job.attempt > 0 ? { kind: 'retry_wait', runAt: job.runAt, failedAttempt: job.attempt, lastError: job.lastError } : { kind: 'not_due', runAt: job.runAt });
+  }
+  if (facts.queuePaused) reasons.push({ kind: 'queue_paused', queue: job.queue });
+  if (facts.queueLimit && facts.queueLimit.holders.length >= facts.queueLimit.max) reasons.push({ kind: 'limit_full', target: { queue: job.queue }, ...facts.queueLimit });
+  if (facts.keyLimit && job.concurrencyKey !== null && facts.keyLimit.holders.length >= facts.keyLimit.max) reasons.push({ kind: 'limit_full', target: { key: job.concurrencyKey }, ...facts.keyLimit });
+  if (facts.servingNodes === 0) reasons.push({ kind: 'no_worker', queue: job.queue });
+  if (reasons.length === 0) reasons.push({ kind: 'ready', queue: job.queue });
+  return reasons;
+}
