@@ -461,7 +461,10 @@ export class WorkerNode {
     await settleWithin(this.beating, remaining(), this.timers);
     if (remaining() <= 0) return;
     const stop = this.store.nodeStop({ id: this.workerId }).catch((error: unknown) => {
-      this.logger.warn(`recording the stop in the node registry failed (${describe(error)}); the row ages out like a crashed node's.`);
+      const line = `recording the stop in the node registry failed (${describe(error)}); the row ages out like a crashed node's.`;
+      // Beats already failing were warned about once; the stop failing with them says nothing new.
+      if (this.beatFailing) this.logger.debug?.(line);
+      else this.logger.warn(line);
     });
     await settleWithin(stop, remaining(), this.timers);
   }

@@ -72,11 +72,11 @@ function blocking() {
   return { handler, release, signals };
 }
 
-/** The store with nodeBeat failing every time, and every other call let through. */
+/** The store with the registry's writes failing every time, and every other call let through. */
 function failingBeats(memory: MemoryJobStore): JobStore {
   return new Proxy(memory, {
     get: (target, prop, receiver) => {
-      if (prop === 'nodeBeat') return () => Promise.reject(new Error('relation "nodes" does not exist'));
+      if (prop === 'nodeBeat' || prop === 'nodeStop') return () => Promise.reject(new Error('relation "nodes" does not exist'));
       const value = Reflect.get(target, prop, receiver);
       return typeof value === 'function' ? value.bind(target) : value;
     },
@@ -151,6 +151,10 @@ describe('the node registry, written by the worker', () => {
     await settle();
     expect(await memory.jobGet({ jobId: id })).toMatchObject({ state: 'succeeded', attempt: 1 });
     expect(await memory.nodeList()).toEqual([]);
+    // Its stop record fails too, and says so at debug: the failing beats were warned about already.
+    await node.stop();
+    expect(warnings).toHaveLength(1);
+    expect(debug.some((line) => line.startsWith('recording the stop in the node registry failed'))).toBe(true);
   });
 
   it('records its graceful stop in the registry', async () => {
