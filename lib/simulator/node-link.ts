@@ -8,6 +8,13 @@ import type { NodeTimers, VirtualScheduler } from './virtual-scheduler.js';
 /** Methods that never leave the process: no network, no faults. */
 const LOCAL = new Set(['beginAttempt', 'close', 'migrate']);
 
+/**
+ * The node registry's writes. No oracle judges them (they touch no job), so they skip the
+ * network's latency and lost replies, whose random draws would change every recorded seed's run;
+ * an isolated node's beats still fail, as they would.
+ */
+const REGISTRY = new Set(['nodeBeat', 'nodeStop']);
+
 /** The error a caller sees when the store cannot be reached, or its reply was lost. */
 export class SimulatedNetworkError extends Error {
   constructor(message: string) {
@@ -55,6 +62,7 @@ export class NodeLink {
         if (typeof value !== 'function' || typeof prop !== 'string') return value;
         if (prop === 'subscribeWakeHints') return ({ listener }: WakeHintParams) => this.subscribe(listener);
         if (LOCAL.has(prop)) return (value as (...a: unknown[]) => unknown).bind(target);
+        if (REGISTRY.has(prop)) return (...args: unknown[]) => this.registryCall(prop, value as (...a: unknown[]) => Promise<unknown>, args);
         return (...args: unknown[]) => this.call(prop, args);
       },
     });
@@ -106,6 +114,11 @@ export class NodeLink {
       };
       this.scheduler.at(this.latency(), arrive);
     });
+  }
+
+  private registryCall(op: string, method: (...a: unknown[]) => Promise<unknown>, args: unknown[]): Promise<unknown> {
+    if (this.isolated) return Promise.reject(new SimulatedNetworkError(`${op}: the store is unreachable`));
+    return method.apply(this.store, args);
   }
 
   private reply(deliver: () => void): void {

@@ -46,6 +46,14 @@ export {
   type CheckedClaimParams,
   type NormalizedOutcome,
 } from '../store/index.js';
+export {
+  checkNodeBeatParams,
+  checkNodeListParams,
+  checkNodePruneParams,
+  checkNodeRef,
+  DEFAULT_NODE_LIST_LIMIT,
+  MAX_NODE_PRUNE_BATCH,
+} from '../store/index.js';
 export { cutPage, LIST_SCAN_LIMIT, matchesFilters, type DriverListParams, type ScannedJob } from '../store/index.js';
 // The operator reads' bounds, the shapes their drivers return, and the pieces every store shares.
 export * from '../store/operator-reads.js';

@@ -5,6 +5,7 @@ export * from './wake-hints.js';
 export * from './enqueue-input.js';
 export * from './job-row.js';
 export * from './checked/store-params.js';
+export { checkNodeBeatParams, checkNodeListParams, checkNodePruneParams, checkNodeRef, DEFAULT_NODE_LIST_LIMIT, MAX_NODE_PRUNE_BATCH } from './checked/node-params.js';
 export { cutPage, LIST_SCAN_LIMIT, matchesFilters, type DriverListParams, type ScannedJob } from './job-page.js';
 export * from './operator-reads.js';
 export { assertHistoryPolicy } from './checked/effect-params.js';

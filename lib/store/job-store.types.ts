@@ -415,6 +415,38 @@ export interface QueueSummary {
   readonly counts: Readonly<Partial<Record<JobState, number>>>;
 }
 
+/**
+ * One worker node in the registry: a row per worker id, written by the node's beat on its heartbeat
+ * cadence ({@link WorkerStore.nodeBeat}), marked stopped by its graceful stop, and deleted by the
+ * maintenance sweep once it has not been seen for the retention ({@link MaintenanceStore.nodePrune}).
+ * What operators, health checks and metrics read to know which nodes run or ran lately.
+ */
+export interface NodeRecord {
+  /** The node's worker id, the one its leases carry. */
+  readonly id: string;
+  /** The host name the node runs on. */
+  readonly host: string;
+  /** The node's process id on that host. */
+  readonly pid: number;
+  /** The version of nestjs-durable-scheduler the node runs. */
+  readonly version: string;
+  /** The queues the node claims from. */
+  readonly queues: readonly string[];
+  /** Handlers the node runs at once, at most. */
+  readonly concurrency: number;
+  /** Handlers the node was running at its last beat. */
+  readonly running: number;
+  /**
+   * The store's clock at the node's first beat. A beat after the node's stop (a node restarted
+   * with the same worker id) starts a new run: `startedAt` is that beat and `stoppedAt` is null again.
+   */
+  readonly startedAt: Date;
+  /** The store's clock at the node's last beat (or its stop). */
+  readonly lastSeenAt: Date;
+  /** When the node recorded a graceful stop; null while it runs, and for a node that died without one. */
+  readonly stoppedAt: Date | null;
+}
+
 /** Receives the queue name of work that may have become due. */
 export type WakeListener = (queue: string) => void;
 
@@ -588,6 +620,46 @@ export interface ObserverFailParams extends ObserverHolderParams {
   readonly retryDelayMs: number;
 }
 
+/**
+ * A node's beat ({@link WorkerStore.nodeBeat}): who it is and what it runs now. The store stamps
+ * the beat with its own clock.
+ */
+export interface NodeBeatParams {
+  /** The node's worker id. At most 256 characters. */
+  readonly id: string;
+  /** At most 255 characters. */
+  readonly host: string;
+  /** A whole number from 0 to 2,147,483,647. */
+  readonly pid: number;
+  /** At most 64 characters. */
+  readonly version: string;
+  /** Queue names, 1 to 1,000 of them. */
+  readonly queues: readonly string[];
+  /** A whole number from 1 to 1,000,000. */
+  readonly concurrency: number;
+  /** Handlers running now: a whole number from 0 to 1,000,000. */
+  readonly running: number;
+}
+
+/** Names one node of the registry by its worker id. */
+export interface NodeRef {
+  readonly id: string;
+}
+
+/** Which nodes {@link OperatorStore.nodeList} returns: most recently seen first. */
+export interface NodeListParams {
+  /** Only nodes seen at or after this instant (by the store's clock). */
+  readonly seenSince?: Date;
+  /** Default 100, at most 1,000. */
+  readonly limit?: number;
+}
+
+/** One registry prune pass: delete at most `limit` nodes not seen for more than `olderThanMs`. */
+export interface NodePruneParams {
+  readonly olderThanMs: number;
+  readonly limit: number;
+}
+
 // The roles, so that a caller can depend on only the part of the contract it uses (code that only
 // enqueues needs a ProducerStore); every adapter implements all of them as JobStore.
 
@@ -656,6 +728,21 @@ export interface WorkerStore extends StoreInfo {
    * listener depends on `capabilities.wakeHints`; a store without hints never calls it.
    */
   subscribeWakeHints(params: WakeHintParams): Promise<WakeSubscription>;
+
+  /**
+   * Records that the node `id` is alive, by the store's clock: the first beat of an id inserts its
+   * row (`startedAt` = `lastSeenAt` = now); later beats update `lastSeenAt`, `running`, `queues`,
+   * `concurrency`, `host`, `pid` and `version`, and keep `startedAt`. A beat on a stopped row starts
+   * a new run (`startedAt` = now, `stoppedAt` = null). Independent of leases: nothing a beat does,
+   * or fails to do, changes a job.
+   */
+  nodeBeat(params: NodeBeatParams): Promise<void>;
+
+  /**
+   * Records a graceful stop of the node `id`: `stoppedAt` and `lastSeenAt` become now and `running`
+   * 0. A node that is not registered, or already stopped, is left as it is.
+   */
+  nodeStop(params: NodeRef): Promise<void>;
 }
 
 /** Inspects and steers jobs, queues and limits: what the CLI and an admin screen need. */
@@ -747,6 +834,13 @@ export interface OperatorStore extends StoreInfo {
 
   /** The audit log, newest first. */
   auditList(params?: AuditListParams): Promise<AuditRecord[]>;
+
+  /**
+   * The node registry, most recently seen first (ties by id, descending): nodes seen since
+   * `seenSince` when given, at most `limit` (100 by default, at most 1,000). Read in order from the
+   * registry's `lastSeenAt` index, so it costs its page whatever the number of rows.
+   */
+  nodeList(params?: NodeListParams): Promise<NodeRecord[]>;
 }
 
 /** Recurring schedules: defined by operators and declarations, minted by workers. */
@@ -850,6 +944,13 @@ export interface MaintenanceStore extends StoreInfo {
    * that keeps its counts directly has nothing to fold and returns 0.
    */
   jobCountsFold(params: JobCountsFoldParams): Promise<number>;
+
+  /**
+   * Deletes up to `limit` registry rows whose `lastSeenAt` is more than `olderThanMs` ago (stopped
+   * or not: a node that died never records its stop), oldest first through the `lastSeenAt`
+   * index, and returns how many it deleted.
+   */
+  nodePrune(params: NodePruneParams): Promise<number>;
 }
 
 /**

@@ -16,3 +16,4 @@ export * from './schedule-minter.js';
 export * from './maintenance.js';
 export * from './observer-dispatcher.js';
 export * from './transition-observer.js';
+export * from './package-version.js';

@@ -30,7 +30,17 @@ export interface MaintenanceReport {
   trimmed: number;
   /** Pending changes of the job counts folded into the counts (PostgreSQL keeps them as deltas). */
   folded: number;
+  /** Node registry rows deleted, not seen for {@link NODE_RETENTION_MS}. */
+  prunedNodes: number;
 }
+
+/**
+ * How long the node registry keeps a node that stopped beating (stopped or crashed): a day, long
+ * enough for an operator to see what ran overnight and what died, short enough that a deployment
+ * that starts a node per pod (a fresh worker id each time) keeps a registry of a few days' pods
+ * at most, not every pod it ever ran.
+ */
+export const NODE_RETENTION_MS = 86_400_000;
 
 /** The lease every node asks for before a timed sweep. */
 export const SWEEP_TASK = 'sweep';
@@ -43,16 +53,17 @@ const SETTLE_BATCH = 1_000;
 const PURGE_BATCH = 500;
 const TRIM_BATCH = 5_000;
 const FOLD_BATCH = 10_000;
+const NODE_PRUNE_BATCH = 500;
 const MAX_BATCHES = 20;
 
 /**
  * The housekeeping a node runs on a timer: lapsed leases, dependency edges, retention, the history
- * bound, and the job counts' pending changes. One node at a time sweeps: each asks for the sweep's
- * lease, and the holder keeps it by renewing it each interval, so a cluster of any size sweeps
- * once per interval and another node takes over within an interval or two of the holder's end.
- * Every step is idempotent and safe to race with the same step elsewhere (a lease can lapse
- * mid-sweep); none applies an effect of its own, it only asks the store to finish what an outcome
- * write started (or to forget what retention lets go).
+ * bound, the node registry's retention, and the job counts' pending changes. One node at a time
+ * sweeps: each asks for the sweep's lease, and the holder keeps it by renewing it each interval, so
+ * a cluster of any size sweeps once per interval and another node takes over within an interval or
+ * two of the holder's end. Every step is idempotent and safe to race with the same step elsewhere
+ * (a lease can lapse mid-sweep); none applies an effect of its own, it only asks the store to
+ * finish what an outcome write started (or to forget what retention lets go).
  */
 export class Maintenance {
   private stopping = false;
@@ -68,7 +79,7 @@ export class Maintenance {
    * without, at once (an explicit `WorkerNode.sweep()`).
    */
   async sweep({ leased = false }: { readonly leased?: boolean } = {}): Promise<MaintenanceReport> {
-    const report: MaintenanceReport = { swept: false, expired: 0, settled: 0, purged: 0, trimmed: 0, folded: 0 };
+    const report: MaintenanceReport = { swept: false, expired: 0, settled: 0, purged: 0, trimmed: 0, folded: 0, prunedNodes: 0 };
     if (this.stopping || (leased && !(await this.holdsLease()))) return report;
     report.swept = true;
     await this.step('sweeping lapsed leases', async () => {
@@ -96,6 +107,11 @@ export class Maintenance {
       const { trimmed, examined } = await this.store.historyTrim({ keep: this.options.historyPerJob, limit: TRIM_BATCH });
       report.trimmed += trimmed;
       return examined === TRIM_BATCH;
+    });
+    await this.step('pruning the node registry', async () => {
+      const pruned = await this.store.nodePrune({ olderThanMs: NODE_RETENTION_MS, limit: NODE_PRUNE_BATCH });
+      report.prunedNodes += pruned;
+      return pruned === NODE_PRUNE_BATCH;
     });
     // Last, so the deltas the purge and the steps above wrote are folded in the same sweep.
     await this.step('folding job counts', async () => {

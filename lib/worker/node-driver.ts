@@ -44,7 +44,12 @@ export type NodeEvent =
   | { readonly type: 'drain'; readonly now: number }
   /** The grace period ran out: abort and hand back what is still running. */
   | { readonly type: 'grace_expired'; readonly now: number }
-  | { readonly type: 'relinquish_done'; readonly now: number; readonly leases: readonly LeaseRef[] };
+  | { readonly type: 'relinquish_done'; readonly now: number; readonly leases: readonly LeaseRef[] }
+  /** The registry beat is due: right after start, then on the heartbeat's timer. */
+  | { readonly type: 'beat_due'; readonly now: number }
+  /** The registry beat was written, or failed; either way another may be sent. */
+  | { readonly type: 'beat_done'; readonly now: number }
+  | { readonly type: 'beat_failed'; readonly now: number };
 
 export type NodeCommand =
   /** `lapsed`: the claim also searches for lapsed leases (see {@link NodeDriver}). */
@@ -53,6 +58,8 @@ export type NodeCommand =
   | { readonly type: 'heartbeat'; readonly leases: readonly LeaseRef[] }
   | { readonly type: 'abort'; readonly jobId: string; readonly attempt: number; readonly reason: AbortReason }
   | { readonly type: 'relinquish'; readonly leases: readonly LeaseRef[] }
+  /** Upsert this node's registry row, with the handlers it runs now. */
+  | { readonly type: 'beat'; readonly running: number }
   /** Nothing is left to wait for; the node has stopped. */
   | { readonly type: 'stopped' };
 
@@ -76,6 +83,7 @@ export class NodeDriver {
   private readonly held = new Map<string, HeldLease>();
   private claimInFlight = false;
   private heartbeatInFlight = false;
+  private beatInFlight = false;
   /** Something suggested there is due work (start, poll, hint, a full claim). */
   private workHinted = false;
   /**
@@ -104,9 +112,14 @@ export class NodeDriver {
    * way are capped at `concurrency` too, so a slow store cannot pile up outcomes without bound.
    */
   get freeSlots(): number {
+    return Math.max(0, Math.min(this.config.concurrency - this.running, 2 * this.config.concurrency - this.held.size));
+  }
+
+  /** Handlers running now: leases in their `running` phase, forfeited ones included (their code still runs). */
+  get running(): number {
     let running = 0;
     for (const lease of this.held.values()) if (lease.phase === 'running') running += 1;
-    return Math.max(0, Math.min(this.config.concurrency - running, 2 * this.config.concurrency - this.held.size));
+    return running;
   }
 
   /**
@@ -233,6 +246,19 @@ export class NodeDriver {
         if (leases.length === 0) return [...commands, ...this.maybeStop()];
         return [...commands, { type: 'relinquish', leases }];
       }
+
+      case 'beat_due':
+        // Whether or not the node holds a lease: a heartbeat goes out only for held leases, and an
+        // idle node must show as alive too. One beat at a time, from start until the node stopped.
+        if (this.state === 'idle' || this.state === 'stopped' || this.beatInFlight) return [];
+        this.beatInFlight = true;
+        return [{ type: 'beat', running: this.running }];
+
+      case 'beat_done':
+      case 'beat_failed':
+        // The registry is not part of any lease: a failed beat changes nothing but the next one.
+        this.beatInFlight = false;
+        return [];
 
       case 'relinquish_done':
         // Handed back (or, if the write failed, left to lapse): either way these outcomes are no longer ours.

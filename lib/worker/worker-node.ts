@@ -14,6 +14,7 @@ import { MINT_BATCH, ScheduleMinter } from './schedule-minter.js';
 import type { TransitionObserver } from './transition-observer.js';
 import type { JobInvoker } from './job-invoker.js';
 import { NodeDriver, type NodeCommand, type NodeEvent } from './node-driver.js';
+import { packageVersion } from './package-version.js';
 import { silentLogger, type SchedulerLogger } from './scheduler-logger.js';
 import { STOP_OVERRUN_MS } from './shutdown-deadline.js';
 import { deferOn, realTimers, settleWithin, type Timers } from './timers.js';
@@ -130,6 +131,13 @@ export class WorkerNode {
   private finished = false;
   private sweeping: Promise<unknown> | undefined;
   private sweepsInFlight = 0;
+  /** The registry beat in flight, if any; the stop waits for it before recording the stop. */
+  private beating: Promise<void> | undefined;
+  /** A beat was sent at some point: this node has a registry row whose stop is worth recording. */
+  private registered = false;
+  /** The last beat failed: the next failure is logged at debug, so a store without the registry warns once, not every interval. */
+  private beatFailing = false;
+  private readonly host = hostname();
 
   constructor(deps: WorkerNodeDeps) {
     this.options = resolveWorkerOptions(deps.options);
@@ -232,8 +240,13 @@ export class WorkerNode {
     }
     this.subscription = subscription;
     this.emit({ type: 'start', now: this.clock.now() });
+    this.emit({ type: 'beat_due', now: this.clock.now() });
     this.every('poll', this.options.pollIntervalMs, () => this.emit({ type: 'poll', now: this.clock.now() }));
-    this.every('heartbeat', this.options.heartbeatIntervalMs, () => this.emit({ type: 'heartbeat_due', now: this.clock.now() }));
+    // The registry beat rides on the heartbeat's timer, as a statement of its own (see beat()).
+    this.every('heartbeat', this.options.heartbeatIntervalMs, () => {
+      this.emit({ type: 'heartbeat_due', now: this.clock.now() });
+      this.emit({ type: 'beat_due', now: this.clock.now() });
+    });
     this.every('maintenance', this.options.maintenanceIntervalMs, () => void this.runSweep({ leased: true }));
     if (this.options.scheduling) this.minter.start();
     this.dispatcher?.start();
@@ -289,7 +302,7 @@ export class WorkerNode {
 
   private async runSweep(options: { readonly leased: boolean }): Promise<MaintenanceReport> {
     // A timed sweep never starts beside one still running on this node (a backlog, a slow server).
-    if (options.leased && this.sweepsInFlight > 0) return { swept: false, expired: 0, settled: 0, purged: 0, trimmed: 0, folded: 0 };
+    if (options.leased && this.sweepsInFlight > 0) return { swept: false, expired: 0, settled: 0, purged: 0, trimmed: 0, folded: 0, prunedNodes: 0 };
     this.sweepsInFlight += 1;
     const running = this.maintenance.sweep(options).finally(() => (this.sweepsInFlight -= 1));
     this.sweeping = running;
@@ -326,6 +339,9 @@ export class WorkerNode {
         }
         case 'relinquish':
           void this.relinquish(command.leases);
+          break;
+        case 'beat':
+          this.beating = this.beat(command.running);
           break;
         case 'stopped':
           void this.finishStop();
@@ -417,6 +433,42 @@ export class WorkerNode {
     }
   }
 
+  /**
+   * Writes this node's registry row. A statement of its own rather than a step of the heartbeat's:
+   * an idle node sends no heartbeat but must still beat, and a beat that fails (a lock, a store not
+   * migrated yet) must never fail a lease renewal. Its failure is logged, never thrown; leases,
+   * claims and outcomes go on as they were.
+   */
+  private async beat(running: number): Promise<void> {
+    this.registered = true;
+    const { queues, concurrency } = this.options;
+    try {
+      await this.store.nodeBeat({ id: this.workerId, host: this.host, pid: process.pid, version: packageVersion(), queues, concurrency, running });
+      this.beatFailing = false;
+      this.emit({ type: 'beat_done', now: this.clock.now() });
+    } catch (error) {
+      const line = `registry beat failed (${describe(error)}); the node's row is written again at the next heartbeat interval, and leases are not affected.`;
+      if (this.beatFailing) this.logger.debug?.(line);
+      else this.logger.warn(line);
+      this.beatFailing = true;
+      this.emit({ type: 'beat_failed', now: this.clock.now() });
+    }
+  }
+
+  /** Marks this node stopped in the registry, once the beat in flight (if any) has landed, so no beat overtakes it. */
+  private async recordStop(remaining: () => number): Promise<void> {
+    if (!this.registered) return;
+    await settleWithin(this.beating, remaining(), this.timers);
+    if (remaining() <= 0) return;
+    const stop = this.store.nodeStop({ id: this.workerId }).catch((error: unknown) => {
+      const line = `recording the stop in the node registry failed (${describe(error)}); the row ages out like a crashed node's.`;
+      // Beats already failing were warned about once; the stop failing with them says nothing new.
+      if (this.beatFailing) this.logger.debug?.(line);
+      else this.logger.warn(line);
+    });
+    await settleWithin(stop, remaining(), this.timers);
+  }
+
   private async relinquish(leases: readonly LeaseRef[]): Promise<void> {
     try {
       const results = await this.store.jobRelinquishMany({ workerId: this.workerId, leases });
@@ -454,6 +506,7 @@ export class WorkerNode {
     await settleWithin(this.sweeping, remaining(), this.timers);
     await settleWithin(this.subscription?.close(), remaining(), this.timers);
     this.subscription = undefined;
+    await this.recordStop(remaining);
     this.logger.log(`worker ${this.workerId} stopped.`);
     this.resolveStopped?.();
   }

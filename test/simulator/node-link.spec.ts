@@ -59,6 +59,23 @@ describe('node link', () => {
     expect(events.some((e) => e.type === 'fault' && e.kind === 'ack_lost')).toBe(true);
   });
 
+  it('sends registry writes past the network, drawing nothing from the seed, and refuses them while isolated', async () => {
+    const { scheduler, view, link, store, events, counters } = setup({ latencyMaxMs: 50, ackLoss: 0.5 });
+    const beat = { id: 'w1', host: 'h', pid: 1, version: '0.0.0', queues: ['default'], concurrency: 1, running: 0 };
+    const drawsBefore = new SeededRandom(1).next();
+    // They settle without the virtual clock moving at all: no latency was drawn.
+    await view.nodeBeat(beat);
+    await view.nodeStop({ id: 'w1' });
+    expect(scheduler.now()).toBe(0);
+    expect((await store.nodeList())[0]).toMatchObject({ id: 'w1', stoppedAt: new Date(0) });
+    // Nothing logged, nothing lost: the link's random stream is where a fresh one starts.
+    expect(events).toEqual([]);
+    expect((link as unknown as { random: SeededRandom }).random.next()).toBe(drawsBefore);
+    link.isolate(1_000, 'fail');
+    await expect(view.nodeBeat(beat)).rejects.toThrow('nodeBeat: the store is unreachable');
+    expect(counters).toEqual({ ackLost: 0, refused: 0, withheld: 0 });
+  });
+
   it('holds replies for a paused node and never delivers them to a crashed one', async () => {
     const { scheduler, view, timers } = setup();
     timers.pause(500);

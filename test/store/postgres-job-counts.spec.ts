@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource, type EntityManager } from 'typeorm';
-import { PostgresJobStore, type JobStateCount } from '../../lib/store/index.js';
+import { LATEST_SCHEMA_VERSION, PostgresJobStore, type JobStateCount } from '../../lib/store/index.js';
 import { limitsLockId } from '../../lib/store/postgres/postgres-limits.js';
 import { gate, tracked, untilWaiting } from '../support/lock-waits.js';
 import { databaseUrl, dropSchemas, openPostgresDataSource, uniqueSchema } from '../support/postgres.js';
@@ -210,7 +210,7 @@ describe('PostgreSQL job counts stay exact while folds, claims and outcome write
 
     const upgraded = new PostgresJobStore({ dataSource, schema: naming.schema });
     await upgraded.migrate();
-    expect(await upgraded.schemaVersion()).toBe(12);
+    expect(await upgraded.schemaVersion()).toBe(LATEST_SCHEMA_VERSION);
     expect(await pendingRows(upgraded)).toBe(0);
     expect((await upgraded.jobStats()).counts).toEqual([
       { queue: 'a', state: 'running', count: 2 },

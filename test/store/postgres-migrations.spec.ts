@@ -28,6 +28,7 @@ describe('PostgreSQL migrations', () => {
       { version: 10, name: 'paused_queues' },
       { version: 11, name: 'bounded_maintenance' },
       { version: 12, name: 'listing_index_and_counts' },
+      { version: 13, name: 'node_registry' },
     ]);
     const { id } = await a.jobEnqueue({ job: { name: 'after.migrate', payload: 1 } });
     expect((await b.jobGet({ jobId: id }))?.name).toBe('after.migrate');
@@ -49,6 +50,7 @@ describe('PostgreSQL migrations', () => {
       'app_jobs',
       'app_maintenance',
       'app_migrations',
+      'app_nodes',
       'app_observer_cursors',
       'app_queues',
       'app_schedules',

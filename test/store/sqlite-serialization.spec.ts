@@ -222,6 +222,7 @@ describe('SQLite adapter setup', () => {
       'app_jobs',
       'app_maintenance',
       'app_migrations',
+      'app_nodes',
       'app_observer_cursors',
       'app_queues',
       'app_schedules',
@@ -239,6 +240,7 @@ describe('SQLite adapter setup', () => {
       { version: 10, name: 'paused_queues' },
       { version: 11, name: 'bounded_maintenance' },
       { version: 12, name: 'listing_index_and_counts' },
+      { version: 13, name: 'node_registry' },
     ]);
     const indexes = await dataSource.query(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'app_jobs' ORDER BY name`);
     const byName = Object.fromEntries(indexes.map((i: { name: string; sql: string | null }) => [i.name, i.sql]));

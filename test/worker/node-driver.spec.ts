@@ -198,4 +198,55 @@ describe('NodeDriver', () => {
   it('stops at once when it never started', () => {
     expect(driver().step({ type: 'drain', now: 0 })).toEqual([{ type: 'stopped' }]);
   });
+
+  it('beats for the node registry from start to stop, one beat at a time, whether or not it holds a lease', () => {
+    const d = driver(4);
+    expect(d.step({ type: 'beat_due', now: 0 })).toEqual([]); // not started: nothing to register
+    d.step({ type: 'start', now: 0 });
+    expect(d.step({ type: 'beat_due', now: 0 })).toEqual([{ type: 'beat', running: 0 }]);
+    // An idle node sends no heartbeat, but it beats on every tick once the last beat came back.
+    expect(d.step({ type: 'heartbeat_due', now: 10_000 })).toEqual([]);
+    expect(d.step({ type: 'beat_due', now: 10_000 })).toEqual([]); // the first is still in flight
+    expect(d.step({ type: 'beat_done', now: 10_001 })).toEqual([]);
+    expect(d.step({ type: 'beat_due', now: 20_000 })).toEqual([{ type: 'beat', running: 0 }]);
+    d.step({ type: 'beat_failed', now: 20_001 });
+    // It reports the handlers running now: a settled one whose outcome is being written no longer counts.
+    d.step({ type: 'claimed', now: 20_002, sentAt: 20_002, limit: 4, jobs: refs('a', 'b') });
+    d.step({ type: 'attempt_settled', now: 20_003, jobId: 'a', attempt: 1 });
+    expect(d.step({ type: 'beat_due', now: 30_000 })).toEqual([{ type: 'beat', running: 1 }]);
+    d.step({ type: 'beat_done', now: 30_001 });
+    // Draining nodes still beat; a stopped one does not.
+    d.step({ type: 'drain', now: 30_002 });
+    expect(d.step({ type: 'beat_due', now: 40_000 })).toEqual([{ type: 'beat', running: 1 }]);
+    d.step({ type: 'beat_done', now: 40_001 });
+    d.step({ type: 'outcome_recorded', now: 40_002, jobId: 'a', attempt: 1 });
+    d.step({ type: 'attempt_settled', now: 40_003, jobId: 'b', attempt: 1 });
+    expect(d.step({ type: 'outcome_recorded', now: 40_004, jobId: 'b', attempt: 1 })).toEqual([{ type: 'stopped' }]);
+    expect(d.step({ type: 'beat_due', now: 50_000 })).toEqual([]);
+  });
+
+  it('lets a failed beat change nothing about leases: the heartbeats and lease clocks run as without it', () => {
+    const run = (beatFails: boolean) => {
+      const d = driver(4);
+      const out: NodeCommand[][] = [];
+      d.step({ type: 'start', now: 0 });
+      d.step({ type: 'claimed', now: 1, sentAt: 0, limit: 4, jobs: refs('a', 'b') });
+      for (let tick = 1; tick <= 5; tick++) {
+        const now = tick * 10_000;
+        out.push(d.step({ type: 'beat_due', now }));
+        out.push(d.step(beatFails ? { type: 'beat_failed', now: now + 1 } : { type: 'beat_done', now: now + 1 }));
+        const heartbeat = d.step({ type: 'heartbeat_due', now });
+        out.push(heartbeat);
+        if (only(heartbeat, 'heartbeat').length > 0) {
+          out.push(d.step({ type: 'heartbeat_done', now: now + 2, sentAt: now, renewed: refs('a', 'b').map((l) => ({ ...l, cancelRequested: false })), lost: [] }));
+        }
+      }
+      return { out, leases: d.leases() };
+    };
+    const ok = run(false);
+    const failing = run(true);
+    expect(failing).toEqual(ok);
+    expect(only(ok.out.flat(), 'heartbeat')).toHaveLength(5);
+    expect(only(ok.out.flat(), 'abort')).toEqual([]);
+  });
 });

@@ -14,6 +14,7 @@ import { listingCases } from './cases/listing.cases.js';
 import { limitChangeCases } from './cases/limit-changes.cases.js';
 import { observerCases } from './cases/observer.cases.js';
 import { maintenanceCases } from './cases/maintenance.cases.js';
+import { nodeRegistryCases } from './cases/node-registry.cases.js';
 import { scheduleListCases } from './cases/schedule-list.cases.js';
 import { retentionCases } from './cases/retention.cases.js';
 import { enqueueCases } from './cases/enqueue.cases.js';
@@ -71,6 +72,7 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('observer delivery', () => observerCases(ctx));
   describe('retention', () => retentionCases(ctx));
   describe('maintenance leases and the bounded history trim', () => maintenanceCases(ctx));
+  describe('the node registry', () => nodeRegistryCases(ctx));
   describe('schedule pages', () => scheduleListCases(ctx));
   describe('bad input', () => badInputCases(ctx));
   describe('unique jobs', () => uniqueKeyCases(ctx));

@@ -38,6 +38,11 @@ import type {
   HistoryTrimParams,
   HistoryTrimResult,
   MaintenanceLeaseParams,
+  NodeBeatParams,
+  NodeListParams,
+  NodePruneParams,
+  NodeRecord,
+  NodeRef,
   ScheduleListParams,
   JobActionParams,
   JobCountsFoldParams,
@@ -74,6 +79,7 @@ import type {
   WakeHintParams,
   WakeSubscription,
 } from '../job-store.types.js';
+import { checkNodeBeatParams, checkNodeListParams, checkNodePruneParams, checkNodeRef } from './node-params.js';
 import { actorOf } from './operator-options.js';
 import { cancelResult, replayResult } from './operator-transition.js';
 import { normalizeSchedule } from '../schedules/schedule-input.js';
@@ -377,6 +383,22 @@ export class CheckedStore implements JobStore {
 
   async observerFail(params: ObserverFailParams): Promise<boolean> {
     return this.driver.observerFail(checkObserverFail(params, this.limits.maxErrorBytes));
+  }
+
+  async nodeBeat(params: NodeBeatParams): Promise<void> {
+    return this.driver.nodeBeat(checkNodeBeatParams(params));
+  }
+
+  async nodeStop(params: NodeRef): Promise<void> {
+    return this.driver.nodeStop({ id: checkNodeRef('nodeStop', params) });
+  }
+
+  async nodeList(params?: NodeListParams): Promise<NodeRecord[]> {
+    return this.driver.nodeList(checkNodeListParams(params));
+  }
+
+  async nodePrune(params: NodePruneParams): Promise<number> {
+    return this.driver.nodePrune(checkNodePruneParams(params));
   }
 
   /** A page, or the one sentence that says its cursor names no job: found by reading, so after the checks. */

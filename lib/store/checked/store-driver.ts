@@ -13,6 +13,8 @@ import type {
   HistoryTrimResult,
   JobStats,
   LeaseRef,
+  NodeBeatParams,
+  NodeRecord,
   ObserverLease,
   OutcomeResult,
   ParentOutput,
@@ -87,6 +89,9 @@ export type DriverQueuePausedParams = { readonly queue: string; readonly paused:
 
 /** A limit's storage key and cap (null removes it), with its composed audit entry. */
 export type DriverLimitSetParams = { readonly key: string; readonly max: number | null; readonly audit: AuditEntry };
+
+/** A node's beat, checked. */
+export type DriverNodeBeatParams = NodeBeatParams;
 
 /** An observer cursor's lease to take, checked. */
 export type DriverObserverLeaseParams = { readonly observer: string; readonly workerId: string; readonly leaseMs: number };
@@ -171,4 +176,13 @@ export interface StoreDriver {
   observerLease(params: DriverObserverLeaseParams): Promise<ObserverLease | null>;
   observerCommit(params: DriverObserverCommitParams): Promise<boolean>;
   observerFail(params: DriverObserverFailParams): Promise<boolean>;
+
+  /** Upserts the node's registry row, stamped with the store's clock. */
+  nodeBeat(params: DriverNodeBeatParams): Promise<void>;
+  /** Marks a registered node that has not stopped yet as stopped now. */
+  nodeStop(params: { readonly id: string }): Promise<void>;
+  /** Registry rows most recently seen first (ties by id, descending), seen at or after `seenSince` when given. */
+  nodeList(params: { readonly seenSince: Date | null; readonly limit: number }): Promise<NodeRecord[]>;
+  /** Deletes up to `limit` registry rows last seen more than `olderThanMs` ago, oldest first. */
+  nodePrune(params: { readonly olderThanMs: number; readonly limit: number }): Promise<number>;
 }

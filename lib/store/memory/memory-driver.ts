@@ -12,6 +12,7 @@ import type {
   DriverHeartbeatParams,
   DriverJobWriteParams,
   DriverLimitSetParams,
+  DriverNodeBeatParams,
   DriverObserverCommitParams,
   DriverObserverFailParams,
   DriverObserverLeaseParams,
@@ -33,6 +34,7 @@ import type {
   JobPage,
   HistoryTrimResult,
   JobStats,
+  NodeRecord,
   ObserverLease,
   OutcomeResult,
   ParentOutput,
@@ -57,6 +59,7 @@ import { WakeHub, type WakeListener, type WakeSubscription } from '../wake-hints
 import { MemoryEnqueue } from './memory-enqueue.js';
 import { MemoryLeases } from './memory-leases.js';
 import { MemoryLifecycle } from './memory-lifecycle.js';
+import { MemoryNodes } from './memory-nodes.js';
 import { MemoryObservers } from './memory-observers.js';
 import { MemoryOperator } from './memory-operator.js';
 import { MemoryOperatorReads } from './memory-operator-reads.js';
@@ -102,6 +105,7 @@ export class MemoryDriver implements StoreDriver {
   private readonly operatorReads: MemoryOperatorReads;
   private readonly observers: MemoryObservers;
   private readonly retention: MemoryRetention;
+  private readonly nodes: MemoryNodes;
 
   constructor(settings: MemoryDriverSettings) {
     this.clock = settings.clock;
@@ -116,6 +120,7 @@ export class MemoryDriver implements StoreDriver {
     this.operatorReads = new MemoryOperatorReads(state);
     this.observers = new MemoryObservers(state);
     this.retention = new MemoryRetention(state);
+    this.nodes = new MemoryNodes(state);
   }
 
   async migrate(): Promise<void> {}
@@ -294,5 +299,21 @@ export class MemoryDriver implements StoreDriver {
 
   async observerFail(params: DriverObserverFailParams): Promise<boolean> {
     return this.observers.fail(params);
+  }
+
+  async nodeBeat(params: DriverNodeBeatParams): Promise<void> {
+    this.nodes.beat(params);
+  }
+
+  async nodeStop(params: { readonly id: string }): Promise<void> {
+    this.nodes.stop(params);
+  }
+
+  async nodeList(params: { readonly seenSince: Date | null; readonly limit: number }): Promise<NodeRecord[]> {
+    return this.nodes.list(params);
+  }
+
+  async nodePrune(params: { readonly olderThanMs: number; readonly limit: number }): Promise<number> {
+    return this.nodes.prune(params);
   }
 }

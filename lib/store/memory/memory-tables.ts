@@ -38,6 +38,20 @@ export interface MemoryEdge {
   settled: boolean;
 }
 
+/** A registry row as the in-memory store keeps it: instants in epoch ms by the store's clock. */
+export interface MemoryNode {
+  readonly id: string;
+  readonly host: string;
+  readonly pid: number;
+  readonly version: string;
+  readonly queues: readonly string[];
+  readonly concurrency: number;
+  readonly running: number;
+  readonly startedAt: number;
+  readonly lastSeenAt: number;
+  readonly stoppedAt: number | null;
+}
+
 /**
  * Everything the in-memory store keeps, one field per table of a SQL store. The test and oracle
  * helpers of MemoryJobStore read these directly, so what they see is what was stored.
@@ -59,6 +73,8 @@ export class MemoryTables {
   readonly cursors = new Map<string, MemoryCursor>();
   /** Running jobs that hold their concurrency slots: claim takes them, leaving `running` gives them back. */
   readonly slotHolders = new Set<string>();
+  /** The node registry, by worker id. */
+  readonly nodes = new Map<string, MemoryNode>();
   /** The next enqueue order number. */
   nextSeq = 1;
   nextHistoryId = 1;

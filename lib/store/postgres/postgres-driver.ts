@@ -6,6 +6,7 @@ import type {
   DriverHeartbeatParams,
   DriverJobWriteParams,
   DriverLimitSetParams,
+  DriverNodeBeatParams,
   DriverObserverCommitParams,
   DriverObserverFailParams,
   DriverObserverLeaseParams,
@@ -43,6 +44,7 @@ import type {
   JobPage,
   HistoryTrimResult,
   JobStats,
+  NodeRecord,
   ObserverLease,
   OutcomeResult,
   ParentOutput,
@@ -338,6 +340,26 @@ export class PostgresDriver implements StoreDriver {
   async observerFail(params: DriverObserverFailParams): Promise<boolean> {
     const { observer, workerId, error, retryDelayMs } = params;
     return this.sql.observerFail(this.db, observer, workerId, error, retryDelayMs);
+  }
+
+  /**
+   * On the pool, not the heartbeat's connection: a beat held up (by a lock, a busy server) must not
+   * hold a lease renewal up behind it.
+   */
+  async nodeBeat(params: DriverNodeBeatParams): Promise<void> {
+    await this.sql.nodeBeat(this.db, params);
+  }
+
+  async nodeStop({ id }: { readonly id: string }): Promise<void> {
+    await this.sql.nodeStop(this.db, id);
+  }
+
+  async nodeList({ seenSince, limit }: { readonly seenSince: Date | null; readonly limit: number }): Promise<NodeRecord[]> {
+    return this.sql.listNodes(this.db, seenSince, limit);
+  }
+
+  async nodePrune({ olderThanMs, limit }: { readonly olderThanMs: number; readonly limit: number }): Promise<number> {
+    return this.sql.pruneNodes(this.db, olderThanMs, limit);
   }
 
   /**

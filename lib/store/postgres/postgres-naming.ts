@@ -35,6 +35,8 @@ export interface PostgresNaming {
   readonly countDeltas: string;
   /** Maintenance tasks: the sweep's lease and the history trim's place in the log. */
   readonly maintenance: string;
+  /** The node registry: a row per worker node that runs or ran lately (migration 0013). */
+  readonly nodes: string;
   /** `"schema"."prefix" + name` for any of the store's tables. */
   table(name: string): string;
   /** The LISTEN/NOTIFY channel for wake-up hints (raw, not quoted). */
@@ -76,6 +78,7 @@ export function postgresNaming(schema = DEFAULT_POSTGRES_SCHEMA, prefix = ''): P
     counts: table('job_counts'),
     countDeltas: table('job_count_deltas'),
     maintenance: table('maintenance'),
+    nodes: table('nodes'),
     table,
     channel:
       plainChannel.length <= MAX_IDENTIFIER_LENGTH

@@ -32,6 +32,10 @@ import { listSchedulesPageQuery } from './queries/list-schedules-page.query.js';
 import { lockScheduleQuery } from './queries/lock-schedule.query.js';
 import { maintenanceLeaseQuery } from './queries/maintenance-lease.query.js';
 import { nextDueScheduleQuery } from './queries/next-due-schedule.query.js';
+import { listNodesQuery } from './queries/list-nodes.query.js';
+import { nodeBeatQuery } from './queries/node-beat.query.js';
+import { nodeStopQuery } from './queries/node-stop.query.js';
+import { pruneNodesQuery } from './queries/prune-nodes.query.js';
 import { observerCommitQuery } from './queries/observer-commit.query.js';
 import { observerFailQuery } from './queries/observer-fail.query.js';
 import { observerLeaseQuery } from './queries/observer-lease.query.js';
@@ -114,6 +118,11 @@ export interface PostgresStatements {
   readonly schemaVersion: ReturnType<typeof schemaVersionQuery>;
   readonly insertAudit: ReturnType<typeof insertAuditQuery>;
   readonly listAudit: ReturnType<typeof listAuditQuery>;
+  // The node registry
+  readonly nodeBeat: ReturnType<typeof nodeBeatQuery>;
+  readonly nodeStop: ReturnType<typeof nodeStopQuery>;
+  readonly listNodes: ReturnType<typeof listNodesQuery>;
+  readonly pruneNodes: ReturnType<typeof pruneNodesQuery>;
 }
 
 /** Builds the statements of the installation `t` names; `asyncClaimCommit` as in PostgresJobStoreOptions. */
@@ -171,5 +180,9 @@ export function postgresStatements(t: PostgresNaming, options: { readonly asyncC
     schemaVersion: schemaVersionQuery(t),
     insertAudit: insertAuditQuery(t),
     listAudit: listAuditQuery(t),
+    nodeBeat: nodeBeatQuery(t),
+    nodeStop: nodeStopQuery(t),
+    listNodes: listNodesQuery(t),
+    pruneNodes: pruneNodesQuery(t),
   };
 }

@@ -6,6 +6,7 @@ import type {
   DriverHeartbeatParams,
   DriverJobWriteParams,
   DriverLimitSetParams,
+  DriverNodeBeatParams,
   DriverObserverCommitParams,
   DriverObserverFailParams,
   DriverObserverLeaseParams,
@@ -41,6 +42,7 @@ import type {
   JobPage,
   HistoryTrimResult,
   JobStats,
+  NodeRecord,
   ObserverLease,
   OutcomeResult,
   ParentOutput,
@@ -335,6 +337,26 @@ export class SqliteDriver implements StoreDriver {
   async observerFail(params: DriverObserverFailParams): Promise<boolean> {
     const { observer, workerId, error, retryDelayMs } = params;
     return this.conn.write((now) => this.conn.statements().observerFail(observer, workerId, error, retryDelayMs, now));
+  }
+
+  /**
+   * A write of its own, waiting its turn at the gate like any other; never inside an open attempt
+   * transaction as a heartbeat may be, whose rollback would undo it.
+   */
+  async nodeBeat(params: DriverNodeBeatParams): Promise<void> {
+    await this.conn.write((now) => this.conn.statements().nodeBeat(params, now));
+  }
+
+  async nodeStop({ id }: { readonly id: string }): Promise<void> {
+    await this.conn.write((now) => this.conn.statements().nodeStop(id, now));
+  }
+
+  async nodeList({ seenSince, limit }: { readonly seenSince: Date | null; readonly limit: number }): Promise<NodeRecord[]> {
+    return this.conn.read(() => this.conn.statements().listNodes(seenSince, limit));
+  }
+
+  async nodePrune({ olderThanMs, limit }: { readonly olderThanMs: number; readonly limit: number }): Promise<number> {
+    return this.conn.write((now) => this.conn.statements().pruneNodes(olderThanMs, limit, now));
   }
 
   /** The fenced outcome write, on every path that writes one (a batch, or an attempt's own transaction). */

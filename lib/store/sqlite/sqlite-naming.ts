@@ -21,6 +21,8 @@ export interface SqliteNaming extends MigrationNames {
   readonly cascade: string;
   /** Stored jobs per (queue, state), kept by the counting triggers (migration 0012). */
   readonly counts: string;
+  /** The node registry: a row per worker node that runs or ran lately (migration 0013). */
+  readonly nodes: string;
 }
 
 export function sqliteNaming(prefix = DEFAULT_SQLITE_PREFIX): SqliteNaming {
@@ -43,6 +45,7 @@ export function sqliteNaming(prefix = DEFAULT_SQLITE_PREFIX): SqliteNaming {
     maintenance: local('maintenance'),
     cascade: local('dependency_cascade'),
     counts: local('job_counts'),
+    nodes: local('nodes'),
     table: local,
     local,
   };

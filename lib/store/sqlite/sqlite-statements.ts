@@ -34,6 +34,10 @@ import { listSchedulesQuery } from './queries/list-schedules.query.js';
 import { queueOldestDueQuery } from './queries/queue-oldest-due.query.js';
 import { listSchedulesPageQuery } from './queries/list-schedules-page.query.js';
 import { nextDueScheduleQuery } from './queries/next-due-schedule.query.js';
+import { listNodesQuery } from './queries/list-nodes.query.js';
+import { nodeBeatQuery } from './queries/node-beat.query.js';
+import { nodeStopQuery } from './queries/node-stop.query.js';
+import { pruneNodesQuery } from './queries/prune-nodes.query.js';
 import { observerCommitQuery } from './queries/observer-commit.query.js';
 import { observerFailQuery } from './queries/observer-fail.query.js';
 import { observerLeaseQuery } from './queries/observer-lease.query.js';
@@ -105,6 +109,11 @@ export interface SqliteStatements {
   readonly jobState: ReturnType<typeof jobStateQuery>;
   readonly insertAudit: ReturnType<typeof insertAuditQuery>;
   readonly listAudit: ReturnType<typeof listAuditQuery>;
+  // The node registry
+  readonly nodeBeat: ReturnType<typeof nodeBeatQuery>;
+  readonly nodeStop: ReturnType<typeof nodeStopQuery>;
+  readonly listNodes: ReturnType<typeof listNodesQuery>;
+  readonly pruneNodes: ReturnType<typeof pruneNodesQuery>;
 }
 
 /** Prepares the statements of the installation `t` names, on `db`. */
@@ -156,6 +165,10 @@ export function sqliteStatements(db: Database, t: SqliteNaming): SqliteStatement
     jobState: jobStateQuery(db, t),
     insertAudit: insertAuditQuery(db, t),
     listAudit: listAuditQuery(db, t),
+    nodeBeat: nodeBeatQuery(db, t),
+    nodeStop: nodeStopQuery(db, t),
+    listNodes: listNodesQuery(db, t),
+    pruneNodes: pruneNodesQuery(db, t),
   };
 }
 

@@ -15,7 +15,7 @@ export async function postgresTarget(): Promise<ConformanceTarget> {
       const store = new PostgresJobStore({ dataSource, schema, limits: options?.limits, historyPolicy: options?.historyPolicy });
       stores.push(store);
       await store.migrate();
-      const { jobs, queues, schedules, audit, history, dependencies, limits, slots, cursors, maintenance } = store.naming;
+      const { jobs, queues, schedules, audit, history, dependencies, limits, slots, cursors, maintenance, nodes } = store.naming;
       return {
         store,
         advance: async (ms) => {
@@ -31,6 +31,10 @@ export async function postgresTarget(): Promise<ConformanceTarget> {
             [ms],
           );
           await dataSource.query(`UPDATE ${maintenance} SET leased_until = leased_until - ${shift}, updated_at = updated_at - ${shift}`, [ms]);
+          await dataSource.query(
+            `UPDATE ${nodes} SET started_at = started_at - ${shift}, last_seen_at = last_seen_at - ${shift}, stopped_at = stopped_at - ${shift}`,
+            [ms],
+          );
           await dataSource.query(
             `UPDATE ${schedules} SET next_fire_at = next_fire_at - ${shift}, anchor_at = anchor_at - ${shift}, last_fired_for = last_fired_for - ${shift},
                last_skipped_for = last_skipped_for - ${shift}, created_at = created_at - ${shift}, updated_at = updated_at - ${shift}`,

@@ -207,6 +207,10 @@ export function badInputCases(ctx: SuiteContext): void {
     ['maintenanceLease', '{ task, workerId, leaseMs }', false],
     ['jobPurge', '{ olderThanMs, limit }', false],
     ['jobCountsFold', '{ limit }', false],
+    ['nodeBeat', '{ id, host, pid, version, queues, concurrency, running }', false],
+    ['nodeStop', '{ id }', false],
+    ['nodeList', '{ seenSince?, limit? }', true],
+    ['nodePrune', '{ olderThanMs, limit }', false],
   ];
   const NOT_OBJECTS: Array<[value: unknown, shown: string]> = [
     [undefined, 'undefined'],
