@@ -24,8 +24,6 @@ export interface PageDeps {
   readonly ctx: PageContext;
   /** Whether this dashboard may reveal payloads (false in read-only mode unless allowed). */
   readonly payloadRevealable: boolean;
-  /** Live nodes serving a queue, or null when the store keeps no node registry. */
-  readonly servingNodes: (queue: string) => Promise<number | null>;
 }
 
 function optional(query: URLSearchParams, name: string): string | undefined {
@@ -85,7 +83,7 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
         const [history, edges, facts] = await Promise.all([
           store.jobHistory({ jobId: id }),
           store.jobEdges({ jobId: id, limit: 100 }),
-          gatherWaitFacts(store, job, deps.servingNodes),
+          gatherWaitFacts(store, job),
         ]);
         return jobPage(ctx, { job, history, edges, reasons: facts ? waitReasons(facts) : null, payloadShown: wantsPayload, payloadRevealable: deps.payloadRevealable });
       }

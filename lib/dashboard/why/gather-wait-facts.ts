@@ -1,6 +1,12 @@
 import type { JobRecord } from '../../core/index.js';
 import type { DashboardStore } from '../http/dashboard-store.js';
+import { liveNodes } from './live-nodes.js';
 import type { WaitFacts } from './wait-reasons.js';
+
+/** Live nodes that claim from `queue`, from the registry's most recently seen nodes. */
+async function servingNodes(store: DashboardStore, queue: string, now: Date): Promise<number> {
+  return liveNodes(await store.nodeList({ limit: 1_000 }), now).filter((node) => node.queues.includes(queue)).length;
+}
 
 /** How many holders of a full limit the page names. */
 const HOLDERS_SHOWN = 20;
@@ -10,7 +16,7 @@ const HOLDERS_SHOWN = 20;
  * the store's clock, the two limits' holders (only when a limit is set), and the parents (only for
  * a job awaiting them). A finished job needs none of it.
  */
-export async function gatherWaitFacts(store: DashboardStore, job: JobRecord, servingNodes: (queue: string) => Promise<number | null>): Promise<WaitFacts | null> {
+export async function gatherWaitFacts(store: DashboardStore, job: JobRecord): Promise<WaitFacts | null> {
   if (job.state !== 'scheduled' && job.state !== 'awaiting_parents' && job.state !== 'running') return null;
   const [oldest, queues] = await Promise.all([store.queueOldestDue({ queues: [job.queue] }), store.queueList()]);
   const base = { job, now: oldest.now, queuePaused: false, queueLimit: null, keyLimit: null, parents: null, servingNodes: null };
@@ -23,7 +29,7 @@ export async function gatherWaitFacts(store: DashboardStore, job: JobRecord, ser
     limitOf({ queue: job.queue }),
     job.concurrencyKey === null ? null : limitOf({ key: job.concurrencyKey }),
     job.state === 'awaiting_parents' ? store.jobEdges({ jobId: job.id, limit: 100 }) : null,
-    servingNodes(job.queue),
+    servingNodes(store, job.queue, oldest.now),
   ]);
   return {
     ...base,
