@@ -47,7 +47,7 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       await deadLetter(h.store, 'charge', 'card declined');
       const page = await browser.get('/');
       expect(page.status).toBe(200);
-      const mailRow = /<tr>\s*<th scope="row"><a href="\/jobs\?queue=mail">mail<\/a><\/th>([\s\S]*?)<\/tr>/.exec(page.text);
+      const mailRow = /<tr>\s*<th scope="row"><a href="\/queues\/mail">mail<\/a><\/th>([\s\S]*?)<\/tr>/.exec(page.text);
       expect(mailRow?.[1]).toMatch(/^\s*<td class="num">2<\/td>/); // scheduled is the first state column
       expect(page.text).toMatch(/<span class="value">1<\/span><span class="label">Dead-lettered<\/span>/);
       expect(page.text).toMatch(/<span class="value">2<\/span><span class="label">Scheduled<\/span>/);
@@ -116,6 +116,41 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       expect(audit.text).toMatch(/<td>ops-bot<\/td><td><code>limit\.set<\/code><\/td>/);
     });
 
+    it('the workers page lists each node with its status, host, pid, version, queues and load', async () => {
+      await h.store.nodeBeat({ id: 'node-a', host: 'box-1', pid: 101, version: '9.9.9', queues: ['mail', 'reports'], concurrency: 8, running: 3 });
+      await h.store.nodeBeat({ id: 'node-b', host: 'box-2', pid: 202, version: '9.9.8', queues: ['default'], concurrency: 2, running: 1 });
+      await h.store.nodeStop({ id: 'node-b' });
+      const page = await browser.get('/workers');
+      expect(page.status).toBe(200);
+      const row = (id: string) => new RegExp(`<tr>\\s*<td><code>${id}</code></td>\\s*<td><span class="state state-node-(\\w+)">`).exec(page.text)?.[1];
+      expect(row('node-a')).toBe('running');
+      expect(row('node-b')).toBe('stopped');
+      expect(page.text).toMatch(/<td>box-1<\/td>\s*<td class="num">101<\/td>\s*<td>9\.9\.9<\/td>\s*<td><a href="\/queues\/mail">mail<\/a>, <a href="\/queues\/reports">reports<\/a><\/td>\s*<td class="num">3 \/ 8<\/td>/);
+      expect(page.text).toMatch(/<td>box-2<\/td>[\s\S]*?<td class="num">0 \/ 2<\/td>/);
+    });
+
+    it('the overview and a queue page chart the jobs finished in the last hour, and the queue page shows its limit and nodes', async () => {
+      for (const queue of ['mail', 'mail', 'reports']) {
+        const { id } = await h.store.jobEnqueue({ job: { name: 'work', payload: {}, queue } });
+        const [job] = await h.store.jobClaim({ workerId: 'worker-1', limit: 1, queues: [queue], leaseMs: 30_000 });
+        expect(job?.id).toBe(id);
+        await h.store.jobCompleteMany({ workerId: 'worker-1', outcomes: [{ jobId: id, attempt: 1, kind: 'succeeded' }] });
+      }
+      await deadLetter(h.store, 'charge', 'declined');
+      await h.store.concurrencyLimitSet({ target: { queue: 'mail' }, max: 5 });
+      await h.store.nodeBeat({ id: 'node-a', host: 'box-1', pid: 101, version: '9.9.9', queues: ['mail'], concurrency: 8, running: 0 });
+      const overview = await browser.get('/');
+      expect(overview.text).toContain('All queues: 4 finished in the last hour,');
+      expect(overview.text).toMatch(/<span class="value">4<\/span><span class="label">Finished in the last hour<\/span>/);
+      expect(overview.text).toMatch(/<span class="value">1<\/span><span class="label">Running nodes<\/span>/);
+      const queue = await browser.get('/queues/mail');
+      expect(queue.status).toBe(200);
+      expect(queue.text).toContain('Queue mail: 2 finished in the last hour');
+      expect(queue.text).toContain('0 of 5 slots held');
+      expect(queue.text).toContain('<code>node-a</code>');
+      expect((await browser.get('/queues/reports')).text).toContain('<strong>none</strong>: its jobs wait until a node that claims from it starts');
+    });
+
     it('an unknown job is a 404 page, a bad filter or address a 400 page, each with one sentence', async () => {
       const missing = await browser.get('/jobs/0190a5a0-0000-7000-8000-000000000001');
       expect(missing.status).toBe(404);
@@ -136,11 +171,27 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
     }
 
     it('a due job that nothing holds back is ready for the next claim', async () => {
+      await h.store.nodeBeat({ id: 'node-a', host: 'box', pid: 7, version: '1.0.0', queues: ['mail', 'default'], concurrency: 4, running: 0 });
       const { id } = await h.store.jobEnqueue({ job: { name: 'mail.send', payload: {}, queue: 'mail' } });
-      expect(await reasons(id)).toContain('It is due and nothing holds it back: the next claim by a worker serving queue <strong>mail</strong> takes it.');
+      const text = await reasons(id);
+      expect(text).toContain('It is due and nothing holds it back: the next claim by a worker serving queue <strong>mail</strong> takes it.');
+      expect(text).not.toContain('No running worker');
+    });
+
+    it('no running worker serves its queue: none registered, one for other queues only, or one that stopped', async () => {
+      const { id } = await h.store.jobEnqueue({ job: { name: 'mail.send', payload: {}, queue: 'mail' } });
+      const none = 'No running worker serves its queue <strong>mail</strong>';
+      expect(await reasons(id)).toContain(none);
+      await h.store.nodeBeat({ id: 'node-b', host: 'box', pid: 8, version: '1.0.0', queues: ['reports'], concurrency: 1, running: 0 });
+      expect(await reasons(id)).toContain(none);
+      await h.store.nodeBeat({ id: 'node-c', host: 'box', pid: 9, version: '1.0.0', queues: ['mail'], concurrency: 1, running: 0 });
+      expect(await reasons(id)).not.toContain(none);
+      await h.store.nodeStop({ id: 'node-c' });
+      expect(await reasons(id)).toContain(none);
     });
 
     it('its queue is paused', async () => {
+      await h.store.nodeBeat({ id: 'node-a', host: 'box', pid: 7, version: '1.0.0', queues: ['mail'], concurrency: 4, running: 0 });
       const { id } = await h.store.jobEnqueue({ job: { name: 'mail.send', payload: {}, queue: 'mail' } });
       await h.store.queuePause({ queue: 'mail' });
       const text = await reasons(id);

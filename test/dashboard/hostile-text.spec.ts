@@ -17,8 +17,8 @@ const HOSTILE = [
   'line\u2028separator',
 ].join(' | ');
 
-const TAGS = new Set('html head meta title link script body header strong nav a span main p h1 h2 section table thead tbody tr th td form label select option input button dl dt dd code pre small time ol ul li footer'.split(' '));
-const ATTRIBUTES = new Set('lang charset name content rel href src defer class id aria-current aria-label role data-live scope colspan method action type value size selected datetime'.split(' '));
+const TAGS = new Set('html head meta title link script body header strong nav a span main p h1 h2 section table thead tbody tr th td form label select option input button dl dt dd code pre small time ol ul li footer h3 figure figcaption svg line g rect text'.split(' '));
+const ATTRIBUTES = new Set('lang charset name content rel href src defer class id aria-current aria-label role data-live scope colspan method action type value size selected datetime viewBox xmlns x y x1 y1 x2 y2 width height'.split(' '));
 
 /**
  * Fails if a page carries markup that came from job text: every tag must be one the dashboard
@@ -83,6 +83,7 @@ describe('hostile text in the dashboard', () => {
       await store.concurrencyLimitSet({ target: { key: HOSTILE.slice(0, 100) }, max: 2, actor: '<script>alert(1)</script>' });
       const { schedule } = await store.scheduleUpsert({ schedule: { name: 'javascript:void', everyMs: 60_000, queue } });
       await browser.post(`/queues/${encodeURIComponent(queue)}/pause`);
+      await store.nodeBeat({ id: 'node"><script>alert(1)</script>', host: HOSTILE.slice(0, 120), pid: 1, version: '<img src=x onerror=alert(1)>', queues: [queue], concurrency: 1, running: 0 });
 
       const pages = [
         '/',
@@ -99,6 +100,8 @@ describe('hostile text in the dashboard', () => {
         `/queues/${encodeURIComponent(queue)}/resume`,
         '/limits',
         '/audit',
+        '/workers',
+        `/queues/${queue}`,
         `/jobs/${encodeURIComponent('<script>alert(1)</script>')}`,
       ];
       for (const path of pages) {

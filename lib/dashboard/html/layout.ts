@@ -19,6 +19,7 @@ const SECTIONS: readonly (readonly [string, string])[] = [
   ['dead-letters', 'Dead letters'],
   ['schedules', 'Schedules'],
   ['limits', 'Limits'],
+  ['workers', 'Workers'],
   ['audit', 'Audit'],
 ];
 

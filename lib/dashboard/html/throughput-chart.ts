@@ -46,6 +46,6 @@ ${bars}
 <text x="2" y="${HEIGHT - 4}" class="tick">60 min ago</text>
 <text x="${WIDTH - 2}" y="${HEIGHT - 4}" class="tick end">now</text>
 </svg>
-<figcaption>${label}: ${total} finished in the last hour, ${last} in the current minute${throughput.partialUntil ? html`; counts before ${formatTime(throughput.partialUntil)} are lower bounds (the read stops after the newest 50,000 finished jobs)` : ''}.</figcaption>
+<figcaption>${label}: ${total} finished in the last hour, ${last} so far this minute${throughput.partialUntil ? html`; counts before ${formatTime(throughput.partialUntil)} are lower bounds (the read stops after the newest 50,000 finished jobs)` : ''}.</figcaption>
 </figure>`;
 }

@@ -7,11 +7,21 @@ import { jobActions, jobPage } from '../pages/job.page.js';
 import { jobsPage, type JobFilters } from '../pages/jobs.page.js';
 import { auditPage, limitsPage } from '../pages/limits-audit.page.js';
 import { overviewPage } from '../pages/overview.page.js';
+import { queuePage } from '../pages/queue.page.js';
+import { workersPage } from '../pages/workers.page.js';
+import { liveNodes } from '../why/live-nodes.js';
 import { scheduleActions, schedulePage, schedulesPage, type ScheduleAction } from '../pages/schedules.page.js';
 import { gatherWaitFacts } from '../why/gather-wait-facts.js';
 import { waitReasons } from '../why/wait-reasons.js';
 import { DashboardHttpError, type DashboardRequest } from './dashboard-request.js';
 import type { DashboardStore } from './dashboard-store.js';
+
+const MINUTE_MS = 60_000;
+
+/** The start of the chart's first bucket: 59 whole minutes before the current one, so the bars are clock minutes. */
+function lastHour(now: Date): Date {
+  return new Date(Math.floor(now.getTime() / MINUTE_MS) * MINUTE_MS - 59 * MINUTE_MS);
+}
 
 /** How many dead letters the dead-letter page reads and groups. */
 export const DEAD_LETTERS_SHOWN = 500;
@@ -66,8 +76,16 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
   const [section, id, action, ...extra] = req.segments;
   if (extra.length > 0) return null;
   switch (section) {
-    case undefined:
-      return overviewPage(ctx, { queues: await store.queueList(), stats: await store.jobStats() });
+    case undefined: {
+      const [queues, stats, oldestDue, nodes] = await Promise.all([store.queueList(), store.jobStats(), store.queueOldestDue(), store.nodeList({ limit: 1_000 })]);
+      const throughput = await store.jobThroughput({ since: lastHour(stats.now), bucketMs: MINUTE_MS });
+      return overviewPage(ctx, { queues, stats, oldestDue, throughput, runningNodes: liveNodes(nodes, stats.now).length });
+    }
+    case 'workers': {
+      if (id !== undefined) return null;
+      const [nodes, stats] = await Promise.all([store.nodeList({ limit: 200 }), store.jobStats()]);
+      return workersPage(ctx, nodes, stats.now);
+    }
     case 'jobs': {
       if (id === undefined) {
         const state = optional(req.query, 'state');
@@ -123,7 +141,20 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
       });
     }
     case 'queues': {
-      if (id === undefined || (action !== 'pause' && action !== 'resume')) return null;
+      if (id === undefined) return null;
+      if (action === undefined) {
+        const [queues, oldest, limit, nodes] = await Promise.all([store.queueList(), store.queueOldestDue({ queues: [id] }), store.limitHolders({ target: { queue: id }, limit: 1_000 }), store.nodeList({ limit: 1_000 })]);
+        const throughput = await store.jobThroughput({ since: lastHour(oldest.now), bucketMs: MINUTE_MS, queue: id });
+        return queuePage(ctx, {
+          name: id,
+          summary: queues.find((queue) => queue.name === id) ?? null,
+          oldestDueAt: oldest.queues[0]?.oldestDueAt ?? null,
+          limit,
+          nodes: liveNodes(nodes, oldest.now).filter((node) => node.queues.includes(id)),
+          throughput,
+        });
+      }
+      if (action !== 'pause' && action !== 'resume') return null;
       refuseInReadOnly(ctx);
       return confirmPage(ctx, {
         section: '',

@@ -1,12 +1,19 @@
 import { JOB_STATES, type JobState } from '../../core/index.js';
-import type { JobStats, QueueSummary } from '../../store/index.js';
+import type { JobStats, JobThroughput, QueueOldestDueResult, QueueSummary } from '../../store/index.js';
 import { html, href, type SafeHtml } from '../html/html.js';
 import { layout, relativeTime, stateBadge, type PageContext } from '../html/layout.js';
+import { throughputChart } from '../html/throughput-chart.js';
+import { waitText } from './queue.page.js';
 
 /** What the overview shows. */
 export interface OverviewData {
   readonly queues: readonly QueueSummary[];
   readonly stats: JobStats;
+  readonly oldestDue: QueueOldestDueResult;
+  /** Finished jobs per minute over the last hour, all queues. */
+  readonly throughput: JobThroughput;
+  /** Nodes running now. */
+  readonly runningNodes: number;
 }
 
 function total(queues: readonly QueueSummary[], state: JobState): number {
@@ -16,18 +23,23 @@ function total(queues: readonly QueueSummary[], state: JobState): number {
 /** Totals for the cluster, then a row per queue with its counts by state and its pause switch. */
 export function overviewPage(ctx: PageContext, data: OverviewData): SafeHtml {
   const { queues, stats } = data;
-  const oldestWait = stats.oldestDueAt ? relativeTime(stats.oldestDueAt, ctx.now).replace(' ago', '') : 'none waiting';
+  const oldestWait = stats.oldestDueAt ? relativeTime(stats.oldestDueAt, stats.now).replace(' ago', '') : 'none waiting';
+  const oldestByQueue = new Map(data.oldestDue.queues.map((entry) => [entry.queue, entry.oldestDueAt]));
+  const finished = data.throughput.buckets.reduce((sum, bucket) => sum + bucket.succeeded + bucket.deadLettered + bucket.cancelled, 0);
   const cards: readonly (readonly [string, string | number, string])[] = [
     ['Running', total(queues, 'running'), href(ctx.base, ['jobs'], { state: 'running' })],
     ['Scheduled', total(queues, 'scheduled'), href(ctx.base, ['jobs'], { state: 'scheduled' })],
     ['Awaiting parents', total(queues, 'awaiting_parents'), href(ctx.base, ['jobs'], { state: 'awaiting_parents' })],
     ['Dead-lettered', total(queues, 'dead_lettered'), href(ctx.base, ['dead-letters'])],
-    ['Oldest due job waits', oldestWait, href(ctx.base, ['jobs'], { state: 'scheduled' })],
+    ['Oldest due job waits', oldestWait, href(ctx.base, ['jobs'], { state: 'scheduled', order: 'oldest' })],
+    ['Finished in the last hour', `${finished}${data.throughput.partialUntil ? '+' : ''}`, href(ctx.base, ['jobs'], { state: 'succeeded' })],
+    ['Running nodes', data.runningNodes, href(ctx.base, ['workers'])],
   ];
   const rows = queues.map(
     (queue) => html`<tr>
-<th scope="row"><a href="${href(ctx.base, ['jobs'], { queue: queue.name })}">${queue.name}</a></th>
+<th scope="row"><a href="${href(ctx.base, ['queues', queue.name])}">${queue.name}</a></th>
 ${JOB_STATES.map((state) => html`<td class="num">${queue.counts[state] ?? 0}</td>`)}
+<td class="num">${waitText(oldestByQueue.get(queue.name) ?? null, stats.now)}</td>
 <td>${queue.paused ? stateBadge('paused') : stateBadge('active')}</td>
 <td>${ctx.readOnly ? '' : html`<a class="action" href="${href(ctx.base, ['queues', queue.name, queue.paused ? 'resume' : 'pause'])}">${queue.paused ? 'Resume' : 'Pause'}</a>`}</td>
 </tr>`,
@@ -35,10 +47,11 @@ ${JOB_STATES.map((state) => html`<td class="num">${queue.counts[state] ?? 0}</td
   const body = html`<section class="cards" id="totals" data-live>
 ${cards.map(([label, value, link]) => html`<a class="card" href="${link}"><span class="value">${value}</span><span class="label">${label}</span></a>`)}
 </section>
+<section id="throughput" data-live>${throughputChart(data.throughput, 'All queues')}</section>
 <h2>Queues</h2>
 <table id="queues" data-live>
-<thead><tr><th>Queue</th>${JOB_STATES.map((state) => html`<th class="num">${state.replace(/_/g, ' ')}</th>`)}<th>Claiming</th><th></th></tr></thead>
-<tbody>${rows.length ? rows : html`<tr><td colspan="${JOB_STATES.length + 3}">No queue holds jobs yet.</td></tr>`}</tbody>
+<thead><tr><th>Queue</th>${JOB_STATES.map((state) => html`<th class="num">${state.replace(/_/g, ' ')}</th>`)}<th class="num">Oldest due waits</th><th>Claiming</th><th></th></tr></thead>
+<tbody>${rows.length ? rows : html`<tr><td colspan="${JOB_STATES.length + 4}">No queue holds jobs yet.</td></tr>`}</tbody>
 </table>`;
   return layout(ctx, '', 'Overview', body);
 }

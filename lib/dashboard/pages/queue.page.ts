@@ -1,0 +1,41 @@
+import { JOB_STATES } from '../../core/index.js';
+import type { JobThroughput, LimitHolders, NodeRecord, QueueSummary } from '../../store/index.js';
+import { html, href, type SafeHtml } from '../html/html.js';
+import { layout, relativeTime, stateBadge, timeCell, type PageContext } from '../html/layout.js';
+import { throughputChart } from '../html/throughput-chart.js';
+
+/** What a queue's page shows. */
+export interface QueueDetail {
+  readonly name: string;
+  /** Null for a queue the counts do not know (no job stored yet). */
+  readonly summary: QueueSummary | null;
+  readonly oldestDueAt: Date | null;
+  readonly limit: LimitHolders;
+  readonly nodes: readonly NodeRecord[];
+  readonly throughput: JobThroughput;
+}
+
+/** One queue: counts by state, claiming on or off, the oldest due job, its limit, its nodes and its throughput. */
+export function queuePage(ctx: PageContext, detail: QueueDetail): SafeHtml {
+  const { name, summary, limit } = detail;
+  const paused = summary?.paused ?? false;
+  const body = html`<section id="queue" data-live>
+<p>${paused ? stateBadge('paused') : stateBadge('active')} ${ctx.readOnly ? '' : html`<a class="action" href="${href(ctx.base, ['queues', name, paused ? 'resume' : 'pause'])}">${paused ? 'Resume' : 'Pause'}</a>`}
+<a href="${href(ctx.base, ['jobs'], { queue: name })}">Its jobs</a></p>
+<table><thead><tr>${JOB_STATES.map((state) => html`<th class="num">${state.replace(/_/g, ' ')}</th>`)}</tr></thead>
+<tbody><tr>${JOB_STATES.map((state) => html`<td class="num"><a href="${href(ctx.base, ['jobs'], { queue: name, state })}">${summary?.counts[state] ?? 0}</a></td>`)}</tr></tbody></table>
+<dl class="fields">
+<dt>Oldest due job</dt><dd>${detail.oldestDueAt ? html`due since ${timeCell(detail.oldestDueAt, ctx.now)}` : 'none waiting'}</dd>
+<dt>Concurrency limit</dt><dd>${limit.max === null ? 'none' : html`${limit.holders.length}${limit.truncated ? '+' : ''} of ${limit.max} slots held`}</dd>
+<dt>Running nodes serving it</dt><dd>${detail.nodes.length ? detail.nodes.map((node, i) => html`${i ? ', ' : ''}<code>${node.id}</code>`) : html`<strong>none</strong>: its jobs wait until a node that claims from it starts`}</dd>
+</dl>
+<h2>Finished per minute</h2>
+${throughputChart(detail.throughput, `Queue ${name}`)}
+</section>`;
+  return layout(ctx, '', `Queue ${name}`, body);
+}
+
+/** How long a job due since `at` has waited, as `3 min`. */
+export function waitText(at: Date | null, now: Date): string {
+  return at ? relativeTime(at, now).replace(' ago', '').replace('in ', '') : '—';
+}
