@@ -72,6 +72,33 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       expect(linkedJobIds(failed.text)).toEqual([]);
     });
 
+    it('the jobs page filters by id prefix and enqueue time, sorts oldest first, and pages that way', async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 52; i++) {
+        ids.push((await h.store.jobEnqueue({ job: { name: 'step', payload: {}, queue: 'q' } })).id);
+        if (i === 50) await h.advance(120_000);
+      }
+      const prefix = ids[7]!.slice(0, 30);
+      const byPrefix = await browser.get(`/jobs?id=${prefix}`);
+      expect(linkedJobIds(byPrefix.text)).toEqual(ids.filter((id) => id.startsWith(prefix)).reverse());
+      expect(linkedJobIds(byPrefix.text)).toContain(ids[7]);
+      expect(linkedJobIds((await browser.get(`/jobs?id=${ids[7]}`)).text)).toEqual([ids[7]]);
+      const last = (await h.store.jobGet({ jobId: ids[51]! }))!.createdAt;
+      const from = new Date(last.getTime() - 60_000).toISOString().slice(0, 16);
+      expect(linkedJobIds((await browser.get(`/jobs?from=${from}`)).text)).toEqual([ids[51]]);
+      expect(linkedJobIds((await browser.get(`/jobs?to=${from}&queue=q`)).text)).toEqual([...ids.slice(0, 51)].reverse().slice(0, 50));
+      const oldest = await browser.get('/jobs?order=oldest');
+      expect(linkedJobIds(oldest.text)).toEqual(ids.slice(0, 50));
+      expect(oldest.text).toContain('Enqueued ↑');
+      const newer = /<a rel="next" href="([^"]+)">Newer<\/a>/.exec(oldest.text)?.[1]?.replace(/&amp;/g, '&');
+      expect(newer).toMatch(/order=oldest&after=/);
+      expect(linkedJobIds((await browser.get(newer!)).text)).toEqual(ids.slice(50));
+      expect((await browser.get('/jobs?id=xyz')).status).toBe(400);
+      const badTime = await browser.get('/jobs?from=yesterday');
+      expect(badTime.status).toBe(400);
+      expect(badTime.text).toContain('from must be a date and time such as 2026-12-01T09:30 (UTC)');
+    });
+
     it('the job page shows fields, error and timeline, and hides the payload until it is revealed', async () => {
       const id = await deadLetter(h.store, 'charge', 'card declined\n  at charge.ts:1', { card: '4242-SECRET' });
       const page = await browser.get(`/jobs/${id}`);
@@ -110,8 +137,11 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
 
     it('the limits page lists each limit and the audit page lists operator actions with their actor', async () => {
       await h.store.concurrencyLimitSet({ target: { key: 'tenant-7' }, max: 3, actor: 'ops-bot' });
+      const { id } = await h.store.jobEnqueue({ job: { name: 'tenant.job', payload: {}, queue: 'mail', concurrencyKey: 'tenant-7' } });
+      await h.store.jobClaim({ workerId: 'worker-3', limit: 1, queues: ['mail'], leaseMs: 30_000 });
       const limits = await browser.get('/limits');
-      expect(limits.text).toMatch(/<td>key<\/td><td>tenant-7<\/td><td class="num">3<\/td>/);
+      expect(limits.text).toMatch(/<td>key<\/td><td>tenant-7<\/td>\s*<td class="num">1 \/ 3<\/td>/);
+      expect(limits.text).toContain(`<li><a href="/jobs/${id}">tenant.job</a> on worker-3, until`);
       const audit = await browser.get('/audit');
       expect(audit.text).toMatch(/<td>ops-bot<\/td><td><code>limit\.set<\/code><\/td>/);
     });

@@ -1,4 +1,4 @@
-import { InvalidArgumentError, isJobState, JobNotFoundError, ScheduleNotFoundError } from '../../core/index.js';
+import { InvalidArgumentError, isJobState, JobNotFoundError, ScheduleNotFoundError, type JobState } from '../../core/index.js';
 import { html, href, type SafeHtml } from '../html/html.js';
 import type { PageContext } from '../html/layout.js';
 import { confirmPage } from '../pages/confirm.page.js';
@@ -23,6 +23,10 @@ function lastHour(now: Date): Date {
   return new Date(Math.floor(now.getTime() / MINUTE_MS) * MINUTE_MS - 59 * MINUTE_MS);
 }
 
+/** How many limits the limits page shows, and how many holders of each. */
+const LIMITS_SHOWN = 100;
+const HOLDERS_SHOWN = 10;
+
 /** How many dead letters the dead-letter page reads and groups. */
 export const DEAD_LETTERS_SHOWN = 500;
 /** The most jobs one bulk action takes. */
@@ -34,6 +38,15 @@ export interface PageDeps {
   readonly ctx: PageContext;
   /** Whether this dashboard may reveal payloads (false in read-only mode unless allowed). */
   readonly payloadRevealable: boolean;
+}
+
+/** A form's `YYYY-MM-DDTHH:MM[:SS]` read as UTC, or a full ISO instant; a bad one is refused in one sentence. */
+export function utcInput(value: string | undefined, name: string): Date | undefined {
+  if (value === undefined) return undefined;
+  const text = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?$/.test(value) ? `${value}Z` : value;
+  const at = new Date(text);
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(at.getTime())) throw new InvalidArgumentError(`${name} must be a date and time such as 2026-12-01T09:30 (UTC), got ${JSON.stringify(value.slice(0, 40))}.`, name);
+  return at;
 }
 
 function optional(query: URLSearchParams, name: string): string | undefined {
@@ -90,8 +103,20 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
       if (id === undefined) {
         const state = optional(req.query, 'state');
         if (state !== undefined && !isJobState(state)) throw new InvalidArgumentError(`state must be one of the job states, got ${JSON.stringify(state.slice(0, 40))}.`, 'state');
-        const filters: JobFilters = { state, queue: optional(req.query, 'queue'), name: optional(req.query, 'name'), before: optional(req.query, 'before') };
-        const page = await store.jobListPage({ ...filters, state: filters.state as never, limit: 50 });
+        const order = optional(req.query, 'order') === 'oldest' ? 'oldest' : 'newest';
+        const cursor = optional(req.query, order === 'oldest' ? 'after' : 'before');
+        const filters: JobFilters = { state, queue: optional(req.query, 'queue'), name: optional(req.query, 'name'), id: optional(req.query, 'id'), from: optional(req.query, 'from'), to: optional(req.query, 'to'), order: order === 'oldest' ? 'oldest' : undefined, cursor };
+        const page = await store.jobListPage({
+          state: state as JobState | undefined,
+          queue: filters.queue,
+          name: filters.name,
+          idPrefix: filters.id,
+          enqueuedAfter: utcInput(filters.from, 'from'),
+          enqueuedBefore: utcInput(filters.to, 'to'),
+          order,
+          limit: 50,
+          ...(cursor ? (order === 'oldest' ? { after: cursor } : { before: cursor }) : {}),
+        });
         return jobsPage(ctx, filters, page);
       }
       const job = await jobOf(store, id);
@@ -198,8 +223,13 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
         targets: [html`<code>${schedule.name}</code> ${schedule.id}`],
       });
     }
-    case 'limits':
-      return id === undefined ? limitsPage(ctx, await store.concurrencyLimitList()) : null;
+    case 'limits': {
+      if (id !== undefined) return null;
+      const limits = await store.concurrencyLimitList();
+      const shown = limits.slice(0, LIMITS_SHOWN);
+      const uses = await Promise.all(shown.map(async (limit) => ({ limit, use: await store.limitHolders({ target: 'queue' in limit ? { queue: limit.queue } : { key: limit.key }, limit: HOLDERS_SHOWN }) })));
+      return limitsPage(ctx, uses, limits.length - shown.length);
+    }
     case 'audit':
       return id === undefined ? auditPage(ctx, await store.auditList({ limit: 200 })) : null;
     default:

@@ -8,7 +8,15 @@ export interface JobFilters {
   readonly state?: string;
   readonly queue?: string;
   readonly name?: string;
-  readonly before?: string;
+  /** The start of a job id. */
+  readonly id?: string;
+  /** Enqueued at or after, as the form's `YYYY-MM-DDTHH:MM` in UTC. */
+  readonly from?: string;
+  /** Enqueued before, likewise. */
+  readonly to?: string;
+  readonly order?: 'newest' | 'oldest';
+  /** The page cursor: `before` for newest first, `after` for oldest first. */
+  readonly cursor?: string;
 }
 
 /** A short, single-line preview of a job's last error for a table cell. */
@@ -19,7 +27,7 @@ export function errorPreview(error: string | null): string {
 }
 
 /** One table row per job; shared by the jobs and dead-letter pages. */
-export function jobRow(ctx: PageContext, job: JobRecord, lead: SafeHtml | '' = ''): SafeHtml {
+export function jobRow(ctx: PageContext, job: JobRecord, lead: SafeHtml | '' = '', tail: SafeHtml | '' = ''): SafeHtml {
   return html`<tr>
 ${lead}
 <td><a class="id" href="${href(ctx.base, ['jobs', job.id])}">${job.id}</a></td>
@@ -30,6 +38,7 @@ ${lead}
 <td>${job.state === 'scheduled' ? timeCell(job.runAt, ctx.now) : '—'}</td>
 <td class="error">${errorPreview(job.lastError)}</td>
 <td>${job.workerId ?? '—'}</td>
+${tail}
 </tr>`;
 }
 
@@ -38,23 +47,31 @@ export const JOB_HEADS = html`<th>Id</th><th>Name</th><th>Queue</th><th>State</t
 
 /** The filter form and one keyset page of jobs, newest first. */
 export function jobsPage(ctx: PageContext, filters: JobFilters, page: JobPage): SafeHtml {
-  const { before: _before, ...kept } = filters;
+  const { cursor, ...kept } = filters;
+  const oldest = filters.order === 'oldest';
   const form = html`<form class="filters" method="get" action="${href(ctx.base, ['jobs'])}">
 <label>State <select name="state"><option value="">any</option>${JOB_STATES.map((state) => html`<option value="${state}"${filters.state === state ? html` selected` : ''}>${state.replace(/_/g, ' ')}</option>`)}</select></label>
 <label>Queue <input name="queue" value="${filters.queue ?? ''}" size="12"></label>
 <label>Name <input name="name" value="${filters.name ?? ''}" size="16"></label>
+<label>Id starts with <input name="id" value="${filters.id ?? ''}" size="10"></label>
+<label>Enqueued from (UTC) <input type="datetime-local" name="from" value="${filters.from ?? ''}"></label>
+<label>to <input type="datetime-local" name="to" value="${filters.to ?? ''}"></label>
+${oldest ? html`<input type="hidden" name="order" value="oldest">` : ''}
 <button type="submit">Filter</button>
 <a href="${href(ctx.base, ['jobs'])}">Clear</a>
 </form>`;
-  const rows = page.jobs.map((job) => jobRow(ctx, job));
+  const rows = page.jobs.map((job) => jobRow(ctx, job, '', html`<td>${timeCell(job.createdAt, ctx.now)}</td>`));
+  const further = oldest ? 'newer' : 'older';
   const pager = html`<nav class="pager">
-${filters.before ? html`<a href="${href(ctx.base, ['jobs'], kept)}">Newest</a>` : ''}
-${page.next ? html`<a rel="next" href="${href(ctx.base, ['jobs'], { ...kept, before: page.next })}">Older</a>` : html`<span>No older jobs.</span>`}
+${cursor ? html`<a href="${href(ctx.base, ['jobs'], kept)}">${oldest ? 'Oldest' : 'Newest'}</a>` : ''}
+${page.next ? html`<a rel="next" href="${href(ctx.base, ['jobs'], { ...kept, [oldest ? 'after' : 'before']: page.next })}">${oldest ? 'Newer' : 'Older'}</a>` : html`<span>No ${further} jobs.</span>`}
 </nav>`;
+  const { order: _order, ...unordered } = kept;
+  const heads = html`<th>Id</th><th>Name</th><th>Queue</th><th>State</th><th class="num">Attempt</th><th>Next run</th><th>Last error</th><th>Worker</th><th><a href="${href(ctx.base, ['jobs'], oldest ? unordered : { ...unordered, order: 'oldest' })}">Enqueued ${oldest ? '↑' : '↓'}</a></th>`;
   const body = html`${form}
-<table id="jobs"${filters.before ? '' : html` data-live`}>
-<thead><tr>${JOB_HEADS}</tr></thead>
-<tbody>${rows.length ? rows : html`<tr><td colspan="8">No job matches${page.next ? ' on this page; look at older jobs' : ''}.</td></tr>`}</tbody>
+<table id="jobs"${cursor ? '' : html` data-live`}>
+<thead><tr>${heads}</tr></thead>
+<tbody>${rows.length ? rows : html`<tr><td colspan="9">No job matches${page.next ? ` on this page; look at ${further} jobs` : ''}.</td></tr>`}</tbody>
 </table>
 ${pager}`;
   return layout(ctx, 'jobs', 'Jobs', body);

@@ -1,15 +1,25 @@
-import type { AuditRecord, ConcurrencyLimit } from '../../store/index.js';
+import type { AuditRecord, ConcurrencyLimit, LimitHolders } from '../../store/index.js';
 import { html, href, type SafeHtml } from '../html/html.js';
 import { layout, timeCell, type PageContext } from '../html/layout.js';
 import { prettyJson } from './job.page.js';
 
-/** Each concurrency limit, queue-wide or per key, with its maximum. */
-export function limitsPage(ctx: PageContext, limits: readonly ConcurrencyLimit[]): SafeHtml {
-  const rows = limits.map(
-    (limit) => html`<tr><td>${'queue' in limit ? 'queue' : 'key'}</td><td>${'queue' in limit ? html`<a href="${href(ctx.base, ['jobs'], { queue: limit.queue })}">${limit.queue}</a>` : limit.key}</td><td class="num">${limit.max}</td></tr>`,
-  );
-  const body = html`<table id="limits" data-live><thead><tr><th>Kind</th><th>Target</th><th class="num">Max</th></tr></thead>
-<tbody>${rows.length ? rows : html`<tr><td colspan="3">No concurrency limits are set.</td></tr>`}</tbody></table>`;
+/** A limit and who holds its slots now. */
+export interface LimitUse {
+  readonly limit: ConcurrencyLimit;
+  readonly use: LimitHolders;
+}
+
+/** Each concurrency limit, queue-wide or per key: slots used against the maximum, and who holds them. */
+export function limitsPage(ctx: PageContext, limits: readonly LimitUse[], more: number): SafeHtml {
+  const rows = limits.map(({ limit, use }) => {
+    const used = use.holders.length;
+    return html`<tr><td>${'queue' in limit ? 'queue' : 'key'}</td><td>${'queue' in limit ? html`<a href="${href(ctx.base, ['queues', limit.queue])}">${limit.queue}</a>` : limit.key}</td>
+<td class="num">${used}${use.truncated ? '+' : ''} / ${limit.max}</td>
+<td>${used ? html`<ul class="holders">${use.holders.map((holder) => html`<li><a href="${href(ctx.base, ['jobs', holder.jobId])}">${holder.name}</a> on ${holder.workerId}, until ${timeCell(holder.leasedUntil, ctx.now)}</li>`)}${use.truncated ? html`<li>and more</li>` : ''}</ul>` : '—'}</td></tr>`;
+  });
+  const body = html`<table id="limits" data-live><thead><tr><th>Kind</th><th>Target</th><th class="num">Used / max</th><th>Held by</th></tr></thead>
+<tbody>${rows.length ? rows : html`<tr><td colspan="4">No concurrency limits are set.</td></tr>`}</tbody></table>
+${more > 0 ? html`<p>${more} more limits are set; this page shows the first ${limits.length}.</p>` : ''}`;
   return layout(ctx, 'limits', 'Concurrency limits', body);
 }
 
