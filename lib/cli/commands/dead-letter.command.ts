@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { assertUuid } from '../../core/index.js';
+import { assertUuid, IllegalTransitionError, JobNotFoundError } from '../../core/index.js';
 import { CliError } from '../cli-error.js';
 import { positiveInt, withConnection, withFormat, type CliContext, type Format } from '../cli-context.js';
 import { iso, json, oneLine, table } from '../output.js';
@@ -65,6 +65,46 @@ export function registerDeadLetter(program: Command, ctx: CliContext): void {
             ? `Replayed schedule ${schedule.id} (${schedule.name}): occurrence ${occurrence.id} is due now and the schedule mints again.`
             : `Replayed schedule ${schedule.id} (${schedule.name}): it mints again (the occurrence that stopped it no longer exists).`,
         );
+      });
+    });
+
+  withConnection(
+    deadLetter
+      .command('replay-all')
+      .description('replay the recent dead letters that match a filter, as the dashboard replays a group; --dry-run lists them first'),
+  )
+    .option('--name <name>', 'only jobs of this wire name')
+    .option('--error <text>', 'only jobs whose last error\'s first line contains this text')
+    .option('--limit <n>', 'look at this many of the most recent dead letters (1 to 1000)', positiveInt('--limit'), 1_000)
+    .option('--dry-run', 'list what would be replayed, and replay nothing')
+    .action(async (options: { conn?: string; table?: string; name?: string; error?: string; limit: number; dryRun?: boolean }) => {
+      if (options.name === undefined && options.error === undefined) {
+        throw new CliError('dead-letter replay-all needs a filter: pass --name, --error or both, or replay one job with dead-letter replay <id>.');
+      }
+      await ctx.withStore(options, async ({ store }) => {
+        const matches = (await store.jobListDeadLettered({ limit: options.limit })).filter(
+          (job) => (options.name === undefined || job.name === options.name) && (options.error === undefined || (job.lastError ?? '').split('\n', 1)[0]!.includes(options.error)),
+        );
+        if (matches.length === 0) {
+          ctx.out(`No dead letter among the ${options.limit} most recent matches.`);
+          return;
+        }
+        if (options.dryRun) {
+          ctx.out(table(['ID', 'NAME', 'DEAD-LETTERED AT', 'LAST ERROR'], matches.map((job) => [job.id, job.name, iso(job.finishedAt), oneLine(job.lastError, 60)])));
+          ctx.out(`${matches.length} would be replayed; run again without --dry-run to replay them.`);
+          return;
+        }
+        let replayed = 0;
+        for (const job of matches) {
+          try {
+            await store.jobReplay({ jobId: job.id, actor: ctx.actor });
+            replayed += 1;
+          } catch (error) {
+            // Replayed or purged by someone else since the listing: not ours to report as a failure.
+            if (!(error instanceof IllegalTransitionError) && !(error instanceof JobNotFoundError)) throw error;
+          }
+        }
+        ctx.out(`Replayed ${replayed} of ${matches.length} matching dead letters: attempt 0, due now.${replayed < matches.length ? ' The others had left the dead-letter list since they were read.' : ''}`);
       });
     });
 }
