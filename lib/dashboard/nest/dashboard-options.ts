@@ -17,7 +17,9 @@ export interface SchedulerDashboardOptions {
    * The name the audit log records for an action, from the request your guard let through (for
    * example `req.user.email`). Default `dashboard`.
    */
-  readonly actor?: (request: IncomingMessage & { user?: unknown }) => string | undefined;
+  // `user` is whatever your authentication put there (Passport's `req.user`), so it is left untyped.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  readonly actor?: (request: IncomingMessage & { user?: any }) => string | undefined;
   /** Refuse every action on the server and draw no action controls. Default false. */
   readonly readOnly?: boolean;
   /** In read-only mode, still let an operator reveal a job's payload. Default false. */
