@@ -22,8 +22,8 @@ export const MAX_THROUGHPUT_BUCKETS = 1_440;
 export const DEFAULT_OBSERVER_LIST_LIMIT = 100;
 /**
  * The most history entries one {@link OperatorStore.observerList} read counts after each observer's
- * cursor: index entries only on PostgreSQL (the log's key carries the order), so 1,000 observers
- * each 10,000 behind stay a bounded read.
+ * cursor, in order through the log's key (on PostgreSQL its columns are all the count needs), so
+ * 1,000 observers each 10,000 behind stay a bounded read.
  */
 export const OBSERVER_LAG_LIMIT = 10_000;
 /** The narrowest and widest throughput bucket. */

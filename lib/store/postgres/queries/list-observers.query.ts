@@ -21,7 +21,7 @@ interface PgObserverRow {
  * The first $1 cursors by observer (the cursors' key), each with the entries after it that
  * history-read.query.ts would hand out now: the same predicate (delivery-order.sql.ts), read in
  * (tx, id) order from the history key and stopped after $2 for the count, after one for the
- * oldest entry's time. The count reads index entries only. Run after ORDERED_READ_SETTINGS in the
+ * oldest entry's time. The count needs only the key's columns, so it can be an index-only scan. Run after ORDERED_READ_SETTINGS in the
  * caller's transaction: with the range's size unknown to the planner, it could otherwise read the
  * whole range through a bitmap and sort it. A lease is reported only while it is live.
  */
