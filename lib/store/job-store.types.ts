@@ -64,6 +64,49 @@ export interface ObserverLease {
   readonly failures: number;
 }
 
+/** How many observers {@link OperatorStore.observerList} returns. */
+export interface ObserverListParams {
+  /** Default 100, at most 1,000. */
+  readonly limit?: number;
+}
+
+/**
+ * A transition observer's cursor as an operator sees it ({@link OperatorStore.observerList}): where
+ * it is in the history log, who delivers for it now, how its deliveries have been failing, and how
+ * far it is behind.
+ */
+export interface ObserverStatus {
+  /** The observer's id: the name its cursor is kept under. */
+  readonly observer: string;
+  /** Entries up to this position were delivered, as {@link ObserverLease.position}. */
+  readonly position: string;
+  /** The worker holding the cursor's delivery lease now; null when no lease is live (by the store's clock). */
+  readonly leasedBy: string | null;
+  /** When that lease ends; null with `leasedBy`. */
+  readonly leasedUntil: Date | null;
+  /** Deliveries that failed in a row since the last commit (0 after a commit). */
+  readonly failures: number;
+  /**
+   * When the backoff after the last failed delivery ends: the cursor is not leased before then. Kept
+   * until the next commit, so it can be in the past; null when nothing failed since the last commit.
+   */
+  readonly retryAt: Date | null;
+  /** The error of the last failed delivery (cut to the store's error size); null after a commit. */
+  readonly lastError: string | null;
+  /** The store's clock when the cursor was last leased, moved or failed. */
+  readonly updatedAt: Date;
+  /**
+   * History entries after `position` that the observer would be fed now (the same entries, in the
+   * same commit-safe order, as {@link ObserverStore.historyRead} after `position` returns), counted
+   * up to 10,000. Every entry counts, whether or not the observer's `to` and `job` filters match it.
+   */
+  readonly lagEntries: number;
+  /** True when more than 10,000 entries lie after `position`: `lagEntries` is then 10,000, a lower bound. */
+  readonly lagCapped: boolean;
+  /** The `at` of the first entry after `position` (the oldest the observer has not been fed), or null when it is caught up. */
+  readonly oldestUndeliveredAt: Date | null;
+}
+
 /** How many jobs of one queue are in one state. */
 export interface JobStateCount {
   readonly queue: string;
@@ -841,6 +884,16 @@ export interface OperatorStore extends StoreInfo {
    * registry's `lastSeenAt` index, so it costs its page whatever the number of rows.
    */
   nodeList(params?: NodeListParams): Promise<NodeRecord[]>;
+
+  /**
+   * The transition observers' cursors, by observer id, at most `limit` (100 by default, at most
+   * 1,000): each one's position, live delivery lease, failures, and lag behind the history log.
+   * The lag counts the entries {@link ObserverStore.historyRead} would return after the cursor
+   * (on PostgreSQL, in (transaction, id) order and only entries of finished transactions), read
+   * in order through the log's ordering index and stopped after 10,000 per observer, so a read
+   * costs at most that many index entries per observer, whatever the log holds.
+   */
+  observerList(params?: ObserverListParams): Promise<ObserverStatus[]>;
 }
 
 /** Recurring schedules: defined by operators and declarations, minted by workers. */

@@ -1,5 +1,5 @@
 import type { DependencyMode, JobState } from '../core/index.js';
-import type { EdgeJob, JobThroughput, LimitHolder, ThroughputBucket } from './job-store.types.js';
+import type { EdgeJob, JobThroughput, LimitHolder, ObserverStatus, ThroughputBucket } from './job-store.types.js';
 
 /** Default and most edges {@link OperatorStore.jobEdges} returns per side. */
 export const DEFAULT_EDGE_LIMIT = 100;
@@ -18,6 +18,14 @@ export const DUE_SCAN_LIMIT = 10_000;
 export const THROUGHPUT_SCAN_LIMIT = 50_000;
 /** The most buckets one throughput read returns (a day of minutes). */
 export const MAX_THROUGHPUT_BUCKETS = 1_440;
+/** Default observers {@link OperatorStore.observerList} returns. */
+export const DEFAULT_OBSERVER_LIST_LIMIT = 100;
+/**
+ * The most history entries one {@link OperatorStore.observerList} read counts after each observer's
+ * cursor, in order through the log's key (on PostgreSQL its columns are all the count needs), so
+ * 1,000 observers each 10,000 behind stay a bounded read.
+ */
+export const OBSERVER_LAG_LIMIT = 10_000;
 /** The narrowest and widest throughput bucket. */
 export const MIN_BUCKET_MS = 1_000;
 export const MAX_BUCKET_MS = 86_400_000;
@@ -92,6 +100,25 @@ export interface DriverThroughput {
   /** Per source: the rows read (matching the queue or not) and the oldest `finishedAt` among them. */
   readonly read: Readonly<Record<ThroughputSource, { readonly rows: number; readonly oldest: number | null }>>;
   readonly now: number;
+}
+
+/** An observer listing as a driver receives it: how many cursors, and how far to count each one's lag. */
+export interface DriverObserverListParams {
+  readonly limit: number;
+  /** Count at most this many entries after each cursor (one more than the reported cap, so the cut can tell). */
+  readonly lagScan: number;
+}
+
+/**
+ * One cursor as a driver reads it: the contract's fields, with the lease already judged live or
+ * not by the store's clock, and `lag` counted up to `lagScan`.
+ */
+export type DriverObserverStatus = Omit<ObserverStatus, 'lagEntries' | 'lagCapped'> & { readonly lag: number };
+
+/** A driver's cursor as the operator sees it: the lag cut to `cap`, and whether there was more. */
+export function toObserverStatus(row: DriverObserverStatus, cap: number): ObserverStatus {
+  const { lag, ...rest } = row;
+  return { ...rest, lagEntries: Math.min(lag, cap), lagCapped: lag > cap };
 }
 
 /** The edge as an operator sees it, with whether it released its share of the latch. */

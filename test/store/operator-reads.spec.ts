@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { canonicalIdPrefix, MAX_THROUGHPUT_BUCKETS, throughputResult, throughputWindow } from '../../lib/store/index.js';
+import { canonicalIdPrefix, MAX_THROUGHPUT_BUCKETS, throughputResult, throughputWindow, toObserverStatus } from '../../lib/store/index.js';
 
 const MINUTE = 60_000;
 
@@ -45,5 +45,23 @@ describe('the pieces every store shares for its operator reads', () => {
     const both = throughputResult(params, { counts: [], read: { done: full, dead: { rows: 10, oldest: 3 * MINUTE } }, now: 3 * MINUTE + 1 });
     expect(both.partialUntil).toEqual(new Date(3 * MINUTE));
     expect(throughputResult(params, { counts: [], read: { done: short, dead: short }, now: 3 * MINUTE }).partialUntil).toBeNull();
+  });
+
+  it('toObserverStatus cuts a lag counted one past the cap to the cap, and says it was capped', () => {
+    const row = {
+      observer: 'o',
+      position: '7',
+      leasedBy: null,
+      leasedUntil: null,
+      failures: 0,
+      retryAt: null,
+      lastError: null,
+      updatedAt: new Date(0),
+      oldestUndeliveredAt: null,
+    };
+    expect(toObserverStatus({ ...row, lag: 0 }, 10)).toEqual({ ...row, lagEntries: 0, lagCapped: false });
+    expect(toObserverStatus({ ...row, lag: 10 }, 10)).toMatchObject({ lagEntries: 10, lagCapped: false });
+    expect(toObserverStatus({ ...row, lag: 11 }, 10)).toMatchObject({ lagEntries: 10, lagCapped: true });
+    expect('lag' in toObserverStatus({ ...row, lag: 11 }, 10)).toBe(false);
   });
 });

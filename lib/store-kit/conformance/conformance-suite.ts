@@ -13,6 +13,7 @@ import { limitCases } from './cases/limit.cases.js';
 import { listingCases } from './cases/listing.cases.js';
 import { limitChangeCases } from './cases/limit-changes.cases.js';
 import { observerCases } from './cases/observer.cases.js';
+import { observerListCases } from './cases/observer-list.cases.js';
 import { maintenanceCases } from './cases/maintenance.cases.js';
 import { nodeRegistryCases } from './cases/node-registry.cases.js';
 import { scheduleListCases } from './cases/schedule-list.cases.js';
@@ -70,6 +71,7 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('concurrency limits changed while jobs run', () => limitChangeCases(ctx));
   describe('transition history and observer cursors', () => historyCases(ctx));
   describe('observer delivery', () => observerCases(ctx));
+  describe('observer status for operators', () => observerListCases(ctx));
   describe('retention', () => retentionCases(ctx));
   describe('maintenance leases and the bounded history trim', () => maintenanceCases(ctx));
   describe('the node registry', () => nodeRegistryCases(ctx));

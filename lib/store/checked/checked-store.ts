@@ -65,6 +65,8 @@ import type {
   ObserverFailParams,
   ObserverLease,
   ObserverLeaseParams,
+  ObserverListParams,
+  ObserverStatus,
   OutcomeResult,
   ParentOutput,
   ParentOutputParams,
@@ -111,8 +113,8 @@ import {
 } from './store-params.js';
 import type { StoreDriver } from './store-driver.js';
 import type { DriverListParams } from '../job-page.js';
-import { cutEdges, throughputResult } from '../operator-reads.js';
-import { checkEdgesParams, checkHoldersParams, checkOldestDueParams, checkThroughputParams } from './operator-read-params.js';
+import { cutEdges, OBSERVER_LAG_LIMIT, throughputResult, toObserverStatus } from '../operator-reads.js';
+import { checkEdgesParams, checkHoldersParams, checkObserverListParams, checkOldestDueParams, checkThroughputParams } from './operator-read-params.js';
 
 /** The most rows one retention pass (purge or history trim) may delete. */
 const MAX_CLEANUP_BATCH = 100_000;
@@ -383,6 +385,11 @@ export class CheckedStore implements JobStore {
 
   async observerFail(params: ObserverFailParams): Promise<boolean> {
     return this.driver.observerFail(checkObserverFail(params, this.limits.maxErrorBytes));
+  }
+
+  async observerList(params?: ObserverListParams): Promise<ObserverStatus[]> {
+    const checked = checkObserverListParams(params);
+    return (await this.driver.observerList(checked)).map((row) => toObserverStatus(row, OBSERVER_LAG_LIMIT));
   }
 
   async nodeBeat(params: NodeBeatParams): Promise<void> {

@@ -1,14 +1,17 @@
 import { assertInstant, assertPositiveInteger, assertQueueName, assertUuid, InvalidArgumentError, showValue } from '../../core/index.js';
-import type { JobEdgesParams, JobThroughputParams, LimitHoldersParams, QueueOldestDueParams } from '../job-store.types.js';
+import type { JobEdgesParams, JobThroughputParams, LimitHoldersParams, ObserverListParams, QueueOldestDueParams } from '../job-store.types.js';
 import {
   DEFAULT_EDGE_LIMIT,
   DEFAULT_HOLDER_LIMIT,
+  DEFAULT_OBSERVER_LIST_LIMIT,
   DUE_SCAN_LIMIT,
   MAX_BUCKET_MS,
   MIN_BUCKET_MS,
+  OBSERVER_LAG_LIMIT,
   THROUGHPUT_SCAN_LIMIT,
   type DriverEdgesParams,
   type DriverHoldersParams,
+  type DriverObserverListParams,
   type DriverOldestDueParams,
   type DriverThroughputParams,
 } from '../operator-reads.js';
@@ -47,4 +50,16 @@ export function checkThroughputParams(params: JobThroughputParams): DriverThroug
     throw new InvalidArgumentError(`bucketMs must be a whole number of milliseconds from ${MIN_BUCKET_MS} to ${MAX_BUCKET_MS}, got ${showValue(bucketMs)}.`, 'bucketMs');
   }
   return { since, bucketMs, queue: p.queue === undefined ? null : assertQueueName(p.queue), scan: THROUGHPUT_SCAN_LIMIT };
+}
+
+/**
+ * Checks an observer listing: at most {@link MAX_BATCH} cursors ({@link DEFAULT_OBSERVER_LIST_LIMIT}
+ * when absent), each one's lag counted one entry past {@link OBSERVER_LAG_LIMIT}.
+ */
+export function checkObserverListParams(params: ObserverListParams | undefined): DriverObserverListParams {
+  const p = optionalParamsOf('observerList', params, '{ limit? }') ?? {};
+  return {
+    limit: p.limit === undefined ? DEFAULT_OBSERVER_LIST_LIMIT : assertPositiveInteger(p.limit, 'limit', MAX_BATCH),
+    lagScan: OBSERVER_LAG_LIMIT + 1,
+  };
 }

@@ -28,6 +28,8 @@ import type {
   DriverEdgesParams,
   DriverHolders,
   DriverHoldersParams,
+  DriverObserverListParams,
+  DriverObserverStatus,
   DriverOldestDue,
   DriverOldestDueParams,
   DriverThroughput,
@@ -176,6 +178,11 @@ export interface StoreDriver {
   observerLease(params: DriverObserverLeaseParams): Promise<ObserverLease | null>;
   observerCommit(params: DriverObserverCommitParams): Promise<boolean>;
   observerFail(params: DriverObserverFailParams): Promise<boolean>;
+  /**
+   * Cursors by observer id, at most `limit`, each with its lease judged live by the store's clock
+   * and its lag counted up to `lagScan` entries in {@link StoreDriver.historyRead}'s order.
+   */
+  observerList(params: DriverObserverListParams): Promise<DriverObserverStatus[]>;
 
   /** Upserts the node's registry row, stamped with the store's clock. */
   nodeBeat(params: DriverNodeBeatParams): Promise<void>;

@@ -46,6 +46,8 @@ import type {
   DriverEdgesParams,
   DriverHolders,
   DriverHoldersParams,
+  DriverObserverListParams,
+  DriverObserverStatus,
   DriverOldestDue,
   DriverOldestDueParams,
   DriverThroughput,
@@ -299,6 +301,10 @@ export class MemoryDriver implements StoreDriver {
 
   async observerFail(params: DriverObserverFailParams): Promise<boolean> {
     return this.observers.fail(params);
+  }
+
+  async observerList(params: DriverObserverListParams): Promise<DriverObserverStatus[]> {
+    return this.observers.list(params);
   }
 
   async nodeBeat(params: DriverNodeBeatParams): Promise<void> {

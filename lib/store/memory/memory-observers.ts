@@ -1,5 +1,6 @@
 import type { DriverObserverCommitParams, DriverObserverFailParams, DriverObserverLeaseParams } from '../checked/store-driver.js';
 import type { HistoryEntry, ObserverLease } from '../job-store.types.js';
+import type { DriverObserverListParams, DriverObserverStatus } from '../operator-reads.js';
 import type { MemoryCursor, MemoryState } from './memory-tables.js';
 
 /** Feeds transition observers: the history log by position, and one leased cursor per observer. */
@@ -15,10 +16,10 @@ export class MemoryObservers {
     const { tables, clock } = this.state;
     const now = clock.now();
     const tail = tables.history.at(-1)?.id ?? 0;
-    const cursor = tables.cursors.get(observer) ?? { lastId: tail, leasedBy: null, leasedUntil: null, failures: 0, retryAt: null, lastError: null };
+    const cursor = tables.cursors.get(observer) ?? { lastId: tail, leasedBy: null, leasedUntil: null, failures: 0, retryAt: null, lastError: null, updatedAt: now };
     const heldByOther = cursor.leasedBy !== null && cursor.leasedBy !== workerId && cursor.leasedUntil !== null && cursor.leasedUntil > now;
     if (heldByOther || (cursor.retryAt !== null && cursor.retryAt > now)) return null;
-    tables.cursors.set(observer, { ...cursor, leasedBy: workerId, leasedUntil: now + leaseMs });
+    tables.cursors.set(observer, { ...cursor, leasedBy: workerId, leasedUntil: now + leaseMs, updatedAt: now });
     return { observer, position: String(cursor.lastId), failures: cursor.failures };
   }
 
@@ -30,6 +31,7 @@ export class MemoryObservers {
     cursor.failures = 0;
     cursor.retryAt = null;
     cursor.lastError = null;
+    cursor.updatedAt = this.state.clock.now();
     return true;
   }
 
@@ -41,7 +43,36 @@ export class MemoryObservers {
     cursor.lastError = error;
     cursor.leasedBy = null;
     cursor.leasedUntil = null;
+    cursor.updatedAt = this.state.clock.now();
     return true;
+  }
+
+  /**
+   * Cursors by observer id, each with the entries after it counted up to `lagScan`, from the first
+   * such entry on: the log is kept in id order, so it is found by bisection, as a SQL store finds
+   * it through its ordering index.
+   */
+  list({ limit, lagScan }: DriverObserverListParams): DriverObserverStatus[] {
+    const { tables, clock } = this.state;
+    const now = clock.now();
+    const names = [...tables.cursors.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).slice(0, limit);
+    return names.map((observer) => {
+      const cursor = tables.cursors.get(observer)!;
+      const first = firstAfter(tables.history, cursor.lastId);
+      const live = cursor.leasedBy !== null && cursor.leasedUntil !== null && cursor.leasedUntil > now;
+      return {
+        observer,
+        position: String(cursor.lastId),
+        leasedBy: live ? cursor.leasedBy : null,
+        leasedUntil: live ? new Date(cursor.leasedUntil!) : null,
+        failures: cursor.failures,
+        retryAt: cursor.retryAt === null ? null : new Date(cursor.retryAt),
+        lastError: cursor.lastError,
+        updatedAt: new Date(cursor.updatedAt),
+        lag: Math.min(tables.history.length - first, lagScan),
+        oldestUndeliveredAt: first < tables.history.length ? tables.history[first]!.at : null,
+      };
+    });
   }
 
   private heldCursor(observer: string, workerId: string): MemoryCursor | null {
@@ -50,4 +81,16 @@ export class MemoryObservers {
     if (!cursor || cursor.leasedBy !== workerId || cursor.leasedUntil === null || cursor.leasedUntil <= now) return null;
     return cursor;
   }
+}
+
+/** The index of the first entry with an id above `id` in a log kept in id order. */
+function firstAfter(history: readonly HistoryEntry[], id: number): number {
+  let low = 0;
+  let high = history.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (history[mid]!.id > id) high = mid;
+    else low = mid + 1;
+  }
+  return low;
 }

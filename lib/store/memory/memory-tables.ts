@@ -29,6 +29,8 @@ export interface MemoryCursor {
   failures: number;
   retryAt: number | null;
   lastError: string | null;
+  /** The store's clock at the last lease, commit or failure. */
+  updatedAt: number;
 }
 
 /** A dependency edge, kept under its parent. */

@@ -27,6 +27,8 @@ import {
   type DriverEdgesParams,
   type DriverHolders,
   type DriverHoldersParams,
+  type DriverObserverListParams,
+  type DriverObserverStatus,
   type DriverOldestDue,
   type DriverOldestDueParams,
   type DriverThroughput,
@@ -340,6 +342,13 @@ export class PostgresDriver implements StoreDriver {
   async observerFail(params: DriverObserverFailParams): Promise<boolean> {
     const { observer, workerId, error, retryDelayMs } = params;
     return this.sql.observerFail(this.db, observer, workerId, error, retryDelayMs);
+  }
+
+  async observerList({ limit, lagScan }: DriverObserverListParams): Promise<DriverObserverStatus[]> {
+    return this.connections.transaction(async (db) => {
+      await db.query(ORDERED_READ_SETTINGS);
+      return this.sql.listObservers(db, limit, lagScan);
+    });
   }
 
   /**

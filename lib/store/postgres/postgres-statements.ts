@@ -33,6 +33,7 @@ import { lockScheduleQuery } from './queries/lock-schedule.query.js';
 import { maintenanceLeaseQuery } from './queries/maintenance-lease.query.js';
 import { nextDueScheduleQuery } from './queries/next-due-schedule.query.js';
 import { listNodesQuery } from './queries/list-nodes.query.js';
+import { listObserversQuery } from './queries/list-observers.query.js';
 import { nodeBeatQuery } from './queries/node-beat.query.js';
 import { nodeStopQuery } from './queries/node-stop.query.js';
 import { pruneNodesQuery } from './queries/prune-nodes.query.js';
@@ -93,6 +94,7 @@ export interface PostgresStatements {
   readonly observerLease: ReturnType<typeof observerLeaseQuery>;
   readonly observerCommit: ReturnType<typeof observerCommitQuery>;
   readonly observerFail: ReturnType<typeof observerFailQuery>;
+  readonly listObservers: ReturnType<typeof listObserversQuery>;
   readonly purge: ReturnType<typeof purgeJobsQuery>;
   readonly foldCounts: ReturnType<typeof foldJobCountsQuery>;
   readonly maintenanceLease: ReturnType<typeof maintenanceLeaseQuery>;
@@ -157,6 +159,7 @@ export function postgresStatements(t: PostgresNaming, options: { readonly asyncC
     observerLease: observerLeaseQuery(t),
     observerCommit: observerCommitQuery(t),
     observerFail: observerFailQuery(t),
+    listObservers: listObserversQuery(t),
     purge: purgeJobsQuery(t),
     foldCounts: foldJobCountsQuery(t),
     maintenanceLease: maintenanceLeaseQuery(t),

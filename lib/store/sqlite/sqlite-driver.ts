@@ -25,6 +25,8 @@ import {
   type DriverEdgesParams,
   type DriverHolders,
   type DriverHoldersParams,
+  type DriverObserverListParams,
+  type DriverObserverStatus,
   type DriverOldestDue,
   type DriverOldestDueParams,
   type DriverThroughput,
@@ -337,6 +339,10 @@ export class SqliteDriver implements StoreDriver {
   async observerFail(params: DriverObserverFailParams): Promise<boolean> {
     const { observer, workerId, error, retryDelayMs } = params;
     return this.conn.write((now) => this.conn.statements().observerFail(observer, workerId, error, retryDelayMs, now));
+  }
+
+  async observerList({ limit, lagScan }: DriverObserverListParams): Promise<DriverObserverStatus[]> {
+    return this.conn.read(() => this.conn.statements().listObservers(limit, lagScan, this.conn.now()));
   }
 
   /**

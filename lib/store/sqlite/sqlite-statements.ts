@@ -35,6 +35,7 @@ import { queueOldestDueQuery } from './queries/queue-oldest-due.query.js';
 import { listSchedulesPageQuery } from './queries/list-schedules-page.query.js';
 import { nextDueScheduleQuery } from './queries/next-due-schedule.query.js';
 import { listNodesQuery } from './queries/list-nodes.query.js';
+import { listObserversQuery } from './queries/list-observers.query.js';
 import { nodeBeatQuery } from './queries/node-beat.query.js';
 import { nodeStopQuery } from './queries/node-stop.query.js';
 import { pruneNodesQuery } from './queries/prune-nodes.query.js';
@@ -93,6 +94,7 @@ export interface SqliteStatements {
   readonly observerLease: ReturnType<typeof observerLeaseQuery>;
   readonly observerCommit: ReturnType<typeof observerCommitQuery>;
   readonly observerFail: ReturnType<typeof observerFailQuery>;
+  readonly listObservers: ReturnType<typeof listObserversQuery>;
   readonly purge: ReturnType<typeof purgeJobsQuery>;
   readonly maintenanceLease: ReturnType<typeof maintenanceLeaseQuery>;
   // Schedules and the audit log
@@ -150,6 +152,7 @@ export function sqliteStatements(db: Database, t: SqliteNaming): SqliteStatement
     observerLease: observerLeaseQuery(db, t),
     observerCommit: observerCommitQuery(db, t),
     observerFail: observerFailQuery(db, t),
+    listObservers: listObserversQuery(db, t),
     purge: purgeJobsQuery(db, t),
     maintenanceLease: maintenanceLeaseQuery(db, t),
     getSchedule: getScheduleQuery(db, t),

@@ -210,6 +210,7 @@ export function badInputCases(ctx: SuiteContext): void {
     ['nodeBeat', '{ id, host, pid, version, queues, concurrency, running }', false],
     ['nodeStop', '{ id }', false],
     ['nodeList', '{ seenSince?, limit? }', true],
+    ['observerList', '{ limit? }', true],
     ['nodePrune', '{ olderThanMs, limit }', false],
   ];
   const NOT_OBJECTS: Array<[value: unknown, shown: string]> = [

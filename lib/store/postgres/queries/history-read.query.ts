@@ -1,6 +1,7 @@
 import type { HistoryEntry } from '../../job-store.js';
 import type { PgExecutor } from '../pg-executor.js';
 import type { PostgresNaming } from '../postgres-naming.js';
+import { deliverableAfter } from './delivery-order.sql.js';
 import { HISTORY_COLUMNS, historyEntry, type PgHistoryRow } from './history-entry.js';
 
 /**
@@ -9,9 +10,9 @@ import { HISTORY_COLUMNS, historyEntry, type PgHistoryRow } from './history-entr
  * reader never passes an entry that commits later with a smaller position.
  */
 export function historyReadQuery(t: PostgresNaming) {
-  const text = `SELECT ${HISTORY_COLUMNS} FROM ${t.history}
-           WHERE (tx, id) > ($1::xid8, $2::bigint) AND tx < pg_snapshot_xmin(pg_current_snapshot())
-           ORDER BY tx, id LIMIT $3`;
+  const text = `SELECT ${HISTORY_COLUMNS} FROM ${t.history} h
+           WHERE ${deliverableAfter('h', '$1::xid8', '$2::bigint')}
+           ORDER BY h.tx, h.id LIMIT $3`;
   return async (db: PgExecutor, after: string, limit: number): Promise<HistoryEntry[]> => {
     const [tx, id] = after.split(':');
     return (await db.query<PgHistoryRow>(text, [tx, id, limit])).map(historyEntry);

@@ -1,6 +1,7 @@
 import type { ObserverLease } from '../../job-store.js';
 import type { PgExecutor } from '../pg-executor.js';
 import type { PostgresNaming } from '../postgres-naming.js';
+import { DELIVERY_HORIZON } from './delivery-order.sql.js';
 
 /**
  * Leases an observer's cursor to a worker, unless another worker holds a live lease or the cursor
@@ -9,7 +10,7 @@ import type { PostgresNaming } from '../postgres-naming.js';
  */
 export function observerLeaseQuery(t: PostgresNaming) {
   const text = `INSERT INTO ${t.cursors} AS c (observer, last_tx, last_id, leased_by, leased_until)
-         VALUES ($1, pg_snapshot_xmin(pg_current_snapshot()), 0, $2, now() + $3 * interval '1 millisecond')
+         VALUES ($1, ${DELIVERY_HORIZON}, 0, $2, now() + $3 * interval '1 millisecond')
          ON CONFLICT (observer) DO UPDATE SET leased_by = $2, leased_until = now() + $3 * interval '1 millisecond', updated_at = now()
          WHERE (c.leased_by IS NULL OR c.leased_by = $2 OR c.leased_until <= now()) AND (c.retry_at IS NULL OR c.retry_at <= now())
          RETURNING c.last_tx::text AS last_tx, c.last_id, c.failures`;
