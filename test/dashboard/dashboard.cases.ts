@@ -181,6 +181,20 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       expect((await browser.get('/queues/reports')).text).toContain('<strong>none</strong>: its jobs wait until a node that claims from it starts');
     });
 
+    it('the observers page shows each cursor lag, its oldest undelivered entry, its holder and its failures', async () => {
+      await h.store.observerLease({ observer: 'audit-trail', workerId: 'node-x', leaseMs: 30_000 });
+      await h.store.observerLease({ observer: 'billing-sync', workerId: 'node-y', leaseMs: 30_000 });
+      await h.store.jobEnqueue({ job: { name: 'mail.send', payload: {}, queue: 'mail' } });
+      await h.store.observerFail({ observer: 'billing-sync', workerId: 'node-y', error: 'webhook refused: 503', retryDelayMs: 60_000 });
+      const page = await browser.get('/observers');
+      expect(page.status).toBe(200);
+      const row = (name: string) => new RegExp(`<td><code>${name}</code></td>([\\s\\S]*?)</tr>`).exec(page.text)?.[1] ?? '';
+      expect(row('audit-trail')).toMatch(/^\s*<td class="num">1<\/td>\s*<td><time/);
+      expect(row('audit-trail')).toContain('node-x, until');
+      // Its failure count, the retry time, and the error.
+      expect(row('billing-sync')).toMatch(/<td class="num">1<\/td>\s*<td><time[^>]*>[^<]*<\/time> <small>[^<]*<\/small><\/td>\s*<td class="error">webhook refused: 503<\/td>/);
+    });
+
     it('an unknown job is a 404 page, a bad filter or address a 400 page, each with one sentence', async () => {
       const missing = await browser.get('/jobs/0190a5a0-0000-7000-8000-000000000001');
       expect(missing.status).toBe(404);

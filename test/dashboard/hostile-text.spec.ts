@@ -83,6 +83,8 @@ describe('hostile text in the dashboard', () => {
       await store.concurrencyLimitSet({ target: { key: HOSTILE.slice(0, 100) }, max: 2, actor: '<script>alert(1)</script>' });
       const { schedule } = await store.scheduleUpsert({ schedule: { name: 'javascript:void', everyMs: 60_000, queue } });
       await browser.post(`/queues/${encodeURIComponent(queue)}/pause`);
+      await store.observerLease({ observer: 'obs', workerId: 'w"><script>alert(1)</script>', leaseMs: 30_000 });
+      await store.observerFail({ observer: 'obs', workerId: 'w"><script>alert(1)</script>', error: HOSTILE, retryDelayMs: 1_000 });
       await store.nodeBeat({ id: 'node"><script>alert(1)</script>', host: HOSTILE.slice(0, 120), pid: 1, version: '<img src=x onerror=alert(1)>', queues: [queue], concurrency: 1, running: 0 });
 
       const pages = [
@@ -101,6 +103,7 @@ describe('hostile text in the dashboard', () => {
         '/limits',
         '/audit',
         '/workers',
+        '/observers',
         `/queues/${queue}`,
         `/jobs/${encodeURIComponent('<script>alert(1)</script>')}`,
       ];

@@ -20,6 +20,7 @@ const SECTIONS: readonly (readonly [string, string])[] = [
   ['schedules', 'Schedules'],
   ['limits', 'Limits'],
   ['workers', 'Workers'],
+  ['observers', 'Observers'],
   ['audit', 'Audit'],
 ];
 

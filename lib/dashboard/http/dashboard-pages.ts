@@ -6,6 +6,7 @@ import { deadLettersPage } from '../pages/dead-letters.page.js';
 import { jobActions, jobPage } from '../pages/job.page.js';
 import { jobsPage, type JobFilters } from '../pages/jobs.page.js';
 import { auditPage, limitsPage } from '../pages/limits-audit.page.js';
+import { observersPage } from '../pages/observers.page.js';
 import { overviewPage } from '../pages/overview.page.js';
 import { queuePage } from '../pages/queue.page.js';
 import { workersPage } from '../pages/workers.page.js';
@@ -230,6 +231,8 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
       const uses = await Promise.all(shown.map(async (limit) => ({ limit, use: await store.limitHolders({ target: 'queue' in limit ? { queue: limit.queue } : { key: limit.key }, limit: HOLDERS_SHOWN }) })));
       return limitsPage(ctx, uses, limits.length - shown.length);
     }
+    case 'observers':
+      return id === undefined ? observersPage(ctx, await store.observerList({ limit: 200 })) : null;
     case 'audit':
       return id === undefined ? auditPage(ctx, await store.auditList({ limit: 200 })) : null;
     default:
