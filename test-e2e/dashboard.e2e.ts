@@ -60,9 +60,10 @@ describe('the dashboard in Chromium, on the sample app (SQLite)', () => {
 
   beforeAll(async () => {
     mkdirSync(shots, { recursive: true });
-    sample = await SampleProcess.start({ SAMPLE_SQLITE_FILE: sqliteFile, DATABASE_URL: '' });
+    // The browser first: without one, the run stops at once with the sentence that says what to install.
     chromium = await launchChromium();
     page = chromium.page;
+    sample = await SampleProcess.start({ SAMPLE_SQLITE_FILE: sqliteFile, DATABASE_URL: '' });
 
     // Something of every kind for the pages to show: finished work, a retried job, dead letters
     // with the steps they cancelled, and a job that waits an hour.
