@@ -53,4 +53,7 @@ Try these:
 
   # a declined card: the charge is dead-lettered (see DEAD LETTER in this log) and shipping is cancelled
   curl -s -X POST ${base}/checkouts -H 'content-type: application/json' -d '{"customerId":"c-1","item":"lamp","paymentMethod":"declined"}'
+
+  # the customer changes the card; then replay the dead-lettered charge on the dashboard's job page
+  curl -s -X PUT ${base}/checkouts/<checkoutId>/payment-method -H 'content-type: application/json' -d '{"paymentMethod":"card"}'
 `);

@@ -10,8 +10,10 @@ export class ChargePaymentJob implements JobHandler<CheckoutStep> {
 
   async handle(step: CheckoutStep, ctx: JobContext<CheckoutStep>): Promise<void> {
     const reserved = await ctx.parentOutput<{ reservationId: string }>(step.reserveJobId!);
+    // Read from the row at each run: after the customer changes a declined card, a replay charges the new one.
+    const { paymentMethod } = await this.em.findOneByOrFail(Checkout, { id: step.checkoutId });
     await simulatedWork();
-    if (step.paymentMethod === 'declined') throw new PermanentJobError('the card was declined');
+    if (paymentMethod === 'declined') throw new PermanentJobError('the card was declined');
     // The occurrence id doubles as the payment provider's idempotency key.
     const chargeId = `ch-${ctx.occurrenceId.slice(0, 8)}`;
     await this.em.update(Checkout, { id: step.checkoutId }, { status: 'charged', chargeId });

@@ -6,9 +6,14 @@ export interface CheckoutStep {
   readonly reserveJobId?: string;
   /** The charge-payment job (for ship). */
   readonly chargeJobId?: string;
-  /** `declined` makes the charge fail for good, to show the cascade and the dead-letter observer. */
-  readonly paymentMethod?: 'card' | 'declined';
 }
+
+/**
+ * A checkout's payment method. `declined` makes the charge fail for good, to show the cascade and
+ * the dead-letter observer; it lives on the checkout row, not in the payload, so the customer can
+ * change it and an operator can replay the dead-lettered charge.
+ */
+export type PaymentMethod = 'card' | 'declined';
 
 /**
  * One checkout step at a time per customer, cluster-wide: the three jobs share this key, so a

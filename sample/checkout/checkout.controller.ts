@@ -1,4 +1,4 @@
-import { BadRequestException, Body, Controller, Get, NotFoundException, Param, ParseUUIDPipe, Post } from '@nestjs/common';
+import { BadRequestException, Body, Controller, Get, NotFoundException, Param, ParseUUIDPipe, Post, Put } from '@nestjs/common';
 import { InvalidArgumentError, SchedulerClient } from '../../lib/index.js';
 import { CheckoutService } from './checkout.service.js';
 
@@ -21,6 +21,17 @@ export class CheckoutController {
     const item = typeof body.item === 'string' && body.item.length > 0 ? body.item.slice(0, 200) : 'widget';
     const paymentMethod = body.paymentMethod === 'declined' ? 'declined' : 'card';
     return this.checkouts.place(customerId, item, paymentMethod);
+  }
+
+  /**
+   * `PUT /checkouts/:id/payment-method` with `{ paymentMethod }`: the customer changes a declined
+   * card, after which a replay of the dead-lettered charge (dashboard or CLI) charges the new one.
+   */
+  @Put(':id/payment-method')
+  async changePaymentMethod(@Param('id', ParseUUIDPipe) id: string, @Body() body: { paymentMethod?: unknown }) {
+    if (body?.paymentMethod !== 'card' && body?.paymentMethod !== 'declined') throw new BadRequestException('paymentMethod must be "card" or "declined".');
+    if (!(await this.checkouts.changePaymentMethod(id, body.paymentMethod))) throw new NotFoundException(`No checkout ${id}.`);
+    return { checkoutId: id, paymentMethod: body.paymentMethod };
   }
 
   /** `GET /checkouts/:id`: the checkout row, as far as its steps have taken it. */

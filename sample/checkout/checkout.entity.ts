@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn } from 'typeorm';
+import type { PaymentMethod } from './checkout-step.js';
 
 /** A checkout, advanced by its three jobs: placed → reserved → charged → shipped. */
 @Entity('sample_checkouts')
@@ -14,6 +15,10 @@ export class Checkout {
 
   @Column('varchar', { length: 20, default: 'placed' })
   status!: string;
+
+  /** What the charge step charges; see {@link PaymentMethod}. */
+  @Column('varchar', { length: 20, default: 'card' })
+  paymentMethod!: PaymentMethod;
 
   @Column('varchar', { length: 60, nullable: true })
   reservationId!: string | null;

@@ -120,6 +120,22 @@ export function sampleCases(environment: () => Promise<{ env: Record<string, str
     expect((await sample.request('GET', `/checkouts/${json.checkoutId}`)).json.status).toBe('reserved');
   });
 
+  it('charges a replayed charge once the customer has changed the declined card', async () => {
+    const { json } = await sample.request('POST', '/checkouts', { customerId: 'c-recard', item: 'lamp', paymentMethod: 'declined' });
+    await sample.jobSettled(json.jobs.charge, 'dead_lettered');
+    // Replayed as it is, the charge is declined again.
+    await cli('dead-letter', 'replay', json.jobs.charge);
+    await sample.jobSettled(json.jobs.charge, 'dead_lettered');
+    const history = (await sample.request('GET', `/checkouts/jobs/${json.jobs.charge}/history`)).json as Array<{ state: string }>;
+    expect(history.filter((entry) => entry.state === 'dead_lettered')).toHaveLength(2);
+    const changed = await sample.request('PUT', `/checkouts/${json.checkoutId}/payment-method`, { paymentMethod: 'card' });
+    expect(changed).toMatchObject({ status: 200, json: { checkoutId: json.checkoutId, paymentMethod: 'card' } });
+    await cli('dead-letter', 'replay', json.jobs.charge);
+    expect(await sample.jobSettled(json.jobs.charge, 'succeeded')).toMatchObject({ attempt: 1, output: { chargeId: expect.stringMatching(/^ch-/) } });
+    expect((await sample.request('GET', `/checkouts/${json.checkoutId}`)).json).toMatchObject({ status: 'charged', paymentMethod: 'card' });
+    expect((await sample.request('PUT', `/checkouts/${json.checkoutId}/payment-method`, { paymentMethod: 'cash' })).status).toBe(400);
+  });
+
   it('answers a bad job id with a 400 and one sentence', async () => {
     const response = await sample.request('GET', '/jobs/not-a-uuid');
     expect(response).toMatchObject({ status: 400, json: { message: 'jobId must be a UUID, got "not-a-uuid".' } });

@@ -1,0 +1,18 @@
+import base from './jest.config.js';
+
+/**
+ * The browser tests of the dashboard (`npm run test:e2e`): a real Chromium drives the built sample
+ * app. They live in their own root, so `npm test` runs none of them and needs no browser. They use
+ * SQLite only, so they need no PostgreSQL either: no global setup.
+ * @type {import('jest').Config}
+ */
+export default {
+  testEnvironment: base.testEnvironment,
+  extensionsToTreatAsEsm: base.extensionsToTreatAsEsm,
+  moduleNameMapper: base.moduleNameMapper,
+  transform: base.transform,
+  roots: ['<rootDir>/test-e2e'],
+  testMatch: ['**/*.e2e.ts'],
+  // A page load, a confirmation and a live refresh (every 5 s) per step, on a loaded 2-core machine.
+  testTimeout: 180_000,
+};
