@@ -100,17 +100,20 @@ describe('the dashboard in Chromium, on the sample app (SQLite)', () => {
     await visit('');
     expect(await text('h1')).toBe('Overview');
     const heads = await page.locator('#queues thead th').allTextContents();
-    expect(heads).toEqual(['Queue', 'scheduled', 'awaiting parents', 'running', 'succeeded', 'dead lettered', 'cancelled', 'quarantined', 'Claiming', '']);
+    expect(heads).toEqual(['Queue', 'scheduled', 'awaiting parents', 'running', 'succeeded', 'dead lettered', 'cancelled', 'quarantined', 'Oldest due waits', 'Claiming', '']);
     const row = await queueRow('default');
     // Finished jobs stay put; the recurring reminder adds a succeeded job every minute, so that one is a floor.
     const [stored] = (JSON.parse(await cli('queues', 'list', '--format', 'json')) as Array<{ name: string; counts: Record<string, number> }>).filter((q) => q.name === 'default');
-    expect(row).toMatchObject({ Queue: 'default', 'dead lettered': String(stored!.counts.dead_lettered), cancelled: String(stored!.counts.cancelled ?? 0), Claiming: 'active', '#9': 'Pause' });
+    expect(row).toMatchObject({ Queue: 'default', 'dead lettered': String(stored!.counts.dead_lettered), cancelled: String(stored!.counts.cancelled ?? 0), Claiming: 'active', '#10': 'Pause' });
     expect(Number(row['dead lettered'])).toBe(made.deadLettered.length);
     expect(Number(row.cancelled)).toBe(made.cancelled.length);
     expect(Number(row.succeeded)).toBeGreaterThanOrEqual(made.succeeded.length);
     expect(Number(row.scheduled)).toBeGreaterThanOrEqual(1);
     const cards = await page.locator('#totals .card').evaluateAll((links) => Object.fromEntries(links.map((a) => [a.querySelector('.label')!.textContent, a.querySelector('.value')!.textContent])));
-    expect(cards).toMatchObject({ 'Dead-lettered': String(made.deadLettered.length), Running: expect.stringMatching(/^\d+$/), Scheduled: expect.stringMatching(/^\d+$/) });
+    expect(cards).toMatchObject({ 'Dead-lettered': String(made.deadLettered.length), Running: expect.stringMatching(/^\d+$/), Scheduled: expect.stringMatching(/^\d+$/), 'Running nodes': '1' });
+    // The chart of the last hour counts at least the jobs this run finished.
+    const caption = await text('#throughput figcaption');
+    expect(Number(/^All queues: (\d+) finished in the last hour/.exec(caption)?.[1])).toBeGreaterThanOrEqual(made.succeeded.length + made.deadLettered.length);
     await screenshot('overview');
   });
 

@@ -48,7 +48,7 @@ ${ctx.notice ? html`<p class="notice" role="status">${ctx.notice}</p>` : ''}
 <h1>${title}</h1>
 ${body}
 </main>
-<footer>Times are UTC. Store time ${formatTime(ctx.now)}.</footer>
+<footer>Times are UTC. Page drawn at ${formatTime(ctx.now)}.</footer>
 </body>
 </html>
 `;
