@@ -43,6 +43,8 @@ export type JobEvent =
   | { readonly kind: 'expire' }
   | { readonly kind: 'replay' }
   | { readonly kind: 'cancel' }
+  /** An operator asks a `scheduled` job that is not yet due (a later run time or a retry wait) to run now. */
+  | { readonly kind: 'run_now' }
   /** The last qualifying parent finished: an `awaiting_parents` job becomes due. */
   | { readonly kind: 'release' }
   /** A parent failed for good and the job waits `on_success`: it is cancelled, and so are its own dependants. */
@@ -225,6 +227,12 @@ function decide(job: LifecycleFields, event: JobEvent, now: number): Transition 
       }
       if (isTerminalState(job.state)) return { ok: false, rejection: 'illegal_state' };
       return ok(finish(job, 'cancelled', now, { lastError: job.lastError }));
+
+    case 'run_now':
+      if (job.state !== 'scheduled') return { ok: false, rejection: 'illegal_state' };
+      // Already due: nothing to change, and the claim that takes it needs no hint.
+      if (job.runAt <= now) return ok(job);
+      return ok({ ...job, runAt: now, updatedAt: now }, WAKE);
 
     case 'release':
       if (job.state !== 'awaiting_parents') return { ok: false, rejection: 'illegal_state' };

@@ -134,6 +134,11 @@ export class SchedulerClient {
     return this.store.jobReplay({ jobId });
   }
 
+  /** Makes a scheduled job that waits for a later run time or a retry due now, keeping its attempts. */
+  runNow(jobId: string): Promise<JobRecord> {
+    return this.store.jobRunNow({ jobId });
+  }
+
   /** Stops claims from a queue; its jobs keep their places. */
   pause(queue: string): Promise<void> {
     return this.store.queuePause({ queue });

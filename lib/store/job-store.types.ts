@@ -850,6 +850,13 @@ export interface OperatorStore extends StoreInfo {
    */
   jobCancel(params: JobActionParams): Promise<CancelResult>;
 
+  /**
+   * Operator run-now: a `scheduled` job waiting for a later run time or a retry becomes due now,
+   * keeping its attempts; a job already due is left as it is. Audited as `job.run_now`. Any other
+   * state is refused with an {@link IllegalTransitionError}.
+   */
+  jobRunNow(params: JobActionParams): Promise<JobRecord>;
+
   /** A job's state changes, oldest first. */
   jobHistory(params: JobRef): Promise<HistoryEntry[]>;
 

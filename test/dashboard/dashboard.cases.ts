@@ -341,6 +341,18 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       expect((await h.store.auditList()).slice(0, 3).map((record) => record.action)).toEqual(['schedule.trigger', 'schedule.resume', 'schedule.pause']);
     });
 
+    it('run now asks first, then makes a job that waits for its run time due, as the actor', async () => {
+      const { id } = await h.store.jobEnqueue({ job: { name: 'report', payload: {}, queue: 'reports', delayMs: 3_600_000 } });
+      expect((await browser.get(`/jobs/${id}`)).text).toContain(`href="/jobs/${id}/run-now">Run now</a>`);
+      const ask = await browser.get(`/jobs/${id}/run-now`);
+      expect(ask.text).toContain('It becomes due now instead of at its run time.');
+      const done = await browser.post(`/jobs/${id}/run-now`);
+      expect(done.headers.get('location')).toBe(`/jobs/${id}?notice=job.run_now`);
+      expect((await h.store.jobClaim({ workerId: 'worker-1', limit: 1, queues: ['reports'], leaseMs: 30_000 })).map((job) => job.id)).toEqual([id]);
+      expect((await h.store.auditList())[0]).toMatchObject({ actor: 'tester', action: 'job.run_now', target: id });
+      expect((await browser.get(`/jobs/${id}/run-now`)).status).toBe(409);
+    });
+
     it('an action the job state does not allow is refused with 409 and changes nothing', async () => {
       const { id } = await h.store.jobEnqueue({ job: { name: 'mail.send', payload: {}, queue: 'mail' } });
       expect((await browser.get(`/jobs/${id}/replay`)).status).toBe(409);

@@ -33,6 +33,10 @@ export async function performAction(store: DashboardStore, req: DashboardRequest
         await store.jobReplay({ jobId: id, actor });
         return { location: withNotice(back, 'job.replayed') };
       }
+      if (action === 'run-now') {
+        await store.jobRunNow({ jobId: id, actor });
+        return { location: withNotice(back, 'job.run_now') };
+      }
       return null;
     }
     case 'dead-letters': {

@@ -129,26 +129,25 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
           store.jobEdges({ jobId: id, limit: 100 }),
           gatherWaitFacts(store, job),
         ]);
-        return jobPage(ctx, { job, history, edges, reasons: facts ? waitReasons(facts) : null, payloadShown: wantsPayload, payloadRevealable: deps.payloadRevealable });
+        const now = facts?.now ?? ctx.now;
+        return jobPage(ctx, { job, history, edges, now, reasons: facts ? waitReasons(facts) : null, payloadShown: wantsPayload, payloadRevealable: deps.payloadRevealable });
       }
-      if (action !== 'cancel' && action !== 'replay') return null;
+      if (action !== 'cancel' && action !== 'replay' && action !== 'run-now') return null;
       refuseInReadOnly(ctx);
       const back = href(ctx.base, ['jobs', id]);
-      if (!jobActions(job).includes(action)) throw new DashboardHttpError(409, `This job is ${job.state.replace(/_/g, ' ')}, so it cannot be ${action === 'cancel' ? 'cancelled' : 'replayed'}.`);
-      return confirmPage(ctx, {
-        section: 'jobs',
-        question: action === 'cancel' ? 'Cancel this job?' : 'Replay this job?',
-        consequence:
-          action === 'cancel'
-            ? job.state === 'running'
-              ? 'It is running: it will be asked to stop, and ends cancelled when its attempt does. Its dependants that wait on its success are cancelled too.'
-              : 'It will not run. Its dependants that wait on its success are cancelled too.'
-            : 'It becomes due now with its attempts reset to zero and its error cleared.',
-        action: back + `/${action}`,
-        verb: action === 'cancel' ? 'Cancel the job' : 'Replay the job',
-        back,
-        targets: [html`<code>${job.name}</code> ${job.id}`],
-      });
+      // A job that has not run yet is compared with the store's clock, as the store will.
+      const now = action === 'run-now' ? (await store.queueOldestDue({ queues: [job.queue] })).now : ctx.now;
+      if (!jobActions(job, now).includes(action)) {
+        const state = job.state.replace(/_/g, ' ');
+        throw new DashboardHttpError(409, action === 'run-now' ? `This job is ${state} and not waiting for a later time, so there is nothing to run now.` : `This job is ${state}, so it cannot be ${action === 'cancel' ? 'cancelled' : 'replayed'}.`);
+      }
+      const copy = {
+        cancel: ['Cancel this job?', job.state === 'running' ? 'It is running: it will be asked to stop, and ends cancelled when its attempt does. Its dependants that wait on its success are cancelled too.' : 'It will not run. Its dependants that wait on its success are cancelled too.', 'Cancel the job'],
+        replay: ['Replay this job?', 'It becomes due now with its attempts reset to zero and its error cleared.', 'Replay the job'],
+        'run-now': ['Run this job now?', job.attempt > 0 ? `It becomes due now instead of waiting for its retry; it keeps its ${job.attempt} spent ${job.attempt === 1 ? 'attempt' : 'attempts'}.` : 'It becomes due now instead of at its run time.', 'Run it now'],
+      } as const;
+      const [question, consequence, verb] = copy[action];
+      return confirmPage(ctx, { section: 'jobs', question, consequence, action: `${back}/${action}`, verb, back, targets: [html`<code>${job.name}</code> ${job.id}`] });
     }
     case 'dead-letters': {
       if (id === undefined) return deadLettersPage(ctx, await store.jobListDeadLettered({ limit: DEAD_LETTERS_SHOWN }), DEAD_LETTERS_SHOWN);

@@ -7,6 +7,7 @@ export const NOTICES: Readonly<Record<string, string>> = {
   'job.cancel_requested': 'The job is running: it was asked to cancel, and ends cancelled when its attempt stops.',
   'job.already_cancelled': 'The job was already cancelled.',
   'job.already_requested': 'The job had already been asked to cancel.',
+  'job.run_now': 'The job is due now; the next claim by a worker serving its queue takes it.',
   'job.replayed': 'The job was replayed: it is due now, with its attempts reset.',
   'queue.paused': 'The queue is paused: workers claim none of its jobs until it is resumed.',
   'queue.resumed': 'The queue is resumed.',

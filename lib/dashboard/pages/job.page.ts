@@ -16,12 +16,20 @@ export interface JobDetail {
   /** What holds it back, for a job that has not finished; null for a finished one. */
   readonly reasons: readonly WaitReason[] | null;
   readonly edges: JobEdges | null;
+  /** The store's clock when the job was read. */
+  readonly now: Date;
 }
 
-/** The job actions an operator may ask for in its current state. */
-export function jobActions(job: JobRecord): readonly ('cancel' | 'replay')[] {
+/** An operator's action on one job. */
+export type JobAction = 'cancel' | 'replay' | 'run-now';
+
+const ACTION_LABELS: Readonly<Record<JobAction, string>> = { cancel: 'Cancel', replay: 'Replay', 'run-now': 'Run now' };
+
+/** The job actions an operator may ask for in its current state, `now` by the store's clock. */
+export function jobActions(job: JobRecord, now: Date): readonly JobAction[] {
   if (job.state === 'dead_lettered' || job.state === 'quarantined') return ['replay'];
-  return isTerminalState(job.state) || job.cancelRequested ? [] : ['cancel'];
+  if (isTerminalState(job.state) || job.cancelRequested) return [];
+  return job.state === 'scheduled' && job.runAt.getTime() > now.getTime() ? ['run-now', 'cancel'] : ['cancel'];
 }
 
 /** JSON for a `<pre>`, two-space indented; a value JSON cannot hold shows as its type. */
@@ -40,7 +48,7 @@ function field(label: string, value: SafeHtml | string | number): SafeHtml {
 /** One job: its fields, lease, timeline, output, last error, payload (hidden by default) and actions. */
 export function jobPage(ctx: PageContext, detail: JobDetail): SafeHtml {
   const { job, history } = detail;
-  const actions = ctx.readOnly ? [] : jobActions(job);
+  const actions = ctx.readOnly ? [] : jobActions(job, detail.now);
   const timeline = history.map(
     (entry) => html`<tr><td>${timeCell(entry.at, ctx.now)}</td><td>${stateBadge(entry.state)}</td><td class="num">${entry.attempt}</td><td class="error">${entry.error === null ? '' : multiline(entry.error)}</td></tr>`,
   );
@@ -66,7 +74,7 @@ ${field('Enqueued', timeCell(job.createdAt, ctx.now))}
 ${field('Finished', timeCell(job.finishedAt, ctx.now))}
 </dl>
 ${waitReasonsSection(ctx, detail.reasons)}
-${actions.length ? html`<p class="actions">${actions.map((action) => html`<a class="action" href="${href(ctx.base, ['jobs', job.id, action])}">${action === 'cancel' ? 'Cancel' : 'Replay'}</a> `)}</p>` : ''}
+${actions.length ? html`<p class="actions">${actions.map((action) => html`<a class="action" href="${href(ctx.base, ['jobs', job.id, action])}">${ACTION_LABELS[action]}</a> `)}</p>` : ''}
 <h2>Last error</h2>
 ${job.lastError === null ? html`<p>None.</p>` : html`<pre class="error">${multiline(job.lastError)}</pre>`}
 <h2>Output</h2>

@@ -25,6 +25,7 @@ import { leaseCases } from './cases/lease.cases.js';
 import { operatorCases } from './cases/operator.cases.js';
 import { operatorReadCases } from './cases/operator-reads.cases.js';
 import { retryCases } from './cases/retry.cases.js';
+import { runNowCases } from './cases/run-now.cases.js';
 import { scheduleCases } from './cases/schedule.cases.js';
 import { scheduleOutageCases } from './cases/schedule-outage.cases.js';
 import { transactionalEnqueueCases } from './cases/transactional-enqueue.cases.js';
@@ -57,6 +58,7 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('leases, heartbeats and the sweep', () => leaseCases(ctx));
   describe('retry schedule', () => retryCases(ctx));
   describe('operator actions and listings', () => operatorCases(ctx));
+  describe('run now', () => runNowCases(ctx));
   describe('job listings in pages', () => listingCases(ctx));
   describe('job counts', () => jobCountCases(ctx));
   describe('operator reads: edges, limit holders, due work, throughput', () => operatorReadCases(ctx));

@@ -83,7 +83,7 @@ import type {
 } from '../job-store.types.js';
 import { checkNodeBeatParams, checkNodeListParams, checkNodePruneParams, checkNodeRef } from './node-params.js';
 import { actorOf } from './operator-options.js';
-import { cancelResult, replayResult } from './operator-transition.js';
+import { cancelResult, replayResult , runNowResult } from './operator-transition.js';
 import { normalizeSchedule } from '../schedules/schedule-input.js';
 import {
   mintDue,
@@ -286,6 +286,13 @@ export class CheckedStore implements JobStore {
       jobId,
       write: { decide: cancelResult, audit: (result) => ({ actor, action: 'job.cancel', target: jobId, detail: { outcome: result.outcome } }) },
     });
+  }
+
+  async jobRunNow(params: JobActionParams): Promise<JobRecord> {
+    const checked = paramsOf('jobRunNow', params, '{ jobId, actor? }');
+    const jobId = assertUuid(checked.jobId, 'jobId');
+    const actor = actorOf(checked);
+    return this.driver.jobRunNow({ jobId, write: { decide: runNowResult, audit: () => ({ actor, action: 'job.run_now', target: jobId }) } });
   }
 
   async queuePause(params: QueueActionParams): Promise<void> {

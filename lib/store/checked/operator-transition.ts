@@ -17,6 +17,14 @@ export function replayResult({ before, after, result }: OperatorTransition): Job
   return toJob(after);
 }
 
+/** The job due now, or the error that says why only a waiting job can be run now. */
+export function runNowResult({ before, after, result }: OperatorTransition): JobRecord {
+  if (!result.ok) {
+    throw new IllegalTransitionError(before.id, 'run_now', before.state, `Job ${before.id} is ${before.state}; only a scheduled job can be run now.`);
+  }
+  return toJob(after);
+}
+
 /** What the cancel did, or the error that says why this state cannot be cancelled. */
 export function cancelResult({ before, after, result }: OperatorTransition): CancelResult {
   if (!result.ok) {

@@ -158,6 +158,8 @@ export interface StoreDriver {
   jobReplay<R>(params: DriverJobWriteParams<R>): Promise<R>;
   /** Cancels a job, or asks its worker to, decided and audited in one transaction. */
   jobCancel<R>(params: DriverJobWriteParams<R>): Promise<R>;
+  /** Makes a scheduled job due now, with its audit entry, in one transaction. */
+  jobRunNow<R>(params: DriverJobWriteParams<R>): Promise<R>;
   queueSetPaused(params: DriverQueuePausedParams): Promise<void>;
   /** Sets or (with null) removes a limit under its storage key, audited in the same transaction. */
   concurrencyLimitSet(params: DriverLimitSetParams): Promise<void>;

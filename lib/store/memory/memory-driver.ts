@@ -240,6 +240,10 @@ export class MemoryDriver implements StoreDriver {
     return this.operator.cancel(params);
   }
 
+  async jobRunNow<R>(params: DriverJobWriteParams<R>): Promise<R> {
+    return this.operator.runNow(params);
+  }
+
   async queueSetPaused(params: DriverQueuePausedParams): Promise<void> {
     this.operator.setPaused(params);
   }

@@ -26,6 +26,12 @@ export class MemoryOperator {
     return result;
   }
 
+  runNow<R>({ jobId, write }: DriverJobWriteParams<R>): R {
+    const result = write.decide(this.life.operator(jobId, { kind: 'run_now' }));
+    this.audit(write.audit(result));
+    return result;
+  }
+
   setPaused({ queue, paused, audit }: DriverQueuePausedParams): void {
     const { pausedQueues, knownQueues } = this.state.tables;
     if (paused) {

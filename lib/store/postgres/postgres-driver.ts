@@ -283,6 +283,10 @@ export class PostgresDriver implements StoreDriver {
     return this.operator.cancel(params);
   }
 
+  jobRunNow<R>(params: DriverJobWriteParams<R>): Promise<R> {
+    return this.operator.runNow(params);
+  }
+
   queueSetPaused(params: DriverQueuePausedParams): Promise<void> {
     return this.operator.setPaused(params);
   }

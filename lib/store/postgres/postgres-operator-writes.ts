@@ -33,6 +33,14 @@ export class PostgresOperatorWrites {
     });
   }
 
+  runNow<R>({ jobId, write }: DriverJobWriteParams<R>): Promise<R> {
+    return this.connections.transaction(async (db) => {
+      const result = write.decide(await this.sql.operator(db, jobId, { kind: 'run_now' }, this.channel));
+      await this.sql.insertAudit(db, write.audit(result));
+      return result;
+    });
+  }
+
   async setPaused({ queue, paused, audit }: DriverQueuePausedParams): Promise<void> {
     await this.connections.transaction(async (db) => {
       await this.sql.setPaused(db, queue, paused);

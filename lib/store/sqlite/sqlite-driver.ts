@@ -286,6 +286,10 @@ export class SqliteDriver implements StoreDriver {
     return this.operator.cancel(params);
   }
 
+  jobRunNow<R>(params: DriverJobWriteParams<R>): Promise<R> {
+    return this.operator.runNow(params);
+  }
+
   queueSetPaused(params: DriverQueuePausedParams): Promise<void> {
     return this.operator.setPaused(params);
   }

@@ -33,6 +33,17 @@ export class SqliteOperator {
     });
   }
 
+  async runNow<R>({ jobId, write }: DriverJobWriteParams<R>): Promise<R> {
+    const { result, queue } = await this.conn.write((now) => {
+      const transition = this.conn.statements().operator(jobId, { kind: 'run_now' }, now);
+      const decided = write.decide(transition);
+      this.conn.statements().insertAudit(write.audit(decided), now);
+      return { result: decided, queue: transition.after.queue };
+    });
+    this.hints.emit(queue);
+    return result;
+  }
+
   async setPaused({ queue, paused, audit }: DriverQueuePausedParams): Promise<void> {
     await this.conn.write((now) => {
       this.conn.statements().setPaused(queue, paused, now);

@@ -183,6 +183,7 @@ export function badInputCases(ctx: SuiteContext): void {
     ['jobListDeadLettered', '{ limit? }', true],
     ['jobReplay', '{ jobId, actor? }', false],
     ['jobCancel', '{ jobId, actor? }', false],
+    ['jobRunNow', '{ jobId, actor? }', false],
     ['jobHistory', '{ jobId }', false],
     ['queuePause', '{ queue, actor? }', false],
     ['queueResume', '{ queue, actor? }', false],
