@@ -3,7 +3,7 @@ import type { DataSource } from 'typeorm';
 import { PostgresJobStore } from '../../lib/store/index.js';
 import { uniqueSchema } from '../support/postgres.js';
 import { schemas, useAdapterDataSource } from '../support/postgres-adapter.js';
-import { explainingDataSource, nodes, type ExplainedPlan } from '../support/postgres-plans.js';
+import { explainingDataSource, scansOf, type ExplainedPlan } from '../support/postgres-plans.js';
 
 useAdapterDataSource();
 
@@ -53,18 +53,7 @@ describe('PostgreSQL operator reads go through an index at 50,000 jobs', () => {
     await explained.destroy();
   });
 
-  /** How the statements `work` sent read `table`: each scan node's type and index; a bitmap scan is named by the indexes under it. */
-  async function scans(work: () => Promise<unknown>, table: string): Promise<string[]> {
-    plans.length = 0;
-    await work();
-    return plans
-      .flatMap((plan) => nodes(plan.Plan))
-      .filter((node) => node['Relation Name'] === table && node['Node Type'] !== 'ModifyTable')
-      .map((node) => {
-        const index = node['Index Name'] ?? nodes(node).map((c) => c['Index Name']).filter(Boolean).join('+');
-        return index ? `${node['Node Type']} ${String(index)}` : node['Node Type'];
-      });
-  }
+  const scans = (work: () => Promise<unknown>, table: string) => scansOf(plans, work, table);
 
   const seqScans = (found: string[]) => found.filter((scan) => scan.startsWith('Seq Scan'));
 

@@ -56,3 +56,19 @@ export async function explainingDataSource(settings: readonly string[], max: num
   for (const client of pool._clients ?? []) listen(client);
   return { explained, plans };
 }
+
+/**
+ * How the statements `work` sent read `table`, from plans an {@link explainingDataSource} collects:
+ * each scan node's type and index; a bitmap scan is named by the indexes under it.
+ */
+export async function scansOf(plans: ExplainedPlan[], work: () => Promise<unknown>, table: string): Promise<string[]> {
+  plans.length = 0;
+  await work();
+  return plans
+    .flatMap((plan) => nodes(plan.Plan))
+    .filter((node) => node['Relation Name'] === table && node['Node Type'] !== 'ModifyTable')
+    .map((node) => {
+      const index = node['Index Name'] ?? nodes(node).map((child) => child['Index Name']).filter(Boolean).join('+');
+      return index ? `${node['Node Type']} ${String(index)}` : node['Node Type'];
+    });
+}
