@@ -194,6 +194,22 @@ describe('the dashboard in Chromium, on the sample app (SQLite)', () => {
     expect((await sample.request('GET', `/checkouts/${declined.checkoutId}`)).json.status).toBe('charged');
   });
 
+  it('replays ticked dead letters with Replay selected, after a confirmation that lists them', async () => {
+    const declined = await declinedCheckout('c-bulk');
+    await visit('/dead-letters');
+    await page.locator(`#dead-letters input[name="id"][value="${declined.charge}"]`).check();
+    await page.click('button:has-text("Replay selected")');
+    await page.waitForURL(url('/dead-letters/replay'));
+    expect(await text('h1')).toBe('Replay 1 dead letter?');
+    expect(await page.locator('form.confirm ul.targets').textContent()).toContain(declined.charge);
+    expect(await sample.jobSettled(declined.charge, 'dead_lettered')).toMatchObject({ state: 'dead_lettered' });
+    await page.click('form.confirm button[type="submit"]');
+    await page.waitForURL((address) => address.pathname.endsWith('/dead-letters') && address.searchParams.get('notice') === 'bulk.replayed');
+    expect(await text('p.notice')).toBe('The selected dead letters were replayed.');
+    // Replayed with the card still declined, it is dead-lettered again by its one attempt.
+    expect(await sample.jobSettled(declined.charge, 'dead_lettered')).toMatchObject({ state: 'dead_lettered', attempt: 1 });
+  });
+
   it('shows a schedule with its next fire times', async () => {
     await visit('/schedules');
     await page.locator('#schedules a.id', { hasText: declaredScheduleId('reminders.stretch') }).click();

@@ -51,6 +51,8 @@ describe('durable-scheduler dead-letter replay-all', () => {
     expect(run.code).not.toBe(0);
     expect(run.stderr).toBe('dead-letter replay-all needs a filter: pass --name, --error or both, or replay one job with dead-letter replay <id>.\n');
     expect((await store.jobListDeadLettered()).length).toBe(4);
+    expect((await cli(['dead-letter', 'replay-all', ...conn, '--error', ''])).stderr).toContain('needs a filter');
+    expect((await store.jobListDeadLettered()).length).toBe(4);
   });
 
   it('--dry-run lists the matches by name and error line and replays nothing', async () => {

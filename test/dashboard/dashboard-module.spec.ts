@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { Injectable, Logger, Module, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { SchedulerDashboardModule, type SchedulerDashboardOptions } from '../../lib/dashboard/index.js';
+import { routeOf } from '../../lib/dashboard/nest/dashboard.module.js';
 import { InvalidArgumentError, SchedulerModule } from '../../lib/index.js';
 import { MemoryJobStore } from '../../lib/testing/index.js';
 import { DashboardBrowser } from './dashboard-browser.js';
@@ -94,6 +95,33 @@ describe('SchedulerDashboardModule', () => {
     } finally {
       process.env.NODE_ENV = env;
     }
+  });
+
+  it('refuses every action when the actor callback throws or names nobody, and still serves pages', async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const { store, url } = await boot({ guards: [HeaderGuard], actor: (req) => (req.headers['x-who'] === 'throw' ? (() => { throw new Error('no session'); })() : undefined) });
+    const { id } = await store.jobEnqueue({ job: { name: 'mail.send', payload: {}, queue: 'mail' } });
+    const page = await fetch(`${url}/scheduler/jobs/${id}`, { headers: { 'x-admin': 'yes', 'x-who': 'throw' } });
+    expect(page.status).toBe(200);
+    const cookie = page.headers.getSetCookie()[0]!.split(';')[0]!;
+    for (const who of ['throw', 'nobody']) {
+      const refused = await fetch(`${url}/scheduler/jobs/${id}/cancel`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'x-admin': 'yes', 'x-who': who, cookie, origin: new URL(url).origin, 'content-type': 'application/x-www-form-urlencoded' },
+        body: `_csrf=${cookie.split('=')[1]}`,
+      });
+      expect(refused.status).toBe(403);
+      expect(await refused.text()).toContain('could not tell who is acting');
+    }
+    expect((await store.jobGet({ jobId: id }))!.state).toBe('scheduled');
+    expect(warn.mock.calls.some((call) => String(call[0]).includes("actor callback threw (Error)"))).toBe(true);
+  });
+
+  it('takes the mount point from a request only when it is plain segments ending in the mount path', () => {
+    expect(routeOf({ originalUrl: '/api/scheduler/jobs/x', params: { rest: ['jobs', 'x'] } } as never, 'scheduler')).toEqual({ base: '/api/scheduler', rest: 'jobs/x' });
+    expect(routeOf({ originalUrl: '/scheduler/..\\evil.example\\jobs/x', params: { rest: ['..\\evil.example\\jobs', 'x'] } } as never, 'scheduler').base).toBe('/scheduler');
+    expect(routeOf({ originalUrl: '//evil.example/scheduler', params: {} } as never, 'scheduler').base).toBe('/scheduler');
   });
 
   it('refuses a mount path that is not plain URL segments', () => {

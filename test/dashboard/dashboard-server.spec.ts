@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
+import { request } from 'node:http';
 import { startDashboardServer, type DashboardServer } from '../../lib/dashboard/index.js';
 import { InvalidArgumentError } from '../../lib/index.js';
 import { MemoryJobStore } from '../../lib/testing/index.js';
@@ -16,6 +17,46 @@ describe('the standalone dashboard server', () => {
     server = await startDashboardServer({ store: new MemoryJobStore() });
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect((await fetch(server.url)).status).toBe(200);
+  });
+
+  it('without a token answers only to loopback names, so a rebound DNS name cannot reach it', async () => {
+    server = await startDashboardServer({ store: new MemoryJobStore() });
+    const { port } = new URL(server.url);
+    const get = (host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port, path: '/jobs', headers: { host } }, (res) => {
+          res.resume();
+          resolve(res.statusCode!);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    expect(await get(`evil.example:${port}`)).toBe(421);
+    expect(await get('127.0.0.1')).toBe(421);
+    expect(await get(`localhost:${port}`)).toBe(200);
+    expect(await get(`127.0.0.1:${port}`)).toBe(200);
+  });
+
+  it('survives malformed requests: a path of //, a bad percent-escape in the token cookie', async () => {
+    server = await startDashboardServer({ store: new MemoryJobStore(), token: TOKEN });
+    const { port } = new URL(server.url);
+    let location: string | undefined;
+    const raw = (path: string, headers: Record<string, string> = {}) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port, path, headers }, (res) => {
+          res.resume();
+          location = res.headers.location;
+          resolve(res.statusCode!);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    expect(await raw('//')).toBe(401);
+    expect(await raw('//', { authorization: `Bearer ${TOKEN}` })).toBe(200);
+    expect(await raw('/', { cookie: 'durable_scheduler_token=%' })).toBe(401);
+    expect(await raw(`//evil.example/?token=${TOKEN}`)).toBe(303);
+    expect(location).toBe('/');
+    expect(await raw('/', { authorization: `Bearer ${TOKEN}` })).toBe(200);
   });
 
   it('refuses to bind a reachable interface without a token, or with a short one, before listening', async () => {

@@ -119,8 +119,12 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       const page = await browser.get('/dead-letters');
       expect(page.text).toMatch(/2 × <code>charge<\/code>: <span class="error">card declined<\/span>/);
       expect(page.text).toMatch(/1 × <code>ship<\/code>: <span class="error">no address<\/span>/);
-      expect(page.text).toContain(`/dead-letters/replay?id=${b}&amp;id=${a}`);
+      expect(page.text).toContain('href="/dead-letters/replay?name=charge&amp;error=card+declined">Replay these 2</a>');
       expect(page.text).toContain(`name="id" value="${c}"`);
+      const group = await browser.get('/dead-letters/replay?name=charge&error=card+declined');
+      expect(group.text).toContain('Replay 2 dead letters?');
+      for (const id of [a, b]) expect(group.text).toContain(`<input type="hidden" name="id" value="${id}">`);
+      expect(group.text).not.toContain(c);
     });
 
     it('the schedules pages show the pattern, state and the next five fire times', async () => {
@@ -314,9 +318,16 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       const three = await deadLetter(h.store, 'charge', 'declined');
       expect((await browser.post(`/jobs/${one}/replay`)).status).toBe(303);
       expect((await h.store.jobGet({ jobId: one }))).toMatchObject({ state: 'scheduled', attempt: 0 });
-      const ask = await browser.get(`/dead-letters/replay?id=${two}&id=${three}`);
+      // The page's "Replay selected" POSTs the ticked ids, which asks first and changes nothing.
+      const ask = await browser.post('/dead-letters/replay', [['id', two], ['id', three]]);
+      expect(ask.status).toBe(200);
       expect(ask.text).toContain('Replay 2 dead letters?');
-      const bulk = await browser.post('/dead-letters/replay', [['id', two], ['id', three], ['id', one]]);
+      expect(ask.text).toContain('<input type="hidden" name="confirmed" value="1">');
+      expect((await h.store.jobGet({ jobId: two }))!.state).toBe('dead_lettered');
+      const badId = await browser.post('/dead-letters/replay', [['confirmed', '1'], ['id', two], ['id', 'not-an-id']]);
+      expect(badId.status).toBe(400);
+      expect((await h.store.jobGet({ jobId: two }))!.state).toBe('dead_lettered');
+      const bulk = await browser.post('/dead-letters/replay', [['confirmed', '1'], ['id', two], ['id', three], ['id', one]]);
       expect(bulk.headers.get('location')).toBe('/dead-letters?notice=bulk.partial');
       for (const id of [two, three]) expect((await h.store.jobGet({ jobId: id }))!.state).toBe('scheduled');
       expect((await h.store.auditList()).filter((record) => record.action === 'job.replay')).toHaveLength(3);
@@ -372,6 +383,8 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
         () => browser.post(`/jobs/${id}/cancel`, [], { cookie: 'durable_scheduler_csrf=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' }),
         () => browser.post(`/jobs/${id}/cancel`, [], { origin: 'http://evil.example' }),
         () => browser.post(`/jobs/${id}/cancel`, [], { origin: 'null' }),
+        // A token of the right length in characters but not in bytes must be a refusal, not a failure.
+        () => browser.post(`/jobs/${id}/cancel`, [['_csrf', 'é'.repeat(43)]], { cookie: `durable_scheduler_csrf=${'é'.repeat(43)}` }),
         () => fetch(`${browser.base}/jobs/${id}/cancel`, { method: 'POST', redirect: 'manual', headers: { cookie: `durable_scheduler_csrf=${browser.csrf}`, 'content-type': 'application/x-www-form-urlencoded' }, body: `_csrf=${browser.csrf}` }),
       ];
       for (const attempt of attempts) expect((await attempt()).status).toBe(403);
@@ -404,11 +417,12 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
     });
 
     it('every response carries a strict policy, no framing and no caching', async () => {
-      for (const path of ['/', '/jobs', '/no-such-page']) {
+      for (const path of ['/', '/jobs', '/no-such-page', '/?notice=constructor', '/?notice=__proto__']) {
         const page = await browser.get(path);
         expect(page.headers.get('content-security-policy')).toMatch(/default-src 'none'; script-src 'self'; style-src 'self'/);
         expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
         expect(page.headers.get('x-frame-options')).toBe('DENY');
+      expect(page.text).not.toContain('class="notice"');
         expect(page.headers.get('cache-control')).toBe('no-store');
         expect(page.text).not.toMatch(/<script>|<script [^>]*>[^<]|\son[a-z]+=/);
       }

@@ -78,12 +78,12 @@ export function registerDeadLetter(program: Command, ctx: CliContext): void {
     .option('--limit <n>', 'look at this many of the most recent dead letters (1 to 1000)', positiveInt('--limit'), 1_000)
     .option('--dry-run', 'list what would be replayed, and replay nothing')
     .action(async (options: { conn?: string; table?: string; name?: string; error?: string; limit: number; dryRun?: boolean }) => {
-      if (options.name === undefined && options.error === undefined) {
+      if (!options.name && !options.error) {
         throw new CliError('dead-letter replay-all needs a filter: pass --name, --error or both, or replay one job with dead-letter replay <id>.');
       }
       await ctx.withStore(options, async ({ store }) => {
         const matches = (await store.jobListDeadLettered({ limit: options.limit })).filter(
-          (job) => (options.name === undefined || job.name === options.name) && (options.error === undefined || (job.lastError ?? '').split('\n', 1)[0]!.includes(options.error)),
+          (job) => (!options.name || job.name === options.name) && (!options.error || (job.lastError ?? '').split('\n', 1)[0]!.includes(options.error)),
         );
         if (matches.length === 0) {
           ctx.out(`No dead letter among the ${options.limit} most recent matches.`);
@@ -104,7 +104,7 @@ export function registerDeadLetter(program: Command, ctx: CliContext): void {
             if (!(error instanceof IllegalTransitionError) && !(error instanceof JobNotFoundError)) throw error;
           }
         }
-        ctx.out(`Replayed ${replayed} of ${matches.length} matching dead letters: attempt 0, due now.${replayed < matches.length ? ' The others had left the dead-letter list since they were read.' : ''}`);
+        ctx.out(`Replayed ${replayed} of ${matches.length} matching dead letters: attempt 0, due now.${replayed < matches.length ? ' The others could not be: they had left the dead-letter list since they were read, or another job holds their unique key.' : ''}`);
       });
     });
 }

@@ -4,8 +4,8 @@ import { IllegalTransitionError, InvalidArgumentError, JobNotFoundError, Schedul
 import { html, type SafeHtml } from '../html/html.js';
 import { layout, type PageContext } from '../html/layout.js';
 import { performAction } from './dashboard-actions.js';
-import { renderPage } from './dashboard-pages.js';
-import { DashboardHttpError, readForm, splitSegments, type DashboardRequest } from './dashboard-request.js';
+import { isBulkQuestion, renderPage } from './dashboard-pages.js';
+import { DashboardHttpError, readForm, requestUrl, splitSegments, type DashboardRequest } from './dashboard-request.js';
 import { assertCsrf, assertSameOrigin, csrfToken, setSecurityHeaders } from './dashboard-security.js';
 import type { DashboardStore } from './dashboard-store.js';
 import { NOTICES } from './notices.js';
@@ -27,6 +27,7 @@ export interface DashboardHandlerOptions {
 export interface DashboardRoute {
   readonly base: string;
   readonly rest: string;
+  /** The name the audit log records; empty when it could not be told, and then every action is refused. */
   readonly actor: string;
 }
 
@@ -82,13 +83,20 @@ export function createDashboardHandler(options: DashboardHandlerOptions): Dashbo
         res.end(await asset(segments[1]!));
         return;
       }
-      const url = new URL(req.url ?? '/', 'http://dashboard.invalid');
+      const url = requestUrl(req);
       if (req.method === 'POST') {
         if (readOnly) throw new DashboardHttpError(403, 'This dashboard is read-only: it performs no actions.');
+        if (!route.actor) throw new DashboardHttpError(403, 'This action was refused: the dashboard could not tell who is acting, so it could not be audited.');
         assertSameOrigin(req, allowedOrigins);
         const form = await readForm(req);
         assertCsrf(req, form);
         const request: DashboardRequest = { method: 'POST', segments, query: url.searchParams, form, base: route.base, actor: route.actor };
+        if (isBulkQuestion(request)) {
+          const ctx: PageContext = { ...ctxBase, csrf: csrfToken(req, res, route.base) };
+          const page = await renderPage({ store: options.store, ctx, payloadRevealable }, { ...request, method: 'GET', query: form });
+          send(res, 200, page!);
+          return;
+        }
         const result = await performAction(options.store, request);
         if (!result) throw new DashboardHttpError(404, 'No action lives at this address.');
         res.statusCode = 303;
@@ -101,7 +109,7 @@ export function createDashboardHandler(options: DashboardHandlerOptions): Dashbo
         throw new DashboardHttpError(405, 'The dashboard answers GET and POST only.');
       }
       const notice = url.searchParams.get('notice');
-      const ctx: PageContext = { ...ctxBase, csrf: csrfToken(req, res, route.base), notice: notice ? (NOTICES[notice] ?? null) : null };
+      const ctx: PageContext = { ...ctxBase, csrf: csrfToken(req, res, route.base), notice: notice && Object.hasOwn(NOTICES, notice) ? NOTICES[notice]! : null };
       const request: DashboardRequest = { method: 'GET', segments, query: url.searchParams, form: new URLSearchParams(), base: route.base, actor: route.actor };
       const page = await renderPage({ store: options.store, ctx, payloadRevealable }, request);
       if (!page) throw new DashboardHttpError(404, 'No dashboard page lives at this address.');

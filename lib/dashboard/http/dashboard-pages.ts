@@ -1,11 +1,11 @@
-import { InvalidArgumentError, isJobState, JobNotFoundError, ScheduleNotFoundError, type JobState } from '../../core/index.js';
+import { assertUuid, InvalidArgumentError, isJobState, JobNotFoundError, ScheduleNotFoundError, type JobState } from '../../core/index.js';
 import { html, href, type SafeHtml } from '../html/html.js';
 import type { PageContext } from '../html/layout.js';
 import { confirmPage } from '../pages/confirm.page.js';
-import { deadLettersPage } from '../pages/dead-letters.page.js';
+import { deadLettersPage, groupDeadLetters } from '../pages/dead-letters.page.js';
 import { jobActions, jobPage } from '../pages/job.page.js';
 import { jobsPage, type JobFilters } from '../pages/jobs.page.js';
-import { auditPage, limitsPage } from '../pages/limits-audit.page.js';
+import { auditPage, limitsPage, type LimitUse } from '../pages/limits-audit.page.js';
 import { observersPage } from '../pages/observers.page.js';
 import { overviewPage } from '../pages/overview.page.js';
 import { queuePage } from '../pages/queue.page.js';
@@ -30,8 +30,11 @@ const HOLDERS_SHOWN = 10;
 
 /** How many dead letters the dead-letter page reads and groups. */
 export const DEAD_LETTERS_SHOWN = 500;
-/** The most jobs one bulk action takes. */
-export const BULK_LIMIT = 1_000;
+/**
+ * The most jobs one bulk action takes: a page's worth, which also keeps a form well inside the
+ * 1,000 fields Express's body parser accepts.
+ */
+export const BULK_LIMIT = 500;
 
 /** What the page reader needs besides the request. */
 export interface PageDeps {
@@ -55,12 +58,17 @@ function optional(query: URLSearchParams, name: string): string | undefined {
   return value ? value : undefined;
 }
 
-/** The ids of a bulk action, deduplicated and bounded, each checked by the store when acted on. */
+/** The ids of a bulk action, deduplicated and bounded, each a UUID: all are checked before any is acted on. */
 export function bulkIds(params: URLSearchParams): string[] {
   const ids = [...new Set(params.getAll('id').map((id) => id.trim()).filter((id) => id !== ''))];
   if (ids.length === 0) throw new DashboardHttpError(400, 'Select at least one job first.');
   if (ids.length > BULK_LIMIT) throw new DashboardHttpError(400, `A bulk action takes at most ${BULK_LIMIT} jobs at once.`);
-  return ids;
+  return ids.map((id) => assertUuid(id, 'id'));
+}
+
+/** A POSTed bulk replay that has not been confirmed yet: it shows the question instead of acting. */
+export function isBulkQuestion(req: DashboardRequest): boolean {
+  return req.segments.length === 2 && req.segments[0] === 'dead-letters' && req.segments[1] === 'replay' && req.form.get('confirmed') !== '1';
 }
 
 async function jobOf(store: DashboardStore, jobId: string) {
@@ -153,7 +161,16 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
       if (id === undefined) return deadLettersPage(ctx, await store.jobListDeadLettered({ limit: DEAD_LETTERS_SHOWN }), DEAD_LETTERS_SHOWN);
       if (id !== 'replay' || action !== undefined) return null;
       refuseInReadOnly(ctx);
-      const ids = bulkIds(req.query);
+      // A group is named by its job name and error line and read again here, so its link stays
+      // short however large the group; a selection arrives as the ids of a POSTed form.
+      const name = req.query.get('name');
+      const ids =
+        name === null
+          ? bulkIds(req.query)
+          : groupDeadLetters(await store.jobListDeadLettered({ limit: DEAD_LETTERS_SHOWN }))
+              .filter((group) => group.name === name && group.error === (req.query.get('error') ?? ''))
+              .flatMap((group) => group.jobs.map((job) => job.id));
+      if (ids.length === 0) throw new DashboardHttpError(409, 'No dead letter of that name and error is left among the most recent; nothing to replay.');
       return confirmPage(ctx, {
         section: 'dead-letters',
         question: `Replay ${ids.length} dead ${ids.length === 1 ? 'letter' : 'letters'}?`,
@@ -161,7 +178,7 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
         action: href(ctx.base, ['dead-letters', 'replay']),
         verb: `Replay ${ids.length}`,
         back: href(ctx.base, ['dead-letters']),
-        fields: ids.map((jobId) => ['id', jobId] as const),
+        fields: [['confirmed', '1'], ...ids.map((jobId) => ['id', jobId] as const)],
         targets: ids.slice(0, 20).map((jobId) => html`${jobId}`).concat(ids.length > 20 ? [html`and ${ids.length - 20} more`] : []),
       });
     }
@@ -227,7 +244,11 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
       if (id !== undefined) return null;
       const limits = await store.concurrencyLimitList();
       const shown = limits.slice(0, LIMITS_SHOWN);
-      const uses = await Promise.all(shown.map(async (limit) => ({ limit, use: await store.limitHolders({ target: 'queue' in limit ? { queue: limit.queue } : { key: limit.key }, limit: HOLDERS_SHOWN }) })));
+      // A few reads at a time, so a page of many limits does not take the pool's connections from the workers.
+      const uses: LimitUse[] = [];
+      for (let i = 0; i < shown.length; i += 4) {
+        uses.push(...(await Promise.all(shown.slice(i, i + 4).map(async (limit) => ({ limit, use: await store.limitHolders({ target: 'queue' in limit ? { queue: limit.queue } : { key: limit.key }, limit: HOLDERS_SHOWN }) })))));
+      }
       return limitsPage(ctx, uses, limits.length - shown.length);
     }
     case 'observers':

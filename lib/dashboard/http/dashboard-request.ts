@@ -55,6 +55,19 @@ export async function readForm(req: IncomingMessage & { body?: unknown }): Promi
   return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
 }
 
+/**
+ * The request's address, parsed without a base to resolve against: `//x` stays a path instead of
+ * failing as a host-less URL, and anything unparsable reads as `/`. Never throws.
+ */
+export function requestUrl(req: { readonly url?: string; readonly originalUrl?: string }): URL {
+  const raw = req.originalUrl ?? req.url ?? '/';
+  try {
+    return new URL(`http://dashboard.invalid${raw.startsWith('/') ? raw : `/${raw}`}`);
+  } catch {
+    return new URL('http://dashboard.invalid/');
+  }
+}
+
 /** Splits a path below the mount point into decoded segments, refusing malformed escapes. */
 export function splitSegments(rest: string): string[] {
   const segments = rest.split('/').filter((segment) => segment !== '');

@@ -3,6 +3,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DashboardHttpError } from './dashboard-request.js';
 
 const CSRF_COOKIE = 'durable_scheduler_csrf';
+/** 32 random bytes in base64url: checked before comparing, so both sides have the same byte length. */
+const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+
+/** Whether the browser reached this page over https, directly or through a proxy that says so. */
+export function isHttps(req: IncomingMessage): boolean {
+  return (req.socket as { encrypted?: boolean }).encrypted === true || String(req.headers['x-forwarded-proto'] ?? '').split(',')[0]!.trim() === 'https';
+}
 
 /**
  * Headers on every dashboard response: a Content-Security-Policy that allows only the dashboard's
@@ -36,9 +43,9 @@ function cookieValue(req: IncomingMessage, name: string): string | null {
  */
 export function csrfToken(req: IncomingMessage, res: ServerResponse, base: string): string {
   const existing = cookieValue(req, CSRF_COOKIE);
-  if (existing && /^[A-Za-z0-9_-]{43}$/.test(existing)) return existing;
+  if (existing && TOKEN_SHAPE.test(existing)) return existing;
   const token = randomBytes(32).toString('base64url');
-  res.appendHeader('Set-Cookie', `${CSRF_COOKIE}=${token}; Path=${base || '/'}; HttpOnly; SameSite=Strict`);
+  res.appendHeader('Set-Cookie', `${CSRF_COOKIE}=${token}; Path=${base || '/'}; HttpOnly; SameSite=Strict${isHttps(req) ? '; Secure' : ''}`);
   return token;
 }
 
@@ -46,7 +53,7 @@ export function csrfToken(req: IncomingMessage, res: ServerResponse, base: strin
 export function assertCsrf(req: IncomingMessage, form: URLSearchParams): void {
   const cookie = cookieValue(req, CSRF_COOKIE);
   const sent = form.get('_csrf');
-  const ok = cookie !== null && sent !== null && cookie.length === sent.length && timingSafeEqual(Buffer.from(cookie), Buffer.from(sent));
+  const ok = cookie !== null && sent !== null && TOKEN_SHAPE.test(cookie) && TOKEN_SHAPE.test(sent) && timingSafeEqual(Buffer.from(cookie), Buffer.from(sent));
   if (!ok) throw new DashboardHttpError(403, 'This action was refused: its form token is missing or stale; reload the page and try again.');
 }
 

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { InvalidArgumentError } from '../../core/index.js';
 import { createDashboardHandler, type DashboardHandlerOptions } from './dashboard-handler.js';
+import { requestUrl } from './dashboard-request.js';
 import { setSecurityHeaders } from './dashboard-security.js';
 
 const TOKEN_COOKIE = 'durable_scheduler_token';
@@ -38,9 +39,30 @@ function digest(value: string): Buffer {
 function cookieToken(req: IncomingMessage): string | null {
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const [key, ...value] = part.trim().split('=');
-    if (key === TOKEN_COOKIE) return decodeURIComponent(value.join('='));
+    if (key !== TOKEN_COOKIE) continue;
+    try {
+      return decodeURIComponent(value.join('='));
+    } catch {
+      return null;
+    }
   }
   return null;
+}
+
+/**
+ * Without a token, the loopback binding is the only protection, and DNS rebinding gets around it:
+ * a page of another site whose name now points at 127.0.0.1 is same-origin with the dashboard. Such
+ * a request still names that site in its Host header, so only loopback names are served.
+ */
+function loopbackHost(hostHeader: string | undefined, port: number): boolean {
+  return hostHeader !== undefined && [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`].includes(hostHeader.toLowerCase());
+}
+
+function refuse(res: ServerResponse, status: number, text: string): void {
+  setSecurityHeaders(res);
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+  res.end(`${text}\n`);
 }
 
 /**
@@ -65,14 +87,16 @@ export async function startDashboardServer(options: DashboardServerOptions): Pro
     return bearer === undefined && cookieToken(req) === null ? 'from-query' : 'yes';
   };
 
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const url = new URL(req.url ?? '/', 'http://dashboard.invalid');
+  let port = 0;
+  const serve = (req: IncomingMessage, res: ServerResponse): void => {
+    const url = requestUrl(req);
+    if (!expected && !loopbackHost(req.headers.host, port)) {
+      refuse(res, 421, `This dashboard answers only to 127.0.0.1:${port} or localhost:${port}; open it at one of those.`);
+      return;
+    }
     const access = authorized(req, url);
     if (access === 'no') {
-      setSecurityHeaders(res);
-      res.statusCode = 401;
-      res.setHeader('Content-Type', 'text/plain; charset=utf-8');
-      res.end('This dashboard needs its token: open it with ?token=<token> once, or send Authorization: Bearer <token>.\n');
+      refuse(res, 401, 'This dashboard needs its token: open it with ?token=<token> once, or send Authorization: Bearer <token>.');
       return;
     }
     if (access === 'from-query') {
@@ -81,11 +105,21 @@ export async function startDashboardServer(options: DashboardServerOptions): Pro
       setSecurityHeaders(res);
       res.statusCode = 303;
       res.setHeader('Set-Cookie', `${TOKEN_COOKIE}=${encodeURIComponent(options.token!)}; Path=/; HttpOnly; SameSite=Strict`);
-      res.setHeader('Location', `${url.pathname}${url.search}`);
+      // A path that starts with // would be read as another host: go to the root instead.
+      res.setHeader('Location', url.pathname.startsWith('//') ? '/' : `${url.pathname}${url.search}`);
       res.end();
       return;
     }
     void handler(req, res, { base: '', rest: url.pathname, actor });
+  };
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    try {
+      serve(req, res);
+    } catch {
+      // The handler turns its own failures into pages; this catches a malformed request before it.
+      if (!res.headersSent) refuse(res, 400, 'The dashboard could not read this request.');
+      else res.end();
+    }
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -95,6 +129,7 @@ export async function startDashboardServer(options: DashboardServerOptions): Pro
     });
   });
   const address = server.address() as AddressInfo;
+  port = address.port;
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
     url: `http://${shownHost}:${address.port}`,

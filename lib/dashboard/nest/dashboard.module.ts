@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SCHEDULER_STORE } from '../../nest/scheduler.tokens.js';
 import type { JobStore } from '../../store/index.js';
 import { createDashboardHandler, type DashboardHandler } from '../http/dashboard-handler.js';
+import { requestUrl } from '../http/dashboard-request.js';
 import { assertGuarded, mountPathOf, type SchedulerDashboardOptions } from './dashboard-options.js';
 
 const DASHBOARD_OPTIONS = Symbol('SCHEDULER_DASHBOARD_OPTIONS');
@@ -14,13 +15,17 @@ type ExpressRequest = IncomingMessage & { originalUrl?: string; params?: Record<
  * The mount point as the browser sees it and the path below it, from the request's own path and
  * the segments the wildcard matched, so that a global prefix (`/api/scheduler`) needs no option.
  */
-export function routeOf(req: ExpressRequest): { base: string; rest: string } {
-  const pathname = new URL(req.originalUrl ?? req.url ?? '/', 'http://dashboard.invalid').pathname;
+export function routeOf(req: ExpressRequest, mountPath: string): { base: string; rest: string } {
+  const pathname = requestUrl(req).pathname;
   const matched = req.params?.['rest'];
   const depth = Array.isArray(matched) ? matched.length : typeof matched === 'string' && matched ? matched.split('/').length : 0;
   const parts = pathname.replace(/\/+$/, '').split('/');
   const cut = parts.length - depth;
-  return { base: parts.slice(0, cut).join('/'), rest: parts.slice(cut).join('/') };
+  const base = parts.slice(0, cut).join('/');
+  // The base goes into every link, the redirect after an action and the cookie's Path: it must be
+  // plain segments ending in the mount path, or a hand-made request could point them elsewhere.
+  const safe = /^(\/[A-Za-z0-9._~-]+)+$/.test(base) && base.endsWith(`/${mountPath}`) && !base.split('/').includes('..');
+  return { base: safe ? base : `/${mountPath}`, rest: parts.slice(cut).join('/') };
 }
 
 /** Finds the app's scheduler store and serves the dashboard's requests. */
@@ -50,12 +55,13 @@ class DashboardHost implements OnModuleInit {
   }
 
   async serve(req: ExpressRequest, res: ServerResponse): Promise<void> {
-    const { base, rest } = routeOf(req);
-    let actor = 'dashboard';
+    const { base, rest } = routeOf(req, mountPathOf(this.options.path));
+    let actor = '';
     try {
-      actor = this.options.actor?.(req)?.trim() || 'dashboard';
-    } catch {
-      // An actor callback that throws names nobody; the action is still audited, as `dashboard`.
+      actor = this.options.actor ? (this.options.actor(req)?.trim() ?? '') : 'dashboard';
+    } catch (error) {
+      // Nobody to audit: the handler refuses every action, and pages still render.
+      this.logger.warn(`The dashboard's actor callback threw (${error instanceof Error ? error.name : 'a non-error'}); actions are refused for this request.`);
     }
     await this.handler!(req, res, { base, rest, actor });
   }

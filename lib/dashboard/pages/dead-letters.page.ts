@@ -1,6 +1,6 @@
 import type { JobRecord } from '../../core/index.js';
 import { html, href, type SafeHtml } from '../html/html.js';
-import { layout, timeCell, type PageContext } from '../html/layout.js';
+import { csrfField, layout, timeCell, type PageContext } from '../html/layout.js';
 import { errorPreview, JOB_HEADS, jobRow } from './jobs.page.js';
 
 /** Dead-lettered jobs that share a wire name and the first line of their last error. */
@@ -32,13 +32,14 @@ export function deadLettersPage(ctx: PageContext, jobs: readonly JobRecord[], sh
   const sections = groups.map(
     (group) => html`<tbody class="group">
 <tr class="group-head"><th colspan="9">${group.jobs.length} × <code>${group.name}</code>: <span class="error">${group.error || '(no error)'}</span>
-${ctx.readOnly ? '' : html` <a class="action" href="${href(ctx.base, ['dead-letters', 'replay'], { id: group.jobs.map((job) => job.id) })}">Replay these ${group.jobs.length}</a>`}
+${ctx.readOnly ? '' : html` <a class="action" href="${href(ctx.base, ['dead-letters', 'replay'], { name: group.name, error: group.error })}">Replay these ${group.jobs.length}</a>`}
 · newest ${timeCell(group.jobs[0]!.finishedAt, ctx.now)}</th></tr>
 ${group.jobs.map((job) => jobRow(ctx, job, select(job)))}
 </tbody>`,
   );
   const body = html`<p>The ${shownLimit} most recently dead-lettered jobs, grouped by name and error.</p>
-<form method="get" action="${href(ctx.base, ['dead-letters', 'replay'])}">
+<form method="post" action="${href(ctx.base, ['dead-letters', 'replay'])}">
+${csrfField(ctx)}
 ${ctx.readOnly || !jobs.length ? '' : html`<p class="actions"><button type="submit">Replay selected</button></p>`}
 <table id="dead-letters" data-live>
 <thead><tr><th></th>${JOB_HEADS}</tr></thead>

@@ -46,8 +46,9 @@ export function waitReasons(facts: WaitFacts): WaitReason[] {
     reasons.push(job.attempt > 0 ? { kind: 'retry_wait', runAt: job.runAt, failedAttempt: job.attempt, lastError: job.lastError } : { kind: 'not_due', runAt: job.runAt });
   }
   if (facts.queuePaused) reasons.push({ kind: 'queue_paused', queue: job.queue });
-  if (facts.queueLimit && facts.queueLimit.holders.length >= facts.queueLimit.max) reasons.push({ kind: 'limit_full', target: { queue: job.queue }, ...facts.queueLimit });
-  if (facts.keyLimit && job.concurrencyKey !== null && facts.keyLimit.holders.length >= facts.keyLimit.max) reasons.push({ kind: 'limit_full', target: { key: job.concurrencyKey }, ...facts.keyLimit });
+  const full = (limit: { readonly max: number; readonly holders: readonly LimitHolder[]; readonly truncated: boolean }) => limit.truncated || limit.holders.length >= limit.max;
+  if (facts.queueLimit && full(facts.queueLimit)) reasons.push({ kind: 'limit_full', target: { queue: job.queue }, ...facts.queueLimit });
+  if (facts.keyLimit && job.concurrencyKey !== null && full(facts.keyLimit)) reasons.push({ kind: 'limit_full', target: { key: job.concurrencyKey }, ...facts.keyLimit });
   if (facts.servingNodes === 0) reasons.push({ kind: 'no_worker', queue: job.queue });
   if (reasons.length === 0) reasons.push({ kind: 'ready', queue: job.queue });
   return reasons;
