@@ -13,6 +13,9 @@ export const PAGES = [
   { name: 'jobs, queue', path: (t) => `/jobs${q({ queue: t.queue })}` },
   { name: 'jobs, rare name', path: () => `/jobs${q({ name: RARE_NAME })}` },
   { name: 'jobs, page 2 (before)', path: (t) => `/jobs${q({ before: t.secondPage })}` },
+  { name: 'jobs, oldest first', path: () => `/jobs${q({ order: 'oldest' })}` },
+  { name: 'jobs, id prefix', path: (t) => `/jobs${q({ id: t.succeeded.slice(0, 13) })}` },
+  { name: 'jobs, enqueued in an hour', path: () => `/jobs${q({ from: new Date(Date.now() - 7_200_000).toISOString().slice(0, 16), to: new Date(Date.now() - 3_600_000).toISOString().slice(0, 16) })}` },
   { name: 'job: succeeded', path: (t) => `/jobs/${t.succeeded}` },
   { name: 'job: dead-lettered', path: (t) => `/jobs/${t.deadLettered}` },
   { name: 'job: waiting, limits full', path: (t) => `/jobs/${t.limited}` },
@@ -20,6 +23,9 @@ export const PAGES = [
   { name: 'job: parent of 2,000', path: (t) => `/jobs/${t.fanoutParent}` },
   { name: 'job: running', path: (t) => `/jobs/${t.running}` },
   { name: 'cancel confirm', path: (t) => `/jobs/${t.limited}/cancel` },
+  { name: 'run-now confirm', path: (t) => `/jobs/${t.delayed}/run-now` },
+  { name: 'queue page', path: (t) => `/queues/${t.queue}` },
+  { name: 'queue page, default', path: () => '/queues/default' },
   { name: 'dead letters', path: () => '/dead-letters' },
   { name: 'schedules', path: () => '/schedules' },
   { name: 'schedules, page 2', path: (t) => `/schedules${q({ after: t.schedulesAfter })}` },
@@ -27,6 +33,8 @@ export const PAGES = [
   { name: 'schedule, dead-lettered', path: (t) => `/schedules/${t.haltedSchedule}` },
   { name: 'limits', path: () => '/limits' },
   { name: 'audit', path: () => '/audit' },
+  { name: 'workers', path: () => '/workers' },
+  { name: 'observers', path: () => '/observers' },
 ];
 
 /**
@@ -53,6 +61,7 @@ export async function findTargets({ query, t, store }) {
     // A dependant with one parent, not one of the fan-out's 2,000 (those are newer).
     awaiting: await one(`SELECT id FROM ${t.jobs} WHERE state = 'awaiting_parents' AND name <> 'report.part' ORDER BY seq DESC LIMIT 1`),
     fanoutParent: await one(`SELECT id FROM ${t.jobs} WHERE state = 'scheduled' AND name = 'report.build' AND queue = 'reports' ORDER BY seq DESC LIMIT 1`),
+    delayed: await one(`SELECT id FROM ${t.jobs} WHERE state = 'scheduled' AND run_at > now() + interval '1 hour' ORDER BY seq DESC LIMIT 1`),
     running: await one(`SELECT id FROM ${t.jobs} WHERE state = 'running' AND queue = $1 ORDER BY seq DESC LIMIT 1`, [FULL_QUEUE]),
     schedulesAfter: schedules[schedules.length - 1].id,
     schedule: await one(`SELECT id FROM ${t.schedules} WHERE state = 'active' AND cron IS NOT NULL AND last_job_id IS NOT NULL ORDER BY created_at DESC LIMIT 1`),
@@ -61,8 +70,8 @@ export async function findTargets({ query, t, store }) {
 }
 
 /**
- * Store reads the dashboard offers but no page calls yet, timed the same way: the throughput
- * chart's read (html/throughput-chart.ts), which the overview will show.
+ * Store reads timed on their own, the same way: the throughput chart's read, which the overview
+ * and the queue pages run, so that its share of their time shows.
  */
 export const READS = [
   { name: 'read: throughput, last hour by minute', run: (store) => store.jobThroughput({ since: new Date(Date.now() - 3_600_000), bucketMs: 60_000 }) },
