@@ -137,6 +137,16 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       expect(times).toHaveLength(5);
       expect(times.every((time, i) => i === 0 || time - times[i - 1]! >= 6.9 * 86_400_000)).toBe(true);
       expect(times[0]).toBe(schedule.nextFireAt!.getTime());
+      expect(detail.text).toContain('None stored: it has not fired yet');
+      // Triggered twice: both occurrences are listed with their states, and a plain job of the same name is not.
+      const first = await h.store.scheduleTrigger({ scheduleId: schedule.id });
+      await h.advance(1_000);
+      const second = await h.store.scheduleTrigger({ scheduleId: schedule.id });
+      const plain = await h.store.jobEnqueue({ job: { name: 'report', payload: {}, queue: 'reports' } });
+      const listed = /<table class="occurrences">([\s\S]*?)<\/table>/.exec((await browser.get(`/schedules/${schedule.id}`)).text)?.[1] ?? '';
+      expect(linkedJobIds(listed)).toEqual([second.id, first.id]);
+      expect(listed).not.toContain(plain.id);
+      expect(listed).toContain('state-scheduled');
     });
 
     it('the limits page lists each limit and the audit page lists operator actions with their actor', async () => {
@@ -173,7 +183,11 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       await deadLetter(h.store, 'charge', 'declined');
       await h.store.concurrencyLimitSet({ target: { queue: 'mail' }, max: 5 });
       await h.store.nodeBeat({ id: 'node-a', host: 'box-1', pid: 101, version: '9.9.9', queues: ['mail'], concurrency: 8, running: 0 });
+      // A minute on, they finished in the last whole minute.
+      await h.advance(60_000);
+      await h.store.nodeBeat({ id: 'node-a', host: 'box-1', pid: 101, version: '9.9.9', queues: ['mail'], concurrency: 8, running: 0 });
       const overview = await browser.get('/');
+      expect(overview.text).toMatch(/<span class="value">4<\/span><span class="label">Finished last minute<\/span>/);
       expect(overview.text).toContain('All queues: 4 finished in the last hour,');
       expect(overview.text).toMatch(/<span class="value">4<\/span><span class="label">Finished in the last hour<\/span>/);
       expect(overview.text).toMatch(/<span class="value">1<\/span><span class="label">Running nodes<\/span>/);

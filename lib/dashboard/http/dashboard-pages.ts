@@ -24,6 +24,9 @@ function lastHour(now: Date): Date {
   return new Date(Math.floor(now.getTime() / MINUTE_MS) * MINUTE_MS - 59 * MINUTE_MS);
 }
 
+/** How many of a schedule's recent occurrences its page lists. */
+const RECENT_OCCURRENCES = 10;
+
 /** How many limits the limits page shows, and how many holders of each. */
 const LIMITS_SHOWN = 100;
 const HOLDERS_SHOWN = 10;
@@ -215,9 +218,14 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
       }
       const schedule = await scheduleOf(store, id);
       if (action === undefined) {
-        const lastJob = schedule.lastJobId ? await store.jobGet({ jobId: schedule.lastJobId }) : null;
-        const haltedJob = schedule.haltedJobId ? await store.jobGet({ jobId: schedule.haltedJobId }) : null;
-        return schedulePage(ctx, { schedule, lastJob, haltedJob });
+        const [lastJob, haltedJob, named] = await Promise.all([
+          schedule.lastJobId ? store.jobGet({ jobId: schedule.lastJobId }) : null,
+          schedule.haltedJobId ? store.jobGet({ jobId: schedule.haltedJobId }) : null,
+          // Its recent occurrences: the newest jobs of its name (one bounded page), kept when this schedule minted them.
+          store.jobListPage({ name: schedule.name, queue: schedule.queue, limit: 100 }),
+        ]);
+        const recent = named.jobs.filter((job) => job.scheduleId === schedule.id).slice(0, RECENT_OCCURRENCES);
+        return schedulePage(ctx, { schedule, lastJob, haltedJob, recent });
       }
       if (!isScheduleAction(action)) return null;
       refuseInReadOnly(ctx);

@@ -26,12 +26,16 @@ export function overviewPage(ctx: PageContext, data: OverviewData): SafeHtml {
   const oldestWait = stats.oldestDueAt ? relativeTime(stats.oldestDueAt, stats.now).replace(' ago', '') : 'none waiting';
   const oldestByQueue = new Map(data.oldestDue.queues.map((entry) => [entry.queue, entry.oldestDueAt]));
   const finished = data.throughput.buckets.reduce((sum, bucket) => sum + bucket.succeeded + bucket.deadLettered + bucket.cancelled, 0);
+  // The throughput now: the last whole minute, since the current one has only begun.
+  const lastMinute = data.throughput.buckets.at(-2);
+  const perMinute = lastMinute ? lastMinute.succeeded + lastMinute.deadLettered + lastMinute.cancelled : 0;
   const cards: readonly (readonly [string, string | number, string])[] = [
     ['Running', total(queues, 'running'), href(ctx.base, ['jobs'], { state: 'running' })],
     ['Scheduled', total(queues, 'scheduled'), href(ctx.base, ['jobs'], { state: 'scheduled' })],
     ['Awaiting parents', total(queues, 'awaiting_parents'), href(ctx.base, ['jobs'], { state: 'awaiting_parents' })],
     ['Dead-lettered', total(queues, 'dead_lettered'), href(ctx.base, ['dead-letters'])],
     ['Oldest due job waits', oldestWait, href(ctx.base, ['jobs'], { state: 'scheduled', order: 'oldest' })],
+    ['Finished last minute', perMinute, href(ctx.base, ['jobs'], { state: 'succeeded' })],
     ['Finished in the last hour', `${finished}${data.throughput.partialUntil ? '+' : ''}`, href(ctx.base, ['jobs'], { state: 'succeeded' })],
     ['Running nodes', data.runningNodes, href(ctx.base, ['workers'])],
   ];

@@ -2,6 +2,7 @@ import { nextFireAfter, type JobRecord, type Recurrence } from '../../core/index
 import type { Schedule } from '../../store/index.js';
 import { html, href, multiline, type SafeHtml } from '../html/html.js';
 import { layout, stateBadge, timeCell, type PageContext } from '../html/layout.js';
+import { errorPreview } from './jobs.page.js';
 
 /** The pattern as an operator wrote it: `*\/5 * * * * (Europe/Berlin)` or `every 30 s`. */
 export function patternText(schedule: Schedule): string {
@@ -70,6 +71,8 @@ export interface ScheduleDetail {
   readonly lastJob: JobRecord | null;
   /** The occurrence whose dead-lettering stopped it, if any. */
   readonly haltedJob: JobRecord | null;
+  /** Its most recent occurrences still stored, newest first. */
+  readonly recent: readonly JobRecord[];
 }
 
 /** One schedule: its definition, next five fire times, last occurrence and, when stopped, why. */
@@ -93,6 +96,11 @@ ${haltedJob?.lastError ? html`<pre class="error">${multiline(haltedJob.lastError
 <dt>Last occurrence</dt><dd>${lastJob ? html`<a href="${href(ctx.base, ['jobs', lastJob.id])}">${lastJob.id}</a> ${stateBadge(lastJob.state)}, for ${timeCell(lastJob.scheduledFor, ctx.now)}` : '—'}</dd>
 </dl>
 ${halted}
+<h2>Recent occurrences</h2>
+${detail.recent.length
+    ? html`<table class="occurrences"><thead><tr><th>For</th><th>Job</th><th>State</th><th class="num">Attempt</th><th>Last error</th></tr></thead>
+<tbody>${detail.recent.map((job) => html`<tr><td>${timeCell(job.scheduledFor, ctx.now)}</td><td><a class="id" href="${href(ctx.base, ['jobs', job.id])}">${job.id}</a></td><td>${stateBadge(job.state)}</td><td class="num">${job.attempt}/${job.maxAttempts}</td><td class="error">${errorPreview(job.lastError)}</td></tr>`)}</tbody></table>`
+    : html`<p>None stored: it has not fired yet, or retention removed them.</p>`}
 <h2>Next fire times</h2>
 ${(() => {
   const times = nextFireTimes(schedule, 5);
