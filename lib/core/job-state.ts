@@ -1,7 +1,7 @@
 /**
  * The states a job moves through. `scheduled` and `awaiting_parents` wait, `running` holds a lease,
- * and the other four are terminal: only an operator replay moves a `dead_lettered` or
- * `quarantined` job again.
+ * and the other four are terminal: only an operator moves a `dead_lettered` or `quarantined`
+ * job again, by replaying it or by cancelling (discarding) it.
  */
 export const JOB_STATES = [
   'scheduled',

@@ -42,7 +42,11 @@ export type JobEvent =
   | { readonly kind: 'relinquish'; readonly workerId: string; readonly attempt: number }
   | { readonly kind: 'expire' }
   | { readonly kind: 'replay' }
-  | { readonly kind: 'cancel' }
+  /**
+   * An operator cancels the job. With `onlyFrom`, only a job in one of those states: a bulk discard
+   * of dead letters names them, so a job replayed since its listing is refused, not cancelled.
+   */
+  | { readonly kind: 'cancel'; readonly onlyFrom?: readonly JobState[] }
   /** An operator asks a `scheduled` job that is not yet due (a later run time or a retry wait) to run now. */
   | { readonly kind: 'run_now' }
   /** The last qualifying parent finished: an `awaiting_parents` job becomes due. */
@@ -221,11 +225,14 @@ function decide(job: LifecycleFields, event: JobEvent, now: number): Transition 
       );
 
     case 'cancel':
+      if (event.onlyFrom && !event.onlyFrom.includes(job.state)) return { ok: false, rejection: 'illegal_state' };
       if (job.state === 'cancelled') return ok(job);
       if (job.state === 'running') {
         return job.cancelRequested ? ok(job) : ok({ ...job, cancelRequested: true, updatedAt: now });
       }
-      if (isTerminalState(job.state)) return { ok: false, rejection: 'illegal_state' };
+      // A dead letter or a quarantined job may be discarded: it ends cancelled, keeps its error,
+      // and from now on ages out with retention. Its dependants were settled when it ended.
+      if (job.state === 'succeeded') return { ok: false, rejection: 'illegal_state' };
       return ok(finish(job, 'cancelled', now, { lastError: job.lastError }));
 
     case 'run_now':

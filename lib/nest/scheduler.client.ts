@@ -124,7 +124,7 @@ export class SchedulerClient {
     });
   }
 
-  /** Cancels a waiting job at once, or asks a running one to stop. */
+  /** Cancels a waiting job at once, asks a running one to stop, or discards a dead-lettered or quarantined one. */
   cancel(jobId: string): Promise<CancelResult> {
     return this.store.jobCancel({ jobId });
   }

@@ -540,6 +540,17 @@ export interface JobRef {
 /** An operator action on one job. */
 export interface JobActionParams extends JobRef, OperatorOptions {}
 
+/** An operator cancel ({@link OperatorStore.jobCancel}). */
+export interface JobCancelParams extends JobActionParams {
+  /**
+   * Cancel only a job in one of these states; any other is refused with an
+   * {@link IllegalTransitionError} and left as it is. Bulk discards pass
+   * `['dead_lettered', 'quarantined']`, so that a dead letter replayed since it was listed is not
+   * cancelled instead.
+   */
+  readonly onlyFrom?: readonly JobState[];
+}
+
 /** An operator action on one queue. */
 export interface QueueActionParams extends OperatorOptions {
   readonly queue: string;
@@ -846,9 +857,11 @@ export interface OperatorStore extends StoreInfo {
 
   /**
    * Operator cancel: a waiting job is cancelled at once; a running one gets a cancel request that
-   * its next heartbeat reports. Cancelling a cancelled job changes nothing.
+   * its next heartbeat reports. A dead-lettered or quarantined job is discarded: it ends
+   * `cancelled`, keeping its error, and retention deletes it in time. Cancelling a cancelled job
+   * changes nothing; a succeeded one is refused.
    */
-  jobCancel(params: JobActionParams): Promise<CancelResult>;
+  jobCancel(params: JobCancelParams): Promise<CancelResult>;
 
   /**
    * Operator run-now: a `scheduled` job waiting for a later run time or a retry becomes due now,

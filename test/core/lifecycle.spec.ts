@@ -259,8 +259,18 @@ describe('operator actions', () => {
     expect(cancelOutcome(cancelled, cancelled)).toBe('already_cancelled');
   });
 
-  it.each<JobState>(['succeeded', 'dead_lettered', 'quarantined'])('cancel refuses a %s job', (state) => {
-    expect(transition(job({ state }), { kind: 'cancel' }, NOW)).toEqual({ ok: false, rejection: 'illegal_state' });
+  it('cancel refuses a succeeded job: the work happened', () => {
+    expect(transition(job({ state: 'succeeded' }), { kind: 'cancel' }, NOW)).toEqual({ ok: false, rejection: 'illegal_state' });
+  });
+
+  it.each<JobState>(['dead_lettered', 'quarantined'])('cancel discards a %s job: cancelled, error kept, no second settle of its dependants', (state) => {
+    const before = job({ state, attempt: 3, lastError: 'boom', finishedAt: NOW - 1_000 });
+    const result = transition(before, { kind: 'cancel' }, NOW);
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.next).toMatchObject({ state: 'cancelled', attempt: 3, lastError: 'boom', finishedAt: NOW });
+    expect(result.effects).toEqual([{ type: 'history', state: 'cancelled', attempt: 3, error: null }]);
+    expect(cancelOutcome(before, result.next)).toBe('cancelled');
   });
 });
 

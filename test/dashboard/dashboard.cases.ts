@@ -342,9 +342,46 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       expect(badId.status).toBe(400);
       expect((await h.store.jobGet({ jobId: two }))!.state).toBe('dead_lettered');
       const bulk = await browser.post('/dead-letters/replay', [['confirmed', '1'], ['id', two], ['id', three], ['id', one]]);
-      expect(bulk.headers.get('location')).toBe('/dead-letters?notice=bulk.partial');
+      expect(bulk.headers.get('location')).toBe('/dead-letters?notice=bulk.replay_partial');
       for (const id of [two, three]) expect((await h.store.jobGet({ jobId: id }))!.state).toBe('scheduled');
       expect((await h.store.auditList()).filter((record) => record.action === 'job.replay')).toHaveLength(3);
+    });
+
+    it('bulk cancel discards a group of dead letters by its filter, or a selection, after asking', async () => {
+      const declined = [await deadLetter(h.store, 'charge', 'declined'), await deadLetter(h.store, 'charge', 'declined')];
+      const timeout = await deadLetter(h.store, 'charge', 'timeout');
+      const list = await browser.get('/dead-letters');
+      expect(list.text).toContain('href="/dead-letters/cancel?name=charge&amp;error=declined">Cancel these 2</a>');
+      expect(list.text).toContain('formaction="/dead-letters/cancel">Cancel selected</button>');
+      // The group's link asks first, naming each job, and changes nothing.
+      const ask = await browser.get('/dead-letters/cancel?name=charge&error=declined');
+      expect(ask.status).toBe(200);
+      expect(ask.text).toContain('Cancel 2 dead letters?');
+      expect(ask.text).toContain('can no longer be replayed');
+      for (const id of declined) expect(ask.text).toContain(`<input type="hidden" name="id" value="${id}">`);
+      expect((await h.store.jobListDeadLettered()).map((job) => job.id).sort()).toEqual([...declined, timeout].sort());
+
+      const done = await browser.post('/dead-letters/cancel', [['confirmed', '1'], ...declined.map((id) => ['id', id] as [string, string])]);
+      expect(done.headers.get('location')).toBe('/dead-letters?notice=bulk.cancelled');
+      for (const id of declined) expect(await h.store.jobGet({ jobId: id })).toMatchObject({ state: 'cancelled', lastError: 'declined' });
+      expect((await h.store.jobListDeadLettered()).map((job) => job.id)).toEqual([timeout]);
+      expect((await h.store.auditList()).filter((record) => record.action === 'job.cancel' && record.actor === 'tester')).toHaveLength(2);
+
+      // A selection with a job that left the list since is acted on in part, and says so.
+      const partial = await browser.post('/dead-letters/cancel', [['confirmed', '1'], ['id', timeout], ['id', declined[0]!]]);
+      expect(partial.headers.get('location')).toBe('/dead-letters?notice=bulk.cancel_partial');
+      expect((await h.store.jobGet({ jobId: timeout }))!.state).toBe('cancelled');
+      expect((await browser.get('/dead-letters?notice=bulk.cancel_partial')).text).toContain('had left the dead-letter list');
+    });
+
+    it('the page of a dead letter offers cancel beside replay, and cancelling it discards it', async () => {
+      const id = await deadLetter(h.store, 'charge', 'declined');
+      const page = await browser.get(`/jobs/${id}`);
+      expect(page.text).toContain(`href="/jobs/${id}/replay"`);
+      expect(page.text).toContain(`href="/jobs/${id}/cancel"`);
+      expect((await browser.get(`/jobs/${id}/cancel`)).text).toContain('leaves the dead-letter list for good');
+      expect((await browser.post(`/jobs/${id}/cancel`)).headers.get('location')).toBe(`/jobs/${id}?notice=job.cancelled`);
+      expect((await h.store.jobGet({ jobId: id }))!.state).toBe('cancelled');
     });
 
     it('pauses and resumes a queue, and pauses, resumes and triggers a schedule', async () => {

@@ -67,6 +67,14 @@ describe('terminal state oracle', () => {
     expect(violations(new TerminalStateOracle(), [write(succeeded(), running({ attempt: 2 })), call('jobClaim', worker('w1'), [{}], [])])).toBe(1);
     expect(violations(new TerminalStateOracle(), [write(succeeded(), row()), call('jobReplay', { kind: 'operator' }, [{ jobId: 'job-1' }])])).toBe(1);
   });
+
+  it('allows an operator to discard a dead letter as cancelled, keeping its attempt, and nothing else', () => {
+    const dead = row({ state: 'dead_lettered', attempt: 3 });
+    const cancel = call('jobCancel', { kind: 'operator' }, [{ jobId: 'job-1' }]);
+    expect(violations(new TerminalStateOracle(), [write(dead, row({ state: 'cancelled', attempt: 3 })), cancel])).toBe(0);
+    expect(violations(new TerminalStateOracle(), [write(dead, row({ state: 'cancelled', attempt: 0 })), cancel])).toBe(1);
+    expect(violations(new TerminalStateOracle(), [write(succeeded(), row({ state: 'cancelled' })), cancel])).toBe(1);
+  });
 });
 
 describe('single live lease oracle', () => {

@@ -10,7 +10,7 @@ const SAID = {
 } as const;
 
 export function registerCancel(program: Command, ctx: CliContext): void {
-  withConnection(program.command('cancel').description('cancel a waiting job, or ask a running one to stop').argument('<id>', 'the job id')).action(
+  withConnection(program.command('cancel').description('cancel a waiting job, ask a running one to stop, or discard a dead letter').argument('<id>', 'the job id')).action(
     async (id: string, options: { conn?: string; table?: string }) => {
       const target = assertUuid(id, 'ID');
       await ctx.withStore(options, async ({ store }) => {

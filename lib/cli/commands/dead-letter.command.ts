@@ -5,7 +5,7 @@ import { positiveInt, withConnection, withFormat, type CliContext, type Format }
 import { iso, json, oneLine, table } from '../output.js';
 
 export function registerDeadLetter(program: Command, ctx: CliContext): void {
-  const deadLetter = program.command('dead-letter').description('list and replay dead-lettered jobs');
+  const deadLetter = program.command('dead-letter').description('list, replay and cancel dead-lettered jobs');
 
   withFormat(withConnection(deadLetter.command('list').description('dead-lettered jobs, most recently dead-lettered first')))
     .option('--limit <n>', 'how many (1 to 1000)', positiveInt('--limit'), 50)
@@ -68,18 +68,52 @@ export function registerDeadLetter(program: Command, ctx: CliContext): void {
       });
     });
 
-  withConnection(
-    deadLetter
-      .command('replay-all')
-      .description('replay the recent dead letters that match a filter, as the dashboard replays a group; --dry-run lists them first'),
-  )
+  registerBulk(deadLetter, ctx, BULK.replay);
+  registerBulk(deadLetter, ctx, BULK.cancel);
+}
+
+/** What tells one bulk command from the other: its verb, the store call, and its sentences. */
+interface BulkCommand {
+  readonly name: 'replay-all' | 'cancel-all';
+  readonly description: string;
+  readonly past: string;
+  readonly act: (store: CliStore, jobId: string, actor: string) => Promise<unknown>;
+  readonly after: string;
+  readonly skipped: string;
+}
+
+type CliStore = Parameters<Parameters<CliContext['withStore']>[1]>[0]['store'];
+
+const BULK: Record<'replay' | 'cancel', BulkCommand> = {
+  replay: {
+    name: 'replay-all',
+    description: 'replay the recent dead letters that match a filter, as the dashboard replays a group; --dry-run lists them first',
+    past: 'Replayed',
+    act: (store, jobId, actor) => store.jobReplay({ jobId, actor }),
+    after: ': attempt 0, due now.',
+    skipped: ' The others could not be: they had left the dead-letter list since they were read, or another job holds their unique key.',
+  },
+  cancel: {
+    name: 'cancel-all',
+    description: 'cancel (discard) the recent dead letters that match a filter: they end cancelled and retention deletes them; --dry-run lists them first',
+    past: 'Cancelled',
+    // Only from the dead-letter states: a job replayed since the listing is left running its course.
+    act: (store, jobId, actor) => store.jobCancel({ jobId, actor, onlyFrom: ['dead_lettered', 'quarantined'] }),
+    after: ': they keep their errors and history, and retention deletes them.',
+    skipped: ' The others had left the dead-letter list since they were read.',
+  },
+};
+
+function registerBulk(deadLetter: Command, ctx: CliContext, bulk: BulkCommand): void {
+  const verb = bulk.name.slice(0, -'-all'.length);
+  withConnection(deadLetter.command(bulk.name).description(bulk.description))
     .option('--name <name>', 'only jobs of this wire name')
     .option('--error <text>', 'only jobs whose last error\'s first line contains this text')
     .option('--limit <n>', 'look at this many of the most recent dead letters (1 to 1000)', positiveInt('--limit'), 1_000)
-    .option('--dry-run', 'list what would be replayed, and replay nothing')
+    .option('--dry-run', `list what would be ${verb === 'replay' ? 'replayed' : 'cancelled'}, and change nothing`)
     .action(async (options: { conn?: string; table?: string; name?: string; error?: string; limit: number; dryRun?: boolean }) => {
       if (!options.name && !options.error) {
-        throw new CliError('dead-letter replay-all needs a filter: pass --name, --error or both, or replay one job with dead-letter replay <id>.');
+        throw new CliError(`dead-letter ${bulk.name} needs a filter: pass --name, --error or both, or ${verb} one job with ${verb === 'replay' ? 'dead-letter replay' : 'cancel'} <id>.`);
       }
       await ctx.withStore(options, async ({ store }) => {
         const matches = (await store.jobListDeadLettered({ limit: options.limit })).filter(
@@ -91,20 +125,20 @@ export function registerDeadLetter(program: Command, ctx: CliContext): void {
         }
         if (options.dryRun) {
           ctx.out(table(['ID', 'NAME', 'DEAD-LETTERED AT', 'LAST ERROR'], matches.map((job) => [job.id, job.name, iso(job.finishedAt), oneLine(job.lastError, 60)])));
-          ctx.out(`${matches.length} would be replayed; run again without --dry-run to replay them.`);
+          ctx.out(`${matches.length} would be ${bulk.past.toLowerCase()}; run again without --dry-run to ${verb} them.`);
           return;
         }
-        let replayed = 0;
+        let done = 0;
         for (const job of matches) {
           try {
-            await store.jobReplay({ jobId: job.id, actor: ctx.actor });
-            replayed += 1;
+            await bulk.act(store, job.id, ctx.actor);
+            done += 1;
           } catch (error) {
-            // Replayed or purged by someone else since the listing: not ours to report as a failure.
+            // Replayed, cancelled or purged by someone else since the listing: not ours to report as a failure.
             if (!(error instanceof IllegalTransitionError) && !(error instanceof JobNotFoundError)) throw error;
           }
         }
-        ctx.out(`Replayed ${replayed} of ${matches.length} matching dead letters: attempt 0, due now.${replayed < matches.length ? ' The others could not be: they had left the dead-letter list since they were read, or another job holds their unique key.' : ''}`);
+        ctx.out(`${bulk.past} ${done} of ${matches.length} matching dead letters${bulk.after}${done < matches.length ? bulk.skipped : ''}`);
       });
     });
 }

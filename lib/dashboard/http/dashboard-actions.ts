@@ -1,6 +1,6 @@
 import { IllegalTransitionError, JobNotFoundError, ScheduleNotFoundError } from '../../core/index.js';
 import { href } from '../html/html.js';
-import { bulkIds, isScheduleAction } from './dashboard-pages.js';
+import { bulkActionOf, bulkIds, isScheduleAction } from './dashboard-pages.js';
 import type { DashboardRequest } from './dashboard-request.js';
 import type { DashboardStore } from './dashboard-store.js';
 
@@ -8,6 +8,9 @@ import type { DashboardStore } from './dashboard-store.js';
 export interface ActionResult {
   readonly location: string;
 }
+
+/** What a bulk cancel on the dead-letter page may discard: a job replayed since the page was drawn is left alone. */
+const DEAD_LETTER_STATES = ['dead_lettered', 'quarantined'] as const;
 
 function withNotice(location: string, notice: string): string {
   return `${location}${location.includes('?') ? '&' : '?'}notice=${encodeURIComponent(notice)}`;
@@ -40,23 +43,21 @@ export async function performAction(store: DashboardStore, req: DashboardRequest
       return null;
     }
     case 'dead-letters': {
-      if (id !== 'replay' || action !== undefined) return null;
+      const bulk = bulkActionOf(id);
+      if (bulk === null || action !== undefined) return null;
       let skipped = 0;
       for (const jobId of bulkIds(req.form)) {
-        const job = await store.jobGet({ jobId });
-        if (!job || (job.state !== 'dead_lettered' && job.state !== 'quarantined')) {
-          skipped += 1;
-          continue;
-        }
         try {
-          await store.jobReplay({ jobId, actor });
+          // Both refuse a job that is no longer a dead letter, inside their own write.
+          if (bulk === 'replay') await store.jobReplay({ jobId, actor });
+          else await store.jobCancel({ jobId, actor, onlyFrom: DEAD_LETTER_STATES });
         } catch (error) {
-          // Another operator replayed or purged it between the read and the write.
+          // Another operator replayed, cancelled or purged it since the page was drawn.
           if (!(error instanceof JobNotFoundError) && !(error instanceof IllegalTransitionError)) throw error;
           skipped += 1;
         }
       }
-      return { location: withNotice(href(base, ['dead-letters']), skipped ? 'bulk.partial' : 'bulk.replayed') };
+      return { location: withNotice(href(base, ['dead-letters']), skipped ? `bulk.${bulk}_partial` : `bulk.${bulk === 'replay' ? 'replayed' : 'cancelled'}`) };
     }
     case 'queues': {
       if (action === 'pause') await store.queuePause({ queue: id, actor });

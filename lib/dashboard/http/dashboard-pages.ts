@@ -69,9 +69,37 @@ export function bulkIds(params: URLSearchParams): string[] {
   return ids.map((id) => assertUuid(id, 'id'));
 }
 
-/** A POSTed bulk replay that has not been confirmed yet: it shows the question instead of acting. */
+/** What an operator can do to many dead letters at once: replay them, or cancel (discard) them. */
+export type BulkAction = 'replay' | 'cancel';
+
+/** The bulk action an address names, or null. */
+export function bulkActionOf(name: string | undefined): BulkAction | null {
+  return name === 'replay' || name === 'cancel' ? name : null;
+}
+
+/** A POSTed bulk action that has not been confirmed yet: it shows the question instead of acting. */
 export function isBulkQuestion(req: DashboardRequest): boolean {
-  return req.segments.length === 2 && req.segments[0] === 'dead-letters' && req.segments[1] === 'replay' && req.form.get('confirmed') !== '1';
+  return req.segments.length === 2 && req.segments[0] === 'dead-letters' && bulkActionOf(req.segments[1]) !== null && req.form.get('confirmed') !== '1';
+}
+
+const BULK_COPY = {
+  replay: {
+    consequence: 'Each becomes due now with its attempts reset to zero. A job that has left the dead-letter list since is skipped.',
+    verb: 'Replay',
+  },
+  cancel: {
+    consequence:
+      'Each ends cancelled and leaves the dead-letter list for good: it keeps its error and history, can no longer be replayed, and retention deletes it like any cancelled job. A job that has left the dead-letter list since is skipped.',
+    verb: 'Cancel',
+  },
+} as const;
+
+function cancelConsequence(state: JobState): string {
+  if (state === 'running') return 'It is running: it will be asked to stop, and ends cancelled when its attempt does. Its dependants that wait on its success are cancelled too.';
+  if (state === 'dead_lettered' || state === 'quarantined') {
+    return 'It ends cancelled and leaves the dead-letter list for good: it keeps its error and history, can no longer be replayed, and retention deletes it like any cancelled job.';
+  }
+  return 'It will not run. Its dependants that wait on its success are cancelled too.';
 }
 
 async function jobOf(store: DashboardStore, jobId: string) {
@@ -153,7 +181,7 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
         throw new DashboardHttpError(409, action === 'run-now' ? `This job is ${state} and not waiting for a later time, so there is nothing to run now.` : `This job is ${state}, so it cannot be ${action === 'cancel' ? 'cancelled' : 'replayed'}.`);
       }
       const copy = {
-        cancel: ['Cancel this job?', job.state === 'running' ? 'It is running: it will be asked to stop, and ends cancelled when its attempt does. Its dependants that wait on its success are cancelled too.' : 'It will not run. Its dependants that wait on its success are cancelled too.', 'Cancel the job'],
+        cancel: ['Cancel this job?', cancelConsequence(job.state), 'Cancel the job'],
         replay: ['Replay this job?', 'It becomes due now with its attempts reset to zero and its error cleared.', 'Replay the job'],
         'run-now': ['Run this job now?', job.attempt > 0 ? `It becomes due now instead of waiting for its retry; it keeps its ${job.attempt} spent ${job.attempt === 1 ? 'attempt' : 'attempts'}.` : 'It becomes due now instead of at its run time.', 'Run it now'],
       } as const;
@@ -162,7 +190,8 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
     }
     case 'dead-letters': {
       if (id === undefined) return deadLettersPage(ctx, await store.jobListDeadLettered({ limit: DEAD_LETTERS_SHOWN }), DEAD_LETTERS_SHOWN);
-      if (id !== 'replay' || action !== undefined) return null;
+      const bulk = bulkActionOf(id);
+      if (bulk === null || action !== undefined) return null;
       refuseInReadOnly(ctx);
       // A group is named by its job name and error line and read again here, so its link stays
       // short however large the group; a selection arrives as the ids of a POSTed form.
@@ -173,13 +202,14 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
           : groupDeadLetters(await store.jobListDeadLettered({ limit: DEAD_LETTERS_SHOWN }))
               .filter((group) => group.name === name && group.error === (req.query.get('error') ?? ''))
               .flatMap((group) => group.jobs.map((job) => job.id));
-      if (ids.length === 0) throw new DashboardHttpError(409, 'No dead letter of that name and error is left among the most recent; nothing to replay.');
+      if (ids.length === 0) throw new DashboardHttpError(409, `No dead letter of that name and error is left among the most recent; nothing to ${bulk}.`);
+      const { consequence, verb } = BULK_COPY[bulk];
       return confirmPage(ctx, {
         section: 'dead-letters',
-        question: `Replay ${ids.length} dead ${ids.length === 1 ? 'letter' : 'letters'}?`,
-        consequence: 'Each becomes due now with its attempts reset to zero. A job that has left the dead-letter list since is skipped.',
-        action: href(ctx.base, ['dead-letters', 'replay']),
-        verb: `Replay ${ids.length}`,
+        question: `${verb} ${ids.length} dead ${ids.length === 1 ? 'letter' : 'letters'}?`,
+        consequence,
+        action: href(ctx.base, ['dead-letters', bulk]),
+        verb: `${verb} ${ids.length}`,
         back: href(ctx.base, ['dead-letters']),
         fields: [['confirmed', '1'], ...ids.map((jobId) => ['id', jobId] as const)],
         targets: ids.slice(0, 20).map((jobId) => html`${jobId}`).concat(ids.length > 20 ? [html`and ${ids.length - 20} more`] : []),

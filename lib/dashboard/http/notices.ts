@@ -16,5 +16,7 @@ export const NOTICES: Readonly<Record<string, string>> = {
   'schedule.replayed': 'The schedule was replayed: the occurrence that stopped it is due now, and it mints again.',
   'schedule.triggered': 'The schedule was triggered: one occurrence is due now.',
   'bulk.replayed': 'The selected dead letters were replayed.',
-  'bulk.partial': 'Some of the selected jobs were replayed; the others could not be: they had left the dead-letter list since the page was drawn, or another job holds their unique key.',
+  'bulk.replay_partial': 'Some of the selected jobs were replayed; the others could not be: they had left the dead-letter list since the page was drawn, or another job holds their unique key.',
+  'bulk.cancelled': 'The selected dead letters were cancelled; retention deletes them in time.',
+  'bulk.cancel_partial': 'Some of the selected jobs were cancelled; the others had left the dead-letter list since the page was drawn.',
 };

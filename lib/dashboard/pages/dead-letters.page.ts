@@ -23,8 +23,9 @@ export function groupDeadLetters(jobs: readonly JobRecord[]): DeadLetterGroup[] 
 }
 
 /**
- * The most recent dead letters, grouped. Selecting rows and pressing a bulk button submits a GET to
- * the confirmation page, which lists what the action will touch; only its POST acts.
+ * The most recent dead letters, grouped, with bulk replay and bulk cancel (discard). Selected rows
+ * are POSTed to the confirmation question, a group's link names its filter; either way the
+ * question lists what the action will touch, and only its confirmed POST acts.
  */
 export function deadLettersPage(ctx: PageContext, jobs: readonly JobRecord[], shownLimit: number): SafeHtml {
   const groups = groupDeadLetters(jobs);
@@ -32,7 +33,7 @@ export function deadLettersPage(ctx: PageContext, jobs: readonly JobRecord[], sh
   const sections = groups.map(
     (group) => html`<tbody class="group">
 <tr class="group-head"><th colspan="9">${group.jobs.length} × <code>${group.name}</code>: <span class="error">${group.error || '(no error)'}</span>
-${ctx.readOnly ? '' : html` <a class="action" href="${href(ctx.base, ['dead-letters', 'replay'], { name: group.name, error: group.error })}">Replay these ${group.jobs.length}</a>`}
+${ctx.readOnly ? '' : html` <a class="action" href="${href(ctx.base, ['dead-letters', 'replay'], { name: group.name, error: group.error })}">Replay these ${group.jobs.length}</a> <a class="action" href="${href(ctx.base, ['dead-letters', 'cancel'], { name: group.name, error: group.error })}">Cancel these ${group.jobs.length}</a>`}
 · newest ${timeCell(group.jobs[0]!.finishedAt, ctx.now)}</th></tr>
 ${group.jobs.map((job) => jobRow(ctx, job, select(job)))}
 </tbody>`,
@@ -40,7 +41,7 @@ ${group.jobs.map((job) => jobRow(ctx, job, select(job)))}
   const body = html`<p>The ${shownLimit} most recently dead-lettered jobs, grouped by name and error.</p>
 <form method="post" action="${href(ctx.base, ['dead-letters', 'replay'])}">
 ${csrfField(ctx)}
-${ctx.readOnly || !jobs.length ? '' : html`<p class="actions"><button type="submit">Replay selected</button></p>`}
+${ctx.readOnly || !jobs.length ? '' : html`<p class="actions"><button type="submit">Replay selected</button> <button type="submit" formaction="${href(ctx.base, ['dead-letters', 'cancel'])}">Cancel selected</button></p>`}
 <table id="dead-letters" data-live>
 <thead><tr><th></th>${JOB_HEADS}</tr></thead>
 ${sections.length ? sections : html`<tbody><tr><td colspan="9">No dead letters.</td></tr></tbody>`}

@@ -2,7 +2,7 @@ import { PerCallOracle, TERMINAL, type CallEvent, type WriteEvent } from './orac
 
 const REPLAYS = new Set(['jobReplay', 'scheduleReplay']);
 
-/** A terminal job stays as it is, unless an operator replays a dead-lettered or quarantined one. */
+/** A terminal job stays as it is, unless an operator replays or discards (cancels) a dead-lettered or quarantined one. */
 export class TerminalStateOracle extends PerCallOracle {
   readonly name = 'terminal_state_stable';
 
@@ -10,8 +10,10 @@ export class TerminalStateOracle extends PerCallOracle {
     for (const { before, after } of writes) {
       if (!before || !TERMINAL.has(before.state)) continue;
       if (after.state === before.state && after.attempt === before.attempt) continue;
-      const replay = REPLAYS.has(call.op) && (before.state === 'dead_lettered' || before.state === 'quarantined') && after.state === 'scheduled';
-      if (!replay) this.flag(`${call.op} moved ${before.id} from ${before.state} (attempt ${before.attempt}) to ${after.state} (attempt ${after.attempt})`);
+      const operable = before.state === 'dead_lettered' || before.state === 'quarantined';
+      const replay = REPLAYS.has(call.op) && operable && after.state === 'scheduled';
+      const discard = call.op === 'jobCancel' && operable && after.state === 'cancelled' && after.attempt === before.attempt;
+      if (!replay && !discard) this.flag(`${call.op} moved ${before.id} from ${before.state} (attempt ${before.attempt}) to ${after.state} (attempt ${after.attempt})`);
     }
   }
 }

@@ -22,6 +22,7 @@ import { enqueueCases } from './cases/enqueue.cases.js';
 import { fenceCases } from './cases/fence.cases.js';
 import { foreignIdCases } from './cases/foreign-id.cases.js';
 import { leaseCases } from './cases/lease.cases.js';
+import { discardCases } from './cases/discard.cases.js';
 import { operatorCases } from './cases/operator.cases.js';
 import { operatorReadCases } from './cases/operator-reads.cases.js';
 import { retryCases } from './cases/retry.cases.js';
@@ -59,6 +60,7 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('retry schedule', () => retryCases(ctx));
   describe('operator actions and listings', () => operatorCases(ctx));
   describe('run now', () => runNowCases(ctx));
+  describe('discarding dead letters', () => discardCases(ctx));
   describe('job listings in pages', () => listingCases(ctx));
   describe('job counts', () => jobCountCases(ctx));
   describe('operator reads: edges, limit holders, due work, throughput', () => operatorReadCases(ctx));

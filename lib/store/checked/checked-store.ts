@@ -45,6 +45,7 @@ import type {
   NodeRef,
   ScheduleListParams,
   JobActionParams,
+  JobCancelParams,
   JobCountsFoldParams,
   JobEdges,
   JobEdgesParams,
@@ -82,7 +83,7 @@ import type {
   WakeSubscription,
 } from '../job-store.types.js';
 import { checkNodeBeatParams, checkNodeListParams, checkNodePruneParams, checkNodeRef } from './node-params.js';
-import { actorOf } from './operator-options.js';
+import { actorOf, checkOnlyFrom } from './operator-options.js';
 import { cancelResult, replayResult , runNowResult } from './operator-transition.js';
 import { normalizeSchedule } from '../schedules/schedule-input.js';
 import {
@@ -278,13 +279,18 @@ export class CheckedStore implements JobStore {
     return this.driver.jobReplay({ jobId, write: { decide: replayResult, audit: () => ({ actor, action: 'job.replay', target: jobId }) } });
   }
 
-  async jobCancel(params: JobActionParams): Promise<CancelResult> {
-    const checked = paramsOf('jobCancel', params, '{ jobId, actor? }');
+  async jobCancel(params: JobCancelParams): Promise<CancelResult> {
+    const checked = paramsOf('jobCancel', params, '{ jobId, actor?, onlyFrom? }');
     const jobId = assertUuid(checked.jobId, 'jobId');
     const actor = actorOf(checked);
+    const onlyFrom = checkOnlyFrom(checked.onlyFrom);
     return this.driver.jobCancel({
       jobId,
-      write: { decide: cancelResult, audit: (result) => ({ actor, action: 'job.cancel', target: jobId, detail: { outcome: result.outcome } }) },
+      onlyFrom,
+      write: {
+        decide: (transition) => cancelResult(transition, onlyFrom),
+        audit: (result) => ({ actor, action: 'job.cancel', target: jobId, detail: { outcome: result.outcome } }),
+      },
     });
   }
 

@@ -1,4 +1,4 @@
-import { cancelOutcome, IllegalTransitionError, type JobRecord, type Transition } from '../../core/index.js';
+import { cancelOutcome, IllegalTransitionError, type JobRecord, type JobState, type Transition } from '../../core/index.js';
 import type { CancelResult } from '../job-store.js';
 import { toJob, type JobRow } from '../job-row.js';
 
@@ -26,9 +26,13 @@ export function runNowResult({ before, after, result }: OperatorTransition): Job
 }
 
 /** What the cancel did, or the error that says why this state cannot be cancelled. */
-export function cancelResult({ before, after, result }: OperatorTransition): CancelResult {
+export function cancelResult({ before, after, result }: OperatorTransition, onlyFrom?: readonly JobState[]): CancelResult {
   if (!result.ok) {
-    throw new IllegalTransitionError(before.id, 'cancel', before.state, `Job ${before.id} already ended as ${before.state} and cannot be cancelled.`);
+    const message =
+      onlyFrom && !onlyFrom.includes(before.state)
+        ? `Job ${before.id} is ${before.state}, not ${onlyFrom.join(' or ')}, so it was left as it is.`
+        : `Job ${before.id} already ended as ${before.state} and cannot be cancelled.`;
+    throw new IllegalTransitionError(before.id, 'cancel', before.state, message);
   }
   return { job: toJob(after), outcome: cancelOutcome(before, after) };
 }

@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import type { HistoryPolicy, JobRecord, SchedulerLimits } from '../../core/index.js';
+import type { HistoryPolicy, JobRecord, JobState, SchedulerLimits } from '../../core/index.js';
 import type { NewJob } from '../enqueue-input.js';
 import type {
   AttemptTransaction,
@@ -86,6 +86,9 @@ export type DriverParentOutputParams = { readonly jobId: string; readonly ancest
 /** An operator write on one job: the checked id and how to decide and audit it. */
 export type DriverJobWriteParams<R> = { readonly jobId: string; readonly write: OperatorWrite<R> };
 
+/** A cancel: the job, its composed write, and the states it may be cancelled from (all when absent). */
+export type DriverJobCancelParams<R> = DriverJobWriteParams<R> & { readonly onlyFrom?: readonly JobState[] };
+
 /** A queue's pause state to set, with its composed audit entry. */
 export type DriverQueuePausedParams = { readonly queue: string; readonly paused: boolean; readonly audit: AuditEntry };
 
@@ -157,7 +160,7 @@ export interface StoreDriver {
   /** Replays a job (a schedule it stopped mints again), decided and audited in one transaction. */
   jobReplay<R>(params: DriverJobWriteParams<R>): Promise<R>;
   /** Cancels a job, or asks its worker to, decided and audited in one transaction. */
-  jobCancel<R>(params: DriverJobWriteParams<R>): Promise<R>;
+  jobCancel<R>(params: DriverJobCancelParams<R>): Promise<R>;
   /** Makes a scheduled job due now, with its audit entry, in one transaction. */
   jobRunNow<R>(params: DriverJobWriteParams<R>): Promise<R>;
   queueSetPaused(params: DriverQueuePausedParams): Promise<void>;

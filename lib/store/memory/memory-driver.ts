@@ -10,6 +10,7 @@ import type {
   DriverCompleteParams,
   DriverEnqueueParams,
   DriverHeartbeatParams,
+  DriverJobCancelParams,
   DriverJobWriteParams,
   DriverLimitSetParams,
   DriverNodeBeatParams,
@@ -236,7 +237,7 @@ export class MemoryDriver implements StoreDriver {
     return this.operator.replay(params);
   }
 
-  async jobCancel<R>(params: DriverJobWriteParams<R>): Promise<R> {
+  async jobCancel<R>(params: DriverJobCancelParams<R>): Promise<R> {
     return this.operator.cancel(params);
   }
 

@@ -1,4 +1,4 @@
-import type { DriverJobWriteParams, DriverLimitSetParams, DriverQueuePausedParams } from '../checked/store-driver.js';
+import type { DriverJobCancelParams, DriverJobWriteParams, DriverLimitSetParams, DriverQueuePausedParams } from '../checked/store-driver.js';
 import type { AuditEntry } from '../schedules/schedule-tx.js';
 import type { MemoryLifecycle } from './memory-lifecycle.js';
 import type { MemoryState } from './memory-tables.js';
@@ -20,8 +20,8 @@ export class MemoryOperator {
     return result;
   }
 
-  cancel<R>({ jobId, write }: DriverJobWriteParams<R>): R {
-    const result = write.decide(this.life.operator(jobId, { kind: 'cancel' }));
+  cancel<R>({ jobId, write, onlyFrom }: DriverJobCancelParams<R>): R {
+    const result = write.decide(this.life.operator(jobId, { kind: 'cancel', onlyFrom }));
     this.audit(write.audit(result));
     return result;
   }

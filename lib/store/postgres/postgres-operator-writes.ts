@@ -1,4 +1,4 @@
-import type { DriverJobWriteParams, DriverLimitSetParams, DriverQueuePausedParams } from '../checked/store-driver.js';
+import type { DriverJobCancelParams, DriverJobWriteParams, DriverLimitSetParams, DriverQueuePausedParams } from '../checked/store-driver.js';
 import type { OperatorTransition } from '../checked/operator-transition.js';
 import type { PgExecutor } from './pg-executor.js';
 import type { PostgresConnections } from './postgres-connections.js';
@@ -25,9 +25,9 @@ export class PostgresOperatorWrites {
     });
   }
 
-  cancel<R>({ jobId, write }: DriverJobWriteParams<R>): Promise<R> {
+  cancel<R>({ jobId, write, onlyFrom }: DriverJobCancelParams<R>): Promise<R> {
     return this.connections.transaction(async (db) => {
-      const result = write.decide(await this.sql.operator(db, jobId, { kind: 'cancel' }, this.channel));
+      const result = write.decide(await this.sql.operator(db, jobId, { kind: 'cancel', onlyFrom }, this.channel));
       await this.sql.insertAudit(db, write.audit(result));
       return result;
     });

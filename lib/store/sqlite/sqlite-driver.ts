@@ -4,6 +4,7 @@ import type {
   DriverCompleteParams,
   DriverEnqueueParams,
   DriverHeartbeatParams,
+  DriverJobCancelParams,
   DriverJobWriteParams,
   DriverLimitSetParams,
   DriverNodeBeatParams,
@@ -282,7 +283,7 @@ export class SqliteDriver implements StoreDriver {
     return this.operator.replay(params);
   }
 
-  jobCancel<R>(params: DriverJobWriteParams<R>): Promise<R> {
+  jobCancel<R>(params: DriverJobCancelParams<R>): Promise<R> {
     return this.operator.cancel(params);
   }
 

@@ -1,4 +1,4 @@
-import type { DriverJobWriteParams, DriverLimitSetParams, DriverQueuePausedParams } from '../checked/store-driver.js';
+import type { DriverJobCancelParams, DriverJobWriteParams, DriverLimitSetParams, DriverQueuePausedParams } from '../checked/store-driver.js';
 import type { OperatorTransition } from '../checked/operator-transition.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 import type { SqliteHints } from './sqlite-hints.js';
@@ -24,10 +24,10 @@ export class SqliteOperator {
     return result;
   }
 
-  async cancel<R>({ jobId, write }: DriverJobWriteParams<R>): Promise<R> {
+  async cancel<R>({ jobId, write, onlyFrom }: DriverJobCancelParams<R>): Promise<R> {
     return this.conn.write((now) => {
       this.hints.ifReleasing([jobId]);
-      const result = write.decide(this.conn.statements().operator(jobId, { kind: 'cancel' }, now));
+      const result = write.decide(this.conn.statements().operator(jobId, { kind: 'cancel', onlyFrom }, now));
       this.conn.statements().insertAudit(write.audit(result), now);
       return result;
     });
