@@ -100,7 +100,7 @@ describe('the dashboard in Chromium, on the sample app (SQLite)', () => {
     await visit('');
     expect(await text('h1')).toBe('Overview');
     const heads = await page.locator('#queues thead th').allTextContents();
-    expect(heads).toEqual(['Queue', 'scheduled', 'awaiting parents', 'running', 'succeeded', 'dead lettered', 'cancelled', 'quarantined', 'Oldest due waits', 'Claiming', '']);
+    expect(heads).toEqual(['Queue', 'scheduled', 'awaiting parents', 'running', 'succeeded', 'dead lettered', 'cancelled', 'quarantined', 'Due now', 'Oldest due waits', 'Claiming', '']);
     const row = await queueRow('default');
     // Finished jobs stay put; the recurring reminder adds a succeeded job every minute, so that one is a floor.
     const [stored] = (JSON.parse(await cli('queues', 'list', '--format', 'json')) as Array<{ name: string; counts: Record<string, number> }>).filter((q) => q.name === 'default');

@@ -374,6 +374,11 @@ export interface QueueOldestDue {
   readonly queue: string;
   /** The `runAt` of the queue's oldest `scheduled` job due now, or null when none was found. */
   readonly oldestDueAt: Date | null;
+  /**
+   * How many of the queue's jobs are due now among those examined: exact when
+   * {@link QueueOldestDueResult.examinedUntil} is null, a lower bound otherwise.
+   */
+  readonly dueCount: number;
 }
 
 /** Per queue, the oldest due job ({@link OperatorStore.queueOldestDue}). */
@@ -387,6 +392,11 @@ export interface QueueOldestDueResult {
    * some at or after it.
    */
   readonly examinedUntil: Date | null;
+  /**
+   * How many due jobs the read examined, in every queue: the number due now when `examinedUntil`
+   * is null, and a bound reached (10,000, shown as "10,000+") otherwise.
+   */
+  readonly dueExamined: number;
   /** The store's clock at the read. */
   readonly now: Date;
 }

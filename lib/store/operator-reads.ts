@@ -73,9 +73,10 @@ export interface DriverOldestDueParams {
   readonly scan: number;
 }
 
-/** What a driver found: the oldest due `runAt` per queue among the jobs examined, how many it examined and where it stopped. */
+/** What a driver found: per queue the oldest due `runAt` and the due jobs among those examined, how many it examined and where it stopped. */
 export interface DriverOldestDue {
   readonly oldest: ReadonlyMap<string, number>;
+  readonly due: ReadonlyMap<string, number>;
   readonly examined: number;
   /** The `runAt` of the last job examined, or null when none was. */
   readonly last: number | null;

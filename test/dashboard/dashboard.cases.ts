@@ -51,6 +51,14 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       expect(mailRow?.[1]).toMatch(/^\s*<td class="num">2<\/td>/); // scheduled is the first state column
       expect(page.text).toMatch(/<span class="value">1<\/span><span class="label">Dead-lettered<\/span>/);
       expect(page.text).toMatch(/<span class="value">2<\/span><span class="label">Scheduled<\/span>/);
+      // Both mail jobs are due; one more waits for later and is scheduled but not due.
+      await h.store.jobEnqueue({ job: { name: 'mail.send', payload: {}, queue: 'mail', delayMs: 3_600_000 } });
+      const later = await browser.get('/');
+      expect(later.text).toMatch(/<span class="value">2<\/span><span class="label">Due now<\/span>/);
+      expect(later.text).toMatch(/<span class="value">3<\/span><span class="label">Scheduled<\/span>/);
+      const row = /<tr>\s*<th scope="row"><a href="\/queues\/mail">mail<\/a><\/th>([\s\S]*?)<\/tr>/.exec(later.text)![1]!;
+      expect([...row.matchAll(/<td class="num">([^<]*)<\/td>/g)].map((m) => m[1]).slice(7, 8)).toEqual(['2']);
+      expect((await browser.get('/queues/mail')).text).toContain('<dt>Due now</dt><dd>2</dd>');
     });
 
     it('the jobs page filters by state, queue and name, and pages through older jobs by keyset', async () => {

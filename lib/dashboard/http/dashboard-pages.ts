@@ -224,6 +224,7 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
           name: id,
           summary: queues.find((queue) => queue.name === id) ?? null,
           oldestDueAt: oldest.queues[0]?.oldestDueAt ?? null,
+          due: { count: oldest.queues[0]?.dueCount ?? 0, bounded: oldest.examinedUntil !== null },
           limit,
           nodes: liveNodes(nodes, oldest.now).filter((node) => node.queues.includes(id)),
           throughput,

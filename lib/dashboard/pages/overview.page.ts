@@ -24,13 +24,16 @@ function total(queues: readonly QueueSummary[], state: JobState): number {
 export function overviewPage(ctx: PageContext, data: OverviewData): SafeHtml {
   const { queues, stats } = data;
   const oldestWait = stats.oldestDueAt ? relativeTime(stats.oldestDueAt, stats.now).replace(' ago', '') : 'none waiting';
-  const oldestByQueue = new Map(data.oldestDue.queues.map((entry) => [entry.queue, entry.oldestDueAt]));
+  const oldestByQueue = new Map(data.oldestDue.queues.map((entry) => [entry.queue, entry]));
+  // The due count is read with the oldest due job, from at most 10,000 due jobs: past that it says "+".
+  const bounded = (count: number) => `${count.toLocaleString('en-US')}${data.oldestDue.examinedUntil ? '+' : ''}`;
   const finished = data.throughput.buckets.reduce((sum, bucket) => sum + bucket.succeeded + bucket.deadLettered + bucket.cancelled, 0);
   // The throughput now: the last whole minute, since the current one has only begun.
   const lastMinute = data.throughput.buckets.at(-2);
   const perMinute = lastMinute ? lastMinute.succeeded + lastMinute.deadLettered + lastMinute.cancelled : 0;
   const cards: readonly (readonly [string, string | number, string])[] = [
     ['Running', total(queues, 'running'), href(ctx.base, ['jobs'], { state: 'running' })],
+    ['Due now', bounded(data.oldestDue.dueExamined), href(ctx.base, ['jobs'], { state: 'scheduled', order: 'oldest' })],
     ['Scheduled', total(queues, 'scheduled'), href(ctx.base, ['jobs'], { state: 'scheduled' })],
     ['Awaiting parents', total(queues, 'awaiting_parents'), href(ctx.base, ['jobs'], { state: 'awaiting_parents' })],
     ['Dead-lettered', total(queues, 'dead_lettered'), href(ctx.base, ['dead-letters'])],
@@ -43,7 +46,8 @@ export function overviewPage(ctx: PageContext, data: OverviewData): SafeHtml {
     (queue) => html`<tr>
 <th scope="row"><a href="${href(ctx.base, ['queues', queue.name])}">${queue.name}</a></th>
 ${JOB_STATES.map((state) => html`<td class="num">${queue.counts[state] ?? 0}</td>`)}
-<td class="num">${waitText(oldestByQueue.get(queue.name) ?? null, stats.now)}</td>
+<td class="num">${bounded(oldestByQueue.get(queue.name)?.dueCount ?? 0)}</td>
+<td class="num">${waitText(oldestByQueue.get(queue.name)?.oldestDueAt ?? null, stats.now)}</td>
 <td>${queue.paused ? stateBadge('paused') : stateBadge('active')}</td>
 <td>${ctx.readOnly ? '' : html`<a class="action" href="${href(ctx.base, ['queues', queue.name, queue.paused ? 'resume' : 'pause'])}">${queue.paused ? 'Resume' : 'Pause'}</a>`}</td>
 </tr>`,
@@ -54,8 +58,8 @@ ${cards.map(([label, value, link]) => html`<a class="card" href="${link}"><span 
 <section id="throughput" data-live>${throughputChart(data.throughput, 'All queues')}</section>
 <h2>Queues</h2>
 <table id="queues" data-live>
-<thead><tr><th>Queue</th>${JOB_STATES.map((state) => html`<th class="num">${state.replace(/_/g, ' ')}</th>`)}<th class="num">Oldest due waits</th><th>Claiming</th><th></th></tr></thead>
-<tbody>${rows.length ? rows : html`<tr><td colspan="${JOB_STATES.length + 4}">No queue holds jobs yet.</td></tr>`}</tbody>
+<thead><tr><th>Queue</th>${JOB_STATES.map((state) => html`<th class="num">${state.replace(/_/g, ' ')}</th>`)}<th class="num">Due now</th><th class="num">Oldest due waits</th><th>Claiming</th><th></th></tr></thead>
+<tbody>${rows.length ? rows : html`<tr><td colspan="${JOB_STATES.length + 5}">No queue holds jobs yet.</td></tr>`}</tbody>
 </table>`;
   return layout(ctx, '', 'Overview', body);
 }

@@ -10,6 +10,8 @@ export interface QueueDetail {
   /** Null for a queue the counts do not know (no job stored yet). */
   readonly summary: QueueSummary | null;
   readonly oldestDueAt: Date | null;
+  /** Its due jobs among the 10,000 due jobs examined, and whether the read stopped there. */
+  readonly due: { readonly count: number; readonly bounded: boolean };
   readonly limit: LimitHolders;
   readonly nodes: readonly NodeRecord[];
   readonly throughput: JobThroughput;
@@ -25,6 +27,7 @@ export function queuePage(ctx: PageContext, detail: QueueDetail): SafeHtml {
 <table><thead><tr>${JOB_STATES.map((state) => html`<th class="num">${state.replace(/_/g, ' ')}</th>`)}</tr></thead>
 <tbody><tr>${JOB_STATES.map((state) => html`<td class="num"><a href="${href(ctx.base, ['jobs'], { queue: name, state })}">${summary?.counts[state] ?? 0}</a></td>`)}</tr></tbody></table>
 <dl class="fields">
+<dt>Due now</dt><dd>${detail.due.count.toLocaleString('en-US')}${detail.due.bounded ? ' or more' : ''}</dd>
 <dt>Oldest due job</dt><dd>${detail.oldestDueAt ? html`due since ${timeCell(detail.oldestDueAt, ctx.now)}` : 'none waiting'}</dd>
 <dt>Concurrency limit</dt><dd>${limit.max === null ? 'none' : html`${limit.holders.length}${limit.truncated ? '+' : ''} of ${limit.max} slots held`}</dd>
 <dt>Running nodes serving it</dt><dd>${detail.nodes.length ? detail.nodes.map((node, i) => html`${i ? ', ' : ''}<code>${node.id}</code>`) : html`<strong>none</strong>: its jobs wait until a node that claims from it starts`}</dd>

@@ -241,7 +241,8 @@ export class CheckedStore implements JobStore {
     const found = await this.driver.queueOldestDue(checked);
     const names = checked.queues ?? [...found.oldest.keys()].sort();
     return {
-      queues: names.map((queue) => ({ queue, oldestDueAt: found.oldest.has(queue) ? new Date(found.oldest.get(queue)!) : null })),
+      queues: names.map((queue) => ({ queue, oldestDueAt: found.oldest.has(queue) ? new Date(found.oldest.get(queue)!) : null, dueCount: found.due.get(queue) ?? 0 })),
+      dueExamined: found.examined,
       examinedUntil: found.examined >= checked.scan && found.last !== null ? new Date(found.last) : null,
       now: new Date(found.now),
     };

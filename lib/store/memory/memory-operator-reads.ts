@@ -69,8 +69,13 @@ export class MemoryOperatorReads {
       .slice(0, scan);
     const wanted = queues === null ? null : new Set(queues);
     const oldest = new Map<string, number>();
-    for (const row of due) if ((wanted === null || wanted.has(row.queue)) && !oldest.has(row.queue)) oldest.set(row.queue, row.runAt);
-    return { oldest, examined: due.length, last: due.at(-1)?.runAt ?? null, now };
+    const counted = new Map<string, number>();
+    for (const row of due) {
+      if (wanted !== null && !wanted.has(row.queue)) continue;
+      if (!oldest.has(row.queue)) oldest.set(row.queue, row.runAt);
+      counted.set(row.queue, (counted.get(row.queue) ?? 0) + 1);
+    }
+    return { oldest, due: counted, examined: due.length, last: due.at(-1)?.runAt ?? null, now };
   }
 
   jobThroughput({ since, bucketMs, queue, scan }: DriverThroughputParams): DriverThroughput {

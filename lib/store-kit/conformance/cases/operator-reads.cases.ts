@@ -132,7 +132,7 @@ export function operatorReadCases(ctx: SuiteContext): void {
     expect(await h.store.limitHolders({ target: { queue: 'q' } })).toEqual({ max: 2, holders: [], truncated: false });
   });
 
-  it('queueOldestDue reports each queue’s oldest due job, in the order asked', async () => {
+  it('queueOldestDue reports each queue’s oldest due job and its due count, in the order asked', async () => {
     const h = await ctx.open();
     const a1 = await enqueue(h.store, { queue: 'a' });
     await h.advance(10_000);
@@ -146,19 +146,22 @@ export function operatorReadCases(ctx: SuiteContext): void {
 
     const all = await h.store.queueOldestDue();
     expect(all.queues).toEqual([
-      { queue: 'a', oldestDueAt: await runAt(a1) },
-      { queue: 'b', oldestDueAt: await runAt(b1) },
+      { queue: 'a', oldestDueAt: await runAt(a1), dueCount: 2 },
+      { queue: 'b', oldestDueAt: await runAt(b1), dueCount: 1 },
     ]);
     expect(all.examinedUntil).toBeNull();
+    expect(all.dueExamined).toBe(3);
     expect(all.now.getTime()).toBeGreaterThanOrEqual((await runAt(a2)).getTime());
 
     const asked = await h.store.queueOldestDue({ queues: ['later', 'b', 'nowhere', 'b'] });
     expect(asked.queues).toEqual([
-      { queue: 'later', oldestDueAt: null },
-      { queue: 'b', oldestDueAt: await runAt(b1) },
-      { queue: 'nowhere', oldestDueAt: null },
+      { queue: 'later', oldestDueAt: null, dueCount: 0 },
+      { queue: 'b', oldestDueAt: await runAt(b1), dueCount: 1 },
+      { queue: 'nowhere', oldestDueAt: null, dueCount: 0 },
     ]);
     expect(asked.examinedUntil).toBeNull();
+    // The total counts every queue's due jobs, asked or not.
+    expect(asked.dueExamined).toBe(3);
     expect((await h.store.queueOldestDue({ queues: [] })).queues).toEqual([]);
   });
 
@@ -174,16 +177,17 @@ export function operatorReadCases(ctx: SuiteContext): void {
 
     const read = await h.store.queueOldestDue({ queues: ['rare', 'bulk'] });
     expect(read.queues).toEqual([
-      { queue: 'rare', oldestDueAt: null },
-      { queue: 'bulk', oldestDueAt: first!.runAt },
+      { queue: 'rare', oldestDueAt: null, dueCount: 0 },
+      { queue: 'bulk', oldestDueAt: first!.runAt, dueCount: DUE_SCAN_LIMIT },
     ]);
     expect(read.examinedUntil).toEqual(last!.runAt);
+    expect(read.dueExamined).toBe(DUE_SCAN_LIMIT);
     expect(read.examinedUntil!.getTime()).toBeLessThan((await mustGet(h.store, rare)).runAt.getTime());
 
     // Once two bulk jobs run, fewer than the bound are due, and the answer is exact again.
     await claimAll(h.store, 'bulk', 2);
     const exact = await h.store.queueOldestDue({ queues: ['rare'] });
-    expect(exact).toEqual({ queues: [{ queue: 'rare', oldestDueAt: (await mustGet(h.store, rare)).runAt }], examinedUntil: null, now: exact.now });
+    expect(exact).toEqual({ queues: [{ queue: 'rare', oldestDueAt: (await mustGet(h.store, rare)).runAt, dueCount: 1 }], examinedUntil: null, dueExamined: DUE_SCAN_LIMIT - 1, now: exact.now });
   });
 
   it('jobThroughput counts finished jobs per bucket by how they ended, for one queue or all', async () => {

@@ -2,14 +2,14 @@ import type { DriverOldestDue } from '../../operator-reads.js';
 import type { PgExecutor } from '../pg-executor.js';
 import type { PostgresNaming } from '../postgres-naming.js';
 
-type Row = { queue: string | null; examined: string | null; at: string | null; now: string | null };
+type Row = { queue: string | null; examined: string; at: string | null; now: string | null };
 
 /**
  * The oldest due job per queue among the first $1 due jobs, read from the start of the claim index
  * (run_at, seq) as a claim reads it, after ORDERED_READ_SETTINGS in the caller's transaction. The
  * claim index does not carry the queue, so one probe per queue could not stop early: a queue with
  * nothing due would walk every due job of the others. One bounded read answers every queue at once
- * instead, and says how far it got. $2 holds the asked queues, or null for every queue found.
+ * instead, counts each queue's due jobs among those read, and says how far it got. $2 holds the asked queues, or null for every queue found.
  */
 export function queueOldestDueQuery(t: PostgresNaming) {
   const text = `
@@ -21,12 +21,14 @@ export function queueOldestDueQuery(t: PostgresNaming) {
       floor(extract(epoch FROM now()) * 1000) AS now
     FROM due
     UNION ALL
-    SELECT queue, NULL, floor(extract(epoch FROM min(run_at)) * 1000), NULL
+    SELECT queue, count(*), floor(extract(epoch FROM min(run_at)) * 1000), NULL
     FROM due WHERE $2::text[] IS NULL OR queue = ANY($2::text[]) GROUP BY queue`;
   return async (db: PgExecutor, queues: readonly string[] | null, scan: number): Promise<DriverOldestDue> => {
     const rows = await db.query<Row>(text, [scan, queues]);
     const summary = rows.find((row) => row.queue === null)!;
-    const oldest = new Map(rows.filter((row) => row.queue !== null).map((row) => [row.queue!, Number(row.at)]));
-    return { oldest, examined: Number(summary.examined), last: summary.at === null ? null : Number(summary.at), now: Number(summary.now) };
+    const found = rows.filter((row) => row.queue !== null);
+    const oldest = new Map(found.map((row) => [row.queue!, Number(row.at)]));
+    const due = new Map(found.map((row) => [row.queue!, Number(row.examined)]));
+    return { oldest, due, examined: Number(summary.examined), last: summary.at === null ? null : Number(summary.at), now: Number(summary.now) };
   };
 }

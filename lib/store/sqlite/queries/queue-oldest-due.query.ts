@@ -13,13 +13,16 @@ export function queueOldestDueQuery(db: Database, t: SqliteNaming) {
   return (queues: readonly string[] | null, scan: number, now: number): DriverOldestDue => {
     const wanted = queues === null ? null : new Set(queues);
     const oldest = new Map<string, number>();
+    const counted = new Map<string, number>();
     let examined = 0;
     let last: number | null = null;
     for (const [queue, runAt] of due.iterate(now, scan) as IterableIterator<[string, number]>) {
       examined += 1;
       last = runAt;
-      if ((wanted === null || wanted.has(queue)) && !oldest.has(queue)) oldest.set(queue, runAt);
+      if (wanted !== null && !wanted.has(queue)) continue;
+      if (!oldest.has(queue)) oldest.set(queue, runAt);
+      counted.set(queue, (counted.get(queue) ?? 0) + 1);
     }
-    return { oldest, examined, last, now };
+    return { oldest, due: counted, examined, last, now };
   };
 }
