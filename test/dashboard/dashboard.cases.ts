@@ -165,7 +165,7 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       expect(limits.text).toMatch(/<td>key<\/td><td>tenant-7<\/td>\s*<td class="num">1 \/ 3<\/td>/);
       expect(limits.text).toContain(`<li><a href="/jobs/${id}">tenant.job</a> on worker-3, until`);
       const audit = await browser.get('/audit');
-      expect(audit.text).toMatch(/<td>ops-bot<\/td><td><code>limit\.set<\/code><\/td>/);
+      expect(audit.text).toMatch(/<td>ops-bot<\/td><td><code>limit\.set<\/code><\/td><td>key:tenant-7<\/td><td><code>\{&quot;max&quot;:3\}<\/code><\/td>/);
     });
 
     it('the workers page lists each node with its status, host, pid, version, queues and load', async () => {

@@ -32,10 +32,13 @@ export function jobActions(job: JobRecord, now: Date): readonly JobAction[] {
   return job.state === 'scheduled' && job.runAt.getTime() > now.getTime() ? ['run-now', 'cancel'] : ['cancel'];
 }
 
-/** JSON for a `<pre>`, two-space indented; a value JSON cannot hold shows as its type. */
-export function prettyJson(value: unknown): string {
+/**
+ * JSON for a `<pre>`, two-space indented, or on one line with `indent` 0 (for a table cell, where
+ * the escaper would show a newline as `\n`); a value JSON cannot hold shows as its type.
+ */
+export function prettyJson(value: unknown, indent = 2): string {
   try {
-    return JSON.stringify(value, null, 2) ?? String(value);
+    return JSON.stringify(value, null, indent) ?? String(value);
   } catch {
     return `(${typeof value})`;
   }

@@ -26,7 +26,7 @@ ${more > 0 ? html`<p>${more} more limits are set; this page shows the first ${li
 /** The most recent operator actions, from the dashboard, the CLI or the client. */
 export function auditPage(ctx: PageContext, records: readonly AuditRecord[]): SafeHtml {
   const rows = records.map(
-    (record) => html`<tr><td>${timeCell(record.at, ctx.now)}</td><td>${record.actor}</td><td><code>${record.action}</code></td><td>${record.target}</td><td><code>${record.detail === null || record.detail === undefined ? '' : prettyJson(record.detail)}</code></td></tr>`,
+    (record) => html`<tr><td>${timeCell(record.at, ctx.now)}</td><td>${record.actor}</td><td><code>${record.action}</code></td><td>${record.target}</td><td><code>${record.detail === null || record.detail === undefined ? '' : prettyJson(record.detail, 0)}</code></td></tr>`,
   );
   const body = html`<table id="audit" data-live><thead><tr><th>At</th><th>Actor</th><th>Action</th><th>Target</th><th>Detail</th></tr></thead>
 <tbody>${rows.length ? rows : html`<tr><td colspan="5">No operator action yet.</td></tr>`}</tbody></table>`;
