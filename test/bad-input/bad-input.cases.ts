@@ -98,6 +98,8 @@ interface Seed {
   readonly scheduled: string;
   /** A dead-lettered job. */
   readonly deadLettered: string;
+  /** A job that succeeded. */
+  readonly succeeded: string;
   /** A job waiting for `scheduled`. */
   readonly waiting: string;
   /** An active interval schedule. */
@@ -221,7 +223,7 @@ export const REFUSALS: Refusal[] = [
   { entry: 'cancel', label: 'an unknown job id', call: (c) => c.client.cancel(UNKNOWN_ID), error: JobNotFoundError, field: /^No job with id 0190a5a0-0000-7000-8000-00000000dead exists\.$/ },
   { entry: 'replay', label: 'an unknown job id', call: (c) => c.client.replay(UNKNOWN_ID), error: JobNotFoundError, field: /^No job with id / },
   { entry: 'replay', label: 'a job that is not dead-lettered', call: (c) => c.client.replay(c.seed.scheduled), error: IllegalTransitionError, field: /scheduled/ },
-  { entry: 'cancel', label: 'a dead-lettered job', call: (c) => c.client.cancel(c.seed.deadLettered), error: IllegalTransitionError, field: /dead_lettered/ },
+  { entry: 'cancel', label: 'a job that succeeded', call: (c) => c.client.cancel(c.seed.succeeded), error: IllegalTransitionError, field: /^Job [0-9a-f-]{36} already ended as succeeded and cannot be cancelled\.$/ },
   { entry: 'pauseSchedule', label: 'an unknown schedule id', call: (c) => c.client.pauseSchedule(UNKNOWN_ID), error: ScheduleNotFoundError, field: /^No schedule with id / },
   { entry: 'resumeSchedule', label: 'an unknown schedule id', call: (c) => c.client.resumeSchedule(UNKNOWN_ID), error: ScheduleNotFoundError, field: /^No schedule with id / },
   { entry: 'triggerSchedule', label: 'an unknown schedule id', call: (c) => c.client.triggerSchedule(UNKNOWN_ID), error: ScheduleNotFoundError, field: /^No schedule with id / },
@@ -496,11 +498,14 @@ async function seed(client: Client, store: JobStore): Promise<Seed> {
   const { id: deadLettered } = await client.enqueue('orders.confirm', { seed: 2 }, { queue: 'seed' });
   const [claimed] = await store.jobClaim({ workerId: 'seed', limit: 1, queues: ['seed'], leaseMs: 60_000 });
   await store.jobCompleteMany({ workerId: 'seed', outcomes: [{ jobId: claimed!.id, attempt: claimed!.attempt, kind: 'dead_lettered', error: 'seeded' }] });
+  const { id: succeeded } = await client.enqueue('orders.confirm', { seed: 5 }, { queue: 'seed' });
+  const [ran] = await store.jobClaim({ workerId: 'seed', limit: 1, queues: ['seed'], leaseMs: 60_000 });
+  await store.jobCompleteMany({ workerId: 'seed', outcomes: [{ jobId: ran!.id, attempt: ran!.attempt, kind: 'succeeded' }] });
   const { id: waiting } = await client.enqueue('orders.confirm', { seed: 3 }, { dependsOn: [scheduled], concurrencyKey: TENANT_KEY, concurrencyLimit: 3 });
   const { id: scheduleId } = await client.schedule({ name: 'orders.confirm', everyMs: 60_000, payload: { seed: 4 } });
   await client.pause('paused');
   await client.setConcurrencyLimit({ queue: 'default' }, 7);
-  return { scheduled, deadLettered, waiting, schedule: scheduleId };
+  return { scheduled, deadLettered, succeeded, waiting, schedule: scheduleId };
 }
 
 /** The error class a case expects on this store. */

@@ -18,7 +18,7 @@ const HOSTILE = [
 ].join(' | ');
 
 const TAGS = new Set('html head meta title link script body header strong nav a span main p h1 h2 section table thead tbody tr th td form label select option input button dl dt dd code pre small time ol ul li footer h3 figure figcaption svg line g rect text'.split(' '));
-const ATTRIBUTES = new Set('lang charset name content rel href src defer class id aria-current aria-label role data-live scope colspan method action type value size selected datetime viewBox xmlns x y x1 y1 x2 y2 width height'.split(' '));
+const ATTRIBUTES = new Set('lang charset name content rel href src defer class id aria-current aria-label role data-live scope colspan method action formaction type value size selected datetime viewBox xmlns x y x1 y1 x2 y2 width height'.split(' '));
 
 /**
  * Fails if a page carries markup that came from job text: every tag must be one the dashboard

@@ -27,7 +27,8 @@ export function setSecurityHeaders(res: ServerResponse): void {
   res.setHeader('Cache-Control', 'no-store');
 }
 
-function cookieValue(req: IncomingMessage, name: string): string | null {
+/** A cookie's raw value as the browser sent it, or null when it sent none of that name. */
+export function cookieValue(req: IncomingMessage, name: string): string | null {
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const [key, ...value] = part.trim().split('=');
     if (key === name) return value.join('=');

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { InvalidArgumentError } from '../../core/index.js';
 import { createDashboardHandler, type DashboardHandlerOptions } from './dashboard-handler.js';
 import { requestUrl } from './dashboard-request.js';
-import { setSecurityHeaders } from './dashboard-security.js';
+import { cookieValue, setSecurityHeaders } from './dashboard-security.js';
 
 const TOKEN_COOKIE = 'durable_scheduler_token';
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost']);
@@ -37,16 +37,12 @@ function digest(value: string): Buffer {
 }
 
 function cookieToken(req: IncomingMessage): string | null {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const [key, ...value] = part.trim().split('=');
-    if (key !== TOKEN_COOKIE) continue;
-    try {
-      return decodeURIComponent(value.join('='));
-    } catch {
-      return null;
-    }
+  const value = cookieValue(req, TOKEN_COOKIE);
+  try {
+    return value === null ? null : decodeURIComponent(value);
+  } catch {
+    return null;
   }
-  return null;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { JOB_STATES, type JobRecord } from '../../core/index.js';
+import { JOB_STATES, visibleText, type JobRecord } from '../../core/index.js';
 import type { JobPage } from '../../store/index.js';
 import { html, href, type SafeHtml } from '../html/html.js';
 import { layout, stateBadge, timeCell, type PageContext } from '../html/layout.js';
@@ -22,8 +22,8 @@ export interface JobFilters {
 /** A short, single-line preview of a job's last error for a table cell. */
 export function errorPreview(error: string | null): string {
   if (!error) return '';
-  const line = error.split('\n', 1)[0]!;
-  return line.length > 120 ? `${line.slice(0, 119)}…` : line;
+  // visibleText cuts at a whole character, never inside a surrogate pair or an escape it wrote.
+  return visibleText(error.split('\n', 1)[0]!, { maxLength: 120 });
 }
 
 /** One table row per job; shared by the jobs and dead-letter pages. */
