@@ -210,6 +210,21 @@ describe('the dashboard in Chromium, on the sample app (SQLite)', () => {
     expect(await sample.jobSettled(declined.charge, 'dead_lettered')).toMatchObject({ state: 'dead_lettered', attempt: 1 });
   });
 
+  it('cancels a ticked dead letter with Cancel selected, which leaves the dead-letter list', async () => {
+    const declined = await declinedCheckout('c-discard');
+    await visit('/dead-letters');
+    await page.locator(`#dead-letters input[name="id"][value="${declined.charge}"]`).check();
+    // The button posts the same form to another address (formaction), under the page's CSP.
+    await page.click('button:has-text("Cancel selected")');
+    await page.waitForURL(url('/dead-letters/cancel'));
+    expect(await text('h1')).toBe('Cancel 1 dead letter?');
+    expect(await page.locator('form.confirm ul.targets').textContent()).toContain(declined.charge);
+    await page.click('form.confirm button[type="submit"]');
+    await page.waitForURL((address) => address.pathname.endsWith('/dead-letters') && address.searchParams.get('notice') === 'bulk.cancelled');
+    expect(await page.locator(`#dead-letters input[name="id"][value="${declined.charge}"]`).count()).toBe(0);
+    expect(await sample.jobSettled(declined.charge, 'cancelled')).toMatchObject({ state: 'cancelled' });
+  });
+
   it('shows a schedule with its next fire times', async () => {
     await visit('/schedules');
     await page.locator('#schedules a.id', { hasText: declaredScheduleId('reminders.stretch') }).click();

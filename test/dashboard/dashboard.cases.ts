@@ -388,7 +388,23 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       expect(page.text).toContain(`href="/jobs/${id}/replay"`);
       expect(page.text).toContain(`href="/jobs/${id}/cancel"`);
       expect((await browser.get(`/jobs/${id}/cancel`)).text).toContain('leaves the dead-letter list for good');
-      expect((await browser.post(`/jobs/${id}/cancel`)).headers.get('location')).toBe(`/jobs/${id}?notice=job.cancelled`);
+      expect((await browser.post(`/jobs/${id}/cancel`, [['cancelling', 'dead_letter']])).headers.get('location')).toBe(`/jobs/${id}?notice=job.cancelled`);
+      expect((await h.store.jobGet({ jobId: id }))!.state).toBe('cancelled');
+      expect((await h.store.auditList())[0]).toMatchObject({ action: 'job.cancel', target: id, detail: { outcome: 'cancelled', from: 'dead_lettered' } });
+    });
+
+    it('a confirmed cancel refuses a job that moved since its question: a discard does not cancel a replayed job', async () => {
+      const id = await deadLetter(h.store, 'charge', 'declined');
+      const ask = await browser.get(`/jobs/${id}/cancel`);
+      expect(ask.text).toContain('<input type="hidden" name="cancelling" value="dead_letter">');
+      await h.store.jobReplay({ jobId: id, actor: 'someone-else' });
+      const late = await browser.post(`/jobs/${id}/cancel`, [['cancelling', 'dead_letter']]);
+      expect(late.status).toBe(409);
+      expect(late.text).toContain('is scheduled, not dead_lettered, quarantined or cancelled, so it was left as it is.');
+      expect((await h.store.jobGet({ jobId: id }))!.state).toBe('scheduled');
+      // Asked as stopping work, the same job is cancelled.
+      expect((await browser.get(`/jobs/${id}/cancel`)).text).toContain('<input type="hidden" name="cancelling" value="work">');
+      expect((await browser.post(`/jobs/${id}/cancel`, [['cancelling', 'work']])).status).toBe(303);
       expect((await h.store.jobGet({ jobId: id }))!.state).toBe('cancelled');
     });
 

@@ -63,7 +63,7 @@ export function registerDeadLetter(program: Command, ctx: CliContext): void {
         ctx.out(
           occurrence
             ? `Replayed schedule ${schedule.id} (${schedule.name}): occurrence ${occurrence.id} is due now and the schedule mints again.`
-            : `Replayed schedule ${schedule.id} (${schedule.name}): it mints again (the occurrence that stopped it no longer exists).`,
+            : `Replayed schedule ${schedule.id} (${schedule.name}): it mints again (the occurrence that stopped it was discarded or deleted, so it stays as it is).`,
         );
       });
     });

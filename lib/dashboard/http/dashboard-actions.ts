@@ -1,4 +1,4 @@
-import { IllegalTransitionError, JobNotFoundError, ScheduleNotFoundError } from '../../core/index.js';
+import { IllegalTransitionError, JobNotFoundError, ScheduleNotFoundError, type JobState } from '../../core/index.js';
 import { href } from '../html/html.js';
 import { bulkActionOf, bulkIds, isScheduleAction } from './dashboard-pages.js';
 import type { DashboardRequest } from './dashboard-request.js';
@@ -11,6 +11,16 @@ export interface ActionResult {
 
 /** What a bulk cancel on the dead-letter page may discard: a job replayed since the page was drawn is left alone. */
 const DEAD_LETTER_STATES = ['dead_lettered', 'quarantined'] as const;
+
+/**
+ * What a confirmed cancel may act on, by what its question said: a job that moved since (a dead
+ * letter replayed, a waiting job dead-lettered) is refused, not cancelled. `cancelled` is in both,
+ * so confirming twice is the no-op it always was. A POST without the field cancels as the store does.
+ */
+const CANCELLING: Readonly<Record<string, readonly JobState[]>> = {
+  dead_letter: ['dead_lettered', 'quarantined', 'cancelled'],
+  work: ['scheduled', 'awaiting_parents', 'running', 'cancelled'],
+};
 
 function withNotice(location: string, notice: string): string {
   return `${location}${location.includes('?') ? '&' : '?'}notice=${encodeURIComponent(notice)}`;
@@ -29,7 +39,7 @@ export async function performAction(store: DashboardStore, req: DashboardRequest
     case 'jobs': {
       const back = href(base, ['jobs', id]);
       if (action === 'cancel') {
-        const result = await store.jobCancel({ jobId: id, actor });
+        const result = await store.jobCancel({ jobId: id, actor, onlyFrom: CANCELLING[req.form.get('cancelling') ?? ''] });
         return { location: withNotice(back, `job.${result.outcome}`) };
       }
       if (action === 'replay') {

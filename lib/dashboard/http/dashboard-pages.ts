@@ -94,9 +94,13 @@ const BULK_COPY = {
   },
 } as const;
 
+function isDeadLetter(state: JobState): boolean {
+  return state === 'dead_lettered' || state === 'quarantined';
+}
+
 function cancelConsequence(state: JobState): string {
   if (state === 'running') return 'It is running: it will be asked to stop, and ends cancelled when its attempt does. Its dependants that wait on its success are cancelled too.';
-  if (state === 'dead_lettered' || state === 'quarantined') {
+  if (isDeadLetter(state)) {
     return 'It ends cancelled and leaves the dead-letter list for good: it keeps its error and history, can no longer be replayed, and retention deletes it like any cancelled job.';
   }
   return 'It will not run. Its dependants that wait on its success are cancelled too.';
@@ -186,7 +190,10 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
         'run-now': ['Run this job now?', job.attempt > 0 ? `It becomes due now instead of waiting for its retry; it keeps its ${job.attempt} spent ${job.attempt === 1 ? 'attempt' : 'attempts'}.` : 'It becomes due now instead of at its run time.', 'Run it now'],
       } as const;
       const [question, consequence, verb] = copy[action];
-      return confirmPage(ctx, { section: 'jobs', question, consequence, action: `${back}/${action}`, verb, back, targets: [html`<code>${job.name}</code> ${job.id}`] });
+      // The cancel the operator confirms is the one asked: discarding a dead letter, or stopping
+      // work that waits or runs. The action refuses the other if the job moved in between.
+      const fields = action === 'cancel' ? [['cancelling', isDeadLetter(job.state) ? 'dead_letter' : 'work'] as const] : [];
+      return confirmPage(ctx, { section: 'jobs', question, consequence, action: `${back}/${action}`, verb, back, fields, targets: [html`<code>${job.name}</code> ${job.id}`] });
     }
     case 'dead-letters': {
       if (id === undefined) return deadLettersPage(ctx, await store.jobListDeadLettered({ limit: DEAD_LETTERS_SHOWN }), DEAD_LETTERS_SHOWN);
@@ -271,7 +278,7 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
             : action === 'resume'
               ? 'It mints again from its next tick; ticks missed while it was stopped are not made up.'
               : action === 'replay'
-                ? 'The occurrence that stopped it becomes due now with its attempts reset, and the schedule mints again.'
+                ? 'It mints again, and the occurrence that stopped it, unless it was discarded since, becomes due now with its attempts reset.'
                 : 'One occurrence is enqueued now, besides its regular ticks.',
         action: `${back}/${action}`,
         verb: `${action[0]!.toUpperCase()}${action.slice(1)} the schedule`,

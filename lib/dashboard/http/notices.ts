@@ -13,7 +13,7 @@ export const NOTICES: Readonly<Record<string, string>> = {
   'queue.resumed': 'The queue is resumed.',
   'schedule.paused': 'The schedule is paused.',
   'schedule.resumed': 'The schedule is resumed.',
-  'schedule.replayed': 'The schedule was replayed: the occurrence that stopped it is due now, and it mints again.',
+  'schedule.replayed': 'The schedule was replayed: it mints again, and the occurrence that stopped it is due now unless it was discarded.',
   'schedule.triggered': 'The schedule was triggered: one occurrence is due now.',
   'bulk.replayed': 'The selected dead letters were replayed.',
   'bulk.replay_partial': 'Some of the selected jobs were replayed; the others could not be: they had left the dead-letter list since the page was drawn, or another job holds their unique key.',

@@ -33,7 +33,7 @@ export function overviewPage(ctx: PageContext, data: OverviewData): SafeHtml {
   const perMinute = lastMinute ? lastMinute.succeeded + lastMinute.deadLettered + lastMinute.cancelled : 0;
   const cards: readonly (readonly [string, string | number, string])[] = [
     ['Running', total(queues, 'running'), href(ctx.base, ['jobs'], { state: 'running' })],
-    ['Due now', bounded(data.oldestDue.dueExamined), href(ctx.base, ['jobs'], { state: 'scheduled', order: 'oldest' })],
+    ['Due now', bounded(data.oldestDue.dueExamined), `${ctx.base || '/'}#queues`],
     ['Scheduled', total(queues, 'scheduled'), href(ctx.base, ['jobs'], { state: 'scheduled' })],
     ['Awaiting parents', total(queues, 'awaiting_parents'), href(ctx.base, ['jobs'], { state: 'awaiting_parents' })],
     ['Dead-lettered', total(queues, 'dead_lettered'), href(ctx.base, ['dead-letters'])],

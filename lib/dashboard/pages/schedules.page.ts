@@ -81,7 +81,7 @@ export function schedulePage(ctx: PageContext, detail: ScheduleDetail): SafeHtml
   const halted =
     schedule.state === 'dead_lettered'
       ? html`<section class="halted"><h2>Why it stopped</h2>
-<p>Its occurrence ${schedule.haltedJobId ? html`<a href="${href(ctx.base, ['jobs', schedule.haltedJobId])}">${schedule.haltedJobId}</a>` : ''} ended ${haltedJob ? stateBadge(haltedJob.state) : 'dead-lettered'}; the schedule mints nothing until it is resumed or that occurrence is replayed.</p>
+<p>Its occurrence ${schedule.haltedJobId ? html`<a href="${href(ctx.base, ['jobs', schedule.haltedJobId])}">${schedule.haltedJobId}</a>` : ''} ended ${haltedJob ? stateBadge(haltedJob.state) : 'dead-lettered'}; the schedule mints nothing until it is replayed${haltedJob && (haltedJob.state === 'dead_lettered' || haltedJob.state === 'quarantined') ? ', or that occurrence is' : ''}.</p>
 ${haltedJob?.lastError ? html`<pre class="error">${multiline(haltedJob.lastError)}</pre>` : ''}</section>`
       : '';
   const body = html`<section id="schedule" data-live>

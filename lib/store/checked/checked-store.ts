@@ -6,6 +6,7 @@ import {
   InvalidArgumentError,
   type HistoryPolicy,
   type JobRecord,
+  type JobState,
   type SchedulerLimits,
 } from '../../core/index.js';
 import { normalizeEnqueueMany } from '../enqueue-input.js';
@@ -285,12 +286,17 @@ export class CheckedStore implements JobStore {
     const jobId = assertUuid(checked.jobId, 'jobId');
     const actor = actorOf(checked);
     const onlyFrom = checkOnlyFrom(checked.onlyFrom);
+    let from: JobState | undefined;
     return this.driver.jobCancel({
       jobId,
       onlyFrom,
       write: {
-        decide: (transition) => cancelResult(transition, onlyFrom),
-        audit: (result) => ({ actor, action: 'job.cancel', target: jobId, detail: { outcome: result.outcome } }),
+        decide: (transition) => {
+          from = transition.before.state;
+          return cancelResult(transition, onlyFrom);
+        },
+        // `from` tells a discarded dead letter from the cancel of a waiting job.
+        audit: (result) => ({ actor, action: 'job.cancel', target: jobId, detail: { outcome: result.outcome, from } }),
       },
     });
   }

@@ -27,12 +27,19 @@ export function runNowResult({ before, after, result }: OperatorTransition): Job
 
 /** What the cancel did, or the error that says why this state cannot be cancelled. */
 export function cancelResult({ before, after, result }: OperatorTransition, onlyFrom?: readonly JobState[]): CancelResult {
-  if (!result.ok) {
+  // A driver that dropped `onlyFrom` would let the cancel through; throwing here rolls its write back.
+  const outside = onlyFrom !== undefined && !onlyFrom.includes(before.state);
+  if (!result.ok || outside) {
     const message =
-      onlyFrom && !onlyFrom.includes(before.state)
-        ? `Job ${before.id} is ${before.state}, not ${onlyFrom.join(' or ')}, so it was left as it is.`
+      outside
+        ? `Job ${before.id} is ${before.state}, not ${orList(onlyFrom!)}, so it was left as it is.`
         : `Job ${before.id} already ended as ${before.state} and cannot be cancelled.`;
     throw new IllegalTransitionError(before.id, 'cancel', before.state, message);
   }
   return { job: toJob(after), outcome: cancelOutcome(before, after) };
+}
+
+/** `a`, `a or b`, `a, b or c`. */
+function orList(items: readonly string[]): string {
+  return items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items.at(-1)}`;
 }

@@ -30,8 +30,15 @@ export function discardCases(ctx: SuiteContext): void {
       ['dead_lettered', 1],
       ['cancelled', 1],
     ]);
-    expect((await h.store.auditList({ limit: 1 }))[0]).toMatchObject({ actor: 'ops', action: 'job.cancel', target: id, detail: { outcome: 'cancelled' } });
+    expect((await h.store.auditList({ limit: 1 }))[0]).toMatchObject({ actor: 'ops', action: 'job.cancel', target: id, detail: { outcome: 'cancelled', from: 'dead_lettered' } });
     expect(await h.store.jobListDeadLettered()).toEqual([]);
+    // The counts move with it, before a fold and after.
+    const counts = async () => (await h.store.queueList()).find((queue) => queue.name === 'default')?.counts;
+    expect((await counts())?.dead_lettered ?? 0).toBe(0);
+    expect((await counts())?.cancelled).toBe(1);
+    while ((await h.store.jobCountsFold({ limit: 1_000 })) > 0);
+    expect((await counts())?.dead_lettered ?? 0).toBe(0);
+    expect((await counts())?.cancelled).toBe(1);
     expect((await h.store.jobCancel({ jobId: id })).outcome).toBe('already_cancelled');
   });
 
