@@ -93,7 +93,7 @@ export class FaultInjector {
     this.active = false;
   }
 
-  /** An operator cancels an unfinished job, or replays a dead-lettered or quarantined one. */
+  /** An operator cancels an unfinished job, or replays a dead-lettered or quarantined one, or now and then discards it. */
   private operate(): void {
     const rows = [...this.deps.rows()];
     const log = (kind: FaultKind, id: string) => this.deps.log.emit({ type: 'fault', at: this.deps.scheduler.now(), kind, target: id });
@@ -102,7 +102,12 @@ export class FaultInjector {
       if (target) void this.deps.operator('jobCancel', { jobId: target.id }).then(() => log('operator_cancel', target.id));
     } else {
       const target = this.pick(rows.filter((r) => r.state === 'dead_lettered' || r.state === 'quarantined'));
-      if (target) void this.deps.operator('jobReplay', { jobId: target.id }).then(() => log('operator_replay', target.id));
+      if (!target) return;
+      if (this.deps.random.next() < 0.25) {
+        void this.deps.operator('jobCancel', { jobId: target.id, onlyFrom: ['dead_lettered', 'quarantined'] }).then(() => log('operator_discard', target.id));
+      } else {
+        void this.deps.operator('jobReplay', { jobId: target.id }).then(() => log('operator_replay', target.id));
+      }
     }
   }
 

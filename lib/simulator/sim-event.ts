@@ -81,6 +81,7 @@ export type FaultKind =
   | 'ack_lost'
   | 'operator_cancel'
   | 'operator_replay'
+  | 'operator_discard'
   | 'operator_limit'
   | 'shutdown';
 

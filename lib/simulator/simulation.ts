@@ -123,7 +123,7 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
   const oracles = createOracles(workload.caps, { shutdownBoundMs: stopBoundMs });
   const mirror = new RowMirror();
   const faultCounts = Object.fromEntries(
-    (['crash', 'isolate_fail', 'isolate_withhold', 'pause', 'hint_lost', 'hint_duplicated', 'hint_delayed', 'ack_lost', 'operator_cancel', 'operator_replay', 'operator_limit', 'shutdown'] as FaultKind[]).map((k) => [k, 0]),
+    (['crash', 'isolate_fail', 'isolate_withhold', 'pause', 'hint_lost', 'hint_duplicated', 'hint_delayed', 'ack_lost', 'operator_cancel', 'operator_replay', 'operator_discard', 'operator_limit', 'shutdown'] as FaultKind[]).map((k) => [k, 0]),
   ) as Record<FaultKind, number>;
   const executed = new Set<string>();
   let reExecutions = 0;
