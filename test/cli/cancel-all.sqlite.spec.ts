@@ -1,4 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
+import { IllegalTransitionError } from '../../lib/core/index.js';
+import { BULK } from '../../lib/cli/commands/dead-letter.command.js';
 import { cli, useDeadLetters } from './dead-letter-fixture.js';
 
 describe('durable-scheduler dead-letter cancel-all', () => {
@@ -37,5 +39,12 @@ describe('durable-scheduler dead-letter cancel-all', () => {
     expect(audit.map((record) => record.target).sort()).toEqual([...declined()].sort());
     expect(audit.every((record) => /^cli:.+@.+$/.test(record.actor))).toBe(true);
     expect((await store().jobListDeadLettered()).map((job) => job.id)).toEqual(other());
+  });
+
+  it('leaves alone a match that was replayed between the listing and the cancel', async () => {
+    const [listed] = other();
+    await store().jobReplay({ jobId: listed! });
+    await expect(BULK.cancel.act(store(), listed!, 'cli:test')).rejects.toBeInstanceOf(IllegalTransitionError);
+    expect((await store().jobGet({ jobId: listed! }))!.state).toBe('scheduled');
   });
 });

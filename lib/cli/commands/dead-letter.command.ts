@@ -73,7 +73,7 @@ export function registerDeadLetter(program: Command, ctx: CliContext): void {
 }
 
 /** What tells one bulk command from the other: its verb, the store call, and its sentences. */
-interface BulkCommand {
+export interface BulkCommand {
   readonly name: 'replay-all' | 'cancel-all';
   readonly description: string;
   readonly past: string;
@@ -82,9 +82,10 @@ interface BulkCommand {
   readonly skipped: string;
 }
 
-type CliStore = Parameters<Parameters<CliContext['withStore']>[1]>[0]['store'];
+export type CliStore = Parameters<Parameters<CliContext['withStore']>[1]>[0]['store'];
 
-const BULK: Record<'replay' | 'cancel', BulkCommand> = {
+/** The two bulk commands; exported for the test that acts on a job replayed after its listing. @internal */
+export const BULK: Record<'replay' | 'cancel', BulkCommand> = {
   replay: {
     name: 'replay-all',
     description: 'replay the recent dead letters that match a filter, as the dashboard replays a group; --dry-run lists them first',
