@@ -334,6 +334,31 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       expect((await h.store.jobHistory({ jobId: id })).map((entry) => entry.state)).toContain('cancelled');
     });
 
+    it('the jobs page cancels a selection after asking: waiting jobs end cancelled, a running one is asked to stop', async () => {
+      const waiting = (await h.store.jobEnqueue({ job: { name: 'mail.send', payload: {}, queue: 'mail', delayMs: 60_000 } })).id;
+      const running = (await h.store.jobEnqueue({ job: { name: 'mail.send', payload: {}, queue: 'mail' } })).id;
+      await h.store.jobClaim({ workerId: 'worker-1', limit: 1, queues: ['mail'], leaseMs: 30_000 });
+      const done = await deadLetter(h.store, 'charge', 'declined');
+      const list = await browser.get('/jobs');
+      expect(list.text).toContain('<form method="post" action="/jobs/cancel">');
+      expect(list.text).toContain('<button type="submit">Cancel selected</button>');
+      for (const id of [waiting, running]) expect(list.text).toContain(`<input type="checkbox" name="id" value="${id}"`);
+      expect(list.text).not.toContain(`<input type="checkbox" name="id" value="${done}"`);
+
+      const ask = await browser.post('/jobs/cancel', [['id', waiting], ['id', running]]);
+      expect(ask.status).toBe(200);
+      expect(ask.text).toContain('Cancel 2 jobs?');
+      expect((await h.store.jobGet({ jobId: waiting }))!.state).toBe('scheduled');
+      const confirmed = await browser.post('/jobs/cancel', [['confirmed', '1'], ['id', waiting], ['id', running]]);
+      expect(confirmed.headers.get('location')).toBe('/jobs?notice=jobs.cancelled');
+      expect((await h.store.jobGet({ jobId: waiting }))!.state).toBe('cancelled');
+      expect(await h.store.jobGet({ jobId: running })).toMatchObject({ state: 'running', cancelRequested: true });
+      // A dead letter slipped into the selection is not discarded by it.
+      const partial = await browser.post('/jobs/cancel', [['confirmed', '1'], ['id', done]]);
+      expect(partial.headers.get('location')).toBe('/jobs?notice=jobs.cancel_partial');
+      expect((await h.store.jobGet({ jobId: done }))!.state).toBe('dead_lettered');
+    });
+
     it('replay and bulk replay make dead letters due again', async () => {
       const one = await deadLetter(h.store, 'charge', 'declined');
       const two = await deadLetter(h.store, 'charge', 'declined');
@@ -473,7 +498,7 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       const id = await deadLetter(h.store, 'charge', 'declined', { card: 'SECRET-9' });
       await h.store.jobEnqueue({ job: { name: 'mail.send', payload: {}, queue: 'mail' } });
       const before = await h.snapshot();
-      for (const path of [`/jobs/${id}/replay`, '/queues/mail/pause', '/dead-letters/replay']) {
+      for (const path of [`/jobs/${id}/replay`, `/jobs/${id}/cancel`, '/queues/mail/pause', '/dead-letters/replay', '/dead-letters/cancel', '/jobs/cancel']) {
         expect((await browser.post(path, [['id', id]])).status).toBe(403);
         expect((await browser.get(path)).status).toBe(403);
       }
@@ -482,6 +507,9 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       expect(page.text).toContain('read-only');
       expect(page.text).not.toMatch(/\/replay"|\/cancel"/);
       expect((await browser.get('/')).text).not.toContain('/queues/mail/pause');
+      const jobs = (await browser.get('/jobs')).text;
+      expect(jobs).not.toContain('type="checkbox"');
+      expect(jobs).not.toContain('method="post"');
       const reveal = await browser.get(`/jobs/${id}?reveal=payload`);
       expect(reveal.status).toBe(403);
       expect(reveal.text).not.toContain('SECRET-9');

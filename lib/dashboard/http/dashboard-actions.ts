@@ -17,7 +17,7 @@ const DEAD_LETTER_STATES = ['dead_lettered', 'quarantined'] as const;
  * letter replayed, a waiting job dead-lettered) is refused, not cancelled. `cancelled` is in both,
  * so confirming twice is the no-op it always was. A POST without the field cancels as the store does.
  */
-const CANCELLING: Readonly<Record<string, readonly JobState[]>> = {
+const CANCELLING: Readonly<Record<string, readonly JobState[] | undefined>> & { readonly work: readonly JobState[] } = {
   dead_letter: ['dead_lettered', 'quarantined', 'cancelled'],
   work: ['scheduled', 'awaiting_parents', 'running', 'cancelled'],
 };
@@ -37,6 +37,19 @@ export async function performAction(store: DashboardStore, req: DashboardRequest
   if (extra.length > 0 || id === undefined) return null;
   switch (section) {
     case 'jobs': {
+      if (id === 'cancel' && action === undefined) {
+        let skipped = 0;
+        for (const jobId of bulkIds(req.form)) {
+          try {
+            await store.jobCancel({ jobId, actor, onlyFrom: CANCELLING.work });
+          } catch (error) {
+            // It finished, or was purged, since the page was drawn.
+            if (!(error instanceof JobNotFoundError) && !(error instanceof IllegalTransitionError)) throw error;
+            skipped += 1;
+          }
+        }
+        return { location: withNotice(href(base, ['jobs']), skipped ? 'jobs.cancel_partial' : 'jobs.cancelled') };
+      }
       const back = href(base, ['jobs', id]);
       if (action === 'cancel') {
         const result = await store.jobCancel({ jobId: id, actor, onlyFrom: CANCELLING[req.form.get('cancelling') ?? ''] });

@@ -79,7 +79,9 @@ export function bulkActionOf(name: string | undefined): BulkAction | null {
 
 /** A POSTed bulk action that has not been confirmed yet: it shows the question instead of acting. */
 export function isBulkQuestion(req: DashboardRequest): boolean {
-  return req.segments.length === 2 && req.segments[0] === 'dead-letters' && bulkActionOf(req.segments[1]) !== null && req.form.get('confirmed') !== '1';
+  if (req.segments.length !== 2 || req.form.get('confirmed') === '1') return false;
+  const [section, action] = req.segments;
+  return (section === 'dead-letters' && bulkActionOf(action) !== null) || (section === 'jobs' && action === 'cancel');
 }
 
 const BULK_COPY = {
@@ -162,6 +164,21 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
           ...(cursor ? (order === 'oldest' ? { after: cursor } : { before: cursor }) : {}),
         });
         return jobsPage(ctx, filters, page);
+      }
+      if (id === 'cancel' && action === undefined) {
+        refuseInReadOnly(ctx);
+        const ids = bulkIds(req.query);
+        return confirmPage(ctx, {
+          section: 'jobs',
+          question: `Cancel ${ids.length} ${ids.length === 1 ? 'job' : 'jobs'}?`,
+          consequence:
+            'Each waiting job ends cancelled at once, and a running one is asked to stop and ends cancelled when its attempt does. Their dependants that wait on their success are cancelled too. A job that finished since the page was drawn is left as it is.',
+          action: href(ctx.base, ['jobs', 'cancel']),
+          verb: `Cancel ${ids.length}`,
+          back: href(ctx.base, ['jobs']),
+          fields: [['confirmed', '1'], ...ids.map((jobId) => ['id', jobId] as const)],
+          targets: ids.slice(0, 20).map((jobId) => html`${jobId}`).concat(ids.length > 20 ? [html`and ${ids.length - 20} more`] : []),
+        });
       }
       const job = await jobOf(store, id);
       if (action === undefined) {

@@ -15,6 +15,8 @@ export const NOTICES: Readonly<Record<string, string>> = {
   'schedule.resumed': 'The schedule is resumed.',
   'schedule.replayed': 'The schedule was replayed: it mints again, and the occurrence that stopped it is due now unless it was discarded.',
   'schedule.triggered': 'The schedule was triggered: one occurrence is due now.',
+  'jobs.cancelled': 'The selected jobs were cancelled; running ones were asked to stop and end cancelled when their attempts do.',
+  'jobs.cancel_partial': 'Some of the selected jobs were cancelled; the others had finished since the page was drawn.',
   'bulk.replayed': 'The selected dead letters were replayed.',
   'bulk.replay_partial': 'Some of the selected jobs were replayed; the others could not be: they had left the dead-letter list since the page was drawn, or another job holds their unique key.',
   'bulk.cancelled': 'The selected dead letters were cancelled; retention deletes them in time.',

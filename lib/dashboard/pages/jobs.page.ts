@@ -1,7 +1,7 @@
 import { JOB_STATES, visibleText, type JobRecord } from '../../core/index.js';
 import type { JobPage } from '../../store/index.js';
 import { html, href, type SafeHtml } from '../html/html.js';
-import { layout, stateBadge, timeCell, type PageContext } from '../html/layout.js';
+import { csrfField, layout, stateBadge, timeCell, type PageContext } from '../html/layout.js';
 
 /** The filters of the jobs page, as read from its query string. */
 export interface JobFilters {
@@ -24,6 +24,11 @@ export function errorPreview(error: string | null): string {
   if (!error) return '';
   // visibleText cuts at a whole character, never inside a surrogate pair or an escape it wrote.
   return visibleText(error.split('\n', 1)[0]!, { maxLength: 120 });
+}
+
+/** A job the jobs page offers to cancel in bulk: one that waits, or runs without a cancel request yet. */
+export function isBulkCancellable(job: JobRecord): boolean {
+  return job.state === 'scheduled' || job.state === 'awaiting_parents' || (job.state === 'running' && !job.cancelRequested);
 }
 
 /** One table row per job; shared by the jobs and dead-letter pages. */
@@ -60,19 +65,28 @@ ${oldest ? html`<input type="hidden" name="order" value="oldest">` : ''}
 <button type="submit">Filter</button>
 <a href="${href(ctx.base, ['jobs'])}">Clear</a>
 </form>`;
-  const rows = page.jobs.map((job) => jobRow(ctx, job, '', html`<td>${timeCell(job.createdAt, ctx.now)}</td>`));
+  // Ticking rows and pressing "Cancel selected" POSTs their ids to a question listing them.
+  const selectable = !ctx.readOnly && page.jobs.some(isBulkCancellable);
+  const select = (job: JobRecord) =>
+    !selectable ? '' : isBulkCancellable(job) ? html`<td><input type="checkbox" name="id" value="${job.id}" aria-label="select ${job.id}"></td>` : html`<td></td>`;
+  const rows = page.jobs.map((job) => jobRow(ctx, job, select(job), html`<td>${timeCell(job.createdAt, ctx.now)}</td>`));
   const further = oldest ? 'newer' : 'older';
   const pager = html`<nav class="pager">
 ${cursor ? html`<a href="${href(ctx.base, ['jobs'], kept)}">${oldest ? 'Oldest' : 'Newest'}</a>` : ''}
 ${page.next ? html`<a rel="next" href="${href(ctx.base, ['jobs'], { ...kept, [oldest ? 'after' : 'before']: page.next })}">${oldest ? 'Newer' : 'Older'}</a>` : html`<span>No ${further} jobs.</span>`}
 </nav>`;
   const { order: _order, ...unordered } = kept;
-  const heads = html`<th>Id</th><th>Name</th><th>Queue</th><th>State</th><th class="num">Attempt</th><th>Next run</th><th>Last error</th><th>Worker</th><th><a href="${href(ctx.base, ['jobs'], oldest ? unordered : { ...unordered, order: 'oldest' })}">Enqueued ${oldest ? '↑' : '↓'}</a></th>`;
-  const body = html`${form}
-<table id="jobs"${cursor ? '' : html` data-live`}>
+  const heads = html`${selectable ? html`<th></th>` : ''}<th>Id</th><th>Name</th><th>Queue</th><th>State</th><th class="num">Attempt</th><th>Next run</th><th>Last error</th><th>Worker</th><th><a href="${href(ctx.base, ['jobs'], oldest ? unordered : { ...unordered, order: 'oldest' })}">Enqueued ${oldest ? '↑' : '↓'}</a></th>`;
+  // The button refreshes with the rows it acts on; the form and its token stay put around them.
+  const list = html`<section id="job-list"${cursor ? '' : html` data-live`}>
+${selectable ? html`<p class="actions"><button type="submit">Cancel selected</button></p>` : ''}
+<table id="jobs">
 <thead><tr>${heads}</tr></thead>
 <tbody>${rows.length ? rows : html`<tr><td colspan="9">No job matches${page.next ? ` on this page; look at ${further} jobs` : ''}.</td></tr>`}</tbody>
 </table>
+</section>`;
+  const body = html`${form}
+${ctx.readOnly ? list : html`<form method="post" action="${href(ctx.base, ['jobs', 'cancel'])}">${csrfField(ctx)}${list}</form>`}
 ${pager}`;
   return layout(ctx, 'jobs', 'Jobs', body);
 }
