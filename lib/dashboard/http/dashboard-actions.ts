@@ -1,6 +1,7 @@
 import { IllegalTransitionError, JobNotFoundError, ScheduleNotFoundError, type JobState } from '../../core/index.js';
 import { href } from '../html/html.js';
-import { bulkActionOf, bulkIds, isScheduleAction } from './dashboard-pages.js';
+import { bulkActionOf, bulkIds } from './bulk-actions.js';
+import { isScheduleAction } from './dashboard-pages.js';
 import type { DashboardRequest } from './dashboard-request.js';
 import type { DashboardStore } from './dashboard-store.js';
 

@@ -4,7 +4,8 @@ import { IllegalTransitionError, InvalidArgumentError, JobNotFoundError, Schedul
 import { html, type SafeHtml } from '../html/html.js';
 import { layout, type PageContext } from '../html/layout.js';
 import { performAction } from './dashboard-actions.js';
-import { isBulkQuestion, renderPage } from './dashboard-pages.js';
+import { isBulkQuestion } from './bulk-actions.js';
+import { renderPage } from './dashboard-pages.js';
 import { DashboardHttpError, readForm, requestUrl, splitSegments, type DashboardRequest } from './dashboard-request.js';
 import { assertCsrf, assertSameOrigin, csrfToken, setSecurityHeaders } from './dashboard-security.js';
 import type { DashboardStore } from './dashboard-store.js';

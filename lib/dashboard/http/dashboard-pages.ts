@@ -1,4 +1,4 @@
-import { assertUuid, InvalidArgumentError, isJobState, JobNotFoundError, ScheduleNotFoundError, type JobState } from '../../core/index.js';
+import { InvalidArgumentError, isJobState, JobNotFoundError, ScheduleNotFoundError, type JobState } from '../../core/index.js';
 import { html, href, type SafeHtml } from '../html/html.js';
 import type { PageContext } from '../html/layout.js';
 import { confirmPage } from '../pages/confirm.page.js';
@@ -14,6 +14,7 @@ import { liveNodes } from '../why/live-nodes.js';
 import { scheduleActions, schedulePage, schedulesPage, type ScheduleAction } from '../pages/schedules.page.js';
 import { gatherWaitFacts } from '../why/gather-wait-facts.js';
 import { waitReasons } from '../why/wait-reasons.js';
+import { BULK_COPY, bulkActionOf, bulkIds, bulkTargets } from './bulk-actions.js';
 import { DashboardHttpError, type DashboardRequest } from './dashboard-request.js';
 import type { DashboardStore } from './dashboard-store.js';
 
@@ -33,12 +34,6 @@ const HOLDERS_SHOWN = 10;
 
 /** How many dead letters the dead-letter page reads and groups. */
 export const DEAD_LETTERS_SHOWN = 500;
-/**
- * The most jobs one bulk action takes: a page's worth, which also keeps a form well inside the
- * 1,000 fields Express's body parser accepts.
- */
-export const BULK_LIMIT = 500;
-
 /** What the page reader needs besides the request. */
 export interface PageDeps {
   readonly store: DashboardStore;
@@ -60,41 +55,6 @@ function optional(query: URLSearchParams, name: string): string | undefined {
   const value = query.get(name)?.trim();
   return value ? value : undefined;
 }
-
-/** The ids of a bulk action, deduplicated and bounded, each a UUID: all are checked before any is acted on. */
-export function bulkIds(params: URLSearchParams): string[] {
-  const ids = [...new Set(params.getAll('id').map((id) => id.trim()).filter((id) => id !== ''))];
-  if (ids.length === 0) throw new DashboardHttpError(400, 'Select at least one job first.');
-  if (ids.length > BULK_LIMIT) throw new DashboardHttpError(400, `A bulk action takes at most ${BULK_LIMIT} jobs at once.`);
-  return ids.map((id) => assertUuid(id, 'id'));
-}
-
-/** What an operator can do to many dead letters at once: replay them, or cancel (discard) them. */
-export type BulkAction = 'replay' | 'cancel';
-
-/** The bulk action an address names, or null. */
-export function bulkActionOf(name: string | undefined): BulkAction | null {
-  return name === 'replay' || name === 'cancel' ? name : null;
-}
-
-/** A POSTed bulk action that has not been confirmed yet: it shows the question instead of acting. */
-export function isBulkQuestion(req: DashboardRequest): boolean {
-  if (req.segments.length !== 2 || req.form.get('confirmed') === '1') return false;
-  const [section, action] = req.segments;
-  return (section === 'dead-letters' && bulkActionOf(action) !== null) || (section === 'jobs' && action === 'cancel');
-}
-
-const BULK_COPY = {
-  replay: {
-    consequence: 'Each becomes due now with its attempts reset to zero. A job that has left the dead-letter list since is skipped.',
-    verb: 'Replay',
-  },
-  cancel: {
-    consequence:
-      'Each ends cancelled and leaves the dead-letter list for good: it keeps its error and history, can no longer be replayed, and retention deletes it like any cancelled job. A job that has left the dead-letter list since is skipped.',
-    verb: 'Cancel',
-  },
-} as const;
 
 function isDeadLetter(state: JobState): boolean {
   return state === 'dead_lettered' || state === 'quarantined';
@@ -177,7 +137,7 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
           verb: `Cancel ${ids.length}`,
           back: href(ctx.base, ['jobs']),
           fields: [['confirmed', '1'], ...ids.map((jobId) => ['id', jobId] as const)],
-          targets: ids.slice(0, 20).map((jobId) => html`${jobId}`).concat(ids.length > 20 ? [html`and ${ids.length - 20} more`] : []),
+          targets: bulkTargets(ids),
         });
       }
       const job = await jobOf(store, id);
@@ -236,7 +196,7 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
         verb: `${verb} ${ids.length}`,
         back: href(ctx.base, ['dead-letters']),
         fields: [['confirmed', '1'], ...ids.map((jobId) => ['id', jobId] as const)],
-        targets: ids.slice(0, 20).map((jobId) => html`${jobId}`).concat(ids.length > 20 ? [html`and ${ids.length - 20} more`] : []),
+        targets: bulkTargets(ids),
       });
     }
     case 'queues': {
