@@ -9,7 +9,7 @@
 // The module, the tokens an application injects, and the options.
 export { SchedulerModule, SchedulerOrchestrator, SCHEDULER_STORE, JOB_CONTEXT, JOB_ENTITY_MANAGER } from './nest/index.js';
 export type { SchedulerModuleOptions, SchedulerModuleExtras } from './nest/index.js';
-export type { WorkerOptions, SettledEvent, ErrorLogDetail } from './worker/index.js';
+export type { WorkerOptions, SettledEvent, ErrorLogDetail, WorkerNodeEvents, AttemptStartedEvent, LeaseLostEvent, ClaimFailedEvent, NodeStateChangedEvent } from './worker/index.js';
 
 // Decorators.
 export { Job, InjectJobContext, InjectJobEntityManager, OnJobTransition, type OnJobTransitionOptions } from './nest/index.js';

@@ -1,6 +1,7 @@
 export * from './node-driver.js';
 export * from './worker-options.js';
 export * from './worker-node.js';
+export * from './node-events.js';
 export * from './attempt-executor.js';
 export * from './attempt-hook.js';
 export * from './completer.js';

@@ -4,7 +4,16 @@
  * module's; handlers are plain functions (`FunctionInvoker`) or any `JobInvoker`. The stores come
  * from the root entry point.
  */
-export { WorkerNode, defaultWorkerId, type WorkerNodeDeps, type WorkerStats, type SettledEvent } from './worker-node.js';
+export { WorkerNode, defaultWorkerId, type WorkerNodeDeps, type WorkerStats } from './worker-node.js';
+export {
+  NodeEventEmitter,
+  type AttemptStartedEvent,
+  type ClaimFailedEvent,
+  type LeaseLostEvent,
+  type NodeStateChangedEvent,
+  type SettledEvent,
+  type WorkerNodeEvents,
+} from './node-events.js';
 export { resolveWorkerOptions, WORKER_DEFAULTS, type WorkerOptions, type ResolvedWorkerOptions } from './worker-options.js';
 export { FunctionInvoker, type FunctionHandler } from './function-invoker.js';
 export type { JobInvoker, JobDefinition, PayloadValidator } from './job-invoker.js';

@@ -1,4 +1,3 @@
-import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { SeededRandom, type Clock, type JobRecord, type RandomSource } from '../core/index.js';
@@ -13,7 +12,8 @@ import { ObserverDispatcher } from './observer-dispatcher.js';
 import { MINT_BATCH, ScheduleMinter } from './schedule-minter.js';
 import type { TransitionObserver } from './transition-observer.js';
 import type { JobInvoker } from './job-invoker.js';
-import { NodeDriver, type NodeCommand, type NodeEvent } from './node-driver.js';
+import { NodeDriver, type NodeCommand, type NodeEvent, type NodeState } from './node-driver.js';
+import { NodeEventEmitter, type SettledEvent } from './node-events.js';
 import { packageVersion } from './package-version.js';
 import { silentLogger, type SchedulerLogger } from './scheduler-logger.js';
 import { STOP_OVERRUN_MS } from './shutdown-deadline.js';
@@ -62,18 +62,6 @@ export interface WorkerStats {
   purgedJobs: number;
 }
 
-/** Emitted as `settled` once an attempt's outcome was written, found stale, or dropped. */
-export interface SettledEvent {
-  readonly jobId: string;
-  readonly attempt: number;
-  /** What the handler produced. */
-  readonly kind: Outcome['kind'];
-  /** What the store did with it. */
-  readonly status: 'applied' | 'stale' | 'dropped';
-  /** The job's state after an applied outcome. */
-  readonly state?: string;
-}
-
 /** A worker id for a node that sets none: host name, process id and a random suffix. */
 export function defaultWorkerId(): string {
   return `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
@@ -101,8 +89,12 @@ export class WorkerNode {
     sweptLeases: 0,
     purgedJobs: 0,
   };
-  /** Emits `settled` ({@link SettledEvent}) per finished attempt: a hook for metrics, tracing and tests. */
-  readonly events = new EventEmitter();
+  /**
+   * The node's typed events ({@link WorkerNodeEvents}): `attemptStarted`, `settled` (applied, stale
+   * or dropped), `leaseLost`, `claimFailed` and `stateChanged`. For metrics and logs in a host
+   * without OpenTelemetry, and for tests. No payload, output or secret travels in them.
+   */
+  readonly events: NodeEventEmitter;
   private readonly driver: NodeDriver;
   private readonly store: JobStore;
   private readonly logger: SchedulerLogger;
@@ -138,12 +130,20 @@ export class WorkerNode {
   /** The last beat failed: the next failure is logged at debug, so a store without the registry warns once, not every interval. */
   private beatFailing = false;
   private readonly host = hostname();
+  /**
+   * When each attempt in flight started, by the node's clock, for `settled`'s duration; keyed by
+   * job and attempt, since this node may reclaim a job whose earlier attempt it still runs.
+   */
+  private readonly startedAt = new Map<string, number>();
+  /** The state last announced by `stateChanged`. */
+  private announced: NodeState = 'idle';
 
   constructor(deps: WorkerNodeDeps) {
     this.options = resolveWorkerOptions(deps.options);
     this.workerId = this.options.workerId ?? defaultWorkerId();
     this.store = deps.store;
     this.logger = deps.logger ?? silentLogger;
+    this.events = new NodeEventEmitter(this.logger);
     this.clock = deps.clock ?? new SystemClock();
     this.timers = deps.timers ?? realTimers;
     const random = deps.random ?? new SeededRandom(BigInt(`0x${randomBytes(8).toString('hex')}`));
@@ -314,6 +314,16 @@ export class WorkerNode {
 
   private emit(event: NodeEvent): void {
     this.dispatch(this.driver.step(event));
+    this.announceState();
+  }
+
+  /** Emits `stateChanged` when the node's state differs from the one last announced. */
+  private announceState(): void {
+    const to = this.status;
+    if (to === this.announced) return;
+    const from = this.announced;
+    this.announced = to;
+    this.events.publish('stateChanged', { from, to });
   }
 
   private dispatch(commands: readonly NodeCommand[]): void {
@@ -333,6 +343,7 @@ export class WorkerNode {
           if (command.reason === 'lease_lost' || command.reason === 'lease_expired') {
             this.stats.leasesLost += 1;
             this.logger.warn(`lost the lease of ${command.jobId} attempt ${command.attempt} (${command.reason}); aborting the attempt.`);
+            this.events.publish('leaseLost', { jobId: command.jobId, attempt: command.attempt, reason: command.reason });
           }
           this.aborts.get(command.jobId)?.abort(command.reason);
           break;
@@ -366,6 +377,7 @@ export class WorkerNode {
       this.emit({ type: 'claimed', now: this.clock.now(), sentAt, limit, jobs: jobs.map((job) => ({ jobId: job.id, attempt: job.attempt })) });
     } catch (error) {
       this.logger.warn(`claim failed (${describe(error)}); polling will try again.`);
+      this.events.publish('claimFailed', { error: describe(error) });
       this.emit({ type: 'claim_failed', now: this.clock.now(), lapsed });
     }
   }
@@ -375,6 +387,20 @@ export class WorkerNode {
     if (!job) return;
     const abort = new AttemptAbort();
     this.aborts.set(jobId, abort);
+    const startedAt = this.clock.now();
+    this.startedAt.set(`${jobId}:${job.attempt}`, startedAt);
+    const runAt = job.runAt.getTime();
+    this.events.publish('attemptStarted', {
+      jobId,
+      name: job.name,
+      queue: job.queue,
+      attempt: job.attempt,
+      maxAttempts: job.maxAttempts,
+      workerId: this.workerId,
+      runAt: job.runAt,
+      startedAt: new Date(startedAt),
+      waitMs: Math.max(0, startedAt - runAt),
+    });
     let attemptReport: AttemptReport;
     try {
       attemptReport = await this.executor.execute(job, abort);
@@ -394,6 +420,9 @@ export class WorkerNode {
 
   private settled(outcome: Outcome, result: OutcomeResult | 'dropped'): void {
     const job = this.jobs.get(outcome.jobId);
+    const key = `${outcome.jobId}:${outcome.attempt}`;
+    const startedAt = this.startedAt.get(key);
+    this.startedAt.delete(key);
     if (job?.attempt === outcome.attempt) this.jobs.delete(outcome.jobId);
     if (result === 'dropped') this.stats.forfeitedOutcomes += 1;
     else if (result.status === 'stale') this.stats.staleOutcomes += 1;
@@ -403,11 +432,17 @@ export class WorkerNode {
     else if (result.state === 'quarantined') this.stats.quarantined += 1;
     else if (result.state === 'cancelled') this.stats.cancelled += 1;
     this.emit({ type: 'outcome_recorded', now: this.clock.now(), jobId: outcome.jobId, attempt: outcome.attempt });
+    const base = {
+      jobId: outcome.jobId,
+      attempt: outcome.attempt,
+      name: job?.name ?? '',
+      queue: job?.queue ?? '',
+      kind: outcome.kind,
+      durationMs: startedAt === undefined ? 0 : Math.max(0, this.clock.now() - startedAt),
+    };
     const event: SettledEvent =
-      result === 'dropped'
-        ? { jobId: outcome.jobId, attempt: outcome.attempt, kind: outcome.kind, status: 'dropped' }
-        : { jobId: outcome.jobId, attempt: outcome.attempt, kind: outcome.kind, status: result.status, state: result.status === 'applied' ? result.state : undefined };
-    this.events.emit('settled', event);
+      result === 'dropped' ? { ...base, status: 'dropped' } : { ...base, status: result.status, state: result.status === 'applied' ? result.state : undefined };
+    this.events.publish('settled', event);
   }
 
   /** Resolves with the next settled attempt of `jobId` that matches `filter`. */
@@ -477,7 +512,10 @@ export class WorkerNode {
     } catch (error) {
       this.logger.warn(`handing back ${leases.length} lease(s) failed (${describe(error)}); they will lapse instead.`);
     }
-    for (const { jobId } of leases) this.jobs.delete(jobId);
+    for (const { jobId, attempt } of leases) {
+      this.jobs.delete(jobId);
+      this.startedAt.delete(`${jobId}:${attempt}`);
+    }
     this.emit({ type: 'relinquish_done', now: this.clock.now(), leases });
   }
 
@@ -497,6 +535,7 @@ export class WorkerNode {
   private async finishStop(): Promise<void> {
     if (this.finished) return;
     this.finished = true;
+    this.announceState();
     for (const name of [...this.timerHandles.keys()]) this.cancelTimer(name);
     this.completer.close();
     // Passes in flight finish with the store still open, but never past the stop deadline.

@@ -24,16 +24,16 @@ const ROOT_VALUES = [
 ];
 /** The root entry point's type-only names, exactly. */
 const ROOT_TYPES = [
-  'AttemptHook', 'AttemptHookContext', 'CancelResult', 'ConcurrencyLimit', 'DeclaredSchedule',
+  'AttemptHook', 'AttemptHookContext', 'AttemptStartedEvent', 'CancelResult', 'ClaimFailedEvent', 'ConcurrencyLimit', 'DeclaredSchedule',
   'DefineJobOptions', 'DefinedJob', 'DefinedJobSpec', 'DefinedScheduleSpec', 'DependencyMode',
   'EnqueueJobOptions', 'EnqueueResult', 'ErrorLogDetail', 'HistoryEntry', 'HistoryPolicy',
   'JobContext', 'JobHandler', 'JobHandlerOptions', 'JobName', 'JobOptions', 'JobPage', 'JobPayload',
-  'JobRecord', 'JobRegistry', 'JobSpec', 'JobState', 'JobStore', 'LimitTarget', 'ListJobsParams',
+  'JobRecord', 'JobRegistry', 'JobSpec', 'JobState', 'JobStore', 'LeaseLostEvent', 'LimitTarget', 'ListJobsParams', 'NodeStateChangedEvent',
   'OnJobTransitionOptions', 'PayloadOf', 'PostgresJobStoreOptions', 'RetryPolicy', 'Schedule',
   'ScheduleInput', 'ScheduleListParams', 'ScheduleSpec', 'ScheduleState', 'SchedulerErrorCode', 'SchedulerLimits',
   'SchedulerLogger', 'SchedulerModuleExtras', 'SchedulerModuleOptions', 'SettledEvent',
   'SqliteJobStoreOptions', 'StoreCapabilities', 'TransitionEvent', 'UniqueKeyMode',
-  'VisibleTextOptions', 'WorkerOptions',
+  'VisibleTextOptions', 'WorkerNodeEvents', 'WorkerOptions',
 ];
 
 /** The entry points package.json declares; a new one is as deliberate as a new root name. */
