@@ -6,8 +6,9 @@ import type { NodeState } from './node-driver.js';
 import type { SchedulerLogger } from './scheduler-logger.js';
 
 /**
- * An attempt is about to run: its hooks and handler start next. Names and numbers only; the
- * payload never travels in an event.
+ * An attempt begins on this node: its hooks and handler run next, unless the job is quarantined
+ * first (no handler here, a payload its validator refuses). Names and numbers only; the payload
+ * never travels in an event.
  */
 export interface AttemptStartedEvent {
   readonly jobId: string;
@@ -22,7 +23,11 @@ export interface AttemptStartedEvent {
   readonly runAt: Date;
   /** When this node started the attempt, by the node's clock. */
   readonly startedAt: Date;
-  /** `startedAt - runAt`, at least 0: how long the job waited to be run. */
+  /**
+   * `startedAt - runAt`, at least 0: how long the job waited to be run. A job reclaimed after its
+   * lease lapsed keeps its original `runAt`, so its wait includes the lapsed attempt. `runAt` is
+   * the store's clock and `startedAt` the node's, so skew between them shows here too.
+   */
   readonly waitMs: number;
 }
 
@@ -30,20 +35,25 @@ export interface AttemptStartedEvent {
 export interface SettledEvent {
   readonly jobId: string;
   readonly attempt: number;
-  /** The wire name; empty for an attempt this node no longer knows (it never happens in a running node). */
+  /** The wire name. */
   readonly name: string;
   readonly queue: string;
   /** What the handler produced. */
   readonly kind: Outcome['kind'];
   /**
    * What the store did with it: `applied`; `stale` when the fence refused it because the lease was
-   * no longer this node's; `dropped` when it was never sent (the node already knew it had lost the
-   * lease) or its write failed.
+   * no longer this node's; `dropped` when it was never written: the node already knew it had lost
+   * the lease, the write failed, or the node had stopped (an attempt handed back at shutdown
+   * settles as `dropped` when its handler returns).
    */
   readonly status: 'applied' | 'stale' | 'dropped';
   /** The job's state after an applied outcome. */
   readonly state?: JobState;
-  /** From the attempt's start to this event, by the node's clock; 0 for an attempt it did not start. */
+  /**
+   * From the attempt's start until it ended on this node, by the node's clock: its hooks and
+   * handler returned and, when the outcome rides in the attempt's own transaction, that commit.
+   * The wait for a batched outcome write after that is not in it.
+   */
   readonly durationMs: number;
 }
 
@@ -78,19 +88,30 @@ export interface WorkerNodeEvents {
 
 /**
  * The node's typed event emitter. A listener runs synchronously inside the node's own work, so one
- * that throws must not break it: the throw is logged and the node carries on.
+ * that throws, or an async one that rejects, must not break it nor keep the event from the
+ * listeners after it: each call is guarded on its own, and what it threw is logged.
  */
 export class NodeEventEmitter extends EventEmitter<WorkerNodeEvents> {
   constructor(private readonly logger: SchedulerLogger) {
     super();
   }
 
-  /** Emits `event` to its listeners; a listener's throw is logged, never raised into the node. */
+  /** @internal Emits `event` to each listener in turn; what a listener throws or rejects with is logged. */
   publish<K extends keyof WorkerNodeEvents>(event: K, ...args: WorkerNodeEvents[K]): void {
-    try {
-      (this.emit as (event: K, ...args: WorkerNodeEvents[K]) => boolean)(event, ...args);
-    } catch (error) {
-      this.logger.warn(`a listener of the node's ${event} event threw (${describeError(error)}); the node carries on.`);
+    // rawListeners keeps `once` wrappers, which remove themselves when called.
+    for (const listener of this.rawListeners(event) as Array<(...args: WorkerNodeEvents[K]) => unknown>) {
+      try {
+        const result = listener.apply(this, args);
+        if (result !== null && typeof (result as { then?: unknown })?.then === 'function') {
+          (result as Promise<unknown>).then(undefined, (error: unknown) => this.threw(event, error));
+        }
+      } catch (error) {
+        this.threw(event, error);
+      }
     }
+  }
+
+  private threw(event: string, error: unknown): void {
+    this.logger.warn(`a listener of the node's ${event} event threw (${describeError(error)}); the node carries on.`);
   }
 }

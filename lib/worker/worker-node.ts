@@ -131,10 +131,11 @@ export class WorkerNode {
   private beatFailing = false;
   private readonly host = hostname();
   /**
-   * When each attempt in flight started, by the node's clock, for `settled`'s duration; keyed by
-   * job and attempt, since this node may reclaim a job whose earlier attempt it still runs.
+   * What `settled` tells of each attempt this node started: its name and queue, and when it started
+   * and ended by the node's clock. Keyed by job and attempt (this node may reclaim a job whose
+   * earlier attempt it still runs), and removed only when that attempt settles, however it ends.
    */
-  private readonly startedAt = new Map<string, number>();
+  private readonly attempts = new Map<string, { readonly name: string; readonly queue: string; readonly startedAt: number; endedAt?: number }>();
   /** The state last announced by `stateChanged`. */
   private announced: NodeState = 'idle';
 
@@ -388,7 +389,8 @@ export class WorkerNode {
     const abort = new AttemptAbort();
     this.aborts.set(jobId, abort);
     const startedAt = this.clock.now();
-    this.startedAt.set(`${jobId}:${job.attempt}`, startedAt);
+    const attempt = { name: job.name, queue: job.queue, startedAt } as { name: string; queue: string; startedAt: number; endedAt?: number };
+    this.attempts.set(`${jobId}:${job.attempt}`, attempt);
     const runAt = job.runAt.getTime();
     this.events.publish('attemptStarted', {
       jobId,
@@ -407,11 +409,13 @@ export class WorkerNode {
     } catch (error) {
       // The outcome write inside the attempt transaction failed; the lease will lapse and the job runs again.
       this.logger.warn(`recording ${job.name} ${job.id} attempt ${job.attempt} failed (${describeError(error, this.options.errorLogDetail)}).`);
+      attempt.endedAt = this.clock.now();
       this.aborts.delete(jobId);
       this.emit({ type: 'attempt_settled', now: this.clock.now(), jobId, attempt: job.attempt });
       this.settled({ jobId, attempt: job.attempt, kind: 'succeeded' }, 'dropped');
       return;
     }
+    attempt.endedAt = this.clock.now();
     this.aborts.delete(jobId);
     this.emit({ type: 'attempt_settled', now: this.clock.now(), jobId, attempt: job.attempt });
     if (attemptReport.kind === 'recorded') this.settled(attemptReport.outcome, attemptReport.result);
@@ -421,8 +425,8 @@ export class WorkerNode {
   private settled(outcome: Outcome, result: OutcomeResult | 'dropped'): void {
     const job = this.jobs.get(outcome.jobId);
     const key = `${outcome.jobId}:${outcome.attempt}`;
-    const startedAt = this.startedAt.get(key);
-    this.startedAt.delete(key);
+    const attempt = this.attempts.get(key);
+    this.attempts.delete(key);
     if (job?.attempt === outcome.attempt) this.jobs.delete(outcome.jobId);
     if (result === 'dropped') this.stats.forfeitedOutcomes += 1;
     else if (result.status === 'stale') this.stats.staleOutcomes += 1;
@@ -431,18 +435,19 @@ export class WorkerNode {
     else if (result.state === 'dead_lettered') this.stats.deadLettered += 1;
     else if (result.state === 'quarantined') this.stats.quarantined += 1;
     else if (result.state === 'cancelled') this.stats.cancelled += 1;
-    this.emit({ type: 'outcome_recorded', now: this.clock.now(), jobId: outcome.jobId, attempt: outcome.attempt });
     const base = {
       jobId: outcome.jobId,
       attempt: outcome.attempt,
-      name: job?.name ?? '',
-      queue: job?.queue ?? '',
+      name: attempt?.name ?? job?.name ?? '',
+      queue: attempt?.queue ?? job?.queue ?? '',
       kind: outcome.kind,
-      durationMs: startedAt === undefined ? 0 : Math.max(0, this.clock.now() - startedAt),
+      durationMs: attempt === undefined ? 0 : Math.max(0, (attempt.endedAt ?? this.clock.now()) - attempt.startedAt),
     };
     const event: SettledEvent =
       result === 'dropped' ? { ...base, status: 'dropped' } : { ...base, status: result.status, state: result.status === 'applied' ? result.state : undefined };
+    // Before the driver's step, which may stop the node: an attempt settles before `stateChanged` to stopped.
     this.events.publish('settled', event);
+    this.emit({ type: 'outcome_recorded', now: this.clock.now(), jobId: outcome.jobId, attempt: outcome.attempt });
   }
 
   /** Resolves with the next settled attempt of `jobId` that matches `filter`. */
@@ -512,10 +517,7 @@ export class WorkerNode {
     } catch (error) {
       this.logger.warn(`handing back ${leases.length} lease(s) failed (${describe(error)}); they will lapse instead.`);
     }
-    for (const { jobId, attempt } of leases) {
-      this.jobs.delete(jobId);
-      this.startedAt.delete(`${jobId}:${attempt}`);
-    }
+    for (const { jobId } of leases) this.jobs.delete(jobId);
     this.emit({ type: 'relinquish_done', now: this.clock.now(), leases });
   }
 

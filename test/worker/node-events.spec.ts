@@ -88,16 +88,17 @@ describe('the node’s typed events', () => {
   it('report an outcome the fence refused as stale, when the store’s lease lapsed unknown to the node', async () => {
     const b = blocking();
     const storeClock = new ManualClock();
-    const { memory, node, seen } = setup({ slow: b.handler }, { storeClock });
+    const { timers, memory, node, seen } = setup({ slow: b.handler }, { storeClock });
     const { id } = await memory.jobEnqueue({ job: { name: 'slow', payload: 1, maxAttempts: 3 } });
     await node.start();
     await settle();
-    // The store's clock runs past the lease while the node's stands still: the node still believes it holds it.
+    // The store's clock runs past the lease while the node's moves 0.4 s (before its first poll): it still believes it holds it.
     storeClock.advance(31_000);
+    await timers.advance(400);
     b.release();
     await settle();
     expect(seen.filter(([name]) => name === 'settled').map(([, event]) => event)).toEqual([
-      { jobId: id, attempt: 1, name: 'slow', queue: 'default', kind: 'succeeded', status: 'stale', state: undefined, durationMs: 0 },
+      { jobId: id, attempt: 1, name: 'slow', queue: 'default', kind: 'succeeded', status: 'stale', state: undefined, durationMs: 400 },
     ]);
     expect(node.stats.staleOutcomes).toBe(1);
   });
@@ -137,7 +138,7 @@ describe('the node’s typed events', () => {
   it('announce each state the node moves through, from idle to stopped', async () => {
     const b = blocking();
     const { timers, memory, node, seen } = setup({ long: b.handler });
-    await memory.jobEnqueue({ job: { name: 'long', payload: 1 } });
+    const { id } = await memory.jobEnqueue({ job: { name: 'long', payload: 1 } });
     await node.start();
     await settle();
     const stopping = node.stop();
@@ -149,19 +150,31 @@ describe('the node’s typed events', () => {
     await stopping;
     const states = seen.filter(([name]) => name === 'stateChanged').map(([, event]) => event as { from: string; to: string });
     expect(states.map(({ from, to }) => `${from}>${to}`)).toEqual(['idle>running', 'running>draining', 'draining>relinquishing', 'relinquishing>stopped']);
+    // The attempt handed back at the deadline settles, named, when its handler returns: dropped, never written.
+    expect(seen.find(([name]) => name === 'settled')?.[1]).toMatchObject({ jobId: id, name: 'long', queue: 'default', status: 'dropped', durationMs: 30_000 });
   });
 
   it('keep the node running when a listener throws, and log it', async () => {
     const lines: string[] = [];
     const logger: SchedulerLogger = { log: () => undefined, warn: (m) => lines.push(m), error: (m) => lines.push(m) };
     const { memory, node } = setup({ ok: { handle: () => undefined } }, { logger });
+    const later: string[] = [];
     node.events.on('attemptStarted', () => {
       throw new Error('listener bug');
     });
+    node.events.on('attemptStarted', async () => {
+      throw new Error('async listener bug');
+    });
+    node.events.on('attemptStarted', (event) => later.push(event.jobId));
     const { id } = await memory.jobEnqueue({ job: { name: 'ok', payload: 1 } });
+    const done = node.settledOnce(id);
     await node.start();
     await settle();
+    await done;
     expect((await memory.jobGet({ jobId: id }))!.state).toBe('succeeded');
+    // The listeners after the throwing ones still hear the event.
+    expect(later).toEqual([id]);
     expect(lines).toContain("a listener of the node's attemptStarted event threw (Error: listener bug); the node carries on.");
+    expect(lines).toContain("a listener of the node's attemptStarted event threw (Error: async listener bug); the node carries on.");
   });
 });
