@@ -61,6 +61,23 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       expect((await browser.get('/queues/mail')).text).toContain('<dt>Due now</dt><dd>2</dd>');
     });
 
+    it('the overview shows the oldest due job of all queues, and a paused queue’s counts too', async () => {
+      expect((await browser.get('/')).text).toMatch(/<span class="value">none waiting<\/span><span class="label">Oldest due job waits<\/span>/);
+      await h.store.jobEnqueue({ job: { name: 'report.build', payload: {}, queue: 'slow' } });
+      await h.advance(300_000);
+      await h.store.jobEnqueue({ job: { name: 'mail.send', payload: {}, queue: 'fast' } });
+      await h.store.jobEnqueue({ job: { name: 'mail.send', payload: {}, queue: 'fast', delayMs: 3_600_000 } });
+      await h.store.queuePause({ queue: 'slow' });
+      const page = await browser.get('/');
+      expect(page.text).toMatch(/<span class="value">5 min<\/span><span class="label">Oldest due job waits<\/span>/);
+      expect(page.text).toMatch(/<span class="value">2<\/span><span class="label">Due now<\/span>/);
+      const dueOf = (queue: string) => {
+        const row = new RegExp(`<th scope="row"><a href="/queues/${queue}">${queue}</a></th>([\\s\\S]*?)</tr>`).exec(page.text)![1]!;
+        return [...row.matchAll(/<td class="num">([^<]*)<\/td>/g)].map((m) => m[1])[7];
+      };
+      expect([dueOf('slow'), dueOf('fast')]).toEqual(['1', '1']);
+    });
+
     it('the jobs page filters by state, queue and name, and pages through older jobs by keyset', async () => {
       const ids: string[] = [];
       for (let i = 0; i < 55; i++) ids.push((await h.store.jobEnqueue({ job: { name: i % 2 ? 'odd' : 'even', payload: {}, queue: i < 50 ? 'bulk' : 'other' } })).id);

@@ -96,9 +96,11 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
   if (extra.length > 0) return null;
   switch (section) {
     case undefined: {
-      const [queues, stats, oldestDue, nodes] = await Promise.all([store.queueList(), store.jobStats(), store.queueOldestDue(), store.nodeList({ limit: 1_000 })]);
-      const throughput = await store.jobThroughput({ since: lastHour(stats.now), bucketMs: MINUTE_MS });
-      return overviewPage(ctx, { queues, stats, oldestDue, throughput, runningNodes: liveNodes(nodes, stats.now).length });
+      // The counts come from the queue listing, and the oldest due job, the due counts and the clock
+      // from one oldest-due read: jobStats would read the counts and probe the oldest job again.
+      const [queues, oldestDue, nodes] = await Promise.all([store.queueList(), store.queueOldestDue(), store.nodeList({ limit: 1_000 })]);
+      const throughput = await store.jobThroughput({ since: lastHour(oldestDue.now), bucketMs: MINUTE_MS });
+      return overviewPage(ctx, { queues, oldestDue, throughput, runningNodes: liveNodes(nodes, oldestDue.now).length });
     }
     case 'workers': {
       if (id !== undefined) return null;

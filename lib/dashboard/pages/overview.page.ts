@@ -1,5 +1,5 @@
 import { JOB_STATES, type JobState } from '../../core/index.js';
-import type { JobStats, JobThroughput, QueueOldestDueResult, QueueSummary } from '../../store/index.js';
+import type { JobThroughput, QueueOldestDueResult, QueueSummary } from '../../store/index.js';
 import { html, href, type SafeHtml } from '../html/html.js';
 import { layout, relativeTime, stateBadge, type PageContext } from '../html/layout.js';
 import { throughputChart } from '../html/throughput-chart.js';
@@ -8,7 +8,7 @@ import { waitText } from './queue.page.js';
 /** What the overview shows. */
 export interface OverviewData {
   readonly queues: readonly QueueSummary[];
-  readonly stats: JobStats;
+  /** Per queue, the oldest due job and the due count; read without `queues`, so every queue with a due job. */
   readonly oldestDue: QueueOldestDueResult;
   /** Finished jobs per minute over the last hour, all queues. */
   readonly throughput: JobThroughput;
@@ -22,18 +22,21 @@ function total(queues: readonly QueueSummary[], state: JobState): number {
 
 /** Totals for the cluster, then a row per queue with its counts by state and its pause switch. */
 export function overviewPage(ctx: PageContext, data: OverviewData): SafeHtml {
-  const { queues, stats } = data;
-  const oldestWait = stats.oldestDueAt ? relativeTime(stats.oldestDueAt, stats.now).replace(' ago', '') : 'none waiting';
-  const oldestByQueue = new Map(data.oldestDue.queues.map((entry) => [entry.queue, entry]));
+  const { queues, oldestDue } = data;
+  const now = oldestDue.now;
+  // The read starts at the oldest due job of all, so the earliest of the queues' is the cluster's.
+  const oldestAt = oldestDue.queues.reduce<Date | null>((min, entry) => (entry.oldestDueAt && (!min || entry.oldestDueAt < min) ? entry.oldestDueAt : min), null);
+  const oldestWait = oldestAt ? relativeTime(oldestAt, now).replace(' ago', '') : 'none waiting';
+  const oldestByQueue = new Map(oldestDue.queues.map((entry) => [entry.queue, entry]));
   // The due count is read with the oldest due job, from at most 10,000 due jobs: past that it says "+".
-  const bounded = (count: number) => `${count.toLocaleString('en-US')}${data.oldestDue.examinedUntil ? '+' : ''}`;
+  const bounded = (count: number) => `${count.toLocaleString('en-US')}${oldestDue.examinedUntil ? '+' : ''}`;
   const finished = data.throughput.buckets.reduce((sum, bucket) => sum + bucket.succeeded + bucket.deadLettered + bucket.cancelled, 0);
   // The throughput now: the last whole minute, since the current one has only begun.
   const lastMinute = data.throughput.buckets.at(-2);
   const perMinute = lastMinute ? lastMinute.succeeded + lastMinute.deadLettered + lastMinute.cancelled : 0;
   const cards: readonly (readonly [string, string | number, string])[] = [
     ['Running', total(queues, 'running'), href(ctx.base, ['jobs'], { state: 'running' })],
-    ['Due now', bounded(data.oldestDue.dueExamined), `${ctx.base || '/'}#queues`],
+    ['Due now', bounded(oldestDue.dueExamined), `${ctx.base || '/'}#queues`],
     ['Scheduled', total(queues, 'scheduled'), href(ctx.base, ['jobs'], { state: 'scheduled' })],
     ['Awaiting parents', total(queues, 'awaiting_parents'), href(ctx.base, ['jobs'], { state: 'awaiting_parents' })],
     ['Dead-lettered', total(queues, 'dead_lettered'), href(ctx.base, ['dead-letters'])],
@@ -47,7 +50,7 @@ export function overviewPage(ctx: PageContext, data: OverviewData): SafeHtml {
 <th scope="row"><a href="${href(ctx.base, ['queues', queue.name])}">${queue.name}</a></th>
 ${JOB_STATES.map((state) => html`<td class="num">${queue.counts[state] ?? 0}</td>`)}
 <td class="num">${bounded(oldestByQueue.get(queue.name)?.dueCount ?? 0)}</td>
-<td class="num">${waitText(oldestByQueue.get(queue.name)?.oldestDueAt ?? null, stats.now)}</td>
+<td class="num">${waitText(oldestByQueue.get(queue.name)?.oldestDueAt ?? null, now)}</td>
 <td>${queue.paused ? stateBadge('paused') : stateBadge('active')}</td>
 <td>${ctx.readOnly ? '' : html`<a class="action" href="${href(ctx.base, ['queues', queue.name, queue.paused ? 'resume' : 'pause'])}">${queue.paused ? 'Resume' : 'Pause'}</a>`}</td>
 </tr>`,
