@@ -1,4 +1,4 @@
-import { isTerminalState, type JobState } from './job-state.js';
+import { isDeadLetterState, isTerminalState, type JobState } from './job-state.js';
 
 /** `lastError` of a job whose lease lapsed: the attempt is charged as if it had thrown. */
 export const LEASE_EXPIRED = 'lease expired';
@@ -135,7 +135,7 @@ export function transition(job: LifecycleFields, event: JobEvent, now: number): 
   const effects: Effect[] = [...result.effects, { type: 'history', state: next.state, attempt: next.attempt, error: historyError(job, next) }];
   if (job.state === 'running' && next.state !== 'running') effects.push(RELEASE_SLOTS);
   if (isTerminalState(next.state) && !isTerminalState(job.state)) effects.push(SETTLE_DEPENDANTS);
-  if ((next.state === 'dead_lettered' || next.state === 'quarantined') && job.state !== next.state) effects.push(HALT_SCHEDULE);
+  if (isDeadLetterState(next.state) && job.state !== next.state) effects.push(HALT_SCHEDULE);
   return { ok: true, next, effects };
 }
 
@@ -206,7 +206,7 @@ function decide(job: LifecycleFields, event: JobEvent, now: number): Transition 
       return ok(finish(job, job.cancelRequested ? 'cancelled' : 'dead_lettered', now, { lastError: LEASE_EXPIRED }));
 
     case 'replay':
-      if (job.state !== 'dead_lettered' && job.state !== 'quarantined') return { ok: false, rejection: 'illegal_state' };
+      if (!isDeadLetterState(job.state)) return { ok: false, rejection: 'illegal_state' };
       return ok(
         {
           ...job,

@@ -1,4 +1,4 @@
-import type { SeededRandom } from '../core/index.js';
+import { DEAD_LETTER_STATES, isDeadLetterState, type SeededRandom } from '../core/index.js';
 import type { RowView, FaultKind, EventLog } from './sim-event.js';
 import type { CallResult } from './store-gateway.js';
 import type { SimSettings } from './sim-settings.js';
@@ -101,10 +101,10 @@ export class FaultInjector {
       const target = this.pick(rows.filter((r) => !TERMINAL.has(r.state)));
       if (target) void this.deps.operator('jobCancel', { jobId: target.id }).then(() => log('operator_cancel', target.id));
     } else {
-      const target = this.pick(rows.filter((r) => r.state === 'dead_lettered' || r.state === 'quarantined'));
+      const target = this.pick(rows.filter((r) => isDeadLetterState(r.state)));
       if (!target) return;
       if (this.deps.random.next() < 0.25) {
-        void this.deps.operator('jobCancel', { jobId: target.id, onlyFrom: ['dead_lettered', 'quarantined'] }).then(() => log('operator_discard', target.id));
+        void this.deps.operator('jobCancel', { jobId: target.id, onlyFrom: DEAD_LETTER_STATES }).then(() => log('operator_discard', target.id));
       } else {
         void this.deps.operator('jobReplay', { jobId: target.id }).then(() => log('operator_replay', target.id));
       }

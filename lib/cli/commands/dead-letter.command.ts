@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { assertUuid, IllegalTransitionError, JobNotFoundError } from '../../core/index.js';
+import { assertUuid, DEAD_LETTER_STATES, IllegalTransitionError, isDeadLetterState, JobNotFoundError } from '../../core/index.js';
 import { CliError } from '../cli-error.js';
 import { positiveInt, withConnection, withFormat, type CliContext, type Format } from '../cli-context.js';
 import { iso, json, oneLine, table } from '../output.js';
@@ -47,7 +47,7 @@ export function registerDeadLetter(program: Command, ctx: CliContext): void {
       await ctx.withStore(options, async ({ store }) => {
         const job = await store.jobGet({ jobId: target });
         if (job) {
-          if (job.state !== 'dead_lettered' && job.state !== 'quarantined') {
+          if (!isDeadLetterState(job.state)) {
             throw new CliError(`Job ${job.id} is ${job.state}, not dead-lettered or quarantined; nothing to replay.`);
           }
           const replayed = await store.jobReplay({ jobId: target, actor: ctx.actor });
@@ -99,7 +99,7 @@ export const BULK: Record<'replay' | 'cancel', BulkCommand> = {
     description: 'cancel (discard) the recent dead letters that match a filter: they end cancelled and retention deletes them; --dry-run lists them first',
     past: 'Cancelled',
     // Only from the dead-letter states: a job replayed since the listing is left running its course.
-    act: (store, jobId, actor) => store.jobCancel({ jobId, actor, onlyFrom: ['dead_lettered', 'quarantined'] }),
+    act: (store, jobId, actor) => store.jobCancel({ jobId, actor, onlyFrom: DEAD_LETTER_STATES }),
     after: ': they keep their errors and history, and retention deletes them.',
     skipped: ' The others had left the dead-letter list since they were read.',
   },

@@ -1,4 +1,4 @@
-import { IllegalTransitionError, JobNotFoundError, ScheduleNotFoundError, type JobState } from '../../core/index.js';
+import { DEAD_LETTER_STATES, IllegalTransitionError, JobNotFoundError, ScheduleNotFoundError, type JobState } from '../../core/index.js';
 import { href } from '../html/html.js';
 import { bulkActionOf, bulkIds } from './bulk-actions.js';
 import { isScheduleAction } from './dashboard-pages.js';
@@ -10,18 +10,37 @@ export interface ActionResult {
   readonly location: string;
 }
 
-/** What a bulk cancel on the dead-letter page may discard: a job replayed since the page was drawn is left alone. */
-const DEAD_LETTER_STATES = ['dead_lettered', 'quarantined'] as const;
+/** The states a cancel of work (a job that waits or runs) acts from; a job that finished since is refused. */
+const WORK_STATES: readonly JobState[] = ['scheduled', 'awaiting_parents', 'running'];
 
 /**
- * What a confirmed cancel may act on, by what its question said: a job that moved since (a dead
- * letter replayed, a waiting job dead-lettered) is refused, not cancelled. `cancelled` is in both,
- * so confirming twice is the no-op it always was. A POST without the field cancels as the store does.
+ * What a confirmed single cancel may act on, by what its question said (the form's `cancelling`):
+ * a job that moved since (a dead letter replayed, a waiting job dead-lettered) is refused, not
+ * cancelled. `cancelled` is allowed too, so confirming twice stays the no-op it always was. A POST
+ * without the field cancels as the store does.
  */
-const CANCELLING: Readonly<Record<string, readonly JobState[] | undefined>> & { readonly work: readonly JobState[] } = {
-  dead_letter: ['dead_lettered', 'quarantined', 'cancelled'],
-  work: ['scheduled', 'awaiting_parents', 'running', 'cancelled'],
-};
+function cancellingFrom(asked: string | null): readonly JobState[] | undefined {
+  if (asked === 'dead_letter') return [...DEAD_LETTER_STATES, 'cancelled'];
+  if (asked === 'work') return [...WORK_STATES, 'cancelled'];
+  return undefined;
+}
+
+/**
+ * Acts on each id in turn and counts those it skipped: a job that another operator changed, or
+ * retention deleted, since the page was drawn is refused by the store inside its own write.
+ */
+async function eachSkipping(ids: readonly string[], act: (jobId: string) => Promise<unknown>): Promise<number> {
+  let skipped = 0;
+  for (const jobId of ids) {
+    try {
+      await act(jobId);
+    } catch (error) {
+      if (!(error instanceof JobNotFoundError) && !(error instanceof IllegalTransitionError)) throw error;
+      skipped += 1;
+    }
+  }
+  return skipped;
+}
 
 function withNotice(location: string, notice: string): string {
   return `${location}${location.includes('?') ? '&' : '?'}notice=${encodeURIComponent(notice)}`;
@@ -39,21 +58,12 @@ export async function performAction(store: DashboardStore, req: DashboardRequest
   switch (section) {
     case 'jobs': {
       if (id === 'cancel' && action === undefined) {
-        let skipped = 0;
-        for (const jobId of bulkIds(req.form)) {
-          try {
-            await store.jobCancel({ jobId, actor, onlyFrom: CANCELLING.work });
-          } catch (error) {
-            // It finished, or was purged, since the page was drawn.
-            if (!(error instanceof JobNotFoundError) && !(error instanceof IllegalTransitionError)) throw error;
-            skipped += 1;
-          }
-        }
+        const skipped = await eachSkipping(bulkIds(req.form), (jobId) => store.jobCancel({ jobId, actor, onlyFrom: WORK_STATES }));
         return { location: withNotice(href(base, ['jobs']), skipped ? 'jobs.cancel_partial' : 'jobs.cancelled') };
       }
       const back = href(base, ['jobs', id]);
       if (action === 'cancel') {
-        const result = await store.jobCancel({ jobId: id, actor, onlyFrom: CANCELLING[req.form.get('cancelling') ?? ''] });
+        const result = await store.jobCancel({ jobId: id, actor, onlyFrom: cancellingFrom(req.form.get('cancelling')) });
         return { location: withNotice(back, `job.${result.outcome}`) };
       }
       if (action === 'replay') {
@@ -69,18 +79,9 @@ export async function performAction(store: DashboardStore, req: DashboardRequest
     case 'dead-letters': {
       const bulk = bulkActionOf(id);
       if (bulk === null || action !== undefined) return null;
-      let skipped = 0;
-      for (const jobId of bulkIds(req.form)) {
-        try {
-          // Both refuse a job that is no longer a dead letter, inside their own write.
-          if (bulk === 'replay') await store.jobReplay({ jobId, actor });
-          else await store.jobCancel({ jobId, actor, onlyFrom: DEAD_LETTER_STATES });
-        } catch (error) {
-          // Another operator replayed, cancelled or purged it since the page was drawn.
-          if (!(error instanceof JobNotFoundError) && !(error instanceof IllegalTransitionError)) throw error;
-          skipped += 1;
-        }
-      }
+      const skipped = await eachSkipping(bulkIds(req.form), (jobId) =>
+        bulk === 'replay' ? store.jobReplay({ jobId, actor }) : store.jobCancel({ jobId, actor, onlyFrom: DEAD_LETTER_STATES }),
+      );
       return { location: withNotice(href(base, ['dead-letters']), skipped ? `bulk.${bulk}_partial` : `bulk.${bulk === 'replay' ? 'replayed' : 'cancelled'}`) };
     }
     case 'queues': {

@@ -1,4 +1,4 @@
-import { InvalidArgumentError, isJobState, JobNotFoundError, ScheduleNotFoundError, type JobState } from '../../core/index.js';
+import { InvalidArgumentError, isDeadLetterState, isJobState, JobNotFoundError, ScheduleNotFoundError, type JobState } from '../../core/index.js';
 import { html, href, type SafeHtml } from '../html/html.js';
 import type { PageContext } from '../html/layout.js';
 import { confirmPage } from '../pages/confirm.page.js';
@@ -56,13 +56,9 @@ function optional(query: URLSearchParams, name: string): string | undefined {
   return value ? value : undefined;
 }
 
-function isDeadLetter(state: JobState): boolean {
-  return state === 'dead_lettered' || state === 'quarantined';
-}
-
 function cancelConsequence(state: JobState): string {
   if (state === 'running') return 'It is running: it will be asked to stop, and ends cancelled when its attempt does. Its dependants that wait on its success are cancelled too.';
-  if (isDeadLetter(state)) {
+  if (isDeadLetterState(state)) {
     return 'It ends cancelled and leaves the dead-letter list for good: it keeps its error and history, can no longer be replayed, and retention deletes it like any cancelled job.';
   }
   return 'It will not run. Its dependants that wait on its success are cancelled too.';
@@ -171,7 +167,7 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
       const [question, consequence, verb] = copy[action];
       // The cancel the operator confirms is the one asked: discarding a dead letter, or stopping
       // work that waits or runs. The action refuses the other if the job moved in between.
-      const fields = action === 'cancel' ? [['cancelling', isDeadLetter(job.state) ? 'dead_letter' : 'work'] as const] : [];
+      const fields = action === 'cancel' ? [['cancelling', isDeadLetterState(job.state) ? 'dead_letter' : 'work'] as const] : [];
       return confirmPage(ctx, { section: 'jobs', question, consequence, action: `${back}/${action}`, verb, back, fields, targets: [html`<code>${job.name}</code> ${job.id}`] });
     }
     case 'dead-letters': {

@@ -1,4 +1,4 @@
-import { isTerminalState, type JobRecord } from '../../core/index.js';
+import { isDeadLetterState, isTerminalState, type JobRecord } from '../../core/index.js';
 import type { HistoryEntry, JobEdges } from '../../store/index.js';
 import type { WaitReason } from '../why/wait-reasons.js';
 import { edgesSection, waitReasonsSection } from './wait-reasons.view.js';
@@ -27,7 +27,7 @@ const ACTION_LABELS: Readonly<Record<JobAction, string>> = { cancel: 'Cancel', r
 
 /** The job actions an operator may ask for in its current state, `now` by the store's clock. */
 export function jobActions(job: JobRecord, now: Date): readonly JobAction[] {
-  if (job.state === 'dead_lettered' || job.state === 'quarantined') return ['replay', 'cancel'];
+  if (isDeadLetterState(job.state)) return ['replay', 'cancel'];
   if (isTerminalState(job.state) || job.cancelRequested) return [];
   return job.state === 'scheduled' && job.runAt.getTime() > now.getTime() ? ['run-now', 'cancel'] : ['cancel'];
 }

@@ -1,4 +1,4 @@
-import { nextFireAfter, type JobRecord, type Recurrence } from '../../core/index.js';
+import { isDeadLetterState, nextFireAfter, type JobRecord, type Recurrence } from '../../core/index.js';
 import type { Schedule } from '../../store/index.js';
 import { html, href, multiline, type SafeHtml } from '../html/html.js';
 import { layout, stateBadge, timeCell, type PageContext } from '../html/layout.js';
@@ -81,7 +81,7 @@ export function schedulePage(ctx: PageContext, detail: ScheduleDetail): SafeHtml
   const halted =
     schedule.state === 'dead_lettered'
       ? html`<section class="halted"><h2>Why it stopped</h2>
-<p>Its occurrence ${schedule.haltedJobId ? html`<a href="${href(ctx.base, ['jobs', schedule.haltedJobId])}">${schedule.haltedJobId}</a>` : ''} ended ${haltedJob ? stateBadge(haltedJob.state) : 'dead-lettered'}; the schedule mints nothing until it is replayed${haltedJob && (haltedJob.state === 'dead_lettered' || haltedJob.state === 'quarantined') ? ', or that occurrence is' : ''}.</p>
+<p>Its occurrence ${schedule.haltedJobId ? html`<a href="${href(ctx.base, ['jobs', schedule.haltedJobId])}">${schedule.haltedJobId}</a>` : ''} ended ${haltedJob ? stateBadge(haltedJob.state) : 'dead-lettered'}; the schedule mints nothing until it is replayed${haltedJob && isDeadLetterState(haltedJob.state) ? ', or that occurrence is' : ''}.</p>
 ${haltedJob?.lastError ? html`<pre class="error">${multiline(haltedJob.lastError)}</pre>` : ''}</section>`
       : '';
   const body = html`<section id="schedule" data-live>

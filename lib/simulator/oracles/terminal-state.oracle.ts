@@ -1,3 +1,4 @@
+import { isDeadLetterState } from '../../core/index.js';
 import { PerCallOracle, TERMINAL, type CallEvent, type WriteEvent } from './oracle.js';
 
 const REPLAYS = new Set(['jobReplay', 'scheduleReplay']);
@@ -10,7 +11,7 @@ export class TerminalStateOracle extends PerCallOracle {
     for (const { before, after } of writes) {
       if (!before || !TERMINAL.has(before.state)) continue;
       if (after.state === before.state && after.attempt === before.attempt) continue;
-      const operable = before.state === 'dead_lettered' || before.state === 'quarantined';
+      const operable = isDeadLetterState(before.state);
       const replay = REPLAYS.has(call.op) && operable && after.state === 'scheduled';
       const discard = call.op === 'jobCancel' && operable && after.state === 'cancelled' && after.attempt === before.attempt;
       if (!replay && !discard) this.flag(`${call.op} moved ${before.id} from ${before.state} (attempt ${before.attempt}) to ${after.state} (attempt ${after.attempt})`);
