@@ -7,7 +7,7 @@ import type { CheckoutStep } from './checkout/checkout-step.js';
  */
 declare module '../lib/nest/interfaces/job-registry.interface.js' {
   interface JobRegistry {
-    'orders.confirm': { orderId: string };
+    'orders.confirm': { orderId: string; failFirstAttempt?: boolean };
     'reports.flaky': { reportId: string };
     'reminders.send': { text: string };
     'reminders.stretch': { text: string };

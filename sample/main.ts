@@ -8,6 +8,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+// First: the SDK must be registered before anything creates a span.
+import { requestSpans, tracingEnabled } from './tracing.js';
 import { AppModule } from './app.module.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -16,20 +18,26 @@ const databaseUrl = process.env.DATABASE_URL || undefined;
 if (!databaseUrl) mkdirSync(dataDir, { recursive: true });
 
 const sqliteFile = process.env.SAMPLE_SQLITE_FILE || join(dataDir, 'sample.db');
-const app = await NestFactory.create(AppModule.forRoot({ databaseUrl, sqliteFile }));
+// SAMPLE_WORKER=0 makes a producer-only node; another process (the same sample) runs the jobs.
+const worker = process.env.SAMPLE_WORKER !== '0';
+const app = await NestFactory.create(AppModule.forRoot({ databaseUrl, sqliteFile, scheduler: { worker } }));
+if (tracingEnabled) app.use(requestSpans);
 app.enableShutdownHooks();
 const port = Number(process.env.PORT ?? 3000);
 await app.listen(port);
 
 const base = `http://localhost:${port}`;
 const logger = new Logger('Sample');
-logger.log(`listening on ${base}, storing jobs in ${databaseUrl ? 'PostgreSQL' : sqliteFile}`);
+logger.log(`listening on ${base}, storing jobs in ${databaseUrl ? 'PostgreSQL' : sqliteFile}${tracingEnabled ? ', printing spans' : ''}`);
 console.log(`
 The dashboard: ${base}/scheduler  (open it in a browser on this machine)
 
 Try these:
   # place an order; the order row and its confirmation job commit together
   curl -s -X POST ${base}/orders -H 'content-type: application/json' -d '{"item":"lamp","quantity":2}'
+
+  # the same, whose confirmation fails once and is retried (with SAMPLE_TRACING=console, see its trace)
+  curl -s -X POST ${base}/orders -H 'content-type: application/json' -d '{"item":"lamp","failFirstAttempt":true}'
 
   # the same, rolled back: neither the order nor the job exists afterwards
   curl -s -X POST '${base}/orders?fail=1' -H 'content-type: application/json' -d '{"item":"lamp"}'

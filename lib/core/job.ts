@@ -10,6 +10,7 @@
  */
 import type { JobState } from './job-state.js';
 import type { RetryPolicy } from './retry-policy.js';
+import type { TraceContext } from './validation/trace-context.js';
 
 /**
  * How a dependant's parents release it: `on_success` (each parent must succeed; a parent that ends
@@ -60,6 +61,11 @@ export interface JobRecord<TPayload = unknown> {
    * Fields left out come from the handler's policy on the node that runs the attempt.
    */
   readonly retry: Partial<RetryPolicy> | null;
+  /**
+   * The W3C trace context of the code that enqueued the job, when tracing was on there: each
+   * attempt's span is its child. Null when the job was enqueued without one.
+   */
+  readonly traceContext: TraceContext | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
   /** Set when the job reaches a terminal state. */

@@ -13,7 +13,7 @@ const KNOWN_OPTIONS = new Set<string>([
   ...Object.keys(WORKER_DEFAULTS),
   'retry', 'workerId', 'observerRetry',
   'store', 'dataSource', 'schema', 'tablePrefix', 'limits', 'maxAttempts', 'autoStart', 'migrationsRun', 'historyPolicy', 'queueLimits', 'asyncClaimCommit',
-  'worker', 'jobs', 'attemptHooks',
+  'worker', 'jobs', 'attemptHooks', 'telemetry',
   'isGlobal', 'dataSourceName',
 ]);
 

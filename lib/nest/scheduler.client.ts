@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { InvalidArgumentError, showValue, type DependencyMode, type JobRecord, type RetryPolicy } from '../core/index.js';
+import { InvalidArgumentError, showValue, type DependencyMode, type JobRecord, type RetryPolicy, type TraceContext } from '../core/index.js';
 import type {
   CancelResult,
   ConcurrencyLimit,
@@ -16,6 +16,7 @@ import type {
   ScheduleInput,
   UniqueKeyMode,
 } from '../store/index.js';
+import { DEFAULT_QUEUE } from '../store/index.js';
 import { describeError, isInstance } from '../worker/index.js';
 import type { JobName, JobPayload } from './interfaces/job-registry.interface.js';
 import { definitionDefaults } from './defined-jobs.js';
@@ -65,6 +66,11 @@ export interface EnqueueJobOptions {
   /** Retry fields for this job, over the `@Job` (and module) retry policy; each one optional. */
   readonly retry?: Partial<RetryPolicy>;
   /**
+   * The W3C trace context the job's attempts continue. Filled in from the active span when
+   * OpenTelemetry is on; set it to continue a trace the active span does not carry.
+   */
+  readonly traceContext?: TraceContext;
+  /**
    * An EntityManager inside an open transaction (from `dataSource.transaction(...)`). The job is
    * written in that transaction and exists only if it commits.
    */
@@ -105,7 +111,12 @@ export class SchedulerClient {
   async enqueue(job: string | DefinedJob, payload: unknown, options: EnqueueJobOptions = {}): Promise<EnqueueResult> {
     const { manager, ...rest } = readOnce(optionsObject(options, 'options'), ['manager']);
     const named = isDefinedJob(job) ? { job } : { name: job };
-    return this.store.jobEnqueue({ job: this.input({ ...named, payload, ...rest }, undefined), ...(manager ? { manager } : undefined) });
+    const input = this.input({ ...named, payload, ...rest }, undefined);
+    const write = (trace: TraceContext | undefined) =>
+      this.store.jobEnqueue({ job: trace && !input.traceContext ? { ...input, traceContext: trace } : input, ...(manager ? { manager } : undefined) });
+    const { telemetry } = this.orchestrator;
+    if (!telemetry) return write(undefined);
+    return telemetry.send({ queue: input.queue ?? DEFAULT_QUEUE, name: input.name, count: 1 }, write, (result) => result.id);
   }
 
   /**
@@ -118,10 +129,19 @@ export class SchedulerClient {
   ): Promise<EnqueueResult[]> {
     if (!Array.isArray(jobs)) throw new InvalidArgumentError('enqueueMany needs an array of jobs.', 'jobs');
     const { manager } = optionsObject(options, 'options');
-    return this.store.jobEnqueueMany({
-      jobs: jobs.map((job, i) => this.input(job, i)),
-      ...(manager ? { manager } : undefined),
-    });
+    const inputs = jobs.map((job, i) => this.input(job, i));
+    const write = (trace: TraceContext | undefined) =>
+      this.store.jobEnqueueMany({
+        jobs: trace ? inputs.map((input) => (input.traceContext ? input : { ...input, traceContext: trace })) : inputs,
+        ...(manager ? { manager } : undefined),
+      });
+    const { telemetry } = this.orchestrator;
+    if (!telemetry || inputs.length === 0) return write(undefined);
+    const queues = new Set(inputs.map((input) => input.queue ?? DEFAULT_QUEUE));
+    const names = new Set(inputs.map((input) => input.name));
+    // One span for the call, as one statement writes it; named by its queue when all jobs share one.
+    const info = { queue: queues.size === 1 ? [...queues][0]! : '(several)', name: names.size === 1 ? inputs[0]!.name : undefined, count: inputs.length };
+    return telemetry.send(info, write, (results) => (results.length === 1 ? results[0]!.id : undefined));
   }
 
   /** Cancels a waiting job at once, asks a running one to stop, or discards a dead-lettered or quarantined one. */

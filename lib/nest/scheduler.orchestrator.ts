@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import { InvalidArgumentError } from '../core/index.js';
 import type { JobStore } from '../store/index.js';
+import { SchedulerTelemetry } from '../telemetry/index.js';
 import { WorkerNode, type ResolvedWorkerOptions } from '../worker/index.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
 import { JobHandlerRegistry } from './job-handler.registry.js';
@@ -15,6 +16,11 @@ import { SCHEDULER_STORE, SCHEDULER_WORKER_OPTIONS } from './scheduler.tokens.js
 @Injectable()
 export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeApplicationShutdown {
   readonly node: WorkerNode;
+  /**
+   * The node's OpenTelemetry spans and metrics: null when `telemetry: false` or when
+   * `@opentelemetry/api` is not installed.
+   */
+  readonly telemetry: SchedulerTelemetry | null;
 
   private readonly logger = new Logger('DurableScheduler');
 
@@ -25,7 +31,12 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
     invoker: NestJobInvoker,
     private readonly registry: JobHandlerRegistry,
   ) {
-    this.node = new WorkerNode({ store, invoker, options: worker, logger: this.logger, observers: registry.observers, attemptHooks: options.attemptHooks });
+    this.telemetry = SchedulerTelemetry.create(options.telemetry, { store, logger: this.logger, errorLogDetail: worker.errorLogDetail });
+    // The tracing hook is the outermost, so the host's own hooks run inside the attempt's span.
+    const traced = this.telemetry?.attemptHook;
+    const attemptHooks = traced && options.worker !== false ? [traced, ...(options.attemptHooks ?? [])] : options.attemptHooks;
+    this.node = new WorkerNode({ store, invoker, options: worker, logger: this.logger, observers: registry.observers, attemptHooks });
+    if (options.worker !== false) this.telemetry?.attach(this.node);
   }
 
   async onApplicationBootstrap(): Promise<void> {

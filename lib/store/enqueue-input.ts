@@ -8,6 +8,7 @@ import {
   assertUuid,
   assertWireName,
   checkRetryOverride,
+  checkTraceContext,
   encodeJson,
   InvalidArgumentError,
   showKey,
@@ -52,9 +53,12 @@ export interface NewJob {
   readonly uniqueKeyMode?: UniqueKeyMode;
   /** The retry override as JSON text, or null. */
   readonly retry?: string | null;
+  /** The trace context to store with the job, or absent. */
+  readonly traceparent?: string | null;
+  readonly tracestate?: string | null;
 }
 
-const KNOWN_KEYS = new Set(['name', 'payload', 'id', 'queue', 'runAt', 'delayMs', 'maxAttempts', 'dependsOn', 'dependencyMode', 'concurrencyKey', 'concurrencyLimit', 'uniqueKey', 'uniqueKeyMode', 'retry']);
+const KNOWN_KEYS = new Set(['name', 'payload', 'id', 'queue', 'runAt', 'delayMs', 'maxAttempts', 'dependsOn', 'dependencyMode', 'concurrencyKey', 'concurrencyLimit', 'uniqueKey', 'uniqueKeyMode', 'retry', 'traceContext']);
 
 /** Most parents one job may wait for. */
 export const MAX_PARENTS = 10_000;
@@ -129,6 +133,7 @@ export function normalizeEnqueue(given: EnqueueInput, limits: SchedulerLimits, i
     if (uniqueKey === undefined) throw new InvalidArgumentError(`${where}uniqueKeyMode needs a uniqueKey.`, `${where}uniqueKeyMode`);
   }
   const retry = checkRetryOverride(input.retry, `${where}retry`);
+  const trace = checkTraceContext(input.traceContext, `${where}traceContext`);
   return {
     id,
     freshId: input.id === undefined,
@@ -144,6 +149,7 @@ export function normalizeEnqueue(given: EnqueueInput, limits: SchedulerLimits, i
     concurrencyLimit: input.concurrencyLimit ?? null,
     ...(uniqueKey === undefined ? {} : { uniqueKey, uniqueKeyMode: uniqueKeyMode ?? 'keep' }),
     ...(retry === null ? {} : { retry: JSON.stringify(retry) }),
+    ...(trace === null ? {} : { traceparent: trace.traceparent, tracestate: trace.tracestate ?? null }),
   };
 }
 

@@ -1,6 +1,6 @@
 // The input of an enqueue. A leaf type file, so the contract can name it without importing the
 // normalizer in enqueue-input.ts.
-import type { DependencyMode, RetryPolicy } from '../core/index.js';
+import type { DependencyMode, RetryPolicy, TraceContext } from '../core/index.js';
 
 /** A job to write. */
 export interface EnqueueInput<TPayload = unknown> {
@@ -43,6 +43,11 @@ export interface EnqueueInput<TPayload = unknown> {
   readonly uniqueKeyMode?: UniqueKeyMode;
   /** Retry fields for this job, over the handler's policy (each one optional). */
   readonly retry?: Partial<RetryPolicy>;
+  /**
+   * The W3C trace context each attempt's span continues. The client fills it in from the active
+   * span when OpenTelemetry is on; set it yourself to continue a trace from elsewhere.
+   */
+  readonly traceContext?: TraceContext;
 }
 
 /** See {@link EnqueueInput.uniqueKeyMode}. */

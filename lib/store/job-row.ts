@@ -17,6 +17,9 @@ export interface JobRow extends LifecycleFields {
   readonly uniqueKey: string | null;
   /** The retry override set at enqueue, as JSON text; null when none was set. */
   readonly retry: string | null;
+  /** The W3C `traceparent` stored at enqueue, and `tracestate` with it; null without tracing. */
+  readonly traceparent: string | null;
+  readonly tracestate: string | null;
   readonly createdAt: number;
 }
 
@@ -52,6 +55,7 @@ export function toJob(row: JobRow): JobRecord {
     concurrencyKey: row.concurrencyKey,
     uniqueKey: row.uniqueKey,
     retry: row.retry === null ? null : (JSON.parse(row.retry) as Partial<RetryPolicy>),
+    traceContext: row.traceparent === null ? null : row.tracestate === null ? { traceparent: row.traceparent } : { traceparent: row.traceparent, tracestate: row.tracestate },
     createdAt: new Date(row.createdAt),
     updatedAt: new Date(row.updatedAt),
     finishedAt: row.finishedAt === null ? null : new Date(row.finishedAt),

@@ -3,7 +3,7 @@ import { InjectJobEntityManager, Job, type JobContext, type JobHandler } from '.
 import { OrderConfirmation } from './order-confirmation.entity.js';
 import { Order } from './order.entity.js';
 
-type Payload = { orderId: string };
+type Payload = { orderId: string; failFirstAttempt?: boolean };
 
 /**
  * Confirms an order. Its writes go through the attempt's EntityManager, so they commit together
@@ -14,7 +14,8 @@ type Payload = { orderId: string };
 export class ConfirmOrderJob implements JobHandler<Payload> {
   constructor(@InjectJobEntityManager() private readonly em: EntityManager) {}
 
-  async handle({ orderId }: Payload, ctx: JobContext<Payload>): Promise<void> {
+  async handle({ orderId, failFirstAttempt }: Payload, ctx: JobContext<Payload>): Promise<void> {
+    if (failFirstAttempt && ctx.attempt === 1) throw new Error('the warehouse did not answer; the retry will');
     if (await this.em.existsBy(OrderConfirmation, { occurrenceId: ctx.occurrenceId })) {
       ctx.logger.log(`occurrence ${ctx.occurrenceId} was already confirmed; nothing to do.`);
       return;

@@ -7,11 +7,11 @@ export class OrdersController {
 
   /** `POST /orders` with `{ item, quantity }`; `?fail=1` rolls the order and its job back together. */
   @Post()
-  async place(@Body() body: { item?: string; quantity?: number }, @Query('fail') fail?: string) {
+  async place(@Body() body: { item?: string; quantity?: number; failFirstAttempt?: boolean }, @Query('fail') fail?: string) {
     const item = typeof body?.item === 'string' && body.item.length > 0 ? body.item.slice(0, 200) : 'widget';
     const quantity = Number.isInteger(body?.quantity) ? body.quantity! : 1;
     try {
-      const { orderId, jobId } = await this.orders.place(item, quantity, fail === '1');
+      const { orderId, jobId } = await this.orders.place(item, quantity, fail === '1', body?.failFirstAttempt === true);
       return { orderId, jobId, committed: true, note: 'The order row and its confirmation job committed together.' };
     } catch (error) {
       if (!(error instanceof RolledBack)) throw error;

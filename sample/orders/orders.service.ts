@@ -15,15 +15,20 @@ export class OrdersService {
 
   /**
    * Writes the order and enqueues its confirmation in one transaction: both exist, or neither.
-   * With `fail`, the transaction rolls back after both writes, to show that the job goes too.
+   * With `fail`, the transaction rolls back after both writes, to show that the job goes too. With
+   * `failFirstAttempt`, the confirmation's first attempt fails, to show a retry in the trace.
    */
-  async place(item: string, quantity: number, fail: boolean): Promise<{ orderId: string; jobId: string }> {
+  async place(item: string, quantity: number, fail: boolean, failFirstAttempt = false): Promise<{ orderId: string; jobId: string }> {
     const orderId = randomUUID();
     let jobId = '';
     try {
       await this.dataSource.transaction(async (manager) => {
         await manager.insert(Order, { id: orderId, item, quantity });
-        ({ id: jobId } = await this.scheduler.enqueue('orders.confirm', { orderId }, { manager }));
+        ({ id: jobId } = await this.scheduler.enqueue(
+          'orders.confirm',
+          failFirstAttempt ? { orderId, failFirstAttempt } : { orderId },
+          failFirstAttempt ? { manager, retry: { baseDelayMs: 200, jitter: false } } : { manager },
+        ));
         if (fail) throw new RolledBack('rolled back on request');
       });
     } catch (error) {

@@ -26,6 +26,8 @@ const row = (over: Partial<JobRow> = {}): JobRow => ({
   concurrencyKey: null,
   uniqueKey: null,
   retry: null,
+  traceparent: null,
+  tracestate: null,
   createdAt: Date.UTC(2026, 10, 30),
   ...over,
 });

@@ -2,3 +2,4 @@ export * from './json-value.js';
 export * from './sql-identifier.js';
 export * from './utf8.js';
 export * from './job-fields.js';
+export * from './trace-context.js';

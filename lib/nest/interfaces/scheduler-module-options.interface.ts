@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { HistoryPolicy, SchedulerLimits } from '../../core/index.js';
 import type { JobStore } from '../../store/index.js';
 import type { AttemptHook, WorkerOptions } from '../../worker/index.js';
+import type { SchedulerTelemetryOptions } from '../../telemetry/index.js';
 import type { DefinedJob } from '../job-definition.js';
 
 /** Options of `SchedulerModule.forRoot` / `forRootAsync`. Every field has a default. */
@@ -59,6 +60,12 @@ export interface SchedulerModuleOptions extends WorkerOptions {
    * {@link AttemptHook}. To use a service in a hook, build the list in `forRootAsync`'s factory.
    */
   readonly attemptHooks?: readonly AttemptHook[];
+  /**
+   * OpenTelemetry spans and metrics, on by default when `@opentelemetry/api` is installed: they
+   * cost nothing until the host registers an SDK. `false` turns both off; see
+   * docs/observability.md.
+   */
+  readonly telemetry?: SchedulerTelemetryOptions | boolean;
 }
 
 /** Structural switches of the module definition. */

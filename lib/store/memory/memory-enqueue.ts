@@ -54,6 +54,8 @@ export class MemoryEnqueue {
         concurrencyKey: job.concurrencyKey ?? null,
         uniqueKey: job.uniqueKey ?? null,
         retry: job.retry ?? null,
+        traceparent: job.traceparent ?? null,
+        tracestate: job.tracestate ?? null,
         attempt: 0,
         maxAttempts: job.maxAttempts,
         workerId: null,

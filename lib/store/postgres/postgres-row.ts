@@ -27,6 +27,8 @@ export function jobColumns(alias = 'j'): string {
     'concurrency_key',
     'unique_key',
     'retry::text AS retry',
+    'traceparent',
+    'tracestate',
     'attempt',
     'max_attempts',
     'worker_id',
@@ -66,6 +68,8 @@ export interface PgJobRow {
   concurrency_key: string | null;
   unique_key: string | null;
   retry: string | null;
+  traceparent: string | null;
+  tracestate: string | null;
   attempt: number;
   max_attempts: number;
   worker_id: string | null;
@@ -94,6 +98,8 @@ export function fromPgRow(row: PgJobRow): JobRow {
     concurrencyKey: row.concurrency_key,
     uniqueKey: row.unique_key,
     retry: row.retry,
+    traceparent: row.traceparent,
+    tracestate: row.tracestate,
     attempt: row.attempt,
     maxAttempts: row.max_attempts,
     workerId: row.worker_id,

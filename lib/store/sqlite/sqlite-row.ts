@@ -16,6 +16,8 @@ export interface SqliteJobRow {
   concurrency_key: string | null;
   unique_key: string | null;
   retry: string | null;
+  traceparent: string | null;
+  tracestate: string | null;
   attempt: number;
   max_attempts: number;
   worker_id: string | null;
@@ -44,6 +46,8 @@ export function fromSqliteRow(row: SqliteJobRow): JobRow {
     concurrencyKey: row.concurrency_key,
     uniqueKey: row.unique_key,
     retry: row.retry,
+    traceparent: row.traceparent,
+    tracestate: row.tracestate,
     attempt: row.attempt,
     maxAttempts: row.max_attempts,
     workerId: row.worker_id,

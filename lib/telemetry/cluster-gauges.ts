@@ -1,0 +1,96 @@
+import type { BatchObservableResult, Meter, ObservableGauge } from '@opentelemetry/api';
+import type { JobStore } from '../store/index.js';
+import { describeError, type SchedulerLogger } from '../worker/index.js';
+import type { Otel } from './otel-api.js';
+import { ATTR, MESSAGING_SYSTEM, METRIC } from './semconv.js';
+
+/** The maintenance task whose lease says which node reads the cluster's gauges. */
+export const GAUGE_TASK = 'telemetry-gauges';
+
+/** What one read of the cluster found, per queue. */
+interface Snapshot {
+  readonly at: number;
+  readonly queues: readonly { readonly queue: string; readonly due: number; readonly oldestDueAgeS: number; readonly deadLetters: number }[];
+}
+
+/**
+ * The gauges that cost a read of the store: due jobs and the oldest due job's age per queue, and
+ * dead letters per queue. One node of the cluster reads them at a time: the one holding the
+ * `telemetry-gauges` lease, which it renews with each read, and the others report nothing, so a
+ * cluster of any size reads the store once per interval and a `sum` over nodes is the cluster's.
+ * A collection within `intervalMs` of the last read reports that read again.
+ */
+export class ClusterGauges {
+  private snapshot: Snapshot | undefined;
+  private reading: Promise<Snapshot | undefined> | undefined;
+  private failing = false;
+  private readonly due: ObservableGauge;
+  private readonly oldest: ObservableGauge;
+  private readonly deadLetters: ObservableGauge;
+
+  constructor(
+    api: Otel,
+    meter: Meter,
+    private readonly store: JobStore,
+    private readonly options: { readonly workerId: string; readonly intervalMs: number; readonly logger: SchedulerLogger; readonly now: () => number },
+  ) {
+    this.due = meter.createObservableGauge(METRIC.due, { description: 'Scheduled jobs due now, per queue (at most 10,000 are counted).', unit: '{job}', valueType: api.ValueType.INT });
+    this.oldest = meter.createObservableGauge(METRIC.oldestDueAge, { description: "The oldest due job's wait, per queue; 0 when none is due.", unit: 's' });
+    this.deadLetters = meter.createObservableGauge(METRIC.deadLetterCount, { description: 'Dead-lettered jobs, per queue.', unit: '{job}', valueType: api.ValueType.INT });
+    meter.addBatchObservableCallback((result) => this.observe(result), [this.due, this.oldest, this.deadLetters]);
+  }
+
+  private async observe(result: BatchObservableResult): Promise<void> {
+    const snapshot = await this.current();
+    if (snapshot === undefined) return;
+    for (const q of snapshot.queues) {
+      const attributes = { [ATTR.messagingSystem]: MESSAGING_SYSTEM, [ATTR.destination]: q.queue };
+      result.observe(this.due, q.due, attributes);
+      result.observe(this.oldest, q.oldestDueAgeS, attributes);
+      result.observe(this.deadLetters, q.deadLetters, attributes);
+    }
+  }
+
+  /** The last read if it is fresh, else a new one if this node holds the lease; one read at a time. */
+  private current(): Promise<Snapshot | undefined> {
+    const fresh = this.snapshot !== undefined && this.options.now() - this.snapshot.at < this.options.intervalMs;
+    if (fresh) return Promise.resolve(this.snapshot);
+    this.reading ??= this.read().finally(() => (this.reading = undefined));
+    return this.reading;
+  }
+
+  private async read(): Promise<Snapshot | undefined> {
+    const { store, options } = this;
+    try {
+      // Held a little past two intervals, so a holder scraped on time keeps it and a gone one frees it soon.
+      const holder = await store.maintenanceLease({ task: GAUGE_TASK, workerId: options.workerId, leaseMs: options.intervalMs * 2 + 1_000 });
+      if (!holder) {
+        this.snapshot = undefined;
+        return undefined;
+      }
+      const [queues, due] = await Promise.all([store.queueList(), store.queueOldestDue()]);
+      const now = due.now.getTime();
+      const byQueue = new Map(due.queues.map((q) => [q.queue, q]));
+      const names = new Set([...queues.map((q) => q.name), ...byQueue.keys()]);
+      const counts = new Map(queues.map((q) => [q.name, q.counts]));
+      this.snapshot = {
+        at: options.now(),
+        queues: [...names].sort().map((queue) => {
+          const found = byQueue.get(queue);
+          return {
+            queue,
+            due: found?.dueCount ?? 0,
+            oldestDueAgeS: found?.oldestDueAt ? Math.max(0, now - found.oldestDueAt.getTime()) / 1000 : 0,
+            deadLetters: counts.get(queue)?.dead_lettered ?? 0,
+          };
+        }),
+      };
+      this.failing = false;
+      return this.snapshot;
+    } catch (error) {
+      if (!this.failing) options.logger.warn(`reading the cluster gauges failed (${describeError(error)}); they are skipped until a read succeeds.`);
+      this.failing = true;
+      return undefined;
+    }
+  }
+}

@@ -1,0 +1,158 @@
+import { InvalidArgumentError, showValue, type TraceContext } from '../core/index.js';
+import type { JobStore } from '../store/index.js';
+import { describeError, packageVersion, type AttemptHook, type ErrorLogDetail, type SchedulerLogger, type WorkerNode } from '../worker/index.js';
+import { ClusterGauges } from './cluster-gauges.js';
+import { JobMetrics } from './job-metrics.js';
+import { JobTracing, type SendInfo } from './job-tracing.js';
+import { otelApi, type Otel } from './otel-api.js';
+import { METRIC, SCOPE } from './semconv.js';
+import { traceContextOf } from './trace-carrier.js';
+
+/** What the scheduler reports to OpenTelemetry (the `telemetry` module option). */
+export interface SchedulerTelemetryOptions {
+  /** `send` and `process` spans, and the trace context stored with each job. Default true. */
+  readonly tracing?: boolean;
+  /** Counters, histograms and gauges. Default true. */
+  readonly metrics?: boolean;
+  /**
+   * The shortest time between two reads of the store for the cluster gauges (due jobs, the oldest
+   * due job's age, dead letters); a collection sooner reports the last read. Default 15,000 ms.
+   */
+  readonly gaugeIntervalMs?: number;
+}
+
+/** Default of {@link SchedulerTelemetryOptions.gaugeIntervalMs}. */
+export const DEFAULT_GAUGE_INTERVAL_MS = 15_000;
+
+/**
+ * The scheduler's OpenTelemetry: tracing through an attempt hook and the client's `send`, metrics
+ * from the node's events. Built only when `@opentelemetry/api` is installed; until the host
+ * registers an SDK, every span and instrument is the API's no-op.
+ */
+export class SchedulerTelemetry {
+  private readonly tracing: JobTracing | undefined;
+  private metricsOf: JobMetrics | undefined;
+
+  private constructor(
+    private readonly api: Otel,
+    private readonly options: Required<SchedulerTelemetryOptions>,
+    private readonly deps: { readonly store: JobStore; readonly logger: SchedulerLogger; readonly errorLogDetail: ErrorLogDetail },
+  ) {
+    this.tracing = options.tracing ? new JobTracing(api, deps.errorLogDetail) : undefined;
+  }
+
+  /**
+   * The telemetry for `options`, or null when it is off or `@opentelemetry/api` is not installed.
+   * Bad options are refused with an InvalidArgumentError.
+   */
+  static create(
+    options: SchedulerTelemetryOptions | boolean | undefined,
+    deps: { readonly store: JobStore; readonly logger: SchedulerLogger; readonly errorLogDetail: ErrorLogDetail },
+  ): SchedulerTelemetry | null {
+    const resolved = resolveTelemetryOptions(options);
+    if (resolved === null) return null;
+    const api = otelApi();
+    return api === null ? null : new SchedulerTelemetry(api, resolved, deps);
+  }
+
+  /** The hook that runs each attempt in its `process` span, when tracing is on. */
+  get attemptHook(): AttemptHook | undefined {
+    return this.tracing?.hook;
+  }
+
+  /**
+   * Runs an enqueue: inside a `send` span whose context `write` stores with the jobs, and counted.
+   * `traceContext` the caller set on the jobs wins over the span's.
+   */
+  async send<T>(info: SendInfo, write: (trace: TraceContext | undefined) => Promise<T>, idOf: (result: T) => string | undefined): Promise<T> {
+    const metrics = this.metrics();
+    try {
+      const result = this.tracing ? await this.tracing.send(info, write, idOf) : await write(undefined);
+      metrics?.enqueued(info.queue, info.name, info.count);
+      return result;
+    } catch (error) {
+      metrics?.enqueued(info.queue, info.name, info.count, describeError(error, 'class'));
+      throw error;
+    }
+  }
+
+  /**
+   * Reports `node`: ends attempt spans as their outcomes settle, feeds the counters and histograms,
+   * and registers the running-jobs gauge and the cluster gauges. Returns the detach function.
+   */
+  attach(node: WorkerNode): () => void {
+    const { events } = node;
+    const metrics = this.metrics();
+    const tracing = this.tracing;
+    const started = metrics ? (e: Parameters<JobMetrics['attemptStarted']>[0]) => metrics.attemptStarted(e) : undefined;
+    const settled = (e: Parameters<JobTracing['settled']>[0]) => {
+      tracing?.settled(e);
+      metrics?.settled(e);
+    };
+    const lost = (e: Parameters<JobTracing['leaseLost']>[0]) => {
+      tracing?.leaseLost(e);
+      metrics?.leaseLost(e);
+    };
+    const state = (e: { readonly to: string }) => {
+      if (e.to === 'stopped') tracing?.abandonAll();
+    };
+    if (started) events.on('attemptStarted', started);
+    events.on('settled', settled);
+    events.on('leaseLost', lost);
+    events.on('stateChanged', state);
+    if (metrics) {
+      const running = metrics.meter.createObservableGauge(METRIC.running, { description: 'Attempts this node runs or is recording now.', unit: '{job}', valueType: this.api.ValueType.INT });
+      running.addCallback((result) => result.observe(node.inFlight));
+      new ClusterGauges(this.api, metrics.meter, this.deps.store, { workerId: node.workerId, intervalMs: this.options.gaugeIntervalMs, logger: this.deps.logger, now: () => Date.now() });
+    }
+    return () => {
+      if (started) events.off('attemptStarted', started);
+      events.off('settled', settled);
+      events.off('leaseLost', lost);
+      events.off('stateChanged', state);
+    };
+  }
+
+  /** Built at first use, so a MeterProvider the host registers before the app starts is the one used. */
+  private metrics(): JobMetrics | undefined {
+    if (!this.options.metrics) return undefined;
+    this.metricsOf ??= new JobMetrics(this.api, this.api.metrics.getMeter(SCOPE, packageVersion()));
+    return this.metricsOf;
+  }
+}
+
+/**
+ * The trace context of the active span, as a job would store it: for code that writes jobs through
+ * the store directly (`EnqueueInput.traceContext`). Undefined without `@opentelemetry/api`, an SDK,
+ * or an active span.
+ */
+export function currentTraceContext(): TraceContext | undefined {
+  const api = otelApi();
+  const span = api?.trace.getSpan(api.context.active());
+  if (!api || !span || !api.isSpanContextValid(span.spanContext())) return undefined;
+  return traceContextOf(span.spanContext());
+}
+
+function resolveTelemetryOptions(options: SchedulerTelemetryOptions | boolean | undefined): Required<SchedulerTelemetryOptions> | null {
+  if (options === false) return null;
+  const given = options === undefined || options === true ? {} : options;
+  if (typeof given !== 'object' || given === null || Array.isArray(given)) {
+    throw new InvalidArgumentError(`telemetry must be true, false or { tracing?, metrics?, gaugeIntervalMs? }, got ${showValue(given)}.`, 'telemetry');
+  }
+  for (const key of Object.keys(given)) {
+    if (key !== 'tracing' && key !== 'metrics' && key !== 'gaugeIntervalMs') {
+      throw new InvalidArgumentError(`telemetry.${key} is not a telemetry option; the options are tracing, metrics and gaugeIntervalMs.`, `telemetry.${key}`);
+    }
+  }
+  for (const key of ['tracing', 'metrics'] as const) {
+    if (given[key] !== undefined && typeof given[key] !== 'boolean') {
+      throw new InvalidArgumentError(`telemetry.${key} must be true or false, got ${showValue(given[key])}.`, `telemetry.${key}`);
+    }
+  }
+  const interval = given.gaugeIntervalMs ?? DEFAULT_GAUGE_INTERVAL_MS;
+  if (typeof interval !== 'number' || !Number.isInteger(interval) || interval < 1_000 || interval > 3_600_000) {
+    throw new InvalidArgumentError(`telemetry.gaugeIntervalMs must be a whole number of milliseconds from 1000 to 3600000, got ${showValue(interval)}.`, 'telemetry.gaugeIntervalMs');
+  }
+  const resolved = { tracing: given.tracing ?? true, metrics: given.metrics ?? true, gaugeIntervalMs: interval };
+  return resolved.tracing || resolved.metrics ? resolved : null;
+}

@@ -1,0 +1,81 @@
+import { context, metrics, propagation, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { MeterProvider, MetricReader, type DataPoint, type Histogram, type MetricData } from '@opentelemetry/sdk-metrics';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { ManualClock, SeededRandom } from '../../lib/core/index.js';
+import { MemoryJobStore, type JobStore } from '../../lib/store/index.js';
+import { SchedulerTelemetry, type SchedulerTelemetryOptions } from '../../lib/telemetry/index.js';
+import { FunctionInvoker, WorkerNode, type FunctionHandler, type SchedulerLogger } from '../../lib/worker/index.js';
+import { ManualTimers } from '../support/manual-timers.js';
+
+/** A reader a test collects from when it wants, nothing on a timer. */
+class TestReader extends MetricReader {
+  protected async onForceFlush(): Promise<void> {}
+  protected async onShutdown(): Promise<void> {}
+}
+
+/** Registers an SDK whose spans and metrics stay in memory; `off()` unregisters it. */
+export function registerSdk() {
+  const exporter = new InMemorySpanExporter();
+  const reader = new TestReader();
+  trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
+  metrics.setGlobalMeterProvider(new MeterProvider({ readers: [reader] }));
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  return {
+    spans: (): ReadableSpan[] => exporter.getFinishedSpans(),
+    /** Every metric collected now, by name. */
+    async metrics(): Promise<Map<string, MetricData>> {
+      const { resourceMetrics } = await reader.collect();
+      return new Map(resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics).map((metric) => [metric.descriptor.name, metric]));
+    },
+    off() {
+      trace.disable();
+      metrics.disable();
+      context.disable();
+      propagation.disable();
+    },
+  };
+}
+
+/** The sum of a counter's points whose attributes include `where`. */
+export function total(metric: MetricData | undefined, where: Record<string, unknown> = {}): number {
+  if (!metric) return 0;
+  return (metric.dataPoints as DataPoint<number>[])
+    .filter((point) => Object.entries(where).every(([key, value]) => point.attributes[key] === value))
+    .reduce((sum, point) => sum + point.value, 0);
+}
+
+/** A histogram's sample count and sum over points whose attributes include `where`. */
+export function samples(metric: MetricData | undefined, where: Record<string, unknown> = {}): { count: number; sum: number } {
+  if (!metric) return { count: 0, sum: 0 };
+  return (metric.dataPoints as DataPoint<Histogram>[])
+    .filter((point) => Object.entries(where).every(([key, value]) => point.attributes[key] === value))
+    .reduce((acc, point) => ({ count: acc.count + point.value.count, sum: acc.sum + (point.value.sum ?? 0) }), { count: 0, sum: 0 });
+}
+
+/** A worker node on a memory store and manual time, reported by a SchedulerTelemetry. */
+export function telemetryNode(
+  handlers: Record<string, FunctionHandler<never>>,
+  options: { telemetry?: SchedulerTelemetryOptions; storeClock?: ManualClock; store?: (memory: MemoryJobStore) => JobStore; logger?: SchedulerLogger } = {},
+) {
+  const timers = new ManualTimers();
+  const memory = new MemoryJobStore({ clock: options.storeClock ?? timers.clock });
+  const store = options.store ? options.store(memory) : memory;
+  const logger = options.logger ?? { log() {}, warn() {}, error() {} };
+  const telemetry = SchedulerTelemetry.create(options.telemetry, { store, logger, errorLogDetail: 'message' })!;
+  const node = new WorkerNode({
+    store,
+    invoker: new FunctionInvoker(handlers),
+    options: { concurrency: 2, pollIntervalMs: 1_000, heartbeatIntervalMs: 10_000, leaseMs: 30_000, workerId: 'node-1' },
+    clock: timers.clock,
+    timers,
+    random: new SeededRandom(3n),
+    logger,
+    attemptHooks: telemetry.attemptHook ? [telemetry.attemptHook] : [],
+  });
+  telemetry.attach(node);
+  /** Enqueues as the Nest client does: inside a `send` span, storing its context with the job. */
+  const enqueue = (name: string, payload: unknown, extra: Record<string, unknown> = {}) =>
+    telemetry.send({ queue: (extra.queue as string) ?? 'default', name, count: 1 }, (traceContext) => memory.jobEnqueue({ job: { name, payload, ...extra, ...(traceContext ? { traceContext } : {}) } }), (r) => r.id);
+  return { timers, memory, node, telemetry, enqueue };
+}

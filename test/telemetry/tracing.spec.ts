@@ -1,0 +1,162 @@
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { ManualClock } from '../../lib/core/index.js';
+import { LEASE_LOST_EVENT, STALE_OUTCOME_EVENT } from '../../lib/telemetry/index.js';
+import { PermanentJobError, type FunctionHandler, type WorkerNode } from '../../lib/worker/index.js';
+import { settle } from '../support/manual-timers.js';
+import { registerSdk, telemetryNode } from './otel-harness.js';
+
+const SECRET = { card: '4111-1111-1111-1111' };
+
+let sdk: ReturnType<typeof registerSdk>;
+const nodes: WorkerNode[] = [];
+beforeEach(() => (sdk = registerSdk()));
+afterEach(async () => {
+  for (const node of nodes.splice(0)) if (node.status !== 'stopped') void node.stop();
+  sdk.off();
+});
+
+function blocking() {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  return { handler: { handle: async () => released } as FunctionHandler<never>, release };
+}
+
+describe('tracing', () => {
+  it('makes one trace of the request, its send span and a process span per attempt, each attempt a child of the send', async () => {
+    let calls = 0;
+    const { node, enqueue, timers } = telemetryNode({
+      'card.charge': {
+        handle: async () => {
+          // The handler runs inside its attempt's span: its own spans are that span's children.
+          trace.getTracer('app').startSpan('charge the card').end();
+          calls += 1;
+          if (calls === 1) throw new TypeError('the bank timed out');
+        },
+      },
+    });
+    nodes.push(node);
+    const { id } = await trace.getTracer('app').startActiveSpan('POST /charges', { kind: SpanKind.SERVER }, async (request) => {
+      const result = await enqueue('card.charge', SECRET, { retry: { baseDelayMs: 1_000, jitter: false } });
+      request.end();
+      return result;
+    });
+    await node.start();
+    await settle();
+    await timers.advance(2_000);
+    await settle();
+
+    const spans = sdk.spans();
+    const send = spans.find((s) => s.name === 'send default')!;
+    const processes = spans.filter((s) => s.name === 'process default');
+    const inner = spans.filter((s) => s.name === 'charge the card');
+    expect(send.kind).toBe(SpanKind.PRODUCER);
+    expect(send.parentSpanContext?.spanId).toBe(spans.find((s) => s.name === 'POST /charges')!.spanContext().spanId);
+    expect(send.attributes).toMatchObject({
+      'messaging.system': 'durable_scheduler',
+      'messaging.operation.type': 'send',
+      'messaging.destination.name': 'default',
+      'messaging.message.id': id,
+      'durable_scheduler.job.name': 'card.charge',
+    });
+    expect(processes).toHaveLength(2);
+    for (const [i, span] of processes.entries()) {
+      expect(span.kind).toBe(SpanKind.CONSUMER);
+      expect(span.spanContext().traceId).toBe(send.spanContext().traceId);
+      expect(span.parentSpanContext?.spanId).toBe(send.spanContext().spanId);
+      expect(span.attributes).toMatchObject({ 'messaging.operation.type': 'process', 'messaging.message.id': id, 'durable_scheduler.job.attempt': i + 1, 'durable_scheduler.outcome': 'applied' });
+      expect(inner[i]!.parentSpanContext?.spanId).toBe(span.spanContext().spanId);
+    }
+    expect(processes[0]!.status).toEqual({ code: SpanStatusCode.ERROR, message: 'TypeError: the bank timed out' });
+    expect(processes[0]!.attributes).toMatchObject({ 'error.type': 'TypeError', 'durable_scheduler.job.state': 'scheduled', 'durable_scheduler.outcome.kind': 'failed' });
+    expect(processes[1]!.status.code).toBe(SpanStatusCode.UNSET);
+    expect(processes[1]!.attributes).toMatchObject({ 'durable_scheduler.job.state': 'succeeded' });
+    expect(processes[1]!.attributes['error.type']).toBeUndefined();
+    // The occurrence id is the job's dedupe key, the same on both attempts.
+    expect(processes[0]!.attributes['durable_scheduler.job.occurrence_id']).toBe(processes[1]!.attributes['durable_scheduler.job.occurrence_id']);
+    expect(JSON.stringify(spans.map((s) => [s.attributes, s.events, s.status]))).not.toContain(SECRET.card);
+  });
+
+  it('records a stale outcome on the attempt’s span: the fence refused it', async () => {
+    const b = blocking();
+    const storeClock = new ManualClock();
+    const { node, enqueue, timers } = telemetryNode({ slow: b.handler }, { storeClock });
+    nodes.push(node);
+    await enqueue('slow', 1);
+    await node.start();
+    await settle();
+    storeClock.advance(31_000); // the store's lease lapses; the node does not know yet
+    await timers.advance(400);
+    b.release();
+    await settle();
+    const span = sdk.spans().find((s) => s.name === 'process default')!;
+    expect(span.attributes['durable_scheduler.outcome']).toBe('stale');
+    expect(span.events.map((e) => e.name)).toEqual([STALE_OUTCOME_EVENT]);
+  });
+
+  it('marks a lost lease on the span, and the outcome the node then drops', async () => {
+    const b = blocking();
+    let cutOff = false;
+    const { node, enqueue, timers } = telemetryNode(
+      { isolated: b.handler },
+      {
+        store: (memory) =>
+          new Proxy(memory, {
+            get(target, prop, receiver) {
+              if (prop === 'jobHeartbeat') return (params: never) => (cutOff ? Promise.reject(new Error('network down')) : target.jobHeartbeat(params));
+              const value = Reflect.get(target, prop, receiver);
+              return typeof value === 'function' ? value.bind(target) : value;
+            },
+          }),
+      },
+    );
+    nodes.push(node);
+    await enqueue('isolated', 1);
+    await node.start();
+    await settle();
+    cutOff = true;
+    await timers.advance(30_000);
+    b.release();
+    await settle();
+    const span = sdk.spans().find((s) => s.name === 'process default')!;
+    expect(span.events.map((e) => [e.name, e.attributes])).toEqual([[LEASE_LOST_EVENT, { 'durable_scheduler.lease.reason': 'lease_expired' }]]);
+    expect(span.attributes['durable_scheduler.outcome']).toBe('dropped');
+  });
+
+  it('marks a dead-lettering attempt as an error with its class, and never the payload', async () => {
+    const { node, enqueue } = telemetryNode({ doomed: { handle: () => Promise.reject(new PermanentJobError(`card ${SECRET.card} refused`)) } });
+    nodes.push(node);
+    await enqueue('doomed', SECRET);
+    await node.start();
+    await settle();
+    const span = sdk.spans().find((s) => s.name === 'process default')!;
+    expect(span.attributes).toMatchObject({ 'error.type': 'PermanentJobError', 'durable_scheduler.job.state': 'dead_lettered' });
+    expect(span.status.code).toBe(SpanStatusCode.ERROR);
+    expect(JSON.stringify(span.attributes)).not.toContain(SECRET.card);
+  });
+
+  it('with telemetry.tracing false, stores no context and makes no span', async () => {
+    const { node, enqueue, memory } = telemetryNode({ quiet: { handle: async () => {} } }, { telemetry: { tracing: false } });
+    nodes.push(node);
+    const parent = trace.getTracer('app').startSpan('outer');
+    const { id } = await enqueue('quiet', 1);
+    parent.end();
+    await node.start();
+    await settle();
+    expect((await memory.jobGet({ jobId: id }))!.traceContext).toBeNull();
+    expect(sdk.spans().map((s) => s.name)).toEqual(['outer']);
+  });
+
+  it('without an SDK, stores no context and the attempt runs as it would without telemetry', async () => {
+    sdk.off();
+    let ran = 0;
+    const { node, enqueue, memory } = telemetryNode({ plain: { handle: async () => void (ran += 1) } });
+    nodes.push(node);
+    const { id } = await enqueue('plain', 1);
+    await node.start();
+    await settle();
+    expect((await memory.jobGet({ jobId: id }))).toMatchObject({ state: 'succeeded', traceContext: null });
+    expect(ran).toBe(1);
+    expect(sdk.spans()).toEqual([]);
+  });
+});
