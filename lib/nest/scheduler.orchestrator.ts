@@ -39,6 +39,11 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
     if (options.worker !== false) this.telemetry?.attach(this.node);
   }
 
+  /** False on a node built with `worker: false`, which runs no jobs. */
+  get runsWorker(): boolean {
+    return this.options.worker !== false;
+  }
+
   async onApplicationBootstrap(): Promise<void> {
     await this.registerDeclaredSchedules();
     await this.applyQueueLimits();

@@ -506,6 +506,12 @@ export type WakeListener = (queue: string) => void;
 /** An open subscription to wake hints; `close()` stops the listener being called. */
 export interface WakeSubscription {
   close(): Promise<void>;
+  /**
+   * True while the connection that carries hints is up (PostgreSQL's LISTEN connection). Absent
+   * for stores whose hints need no connection (memory, SQLite). Polling goes on either way; a
+   * health check reads this to tell a node whose wake-ups are gone.
+   */
+  readonly connected?: boolean;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { InvalidArgumentError, showValue, type TraceContext } from '../core/index.js';
+import { InvalidArgumentError, showValue, type Clock, type TraceContext } from '../core/index.js';
 import type { JobStore } from '../store/index.js';
 import { describeError, packageVersion, type AttemptHook, type ErrorLogDetail, type SchedulerLogger, type WorkerNode } from '../worker/index.js';
 import { ClusterGauges } from './cluster-gauges.js';
@@ -21,6 +21,16 @@ export interface SchedulerTelemetryOptions {
   readonly gaugeIntervalMs?: number;
 }
 
+/** What the telemetry reads and logs through. */
+export interface TelemetryDeps {
+  readonly store: JobStore;
+  readonly logger: SchedulerLogger;
+  /** How much of a handler's error a span's status carries (the node's `errorLogDetail`). */
+  readonly errorLogDetail: ErrorLogDetail;
+  /** The clock the gauges' interval is measured on; the system clock by default. */
+  readonly clock?: Clock;
+}
+
 /** Default of {@link SchedulerTelemetryOptions.gaugeIntervalMs}. */
 export const DEFAULT_GAUGE_INTERVAL_MS = 15_000;
 
@@ -36,7 +46,7 @@ export class SchedulerTelemetry {
   private constructor(
     private readonly api: Otel,
     private readonly options: Required<SchedulerTelemetryOptions>,
-    private readonly deps: { readonly store: JobStore; readonly logger: SchedulerLogger; readonly errorLogDetail: ErrorLogDetail },
+    private readonly deps: TelemetryDeps,
   ) {
     this.tracing = options.tracing ? new JobTracing(api, deps.errorLogDetail) : undefined;
   }
@@ -47,7 +57,7 @@ export class SchedulerTelemetry {
    */
   static create(
     options: SchedulerTelemetryOptions | boolean | undefined,
-    deps: { readonly store: JobStore; readonly logger: SchedulerLogger; readonly errorLogDetail: ErrorLogDetail },
+    deps: TelemetryDeps,
   ): SchedulerTelemetry | null {
     const resolved = resolveTelemetryOptions(options);
     if (resolved === null) return null;
@@ -103,7 +113,7 @@ export class SchedulerTelemetry {
     if (metrics) {
       const running = metrics.meter.createObservableGauge(METRIC.running, { description: 'Attempts this node runs or is recording now.', unit: '{job}', valueType: this.api.ValueType.INT });
       running.addCallback((result) => result.observe(node.inFlight));
-      new ClusterGauges(this.api, metrics.meter, this.deps.store, { workerId: node.workerId, intervalMs: this.options.gaugeIntervalMs, logger: this.deps.logger, now: () => Date.now() });
+      new ClusterGauges(this.api, metrics.meter, this.deps.store, { workerId: node.workerId, intervalMs: this.options.gaugeIntervalMs, logger: this.deps.logger, now: () => (this.deps.clock ? this.deps.clock.now() : Date.now()) });
     }
     return () => {
       if (started) events.off('attemptStarted', started);

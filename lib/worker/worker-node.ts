@@ -62,6 +62,23 @@ export interface WorkerStats {
   purgedJobs: number;
 }
 
+/** What a health check reads of a node ({@link WorkerNode.health}). */
+export interface NodeHealth {
+  readonly status: NodeState;
+  /**
+   * The last time a claim, a heartbeat or a registry beat of this node reached the store, by the
+   * node's clock; null before the first. An idle node claims on every poll and a busy one
+   * heartbeats, so on a working node this is never older than the longer of the two intervals.
+   */
+  readonly lastContactAt: Date | null;
+  /** When the node started claiming, by its clock; null before. */
+  readonly startedAt: Date | null;
+  /** The wake-up channel: `connected`, `disconnected` (polling still runs), or `none` when the store needs no connection for it. */
+  readonly wakeListener: 'connected' | 'disconnected' | 'none';
+  /** Attempts running or being recorded. */
+  readonly inFlight: number;
+}
+
 /** A worker id for a node that sets none: host name, process id and a random suffix. */
 export function defaultWorkerId(): string {
   return `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
@@ -136,6 +153,9 @@ export class WorkerNode {
    * earlier attempt it still runs), and removed only when that attempt settles, however it ends.
    */
   private readonly attempts = new Map<string, { readonly name: string; readonly queue: string; readonly startedAt: number; endedAt?: number }>();
+  /** See {@link NodeHealth.lastContactAt}. */
+  private lastContactAt: number | null = null;
+  private startedAt: number | null = null;
   /** The state last announced by `stateChanged`. */
   private announced: NodeState = 'idle';
 
@@ -183,6 +203,18 @@ export class WorkerNode {
   get status() {
     // A stop that gave up at its deadline is over, whatever the driver still waits for.
     return this.finished ? 'stopped' : this.driver.status;
+  }
+
+  /** What a health check needs: the state, the last contact with the store, and the wake-up channel. */
+  health(): NodeHealth {
+    const connected = this.subscription?.connected;
+    return {
+      status: this.status,
+      lastContactAt: this.lastContactAt === null ? null : new Date(this.lastContactAt),
+      startedAt: this.startedAt === null ? null : new Date(this.startedAt),
+      wakeListener: this.subscription === undefined || connected === undefined ? 'none' : connected ? 'connected' : 'disconnected',
+      inFlight: this.inFlight,
+    };
   }
 
   /** Attempts this node is running or reporting right now. */
@@ -240,6 +272,7 @@ export class WorkerNode {
       return;
     }
     this.subscription = subscription;
+    this.startedAt = this.clock.now();
     this.emit({ type: 'start', now: this.clock.now() });
     this.emit({ type: 'beat_due', now: this.clock.now() });
     this.every('poll', this.options.pollIntervalMs, () => this.emit({ type: 'poll', now: this.clock.now() }));
@@ -375,6 +408,7 @@ export class WorkerNode {
       const jobs = await this.store.jobClaim({ workerId: this.workerId, limit, queues: this.options.queues, leaseMs: this.options.leaseMs, includeLapsed: lapsed });
       for (const job of jobs) this.jobs.set(job.id, job);
       this.stats.claimed += jobs.length;
+      this.lastContactAt = this.clock.now();
       this.emit({ type: 'claimed', now: this.clock.now(), sentAt, limit, jobs: jobs.map((job) => ({ jobId: job.id, attempt: job.attempt })) });
     } catch (error) {
       this.logger.warn(`claim failed (${describe(error)}); polling will try again.`);
@@ -466,6 +500,7 @@ export class WorkerNode {
     const sentAt = this.clock.now();
     try {
       const result = await this.store.jobHeartbeat({ workerId: this.workerId, leases, leaseMs: this.options.leaseMs });
+      this.lastContactAt = this.clock.now();
       this.emit({ type: 'heartbeat_done', now: this.clock.now(), sentAt, renewed: result.renewed, lost: result.lost });
     } catch (error) {
       this.logger.warn(`heartbeat failed (${describe(error)}); leases are kept until they would lapse.`);
@@ -485,6 +520,7 @@ export class WorkerNode {
     try {
       await this.store.nodeBeat({ id: this.workerId, host: this.host, pid: process.pid, version: packageVersion(), queues, concurrency, running });
       this.beatFailing = false;
+      this.lastContactAt = this.clock.now();
       this.emit({ type: 'beat_done', now: this.clock.now() });
     } catch (error) {
       const line = `registry beat failed (${describe(error)}); the node's row is written again at the next heartbeat interval, and leases are not affected.`;

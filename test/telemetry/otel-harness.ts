@@ -62,11 +62,11 @@ export function telemetryNode(
   const memory = new MemoryJobStore({ clock: options.storeClock ?? timers.clock });
   const store = options.store ? options.store(memory) : memory;
   const logger = options.logger ?? { log() {}, warn() {}, error() {} };
-  const telemetry = SchedulerTelemetry.create(options.telemetry, { store, logger, errorLogDetail: 'message' })!;
+  const telemetry = SchedulerTelemetry.create(options.telemetry, { store, logger, errorLogDetail: 'message', clock: timers.clock })!;
   const node = new WorkerNode({
     store,
     invoker: new FunctionInvoker(handlers),
-    options: { concurrency: 2, pollIntervalMs: 1_000, heartbeatIntervalMs: 10_000, leaseMs: 30_000, workerId: 'node-1' },
+    options: { concurrency: 2, pollIntervalMs: 1_000, heartbeatIntervalMs: 10_000, leaseMs: 30_000, workerId: 'node-1', queues: ['default', 'mail'] },
     clock: timers.clock,
     timers,
     random: new SeededRandom(3n),

@@ -10,7 +10,9 @@ const SECRET = { card: '4111-1111-1111-1111' };
 
 let sdk: ReturnType<typeof registerSdk>;
 const nodes: WorkerNode[] = [];
-beforeEach(() => (sdk = registerSdk()));
+beforeEach(() => {
+  sdk = registerSdk();
+});
 afterEach(async () => {
   for (const node of nodes.splice(0)) if (node.status !== 'stopped') void node.stop();
   sdk.off();

@@ -155,7 +155,11 @@ export class PostgresDriver implements StoreDriver {
 
   async subscribeWakeHints(listener: WakeListener): Promise<WakeSubscription> {
     this.wakeListener.add(listener);
+    const wakeListener = this.wakeListener;
     return {
+      get connected() {
+        return wakeListener.pid !== undefined;
+      },
       close: async () => {
         this.wakeListener.remove(listener);
         if (this.wakeListener.size === 0) this.wakeListener.disconnect();

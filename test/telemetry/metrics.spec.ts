@@ -1,0 +1,113 @@
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { ManualClock } from '../../lib/core/index.js';
+import { GAUGE_TASK, TELEMETRY_METRICS as M } from '../../lib/telemetry/index.js';
+import { PermanentJobError, type FunctionHandler, type WorkerNode } from '../../lib/worker/index.js';
+import { settle } from '../support/manual-timers.js';
+import { registerSdk, samples, telemetryNode, total } from './otel-harness.js';
+
+let sdk: ReturnType<typeof registerSdk>;
+const nodes: WorkerNode[] = [];
+beforeEach(() => {
+  sdk = registerSdk();
+});
+afterEach(async () => {
+  for (const node of nodes.splice(0)) if (node.status !== 'stopped') void node.stop();
+  sdk.off();
+});
+
+const mail = { 'messaging.destination.name': 'mail', 'durable_scheduler.job.name': 'mail.send' };
+
+describe('metrics', () => {
+  it('count a known workload: sent, started, succeeded, retried, dead-lettered, with durations and waits', async () => {
+    let flaky = 0;
+    const handlers: Record<string, FunctionHandler<never>> = {
+      'mail.send': {
+        handle: async (payload: never) => {
+          const kind = (payload as { kind: string }).kind;
+          if (kind === 'flaky' && (flaky += 1) === 1) throw new Error('smtp busy');
+          if (kind === 'doomed') throw new PermanentJobError('no such mailbox');
+        },
+      },
+    };
+    const { node, enqueue, timers, memory } = telemetryNode(handlers);
+    nodes.push(node);
+    for (const kind of ['ok', 'flaky', 'doomed']) await enqueue('mail.send', { kind }, { queue: 'mail', retry: { baseDelayMs: 1_000, jitter: false } });
+    await timers.advance(3_000); // each waits 3 s before a node runs
+    await node.start();
+    await settle();
+    await timers.advance(2_000); // the retry of the flaky one, due 1 s after its failure
+    await settle();
+
+    const first = await sdk.metrics();
+    expect(total(first.get(M.sent), { 'messaging.destination.name': 'mail' })).toBe(3);
+    expect(total(first.get(M.consumed), mail)).toBe(4);
+    expect(total(first.get(M.succeeded), mail)).toBe(2);
+    expect(total(first.get(M.retried), mail)).toBe(1);
+    expect(total(first.get(M.deadLettered), mail)).toBe(1);
+    expect(total(first.get(M.staleOutcomes))).toBe(0);
+    expect(samples(first.get(M.processDuration), mail).count).toBe(4);
+    const waits = samples(first.get(M.waitDuration), mail);
+    expect(waits.count).toBe(4);
+    // Three first attempts waited 3 s each; the retry waits for the next poll, at most 1 s.
+    expect(waits.sum).toBeGreaterThanOrEqual(9);
+    expect(waits.sum).toBeLessThanOrEqual(10);
+    expect(first.get(M.processDuration)!.descriptor.unit).toBe('s');
+
+    // The gauges: one job running on this node; the cluster's dead letters and due jobs per queue.
+    const stopped = node.stop();
+    await timers.advance(15_000); // past the gauges' interval: the next collection reads the store again
+    await stopped;
+    await memory.jobEnqueue({ job: { name: 'mail.send', payload: { kind: 'ok' }, queue: 'mail' } });
+    await memory.jobEnqueue({ job: { name: 'mail.send', payload: { kind: 'ok' }, queue: 'later' } });
+    const gauges = await sdk.metrics();
+    expect(total(gauges.get(M.deadLetterCount), { 'messaging.destination.name': 'mail' })).toBe(1);
+    expect(total(gauges.get(M.due), { 'messaging.destination.name': 'mail' })).toBe(1);
+    expect(total(gauges.get(M.due), { 'messaging.destination.name': 'later' })).toBe(1);
+    expect(total(gauges.get(M.running))).toBe(0);
+  });
+
+  it('report the running attempts of this node, and the oldest due job’s age', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const { node, timers, memory } = telemetryNode({ slow: { handle: () => held }, other: { handle: async () => {} } }, { telemetry: { gaugeIntervalMs: 1_000 } });
+    nodes.push(node);
+    await memory.jobEnqueue({ job: { name: 'slow', payload: 1 } });
+    await node.start();
+    await settle();
+    await memory.jobEnqueue({ job: { name: 'other', payload: 1, queue: 'idle' } });
+    await timers.advance(90_000);
+    const read = await sdk.metrics();
+    expect(total(read.get(M.running))).toBe(1);
+    expect(total(read.get(M.oldestDueAge), { 'messaging.destination.name': 'idle' })).toBe(90);
+    release();
+  });
+
+  it('count a stale outcome and a lost lease', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const storeClock = new ManualClock();
+    const { node, enqueue, timers } = telemetryNode({ slow: { handle: () => held } }, { storeClock });
+    nodes.push(node);
+    await enqueue('slow', 1);
+    await node.start();
+    await settle();
+    storeClock.advance(31_000);
+    await timers.advance(400);
+    release();
+    await settle();
+    const read = await sdk.metrics();
+    expect(total(read.get(M.staleOutcomes), { 'durable_scheduler.job.name': 'slow' })).toBe(1);
+    expect(total(read.get(M.succeeded))).toBe(0);
+  });
+
+  it('read the cluster gauges on one node at a time: the one that holds the gauge lease', async () => {
+    const { node, memory } = telemetryNode({});
+    nodes.push(node);
+    // Another node holds the lease: this one reports no cluster gauge, and reads nothing.
+    expect(await memory.maintenanceLease({ task: GAUGE_TASK, workerId: 'other-node', leaseMs: 60_000 })).toBe(true);
+    await memory.jobEnqueue({ job: { name: 'x', payload: 1 } });
+    const read = await sdk.metrics();
+    expect(read.get(M.due)?.dataPoints ?? []).toEqual([]);
+    expect(read.get(M.deadLetterCount)?.dataPoints ?? []).toEqual([]);
+  });
+});
