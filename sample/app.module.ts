@@ -58,7 +58,8 @@ export class AppModule {
         ReserveStockJob,
         ChargePaymentJob,
         ShipOrderJob,
-        DeadLetterLogObserver,
+        // Observers are delivered by worker nodes; a producer-only node (SAMPLE_WORKER=0) has none.
+        ...(config.scheduler?.worker === false ? [] : [DeadLetterLogObserver]),
       ],
     };
   }
