@@ -39,7 +39,11 @@ export type {
 } from './store/index.js';
 
 // Observers and attempt hooks.
-export type { TransitionEvent, AttemptHook, AttemptHookContext, SchedulerLogger } from './worker/index.js';
+export type { TransitionEvent, AttemptHook, AttemptHookContext, SchedulerLogger, JobLogFields, NodeHealth } from './worker/index.js';
+
+// Observability: the trace context a job carries, and the names its spans and instruments use (docs/observability.md).
+export { currentTraceContext, TELEMETRY_ATTRIBUTES, TELEMETRY_METRICS, type SchedulerTelemetryOptions } from './telemetry/index.js';
+export type { TraceContext } from './core/index.js';
 export { visibleText, type VisibleTextOptions } from './core/index.js';
 
 // Errors an application may catch or throw.

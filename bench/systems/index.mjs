@@ -14,6 +14,10 @@ export const variants = {
   'ours-default': { system: 'ours', label: 'ours, defaults', settings: (c) => ({ concurrency: c }) },
   // Short handlers: claims as large as the concurrency, committed without waiting for the flush (README, "Performance").
   'ours-tuned': { system: 'ours', label: 'ours, tuned', settings: (c) => ({ concurrency: c, claimBatchSize: Math.min(c, 200), asyncClaimCommit: true }) },
+  // The same with OpenTelemetry: the API installed and no SDK (what every app with the package pays),
+  // and an SDK whose spans go to a no-op exporter and whose metrics are aggregated (docs/observability.md).
+  'ours-tuned-otel-api': { system: 'ours', label: 'ours, tuned, OTel API without SDK', settings: (c) => ({ concurrency: c, claimBatchSize: Math.min(c, 200), asyncClaimCommit: true, telemetry: 'api' }) },
+  'ours-tuned-otel-sdk': { system: 'ours', label: 'ours, tuned, OTel SDK with no-op exporter', settings: (c) => ({ concurrency: c, claimBatchSize: Math.min(c, 200), asyncClaimCommit: true, telemetry: 'sdk' }) },
   'graphile-default': { system: 'graphile', label: 'graphile-worker, defaults', settings: (c) => ({ concurrency: c }) },
   'graphile-tuned': { system: 'graphile', label: 'graphile-worker, tuned', settings: (c) => ({ concurrency: c, preset: { worker: graphileTuned } }) },
   'pgboss-default': { system: 'pgboss', label: 'pg-boss, defaults', settings: (c) => ({ workers: c }) },
@@ -25,6 +29,8 @@ export const variants = {
 export const headline = {
   'ours-default': 10,
   'ours-tuned': 200,
+  'ours-tuned-otel-api': 200,
+  'ours-tuned-otel-sdk': 200,
   'graphile-default': 10,
   'graphile-tuned': 32,
   'pgboss-default': 10,

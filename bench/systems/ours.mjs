@@ -3,6 +3,26 @@
 import { DataSource } from 'typeorm';
 import { PostgresJobStore } from '../../dist/lib/index.js';
 import { FunctionInvoker, WorkerNode } from '../../dist/lib/worker/public-api.js';
+import { SchedulerTelemetry } from '../../dist/lib/telemetry/index.js';
+
+/**
+ * An SDK as a host would register it, exporting nowhere: spans are recorded and batched, then
+ * dropped; metrics are aggregated by a reader nobody collects from. What remains is our cost.
+ */
+async function registerNoopSdk() {
+  const { context, metrics, trace } = await import('@opentelemetry/api');
+  const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
+  const { BasicTracerProvider, BatchSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
+  const { MeterProvider, MetricReader } = await import('@opentelemetry/sdk-metrics');
+  const exporter = { export: (_spans, done) => done({ code: 0 }), shutdown: async () => {} };
+  class IdleReader extends MetricReader {
+    async onForceFlush() {}
+    async onShutdown() {}
+  }
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(exporter)] }));
+  metrics.setGlobalMeterProvider(new MeterProvider({ readers: [new IdleReader()] }));
+}
 
 async function open(url, max, storeOptions = {}) {
   const dataSource = await new DataSource({ type: 'postgres', url, extra: { max } }).initialize();
@@ -28,13 +48,18 @@ export default {
       close: () => dataSource.destroy(),
     };
   },
-  /** settings: WorkerOptions, plus the store option asyncClaimCommit. */
-  async worker(url, { asyncClaimCommit, ...settings }, handler, max = 10) {
+  /** settings: WorkerOptions, plus the store option asyncClaimCommit and `telemetry` ('api' or 'sdk'). */
+  async worker(url, { asyncClaimCommit, telemetry: otel, ...settings }, handler, max = 10) {
     const { dataSource, store } = await open(url, max, { asyncClaimCommit });
+    if (otel === 'sdk') await registerNoopSdk();
+    const silent = { log() {}, warn() {}, error() {} };
+    const telemetry = otel ? SchedulerTelemetry.create(true, { store, logger: silent, errorLogDetail: 'message' }) : null;
     const invoker = new FunctionInvoker({
       noop: { handle: (payload, context) => handler(payload, context.attempt), retry: { baseDelayMs: 10, maxDelayMs: 100 } },
     });
-    const node = new WorkerNode({ store, invoker, options: { scheduling: false, shutdownGraceMs: 1_000, ...settings } });
+    const attemptHooks = telemetry?.attemptHook ? [telemetry.attemptHook] : [];
+    const node = new WorkerNode({ store, invoker, options: { scheduling: false, shutdownGraceMs: 1_000, ...settings }, attemptHooks });
+    telemetry?.attach(node);
     await node.start();
     return {
       stop: async () => {

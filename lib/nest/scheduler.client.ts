@@ -207,7 +207,10 @@ export class SchedulerClient {
     }
     const { job, name, ...rest } = readOnce(spec as ScheduleSpec & { job?: unknown }, ['job', 'name']);
     const registered = this.registered({ name, job }, 'name');
-    const { schedule } = await this.store.scheduleUpsert({ schedule: { queue: registered.queue, maxAttempts: registered.maxAttempts, ...stripUndefined(rest), name: registered.name } });
+    // The active span's context, so each occurrence's span links to the code that set the schedule up.
+    const traceContext = this.orchestrator.telemetry?.activeTraceContext();
+    const input = { queue: registered.queue, maxAttempts: registered.maxAttempts, ...(traceContext ? { traceContext } : {}), ...stripUndefined(rest), name: registered.name };
+    const { schedule } = await this.store.scheduleUpsert({ schedule: input });
     this.orchestrator.node.minter.poke();
     return schedule;
   }

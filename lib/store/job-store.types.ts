@@ -2,7 +2,7 @@
 // made of. Type-only, and a leaf of lib/store: it imports types from lib/core and from small
 // type files only, never from an implementation, so nothing here can close an import cycle.
 import type { EntityManager } from 'typeorm';
-import type { CancelOutcome, HistoryPolicy, JobRecord, JobState, SchedulerLimits } from '../core/index.js';
+import type { CancelOutcome, HistoryPolicy, JobRecord, JobState, SchedulerLimits, TraceContext } from '../core/index.js';
 import type { EnqueueInput } from './enqueue-input.types.js';
 import type { StoreCapabilities } from './store-capabilities.js';
 import type { MintResult, Schedule, ScheduleInput, ScheduleReplayResult, ScheduleUpsertResult } from './schedules/schedule.types.js';
@@ -322,6 +322,8 @@ export interface EdgeJob {
    * failure cancelled the dependant reads as satisfied once it succeeds.
    */
   readonly satisfied: boolean;
+  /** The trace context the other job was enqueued with, or null: a dependant's attempt span links to its parents' by it. */
+  readonly traceContext: TraceContext | null;
 }
 
 /** A job's dependency edges ({@link OperatorStore.jobEdges}). */

@@ -47,6 +47,9 @@ export interface EdgeRow {
   readonly parentState: JobState;
   /** The dependant's mode: the job's own for a parent edge, the other job's for a dependant edge. */
   readonly mode: DependencyMode | null;
+  /** The other job's stored trace context (job-row.ts). */
+  readonly traceparent: string | null;
+  readonly tracestate: string | null;
 }
 
 /** What a driver returns for one job's edges: up to `limit + 1` rows per side, so the cut can tell there were more. */
@@ -125,7 +128,8 @@ export function toObserverStatus(row: DriverObserverStatus, cap: number): Observ
 /** The edge as an operator sees it, with whether it released its share of the latch. */
 export function toEdgeJob(row: EdgeRow): EdgeJob {
   const satisfied = row.settled && (row.parentState === 'succeeded' || row.mode === 'on_any_terminal');
-  return { id: row.id, name: row.name, queue: row.queue, state: row.state, settled: row.settled, satisfied };
+  const traceContext = row.traceparent === null ? null : row.tracestate === null ? { traceparent: row.traceparent } : { traceparent: row.traceparent, tracestate: row.tracestate };
+  return { id: row.id, name: row.name, queue: row.queue, state: row.state, settled: row.settled, satisfied, traceContext };
 }
 
 /** Cuts a driver's `limit + 1` rows to `limit`, sorted by id, and says whether any were left over. */

@@ -1,9 +1,13 @@
 import type { Attributes, Span } from '@opentelemetry/api';
-import type { TraceContext } from '../core/index.js';
+import { parseTraceparent, type TraceContext } from '../core/index.js';
+import type { JobStore } from '../store/index.js';
 import { describeError, packageVersion, type AttemptHook, type ErrorLogDetail, type LeaseLostEvent, type SettledEvent } from '../worker/index.js';
 import type { Otel } from './otel-api.js';
 import { ATTR, LEASE_LOST_EVENT, MESSAGING_SYSTEM, SCOPE, STALE_OUTCOME_EVENT } from './semconv.js';
-import { contextFrom, traceContextOf } from './trace-carrier.js';
+import { contextFrom, spanContextFrom, traceContextOf } from './trace-carrier.js';
+
+/** The most parents one dependant's span links to (a span's links are capped at 128 by default). */
+export const MAX_PARENT_LINKS = 32;
 
 /** What one enqueue call writes, for its `send` span. */
 export interface SendInfo {
@@ -27,6 +31,8 @@ export class JobTracing {
   constructor(
     private readonly api: Otel,
     private readonly errorDetail: ErrorLogDetail,
+    /** Reads a dependant's parents, for its span's links. */
+    private readonly store: Pick<JobStore, 'jobEdges' | 'scheduleGet'>,
   ) {}
 
   private tracer() {
@@ -66,7 +72,7 @@ export class JobTracing {
   }
 
   /** The attempt hook: opens the attempt's `process` span and runs the handler inside it. */
-  readonly hook: AttemptHook = (attempt, next) => {
+  readonly hook: AttemptHook = async (attempt, next) => {
     const { api } = this;
     const { job } = attempt;
     const parent = contextFrom(api, job.traceContext);
@@ -95,11 +101,48 @@ export class JobTracing {
       return next();
     }
     this.open.set(`${job.id}:${job.attempt}`, span);
+    if (job.dependencyMode !== null) await this.linkParents(span, job.id);
+    if (job.scheduleId !== null) await this.linkSchedule(span, job.scheduleId);
     return api.context.with(api.trace.setSpan(parent, span), next).catch((error: unknown) => {
       this.fail(span, error);
       throw error;
     });
   };
+
+  /**
+   * Links a released dependant's span to the span that enqueued each parent, the parent of every
+   * one of that parent's attempt spans, so a trace viewer leads from the dependant to the work it
+   * waited for. One read of at most {@link MAX_PARENT_LINKS} edges, only for jobs that have parents
+   * and only when the span records; a failed read costs the links, never the attempt.
+   */
+  private async linkParents(span: Span, jobId: string): Promise<void> {
+    try {
+      const edges = await this.store.jobEdges({ jobId, limit: MAX_PARENT_LINKS });
+      const links = (edges?.parents ?? [])
+        .filter((p) => p.traceContext !== null && parseTraceparent(p.traceContext.traceparent) !== null)
+        .map((p) => ({ context: spanContextFrom(this.api, p.traceContext!), attributes: { [ATTR.linkKind]: 'parent', [ATTR.messageId]: p.id, [ATTR.jobName]: p.name } }));
+      if (links.length > 0) span.addLinks(links);
+    } catch {
+      // Tracing must never fail an attempt; the span simply has no parent links.
+    }
+  }
+
+  /**
+   * Links a minted occurrence's span to its schedule: to the span that created or last changed the
+   * schedule's definition, whose context the schedule stored. One read, only for minted jobs and
+   * only when the span records. A schedule set up with no span active (a `@Job` schedule at boot)
+   * has nothing to link to; the span names it by `durable_scheduler.schedule.id` either way.
+   */
+  private async linkSchedule(span: Span, scheduleId: string): Promise<void> {
+    try {
+      const schedule = await this.store.scheduleGet({ scheduleId });
+      const stored = schedule?.traceContext ?? null;
+      if (stored === null || parseTraceparent(stored.traceparent) === null) return;
+      span.addLink({ context: spanContextFrom(this.api, stored), attributes: { [ATTR.linkKind]: 'schedule', [ATTR.scheduleId]: scheduleId } });
+    } catch {
+      // As with parents: the span goes without the link, the attempt is untouched.
+    }
+  }
 
   /** Ends an attempt's span with its outcome: applied (and the state it led to), stale, or dropped. */
   settled(event: SettledEvent): void {

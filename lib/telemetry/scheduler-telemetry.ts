@@ -48,7 +48,7 @@ export class SchedulerTelemetry {
     private readonly options: Required<SchedulerTelemetryOptions>,
     private readonly deps: TelemetryDeps,
   ) {
-    this.tracing = options.tracing ? new JobTracing(api, deps.errorLogDetail) : undefined;
+    this.tracing = options.tracing ? new JobTracing(api, deps.errorLogDetail, deps.store) : undefined;
   }
 
   /**
@@ -63,6 +63,11 @@ export class SchedulerTelemetry {
     if (resolved === null) return null;
     const api = otelApi();
     return api === null ? null : new SchedulerTelemetry(api, resolved, deps);
+  }
+
+  /** The active span's context when tracing is on (for a schedule to store), else undefined. */
+  activeTraceContext(): TraceContext | undefined {
+    return this.tracing ? currentTraceContext() : undefined;
   }
 
   /** The hook that runs each attempt in its `process` span, when tracing is on. */

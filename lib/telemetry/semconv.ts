@@ -23,6 +23,8 @@ export const ATTR = {
   outcomeKind: 'durable_scheduler.outcome.kind',
   /** The job's state after an applied outcome: succeeded, scheduled (a retry), dead_lettered, ... */
   state: 'durable_scheduler.job.state',
+  /** On a link: `parent` for a dependant's link to a parent's enqueue. */
+  linkKind: 'durable_scheduler.link.kind',
   /** How a lease was lost: `lease_lost` or `lease_expired`. */
   leaseReason: 'durable_scheduler.lease.reason',
 } as const;

@@ -101,7 +101,7 @@ export class Completer {
         batch.forEach((outcome, i) => {
           const result = results[i]!;
           if (result.status === 'stale') {
-            this.deps.logger.warn(`stale outcome for ${outcome.jobId} attempt ${outcome.attempt}: this worker no longer held the lease, so nothing was recorded.`);
+            this.deps.logger.warn(`stale outcome for ${outcome.jobId} attempt ${outcome.attempt}: this worker no longer held the lease, so nothing was recorded.`, { jobId: outcome.jobId, attempt: outcome.attempt });
           }
           this.deps.onSettled(outcome, result);
         });

@@ -1,7 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import { encodeJson, type JobRecord } from '../core/index.js';
 import type { AttemptTransaction, JobStore } from '../store/index.js';
-import type { SchedulerLogger } from './scheduler-logger.js';
+import { jobLogFields, type SchedulerLogger } from './scheduler-logger.js';
 
 /** What a handler knows about the attempt it runs. Injectable per attempt in the Nest module. */
 export interface JobContext<TPayload = unknown> {
@@ -66,11 +66,12 @@ export class AttemptContext<TPayload = unknown> implements JobContext<TPayload> 
     this.maxAttempts = job.maxAttempts;
     this.scheduledFor = job.scheduledFor;
     const prefix = `${job.name} ${job.id} attempt ${job.attempt}: `;
+    const fields = jobLogFields(job);
     this.logger = {
-      log: (message) => logger.log(prefix + message),
-      warn: (message) => logger.warn(prefix + message),
-      error: (message) => logger.error(prefix + message),
-      debug: (message) => logger.debug?.(prefix + message),
+      log: (message) => logger.log(prefix + message, fields),
+      warn: (message) => logger.warn(prefix + message, fields),
+      error: (message) => logger.error(prefix + message, fields),
+      debug: (message) => logger.debug?.(prefix + message, fields),
     };
   }
 

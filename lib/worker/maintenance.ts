@@ -85,7 +85,7 @@ export class Maintenance {
     await this.step('sweeping lapsed leases', async () => {
       const swept = await this.store.jobExpireLeases({ limit: LEASE_BATCH });
       for (const lease of swept) {
-        this.logger.warn(`lease of ${lease.jobId} attempt ${lease.attempt} lapsed with no attempts left; it is now ${lease.state}.`);
+        this.logger.warn(`lease of ${lease.jobId} attempt ${lease.attempt} lapsed with no attempts left; it is now ${lease.state}.`, { jobId: lease.jobId, attempt: lease.attempt });
       }
       report.expired += swept.length;
       return swept.length === LEASE_BATCH;

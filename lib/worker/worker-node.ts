@@ -15,7 +15,7 @@ import type { JobInvoker } from './job-invoker.js';
 import { NodeDriver, type NodeCommand, type NodeEvent, type NodeState } from './node-driver.js';
 import { NodeEventEmitter, type SettledEvent } from './node-events.js';
 import { packageVersion } from './package-version.js';
-import { silentLogger, type SchedulerLogger } from './scheduler-logger.js';
+import { jobLogFields, silentLogger, type SchedulerLogger } from './scheduler-logger.js';
 import { STOP_OVERRUN_MS } from './shutdown-deadline.js';
 import { deferOn, realTimers, settleWithin, type Timers } from './timers.js';
 import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './worker-options.js';
@@ -376,7 +376,7 @@ export class WorkerNode {
         case 'abort': {
           if (command.reason === 'lease_lost' || command.reason === 'lease_expired') {
             this.stats.leasesLost += 1;
-            this.logger.warn(`lost the lease of ${command.jobId} attempt ${command.attempt} (${command.reason}); aborting the attempt.`);
+            this.logger.warn(`lost the lease of ${command.jobId} attempt ${command.attempt} (${command.reason}); aborting the attempt.`, { jobId: command.jobId, attempt: command.attempt });
             this.events.publish('leaseLost', { jobId: command.jobId, attempt: command.attempt, reason: command.reason });
           }
           this.aborts.get(command.jobId)?.abort(command.reason);
@@ -442,7 +442,7 @@ export class WorkerNode {
       attemptReport = await this.executor.execute(job, abort);
     } catch (error) {
       // The outcome write inside the attempt transaction failed; the lease will lapse and the job runs again.
-      this.logger.warn(`recording ${job.name} ${job.id} attempt ${job.attempt} failed (${describeError(error, this.options.errorLogDetail)}).`);
+      this.logger.warn(`recording ${job.name} ${job.id} attempt ${job.attempt} failed (${describeError(error, this.options.errorLogDetail)}).`, jobLogFields(job));
       attempt.endedAt = this.clock.now();
       this.aborts.delete(jobId);
       this.emit({ type: 'attempt_settled', now: this.clock.now(), jobId, attempt: job.attempt });

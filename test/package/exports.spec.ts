@@ -20,24 +20,24 @@ const ROOT_VALUES = [
   'PayloadTooLargeError', 'PermanentJobError', 'PostgresJobStore', 'SCHEDULER_STORE',
   'ScheduleNotFoundError', 'SchedulerClient', 'SchedulerError', 'SchedulerModule',
   'SchedulerOrchestrator', 'SqliteJobStore', 'StoreBusyError', 'StoreUnavailableError',
-  'declaredScheduleId', 'defineJob', 'visibleText',
+  'TELEMETRY_ATTRIBUTES', 'TELEMETRY_METRICS', 'currentTraceContext', 'declaredScheduleId', 'defineJob', 'visibleText',
 ];
 /** The root entry point's type-only names, exactly. */
 const ROOT_TYPES = [
   'AttemptHook', 'AttemptHookContext', 'AttemptStartedEvent', 'CancelResult', 'ClaimFailedEvent', 'ConcurrencyLimit', 'DeclaredSchedule',
   'DefineJobOptions', 'DefinedJob', 'DefinedJobSpec', 'DefinedScheduleSpec', 'DependencyMode',
   'EnqueueJobOptions', 'EnqueueResult', 'ErrorLogDetail', 'HistoryEntry', 'HistoryPolicy',
-  'JobContext', 'JobHandler', 'JobHandlerOptions', 'JobName', 'JobOptions', 'JobPage', 'JobPayload',
-  'JobRecord', 'JobRegistry', 'JobSpec', 'JobState', 'JobStore', 'LeaseLostEvent', 'LimitTarget', 'ListJobsParams', 'NodeStateChangedEvent',
+  'JobContext', 'JobHandler', 'JobHandlerOptions', 'JobLogFields', 'JobName', 'JobOptions', 'JobPage', 'JobPayload',
+  'JobRecord', 'JobRegistry', 'JobSpec', 'JobState', 'JobStore', 'LeaseLostEvent', 'LimitTarget', 'ListJobsParams', 'NodeHealth', 'NodeStateChangedEvent',
   'OnJobTransitionOptions', 'PayloadOf', 'PostgresJobStoreOptions', 'RetryPolicy', 'Schedule',
   'ScheduleInput', 'ScheduleListParams', 'ScheduleSpec', 'ScheduleState', 'SchedulerErrorCode', 'SchedulerLimits',
-  'SchedulerLogger', 'SchedulerModuleExtras', 'SchedulerModuleOptions', 'SettledEvent',
-  'SqliteJobStoreOptions', 'StoreCapabilities', 'TransitionEvent', 'UniqueKeyMode',
+  'SchedulerLogger', 'SchedulerModuleExtras', 'SchedulerModuleOptions', 'SchedulerTelemetryOptions', 'SettledEvent',
+  'SqliteJobStoreOptions', 'StoreCapabilities', 'TraceContext', 'TransitionEvent', 'UniqueKeyMode',
   'VisibleTextOptions', 'WorkerNodeEvents', 'WorkerOptions',
 ];
 
 /** The entry points package.json declares; a new one is as deliberate as a new root name. */
-const ENTRY_POINTS = ['.', './worker', './testing', './dashboard', './store-kit', './store-kit/conformance', './simulator'];
+const ENTRY_POINTS = ['.', './worker', './testing', './dashboard', './terminus', './store-kit', './store-kit/conformance', './simulator'];
 /** Entry points that only load inside Jest: the conformance suite imports @jest/globals, which throws elsewhere. */
 const JEST_ONLY = new Set(['./store-kit/conformance']);
 
@@ -48,6 +48,7 @@ const SUBPATH_NAMES: Record<string, string[]> = {
   './store-kit': ['CheckedStore', 'paramsOf', 'checkClaimParams', 'checkCompleteParams', 'assertHistoryPolicy', 'normalizeEnqueueMany', 'transition', 'WakeHub'],
   './simulator': ['runSimulation', 'runBatch'],
   './dashboard': ['SchedulerDashboardModule', 'createDashboardHandler', 'startDashboardServer'],
+  './terminus': ['SchedulerHealthIndicator', 'SchedulerHealthModule'],
   './store-kit/conformance': ['runConformanceSuite'],
 };
 

@@ -27,6 +27,7 @@ function schedule(overrides: Partial<Schedule> = {}): Schedule {
     skippedTicks: 0,
     lastSkippedFor: null,
     lastSkipReason: null,
+    traceContext: null,
     createdAt: new Date(T0 - SECOND),
     updatedAt: new Date(T0 - SECOND),
     ...overrides,

@@ -29,6 +29,7 @@ describe('PostgreSQL migrations', () => {
       { version: 11, name: 'bounded_maintenance' },
       { version: 12, name: 'listing_index_and_counts' },
       { version: 13, name: 'node_registry' },
+      { version: 14, name: 'trace_context' },
     ]);
     const { id } = await a.jobEnqueue({ job: { name: 'after.migrate', payload: 1 } });
     expect((await b.jobGet({ jobId: id }))?.name).toBe('after.migrate');

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { ManualClock } from '../../lib/core/index.js';
-import { LEASE_LOST_EVENT, STALE_OUTCOME_EVENT } from '../../lib/telemetry/index.js';
+import { currentTraceContext, LEASE_LOST_EVENT, STALE_OUTCOME_EVENT } from '../../lib/telemetry/index.js';
 import { PermanentJobError, type FunctionHandler, type WorkerNode } from '../../lib/worker/index.js';
 import { settle } from '../support/manual-timers.js';
 import { registerSdk, telemetryNode } from './otel-harness.js';
@@ -135,6 +135,54 @@ describe('tracing', () => {
     expect(span.attributes).toMatchObject({ 'error.type': 'PermanentJobError', 'durable_scheduler.job.state': 'dead_lettered' });
     expect(span.status.code).toBe(SpanStatusCode.ERROR);
     expect(JSON.stringify(span.attributes)).not.toContain(SECRET.card);
+  });
+
+  it("links a dependant's span to the enqueue of each parent that was traced", async () => {
+    const { node, enqueue, memory } = telemetryNode({ step: { handle: async () => {} } });
+    nodes.push(node);
+    const inRequest = (name: string, payload: number) =>
+      trace.getTracer('app').startActiveSpan(name, async (request) => {
+        const { id } = await enqueue('step', payload);
+        request.end();
+        return id;
+      });
+    const first = await inRequest('POST /first', 1);
+    const second = await inRequest('POST /second', 2);
+    const untraced = (await memory.jobEnqueue({ job: { name: 'step', payload: 3 } })).id;
+    const { id: child } = await enqueue('step', 4, { dependsOn: [first, second, untraced] });
+    await node.start();
+    await settle();
+    await settle();
+    const spans = sdk.spans();
+    const sendOf = (id: string) => spans.find((s) => s.name === 'send default' && s.attributes['messaging.message.id'] === id)!;
+    const childSpan = spans.find((s) => s.name === 'process default' && s.attributes['messaging.message.id'] === child)!;
+    expect(childSpan.links.map((l) => [l.context.spanId, l.attributes])).toEqual(
+      [first, second]
+        .sort()
+        .map((id) => [sendOf(id).spanContext().spanId, { 'durable_scheduler.link.kind': 'parent', 'messaging.message.id': id, 'durable_scheduler.job.name': 'step' }]),
+    );
+    // Jobs without parents read nothing for links.
+    expect(spans.find((s) => s.name === 'process default' && s.attributes['messaging.message.id'] === first)!.links).toEqual([]);
+  });
+
+  it('links a minted occurrence’s span to the span that set its schedule up', async () => {
+    const { node, memory, timers } = telemetryNode({ tick: { handle: async () => {} } });
+    nodes.push(node);
+    const { schedule, setup } = await trace.getTracer('app').startActiveSpan('PUT /schedules/tick', async (span) => {
+      const result = await memory.scheduleUpsert({ schedule: { name: 'tick', everyMs: 60_000, traceContext: currentTraceContext() } });
+      span.end();
+      return { schedule: result.schedule, setup: span.spanContext() };
+    });
+    await node.start();
+    await timers.advance(61_000);
+    await settle();
+    const occurrence = sdk.spans().find((s) => s.name === 'process default')!;
+    expect(occurrence.attributes['durable_scheduler.schedule.id']).toBe(schedule.id);
+    // Its own trace (no producer enqueued it), linked to the schedule's setup.
+    expect(occurrence.spanContext().traceId).not.toBe(setup.traceId);
+    expect(occurrence.links.map((l) => [l.context.traceId, l.context.spanId, l.attributes])).toEqual([
+      [setup.traceId, setup.spanId, { 'durable_scheduler.link.kind': 'schedule', 'durable_scheduler.schedule.id': schedule.id }],
+    ]);
   });
 
   it('with telemetry.tracing false, stores no context and makes no span', async () => {

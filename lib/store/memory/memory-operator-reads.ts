@@ -101,6 +101,6 @@ export class MemoryOperatorReads {
   }
 }
 
-function edgeEnd(row: JobRow): Pick<EdgeRow, 'id' | 'name' | 'queue' | 'state'> {
-  return { id: row.id, name: row.name, queue: row.queue, state: row.state };
+function edgeEnd(row: JobRow): Pick<EdgeRow, 'id' | 'name' | 'queue' | 'state' | 'traceparent' | 'tracestate'> {
+  return { id: row.id, name: row.name, queue: row.queue, state: row.state, traceparent: row.traceparent, tracestate: row.tracestate };
 }

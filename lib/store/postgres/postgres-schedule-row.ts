@@ -24,6 +24,8 @@ export interface PgScheduleRow {
   skipped_ticks: string;
   last_skipped_for: Date | null;
   last_skip_reason: ScheduleRow['lastSkipReason'];
+  traceparent: string | null;
+  tracestate: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -52,6 +54,8 @@ export function fromPgScheduleRow(r: PgScheduleRow): ScheduleRow {
     skippedTicks: Number(r.skipped_ticks),
     lastSkippedFor: ms(r.last_skipped_for),
     lastSkipReason: r.last_skip_reason,
+    traceparent: r.traceparent,
+    tracestate: r.tracestate,
     createdAt: r.created_at.getTime(),
     updatedAt: r.updated_at.getTime(),
   };
@@ -83,13 +87,15 @@ export function scheduleValues(row: ScheduleRow): unknown[] {
     row.lastSkipReason,
     pgInstant(row.createdAt),
     pgInstant(row.updatedAt),
+    row.traceparent,
+    row.tracestate,
   ];
 }
 
 export const SCHEDULE_COLUMNS =
   'id, name, queue, payload, max_attempts, cron, timezone, interval_ms, anchor_at, catch_up, no_overlap, misfire_grace_ms, state, next_fire_at, ' +
-  'last_fired_for, last_job_id, halted_job_id, skipped_ticks, last_skipped_for, last_skip_reason, created_at, updated_at';
+  'last_fired_for, last_job_id, halted_job_id, skipped_ticks, last_skipped_for, last_skip_reason, created_at, updated_at, traceparent, tracestate';
 /** The columns a read selects: every one, the payload as text. */
 export const SCHEDULE_SELECT = SCHEDULE_COLUMNS.replace('payload', 'payload::text AS payload');
-/** $1 to $22 in column order, the payload cast to jsonb. */
+/** $1 to $24 in column order, the payload cast to jsonb. */
 export const SCHEDULE_PLACEHOLDERS = SCHEDULE_COLUMNS.split(', ').map((_c, i) => (i === 3 ? `$${i + 1}::jsonb` : `$${i + 1}`)).join(', ');

@@ -10,6 +10,7 @@ import {
   assertTimeZone,
   assertUuid,
   assertWireName,
+  checkTraceContext,
   encodeJson,
   InvalidArgumentError,
   showKey,
@@ -37,9 +38,12 @@ export interface NewSchedule {
   readonly catchUp: 'skip' | 'coalesce';
   readonly noOverlap: boolean;
   readonly misfireGraceMs: number;
+  /** The trace context to store when this definition is written; null without one. */
+  readonly traceparent: string | null;
+  readonly tracestate: string | null;
 }
 
-const KNOWN = new Set(['id', 'name', 'payload', 'queue', 'maxAttempts', 'cron', 'timezone', 'everyMs', 'startAt', 'catchUp', 'noOverlap', 'misfireGraceMs']);
+const KNOWN = new Set(['id', 'name', 'payload', 'queue', 'maxAttempts', 'cron', 'timezone', 'everyMs', 'startAt', 'catchUp', 'noOverlap', 'misfireGraceMs', 'traceContext']);
 
 /** Checks a schedule definition (fields, name, recurrence, payload size) and fills in its defaults. */
 export function normalizeSchedule(input: ScheduleInput, limits: SchedulerLimits): NewSchedule {
@@ -69,6 +73,7 @@ export function normalizeSchedule(input: ScheduleInput, limits: SchedulerLimits)
   if (input.noOverlap !== undefined && typeof input.noOverlap !== 'boolean') {
     throw new InvalidArgumentError(`noOverlap must be true or false, got ${String(input.noOverlap)}.`, 'noOverlap');
   }
+  const trace = checkTraceContext(input.traceContext);
   return {
     id: input.id === undefined ? newUuidV7() : assertUuid(input.id, 'id'),
     name,
@@ -79,5 +84,7 @@ export function normalizeSchedule(input: ScheduleInput, limits: SchedulerLimits)
     catchUp: input.catchUp ?? 'skip',
     noOverlap: input.noOverlap ?? false,
     misfireGraceMs: input.misfireGraceMs === undefined ? 60_000 : Math.min(assertDelayMs(input.misfireGraceMs, 'misfireGraceMs'), 2_147_483_647),
+    traceparent: trace?.traceparent ?? null,
+    tracestate: trace?.tracestate ?? null,
   };
 }

@@ -73,6 +73,8 @@ export async function upsertSchedule(tx: ScheduleTx, definition: NewSchedule, ac
     noOverlap: definition.noOverlap,
     misfireGraceMs: definition.misfireGraceMs,
     nextFireAt: nextFireAfter(recurrence, now),
+    traceparent: definition.traceparent,
+    tracestate: definition.tracestate,
     updatedAt: now,
   };
   if (existing) {

@@ -20,6 +20,9 @@ export interface ScheduleRow {
   readonly skippedTicks: number;
   readonly lastSkippedFor: number | null;
   readonly lastSkipReason: 'missed' | 'overlap' | null;
+  /** The W3C context stored with the definition (see `Schedule.traceContext`). */
+  readonly traceparent: string | null;
+  readonly tracestate: string | null;
   readonly createdAt: number;
   readonly updatedAt: number;
 }
@@ -47,6 +50,7 @@ export function toSchedule(row: ScheduleRow): Schedule {
     skippedTicks: row.skippedTicks,
     lastSkippedFor: date(row.lastSkippedFor),
     lastSkipReason: row.lastSkipReason,
+    traceContext: row.traceparent === null ? null : row.tracestate === null ? { traceparent: row.traceparent } : { traceparent: row.traceparent, tracestate: row.tracestate },
     createdAt: new Date(row.createdAt),
     updatedAt: new Date(row.updatedAt),
   };

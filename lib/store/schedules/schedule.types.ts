@@ -1,6 +1,6 @@
 // The schedule types of the store contract. A leaf: it imports nothing from lib/store, so the
 // contract (job-store.types.ts) can name them without an import cycle.
-import type { JobRecord } from '../../core/index.js';
+import type { JobRecord, TraceContext } from '../../core/index.js';
 
 /** Whether a schedule mints: `active`, `paused` by an operator, or `dead_lettered` after an occurrence failed for good. */
 export type ScheduleState = 'active' | 'paused' | 'dead_lettered';
@@ -29,6 +29,11 @@ export interface Schedule {
   readonly skippedTicks: number;
   readonly lastSkippedFor: Date | null;
   readonly lastSkipReason: 'missed' | 'overlap' | null;
+  /**
+   * The trace context of the code that created or last changed the schedule's definition; each
+   * occurrence's attempt span links to it. Null when none was active (a `@Job` schedule at boot).
+   */
+  readonly traceContext: TraceContext | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
 }
@@ -57,6 +62,12 @@ export interface ScheduleInput<TPayload = unknown> {
   readonly noOverlap?: boolean;
   /** How late a tick may be seen and still run. Default 60 s. */
   readonly misfireGraceMs?: number;
+  /**
+   * The trace context occurrences link to (see {@link Schedule.traceContext}); the client fills
+   * it in from the active span when tracing is on. Stored when the schedule is created or its
+   * definition changes; an upsert that changes nothing keeps the stored one.
+   */
+  readonly traceContext?: TraceContext;
 }
 
 /** What an upsert did. */

@@ -23,6 +23,8 @@ export interface SqliteScheduleRow {
   skipped_ticks: number;
   last_skipped_for: number | null;
   last_skip_reason: ScheduleRow['lastSkipReason'];
+  traceparent: string | null;
+  tracestate: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -48,6 +50,8 @@ export function fromSqliteScheduleRow(r: SqliteScheduleRow): ScheduleRow {
     skippedTicks: r.skipped_ticks,
     lastSkippedFor: r.last_skipped_for,
     lastSkipReason: r.last_skip_reason,
+    traceparent: r.traceparent,
+    tracestate: r.tracestate,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -77,6 +81,8 @@ export function scheduleParams(row: ScheduleRow): SqliteScheduleRow {
     skipped_ticks: row.skippedTicks,
     last_skipped_for: row.lastSkippedFor,
     last_skip_reason: row.lastSkipReason,
+    traceparent: row.traceparent,
+    tracestate: row.tracestate,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };

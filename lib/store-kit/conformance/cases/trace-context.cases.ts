@@ -34,6 +34,38 @@ export function traceContextCases(ctx: SuiteContext): void {
     expect((await mustGet(h.store, parent)).traceContext).toBeNull();
   });
 
+  it("gives each dependency edge the other job's trace context", async () => {
+    const h = await ctx.open();
+    const traced = await enqueue(h.store, { traceContext: { traceparent: PARENT, tracestate: STATE } });
+    const plain = await enqueue(h.store);
+    const child = await enqueue(h.store, { dependsOn: [traced, plain], traceContext: { traceparent: PARENT } });
+    const edges = await h.store.jobEdges({ jobId: child });
+    expect(edges!.parents.map((p) => [p.id, p.traceContext])).toEqual(
+      [
+        [traced, { traceparent: PARENT, tracestate: STATE }],
+        [plain, null],
+      ].sort((x, y) => ((x[0] as string) < (y[0] as string) ? -1 : 1)),
+    );
+    expect((await h.store.jobEdges({ jobId: traced }))!.dependants).toMatchObject([{ id: child, traceContext: { traceparent: PARENT } }]);
+  });
+
+  it('stores a schedule’s trace context with its definition, and keeps it through an upsert that changes nothing', async () => {
+    const h = await ctx.open();
+    const OTHER = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const base = { name: 'test.job', everyMs: 60_000 };
+    const { schedule } = await h.store.scheduleUpsert({ schedule: { ...base, traceContext: { traceparent: PARENT, tracestate: STATE } } });
+    expect(schedule.traceContext).toEqual({ traceparent: PARENT, tracestate: STATE });
+    const same = await h.store.scheduleUpsert({ schedule: { ...base, id: schedule.id, traceContext: { traceparent: OTHER } } });
+    expect([same.changed, same.schedule.traceContext]).toEqual([false, { traceparent: PARENT, tracestate: STATE }]);
+    const changed = await h.store.scheduleUpsert({ schedule: { ...base, id: schedule.id, everyMs: 120_000, traceContext: { traceparent: OTHER } } });
+    expect([changed.changed, (await h.store.scheduleGet({ scheduleId: schedule.id }))!.traceContext]).toEqual([true, { traceparent: OTHER }]);
+    const untraced = await h.store.scheduleUpsert({ schedule: { ...base, everyMs: 30_000 } });
+    expect(untraced.schedule.traceContext).toBeNull();
+    const before = await h.snapshot();
+    await expectRefused(() => h.store.scheduleUpsert({ schedule: { ...base, traceContext: { traceparent: 'nope' } } }), /traceContext\.traceparent must be a W3C traceparent/);
+    expect(await h.snapshot()).toEqual(before);
+  });
+
   it.each([
     [{ traceparent: 'not-a-traceparent' }, /traceContext\.traceparent must be a W3C traceparent/],
     [{ traceparent: '00-00000000000000000000000000000000-b7ad6b7169203331-01' }, /traceContext\.traceparent must be a W3C traceparent/],

@@ -3,3 +3,9 @@
 ALTER TABLE {{jobs}}
   ADD COLUMN traceparent text,
   ADD COLUMN tracestate text;
+
+-- A schedule keeps the context of the code that created or last changed it; each occurrence's
+-- attempt span links to it.
+ALTER TABLE {{schedules}}
+  ADD COLUMN traceparent text,
+  ADD COLUMN tracestate text;
