@@ -2,10 +2,8 @@ import type { BatchObservableResult, Meter, ObservableGauge } from '@opentelemet
 import type { JobStore } from '../store/index.js';
 import { describeError, type SchedulerLogger } from '../worker/index.js';
 import type { Otel } from './otel-api.js';
-import { ATTR, MESSAGING_SYSTEM, METRIC } from './semconv.js';
+import { ATTR, GAUGE_TASK, MESSAGING_SYSTEM, METRIC } from './semconv.js';
 
-/** The maintenance task whose lease says which node reads the cluster's gauges. */
-export const GAUGE_TASK = 'telemetry-gauges';
 
 /** What one read of the cluster found, per queue. */
 interface Snapshot {

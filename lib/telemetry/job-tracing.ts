@@ -3,19 +3,13 @@ import { parseTraceparent, type TraceContext } from '../core/index.js';
 import type { JobStore } from '../store/index.js';
 import { describeError, packageVersion, type AttemptHook, type ErrorLogDetail, type LeaseLostEvent, type SettledEvent } from '../worker/index.js';
 import type { Otel } from './otel-api.js';
+import type { SendInfo } from './send-info.js';
 import { ATTR, LEASE_LOST_EVENT, MESSAGING_SYSTEM, SCOPE, STALE_OUTCOME_EVENT } from './semconv.js';
 import { contextFrom, spanContextFrom, traceContextOf } from './trace-carrier.js';
 
 /** The most parents one dependant's span links to (a span's links are capped at 128 by default). */
 export const MAX_PARENT_LINKS = 32;
 
-/** What one enqueue call writes, for its `send` span. */
-export interface SendInfo {
-  readonly queue: string;
-  /** The wire name, when the call writes jobs of one name. */
-  readonly name?: string;
-  readonly count: number;
-}
 
 /**
  * Spans for the two ends of a job. `send {queue}` (PRODUCER) wraps an enqueue and hands its context

@@ -58,3 +58,6 @@ export const METRIC = {
 
 /** The tracer's and the meter's instrumentation scope. */
 export const SCOPE = 'nestjs-durable-scheduler';
+
+/** The maintenance task whose lease says which node reads the cluster's gauges. */
+export const GAUGE_TASK = 'telemetry-gauges';

@@ -69,7 +69,7 @@ function cycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
   return found;
 }
 
-const LAYERS = ['core', 'store', 'worker', 'nest', 'cli', 'simulator', 'store-kit', 'testing', 'dashboard'];
+const LAYERS = ['core', 'store', 'worker', 'nest', 'cli', 'simulator', 'store-kit', 'testing', 'dashboard', 'telemetry', 'terminus'];
 /**
  * Which layers each layer may import. Dependencies point one way: core -> store -> worker -> nest.
  * The entry points of their own (store-kit for adapter authors, testing for an app's tests) sit
@@ -79,7 +79,8 @@ const ALLOWED: Record<string, string[]> = {
   core: ['core'],
   store: ['core', 'store'],
   worker: ['core', 'store', 'worker'],
-  nest: ['core', 'store', 'worker', 'nest'],
+  // The module wires telemetry in when @opentelemetry/api is installed.
+  nest: ['core', 'store', 'worker', 'telemetry', 'nest'],
   // The CLI serves the standalone dashboard, through its Nest-free part (checked below).
   cli: ['core', 'store', 'worker', 'cli', 'dashboard'],
   simulator: ['core', 'store', 'worker', 'simulator'],
@@ -89,6 +90,10 @@ const ALLOWED: Record<string, string[]> = {
   // The dashboard sits beside nest and reaches the store through its contract; its Nest module
   // imports nest's store token only (checked below).
   dashboard: ['core', 'store', 'dashboard', 'nest'],
+  // Telemetry sits beside nest: it reaches the store through its contract and the node through its events and hooks.
+  telemetry: ['core', 'store', 'worker', 'telemetry'],
+  // The health indicator reads the orchestrator's node and the store token.
+  terminus: ['core', 'store', 'worker', 'nest', 'terminus'],
 };
 
 describe('architecture', () => {
@@ -102,6 +107,15 @@ describe('architecture', () => {
       }
       expect({ file: relative(LIB, file), wallClock: /Date\.now\(|new Date\(\)|performance\.now\(|setTimeout\(|setInterval\(/.test(text) }).toMatchObject({ wallClock: false });
     }
+  });
+
+  it('loads @opentelemetry/api only through otel-api.ts, so an app without it loads nothing of it', () => {
+    for (const file of sources(LIB)) {
+      const text = readFileSync(file, 'utf8');
+      const runtime = [...text.matchAll(/^\s*import\s+(?!type\b)[^'"]*from\s+'(@opentelemetry\/[^']+)'/gm)].map((m) => m[1]);
+      expect({ file: relative(LIB, file), runtime }).toEqual({ file: relative(LIB, file), runtime: [] });
+    }
+    expect(readFileSync(join(LIB, 'telemetry', 'otel-api.ts'), 'utf8')).toMatch(/createRequire\(import\.meta\.url\)\('@opentelemetry\/api'\)/);
   });
 
   it('points dependencies one way between layers', () => {
