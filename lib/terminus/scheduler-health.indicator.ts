@@ -1,4 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import { InvalidArgumentError, showValue } from '../core/index.js';
 import { SchedulerOrchestrator } from '../nest/scheduler.orchestrator.js';
@@ -30,12 +31,24 @@ const KNOWN = new Set(['maxContactAgeMs', 'maxOldestDueAgeMs', 'maxDeadLetters',
  * only the store and the thresholds.
  */
 @Injectable()
-export class SchedulerHealthIndicator {
+export class SchedulerHealthIndicator implements OnModuleInit {
+  private orchestrator!: SchedulerOrchestrator;
+  private store!: JobStore;
+
   constructor(
-    private readonly health: HealthIndicatorService,
-    private readonly orchestrator: SchedulerOrchestrator,
-    @Inject(SCHEDULER_STORE) private readonly store: JobStore,
+    @Inject(HealthIndicatorService) private readonly health: HealthIndicatorService,
+    @Inject(ModuleRef) private readonly moduleRef: ModuleRef,
   ) {}
+
+  /** Finds the app's scheduler wherever SchedulerModule was imported, global or not. */
+  onModuleInit(): void {
+    try {
+      this.orchestrator = this.moduleRef.get(SchedulerOrchestrator, { strict: false });
+      this.store = this.moduleRef.get<JobStore>(SCHEDULER_STORE, { strict: false });
+    } catch {
+      throw new Error('SchedulerHealthIndicator found no scheduler: import SchedulerModule.forRoot(...) in the same app.');
+    }
+  }
 
   async isHealthy<const Key extends string = 'scheduler'>(key: Key = 'scheduler' as Key, options: SchedulerHealthOptions = {}): Promise<HealthIndicatorResult<Key>> {
     const checked = checkHealthOptions(options);
