@@ -116,7 +116,7 @@ export class SchedulerClient {
       this.store.jobEnqueue({ job: trace && !input.traceContext ? { ...input, traceContext: trace } : input, ...(manager ? { manager } : undefined) });
     const { telemetry } = this.orchestrator;
     if (!telemetry) return write(undefined);
-    return telemetry.send({ queue: input.queue ?? DEFAULT_QUEUE, name: input.name, count: 1 }, write, (result) => result.id);
+    return telemetry.send({ queues: new Map([[input.queue ?? DEFAULT_QUEUE, 1]]), name: input.name }, write, (result) => result.id);
   }
 
   /**
@@ -137,10 +137,11 @@ export class SchedulerClient {
       });
     const { telemetry } = this.orchestrator;
     if (!telemetry || inputs.length === 0) return write(undefined);
-    const queues = new Set(inputs.map((input) => input.queue ?? DEFAULT_QUEUE));
+    const queues = new Map<string, number>();
+    for (const input of inputs) queues.set(input.queue ?? DEFAULT_QUEUE, (queues.get(input.queue ?? DEFAULT_QUEUE) ?? 0) + 1);
     const names = new Set(inputs.map((input) => input.name));
-    // One span for the call, as one statement writes it; named by its queue when all jobs share one.
-    const info = { queue: queues.size === 1 ? [...queues][0]! : '(several)', name: names.size === 1 ? inputs[0]!.name : undefined, count: inputs.length };
+    // One span for the call, as one statement writes it.
+    const info = names.size === 1 ? { queues, name: inputs[0]!.name } : { queues };
     return telemetry.send(info, write, (results) => (results.length === 1 ? results[0]!.id : undefined));
   }
 

@@ -21,6 +21,8 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
    * `@opentelemetry/api` is not installed.
    */
   readonly telemetry: SchedulerTelemetry | null;
+  /** Removes the node's listeners and gauge callbacks from telemetry, at shutdown. */
+  private readonly detachTelemetry: (() => void) | undefined;
 
   private readonly logger = new Logger('DurableScheduler');
 
@@ -36,7 +38,7 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
     const traced = this.telemetry?.attemptHook;
     const attemptHooks = traced && options.worker !== false ? [traced, ...(options.attemptHooks ?? [])] : options.attemptHooks;
     this.node = new WorkerNode({ store, invoker, options: worker, logger: this.logger, observers: registry.observers, attemptHooks });
-    if (options.worker !== false) this.telemetry?.attach(this.node);
+    if (options.worker !== false) this.detachTelemetry = this.telemetry?.attach(this.node);
   }
 
   /** False on a node built with `worker: false`, which runs no jobs. */
@@ -92,6 +94,8 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
 
   async beforeApplicationShutdown(): Promise<void> {
     await this.stop();
+    // Before the store closes: a collection after this must not read it.
+    this.detachTelemetry?.();
     await this.store.close();
   }
 }

@@ -55,7 +55,7 @@ export function toJob(row: JobRow): JobRecord {
     concurrencyKey: row.concurrencyKey,
     uniqueKey: row.uniqueKey,
     retry: row.retry === null ? null : (JSON.parse(row.retry) as Partial<RetryPolicy>),
-    traceContext: row.traceparent === null ? null : row.tracestate === null ? { traceparent: row.traceparent } : { traceparent: row.traceparent, tracestate: row.tracestate },
+    traceContext: row.traceparent == null ? null : row.tracestate == null ? { traceparent: row.traceparent } : { traceparent: row.traceparent, tracestate: row.tracestate },
     createdAt: new Date(row.createdAt),
     updatedAt: new Date(row.updatedAt),
     finishedAt: row.finishedAt === null ? null : new Date(row.finishedAt),

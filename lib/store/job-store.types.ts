@@ -509,11 +509,12 @@ export type WakeListener = (queue: string) => void;
 export interface WakeSubscription {
   close(): Promise<void>;
   /**
-   * True while the connection that carries hints is up (PostgreSQL's LISTEN connection). Absent
-   * for stores whose hints need no connection (memory, SQLite). Polling goes on either way; a
-   * health check reads this to tell a node whose wake-ups are gone.
+   * The connection that carries hints (PostgreSQL's LISTEN connection): `connecting` until it is
+   * first up, `connected`, or `lost` while it reconnects. Absent for stores whose hints need no
+   * connection (memory, SQLite). Polling goes on either way; a health check reads this to tell a
+   * node whose wake-ups are gone.
    */
-  readonly connected?: boolean;
+  readonly connection?: 'connecting' | 'connected' | 'lost';
 }
 
 /**

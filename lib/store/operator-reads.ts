@@ -128,7 +128,7 @@ export function toObserverStatus(row: DriverObserverStatus, cap: number): Observ
 /** The edge as an operator sees it, with whether it released its share of the latch. */
 export function toEdgeJob(row: EdgeRow): EdgeJob {
   const satisfied = row.settled && (row.parentState === 'succeeded' || row.mode === 'on_any_terminal');
-  const traceContext = row.traceparent === null ? null : row.tracestate === null ? { traceparent: row.traceparent } : { traceparent: row.traceparent, tracestate: row.tracestate };
+  const traceContext = row.traceparent == null ? null : row.tracestate == null ? { traceparent: row.traceparent } : { traceparent: row.traceparent, tracestate: row.tracestate };
   return { id: row.id, name: row.name, queue: row.queue, state: row.state, settled: row.settled, satisfied, traceContext };
 }
 

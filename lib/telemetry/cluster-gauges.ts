@@ -22,31 +22,50 @@ export class ClusterGauges {
   private snapshot: Snapshot | undefined;
   private reading: Promise<Snapshot | undefined> | undefined;
   private failing = false;
+  private closed = false;
+  /** Queues this node reported at its last collection: reported as 0 once it no longer reads them. */
+  private reported = new Set<string>();
+  private readonly callback: (result: BatchObservableResult) => Promise<void>;
   private readonly due: ObservableGauge;
   private readonly oldest: ObservableGauge;
   private readonly deadLetters: ObservableGauge;
 
   constructor(
     api: Otel,
-    meter: Meter,
+    private readonly meter: Meter,
     private readonly store: JobStore,
     private readonly options: { readonly workerId: string; readonly intervalMs: number; readonly logger: SchedulerLogger; readonly now: () => number },
   ) {
     this.due = meter.createObservableGauge(METRIC.due, { description: 'Scheduled jobs due now, per queue (at most 10,000 are counted).', unit: '{job}', valueType: api.ValueType.INT });
     this.oldest = meter.createObservableGauge(METRIC.oldestDueAge, { description: "The oldest due job's wait, per queue; 0 when none is due.", unit: 's' });
     this.deadLetters = meter.createObservableGauge(METRIC.deadLetterCount, { description: 'Dead-lettered jobs, per queue.', unit: '{job}', valueType: api.ValueType.INT });
-    meter.addBatchObservableCallback((result) => this.observe(result), [this.due, this.oldest, this.deadLetters]);
+    this.callback = (result) => this.observe(result);
+    meter.addBatchObservableCallback(this.callback, [this.due, this.oldest, this.deadLetters]);
   }
 
+  /** Stops reading: the node stopped, and the store may close. */
+  close(): void {
+    this.closed = true;
+    this.meter.removeBatchObservableCallback(this.callback, [this.due, this.oldest, this.deadLetters]);
+  }
+
+  /**
+   * Reports the last read when this node holds the lease. A queue it reported before and does not
+   * report now (the lease moved to another node, a read failed, the queue emptied out) is reported
+   * as 0 once: with cumulative temporality an SDK keeps exporting a gauge's last value, and a stale
+   * one from a former holder would add itself to the new holder's in a `sum` over nodes.
+   */
   private async observe(result: BatchObservableResult): Promise<void> {
-    const snapshot = await this.current();
-    if (snapshot === undefined) return;
-    for (const q of snapshot.queues) {
-      const attributes = { [ATTR.messagingSystem]: MESSAGING_SYSTEM, [ATTR.destination]: q.queue };
+    const snapshot = this.closed ? undefined : await this.current();
+    const now = new Map((snapshot?.queues ?? []).map((q) => [q.queue, q]));
+    for (const queue of new Set([...this.reported, ...now.keys()])) {
+      const q = now.get(queue) ?? { due: 0, oldestDueAgeS: 0, deadLetters: 0 };
+      const attributes = { [ATTR.messagingSystem]: MESSAGING_SYSTEM, [ATTR.destination]: queue };
       result.observe(this.due, q.due, attributes);
       result.observe(this.oldest, q.oldestDueAgeS, attributes);
       result.observe(this.deadLetters, q.deadLetters, attributes);
     }
+    this.reported = new Set(now.keys());
   }
 
   /** The last read if it is fresh, else a new one if this node holds the lease; one read at a time. */

@@ -63,7 +63,13 @@ export class JobMetrics {
 
   settled(event: SettledEvent): void {
     const attributes = this.attributes(event);
-    this.processDuration.record(event.durationMs / 1000, { ...attributes, [ATTR.operationName]: 'process', [ATTR.outcomeKind]: event.kind, [ATTR.outcome]: event.status });
+    this.processDuration.record(event.durationMs / 1000, {
+      ...attributes,
+      [ATTR.operationName]: 'process',
+      [ATTR.outcomeKind]: event.kind,
+      [ATTR.outcome]: event.status,
+      ...(event.errorType === undefined ? {} : { [ATTR.errorType]: event.errorType }),
+    });
     if (event.status === 'stale') this.stale.add(1, attributes);
     if (event.status !== 'applied') return;
     const counter = {

@@ -3,7 +3,7 @@ import { parseTraceparent, type TraceContext } from '../core/index.js';
 import type { JobStore } from '../store/index.js';
 import { describeError, packageVersion, type AttemptHook, type ErrorLogDetail, type LeaseLostEvent, type SettledEvent } from '../worker/index.js';
 import type { Otel } from './otel-api.js';
-import type { SendInfo } from './send-info.js';
+import { sendCount, type SendInfo } from './send-info.js';
 import { ATTR, LEASE_LOST_EVENT, MESSAGING_SYSTEM, SCOPE, STALE_OUTCOME_EVENT } from './semconv.js';
 import { contextFrom, spanContextFrom, traceContextOf } from './trace-carrier.js';
 
@@ -21,6 +21,8 @@ export const MAX_PARENT_LINKS = 32;
 export class JobTracing {
   /** Attempts whose span is open, by `${jobId}:${attempt}`, until they settle. */
   private readonly open = new Map<string, Span>();
+  /** Spans already marked as failed with the handler's error, so the settle does not overwrite it. */
+  private readonly failed = new WeakSet<Span>();
 
   constructor(
     private readonly api: Otel,
@@ -37,15 +39,18 @@ export class JobTracing {
   /** Runs `write` inside a `send` span, handing it the trace context to store with the jobs. */
   async send<T>(info: SendInfo, write: (trace: TraceContext | undefined) => Promise<T>, idOf: (result: T) => string | undefined): Promise<T> {
     const { api } = this;
+    const count = sendCount(info);
+    // Named by its queue when the call writes to one, as the conventions name a span by its destination.
+    const queue = info.queues.size === 1 ? [...info.queues.keys()][0]! : undefined;
     const attributes: Attributes = {
       [ATTR.messagingSystem]: MESSAGING_SYSTEM,
       [ATTR.operationType]: 'send',
       [ATTR.operationName]: 'send',
-      [ATTR.destination]: info.queue,
+      ...(queue === undefined ? {} : { [ATTR.destination]: queue }),
       ...(info.name === undefined ? {} : { [ATTR.jobName]: info.name }),
-      ...(info.count === 1 ? {} : { [ATTR.batchCount]: info.count }),
+      ...(count === 1 ? {} : { [ATTR.batchCount]: count }),
     };
-    const span = this.tracer().startSpan(`send ${info.queue}`, { kind: api.SpanKind.PRODUCER, attributes });
+    const span = this.tracer().startSpan(queue === undefined ? 'send' : `send ${queue}`, { kind: api.SpanKind.PRODUCER, attributes });
     const spanContext = span.spanContext();
     // No SDK: the span is the invalid no-op one, and the job is written with no context at all.
     if (!api.isSpanContextValid(spanContext)) {
@@ -91,8 +96,10 @@ export class JobTracing {
       parent,
     );
     if (!span.isRecording()) {
+      // Sampled out (or no SDK): nothing to record, but the handler still runs under the context,
+      // so its own spans and outgoing calls keep the trace and its sampling decision.
       span.end();
-      return next();
+      return api.context.with(api.trace.setSpan(parent, span), next);
     }
     this.open.set(`${job.id}:${job.attempt}`, span);
     if (job.dependencyMode !== null) await this.linkParents(span, job.id);
@@ -147,8 +154,11 @@ export class JobTracing {
       // The fence refused it: another worker holds the job now, and this attempt's result counts for nothing.
       span.addEvent(STALE_OUTCOME_EVENT, { [ATTR.outcomeKind]: event.kind });
     }
-    if (event.kind === 'quarantined' || event.kind === 'dead_lettered') {
-      span.setStatus({ code: this.api.SpanStatusCode.ERROR, message: event.kind });
+    if (event.kind !== 'succeeded' && !this.failed.has(span)) {
+      // Failed without the hook seeing the error: a timeout (it settles while the handler still
+      // runs), or a quarantine. The class is all the event carries, never the message.
+      span.setAttribute(ATTR.errorType, event.errorType ?? event.kind);
+      span.setStatus({ code: this.api.SpanStatusCode.ERROR, message: event.errorType ?? event.kind });
     }
     span.end();
   }
@@ -174,6 +184,8 @@ export class JobTracing {
   }
 
   private fail(span: Span, error: unknown): void {
+    // After a timeout the span may have ended already; an ended span ignores these.
+    this.failed.add(span);
     span.setAttribute(ATTR.errorType, describeError(error, 'class'));
     // As much of the error as the node's log lines carry: the class alone, unless the host chose more.
     span.setStatus({ code: this.api.SpanStatusCode.ERROR, message: describeError(error, this.errorDetail === 'stack' ? 'message' : this.errorDetail) });

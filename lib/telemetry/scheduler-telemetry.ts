@@ -1,3 +1,4 @@
+import type { ObservableCallback, ObservableGauge } from '@opentelemetry/api';
 import { InvalidArgumentError, showValue, type Clock, type TraceContext } from '../core/index.js';
 import type { JobStore } from '../store/index.js';
 import { describeError, packageVersion, type AttemptHook, type ErrorLogDetail, type SchedulerLogger, type WorkerNode } from '../worker/index.js';
@@ -84,10 +85,10 @@ export class SchedulerTelemetry {
     const metrics = this.metrics();
     try {
       const result = this.tracing ? await this.tracing.send(info, write, idOf) : await write(undefined);
-      metrics?.enqueued(info.queue, info.name, info.count);
+      for (const [queue, count] of info.queues) metrics?.enqueued(queue, info.name, count);
       return result;
     } catch (error) {
-      metrics?.enqueued(info.queue, info.name, info.count, describeError(error, 'class'));
+      for (const [queue, count] of info.queues) metrics?.enqueued(queue, info.name, count, describeError(error, 'class'));
       throw error;
     }
   }
@@ -116,16 +117,26 @@ export class SchedulerTelemetry {
     events.on('settled', settled);
     events.on('leaseLost', lost);
     events.on('stateChanged', state);
+    let gauges: { running: ObservableGauge; observeRunning: ObservableCallback; cluster: ClusterGauges } | undefined;
     if (metrics) {
       const running = metrics.meter.createObservableGauge(METRIC.running, { description: 'Attempts this node runs or is recording now.', unit: '{job}', valueType: this.api.ValueType.INT });
-      running.addCallback((result) => result.observe(node.inFlight));
-      new ClusterGauges(this.api, metrics.meter, this.deps.store, { workerId: node.workerId, intervalMs: this.options.gaugeIntervalMs, logger: this.deps.logger, now: () => (this.deps.clock ? this.deps.clock.now() : Date.now()) });
+      const observeRunning: ObservableCallback = (result) => result.observe(node.inFlight);
+      running.addCallback(observeRunning);
+      const cluster = new ClusterGauges(this.api, metrics.meter, this.deps.store, {
+        workerId: node.workerId,
+        intervalMs: this.options.gaugeIntervalMs,
+        logger: this.deps.logger,
+        now: () => (this.deps.clock ? this.deps.clock.now() : Date.now()),
+      });
+      gauges = { running, observeRunning, cluster };
     }
     return () => {
       if (started) events.off('attemptStarted', started);
       events.off('settled', settled);
       events.off('leaseLost', lost);
       events.off('stateChanged', state);
+      gauges?.running.removeCallback(gauges.observeRunning);
+      gauges?.cluster.close();
     };
   }
 

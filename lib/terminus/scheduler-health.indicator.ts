@@ -66,7 +66,12 @@ export class SchedulerHealthIndicator implements OnModuleInit {
       Object.assign(details, { worker: health.status, workerId: node.workerId, inFlight: health.inFlight, lastContactAt: health.lastContactAt?.toISOString() ?? null, wakeListener: health.wakeListener });
       if (health.status !== 'running') problems.push(`the worker is ${health.status}, not running`);
       else if (contactAgeMs === null || contactAgeMs > maxContactAgeMs) problems.push(`the worker has not reached the store for over ${maxContactAgeMs} ms`);
-      if (health.wakeListener === 'disconnected' && checked.requireWakeListener !== false) problems.push('the wake-up listener is disconnected');
+      if (checked.requireWakeListener !== false) {
+        if (health.wakeListener === 'disconnected') problems.push('the wake-up listener is disconnected');
+        // Connecting is normal for a moment after start; for longer than the contact window, it is stuck.
+        const startedAgoMs = health.startedAt === null ? 0 : Date.now() - health.startedAt.getTime();
+        if (health.wakeListener === 'connecting' && startedAgoMs > maxContactAgeMs) problems.push(`the wake-up listener has not connected in ${startedAgoMs} ms`);
+      }
     } else {
       details.worker = 'none';
     }

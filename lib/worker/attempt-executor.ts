@@ -11,7 +11,12 @@ import { withTimeout, type Timers } from './timers.js';
 
 /** What an attempt produced: an outcome for the completer, or one already written in its transaction. */
 export type AttemptReport =
-  | { readonly kind: 'report'; readonly outcome: Outcome }
+  | {
+      readonly kind: 'report';
+      readonly outcome: Outcome;
+      /** The class of what the handler (or its timeout) threw, for spans and metrics; absent on success and quarantine. */
+      readonly errorType?: string;
+    }
   | { readonly kind: 'recorded'; readonly outcome: Outcome; readonly result: OutcomeResult };
 
 export interface AttemptExecutorDeps {
@@ -74,7 +79,7 @@ export class AttemptExecutor {
       const message = describeError(error, this.deps.errorLogDetail);
       if (isInstance(error, PermanentJobError)) {
         logger.warn(`${job.name} ${job.id} attempt ${job.attempt} failed permanently: ${message}`, fields);
-        return report({ jobId: job.id, attempt: job.attempt, kind: 'dead_lettered', error: errorDetail(error) });
+        return report({ jobId: job.id, attempt: job.attempt, kind: 'dead_lettered', error: errorDetail(error) }, describeError(error, 'class'));
       }
       // The job's own retry fields, set at enqueue on whichever node produced it, win over the handler's.
       const delay = retryDelayMs(job.attempt, effectiveRetryPolicy(definition.retry, job.retry), this.deps.random);
@@ -84,7 +89,7 @@ export class AttemptExecutor {
           : `${job.name} ${job.id} attempt ${job.attempt} of ${job.maxAttempts} failed (${message}); no attempts left.`,
         fields,
       );
-      return report({ jobId: job.id, attempt: job.attempt, kind: 'failed', error: errorDetail(error), retryDelayMs: delay });
+      return report({ jobId: job.id, attempt: job.attempt, kind: 'failed', error: errorDetail(error), retryDelayMs: delay }, describeError(error, 'class'));
     }
 
     const outcome: Outcome = { jobId: job.id, attempt: job.attempt, kind: 'succeeded', output: context.output };
@@ -115,8 +120,8 @@ function validationFailure(validate: PayloadValidator, payload: unknown): string
   }
 }
 
-function report(outcome: Outcome): AttemptReport {
-  return { kind: 'report', outcome };
+function report(outcome: Outcome, errorType?: string): AttemptReport {
+  return errorType === undefined ? { kind: 'report', outcome } : { kind: 'report', outcome, errorType };
 }
 
 /** One line for logs: the error's class and a bounded, escaped message (see {@link describeError}). */

@@ -55,6 +55,11 @@ export interface SettledEvent {
    * The wait for a batched outcome write after that is not in it.
    */
   readonly durationMs: number;
+  /**
+   * The class of what failed the attempt (`TypeError`, `JobTimeoutError`, `PermanentJobError`):
+   * never its message. Absent when the attempt succeeded or was quarantined.
+   */
+  readonly errorType?: string;
 }
 
 /** The node learned that an attempt's lease is gone; it aborts the attempt's signal with `reason`. */

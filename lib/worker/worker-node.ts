@@ -73,8 +73,11 @@ export interface NodeHealth {
   readonly lastContactAt: Date | null;
   /** When the node started claiming, by its clock; null before. */
   readonly startedAt: Date | null;
-  /** The wake-up channel: `connected`, `disconnected` (polling still runs), or `none` when the store needs no connection for it. */
-  readonly wakeListener: 'connected' | 'disconnected' | 'none';
+  /**
+   * The wake-up channel: `connected`; `connecting` before it was first up; `disconnected` once it
+   * was lost, while it reconnects (polling still runs); `none` when the store needs no connection.
+   */
+  readonly wakeListener: 'connected' | 'connecting' | 'disconnected' | 'none';
   /** Attempts running or being recorded. */
   readonly inFlight: number;
 }
@@ -152,7 +155,7 @@ export class WorkerNode {
    * and ended by the node's clock. Keyed by job and attempt (this node may reclaim a job whose
    * earlier attempt it still runs), and removed only when that attempt settles, however it ends.
    */
-  private readonly attempts = new Map<string, { readonly name: string; readonly queue: string; readonly startedAt: number; endedAt?: number }>();
+  private readonly attempts = new Map<string, { readonly name: string; readonly queue: string; readonly startedAt: number; endedAt?: number; errorType?: string }>();
   /** See {@link NodeHealth.lastContactAt}. */
   private lastContactAt: number | null = null;
   private startedAt: number | null = null;
@@ -207,12 +210,12 @@ export class WorkerNode {
 
   /** What a health check needs: the state, the last contact with the store, and the wake-up channel. */
   health(): NodeHealth {
-    const connected = this.subscription?.connected;
+    const connection = this.subscription?.connection;
     return {
       status: this.status,
       lastContactAt: this.lastContactAt === null ? null : new Date(this.lastContactAt),
       startedAt: this.startedAt === null ? null : new Date(this.startedAt),
-      wakeListener: this.subscription === undefined || connected === undefined ? 'none' : connected ? 'connected' : 'disconnected',
+      wakeListener: connection === undefined ? 'none' : connection === 'lost' ? 'disconnected' : connection,
       inFlight: this.inFlight,
     };
   }
@@ -423,7 +426,7 @@ export class WorkerNode {
     const abort = new AttemptAbort();
     this.aborts.set(jobId, abort);
     const startedAt = this.clock.now();
-    const attempt = { name: job.name, queue: job.queue, startedAt } as { name: string; queue: string; startedAt: number; endedAt?: number };
+    const attempt = { name: job.name, queue: job.queue, startedAt } as { name: string; queue: string; startedAt: number; endedAt?: number; errorType?: string };
     this.attempts.set(`${jobId}:${job.attempt}`, attempt);
     const runAt = job.runAt.getTime();
     this.events.publish('attemptStarted', {
@@ -450,6 +453,7 @@ export class WorkerNode {
       return;
     }
     attempt.endedAt = this.clock.now();
+    if (attemptReport.kind === 'report' && attemptReport.errorType !== undefined) attempt.errorType = attemptReport.errorType;
     this.aborts.delete(jobId);
     this.emit({ type: 'attempt_settled', now: this.clock.now(), jobId, attempt: job.attempt });
     if (attemptReport.kind === 'recorded') this.settled(attemptReport.outcome, attemptReport.result);
@@ -476,6 +480,7 @@ export class WorkerNode {
       queue: attempt?.queue ?? job?.queue ?? '',
       kind: outcome.kind,
       durationMs: attempt === undefined ? 0 : Math.max(0, (attempt.endedAt ?? this.clock.now()) - attempt.startedAt),
+      ...(attempt?.errorType === undefined ? {} : { errorType: attempt.errorType }),
     };
     const event: SettledEvent =
       result === 'dropped' ? { ...base, status: 'dropped' } : { ...base, status: result.status, state: result.status === 'applied' ? result.state : undefined };

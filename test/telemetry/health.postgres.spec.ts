@@ -42,7 +42,7 @@ describe('the terminus health indicator on PostgreSQL', () => {
     const moduleRef = await Test.createTestingModule({
       imports: [
         TypeOrmModule.forRoot({ type: 'postgres', url: databaseUrl(), extra: { max: 6 } }),
-        SchedulerModule.forRoot({ schema, pollIntervalMs: 200, heartbeatIntervalMs: 1_000, leaseMs: 5_000 }),
+        SchedulerModule.forRoot({ schema, pollIntervalMs: 200, heartbeatIntervalMs: 10_000, leaseMs: 60_000 }),
         SchedulerHealthModule,
       ],
       controllers: [HealthController],

@@ -100,14 +100,47 @@ describe('metrics', () => {
     expect(total(read.get(M.succeeded))).toBe(0);
   });
 
-  it('read the cluster gauges on one node at a time: the one that holds the gauge lease', async () => {
-    const { node, memory } = telemetryNode({});
+  it('read the cluster gauges on one node at a time, and a node that lost the lease reports 0 for what it reported', async () => {
+    const { node, memory, timers } = telemetryNode({}, { telemetry: { gaugeIntervalMs: 1_000 } });
     nodes.push(node);
-    // Another node holds the lease: this one reports no cluster gauge, and reads nothing.
+    // Another node holds the lease: this one reports no cluster gauge.
+    expect(await memory.maintenanceLease({ task: GAUGE_TASK, workerId: 'other-node', leaseMs: 5_000 })).toBe(true);
+    await memory.jobEnqueue({ job: { name: 'x', payload: 1, queue: 'idle' } });
+    expect((await sdk.metrics()).get(M.due)?.dataPoints ?? []).toEqual([]);
+    // The other node's lease lapses: this node takes it over and reads the store.
+    await timers.advance(6_000);
+    expect(total((await sdk.metrics()).get(M.due), { 'messaging.destination.name': 'idle' })).toBe(1);
+    // The other node takes the lease back: this one reports 0 for the queue, never its stale 1.
+    await timers.advance(3_000);
     expect(await memory.maintenanceLease({ task: GAUGE_TASK, workerId: 'other-node', leaseMs: 60_000 })).toBe(true);
-    await memory.jobEnqueue({ job: { name: 'x', payload: 1 } });
-    const read = await sdk.metrics();
-    expect(read.get(M.due)?.dataPoints ?? []).toEqual([]);
-    expect(read.get(M.deadLetterCount)?.dataPoints ?? []).toEqual([]);
+    await timers.advance(1_000);
+    expect(total((await sdk.metrics()).get(M.due), { 'messaging.destination.name': 'idle' })).toBe(0);
+  });
+
+  it('stop reading the store once detached, as the module does at shutdown', async () => {
+    const reads: string[] = [];
+    const { node, memory, detach, timers } = telemetryNode(
+      {},
+      {
+        telemetry: { gaugeIntervalMs: 1_000 },
+        store: (store) =>
+          new Proxy(store, {
+            get(target, prop, receiver) {
+              if (prop === 'queueList' || prop === 'queueOldestDue' || prop === 'maintenanceLease') reads.push(prop);
+              const value = Reflect.get(target, prop, receiver);
+              return typeof value === 'function' ? value.bind(target) : value;
+            },
+          }),
+      },
+    );
+    nodes.push(node);
+    await memory.jobEnqueue({ job: { name: 'x', payload: 1, queue: 'idle' } });
+    expect(total((await sdk.metrics()).get(M.due), { 'messaging.destination.name': 'idle' })).toBe(1);
+    expect(reads.length).toBeGreaterThan(0);
+    detach();
+    reads.length = 0;
+    await timers.advance(5_000);
+    await sdk.metrics();
+    expect(reads).toEqual([]);
   });
 });

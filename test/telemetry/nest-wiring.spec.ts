@@ -2,10 +2,10 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import type { INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { trace } from '@opentelemetry/api';
-import { InvalidArgumentError, Job, SchedulerClient, SchedulerModule, SchedulerOrchestrator, type JobHandler, type SchedulerModuleOptions } from '../../lib/index.js';
+import { InvalidArgumentError, Job, SchedulerClient, SchedulerModule, SchedulerOrchestrator, TELEMETRY_METRICS, type JobHandler, type SchedulerModuleOptions } from '../../lib/index.js';
 import { MemoryJobStore, SystemClock } from '../../lib/testing/index.js';
 import { settled } from '../nest/support.js';
-import { registerSdk } from './otel-harness.js';
+import { registerSdk, total } from './otel-harness.js';
 
 @Job('wired.job')
 class Wired implements JobHandler {
@@ -53,6 +53,20 @@ describe('telemetry in the Nest module', () => {
     expect((await client.get(id))!.traceContext?.traceparent).toContain(send.spanContext().spanId);
     expect(schedule.traceContext?.traceparent).toContain(spans.find((s) => s.name === 'POST /wired')!.spanContext().spanId);
     expect(app.get(SchedulerOrchestrator).telemetry).not.toBeNull();
+  });
+
+  it('gives an enqueueMany one send span for the call, and counts its jobs per queue', async () => {
+    const app = await boot({ autoStart: false });
+    await app.get(SchedulerClient).enqueueMany([
+      { name: 'wired.job', payload: {} },
+      { name: 'wired.job', payload: {}, queue: 'other' },
+      { name: 'wired.job', payload: {}, queue: 'other' },
+    ]);
+    const sends = sdk.spans().filter((s) => s.name.startsWith('send'));
+    expect(sends.map((s) => [s.name, s.attributes['messaging.batch.message_count'], s.attributes['messaging.destination.name']])).toEqual([['send', 3, undefined]]);
+    const sent = (await sdk.metrics()).get(TELEMETRY_METRICS.sent);
+    expect(total(sent, { 'messaging.destination.name': 'default' })).toBe(1);
+    expect(total(sent, { 'messaging.destination.name': 'other' })).toBe(2);
   });
 
   it('with telemetry: false, stores no context and makes no span of its own', async () => {

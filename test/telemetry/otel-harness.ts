@@ -5,7 +5,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type Re
 import { ManualClock, SeededRandom } from '../../lib/core/index.js';
 import { MemoryJobStore, type JobStore } from '../../lib/store/index.js';
 import { SchedulerTelemetry, type SchedulerTelemetryOptions } from '../../lib/telemetry/index.js';
-import { FunctionInvoker, WorkerNode, type FunctionHandler, type SchedulerLogger } from '../../lib/worker/index.js';
+import { FunctionInvoker, WorkerNode, type ErrorLogDetail, type FunctionHandler, type SchedulerLogger } from '../../lib/worker/index.js';
 import { ManualTimers } from '../support/manual-timers.js';
 
 /** A reader a test collects from when it wants, nothing on a timer. */
@@ -56,26 +56,26 @@ export function samples(metric: MetricData | undefined, where: Record<string, un
 /** A worker node on a memory store and manual time, reported by a SchedulerTelemetry. */
 export function telemetryNode(
   handlers: Record<string, FunctionHandler<never>>,
-  options: { telemetry?: SchedulerTelemetryOptions; storeClock?: ManualClock; store?: (memory: MemoryJobStore) => JobStore; logger?: SchedulerLogger } = {},
+  options: { telemetry?: SchedulerTelemetryOptions; storeClock?: ManualClock; store?: (memory: MemoryJobStore) => JobStore; logger?: SchedulerLogger; errorLogDetail?: ErrorLogDetail; workerId?: string } = {},
 ) {
   const timers = new ManualTimers();
   const memory = new MemoryJobStore({ clock: options.storeClock ?? timers.clock });
   const store = options.store ? options.store(memory) : memory;
   const logger = options.logger ?? { log() {}, warn() {}, error() {} };
-  const telemetry = SchedulerTelemetry.create(options.telemetry, { store, logger, errorLogDetail: 'message', clock: timers.clock })!;
+  const telemetry = SchedulerTelemetry.create(options.telemetry, { store, logger, errorLogDetail: options.errorLogDetail ?? 'message', clock: timers.clock })!;
   const node = new WorkerNode({
     store,
     invoker: new FunctionInvoker(handlers),
-    options: { concurrency: 2, pollIntervalMs: 1_000, heartbeatIntervalMs: 10_000, leaseMs: 30_000, workerId: 'node-1', queues: ['default', 'mail'] },
+    options: { concurrency: 2, pollIntervalMs: 1_000, heartbeatIntervalMs: 10_000, leaseMs: 30_000, workerId: options.workerId ?? 'node-1', queues: ['default', 'mail'], errorLogDetail: options.errorLogDetail ?? 'message' },
     clock: timers.clock,
     timers,
     random: new SeededRandom(3n),
     logger,
     attemptHooks: telemetry.attemptHook ? [telemetry.attemptHook] : [],
   });
-  telemetry.attach(node);
+  const detach = telemetry.attach(node);
   /** Enqueues as the Nest client does: inside a `send` span, storing its context with the job. */
   const enqueue = (name: string, payload: unknown, extra: Record<string, unknown> = {}) =>
-    telemetry.send({ queue: (extra.queue as string) ?? 'default', name, count: 1 }, (traceContext) => memory.jobEnqueue({ job: { name, payload, ...extra, ...(traceContext ? { traceContext } : {}) } }), (r) => r.id);
-  return { timers, memory, node, telemetry, enqueue };
+    telemetry.send({ queues: new Map([[(extra.queue as string) ?? 'default', 1]]), name }, (traceContext) => memory.jobEnqueue({ job: { name, payload, ...extra, ...(traceContext ? { traceContext } : {}) } }), (r) => r.id);
+  return { timers, memory, node, telemetry, enqueue, detach };
 }

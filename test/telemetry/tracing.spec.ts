@@ -125,16 +125,55 @@ describe('tracing', () => {
     expect(span.attributes['durable_scheduler.outcome']).toBe('dropped');
   });
 
-  it('marks a dead-lettering attempt as an error with its class, and never the payload', async () => {
-    const { node, enqueue } = telemetryNode({ doomed: { handle: () => Promise.reject(new PermanentJobError(`card ${SECRET.card} refused`)) } });
+  it('marks a dead-lettering attempt as an error; its status carries what the log line would, the class alone under errorLogDetail "class"', async () => {
+    const doomed = { handle: () => Promise.reject(new PermanentJobError('the card was refused for good')) };
+    for (const [errorLogDetail, message] of [
+      ['message', 'PermanentJobError: the card was refused for good'],
+      ['class', 'PermanentJobError'],
+    ] as const) {
+      const { node, enqueue } = telemetryNode({ doomed }, { errorLogDetail });
+      nodes.push(node);
+      const { id } = await enqueue('doomed', SECRET);
+      await node.start();
+      await settle();
+      const span = sdk.spans().find((s) => s.name === 'process default' && s.attributes['messaging.message.id'] === id)!;
+      expect(span.attributes).toMatchObject({ 'error.type': 'PermanentJobError', 'durable_scheduler.job.state': 'dead_lettered' });
+      expect(span.status).toEqual({ code: SpanStatusCode.ERROR, message });
+      expect(JSON.stringify([span.attributes, span.events, span.status])).not.toContain(SECRET.card);
+    }
+  });
+
+  it('marks an attempt that timed out as an error of class JobTimeoutError, though its handler never returned', async () => {
+    const { node, enqueue, timers } = telemetryNode({ stuck: { handle: () => new Promise<void>(() => {}), timeoutMs: 5_000 } });
     nodes.push(node);
-    await enqueue('doomed', SECRET);
+    await enqueue('stuck', 1);
     await node.start();
     await settle();
+    await timers.advance(5_000);
+    await settle();
     const span = sdk.spans().find((s) => s.name === 'process default')!;
-    expect(span.attributes).toMatchObject({ 'error.type': 'PermanentJobError', 'durable_scheduler.job.state': 'dead_lettered' });
-    expect(span.status.code).toBe(SpanStatusCode.ERROR);
-    expect(JSON.stringify(span.attributes)).not.toContain(SECRET.card);
+    expect(span.attributes).toMatchObject({ 'error.type': 'JobTimeoutError', 'durable_scheduler.outcome.kind': 'failed', 'durable_scheduler.job.state': 'scheduled' });
+    expect(span.status).toEqual({ code: SpanStatusCode.ERROR, message: 'JobTimeoutError' });
+  });
+
+  it('runs a sampled-out attempt’s handler under the stored context, so its own spans keep the trace and its decision', async () => {
+    const unsampled = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00';
+    let seen: { traceId: string; sampled: boolean } | undefined;
+    const { node, memory } = telemetryNode({
+      quiet: {
+        handle: async () => {
+          const inner = trace.getTracer('app').startSpan('inside');
+          seen = { traceId: inner.spanContext().traceId, sampled: inner.isRecording() };
+          inner.end();
+        },
+      },
+    });
+    nodes.push(node);
+    await memory.jobEnqueue({ job: { name: 'quiet', payload: 1, traceContext: { traceparent: unsampled } } });
+    await node.start();
+    await settle();
+    expect(seen).toEqual({ traceId: '0af7651916cd43dd8448eb211c80319c', sampled: false });
+    expect(sdk.spans()).toEqual([]);
   });
 
   it("links a dependant's span to the enqueue of each parent that was traced", async () => {

@@ -157,8 +157,9 @@ export class PostgresDriver implements StoreDriver {
     this.wakeListener.add(listener);
     const wakeListener = this.wakeListener;
     return {
-      get connected() {
-        return wakeListener.pid !== undefined;
+      get connection() {
+        if (wakeListener.pid !== undefined) return 'connected' as const;
+        return wakeListener.connections === 0 ? ('connecting' as const) : ('lost' as const);
       },
       close: async () => {
         this.wakeListener.remove(listener);

@@ -50,7 +50,7 @@ export function toSchedule(row: ScheduleRow): Schedule {
     skippedTicks: row.skippedTicks,
     lastSkippedFor: date(row.lastSkippedFor),
     lastSkipReason: row.lastSkipReason,
-    traceContext: row.traceparent === null ? null : row.tracestate === null ? { traceparent: row.traceparent } : { traceparent: row.traceparent, tracestate: row.tracestate },
+    traceContext: row.traceparent == null ? null : row.tracestate == null ? { traceparent: row.traceparent } : { traceparent: row.traceparent, tracestate: row.tracestate },
     createdAt: new Date(row.createdAt),
     updatedAt: new Date(row.updatedAt),
   };
