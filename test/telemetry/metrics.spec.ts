@@ -1,19 +1,11 @@
-import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { ManualClock } from '../../lib/core/index.js';
 import { GAUGE_TASK, TELEMETRY_METRICS as M } from '../../lib/telemetry/index.js';
-import { PermanentJobError, type FunctionHandler, type WorkerNode } from '../../lib/worker/index.js';
+import { PermanentJobError, type FunctionHandler } from '../../lib/worker/index.js';
 import { settle } from '../support/manual-timers.js';
-import { registerSdk, samples, telemetryNode, total } from './otel-harness.js';
+import { samples, telemetryNode, total, useSdk } from './otel-harness.js';
 
-let sdk: ReturnType<typeof registerSdk>;
-const nodes: WorkerNode[] = [];
-beforeEach(() => {
-  sdk = registerSdk();
-});
-afterEach(async () => {
-  for (const node of nodes.splice(0)) if (node.status !== 'stopped') void node.stop();
-  sdk.off();
-});
+const sdk = useSdk();
 
 const mail = { 'messaging.destination.name': 'mail', 'durable_scheduler.job.name': 'mail.send' };
 
@@ -30,7 +22,6 @@ describe('metrics', () => {
       },
     };
     const { node, enqueue, timers, memory } = telemetryNode(handlers);
-    nodes.push(node);
     for (const kind of ['ok', 'flaky', 'doomed']) await enqueue('mail.send', { kind }, { queue: 'mail', retry: { baseDelayMs: 1_000, jitter: false } });
     await timers.advance(3_000); // each waits 3 s before a node runs
     await node.start();
@@ -70,7 +61,6 @@ describe('metrics', () => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     const { node, timers, memory } = telemetryNode({ slow: { handle: () => held }, other: { handle: async () => {} } }, { telemetry: { gaugeIntervalMs: 1_000 } });
-    nodes.push(node);
     await memory.jobEnqueue({ job: { name: 'slow', payload: 1 } });
     await node.start();
     await settle();
@@ -87,7 +77,6 @@ describe('metrics', () => {
     const held = new Promise<void>((resolve) => (release = resolve));
     const storeClock = new ManualClock();
     const { node, enqueue, timers } = telemetryNode({ slow: { handle: () => held } }, { storeClock });
-    nodes.push(node);
     await enqueue('slow', 1);
     await node.start();
     await settle();
@@ -101,8 +90,7 @@ describe('metrics', () => {
   });
 
   it('read the cluster gauges on one node at a time, and a node that lost the lease reports 0 for what it reported', async () => {
-    const { node, memory, timers } = telemetryNode({}, { telemetry: { gaugeIntervalMs: 1_000 } });
-    nodes.push(node);
+    const { memory, timers } = telemetryNode({}, { telemetry: { gaugeIntervalMs: 1_000 } });
     // Another node holds the lease: this one reports no cluster gauge.
     expect(await memory.maintenanceLease({ task: GAUGE_TASK, workerId: 'other-node', leaseMs: 5_000 })).toBe(true);
     await memory.jobEnqueue({ job: { name: 'x', payload: 1, queue: 'idle' } });
@@ -119,7 +107,7 @@ describe('metrics', () => {
 
   it('stop reading the store once detached, as the module does at shutdown', async () => {
     const reads: string[] = [];
-    const { node, memory, detach, timers } = telemetryNode(
+    const { memory, detach, timers } = telemetryNode(
       {},
       {
         telemetry: { gaugeIntervalMs: 1_000 },
@@ -133,7 +121,6 @@ describe('metrics', () => {
           }),
       },
     );
-    nodes.push(node);
     await memory.jobEnqueue({ job: { name: 'x', payload: 1, queue: 'idle' } });
     expect(total((await sdk.metrics()).get(M.due), { 'messaging.destination.name': 'idle' })).toBe(1);
     expect(reads.length).toBeGreaterThan(0);

@@ -1,3 +1,4 @@
+import { afterEach, beforeEach } from '@jest/globals';
 import { context, metrics, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { MeterProvider, MetricReader, type DataPoint, type Histogram, type MetricData } from '@opentelemetry/sdk-metrics';
@@ -37,6 +38,23 @@ export function registerSdk() {
   };
 }
 
+type Sdk = ReturnType<typeof registerSdk>;
+/** Nodes the tests built, stopped after each test. */
+const built: WorkerNode[] = [];
+
+/** An in-memory SDK registered before each test of the file and removed after it, with the test's nodes stopped. */
+export function useSdk(): Sdk {
+  let current: Sdk | undefined;
+  beforeEach(() => {
+    current = registerSdk();
+  });
+  afterEach(() => {
+    for (const node of built.splice(0)) if (node.status !== 'stopped') void node.stop();
+    current?.off();
+  });
+  return { spans: () => current!.spans(), metrics: () => current!.metrics(), off: () => current!.off() };
+}
+
 /** The sum of a counter's points whose attributes include `where`. */
 export function total(metric: MetricData | undefined, where: Record<string, unknown> = {}): number {
   if (!metric) return 0;
@@ -74,6 +92,7 @@ export function telemetryNode(
     attemptHooks: telemetry.attemptHook ? [telemetry.attemptHook] : [],
   });
   const detach = telemetry.attach(node);
+  built.push(node);
   /** Enqueues as the Nest client does: inside a `send` span, storing its context with the job. */
   const enqueue = (name: string, payload: unknown, extra: Record<string, unknown> = {}) =>
     telemetry.send({ queues: new Map([[(extra.queue as string) ?? 'default', 1]]), name }, (traceContext) => memory.jobEnqueue({ job: { name, payload, ...extra, ...(traceContext ? { traceContext } : {}) } }), (r) => r.id);

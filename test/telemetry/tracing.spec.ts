@@ -1,22 +1,14 @@
-import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { ManualClock } from '../../lib/core/index.js';
 import { currentTraceContext, LEASE_LOST_EVENT, STALE_OUTCOME_EVENT } from '../../lib/telemetry/index.js';
-import { PermanentJobError, type FunctionHandler, type WorkerNode } from '../../lib/worker/index.js';
+import { PermanentJobError, type FunctionHandler } from '../../lib/worker/index.js';
 import { settle } from '../support/manual-timers.js';
-import { registerSdk, telemetryNode } from './otel-harness.js';
+import { useSdk, telemetryNode } from './otel-harness.js';
 
 const SECRET = { card: '4111-1111-1111-1111' };
 
-let sdk: ReturnType<typeof registerSdk>;
-const nodes: WorkerNode[] = [];
-beforeEach(() => {
-  sdk = registerSdk();
-});
-afterEach(async () => {
-  for (const node of nodes.splice(0)) if (node.status !== 'stopped') void node.stop();
-  sdk.off();
-});
+const sdk = useSdk();
 
 function blocking() {
   let release!: () => void;
@@ -37,7 +29,6 @@ describe('tracing', () => {
         },
       },
     });
-    nodes.push(node);
     const { id } = await trace.getTracer('app').startActiveSpan('POST /charges', { kind: SpanKind.SERVER }, async (request) => {
       const result = await enqueue('card.charge', SECRET, { retry: { baseDelayMs: 1_000, jitter: false } });
       request.end();
@@ -83,7 +74,6 @@ describe('tracing', () => {
     const b = blocking();
     const storeClock = new ManualClock();
     const { node, enqueue, timers } = telemetryNode({ slow: b.handler }, { storeClock });
-    nodes.push(node);
     await enqueue('slow', 1);
     await node.start();
     await settle();
@@ -112,7 +102,6 @@ describe('tracing', () => {
           }),
       },
     );
-    nodes.push(node);
     await enqueue('isolated', 1);
     await node.start();
     await settle();
@@ -132,7 +121,6 @@ describe('tracing', () => {
       ['class', 'PermanentJobError'],
     ] as const) {
       const { node, enqueue } = telemetryNode({ doomed }, { errorLogDetail });
-      nodes.push(node);
       const { id } = await enqueue('doomed', SECRET);
       await node.start();
       await settle();
@@ -145,7 +133,6 @@ describe('tracing', () => {
 
   it('marks an attempt that timed out as an error of class JobTimeoutError, though its handler never returned', async () => {
     const { node, enqueue, timers } = telemetryNode({ stuck: { handle: () => new Promise<void>(() => {}), timeoutMs: 5_000 } });
-    nodes.push(node);
     await enqueue('stuck', 1);
     await node.start();
     await settle();
@@ -168,7 +155,6 @@ describe('tracing', () => {
         },
       },
     });
-    nodes.push(node);
     await memory.jobEnqueue({ job: { name: 'quiet', payload: 1, traceContext: { traceparent: unsampled } } });
     await node.start();
     await settle();
@@ -178,7 +164,6 @@ describe('tracing', () => {
 
   it("links a dependant's span to the enqueue of each parent that was traced", async () => {
     const { node, enqueue, memory } = telemetryNode({ step: { handle: async () => {} } });
-    nodes.push(node);
     const inRequest = (name: string, payload: number) =>
       trace.getTracer('app').startActiveSpan(name, async (request) => {
         const { id } = await enqueue('step', payload);
@@ -206,7 +191,6 @@ describe('tracing', () => {
 
   it('links a minted occurrence’s span to the span that set its schedule up', async () => {
     const { node, memory, timers } = telemetryNode({ tick: { handle: async () => {} } });
-    nodes.push(node);
     const { schedule, setup } = await trace.getTracer('app').startActiveSpan('PUT /schedules/tick', async (span) => {
       const result = await memory.scheduleUpsert({ schedule: { name: 'tick', everyMs: 60_000, traceContext: currentTraceContext() } });
       span.end();
@@ -226,7 +210,6 @@ describe('tracing', () => {
 
   it('with telemetry.tracing false, stores no context and makes no span', async () => {
     const { node, enqueue, memory } = telemetryNode({ quiet: { handle: async () => {} } }, { telemetry: { tracing: false } });
-    nodes.push(node);
     const parent = trace.getTracer('app').startSpan('outer');
     const { id } = await enqueue('quiet', 1);
     parent.end();
@@ -240,7 +223,6 @@ describe('tracing', () => {
     sdk.off();
     let ran = 0;
     const { node, enqueue, memory } = telemetryNode({ plain: { handle: async () => void (ran += 1) } });
-    nodes.push(node);
     const { id } = await enqueue('plain', 1);
     await node.start();
     await settle();
