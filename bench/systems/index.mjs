@@ -18,6 +18,8 @@ export const variants = {
   // and an SDK whose spans go to a no-op exporter and whose metrics are aggregated (docs/observability.md).
   'ours-tuned-otel-api': { system: 'ours', label: 'ours, tuned, OTel API without SDK', settings: (c) => ({ concurrency: c, claimBatchSize: Math.min(c, 200), asyncClaimCommit: true, telemetry: 'api' }) },
   'ours-tuned-otel-sdk': { system: 'ours', label: 'ours, tuned, OTel SDK with no-op exporter', settings: (c) => ({ concurrency: c, claimBatchSize: Math.min(c, 200), asyncClaimCommit: true, telemetry: 'sdk' }) },
+  'ours-tuned-otel-traces': { system: 'ours', label: 'ours, tuned, OTel SDK, spans only', settings: (c) => ({ concurrency: c, claimBatchSize: Math.min(c, 200), asyncClaimCommit: true, telemetry: 'sdk-traces' }) },
+  'ours-tuned-otel-metrics': { system: 'ours', label: 'ours, tuned, OTel SDK, metrics only', settings: (c) => ({ concurrency: c, claimBatchSize: Math.min(c, 200), asyncClaimCommit: true, telemetry: 'sdk-metrics' }) },
   'graphile-default': { system: 'graphile', label: 'graphile-worker, defaults', settings: (c) => ({ concurrency: c }) },
   'graphile-tuned': { system: 'graphile', label: 'graphile-worker, tuned', settings: (c) => ({ concurrency: c, preset: { worker: graphileTuned } }) },
   'pgboss-default': { system: 'pgboss', label: 'pg-boss, defaults', settings: (c) => ({ workers: c }) },
@@ -31,6 +33,8 @@ export const headline = {
   'ours-tuned': 200,
   'ours-tuned-otel-api': 200,
   'ours-tuned-otel-sdk': 200,
+  'ours-tuned-otel-traces': 200,
+  'ours-tuned-otel-metrics': 200,
   'graphile-default': 10,
   'graphile-tuned': 32,
   'pgboss-default': 10,

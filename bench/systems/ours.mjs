@@ -48,12 +48,14 @@ export default {
       close: () => dataSource.destroy(),
     };
   },
-  /** settings: WorkerOptions, plus the store option asyncClaimCommit and `telemetry` ('api' or 'sdk'). */
+  /** settings: WorkerOptions, plus the store option asyncClaimCommit and `telemetry` ('api', 'sdk', 'sdk-traces' or 'sdk-metrics'). */
   async worker(url, { asyncClaimCommit, telemetry: otel, ...settings }, handler, max = 10) {
     const { dataSource, store } = await open(url, max, { asyncClaimCommit });
-    if (otel === 'sdk') await registerNoopSdk();
+    if (otel?.startsWith('sdk')) await registerNoopSdk();
     const silent = { log() {}, warn() {}, error() {} };
-    const telemetry = otel ? SchedulerTelemetry.create(true, { store, logger: silent, errorLogDetail: 'message' }) : null;
+    // sdk-traces and sdk-metrics split the SDK's cost between spans and samples.
+    const options = otel === 'sdk-traces' ? { metrics: false } : otel === 'sdk-metrics' ? { tracing: false } : true;
+    const telemetry = otel ? SchedulerTelemetry.create(options, { store, logger: silent, errorLogDetail: 'message' }) : null;
     const invoker = new FunctionInvoker({
       noop: { handle: (payload, context) => handler(payload, context.attempt), retry: { baseDelayMs: 10, maxDelayMs: 100 } },
     });

@@ -54,8 +54,11 @@ export class SchedulerTelemetry {
   }
 
   /**
-   * The telemetry for `options`, or null when it is off or `@opentelemetry/api` is not installed.
-   * Bad options are refused with an InvalidArgumentError.
+   * The telemetry for `options`, or null when it is off, when `@opentelemetry/api` is not
+   * installed, or when no SDK is registered yet: then no hook, listener or gauge is installed at
+   * all, and the node runs exactly as it would without telemetry (a no-op span per attempt
+   * measurably slowed a drain). Register the SDK before the app is created. Bad options are
+   * refused with an InvalidArgumentError.
    */
   static create(
     options: SchedulerTelemetryOptions | boolean | undefined,
@@ -64,7 +67,14 @@ export class SchedulerTelemetry {
     const resolved = resolveTelemetryOptions(options);
     if (resolved === null) return null;
     const api = otelApi();
-    return api === null ? null : new SchedulerTelemetry(api, resolved, deps);
+    if (api === null) return null;
+    const registered = registeredSdk(api);
+    const effective = { ...resolved, tracing: resolved.tracing && registered.tracing, metrics: resolved.metrics && registered.metrics };
+    if (!effective.tracing && !effective.metrics) {
+      deps.logger.debug?.('@opentelemetry/api is installed but no SDK was registered when the scheduler was built, so it reports no spans or metrics; register the SDK before creating the app.');
+      return null;
+    }
+    return new SchedulerTelemetry(api, effective, deps);
   }
 
   /** The active span's context when tracing is on (for a schedule to store), else undefined. */
@@ -158,6 +168,17 @@ export function currentTraceContext(): TraceContext | undefined {
   const span = api?.trace.getSpan(api.context.active());
   if (!api || !span || !api.isSpanContextValid(span.spanContext())) return undefined;
   return traceContextOf(span.spanContext());
+}
+
+/**
+ * Which SDK parts the host registered. The API's global tracer provider is a proxy that has a
+ * delegate tracer only once an SDK is set; its meter provider is the no-op one until then.
+ */
+function registeredSdk(api: Otel): { readonly tracing: boolean; readonly metrics: boolean } {
+  const tracerProvider = api.trace.getTracerProvider() as { getDelegateTracer?: (name: string, version?: string) => unknown };
+  const tracing = typeof tracerProvider.getDelegateTracer === 'function' ? tracerProvider.getDelegateTracer(SCOPE, packageVersion()) !== undefined : true;
+  const metrics = api.metrics.getMeterProvider().getMeter(SCOPE).constructor !== api.createNoopMeter().constructor;
+  return { tracing, metrics };
 }
 
 function resolveTelemetryOptions(options: SchedulerTelemetryOptions | boolean | undefined): Required<SchedulerTelemetryOptions> | null {

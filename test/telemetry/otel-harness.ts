@@ -80,7 +80,8 @@ export function telemetryNode(
   const memory = new MemoryJobStore({ clock: options.storeClock ?? timers.clock });
   const store = options.store ? options.store(memory) : memory;
   const logger = options.logger ?? { log() {}, warn() {}, error() {} };
-  const telemetry = SchedulerTelemetry.create(options.telemetry, { store, logger, errorLogDetail: options.errorLogDetail ?? 'message', clock: timers.clock })!;
+  // Null without an SDK (or with everything off): the node then runs without any telemetry.
+  const telemetry = SchedulerTelemetry.create(options.telemetry, { store, logger, errorLogDetail: options.errorLogDetail ?? 'message', clock: timers.clock });
   const node = new WorkerNode({
     store,
     invoker: new FunctionInvoker(handlers),
@@ -89,12 +90,14 @@ export function telemetryNode(
     timers,
     random: new SeededRandom(3n),
     logger,
-    attemptHooks: telemetry.attemptHook ? [telemetry.attemptHook] : [],
+    attemptHooks: telemetry?.attemptHook ? [telemetry.attemptHook] : [],
   });
-  const detach = telemetry.attach(node);
+  const detach = telemetry?.attach(node) ?? (() => {});
   built.push(node);
   /** Enqueues as the Nest client does: inside a `send` span, storing its context with the job. */
   const enqueue = (name: string, payload: unknown, extra: Record<string, unknown> = {}) =>
-    telemetry.send({ queues: new Map([[(extra.queue as string) ?? 'default', 1]]), name }, (traceContext) => memory.jobEnqueue({ job: { name, payload, ...extra, ...(traceContext ? { traceContext } : {}) } }), (r) => r.id);
+    telemetry === null
+      ? memory.jobEnqueue({ job: { name, payload, ...extra } })
+      : telemetry.send({ queues: new Map([[(extra.queue as string) ?? 'default', 1]]), name }, (traceContext) => memory.jobEnqueue({ job: { name, payload, ...extra, ...(traceContext ? { traceContext } : {}) } }), (r) => r.id);
   return { timers, memory, node, telemetry, enqueue, detach };
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { ManualClock } from '../../lib/core/index.js';
 import { currentTraceContext, LEASE_LOST_EVENT, STALE_OUTCOME_EVENT } from '../../lib/telemetry/index.js';
 import { PermanentJobError, type FunctionHandler } from '../../lib/worker/index.js';
@@ -9,6 +10,7 @@ import { useSdk, telemetryNode } from './otel-harness.js';
 const SECRET = { card: '4111-1111-1111-1111' };
 
 const sdk = useSdk();
+const exporter = new InMemorySpanExporter();
 
 function blocking() {
   let release!: () => void;
@@ -219,10 +221,25 @@ describe('tracing', () => {
     expect(sdk.spans().map((s) => s.name)).toEqual(['outer']);
   });
 
+  it('with only a tracer provider registered, traces and keeps metrics off', async () => {
+    sdk.off();
+    trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
+    const { node, enqueue, telemetry } = telemetryNode({ plain: { handle: async () => {} } });
+    await enqueue('plain', 1);
+    await node.start();
+    await settle();
+    expect(telemetry).not.toBeNull();
+    expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual(['send default', 'process default']);
+    expect(node.events.listenerCount('attemptStarted')).toBe(0); // the metrics' only listener
+  });
+
   it('without an SDK, stores no context and the attempt runs as it would without telemetry', async () => {
     sdk.off();
     let ran = 0;
-    const { node, enqueue, memory } = telemetryNode({ plain: { handle: async () => void (ran += 1) } });
+    const { node, enqueue, memory, telemetry } = telemetryNode({ plain: { handle: async () => void (ran += 1) } });
+    // No SDK when the node is built: no telemetry at all, so no hook or listener costs the drain anything.
+    expect(telemetry).toBeNull();
+    expect(node.events.listenerCount('settled')).toBe(0);
     const { id } = await enqueue('plain', 1);
     await node.start();
     await settle();
