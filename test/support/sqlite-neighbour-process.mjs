@@ -39,7 +39,18 @@ for await (const command of lines) {
     insert.run(Date.now());
     say('locked');
   } else if (command === 'release') {
-    db.exec('COMMIT');
+    // Before the store switches a fresh file to WAL, the file is in rollback-journal mode, where a
+    // commit needs every reader gone: the store's retry can hold a shared lock for an instant.
+    // A real neighbour's busy timeout waits that out; this one retries without blocking.
+    for (;;) {
+      try {
+        db.exec('COMMIT');
+        break;
+      } catch (error) {
+        if (error.code !== 'SQLITE_BUSY') throw error;
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+    }
     say('released');
   } else if (command === 'write') {
     await writeOnce();
