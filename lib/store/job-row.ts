@@ -1,4 +1,4 @@
-import { OccurrenceId, type DependencyMode, type JobRecord, type LifecycleFields, type RetryPolicy } from '../core/index.js';
+import { OccurrenceId, storedTraceContext, type DependencyMode, type JobRecord, type LifecycleFields, type RetryPolicy } from '../core/index.js';
 
 /** A job as an adapter keeps it: lifecycle fields plus identity, with instants in epoch ms. */
 export interface JobRow extends LifecycleFields {
@@ -55,7 +55,7 @@ export function toJob(row: JobRow): JobRecord {
     concurrencyKey: row.concurrencyKey,
     uniqueKey: row.uniqueKey,
     retry: row.retry === null ? null : (JSON.parse(row.retry) as Partial<RetryPolicy>),
-    traceContext: row.traceparent == null ? null : row.tracestate == null ? { traceparent: row.traceparent } : { traceparent: row.traceparent, tracestate: row.tracestate },
+    traceContext: storedTraceContext(row.traceparent, row.tracestate),
     createdAt: new Date(row.createdAt),
     updatedAt: new Date(row.updatedAt),
     finishedAt: row.finishedAt === null ? null : new Date(row.finishedAt),

@@ -1,4 +1,4 @@
-import type { DependencyMode, JobState } from '../core/index.js';
+import { storedTraceContext, type DependencyMode, type JobState } from '../core/index.js';
 import type { EdgeJob, JobThroughput, LimitHolder, ObserverStatus, ThroughputBucket } from './job-store.types.js';
 
 /** Default and most edges {@link OperatorStore.jobEdges} returns per side. */
@@ -128,8 +128,7 @@ export function toObserverStatus(row: DriverObserverStatus, cap: number): Observ
 /** The edge as an operator sees it, with whether it released its share of the latch. */
 export function toEdgeJob(row: EdgeRow): EdgeJob {
   const satisfied = row.settled && (row.parentState === 'succeeded' || row.mode === 'on_any_terminal');
-  const traceContext = row.traceparent == null ? null : row.tracestate == null ? { traceparent: row.traceparent } : { traceparent: row.traceparent, tracestate: row.tracestate };
-  return { id: row.id, name: row.name, queue: row.queue, state: row.state, settled: row.settled, satisfied, traceContext };
+  return { id: row.id, name: row.name, queue: row.queue, state: row.state, settled: row.settled, satisfied, traceContext: storedTraceContext(row.traceparent, row.tracestate) };
 }
 
 /** Cuts a driver's `limit + 1` rows to `limit`, sorted by id, and says whether any were left over. */

@@ -52,15 +52,14 @@ export class AttemptExecutor {
   async execute(job: JobRecord, abort: AttemptAbort): Promise<AttemptReport> {
     const { store, invoker, logger } = this.deps;
     const definition = invoker.definition(job.name);
-    const fields = jobLogFields(job);
     if (!definition) {
-      logger.error(`QUARANTINED ${job.name} ${job.id}: no handler for "${job.name}" is registered on this node; replay it once one is.`, fields);
+      logger.error(`QUARANTINED ${job.name} ${job.id}: no handler for "${job.name}" is registered on this node; replay it once one is.`, jobLogFields(job));
       return report({ jobId: job.id, attempt: job.attempt, kind: 'quarantined', reason: `no handler for "${job.name}" on this node` });
     }
     const rejected = definition.validate ? validationFailure(definition.validate, job.payload) : null;
     if (rejected !== null) {
       // The reason goes to the job's lastError, not the log: a validator's message may quote the payload.
-      logger.error(`QUARANTINED ${job.name} ${job.id}: its payload failed the job's validation; the reason is the job's last error. Fix the payload's producer or the validator, then replay it.`, fields);
+      logger.error(`QUARANTINED ${job.name} ${job.id}: its payload failed the job's validation; the reason is the job's last error. Fix the payload's producer or the validator, then replay it.`, jobLogFields(job));
       return report({ jobId: job.id, attempt: job.attempt, kind: 'quarantined', reason: `payload failed validation: ${rejected}` });
     }
     const transaction: AttemptTransaction | null =
@@ -73,12 +72,12 @@ export class AttemptExecutor {
       const run = hooks.length === 0 ? invoke : () => runAttemptHooks(hooks, attemptHookContext(job, context, this.deps.workerId), invoke);
       await this.withTimeout(transaction ? transaction.run(run) : run(), definition.timeoutMs, abort);
     } catch (error) {
-      await transaction?.rollback().catch((rollbackError: unknown) => logger.warn(`rollback of ${job.name} ${job.id} failed: ${describe(rollbackError)}`, fields));
+      await transaction?.rollback().catch((rollbackError: unknown) => logger.warn(`rollback of ${job.name} ${job.id} failed: ${describe(rollbackError)}`, jobLogFields(job)));
       // The log line is bounded and escaped (a handler's error may quote the payload or carry
       // escapes); lastError keeps the whole text for the operator.
       const message = describeError(error, this.deps.errorLogDetail);
       if (isInstance(error, PermanentJobError)) {
-        logger.warn(`${job.name} ${job.id} attempt ${job.attempt} failed permanently: ${message}`, fields);
+        logger.warn(`${job.name} ${job.id} attempt ${job.attempt} failed permanently: ${message}`, jobLogFields(job));
         return report({ jobId: job.id, attempt: job.attempt, kind: 'dead_lettered', error: errorDetail(error) }, describeError(error, 'class'));
       }
       // The job's own retry fields, set at enqueue on whichever node produced it, win over the handler's.
@@ -87,7 +86,7 @@ export class AttemptExecutor {
         job.attempt < job.maxAttempts
           ? `${job.name} ${job.id} attempt ${job.attempt} of ${job.maxAttempts} failed (${message}); retrying in ${delay} ms.`
           : `${job.name} ${job.id} attempt ${job.attempt} of ${job.maxAttempts} failed (${message}); no attempts left.`,
-        fields,
+        jobLogFields(job),
       );
       return report({ jobId: job.id, attempt: job.attempt, kind: 'failed', error: errorDetail(error), retryDelayMs: delay }, describeError(error, 'class'));
     }

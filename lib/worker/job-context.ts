@@ -66,12 +66,12 @@ export class AttemptContext<TPayload = unknown> implements JobContext<TPayload> 
     this.maxAttempts = job.maxAttempts;
     this.scheduledFor = job.scheduledFor;
     const prefix = `${job.name} ${job.id} attempt ${job.attempt}: `;
-    const fields = jobLogFields(job);
+    // The fields are built per line: most attempts log nothing.
     this.logger = {
-      log: (message) => logger.log(prefix + message, fields),
-      warn: (message) => logger.warn(prefix + message, fields),
-      error: (message) => logger.error(prefix + message, fields),
-      debug: (message) => logger.debug?.(prefix + message, fields),
+      log: (message) => logger.log(prefix + message, jobLogFields(job)),
+      warn: (message) => logger.warn(prefix + message, jobLogFields(job)),
+      error: (message) => logger.error(prefix + message, jobLogFields(job)),
+      debug: (message) => logger.debug?.(prefix + message, jobLogFields(job)),
     };
   }
 

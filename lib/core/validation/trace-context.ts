@@ -11,6 +11,12 @@ export interface TraceContext {
   readonly tracestate?: string;
 }
 
+/** The trace context a store row holds as two nullable columns, or null when it holds none. */
+export function storedTraceContext(traceparent: string | null | undefined, tracestate: string | null | undefined): TraceContext | null {
+  if (traceparent == null) return null;
+  return tracestate == null ? { traceparent } : { traceparent, tracestate };
+}
+
 /** Longest `tracestate` kept, in characters: the W3C limit of 32 members fits well inside it. */
 export const MAX_TRACESTATE = 512;
 

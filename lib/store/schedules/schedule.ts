@@ -1,4 +1,4 @@
-import type { Recurrence } from '../../core/index.js';
+import { storedTraceContext, type Recurrence } from '../../core/index.js';
 import type { Schedule, ScheduleState } from './schedule.types.js';
 
 /** A schedule as adapters keep it, instants in epoch milliseconds, payload as JSON text. */
@@ -50,7 +50,7 @@ export function toSchedule(row: ScheduleRow): Schedule {
     skippedTicks: row.skippedTicks,
     lastSkippedFor: date(row.lastSkippedFor),
     lastSkipReason: row.lastSkipReason,
-    traceContext: row.traceparent == null ? null : row.tracestate == null ? { traceparent: row.traceparent } : { traceparent: row.traceparent, tracestate: row.tracestate },
+    traceContext: storedTraceContext(row.traceparent, row.tracestate),
     createdAt: new Date(row.createdAt),
     updatedAt: new Date(row.updatedAt),
   };
