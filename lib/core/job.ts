@@ -31,6 +31,8 @@ export interface JobRecord<TPayload = unknown> {
   readonly state: JobState;
   /** The earliest instant a worker may claim the job. */
   readonly runAt: Date;
+  /** Claims take due jobs with a lower priority first (-10 to 10, default 0). */
+  readonly priority: number;
   /** Attempts charged so far, including a running one. */
   readonly attempt: number;
   readonly maxAttempts: number;

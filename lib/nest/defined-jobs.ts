@@ -7,11 +7,12 @@ import type { JobDefaults, JobHandlerRegistry } from './job-handler.registry.js'
 
 /** The enqueue defaults a definition gives, over the module's default attempts. */
 export function definitionDefaults(definition: DefinedJob, defaultMaxAttempts: number): JobDefaults {
-  const { name, queue = DEFAULT_QUEUE, maxAttempts = defaultMaxAttempts, concurrencyKey, concurrencyLimit } = definition;
+  const { name, queue = DEFAULT_QUEUE, maxAttempts = defaultMaxAttempts, priority, concurrencyKey, concurrencyLimit } = definition;
   const key = concurrencyKey as ((payload: unknown) => string) | undefined;
-  if (concurrencyLimit === undefined) return key ? { name, queue, maxAttempts, concurrencyKey: key } : { name, queue, maxAttempts };
+  const base = priority === undefined ? { name, queue, maxAttempts } : { name, queue, maxAttempts, priority };
+  if (concurrencyLimit === undefined) return key ? { ...base, concurrencyKey: key } : base;
   // As for @Job: a limit without a key caps the job itself, keyed by its wire name.
-  return { name, queue, maxAttempts, concurrencyKey: key ?? (() => name), concurrencyLimit };
+  return { ...base, concurrencyKey: key ?? (() => name), concurrencyLimit };
 }
 
 /** Checks the `worker` and `jobs` options before anything is written. */
@@ -52,6 +53,7 @@ export function registerDefinedJobs(registry: JobHandlerRegistry, options: Sched
       const differs = [
         handler.queue !== defaults.queue && 'queue',
         handler.maxAttempts !== defaults.maxAttempts && 'maxAttempts',
+        handler.priority !== defaults.priority && 'priority',
         !isDeepStrictEqual(handler.options.retry, definition.retry) && 'retry',
         handler.options.concurrencyKey !== definition.concurrencyKey && 'concurrencyKey',
         handler.options.concurrencyLimit !== definition.concurrencyLimit && 'concurrencyLimit',

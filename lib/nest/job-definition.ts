@@ -1,5 +1,6 @@
 import {
   assertMaxAttempts,
+  assertPriority,
   assertPositiveInteger,
   assertQueueName,
   assertWireName,
@@ -28,6 +29,11 @@ export interface DefineJobOptions<TPayload> {
   readonly queue?: string;
   /** Attempts before dead-lettering. Default: the module's `maxAttempts` (10). */
   readonly maxAttempts?: number;
+  /**
+   * Claims take due jobs with a lower priority first: a whole number from -10 (first) to 10
+   * (last). Default 0. An enqueue's `priority` overrides it.
+   */
+  readonly priority?: number;
   /** The retry policy of its handler, over the worker module's `retry`. Applied where the job runs. */
   readonly retry?: Partial<RetryPolicy>;
   /** The concurrency key of each job, computed from its payload at enqueue (a tenant, an account). */
@@ -57,7 +63,7 @@ export type PayloadOf<D> = D extends DefinedJob<infer P> ? P : never;
 export type DefinedJobSpec<TPayload> = { readonly job: DefinedJob<TPayload>; readonly payload: TPayload };
 
 /** The keys of {@link DefineJobOptions}, which `@Job(definition, options)` may not set again. */
-export const DEFINITION_KEYS: readonly string[] = ['name', 'queue', 'maxAttempts', 'retry', 'concurrencyKey', 'concurrencyLimit'];
+export const DEFINITION_KEYS: readonly string[] = ['name', 'queue', 'maxAttempts', 'priority', 'retry', 'concurrencyKey', 'concurrencyLimit'];
 /** `@Job` options that only a handler has; named in the refusal of defineJob, which does not take them. */
 const HANDLER_KEYS = new Set(['timeoutMs', 'transaction', 'schedule', 'validate']);
 
@@ -94,17 +100,18 @@ export function defineJob<TPayload>(options: DefineJobOptions<TPayload>): Define
       throw error;
     }
   };
-  const { queue, maxAttempts, retry, concurrencyKey, concurrencyLimit } = options;
+  const { queue, maxAttempts, priority, retry, concurrencyKey, concurrencyLimit } = options;
   if (queue !== undefined) owned(() => assertQueueName(queue, 'queue'));
   const ceiling = Math.max(DEFAULT_LIMITS.maxAttemptsCeiling, Number.isSafeInteger(maxAttempts) ? (maxAttempts as number) : 0);
   if (maxAttempts !== undefined) owned(() => assertMaxAttempts(maxAttempts, ceiling, 'maxAttempts'));
+  if (priority !== undefined) owned(() => assertPriority(priority, 'priority'));
   if (retry !== undefined) owned(() => resolveRetryPolicy(retry, DEFAULT_RETRY_POLICY));
   if (concurrencyKey !== undefined && typeof concurrencyKey !== 'function') refuse('sets concurrencyKey to something other than a function of the payload.', 'concurrencyKey');
   if (concurrencyLimit !== undefined) owned(() => assertPositiveInteger(concurrencyLimit, 'concurrencyLimit', 10_000));
 
   // Only the keys given, so spreading a definition into @Job options adds no undefined values.
   const fields = Object.fromEntries(
-    Object.entries({ name, queue, maxAttempts, retry: retry && Object.freeze({ ...retry }), concurrencyKey, concurrencyLimit }).filter(([, v]) => v !== undefined),
+    Object.entries({ name, queue, maxAttempts, priority, retry: retry && Object.freeze({ ...retry }), concurrencyKey, concurrencyLimit }).filter(([, v]) => v !== undefined),
   );
   Object.defineProperty(fields, DEFINED_JOB, { value: true });
   return Object.freeze(fields) as unknown as DefinedJob<TPayload>;

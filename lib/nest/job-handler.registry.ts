@@ -12,6 +12,8 @@ export interface RegisteredJob {
   readonly options: JobOptions<string>;
   readonly queue: string;
   readonly maxAttempts: number;
+  /** The priority of its jobs when an enqueue sets none; absent for the default, 0. */
+  readonly priority?: number;
   readonly definition: JobDefinition;
   /** The schedule this handler declares, ready to upsert at boot. */
   readonly schedule?: ScheduleInput;
@@ -21,7 +23,7 @@ export interface RegisteredJob {
 }
 
 /** What an enqueue takes from a handler or a definition when the call does not say. */
-export type JobDefaults = Pick<RegisteredJob, 'name' | 'queue' | 'maxAttempts' | 'concurrencyKey' | 'concurrencyLimit'>;
+export type JobDefaults = Pick<RegisteredJob, 'name' | 'queue' | 'maxAttempts' | 'priority' | 'concurrencyKey' | 'concurrencyLimit'>;
 
 /** The handlers and observers this application registered. Filled by the explorer at module init. */
 @Injectable()

@@ -38,6 +38,8 @@ export interface EnqueueJobOptions {
   readonly queue?: string;
   /** Overrides `maxAttempts` from the job's `@Job` options. */
   readonly maxAttempts?: number;
+  /** Overrides `priority` from the job's `@Job` options: -10 (first) to 10 (last). */
+  readonly priority?: number;
   /**
    * Jobs that must finish first. The job waits in `awaiting_parents` until each has finished; the
    * ids must exist already (or be earlier in the same `enqueueMany`).
@@ -280,7 +282,8 @@ export class SchedulerClient {
     }
     const { name, job: definition, payload, ...options } = readOnce(job, ['name', 'job', 'payload']);
     const registered = this.registered({ name, job: definition }, index === undefined ? 'name' : `jobs[${index}].name`);
-    return { queue: registered.queue, maxAttempts: registered.maxAttempts, ...this.concurrency(registered, payload), ...stripUndefined(options), name: registered.name, payload };
+    const priority = registered.priority === undefined ? {} : { priority: registered.priority };
+    return { queue: registered.queue, maxAttempts: registered.maxAttempts, ...priority, ...this.concurrency(registered, payload), ...stripUndefined(options), name: registered.name, payload };
   }
 
   /** The key (and limit) the handler's options declare for this payload. */

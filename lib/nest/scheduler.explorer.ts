@@ -3,6 +3,7 @@ import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
 import {
   assertMaxAttempts,
+  assertPriority,
   assertNonEmptyString,
   assertPositiveInteger,
   assertQueueName,
@@ -35,7 +36,7 @@ import { assertObserversHaveWorker, registerDefinedJobs } from './defined-jobs.j
 import { SCHEDULER_STORE, SCHEDULER_WORKER_OPTIONS } from './scheduler.tokens.js';
 
 /** Every option `@Job` takes; anything else is a typo, refused rather than ignored. */
-const JOB_OPTION_KEYS = new Set(['name', 'queue', 'maxAttempts', 'retry', 'timeoutMs', 'transaction', 'schedule', 'validate', 'concurrencyKey', 'concurrencyLimit']);
+const JOB_OPTION_KEYS = new Set(['name', 'queue', 'maxAttempts', 'priority', 'retry', 'timeoutMs', 'transaction', 'schedule', 'validate', 'concurrencyKey', 'concurrencyLimit']);
 /** Longest `timeoutMs`: the longest a timer can wait (about 24.8 days). */
 const MAX_TIMEOUT_MS = 2_147_483_647;
 
@@ -121,6 +122,7 @@ export class SchedulerExplorer implements OnModuleInit {
         options.maxAttempts === undefined
           ? defaultMaxAttempts
           : owned(() => assertMaxAttempts(options.maxAttempts, this.store.limits.maxAttemptsCeiling, 'maxAttempts'));
+      const priority = options.priority === undefined ? undefined : owned(() => assertPriority(options.priority, 'priority'));
       const concurrency = owned(() => this.concurrency(className, name, options));
       if (options.validate !== undefined && typeof options.validate !== 'function') {
         throw new InvalidArgumentError(BAD_HANDLER_OPTION(className, name, 'validate', 'a function'), 'validate');
@@ -138,6 +140,7 @@ export class SchedulerExplorer implements OnModuleInit {
         options,
         queue,
         maxAttempts,
+        ...(priority === undefined ? {} : { priority }),
         schedule: options.schedule !== undefined ? this.declaredSchedule(name, className, queue, maxAttempts, options.schedule) : undefined,
         definition: {
           retry,

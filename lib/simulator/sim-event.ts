@@ -13,6 +13,7 @@ export interface RowView {
   readonly workerId: string | null;
   readonly leasedUntil: number | null;
   readonly runAt: number;
+  readonly priority: number;
   readonly cancelRequested: boolean;
   readonly scheduleId: string | null;
   readonly scheduledFor: number;
@@ -34,8 +35,8 @@ export function errorLine(error: string | null): string | null {
 
 /** The fields of a row the event log keeps (the payload and output stay out of it). */
 export function rowView(row: JobRow): RowView {
-  const { id, name, queue, state, attempt, maxAttempts, workerId, leasedUntil, runAt, cancelRequested, scheduleId, scheduledFor, concurrencyKey, uniqueKey, pendingParents, lastError } = row;
-  return { id, name, queue, state, attempt, maxAttempts, workerId, leasedUntil, runAt, cancelRequested, scheduleId, scheduledFor, concurrencyKey, uniqueKey, pendingParents, lastError: errorLine(lastError) };
+  const { id, name, queue, state, attempt, maxAttempts, workerId, leasedUntil, runAt, priority, cancelRequested, scheduleId, scheduledFor, concurrencyKey, uniqueKey, pendingParents, lastError } = row;
+  return { id, name, queue, state, attempt, maxAttempts, workerId, leasedUntil, runAt, priority, cancelRequested, scheduleId, scheduledFor, concurrencyKey, uniqueKey, pendingParents, lastError: errorLine(lastError) };
 }
 
 /** Who made a store call: a worker node, the producer, or the operator. */

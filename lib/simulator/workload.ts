@@ -42,6 +42,14 @@ export function simUuid(r: SeededRandom): string {
 }
 
 /**
+ * A job's priority, from -3 to 3, taken from its id rather than drawn: a draw would shift the random
+ * stream, and every seed would run a different workload than before priorities.
+ */
+export function simPriority(id: string): number {
+  return (parseInt(id.slice(-2), 16) % 7) - 3;
+}
+
+/**
  * Builds a run's jobs: plain, flaky and poison jobs, small dependency graphs in both modes,
  * concurrency-keyed jobs and recurring schedules, enqueued in bursts across the safety phase;
  * and, when `limitChanges` is given, the operator's changes of the keys' caps.
@@ -54,15 +62,10 @@ export function buildWorkload(
 ): Workload {
   const batches: EnqueueBatch[] = [];
   const when = () => (r.next() < 0.4 ? 0 : r.nextInt(Math.floor(safetyMs * 0.8)));
-  const job = (kind: SimPayload['kind'], extra: Partial<EnqueueInput<SimPayload>> = {}, failTimes = 0): EnqueueInput<SimPayload> => ({
-    id: simUuid(r),
-    name: SIM_JOB,
-    queue: SIM_QUEUE,
-    payload: { kind, failTimes },
-    maxAttempts: w.maxAttempts,
-    delayMs: r.next() < 0.2 ? r.nextInt(3000) : 0,
-    ...extra,
-  });
+  const job = (kind: SimPayload['kind'], extra: Partial<EnqueueInput<SimPayload>> = {}, failTimes = 0): EnqueueInput<SimPayload> => {
+    const id = simUuid(r);
+    return { id, name: SIM_JOB, queue: SIM_QUEUE, payload: { kind, failTimes }, maxAttempts: w.maxAttempts, priority: simPriority(id), delayMs: r.next() < 0.2 ? r.nextInt(3000) : 0, ...extra };
+  };
   const single = (input: EnqueueInput<SimPayload>) => batches.push({ atMs: when(), inputs: [input] });
 
   for (let i = 0; i < w.plain; i++) single(job('plain'));

@@ -3,6 +3,8 @@ import {
   assertDelayMs,
   assertInstant,
   assertMaxAttempts,
+  assertPriority,
+  DEFAULT_PRIORITY,
   assertNonEmptyString,
   assertQueueName,
   assertUuid,
@@ -41,6 +43,8 @@ export interface NewJob {
   readonly runAt: number | null;
   readonly delayMs: number;
   readonly maxAttempts: number;
+  /** Lower first; 0 unless set. */
+  readonly priority?: number;
   /** Set for jobs a schedule mints: their id is the occurrence id. */
   readonly scheduleId?: string | null;
   /** Parents, deduplicated, never the job itself. Empty when it has none. */
@@ -58,7 +62,7 @@ export interface NewJob {
   readonly tracestate?: string | null;
 }
 
-const KNOWN_KEYS = new Set(['name', 'payload', 'id', 'queue', 'runAt', 'delayMs', 'maxAttempts', 'dependsOn', 'dependencyMode', 'concurrencyKey', 'concurrencyLimit', 'uniqueKey', 'uniqueKeyMode', 'retry', 'traceContext']);
+const KNOWN_KEYS = new Set(['name', 'payload', 'id', 'queue', 'runAt', 'delayMs', 'priority', 'maxAttempts', 'dependsOn', 'dependencyMode', 'concurrencyKey', 'concurrencyLimit', 'uniqueKey', 'uniqueKeyMode', 'retry', 'traceContext']);
 
 /** Most parents one job may wait for. */
 export const MAX_PARENTS = 10_000;
@@ -106,6 +110,7 @@ export function normalizeEnqueue(given: EnqueueInput, limits: SchedulerLimits, i
     input.maxAttempts === undefined
       ? DEFAULT_MAX_ATTEMPTS
       : assertMaxAttempts(input.maxAttempts, limits.maxAttemptsCeiling, `${where}maxAttempts`);
+  const priority = input.priority === undefined ? DEFAULT_PRIORITY : assertPriority(input.priority, `${where}priority`);
   if (input.runAt !== undefined && input.delayMs !== undefined) {
     throw new InvalidArgumentError(`${where}runAt and ${where}delayMs cannot both be set; pick one.`, `${where}runAt`);
   }
@@ -143,6 +148,7 @@ export function normalizeEnqueue(given: EnqueueInput, limits: SchedulerLimits, i
     runAt,
     delayMs,
     maxAttempts,
+    ...(priority === DEFAULT_PRIORITY ? {} : { priority }),
     dependsOn,
     dependencyMode: dependsOn.length > 0 ? (input.dependencyMode ?? 'on_success') : null,
     concurrencyKey: input.concurrencyKey ?? null,

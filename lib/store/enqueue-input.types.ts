@@ -15,6 +15,11 @@ export interface EnqueueInput<TPayload = unknown> {
   readonly runAt?: Date;
   /** Run this long after the store's current instant. Exclusive with `runAt`. */
   readonly delayMs?: number;
+  /**
+   * Claims take due jobs with a lower priority first, then by run time, then in enqueue order: a
+   * whole number from -10 (first) to 10 (last). Default 0, or the job's `@Job` default.
+   */
+  readonly priority?: number;
   /** Attempts before the job is dead-lettered. Default 10. */
   readonly maxAttempts?: number;
   /**

@@ -10,6 +10,8 @@ export interface JobRow extends LifecycleFields {
   /** JSON text. */
   readonly payload: string;
   readonly scheduledFor: number;
+  /** Lower first. */
+  readonly priority: number;
   readonly scheduleId: string | null;
   readonly pendingParents: number;
   readonly dependencyMode: DependencyMode | null;
@@ -38,6 +40,7 @@ export function toJob(row: JobRow): JobRecord {
     payload: JSON.parse(row.payload) as unknown,
     state: row.state,
     runAt: new Date(row.runAt),
+    priority: row.priority,
     attempt: row.attempt,
     maxAttempts: row.maxAttempts,
     workerId: row.workerId,
@@ -60,4 +63,9 @@ export function toJob(row: JobRow): JobRecord {
     updatedAt: new Date(row.updatedAt),
     finishedAt: row.finishedAt === null ? null : new Date(row.finishedAt),
   };
+}
+
+/** The order claims take due jobs in: priority (lower first), then run time, then enqueue order. */
+export function claimOrder(a: JobRow, b: JobRow): number {
+  return a.priority - b.priority || a.runAt - b.runAt || a.seq - b.seq;
 }

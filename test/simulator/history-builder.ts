@@ -14,6 +14,7 @@ export function row(overrides: Partial<RowView> = {}): RowView {
     workerId: null,
     leasedUntil: null,
     runAt: T0,
+    priority: 0,
     cancelRequested: false,
     scheduleId: null,
     scheduledFor: T0,

@@ -8,6 +8,7 @@ import {
   LostJobOracle,
   OccurrenceOracle,
   OutcomeProvenanceOracle,
+  PriorityOrderOracle,
   SingleLeaseOracle,
   TerminalStateOracle,
   UniqueKeyOracle,
@@ -279,5 +280,26 @@ describe('issue 19 item 9: unique key oracle', () => {
       write(keyed('a', { state: 'dead_lettered', attempt: 1 }), keyed('a')),
     ];
     expect(violations(new UniqueKeyOracle(), replayed)).toBe(1);
+  });
+});
+
+describe('priority order oracle', () => {
+  const claim = (at = T0) => call('jobClaim', worker('w1'), [{ workerId: 'w1', limit: 1, queues: ['default'], leaseMs: 5_000 }], [], at);
+  const urgent = row({ id: 'urgent', priority: -2 });
+  const later = row({ id: 'later', priority: 3 });
+
+  it('accepts a claim that took the most urgent due job, and passes over future, keyed and other queues', () => {
+    const oracle = new PriorityOrderOracle();
+    const future = row({ id: 'future', priority: -9, runAt: T0 + 1 });
+    const keyed = row({ id: 'keyed', priority: -9, concurrencyKey: 'tenant' });
+    const elsewhere = row({ id: 'elsewhere', priority: -9, queue: 'other' });
+    feed(oracle, [write(undefined, future), write(undefined, keyed), write(undefined, elsewhere), write(undefined, later), call('jobEnqueueMany', { kind: 'producer' }, []), write(urgent, running({ id: 'urgent', priority: -2 })), claim()]);
+    expect(oracle.report().violations).toBe(0);
+  });
+
+  it('counts a claim that left a more urgent due job behind', () => {
+    const oracle = new PriorityOrderOracle();
+    feed(oracle, [write(undefined, urgent), write(undefined, later), call('jobEnqueueMany', { kind: 'producer' }, []), write(later, running({ id: 'later', priority: 3 })), claim()]);
+    expect(oracle.report()).toMatchObject({ violations: 1, examples: [expect.stringContaining('left urgent of priority -2')] });
   });
 });

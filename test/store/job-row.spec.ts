@@ -10,6 +10,7 @@ const row = (over: Partial<JobRow> = {}): JobRow => ({
   payload: '{"a":1}',
   state: 'running',
   runAt: Date.UTC(2026, 10, 30),
+  priority: 0,
   attempt: 1,
   maxAttempts: 3,
   workerId: 'w',

@@ -75,11 +75,16 @@ describe('PostgreSQL claims for a worker serving 1,000 queues', () => {
         const due = nodes(plan).find((node) => node['Subplan Name'] === 'CTE due')!;
         expect(due['Node Type']).toBe('Limit');
         const within = nodes(due);
-        // The due jobs come from the claim index alone, in its order: no sort, no join (on the
-        // queue list or anything else), no list unnested.
-        const jobScans = within.filter((node) => node['Relation Name'] === 'jobs');
+        // The due jobs come from the claim index alone, in its order: the priorities in use, each
+        // an index-only probe, and for each one range of the index bounded by run_at. No sort, no
+        // join but the loop over the priorities (none on the queue list), no list unnested.
+        const jobScans = within.filter((node) => node['Relation Name'] === 'jobs' && node['Node Type'] === 'Index Scan');
         expect(jobScans.map((node) => `${node['Node Type']} ${node['Index Name']}`)).toEqual(['Index Scan jobs_claim_idx']);
-        expect(within.filter((node) => node['Node Type'] === 'Sort' || JOINS.includes(node['Node Type']) || node['Node Type'] === 'Function Scan')).toEqual([]);
+        expect(String(jobScans[0]!['Index Cond'])).toMatch(/^\(\(priority = p(_\d+)?\.v\) AND \(run_at <= now\(\)\)\)$/);
+        const probes = within.filter((node) => node['Relation Name'] === 'jobs' && node['Node Type'] !== 'Index Scan');
+        expect(new Set(probes.map((node) => `${node['Node Type']} ${node['Index Name']}`))).toEqual(new Set(['Index Only Scan jobs_claim_idx']));
+        expect(within.filter((node) => JOINS.includes(node['Node Type'])).map((node) => node['Node Type'])).toEqual(['Nested Loop']);
+        expect(within.filter((node) => node['Node Type'] === 'Sort' || node['Node Type'] === 'Function Scan')).toEqual([]);
         // Each row's queue is tested against a constant array, which PostgreSQL hashes; not one
         // computed at run time, which it would compare element by element.
         expect(String(jobScans[0]!.Filter)).toMatch(/\(queue = ANY \('\{q0,q1,q10,q100,q101,/);

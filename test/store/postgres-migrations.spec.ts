@@ -30,6 +30,7 @@ describe('PostgreSQL migrations', () => {
       { version: 12, name: 'listing_index_and_counts' },
       { version: 13, name: 'node_registry' },
       { version: 14, name: 'trace_context' },
+      { version: 15, name: 'priority' },
     ]);
     const { id } = await a.jobEnqueue({ job: { name: 'after.migrate', payload: 1 } });
     expect((await b.jobGet({ jobId: id }))?.name).toBe('after.migrate');
@@ -58,7 +59,7 @@ describe('PostgreSQL migrations', () => {
     ]);
     const indexes = await dataSource.query(`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'app_jobs' ORDER BY indexname`, [schema]);
     const byName = Object.fromEntries(indexes.map((i: { indexname: string; indexdef: string }) => [i.indexname, i.indexdef]));
-    expect(byName.app_jobs_claim_idx).toMatch(/\(run_at, seq\) WHERE \(state = 'scheduled'::text\)/);
+    expect(byName.app_jobs_claim_idx).toMatch(/\(priority, run_at, seq\) WHERE \(state = 'scheduled'::text\)/);
     expect(byName.app_jobs_lease_idx).toMatch(/\(leased_until\) WHERE \(state = 'running'::text\)/);
     expect(byName.app_jobs_running_idx).toBeUndefined();
     expect(byName.app_jobs_dead_letter_idx).toMatch(/WHERE \(state = 'dead_lettered'::text\)/);

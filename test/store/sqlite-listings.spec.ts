@@ -39,12 +39,12 @@ describe('SQLite listings and counts', () => {
     expect(all).not.toContain('state =');
     expect(await planOf(all)).toEqual([expect.stringMatching(/^SEARCH "?plan_jobs"? USING INTEGER PRIMARY KEY \(rowid<\?\)$/)]);
     // No other statement asks for NOCASE, so none is drawn to the state index: the claim keeps
-    // reading the claim index in run_at order.
+    // reading the claim index, one priority's range in run_at order.
     texts.length = 0;
     expect(await store.jobClaim({ workerId: 'w', limit: 5, queues: ['default'], leaseMs: 60_000 })).toHaveLength(5);
     const claim = texts.find((t) => t.includes('run_at'))!;
     const claimPlan = await planOf(claim);
-    expect(claimPlan).toContainEqual(expect.stringMatching(/USING INDEX "?plan_jobs_claim_idx"? \(run_at<\?\)$/));
+    expect(claimPlan).toContainEqual(expect.stringMatching(/USING INDEX "?plan_jobs_claim_idx"? \(priority=\? AND run_at<\?\)$/));
     expect(claimPlan.filter((step) => step.includes('plan_jobs_state_idx'))).toEqual([]);
   });
 

@@ -33,7 +33,9 @@ afterAll(async () => {
 // SQLite statements are calls into the library in this process, not network round trips, all inside
 // one IMMEDIATE transaction. Each operation reads the database clock first; enqueue checks the id
 // before inserting; claim and complete look whether limits or open dependency edges exist at all;
+// a claim reads its candidates (one priority's range of the claim index, and the lapsed leases)
+// before it leases them, so that a priority with only future-dated jobs is never walked;
 // the outcome write is one UPDATE per outcome (its triggers apply the effects).
 describe('statement budget on SQLite', () => {
-  statementBudgetCases(() => target, { enqueueOne: 3, claim32: 3, complete32: 34, sweep32: 3, list200: 1 });
+  statementBudgetCases(() => target, { enqueueOne: 3, claim32: 4, complete32: 34, sweep32: 3, list200: 1 });
 });

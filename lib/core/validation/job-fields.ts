@@ -78,6 +78,25 @@ export function assertMaxAttempts(value: unknown, ceiling: number, argument = 'm
   return value;
 }
 
+/** Most urgent priority: claims take lower numbers first. */
+export const MIN_PRIORITY = -10;
+/** Least urgent priority. */
+export const MAX_PRIORITY = 10;
+/** The priority of a job that sets none. */
+export const DEFAULT_PRIORITY = 0;
+
+/**
+ * A priority: a whole number from {@link MIN_PRIORITY} to {@link MAX_PRIORITY}, lower first. The
+ * range is small on purpose: a claim probes the claim index once per priority in use, so the
+ * number of distinct priorities bounds what a claim can cost (docs/priorities.md).
+ */
+export function assertPriority(value: unknown, argument = 'priority'): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < MIN_PRIORITY || value > MAX_PRIORITY) {
+    throw new InvalidArgumentError(`${argument} must be a whole number from ${MIN_PRIORITY} (first) to ${MAX_PRIORITY} (last), got ${showValue(value)}.`, argument);
+  }
+  return value;
+}
+
 /** A delay: finite, from zero to {@link MAX_DELAY_MS}; fractions round up to the next millisecond. */
 export function assertDelayMs(value: unknown, argument: string): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {

@@ -23,6 +23,11 @@ export interface JobOptions<N extends string = JobName> {
   readonly queue?: string;
   /** Attempts before dead-lettering. Default: the module's `maxAttempts` (10). */
   readonly maxAttempts?: number;
+  /**
+   * Claims take due jobs with a lower priority first: a whole number from -10 (first) to 10
+   * (last). Default 0. An enqueue's `priority` overrides it.
+   */
+  readonly priority?: number;
   /** Overrides the module's retry policy for this job. */
   readonly retry?: Partial<RetryPolicy>;
   /** Fail the attempt (and abort its signal) after this many milliseconds. */

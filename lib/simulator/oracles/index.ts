@@ -7,6 +7,7 @@ import { LostJobOracle } from './lost-job.oracle.js';
 import { OccurrenceOracle } from './occurrence.oracle.js';
 import type { Oracle } from './oracle.js';
 import { OutcomeProvenanceOracle } from './outcome-provenance.oracle.js';
+import { PriorityOrderOracle } from './priority-order.oracle.js';
 import { ScheduleCatchUpOracle } from './schedule-catch-up.oracle.js';
 import { SingleLeaseOracle } from './single-lease.oracle.js';
 import { ShutdownBoundOracle } from './shutdown-bound.oracle.js';
@@ -23,6 +24,7 @@ export {
   LostJobOracle,
   OccurrenceOracle,
   OutcomeProvenanceOracle,
+  PriorityOrderOracle,
   ScheduleCatchUpOracle,
   SingleLeaseOracle,
   ShutdownBoundOracle,
@@ -46,6 +48,7 @@ export function createOracles(caps: ReadonlyMap<string, number>, options: { shut
       new DependencyOrderOracle(),
       new OccurrenceOracle(),
       new UniqueKeyOracle(),
+      new PriorityOrderOracle(),
       new ScheduleCatchUpOracle(),
       new LivenessOracle(),
       new ShutdownBoundOracle(options.shutdownBoundMs),

@@ -28,7 +28,8 @@ export type MutantName =
   | 'max_attempts_off_by_one'
   | 'reclaim_without_state_check'
   | 'unique_key_ignored'
-  | 'limit_change_forgets_running';
+  | 'limit_change_forgets_running'
+  | 'priority_ignored';
 
 const real = LIFECYCLE_RULES;
 const REPORTS = new Set<JobEvent['kind']>(['succeed', 'fail', 'dead_letter', 'quarantine', 'relinquish']);
@@ -120,6 +121,25 @@ function limitChangeForgetsRunning(store: MemoryJobStore): void {
   };
 }
 
+/** The claim takes due jobs by run time alone, as if every job had the default priority. */
+function priorityIgnored(store: MemoryJobStore): void {
+  const { tables } = store as unknown as { tables: MemoryTables };
+  const claim = store.jobClaim.bind(store);
+  store.jobClaim = async (params) => {
+    const kept = new Map<string, number>();
+    for (const row of tables.jobs.values()) {
+      if (row.state !== 'scheduled' || row.priority === 0) continue;
+      kept.set(row.id, row.priority);
+      tables.jobs.set(row.id, { ...row, priority: 0 });
+    }
+    try {
+      return await claim(params);
+    } finally {
+      for (const [id, priority] of kept) tables.jobs.set(id, { ...tables.jobs.get(id)!, priority });
+    }
+  };
+}
+
 /** Every mutant, with the oracle that must catch it. */
 export const MUTANTS: readonly Mutant[] = [
   { name: 'no_fence', description: 'the outcome write ignores the lease', caughtBy: 'outcome_provenance', rules: noFence },
@@ -136,6 +156,7 @@ export const MUTANTS: readonly Mutant[] = [
     rules: real,
     sabotageStore: limitChangeForgetsRunning,
   },
+  { name: 'priority_ignored', description: 'the claim takes due jobs by run time alone, whatever their priority', caughtBy: 'priority_order', rules: real, sabotageStore: priorityIgnored },
 ];
 
 /** The mutant of that name; an unknown name throws, listing the known ones. */

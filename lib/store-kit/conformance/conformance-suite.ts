@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe } from '@jest/globals';
 import type { ConformanceTarget, SuiteContext } from './harness.js';
 import { badInputCases } from './cases/bad-input.cases.js';
 import { claimCases } from './cases/claim.cases.js';
+import { priorityCases } from './cases/priority.cases.js';
 import { dependencyCases } from './cases/dependency.cases.js';
 import { dependencyBatchCases } from './cases/dependency-batch.cases.js';
 import { dependencyCascadeCases } from './cases/dependency-cascade.cases.js';
@@ -56,6 +57,7 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('enqueue', () => enqueueCases(ctx));
   describe('ids of any version and variant', () => foreignIdCases(ctx));
   describe('claim', () => claimCases(ctx));
+  describe('priorities', () => priorityCases(ctx));
   describe('the fenced outcome write', () => fenceCases(ctx));
   describe('leases, heartbeats and the sweep', () => leaseCases(ctx));
   describe('retry schedule', () => retryCases(ctx));

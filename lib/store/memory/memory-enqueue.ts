@@ -48,6 +48,7 @@ export class MemoryEnqueue {
         state,
         runAt,
         scheduledFor: runAt,
+        priority: job.priority ?? 0,
         scheduleId: job.scheduleId ?? null,
         pendingParents,
         dependencyMode: job.dependencyMode ?? null,

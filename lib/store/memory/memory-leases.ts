@@ -1,6 +1,6 @@
 import type { DriverCompleteParams, DriverHeartbeatParams, DriverRelinquishParams } from '../checked/store-driver.js';
 import type { JobEvent, JobRecord } from '../../core/index.js';
-import { toJob, type JobRow } from '../job-row.js';
+import { claimOrder, toJob, type JobRow } from '../job-row.js';
 import type { ExpiredLease, HeartbeatResult, OutcomeResult } from '../job-store.types.js';
 import { limitKeysOf, pickWithinLimits } from '../limit-room.js';
 import type { CheckedClaimParams, NormalizedOutcome } from '../checked/store-params.js';
@@ -20,7 +20,7 @@ export class MemoryLeases {
     const wanted = new Set(queues.filter((q) => !tables.pausedQueues.has(q)));
     const candidates = [...tables.jobs.values()]
       .filter((row) => wanted.has(row.queue) && (includeLapsed || row.state !== 'running') && rules.isClaimable(row, now))
-      .sort((a, b) => a.runAt - b.runAt || a.seq - b.seq);
+      .sort(claimOrder);
     const picked = this.withinLimits(candidates, now, limit);
     return picked.map((row) => {
       const claimed = this.life.apply(row, { kind: 'claim', workerId, leaseMs }, now);

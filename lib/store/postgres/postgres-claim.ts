@@ -1,4 +1,4 @@
-import type { JobRow } from '../job-row.js';
+import { claimOrder, type JobRow } from '../job-row.js';
 import type { CheckedClaimParams } from '../checked/store-params.js';
 import type { PgExecutor } from './pg-executor.js';
 import type { claimLimitedQuery } from './queries/claim-limited.query.js';
@@ -45,7 +45,7 @@ export class PostgresClaimPath {
         rows = await this.limitedThenProvision(params);
       } else rows = fast.rows;
     }
-    return rows.sort((a, b) => a.runAt - b.runAt || a.seq - b.seq);
+    return rows.sort(claimOrder);
   }
 
   /**

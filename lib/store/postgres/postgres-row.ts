@@ -21,6 +21,7 @@ export function jobColumns(alias = 'j'): string {
     'state',
     'run_at',
     'scheduled_for',
+    'priority',
     'schedule_id',
     'pending_parents',
     'dependency_mode',
@@ -62,6 +63,7 @@ export interface PgJobRow {
   state: JobState;
   run_at: number;
   scheduled_for: number;
+  priority: number;
   schedule_id: string | null;
   pending_parents: number;
   dependency_mode: DependencyMode | null;
@@ -92,6 +94,7 @@ export function fromPgRow(row: PgJobRow): JobRow {
     state: row.state,
     runAt: millis(row.run_at),
     scheduledFor: millis(row.scheduled_for),
+    priority: row.priority,
     scheduleId: row.schedule_id,
     pendingParents: row.pending_parents,
     dependencyMode: row.dependency_mode,

@@ -10,6 +10,7 @@ export interface SqliteJobRow {
   state: JobState;
   run_at: number;
   scheduled_for: number;
+  priority: number;
   schedule_id: string | null;
   pending_parents: number;
   dependency_mode: DependencyMode | null;
@@ -40,6 +41,7 @@ export function fromSqliteRow(row: SqliteJobRow): JobRow {
     state: row.state,
     runAt: row.run_at,
     scheduledFor: row.scheduled_for,
+    priority: row.priority,
     scheduleId: row.schedule_id,
     pendingParents: row.pending_parents,
     dependencyMode: row.dependency_mode,

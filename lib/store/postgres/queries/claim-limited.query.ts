@@ -44,8 +44,8 @@ export function claimLimitedQuery(t: PostgresNaming, options: { readonly asyncCo
           AND COALESCE((SELECT s.held_until FROM ${t.slots} s WHERE s.key = l.key ORDER BY s.held_until OFFSET l.surplus LIMIT 1), 'infinity') > now())`;
   // The saturation check is skipped entirely while no limit exists.
   const statement = perQueueList((listed) => `
-    WITH ${claimPaused(t)}, ${claimCandidates(t, listed, 'id, run_at, seq, queue, concurrency_key', `(NOT EXISTS (SELECT 1 FROM ${t.limits}) OR ${notSaturated('j')})`)}, candidates AS (
-      SELECT c.id, c.run_at, c.seq,
+    WITH ${claimPaused(t)}, ${claimCandidates(t, listed, 'id, priority, run_at, seq, queue, concurrency_key', `(NOT EXISTS (SELECT 1 FROM ${t.limits}) OR ${notSaturated('j')})`)}, candidates AS (
+      SELECT c.id, c.priority, c.run_at, c.seq,
         (SELECT l.key FROM ${t.limits} l WHERE l.key = 'queue:' || c.queue) AS qkey,
         (SELECT l.key FROM ${t.limits} l WHERE l.key = 'key:' || c.concurrency_key) AS kkey
       FROM (SELECT * FROM due UNION ALL SELECT * FROM lapsed) c
@@ -66,18 +66,18 @@ export function claimLimitedQuery(t: PostgresNaming, options: { readonly asyncCo
       SELECT w.key, (SELECT count(*) FROM free f WHERE f.key = w.key) - w.surplus AS n FROM wanted w
     ), ranked AS (
       SELECT c.*,
-        row_number() OVER (PARTITION BY c.qkey ORDER BY c.run_at, c.seq) AS rq,
-        row_number() OVER (PARTITION BY c.kkey ORDER BY c.run_at, c.seq) AS rk
+        row_number() OVER (PARTITION BY c.qkey ORDER BY c.priority, c.run_at, c.seq) AS rq,
+        row_number() OVER (PARTITION BY c.kkey ORDER BY c.priority, c.run_at, c.seq) AS rk
       FROM candidates c
     ), picked AS (
-      SELECT r.id, r.run_at, r.seq, r.qkey, r.kkey FROM ranked r
+      SELECT r.id, r.priority, r.run_at, r.seq, r.qkey, r.kkey FROM ranked r
       WHERE (r.qkey IS NULL OR r.rq <= (SELECT n FROM room WHERE room.key = r.qkey))
         AND (r.kkey IS NULL OR r.rk <= (SELECT n FROM room WHERE room.key = r.kkey))
-      ORDER BY r.run_at, r.seq LIMIT $2
+      ORDER BY r.priority, r.run_at, r.seq LIMIT $2
     ), numbered AS (
       SELECT p.id, p.qkey, p.kkey,
-        row_number() OVER (PARTITION BY p.qkey ORDER BY p.run_at, p.seq) AS aq,
-        row_number() OVER (PARTITION BY p.kkey ORDER BY p.run_at, p.seq) AS ak
+        row_number() OVER (PARTITION BY p.qkey ORDER BY p.priority, p.run_at, p.seq) AS aq,
+        row_number() OVER (PARTITION BY p.kkey ORDER BY p.priority, p.run_at, p.seq) AS ak
       FROM picked p
     ), taken AS (
       UPDATE ${t.slots} s SET job_id = m.id, held_until = now() + $3 * interval '1 millisecond'

@@ -33,15 +33,39 @@ export const claimPaused = (t: PostgresNaming) => `paused AS (
 /** A job of one of the `listed` queues that is not paused. */
 const claimQueue = (listed: string) => `j.queue = ANY(${listed}) AND j.queue NOT IN (SELECT name FROM paused)`;
 
-/** Due scheduled jobs, in the claim index's order. */
+/**
+ * Due scheduled jobs, in the claim index's order: (priority, run_at, seq). The index is read one
+ * priority at a time (scheduledPriorities, then one range of the index per priority, bounded by
+ * `run_at <= now()`), so future-dated jobs of an urgent priority are never walked on the way to the
+ * due jobs of a later one: read as a single range, a million future-dated jobs at priority -1 would
+ * cost every claim a million index entries. Priorities are taken in order and each range is read
+ * lazily, so a claim that fills its batch from the first priority probes no other.
+ */
 export const claimDue = (t: PostgresNaming, listed: string, columns: string, limitCheck: string) => `due AS (
-      SELECT ${columns} FROM ${t.jobs} j
-      WHERE state = 'scheduled' AND run_at <= now() AND attempt < max_attempts
-        AND ${claimQueue(listed)} AND ${limitCheck}
-      ORDER BY run_at, seq
+      SELECT d.* FROM ${scheduledPriorities(t)} p CROSS JOIN LATERAL (
+        SELECT ${columns} FROM ${t.jobs} j
+        WHERE state = 'scheduled' AND priority = p.v AND run_at <= now() AND attempt < max_attempts
+          AND ${claimQueue(listed)} AND ${limitCheck}
+        ORDER BY run_at, seq
+        LIMIT $2
+        FOR NO KEY UPDATE OF j SKIP LOCKED
+      ) d
       LIMIT $2
-      FOR NO KEY UPDATE OF j SKIP LOCKED
     )`;
+
+/**
+ * The priorities scheduled jobs hold, lowest first, as a subquery with one column `v`: a loose
+ * index scan of the claim index, one probe per priority in use, read only as far as the caller
+ * pulls rows. Priorities span -10 to 10, so this is at most 21 probes.
+ */
+export const scheduledPriorities = (t: PostgresNaming) => `(
+        WITH RECURSIVE p(v) AS (
+          (SELECT priority FROM ${t.jobs} WHERE state = 'scheduled' ORDER BY priority LIMIT 1)
+          UNION ALL
+          SELECT (SELECT priority FROM ${t.jobs} WHERE state = 'scheduled' AND priority > p.v ORDER BY priority LIMIT 1) FROM p WHERE p.v IS NOT NULL
+        )
+        SELECT v FROM p WHERE v IS NOT NULL
+      )`;
 
 /**
  * Due jobs, then lapsed leases. `$4` alone decides whether the lapsed step runs, so PostgreSQL
@@ -53,7 +77,7 @@ export const claimCandidates = (t: PostgresNaming, listed: string, columns: stri
       SELECT ${columns} FROM ${t.jobs} j
       WHERE $4::boolean AND state = 'running' AND leased_until <= now() AND attempt < max_attempts AND NOT cancel_requested
         AND ${claimQueue(listed)} AND ${limitCheck}
-      ORDER BY run_at, seq
+      ORDER BY priority, run_at, seq
       LIMIT $2
       FOR NO KEY UPDATE OF j SKIP LOCKED
     )`;

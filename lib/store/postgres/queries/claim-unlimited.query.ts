@@ -34,8 +34,8 @@ export function claimUnlimitedQuery(t: PostgresNaming, options: { readonly async
     SELECT c.*, l.yes AS limited${asyncCommit} FROM limited l LEFT JOIN claimed c ON true`;
   const statements = perQueueList((listed) => ({
     withLapsed: fastClaim(
-      claimCandidates(t, listed, 'id, run_at, seq', 'NOT (SELECT yes FROM limited)'),
-      'SELECT id FROM (SELECT * FROM due UNION ALL SELECT * FROM lapsed) c ORDER BY run_at, seq LIMIT $2',
+      claimCandidates(t, listed, 'id, priority, run_at, seq', 'NOT (SELECT yes FROM limited)'),
+      'SELECT id FROM (SELECT * FROM due UNION ALL SELECT * FROM lapsed) c ORDER BY priority, run_at, seq LIMIT $2',
     ),
     dueOnly: fastClaim(claimDue(t, listed, 'id', 'NOT (SELECT yes FROM limited)'), 'SELECT id FROM due'),
   }));

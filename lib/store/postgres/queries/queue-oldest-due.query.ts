@@ -1,12 +1,14 @@
 import type { DriverOldestDue } from '../../operator-reads.js';
 import type { PgExecutor } from '../pg-executor.js';
 import type { PostgresNaming } from '../postgres-naming.js';
+import { scheduledPriorities } from './claim-steps.sql.js';
 
 type Row = { queue: string | null; examined: string; at: string | null; now: string | null };
 
 /**
- * The oldest due job per queue among the first $1 due jobs, read from the start of the claim index
- * (run_at, seq) as a claim reads it, after ORDERED_READ_SETTINGS in the caller's transaction. The
+ * The oldest due job per queue among the first $1 due jobs in run-time order, read from the start
+ * of each priority's range of the claim index (priority, run_at, seq) and merged, so at most $1 per
+ * priority in use, after ORDERED_READ_SETTINGS in the caller's transaction. The
  * claim index does not carry the queue, so one probe per queue could not stop early: a queue with
  * nothing due would walk every due job of the others. One bounded read answers every queue at once
  * instead, counts each queue's due jobs among those read, and says how far it got. $2 holds the asked queues, or null for every queue found.
@@ -14,8 +16,10 @@ type Row = { queue: string | null; examined: string; at: string | null; now: str
 export function queueOldestDueQuery(t: PostgresNaming) {
   const text = `
     WITH due AS MATERIALIZED (
-      SELECT j.queue, j.run_at FROM ${t.jobs} j
-      WHERE j.state = 'scheduled' AND j.run_at <= now() ORDER BY j.run_at, j.seq LIMIT $1
+      SELECT d.queue, d.run_at FROM ${scheduledPriorities(t)} p CROSS JOIN LATERAL (
+        SELECT j.queue, j.run_at, j.seq FROM ${t.jobs} j
+        WHERE j.state = 'scheduled' AND j.priority = p.v AND j.run_at <= now() ORDER BY j.run_at, j.seq LIMIT $1
+      ) d ORDER BY d.run_at, d.seq LIMIT $1
     )
     SELECT NULL::text AS queue, count(*) AS examined, floor(extract(epoch FROM max(run_at)) * 1000) AS at,
       floor(extract(epoch FROM now()) * 1000) AS now

@@ -4,7 +4,7 @@ import { limitKeysOf, pickWithinLimits } from '../../limit-room.js';
 import type { CheckedClaimParams } from '../../checked/store-params.js';
 import type { SqliteNaming } from '../sqlite-naming.js';
 import { fromSqliteRow, type SqliteJobRow } from '../sqlite-row.js';
-import { CLAIM_LEASE, claimCandidates, claimParams } from './claim-steps.sql.js';
+import { CLAIM_LEASE, claimCandidateReader, claimParams } from './claim-steps.sql.js';
 
 /**
  * The claim while a concurrency limit exists: counts what runs with a live lease per capped queue
@@ -21,9 +21,8 @@ export function claimLimitedQuery(db: Database, t: SqliteNaming) {
   const saturated = (column: string, prefix: string) =>
     `AND NOT EXISTS (SELECT 1 FROM ${t.limits} l WHERE l.key = '${prefix}' || ${column} AND l.max <= (
         SELECT count(*) FROM ${t.jobs} r WHERE r.state = 'running' AND r.leased_until > @now AND '${prefix}' || r.${column} = l.key))`;
-  const limitedCandidates = db.prepare(`
-    SELECT j.* FROM ${t.jobs} j JOIN (${claimCandidates(t, '@window', `${saturated('queue', 'queue:')} ${saturated('concurrency_key', 'key:')}`)}) c ON c.seq = j.seq
-    ORDER BY j.run_at, j.seq`);
+  const candidates = claimCandidateReader(db, t, `${saturated('queue', 'queue:')} ${saturated('concurrency_key', 'key:')}`);
+  const candidateRows = db.prepare(`SELECT * FROM ${t.jobs} WHERE seq IN (SELECT value FROM json_each(@seqs))`);
   const leaseOne = db.prepare(`UPDATE ${t.jobs} SET ${CLAIM_LEASE} WHERE seq = @seq RETURNING *`);
 
   return (params: CheckedClaimParams, now: number): JobRow[] => {
@@ -31,7 +30,9 @@ export function claimLimitedQuery(db: Database, t: SqliteNaming) {
     const max = new Map((limits.all() as { key: string; max: number }[]).map((l) => [l.key, l.max]));
     const running = new Map<string, number>();
     for (const row of [...runningByQueue.all({ now }), ...runningByKey.all({ now })] as { key: string; n: number }[]) running.set(row.key, row.n);
-    const rows = limitedCandidates.all({ ...base, window: params.limit * 4 }) as SqliteJobRow[];
+    const window = candidates(base, params.limit * 4);
+    const rows = window.length === 0 ? [] : (candidateRows.all({ seqs: JSON.stringify(window.map((c) => c.seq)) }) as SqliteJobRow[]);
+    rows.sort((a, b) => a.priority - b.priority || a.run_at - b.run_at || a.seq - b.seq);
     return pickWithinLimits(rows, (row) => limitKeysOf(row.queue, row.concurrency_key), max, running, params.limit).map((row) =>
       fromSqliteRow(leaseOne.get({ ...base, seq: row.seq }) as SqliteJobRow),
     );

@@ -1,8 +1,10 @@
+import type { Database } from 'better-sqlite3';
+import { MIN_PRIORITY } from '../../../core/index.js';
 import type { SqliteNaming } from '../sqlite-naming.js';
 
 /**
- * The steps both claim statements share (claim-unlimited.query.ts, claim-limited.query.ts), with
- * named parameters: @queues (JSON array), @now, @lapsed (1 or 0), @worker_id, @lease_ms.
+ * The steps both claims share (claim-unlimited.query.ts, claim-limited.query.ts), with named
+ * parameters: @queues (JSON array), @now, @lapsed (1 or 0), @worker_id, @lease_ms.
  */
 
 /**
@@ -15,21 +17,62 @@ import type { SqliteNaming } from '../sqlite-naming.js';
  */
 const eligible = (t: SqliteNaming) => `+queue IN (SELECT value FROM json_each(@queues)) AND +queue NOT IN (SELECT name FROM ${t.queues} WHERE paused = 1)`;
 
+/** A claim candidate: enough of a row to order it and lease it. */
+export interface ClaimCandidate {
+  readonly seq: number;
+  readonly priority: number;
+  readonly run_at: number;
+}
+
 /**
- * The earliest due scheduled jobs, then the running jobs whose lease lapsed with attempts left and
- * no cancel request, `limit` of each. A claim that leaves lapsed leases out passes @lapsed 0, a
- * constant false term that makes SQLite skip that scan.
+ * Reads up to `limit` claim candidates in claim order (priority, run_at, seq): due scheduled jobs,
+ * and, when @lapsed is 1, running jobs whose lease lapsed with attempts left and no cancel request.
+ * `extra` adds filters (the limited claim's saturation checks).
+ *
+ * The claim index (priority, run_at, seq) is read one priority at a time, each range bounded by
+ * `run_at <= @now`, so future-dated jobs of an urgent priority are never walked on the way to the
+ * due jobs of a later one. A read that fills the batch from the first priority in use is one
+ * statement, as before priorities; each priority it has to move past costs one more.
  */
-export const claimCandidates = (t: SqliteNaming, limit: string, extra: string) => `
-        SELECT * FROM (
-          SELECT seq, run_at FROM ${t.jobs}
-          WHERE state = 'scheduled' AND run_at <= @now AND attempt < max_attempts AND ${eligible(t)} ${extra}
-          ORDER BY run_at, seq LIMIT ${limit})
-        UNION ALL
-        SELECT * FROM (
-          SELECT seq, run_at FROM ${t.jobs}
-          WHERE @lapsed AND state = 'running' AND leased_until <= @now AND attempt < max_attempts AND cancel_requested = 0 AND ${eligible(t)} ${extra}
-          ORDER BY run_at, seq LIMIT ${limit})`;
+export function claimCandidateReader(db: Database, t: SqliteNaming, extra: string) {
+  const dueSql = `
+        SELECT seq, priority, run_at, 0 AS lapsed FROM ${t.jobs}
+        WHERE state = 'scheduled' AND run_at <= @now AND attempt < max_attempts AND ${eligible(t)} ${extra}
+          AND priority = (SELECT priority FROM ${t.jobs} WHERE state = 'scheduled' AND priority > @after ORDER BY priority LIMIT 1)
+        ORDER BY run_at, seq LIMIT @limit`;
+  // The first read also takes the lapsed leases, when @lapsed is 1: one statement for a claim
+  // that fills its batch from the first priority in use.
+  const first = db.prepare(`
+    SELECT * FROM (${dueSql})
+    UNION ALL
+    SELECT * FROM (
+        SELECT seq, priority, run_at, 1 AS lapsed FROM ${t.jobs}
+        WHERE @lapsed AND state = 'running' AND leased_until <= @now AND attempt < max_attempts AND cancel_requested = 0 AND ${eligible(t)} ${extra}
+        ORDER BY priority, run_at, seq LIMIT @limit)`);
+  const due = db.prepare(dueSql);
+  const nextPriority = db.prepare(`SELECT priority FROM ${t.jobs} WHERE state = 'scheduled' AND priority > ? ORDER BY priority LIMIT 1`).pluck();
+  return (params: ReturnType<typeof claimParams>, limit: number): ClaimCandidate[] => {
+    const found: ClaimCandidate[] = [];
+    let after = MIN_PRIORITY - 1;
+    let wanted = limit;
+    for (let read = first; wanted > 0; read = due) {
+      const rows = read.all({ ...params, after, limit: wanted }) as (ClaimCandidate & { lapsed: 0 | 1 })[];
+      found.push(...rows);
+      const dueRows = rows.filter((row) => row.lapsed === 0);
+      if (dueRows.length === wanted) break;
+      wanted -= dueRows.length;
+      // Fewer than asked: that priority has no more due jobs. An empty answer does not name it.
+      const passed = dueRows.length > 0 ? dueRows[0]!.priority : (nextPriority.get(after) as number | undefined);
+      if (passed === undefined) break;
+      after = passed;
+    }
+    return found.sort(candidateOrder).slice(0, limit);
+  };
+}
+
+function candidateOrder(a: ClaimCandidate, b: ClaimCandidate): number {
+  return a.priority - b.priority || a.run_at - b.run_at || a.seq - b.seq;
+}
 
 /** The SET list that leases a job: attempt charged, a lapsed lease's reclaim noted. */
 export const CLAIM_LEASE = `

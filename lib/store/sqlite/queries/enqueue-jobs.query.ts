@@ -16,9 +16,9 @@ import { uniqueEnqueueQueries } from './unique-enqueue.query.js';
 export function enqueueJobsQuery(db: Database, t: SqliteNaming) {
   const insert = db.prepare(`
     INSERT INTO ${t.jobs} (id, name, queue, payload, state, run_at, scheduled_for, max_attempts, schedule_id,
-                           pending_parents, dependency_mode, concurrency_key, last_error, finished_at, created_at, updated_at, unique_key, retry, traceparent, tracestate)
+                           pending_parents, dependency_mode, concurrency_key, last_error, finished_at, created_at, updated_at, unique_key, retry, traceparent, tracestate, priority)
     VALUES (@id, @name, @queue, @payload, @state, @run_at, @run_at, @max_attempts, @schedule_id,
-            @pending_parents, @dependency_mode, @concurrency_key, @last_error, @finished_at, @now, @now, @unique_key, @retry, @traceparent, @tracestate)
+            @pending_parents, @dependency_mode, @concurrency_key, @last_error, @finished_at, @now, @now, @unique_key, @retry, @traceparent, @tracestate, @priority)
     ON CONFLICT (id) DO NOTHING`);
   const exists = db.prepare(`SELECT 1 FROM ${t.jobs} WHERE id = ?`).pluck();
   const parentState = jobStateQuery(db, t);
@@ -63,6 +63,7 @@ export function enqueueJobsQuery(db: Database, t: SqliteNaming) {
         retry: job.retry ?? null,
         traceparent: job.traceparent ?? null,
         tracestate: job.tracestate ?? null,
+        priority: job.priority ?? 0,
         last_error: lastError,
         finished_at: state === 'cancelled' ? now : null,
         now,
