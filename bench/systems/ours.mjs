@@ -29,7 +29,14 @@ async function open(url, max, storeOptions = {}) {
   return { dataSource, store: new PostgresJobStore({ dataSource, ...storeOptions }) };
 }
 
-const input = (payload, opts = {}) => ({ name: 'noop', payload, ...(opts.runAt ? { runAt: opts.runAt } : {}), ...(opts.maxAttempts ? { maxAttempts: opts.maxAttempts } : {}) });
+// `priority` is a number, or a function of the payload (the bench's mixes of priorities).
+const input = (payload, opts = {}) => ({
+  name: 'noop',
+  payload,
+  ...(opts.runAt ? { runAt: opts.runAt } : {}),
+  ...(opts.maxAttempts ? { maxAttempts: opts.maxAttempts } : {}),
+  ...(opts.priority !== undefined ? { priority: typeof opts.priority === 'function' ? opts.priority(payload) : opts.priority } : {}),
+});
 
 export default {
   name: 'ours',

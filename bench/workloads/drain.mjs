@@ -11,15 +11,20 @@ export async function prefill(producer, system, from, count, opts) {
   }
 }
 
-/** One drain cell. Returns jobs/s and the per-job cost counters. */
-export async function drainCell(server, variantId, { c, processes = 1, jobs, futures = 0, capMs }) {
+/**
+ * One drain cell. Returns jobs/s and the per-job cost counters. `futurePriority` and `duePriority`
+ * (a number or a function of the payload) set the priorities of the future-dated and the due jobs,
+ * for systems that take one (ours).
+ */
+export async function drainCell(server, variantId, { c, processes = 1, jobs, futures = 0, capMs, futurePriority, duePriority }) {
   const variant = variants[variantId];
   const system = systems[variant.system];
   const db = await server.database(system);
   try {
     const producer = await system.producer(db.url);
-    if (futures) await prefill(producer, system, 10_000_000, futures, { runAt: new Date(Date.now() + 30 * 86_400_000) });
-    await prefill(producer, system, 0, jobs);
+    const priority = (p) => (p === undefined ? {} : { priority: p });
+    if (futures) await prefill(producer, system, 10_000_000, futures, { runAt: new Date(Date.now() + 30 * 86_400_000), ...priority(futurePriority) });
+    await prefill(producer, system, 0, jobs, priority(duePriority));
     await producer.close();
     // Every system's tables get the statistics autovacuum would gather within its first minute: a
     // never-analyzed table makes planners guess a handful of due rows, and a drain lasts seconds.

@@ -177,6 +177,7 @@ export function cliCases(createTarget: () => Promise<CliTarget>): void {
     const show = await cli(['jobs', 'show', id, ...conn]);
     expect(show.stdout).toMatch(new RegExp(`^id\\s+${id}$`, 'm'));
     expect(show.stdout).toMatch(/^state\s+scheduled$/m);
+    expect(show.stdout).toMatch(/^priority\s+0$/m);
     expect(show.stdout).not.toContain('secret@example.com'); // payloads only with --format json
     expect(JSON.parse((await cli(['jobs', 'show', id, ...conn, '--format', 'json'])).stdout).payload).toEqual({ to: 'secret@example.com' });
 

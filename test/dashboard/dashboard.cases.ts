@@ -135,6 +135,9 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       const revealed = await browser.get(`/jobs/${id}?reveal=payload`);
       expect(revealed.text).toContain('4242-SECRET');
       expect(revealed.headers.get('cache-control')).toBe('no-store');
+      expect(page.text).toMatch(/<dt>Priority<\/dt>\s*<dd>0 \(default\)<\/dd>/);
+      const { id: urgent } = await h.store.jobEnqueue({ job: { name: 'charge', payload: {}, priority: -7, delayMs: 3_600_000 } });
+      expect((await browser.get(`/jobs/${urgent}`)).text).toMatch(/<dt>Priority<\/dt>\s*<dd>-7<\/dd>/);
     });
 
     it('the dead-letter page groups by name and error, and links the bulk replay of each group', async () => {

@@ -13,6 +13,7 @@ function view(job: JobRecord) {
     state: job.state,
     attempt: job.attempt,
     maxAttempts: job.maxAttempts,
+    priority: job.priority,
     runAt: job.runAt,
     scheduledFor: job.scheduledFor,
     occurrenceId: job.occurrenceId,
