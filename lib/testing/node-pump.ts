@@ -47,10 +47,11 @@ export class NodePump {
    * it. A test's close then never waits on a timer nobody fires.
    */
   async untilStopped(): Promise<void> {
-    while (this.node.status !== 'stopped') {
+    const stopped = () => this.node.status === 'stopped';
+    while (!stopped()) {
       if (await this.timers.fireNext()) continue;
       await settleTurn();
-      if (this.dueNow() || this.node.status === 'stopped') continue;
+      if (this.dueNow() || stopped()) continue;
       const next = this.timers.nextAt();
       if (next !== null) await this.timers.fireNext(next);
       else await this.progress();

@@ -124,7 +124,7 @@ describe('SchedulerTestingModule and SchedulerTester', () => {
     await client.enqueue('kit.child', { id: 'one', note: 'x'.repeat(10_000) });
     await client.enqueue('kit.child', { id: 'two' });
     expect((await tester.expectEnqueued('kit.child', { id: 'two' })).payload).toEqual({ id: 'two' });
-    expect((await tester.expectEnqueued('kit.child', (p) => (p as { id: string }).id === 'one')).payload).toMatchObject({ id: 'one' });
+    expect((await tester.expectEnqueued('kit.child', (p: unknown) => (p as { id: string }).id === 'one')).payload).toMatchObject({ id: 'one' });
     expect((await tester.expectEnqueued('kit.child', expect.objectContaining({ id: 'one' }))).payload).toMatchObject({ id: 'one' });
     expect((await tester.expectEnqueued('kit.child', { id: expect.any(String) })).payload).toEqual({ id: 'two' });
     const mismatch = await tester.expectEnqueued('kit.child', { id: 'three' }).catch((e: unknown) => e);
