@@ -104,6 +104,14 @@ describe('SchedulerTestingModule and SchedulerTester', () => {
     expect((await client.get(id))?.state).toBe('succeeded');
   });
 
+  it('claims a job that came due between polls: drain asks the worker for a claim pass itself', async () => {
+    // An hour between polls: only drain's own claim pass can find the job once it is due.
+    const { client, tester } = await boot({ pollIntervalMs: 3_600_000 });
+    const { id } = await client.enqueue('kit.child', { id: 'between polls' }, { delayMs: 1_500 });
+    expect(await tester.drain({ advanceTime: true })).toMatchObject({ attempts: 1, succeeded: 1, advancedMs: 1_500 });
+    expect((await client.get(id))?.state).toBe('succeeded');
+  });
+
   it('gives up on a job that enqueues itself forever, saying so', async () => {
     const { client, tester } = await boot();
     await client.enqueue('kit.forever', { n: 0 });
