@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import { InvalidArgumentError } from '../core/index.js';
 import type { JobStore } from '../store/index.js';
 import { SchedulerTelemetry } from '../telemetry/index.js';
@@ -7,6 +7,7 @@ import type { SchedulerModuleOptions } from './interfaces/scheduler-module-optio
 import { JobHandlerRegistry } from './job-handler.registry.js';
 import { NestJobInvoker } from './nest-job.invoker.js';
 import { SCHEDULER_MODULE_OPTIONS } from './scheduler.module-definition.js';
+import { SCHEDULER_NODE_TIMING, type SchedulerNodeTiming } from './scheduler-node-timing.js';
 import { SCHEDULER_STORE, SCHEDULER_WORKER_OPTIONS } from './scheduler.tokens.js';
 
 /**
@@ -32,12 +33,13 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
     @Inject(SCHEDULER_WORKER_OPTIONS) worker: ResolvedWorkerOptions,
     invoker: NestJobInvoker,
     private readonly registry: JobHandlerRegistry,
+    @Optional() @Inject(SCHEDULER_NODE_TIMING) timing?: SchedulerNodeTiming,
   ) {
     this.telemetry = SchedulerTelemetry.create(options.telemetry, { store, logger: this.logger, errorLogDetail: worker.errorLogDetail });
     // The tracing hook is the outermost, so the host's own hooks run inside the attempt's span.
     const traced = this.telemetry?.attemptHook;
     const attemptHooks = traced && options.worker !== false ? [traced, ...(options.attemptHooks ?? [])] : options.attemptHooks;
-    this.node = new WorkerNode({ store, invoker, options: worker, logger: this.logger, observers: registry.observers, attemptHooks });
+    this.node = new WorkerNode({ store, invoker, options: worker, logger: this.logger, observers: registry.observers, attemptHooks, ...timing });
     if (options.worker !== false) this.detachTelemetry = this.telemetry?.attach(this.node);
   }
 

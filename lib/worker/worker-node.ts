@@ -489,6 +489,15 @@ export class WorkerNode {
     this.emit({ type: 'outcome_recorded', now: this.clock.now(), jobId: outcome.jobId, attempt: outcome.attempt });
   }
 
+  /**
+   * Looks for due work now, as the poll timer does when it fires: a claim pass (and a search for
+   * lapsed leases) if the node runs and has free slots. For tests that drive a node on their own
+   * timers, such as the testing kit's `drain()`; a running node never needs it.
+   */
+  poll(): void {
+    this.emit({ type: 'poll', now: this.clock.now() });
+  }
+
   /** Resolves with the next settled attempt of `jobId` that matches `filter`. */
   settledOnce(jobId: string, filter: (event: SettledEvent) => boolean = () => true): Promise<SettledEvent> {
     return new Promise((resolve) => {

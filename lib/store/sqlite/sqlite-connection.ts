@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import type { DataSource, EntityManager } from 'typeorm';
-import { InvalidArgumentError } from '../../core/index.js';
+import { InvalidArgumentError, type Clock } from '../../core/index.js';
 import { waitOutBusy } from './sqlite-busy.js';
 import { sqliteGate, type SqliteGate } from './sqlite-gate.js';
 import type { SqliteNaming } from './sqlite-naming.js';
@@ -23,6 +23,7 @@ export class SqliteConnection {
     readonly dataSource: DataSource,
     readonly naming: SqliteNaming,
     readonly busyTimeoutMs: number,
+    private readonly clock?: Clock,
   ) {
     this.db = (dataSource.driver as unknown as { databaseConnection: Database }).databaseConnection;
     this.gate = sqliteGate(dataSource, busyTimeoutMs);
@@ -40,9 +41,9 @@ export class SqliteConnection {
     this.sql = sqliteStatements(this.db, this.naming);
   }
 
-  /** The database's clock, in epoch milliseconds. */
+  /** The database's clock, in epoch milliseconds (the injected clock's, when the store was given one). */
   now(): number {
-    return this.boot.now();
+    return this.clock === undefined ? this.boot.now() : this.clock.now();
   }
 
   /** Runs `work` as a savepoint of the transaction already open on the connection (or a plain transaction). */

@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import type { HistoryPolicy, JobRecord, SchedulerLimits } from '../../core/index.js';
+import type { Clock, HistoryPolicy, JobRecord, SchedulerLimits } from '../../core/index.js';
 import type {
   DriverCompleteParams,
   DriverEnqueueParams,
@@ -73,6 +73,7 @@ export interface SqliteDriverSettings {
   readonly limits: SchedulerLimits;
   readonly historyPolicy: HistoryPolicy;
   readonly busyTimeoutMs: number;
+  readonly clock?: Clock;
 }
 
 /**
@@ -98,7 +99,7 @@ export class SqliteDriver implements StoreDriver {
   constructor(settings: SqliteDriverSettings) {
     this.limits = settings.limits;
     this.historyPolicy = settings.historyPolicy;
-    this.conn = new SqliteConnection(settings.dataSource, settings.naming, settings.busyTimeoutMs);
+    this.conn = new SqliteConnection(settings.dataSource, settings.naming, settings.busyTimeoutMs, settings.clock);
     this.hints = new SqliteHints(this.conn);
     this.operator = new SqliteOperator(this.conn, this.hints);
   }

@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { InvalidArgumentError, resolveLimits, type HistoryPolicy, type SchedulerLimits } from '../../core/index.js';
+import { InvalidArgumentError, resolveLimits, type Clock, type HistoryPolicy, type SchedulerLimits } from '../../core/index.js';
 import { CheckedStore } from '../checked/checked-store.js';
 import { assertHistoryPolicy } from '../checked/effect-params.js';
 import { SqliteDriver, type SqliteDriverSettings } from './sqlite-driver.js';
@@ -22,6 +22,12 @@ export interface SqliteJobStoreOptions {
   readonly busyTimeoutMs?: number;
   /** What the transition history keeps. Default `transitions_and_errors`; installation-wide (the last migrate sets it). */
   readonly historyPolicy?: HistoryPolicy;
+  /**
+   * The clock the store stamps and compares job times by, instead of the database's. For tests (the
+   * testing kit passes its manual clock); the history's timestamps and the migrations' still come
+   * from the database. Default: the database's clock.
+   */
+  readonly clock?: Clock;
 }
 
 /**
@@ -63,5 +69,6 @@ function sqliteDriverSettings(options: SqliteJobStoreOptions): SqliteDriverSetti
     limits: resolveLimits(options.limits),
     historyPolicy: assertHistoryPolicy(options.historyPolicy),
     busyTimeoutMs,
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
   };
 }
