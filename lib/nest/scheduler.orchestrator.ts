@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnAppl
 import { InvalidArgumentError } from '../core/index.js';
 import type { JobStore } from '../store/index.js';
 import { SchedulerTelemetry } from '../telemetry/index.js';
-import { WorkerNode, type ResolvedWorkerOptions } from '../worker/index.js';
+import { JobWaiter, nodeFinishHints, WorkerNode, type ResolvedWorkerOptions } from '../worker/index.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
 import { JobHandlerRegistry } from './job-handler.registry.js';
 import { NestJobInvoker } from './nest-job.invoker.js';
@@ -21,6 +21,11 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
    * `@opentelemetry/api` is not installed.
    */
   readonly telemetry: SchedulerTelemetry | null;
+  /**
+   * The one waiter behind `SchedulerClient.waitFor`: every wait of this app shares its poll, and
+   * the node's own applied outcomes end a wait without waiting for one.
+   */
+  readonly waiter: JobWaiter;
   /** Removes the node's listeners and gauge callbacks from telemetry, at shutdown. */
   private readonly detachTelemetry: (() => void) | undefined;
 
@@ -39,6 +44,7 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
     const attemptHooks = traced && options.worker !== false ? [traced, ...(options.attemptHooks ?? [])] : options.attemptHooks;
     this.node = new WorkerNode({ store, invoker, options: worker, logger: this.logger, observers: registry.observers, attemptHooks });
     if (options.worker !== false) this.detachTelemetry = this.telemetry?.attach(this.node);
+    this.waiter = new JobWaiter({ store, hints: nodeFinishHints(this.node.events) });
   }
 
   /** False on a node built with `worker: false`, which runs no jobs. */
@@ -93,6 +99,8 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    // Pending waits end first (JobWaiterClosedError), so none outlives the store it reads.
+    this.waiter.close();
     await this.stop();
     // Before the store closes: a collection after this must not read it.
     this.detachTelemetry?.();
