@@ -81,7 +81,7 @@ export class JobWaiter {
   private intervalMs: number;
   private timer: unknown;
   private soon = false;
-  private polling = false;
+  private current: Promise<void> | undefined;
   private again = false;
   private closed = false;
   private unsubscribe: (() => void) | undefined;
@@ -181,7 +181,7 @@ export class JobWaiter {
   /** A poll once the calls under way have run, so waits begun together share one read. */
   private pollSoon(): void {
     this.intervalMs = this.minPollMs;
-    if (this.polling) {
+    if (this.current) {
       this.again = true;
       return;
     }
@@ -193,30 +193,51 @@ export class JobWaiter {
     });
   }
 
-  private async poll(): Promise<void> {
-    if (this.polling || this.closed) return;
+  /**
+   * Reads every waited-on job now, after any read under way, and settles the waits it can: for a
+   * caller that knows a job finished, and for tests that drive the reads themselves.
+   */
+  async pollOnce(): Promise<void> {
+    while (this.current) await this.current;
+    await this.poll();
+  }
+
+  private poll(): Promise<void> {
+    if (this.current) {
+      this.again = true;
+      return this.current;
+    }
+    if (this.closed) return Promise.resolve();
+    const run = this.read().finally(() => {
+      this.current = undefined;
+      this.afterRead();
+    });
+    this.current = run;
+    return run;
+  }
+
+  private async read(): Promise<void> {
     if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
     this.timer = undefined;
-    this.polling = true;
     this.again = false;
-    try {
-      const ids = [...this.waiting.keys()];
-      for (let from = 0; from < ids.length && !this.closed; from += JOB_STATUS_BATCH) {
-        const batch = ids.slice(from, from + JOB_STATUS_BATCH);
-        let statuses: JobStatus[];
-        try {
-          statuses = await this.store.jobStatusMany({ jobIds: batch });
-        } catch {
-          // The store is unreachable for now: keep waiting, the next poll reads again. A wait that
-          // must not outlast an outage gives timeoutMs.
-          continue;
-        }
-        const found = new Map(statuses.map((status) => [status.id, status] as const));
-        for (const id of batch) this.settle(id, found.get(id));
+    const ids = [...this.waiting.keys()];
+    for (let from = 0; from < ids.length && !this.closed; from += JOB_STATUS_BATCH) {
+      const batch = ids.slice(from, from + JOB_STATUS_BATCH);
+      let statuses: JobStatus[];
+      try {
+        statuses = await this.store.jobStatusMany({ jobIds: batch });
+      } catch {
+        // The store is unreachable for now: keep waiting, the next poll reads again. A wait that
+        // must not outlast an outage gives timeoutMs.
+        continue;
       }
-    } finally {
-      this.polling = false;
+      const found = new Map(statuses.map((status) => [status.id, status] as const));
+      for (const id of batch) this.settle(id, found.get(id));
     }
+  }
+
+  /** After a read: read again soon if a wait began or a hint came meanwhile, else at the next interval. */
+  private afterRead(): void {
     if (this.closed || this.waiting.size === 0) return;
     if (this.again) {
       this.pollSoon();
@@ -224,7 +245,10 @@ export class JobWaiter {
     }
     const interval = this.intervalMs;
     this.intervalMs = Math.min(this.intervalMs * 2, this.maxPollMs);
-    this.timer = this.timers.setTimeout(() => void this.poll(), interval);
+    this.timer = this.timers.setTimeout(() => {
+      this.timer = undefined;
+      void this.poll();
+    }, interval);
   }
 
   /** Settles the waits on `id` if the read says it finished (or does not exist). */
