@@ -82,6 +82,7 @@ export class JobWaiter {
   private timer: unknown;
   private soon = false;
   private current: Promise<void> | undefined;
+  private readsStarted = 0;
   private again = false;
   private closed = false;
   private unsubscribe: (() => void) | undefined;
@@ -187,9 +188,11 @@ export class JobWaiter {
     }
     if (this.soon) return;
     this.soon = true;
+    const started = this.readsStarted;
     deferOn(this.timers, () => {
       this.soon = false;
-      void this.poll();
+      // A read begun since this request already covers it.
+      if (this.readsStarted === started) void this.poll();
     });
   }
 
@@ -208,6 +211,7 @@ export class JobWaiter {
       return this.current;
     }
     if (this.closed) return Promise.resolve();
+    this.readsStarted += 1;
     const run = this.read().finally(() => {
       this.current = undefined;
       this.afterRead();
