@@ -279,7 +279,7 @@ function checkWaitOptions(options: WaitForOptions): WaitForOptions {
     throw new InvalidArgumentError(`timeoutMs must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}, got ${showValue(timeoutMs)}.`, 'timeoutMs');
   }
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
-    throw new InvalidArgumentError(`signal must be an AbortSignal, got ${showValue(signal)}.`, 'signal');
+    throw new InvalidArgumentError("signal must be an AbortSignal, such as an AbortController's signal.", 'signal');
   }
   return { ...(timeoutMs === undefined ? {} : { timeoutMs }), ...(signal === undefined ? {} : { signal }) };
 }
