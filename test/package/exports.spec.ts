@@ -44,7 +44,7 @@ const JEST_ONLY = new Set(['./store-kit/conformance']);
 
 /** A few names each subpath must offer, so a barrel that lost its point fails here. */
 const SUBPATH_NAMES: Record<string, string[]> = {
-  './worker': ['WorkerNode', 'FunctionInvoker', 'resolveWorkerOptions', 'PermanentJobError', 'SeededRandom'],
+  './worker': ['WorkerNode', 'FunctionInvoker', 'resolveWorkerOptions', 'PermanentJobError', 'SeededRandom', 'JobWaiter'],
   './testing': ['MemoryJobStore', 'ManualClock', 'SystemClock', 'FunctionInvoker', 'WorkerNode'],
   './store-kit': ['CheckedStore', 'paramsOf', 'checkClaimParams', 'checkCompleteParams', 'assertHistoryPolicy', 'normalizeEnqueueMany', 'transition', 'WakeHub'],
   './simulator': ['runSimulation', 'runBatch'],
