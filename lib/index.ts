@@ -22,6 +22,7 @@ export type { JobRecord, JobState, DependencyMode, HistoryPolicy, RetryPolicy, S
 
 // The client and what its calls take and return.
 export { SchedulerClient, type EnqueueJobOptions, type ScheduleSpec, type DefinedScheduleSpec, type JobSpec } from './nest/index.js';
+export type { JobWaitResult, WaitForOptions } from './worker/index.js';
 export { declaredScheduleId } from './store/index.js';
 export type {
   CancelResult,
@@ -58,6 +59,11 @@ export {
   CapabilityNotSupportedError,
   StoreBusyError,
   StoreUnavailableError,
+  JobFailedError,
+  JobWaitTimeoutError,
+  JobWaitAbortedError,
+  JobWaiterClosedError,
+  type FailedJobState,
   type SchedulerErrorCode,
 } from './core/index.js';
 export { PermanentJobError, JobTimeoutError } from './worker/index.js';

@@ -17,7 +17,7 @@ import type {
   UniqueKeyMode,
 } from '../store/index.js';
 import { DEFAULT_QUEUE } from '../store/index.js';
-import { describeError, isInstance } from '../worker/index.js';
+import { describeError, isInstance, type JobWaitResult, type WaitForOptions } from '../worker/index.js';
 import type { JobName, JobPayload } from './interfaces/job-registry.interface.js';
 import { definitionDefaults } from './defined-jobs.js';
 import { isDefinedJob, type DefinedJob, type DefinedJobSpec } from './job-definition.js';
@@ -173,6 +173,18 @@ export class SchedulerClient {
 
   get(jobId: string): Promise<JobRecord | null> {
     return this.store.jobGet({ jobId });
+  }
+
+  /**
+   * Waits until the job is finished: resolves with its output once it succeeded; rejects with
+   * `JobFailedError` (carrying `lastError`) once it is dead-lettered, cancelled or quarantined,
+   * `JobNotFoundError` for an unknown id, `JobWaitTimeoutError` after `timeoutMs`,
+   * `JobWaitAbortedError` when `signal` aborts, and `JobWaiterClosedError` when the module shuts
+   * down first. All waits share one batched poll; a job's handler should not wait for another job
+   * (docs/awaiting-results.md says why, and what to do instead).
+   */
+  waitFor(jobId: string, options?: WaitForOptions): Promise<JobWaitResult> {
+    return this.orchestrator.waiter.waitFor(jobId, options);
   }
 
   /**

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, Optional, type BeforeApplicationShutdown, t
 import { InvalidArgumentError } from '../core/index.js';
 import type { JobStore } from '../store/index.js';
 import { SchedulerTelemetry } from '../telemetry/index.js';
-import { WorkerNode, type ResolvedWorkerOptions } from '../worker/index.js';
+import { JobWaiter, nodeFinishHints, WorkerNode, type ResolvedWorkerOptions } from '../worker/index.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
 import { JobHandlerRegistry } from './job-handler.registry.js';
 import { NestJobInvoker } from './nest-job.invoker.js';
@@ -22,6 +22,11 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
    * `@opentelemetry/api` is not installed.
    */
   readonly telemetry: SchedulerTelemetry | null;
+  /**
+   * The one waiter behind `SchedulerClient.waitFor`: every wait of this app shares its poll, and
+   * the node's own applied outcomes end a wait without waiting for one.
+   */
+  readonly waiter: JobWaiter;
   /** Removes the node's listeners and gauge callbacks from telemetry, at shutdown. */
   private readonly detachTelemetry: (() => void) | undefined;
 
@@ -41,6 +46,7 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
     const attemptHooks = traced && options.worker !== false ? [traced, ...(options.attemptHooks ?? [])] : options.attemptHooks;
     this.node = new WorkerNode({ store, invoker, options: worker, logger: this.logger, observers: registry.observers, attemptHooks, ...timing });
     if (options.worker !== false) this.detachTelemetry = this.telemetry?.attach(this.node);
+    this.waiter = new JobWaiter({ store, hints: nodeFinishHints(this.node.events) });
   }
 
   /** False on a node built with `worker: false`, which runs no jobs. */
@@ -95,6 +101,8 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    // Pending waits end first (JobWaiterClosedError), so none outlives the store it reads.
+    this.waiter.close();
     await this.stop();
     // Before the store closes: a collection after this must not read it.
     this.detachTelemetry?.();

@@ -1,4 +1,5 @@
-import { OccurrenceId, storedTraceContext, type DependencyMode, type JobRecord, type LifecycleFields, type RetryPolicy } from '../core/index.js';
+import { OccurrenceId, storedTraceContext, type DependencyMode, type JobRecord, type JobState, type LifecycleFields, type RetryPolicy } from '../core/index.js';
+import type { JobStatus } from './job-store.types.js';
 
 /** A job as an adapter keeps it: lifecycle fields plus identity, with instants in epoch ms. */
 export interface JobRow extends LifecycleFields {
@@ -68,4 +69,28 @@ export function toJob(row: JobRow): JobRecord {
 /** The order claims take due jobs in: priority (lower first), then run time, then enqueue order. */
 export function claimOrder(a: JobRow, b: JobRow): number {
   return a.priority - b.priority || a.runAt - b.runAt || a.seq - b.seq;
+}
+
+/** The columns of a {@link JobStatus} as the SQL stores read them: output as JSON text, instants in epoch ms. */
+export interface JobStatusRow {
+  readonly id: string;
+  readonly state: JobState;
+  readonly attempt: number;
+  readonly max_attempts: number;
+  readonly last_error: string | null;
+  readonly output: string | null;
+  readonly finished_at: number | null;
+}
+
+/** A stored status row as the public {@link JobStatus}. */
+export function toJobStatus(row: JobStatusRow): JobStatus {
+  return {
+    id: row.id,
+    state: row.state,
+    attempt: row.attempt,
+    maxAttempts: row.max_attempts,
+    lastError: row.last_error,
+    output: row.output === null ? null : (JSON.parse(row.output) as unknown),
+    finishedAt: row.finished_at === null ? null : new Date(Math.floor(row.finished_at + 0.0005)),
+  };
 }

@@ -502,6 +502,23 @@ export interface NodeRecord {
   readonly stoppedAt: Date | null;
 }
 
+/**
+ * Where a job stands, as {@link OperatorStore.jobStatusMany} reads it: enough to tell whether it
+ * finished and how, without its payload.
+ */
+export interface JobStatus {
+  readonly id: string;
+  readonly state: JobState;
+  /** Attempts charged so far. */
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  readonly lastError: string | null;
+  /** What the handler stored with `setOutput`; null unless it did. */
+  readonly output: unknown;
+  /** When the job reached a terminal state; null before. */
+  readonly finishedAt: Date | null;
+}
+
 /** Receives the queue name of work that may have become due. */
 export type WakeListener = (queue: string) => void;
 
@@ -581,6 +598,11 @@ export interface ParentOutputParams {
   readonly jobId: string;
   /** The ancestor whose output it reads. */
   readonly ancestorId: string;
+}
+
+/** The jobs {@link OperatorStore.jobStatusMany} reads: at most `JOB_STATUS_BATCH` (1,000) ids. */
+export interface JobStatusManyParams {
+  readonly jobIds: readonly string[];
 }
 
 /** Who is told when work may have become due ({@link WorkerStore.subscribeWakeHints}). */
@@ -821,6 +843,13 @@ export interface WorkerStore extends StoreInfo {
 /** Inspects and steers jobs, queues and limits: what the CLI and an admin screen need. */
 export interface OperatorStore extends StoreInfo {
   jobGet(params: JobRef): Promise<JobRecord | null>;
+
+  /**
+   * The statuses of the jobs among `jobIds` that exist, in no particular order; an id with no job
+   * is left out. One statement by primary key, whatever the number of ids (at most
+   * `JOB_STATUS_BATCH`, 1,000): what `waitFor` polls with, so that many waiters cost one read.
+   */
+  jobStatusMany(params: JobStatusManyParams): Promise<JobStatus[]>;
 
   /**
    * One page of jobs, newest first (enqueue order; oldest first with `order: 'oldest'`), with the

@@ -18,3 +18,4 @@ export * from './maintenance.js';
 export * from './observer-dispatcher.js';
 export * from './transition-observer.js';
 export * from './package-version.js';
+export * from './job-waiter.js';

@@ -16,7 +16,8 @@ const NAME = 'nestjs-durable-scheduler';
 const ROOT_VALUES = [
   'CapabilityNotSupportedError', 'IllegalTransitionError', 'InjectJobContext',
   'InjectJobEntityManager', 'InvalidArgumentError', 'InvalidIdentifierError', 'JOB_CONTEXT',
-  'JOB_ENTITY_MANAGER', 'Job', 'JobNotFoundError', 'JobTimeoutError', 'OnJobTransition',
+  'JOB_ENTITY_MANAGER', 'Job', 'JobFailedError', 'JobNotFoundError', 'JobTimeoutError', 'JobWaitAbortedError',
+  'JobWaitTimeoutError', 'JobWaiterClosedError', 'OnJobTransition',
   'PayloadTooLargeError', 'PermanentJobError', 'PostgresJobStore', 'SCHEDULER_STORE',
   'ScheduleNotFoundError', 'SchedulerClient', 'SchedulerError', 'SchedulerModule',
   'SchedulerOrchestrator', 'SqliteJobStore', 'StoreBusyError', 'StoreUnavailableError',
@@ -26,14 +27,14 @@ const ROOT_VALUES = [
 const ROOT_TYPES = [
   'AttemptHook', 'AttemptHookContext', 'AttemptStartedEvent', 'CancelResult', 'ClaimFailedEvent', 'ConcurrencyLimit', 'DeclaredSchedule',
   'DefineJobOptions', 'DefinedJob', 'DefinedJobSpec', 'DefinedScheduleSpec', 'DependencyMode',
-  'EnqueueJobOptions', 'EnqueueResult', 'ErrorLogDetail', 'HistoryEntry', 'HistoryPolicy',
+  'EnqueueJobOptions', 'EnqueueResult', 'ErrorLogDetail', 'FailedJobState', 'HistoryEntry', 'HistoryPolicy',
   'JobContext', 'JobHandler', 'JobHandlerOptions', 'JobLogFields', 'JobName', 'JobOptions', 'JobPage', 'JobPayload',
-  'JobRecord', 'JobRegistry', 'JobSpec', 'JobState', 'JobStore', 'LeaseLostEvent', 'LimitTarget', 'ListJobsParams', 'NodeHealth', 'NodeStateChangedEvent',
+  'JobRecord', 'JobRegistry', 'JobSpec', 'JobState', 'JobStore', 'JobWaitResult', 'LeaseLostEvent', 'LimitTarget', 'ListJobsParams', 'NodeHealth', 'NodeStateChangedEvent',
   'OnJobTransitionOptions', 'PayloadOf', 'PostgresJobStoreOptions', 'RetryPolicy', 'Schedule',
   'ScheduleInput', 'ScheduleListParams', 'ScheduleSpec', 'ScheduleState', 'SchedulerErrorCode', 'SchedulerLimits',
   'SchedulerLogger', 'SchedulerModuleExtras', 'SchedulerModuleOptions', 'SchedulerTelemetryOptions', 'SettledEvent',
   'SqliteJobStoreOptions', 'StoreCapabilities', 'TraceContext', 'TransitionEvent', 'UniqueKeyMode',
-  'VisibleTextOptions', 'WorkerNodeEvents', 'WorkerOptions',
+  'VisibleTextOptions', 'WaitForOptions', 'WorkerNodeEvents', 'WorkerOptions',
 ];
 
 /** The entry points package.json declares; a new one is as deliberate as a new root name. */
@@ -43,7 +44,7 @@ const JEST_ONLY = new Set(['./store-kit/conformance']);
 
 /** A few names each subpath must offer, so a barrel that lost its point fails here. */
 const SUBPATH_NAMES: Record<string, string[]> = {
-  './worker': ['WorkerNode', 'FunctionInvoker', 'resolveWorkerOptions', 'PermanentJobError', 'SeededRandom'],
+  './worker': ['WorkerNode', 'FunctionInvoker', 'resolveWorkerOptions', 'PermanentJobError', 'SeededRandom', 'JobWaiter'],
   './testing': ['SchedulerTestingModule', 'SchedulerTester', 'ManualTimers', 'DrainLimitError', 'SchedulerExpectationError', 'MemoryJobStore', 'ManualClock', 'SystemClock', 'FunctionInvoker', 'WorkerNode'],
   './store-kit': ['CheckedStore', 'paramsOf', 'checkClaimParams', 'checkCompleteParams', 'assertHistoryPolicy', 'normalizeEnqueueMany', 'transition', 'WakeHub'],
   './simulator': ['runSimulation', 'runBatch'],

@@ -8,7 +8,11 @@ export type SchedulerErrorCode =
   | 'ILLEGAL_TRANSITION'
   | 'CAPABILITY_NOT_SUPPORTED'
   | 'STORE_UNAVAILABLE'
-  | 'STORE_BUSY';
+  | 'STORE_BUSY'
+  | 'JOB_FAILED'
+  | 'WAIT_TIMEOUT'
+  | 'WAIT_ABORTED'
+  | 'WAITER_CLOSED';
 
 /**
  * The base of every error this library throws on purpose. The message is one sentence a person can

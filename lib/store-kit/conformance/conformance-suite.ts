@@ -9,6 +9,7 @@ import { dependencyCascadeCases } from './cases/dependency-cascade.cases.js';
 import { dependencyRaceCases } from './cases/dependency-race.cases.js';
 import { historyCases } from './cases/history.cases.js';
 import { jobCountCases } from './cases/job-counts.cases.js';
+import { jobWaitCases } from './cases/job-wait.cases.js';
 import { jsonWalkCases } from './cases/json-walk.cases.js';
 import { limitCases } from './cases/limit.cases.js';
 import { listingCases } from './cases/listing.cases.js';
@@ -63,6 +64,7 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('retry schedule', () => retryCases(ctx));
   describe('operator actions and listings', () => operatorCases(ctx));
   describe('run now', () => runNowCases(ctx));
+  describe('job statuses and waiting for a result', () => jobWaitCases(ctx));
   describe('discarding dead letters', () => discardCases(ctx));
   describe('trace context', () => traceContextCases(ctx));
   describe('job listings in pages', () => listingCases(ctx));

@@ -58,6 +58,8 @@ import type {
   QueueOldestDueResult,
   JobPage,
   JobRef,
+  JobStatus,
+  JobStatusManyParams,
   JobStats,
   JobStore,
   ListDeadLetteredParams,
@@ -104,6 +106,7 @@ import {
   checkCompleteParams,
   checkDeadLetterListParams,
   checkExpireParams,
+  checkJobStatusIds,
   checkHeartbeatParams,
   checkListParams,
   checkMaintenanceLeaseParams,
@@ -208,6 +211,11 @@ export class CheckedStore implements JobStore {
 
   async jobGet(params: JobRef): Promise<JobRecord | null> {
     return this.driver.jobGet({ jobId: assertUuid(paramsOf('jobGet', params, '{ jobId }').jobId, 'jobId') });
+  }
+
+  async jobStatusMany(params: JobStatusManyParams): Promise<JobStatus[]> {
+    const jobIds = checkJobStatusIds(params);
+    return jobIds.length === 0 ? [] : this.driver.jobStatusMany({ jobIds });
   }
 
   async jobListPage(params?: ListJobsParams): Promise<JobPage> {

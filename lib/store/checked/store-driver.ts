@@ -12,6 +12,7 @@ import type {
   JobPage,
   HistoryTrimResult,
   JobStats,
+  JobStatus,
   LeaseRef,
   NodeBeatParams,
   NodeRecord,
@@ -137,6 +138,8 @@ export interface StoreDriver {
   jobSettleDependencies(params: { readonly limit: number }): Promise<number>;
 
   jobGet(params: { readonly jobId: string }): Promise<JobRecord | null>;
+  /** The statuses of the existing jobs among `jobIds` (canonical, distinct, 1 to `JOB_STATUS_BATCH`), in one read. */
+  jobStatusMany(params: { readonly jobIds: readonly string[] }): Promise<JobStatus[]>;
   /**
    * One page of jobs in the asked order, cut by `cutPage` (job-page.ts) from at most `LIST_SCAN_LIMIT`
    * jobs examined; null when `cursor` names no stored job.

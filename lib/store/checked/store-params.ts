@@ -15,6 +15,7 @@ import {
 } from '../../core/index.js';
 import type {
   ClaimParams,
+  JobStatusManyParams,
   CompleteParams,
   ExpireLeasesParams,
   HeartbeatParams,
@@ -31,6 +32,22 @@ import { canonicalIdPrefix } from '../operator-reads.js';
 
 /** Most rows one call may claim, renew, report or list. */
 export const MAX_BATCH = 1_000;
+
+/** The most ids one `jobStatusMany` reads: a waiter's poll reads its jobs in batches of this size. */
+export const JOB_STATUS_BATCH = MAX_BATCH;
+
+/**
+ * Checks the ids of a `jobStatusMany` call (an array of at most {@link JOB_STATUS_BATCH} UUIDs)
+ * and returns them canonical and without repeats.
+ */
+export function checkJobStatusIds(params: JobStatusManyParams): string[] {
+  const { jobIds } = paramsOf('jobStatusMany', params, '{ jobIds }');
+  if (!Array.isArray(jobIds)) throw new InvalidArgumentError('jobIds must be an array of job ids.', 'jobIds');
+  if (jobIds.length > JOB_STATUS_BATCH) {
+    throw new InvalidArgumentError(`jobIds may hold at most ${JOB_STATUS_BATCH} ids, got ${jobIds.length}.`, 'jobIds');
+  }
+  return [...new Set(jobIds.map((id: unknown, i) => assertUuid(id, `jobIds[${i}]`)))];
+}
 /** Longest lease a claim or heartbeat may ask for: one day. */
 export const MAX_LEASE_MS = 86_400_000;
 /** Default rows for the listings. */

@@ -35,6 +35,7 @@ import type {
   JobPage,
   HistoryTrimResult,
   JobStats,
+  JobStatus,
   NodeRecord,
   ObserverLease,
   OutcomeResult,
@@ -187,6 +188,10 @@ export class MemoryDriver implements StoreDriver {
 
   async jobGet(params: { readonly jobId: string }): Promise<JobRecord | null> {
     return this.reads.jobGet(params);
+  }
+
+  async jobStatusMany(params: { readonly jobIds: readonly string[] }): Promise<JobStatus[]> {
+    return this.reads.jobStatusMany(params);
   }
 
   async jobListPage(params: DriverListParams): Promise<JobPage | null> {

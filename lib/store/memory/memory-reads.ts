@@ -2,13 +2,14 @@ import type { DriverParentOutputParams } from '../checked/store-driver.js';
 import type { JobRecord, JobState } from '../../core/index.js';
 import { limitOf } from '../checked/effect-params.js';
 import { cutPage, LIST_SCAN_LIMIT, matchesFilters, type DriverListParams } from '../job-page.js';
-import { toJob } from '../job-row.js';
+import { toJob, toJobStatus } from '../job-row.js';
 import type {
   AuditRecord,
   ConcurrencyLimit,
   HistoryEntry,
   JobPage,
   JobStats,
+  JobStatus,
   ParentOutput,
   QueueSummary,
 } from '../job-store.types.js';
@@ -24,6 +25,15 @@ export class MemoryReads {
   jobGet({ jobId }: { readonly jobId: string }): JobRecord | null {
     const row = this.state.tables.jobs.get(jobId);
     return row ? toJob(row) : null;
+  }
+
+  jobStatusMany({ jobIds }: { readonly jobIds: readonly string[] }): JobStatus[] {
+    return jobIds.flatMap((id) => {
+      const row = this.state.tables.jobs.get(id);
+      if (!row) return [];
+      const { state, attempt, maxAttempts, lastError, output, finishedAt } = row;
+      return [toJobStatus({ id, state, attempt, max_attempts: maxAttempts, last_error: lastError, output, finished_at: finishedAt })];
+    });
   }
 
   /**

@@ -47,6 +47,7 @@ import type {
   JobPage,
   HistoryTrimResult,
   JobStats,
+  JobStatus,
   NodeRecord,
   ObserverLease,
   OutcomeResult,
@@ -223,6 +224,10 @@ export class PostgresDriver implements StoreDriver {
   async jobGet({ jobId }: { readonly jobId: string }): Promise<JobRecord | null> {
     const row = await this.sql.get(this.db, jobId);
     return row ? toJob(row) : null;
+  }
+
+  async jobStatusMany({ jobIds }: { readonly jobIds: readonly string[] }): Promise<JobStatus[]> {
+    return this.sql.statusMany(this.db, jobIds);
   }
 
   async jobListPage(params: DriverListParams): Promise<JobPage | null> {

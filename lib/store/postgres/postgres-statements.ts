@@ -10,6 +10,7 @@ import { enqueueJobsQuery } from './queries/enqueue-jobs.query.js';
 import { expireLeasesQuery } from './queries/expire-leases.query.js';
 import { foldJobCountsQuery } from './queries/fold-job-counts.query.js';
 import { getJobQuery } from './queries/get-job.query.js';
+import { jobStatusManyQuery } from './queries/job-status-many.query.js';
 import { getScheduleQuery } from './queries/get-schedule.query.js';
 import { heartbeatJobsQuery } from './queries/heartbeat-jobs.query.js';
 import { historyReadQuery } from './queries/history-read.query.js';
@@ -75,6 +76,7 @@ export interface PostgresStatements {
   readonly expire: ReturnType<typeof expireLeasesQuery>;
   // Reads and operator actions
   readonly get: ReturnType<typeof getJobQuery>;
+  readonly statusMany: ReturnType<typeof jobStatusManyQuery>;
   readonly list: ReturnType<typeof listJobsQuery>;
   readonly deadLettered: ReturnType<typeof listDeadLetteredQuery>;
   readonly setPaused: ReturnType<typeof setQueuePausedQuery>;
@@ -142,6 +144,7 @@ export function postgresStatements(t: PostgresNaming, options: { readonly asyncC
     relinquish: relinquishJobsQuery(t),
     expire: expireLeasesQuery(t),
     get: getJobQuery(t),
+    statusMany: jobStatusManyQuery(t),
     list: listJobsQuery(t),
     deadLettered: listDeadLetteredQuery(t),
     setPaused: setQueuePausedQuery(t),

@@ -45,6 +45,7 @@ import type {
   JobPage,
   HistoryTrimResult,
   JobStats,
+  JobStatus,
   NodeRecord,
   ObserverLease,
   OutcomeResult,
@@ -229,6 +230,10 @@ export class SqliteDriver implements StoreDriver {
   async jobGet({ jobId }: { readonly jobId: string }): Promise<JobRecord | null> {
     const row = await this.conn.read(() => this.conn.statements().get(jobId));
     return row ? toJob(row) : null;
+  }
+
+  async jobStatusMany({ jobIds }: { readonly jobIds: readonly string[] }): Promise<JobStatus[]> {
+    return this.conn.read(() => this.conn.statements().statusMany(jobIds));
   }
 
   async jobListPage(params: DriverListParams): Promise<JobPage | null> {

@@ -10,6 +10,7 @@ import { dueSchedulesQuery } from './queries/due-schedules.query.js';
 import { enqueueJobsQuery } from './queries/enqueue-jobs.query.js';
 import { expireLeasesQuery } from './queries/expire-leases.query.js';
 import { getJobQuery } from './queries/get-job.query.js';
+import { jobStatusManyQuery } from './queries/job-status-many.query.js';
 import { getScheduleQuery } from './queries/get-schedule.query.js';
 import { hasOpenEdgesQuery } from './queries/has-open-edges.query.js';
 import { heartbeatJobsQuery } from './queries/heartbeat-jobs.query.js';
@@ -70,6 +71,7 @@ export interface SqliteStatements {
   readonly expire: ReturnType<typeof expireLeasesQuery>;
   // Reads and operator actions
   readonly get: ReturnType<typeof getJobQuery>;
+  readonly statusMany: ReturnType<typeof jobStatusManyQuery>;
   readonly list: ReturnType<typeof listJobsQuery>;
   readonly deadLettered: ReturnType<typeof listDeadLetteredQuery>;
   readonly setPaused: ReturnType<typeof setQueuePausedQuery>;
@@ -130,6 +132,7 @@ export function sqliteStatements(db: Database, t: SqliteNaming): SqliteStatement
     relinquish: relinquishJobsQuery(db, t),
     expire: expireLeasesQuery(db, t),
     get: getJobQuery(db, t),
+    statusMany: jobStatusManyQuery(db, t),
     list: listJobsQuery(db, t),
     deadLettered: listDeadLetteredQuery(db, t),
     setPaused: setQueuePausedQuery(db, t),

@@ -176,6 +176,7 @@ export function badInputCases(ctx: SuiteContext): void {
     ['jobParentOutput', '{ jobId, ancestorId }', false],
     ['subscribeWakeHints', '{ listener }', false],
     ['jobGet', '{ jobId }', false],
+    ['jobStatusMany', '{ jobIds }', false],
     ['jobList', '{ state?, queue?, name?, idPrefix?, enqueuedAfter?, enqueuedBefore?, order?, limit?, before?, after? }', true],
     ['jobListPage', '{ state?, queue?, name?, idPrefix?, enqueuedAfter?, enqueuedBefore?, order?, limit?, before?, after? }', true],
     ['jobEdges', '{ jobId, limit? }', false],

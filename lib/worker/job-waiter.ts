@@ -1,0 +1,298 @@
+import {
+  assertUuid,
+  InvalidArgumentError,
+  isTerminalState,
+  JobFailedError,
+  JobNotFoundError,
+  JobWaitAbortedError,
+  JobWaiterClosedError,
+  JobWaitTimeoutError,
+  showValue,
+  type FailedJobState,
+} from '../core/index.js';
+import { JOB_STATUS_BATCH, type JobStatus, type OperatorStore } from '../store/index.js';
+import type { NodeEventEmitter, SettledEvent } from './node-events.js';
+import { deferOn, realTimers, type Timers } from './timers.js';
+
+/** What `waitFor` resolves with: the job succeeded. */
+export interface JobWaitResult {
+  readonly jobId: string;
+  readonly state: 'succeeded';
+  /** What the handler stored with `setOutput`; null when it stored nothing. */
+  readonly output: unknown;
+  /** The attempt that succeeded. */
+  readonly attempt: number;
+  readonly finishedAt: Date | null;
+}
+
+/** Options of one `waitFor`. */
+export interface WaitForOptions {
+  /** Give up (with a {@link JobWaitTimeoutError}) after this many milliseconds. Default: no limit. */
+  readonly timeoutMs?: number;
+  /** Give up (with a {@link JobWaitAbortedError}) when this aborts; an aborted signal rejects at once. */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Tells the waiter a job may have finished, sooner than its next poll: in a Nest app, the local
+ * worker's applied outcomes. `subscribe` is called when the first job is waited on and its
+ * returned function when the last wait ends, so a waiter nobody uses listens to nothing.
+ */
+export interface FinishHints {
+  subscribe(listener: (jobId: string) => void): () => void;
+}
+
+export interface JobWaiterOptions {
+  readonly store: Pick<OperatorStore, 'jobStatusMany'>;
+  readonly timers?: Timers;
+  readonly hints?: FinishHints;
+  /** The first poll interval after a wait begins or a hint arrives. Default 100 ms. */
+  readonly minPollMs?: number;
+  /** The interval doubles after each poll up to this. Default 2,000 ms. */
+  readonly maxPollMs?: number;
+}
+
+/** The longest `timeoutMs` a timer can hold (about 24.8 days). */
+const MAX_TIMEOUT_MS = 2_147_483_647;
+
+interface Waiter {
+  readonly resolve: (result: JobWaitResult) => void;
+  readonly reject: (error: Error) => void;
+  readonly release: () => void;
+}
+
+/**
+ * Waits for jobs to finish, for any number of callers, with one shared poll. Every waited-on id is
+ * read in one `jobStatusMany` per {@link JOB_STATUS_BATCH} ids, whatever the number of waiters, on
+ * the store's own connections: 10,000 waiters cost ten reads per poll and no connection. The
+ * interval starts at `minPollMs` when a wait begins or a hint arrives and doubles up to
+ * `maxPollMs`; polling stops when nobody waits.
+ *
+ * A wait is registered before its first read, so a job that finishes at any moment after the call
+ * is seen by a read that starts after it: a completion can land between a read and a hint, never
+ * between the read and the registration.
+ */
+export class JobWaiter {
+  private readonly store: Pick<OperatorStore, 'jobStatusMany'>;
+  private readonly timers: Timers;
+  private readonly minPollMs: number;
+  private readonly maxPollMs: number;
+  private readonly waiting = new Map<string, Set<Waiter>>();
+  private intervalMs: number;
+  private timer: unknown;
+  private soon = false;
+  private current: Promise<void> | undefined;
+  private readsStarted = 0;
+  private again = false;
+  private closed = false;
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(private readonly options: JobWaiterOptions) {
+    this.store = options.store;
+    this.timers = options.timers ?? realTimers;
+    this.minPollMs = options.minPollMs ?? 100;
+    this.maxPollMs = Math.max(this.minPollMs, options.maxPollMs ?? 2_000);
+    this.intervalMs = this.minPollMs;
+  }
+
+  /** How many `waitFor` calls are pending. */
+  get pending(): number {
+    let count = 0;
+    for (const set of this.waiting.values()) count += set.size;
+    return count;
+  }
+
+  /**
+   * Resolves once the job succeeded; rejects with {@link JobFailedError} once it ended
+   * dead-lettered, cancelled or quarantined, {@link JobNotFoundError} when no job has the id,
+   * {@link JobWaitTimeoutError} after `timeoutMs`, {@link JobWaitAbortedError} when `signal`
+   * aborts, and {@link JobWaiterClosedError} when the waiter closes first.
+   */
+  waitFor(jobId: string, options: WaitForOptions = {}): Promise<JobWaitResult> {
+    let id: string;
+    let timeoutMs: number | undefined;
+    let signal: AbortSignal | undefined;
+    try {
+      id = assertUuid(jobId, 'jobId');
+      ({ timeoutMs, signal } = checkWaitOptions(options));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (this.closed) return Promise.reject(new JobWaiterClosedError(id));
+    if (signal?.aborted) return Promise.reject(new JobWaitAbortedError(id, signal.reason));
+    return new Promise<JobWaitResult>((resolve, reject) => {
+      let timer: unknown;
+      const onAbort = () => settle.reject(new JobWaitAbortedError(id, signal!.reason));
+      const settle: Waiter = {
+        resolve: (result) => {
+          settle.release();
+          resolve(result);
+        },
+        reject: (error) => {
+          settle.release();
+          reject(error);
+        },
+        release: () => {
+          if (timer !== undefined) this.timers.clearTimeout(timer);
+          signal?.removeEventListener('abort', onAbort);
+          this.forget(id, settle);
+        },
+      };
+      // Registered first, read second: see the class comment.
+      this.register(id, settle);
+      if (timeoutMs !== undefined) timer = this.timers.setTimeout(() => settle.reject(new JobWaitTimeoutError(id, timeoutMs!)), timeoutMs);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.pollSoon();
+    });
+  }
+
+  /** A hint that `jobId` may have finished: poll soon if someone waits for it. */
+  poke(jobId: string): void {
+    if (this.waiting.has(jobId)) this.pollSoon();
+  }
+
+  /** Rejects every pending wait with {@link JobWaiterClosedError} and stops polling; later waits reject at once. */
+  close(): void {
+    this.closed = true;
+    for (const [id, set] of [...this.waiting]) for (const waiter of [...set]) waiter.reject(new JobWaiterClosedError(id));
+    this.stopPolling();
+  }
+
+  private register(id: string, waiter: Waiter): void {
+    const set = this.waiting.get(id);
+    if (set) set.add(waiter);
+    else this.waiting.set(id, new Set([waiter]));
+    if (!this.unsubscribe && this.options.hints) this.unsubscribe = this.options.hints.subscribe((jobId) => this.poke(jobId));
+  }
+
+  private forget(id: string, waiter: Waiter): void {
+    const set = this.waiting.get(id);
+    if (!set?.delete(waiter) || set.size > 0) return;
+    this.waiting.delete(id);
+    if (this.waiting.size === 0) this.stopPolling();
+  }
+
+  private stopPolling(): void {
+    if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
+    this.timer = undefined;
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+  }
+
+  /** A poll once the calls under way have run, so waits begun together share one read. */
+  private pollSoon(): void {
+    this.intervalMs = this.minPollMs;
+    if (this.current) {
+      this.again = true;
+      return;
+    }
+    if (this.soon) return;
+    this.soon = true;
+    const started = this.readsStarted;
+    deferOn(this.timers, () => {
+      this.soon = false;
+      // A read begun since this request already covers it.
+      if (this.readsStarted === started) void this.poll();
+    });
+  }
+
+  /**
+   * Reads every waited-on job now, after any read under way, and settles the waits it can: for a
+   * caller that knows a job finished, and for tests that drive the reads themselves.
+   */
+  async pollOnce(): Promise<void> {
+    while (this.current) await this.current;
+    await this.poll();
+  }
+
+  private poll(): Promise<void> {
+    if (this.current) {
+      this.again = true;
+      return this.current;
+    }
+    if (this.closed) return Promise.resolve();
+    this.readsStarted += 1;
+    const run = this.read().finally(() => {
+      this.current = undefined;
+      this.afterRead();
+    });
+    this.current = run;
+    return run;
+  }
+
+  private async read(): Promise<void> {
+    if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
+    this.timer = undefined;
+    this.again = false;
+    const ids = [...this.waiting.keys()];
+    for (let from = 0; from < ids.length && !this.closed; from += JOB_STATUS_BATCH) {
+      const batch = ids.slice(from, from + JOB_STATUS_BATCH);
+      let statuses: JobStatus[];
+      try {
+        statuses = await this.store.jobStatusMany({ jobIds: batch });
+      } catch {
+        // The store is unreachable for now: keep waiting, the next poll reads again. A wait that
+        // must not outlast an outage gives timeoutMs.
+        continue;
+      }
+      const found = new Map(statuses.map((status) => [status.id, status] as const));
+      for (const id of batch) this.settle(id, found.get(id));
+    }
+  }
+
+  /** After a read: read again soon if a wait began or a hint came meanwhile, else at the next interval. */
+  private afterRead(): void {
+    if (this.closed || this.waiting.size === 0) return;
+    if (this.again) {
+      this.pollSoon();
+      return;
+    }
+    const interval = this.intervalMs;
+    this.intervalMs = Math.min(this.intervalMs * 2, this.maxPollMs);
+    this.timer = this.timers.setTimeout(() => {
+      this.timer = undefined;
+      void this.poll();
+    }, interval);
+  }
+
+  /** Settles the waits on `id` if the read says it finished (or does not exist). */
+  private settle(id: string, status: JobStatus | undefined): void {
+    const set = this.waiting.get(id);
+    if (!set) return;
+    if (status !== undefined && !isTerminalState(status.state)) return;
+    for (const waiter of [...set]) {
+      if (status === undefined) waiter.reject(new JobNotFoundError(id));
+      else if (status.state === 'succeeded') {
+        waiter.resolve({ jobId: id, state: 'succeeded', output: status.output, attempt: status.attempt, finishedAt: status.finishedAt });
+      } else waiter.reject(new JobFailedError(id, status.state as FailedJobState, status.lastError, status.attempt));
+    }
+  }
+}
+
+/** `waitFor`'s options, checked: an object with an optional whole `timeoutMs` and an optional AbortSignal. */
+function checkWaitOptions(options: WaitForOptions): WaitForOptions {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new InvalidArgumentError(`options must be an object, got ${showValue(options)}.`, 'options');
+  }
+  const { timeoutMs, signal } = options;
+  if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMEOUT_MS)) {
+    throw new InvalidArgumentError(`timeoutMs must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}, got ${showValue(timeoutMs)}.`, 'timeoutMs');
+  }
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new InvalidArgumentError("signal must be an AbortSignal, such as an AbortController's signal.", 'signal');
+  }
+  return { ...(timeoutMs === undefined ? {} : { timeoutMs }), ...(signal === undefined ? {} : { signal }) };
+}
+
+/** A node's applied terminal outcomes as {@link FinishHints}: a wait on a job this process ran ends without waiting for a poll. */
+export function nodeFinishHints(events: NodeEventEmitter): FinishHints {
+  return {
+    subscribe(listener) {
+      const onSettled = (event: SettledEvent) => {
+        if (event.status === 'applied' && event.state !== undefined && isTerminalState(event.state)) listener(event.jobId);
+      };
+      events.on('settled', onSettled);
+      return () => void events.off('settled', onSettled);
+    },
+  };
+}
