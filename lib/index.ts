@@ -58,6 +58,7 @@ export {
   CapabilityNotSupportedError,
   StoreBusyError,
   StoreUnavailableError,
+  ProgressRefusedError,
   type SchedulerErrorCode,
 } from './core/index.js';
 export { PermanentJobError, JobTimeoutError } from './worker/index.js';

@@ -4,3 +4,4 @@ export * from './job-not-found.error.js';
 export * from './illegal-transition.error.js';
 export * from './capability-not-supported.error.js';
 export * from './store-unavailable.error.js';
+export * from './progress-refused.error.js';

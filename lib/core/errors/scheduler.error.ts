@@ -8,7 +8,8 @@ export type SchedulerErrorCode =
   | 'ILLEGAL_TRANSITION'
   | 'CAPABILITY_NOT_SUPPORTED'
   | 'STORE_UNAVAILABLE'
-  | 'STORE_BUSY';
+  | 'STORE_BUSY'
+  | 'PROGRESS_REFUSED';
 
 /**
  * The base of every error this library throws on purpose. The message is one sentence a person can
