@@ -21,6 +21,7 @@ export function row(overrides: Partial<RowView> = {}): RowView {
     uniqueKey: null,
     pendingParents: 0,
     lastError: null,
+    progress: null,
     ...overrides,
   };
 }

@@ -7,6 +7,7 @@ import { LostJobOracle } from './lost-job.oracle.js';
 import { OccurrenceOracle } from './occurrence.oracle.js';
 import type { Oracle } from './oracle.js';
 import { OutcomeProvenanceOracle } from './outcome-provenance.oracle.js';
+import { ProgressProvenanceOracle } from './progress-provenance.oracle.js';
 import { ScheduleCatchUpOracle } from './schedule-catch-up.oracle.js';
 import { SingleLeaseOracle } from './single-lease.oracle.js';
 import { ShutdownBoundOracle } from './shutdown-bound.oracle.js';
@@ -23,6 +24,7 @@ export {
   LostJobOracle,
   OccurrenceOracle,
   OutcomeProvenanceOracle,
+  ProgressProvenanceOracle,
   ScheduleCatchUpOracle,
   SingleLeaseOracle,
   ShutdownBoundOracle,
@@ -37,6 +39,7 @@ export function createOracles(caps: ReadonlyMap<string, number>, options: { shut
     limits,
     all: [
       new OutcomeProvenanceOracle(),
+      new ProgressProvenanceOracle(),
       new LostJobOracle(),
       new TerminalStateOracle(),
       new SingleLeaseOracle(),
