@@ -64,6 +64,7 @@ export {
   JobWaitAbortedError,
   JobWaiterClosedError,
   type FailedJobState,
+  ProgressRefusedError,
   type SchedulerErrorCode,
 } from './core/index.js';
 export { PermanentJobError, JobTimeoutError } from './worker/index.js';

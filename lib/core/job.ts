@@ -44,6 +44,12 @@ export interface JobRecord<TPayload = unknown> {
   readonly lastError: string | null;
   /** What the handler stored with `setOutput` on success. */
   readonly output: unknown;
+  /**
+   * The last value a handler reported with `reportProgress` (written on the attempt's heartbeat),
+   * or null when none was. Kept after the job ends and across retries and replays, until a later
+   * attempt reports again: it is the last word of whichever attempt reported last.
+   */
+  readonly progress: unknown;
   /** The instant this occurrence was meant to fire. */
   readonly scheduledFor: Date;
   /** Deterministic id of this occurrence; the dedupe key for consumers. */

@@ -7,6 +7,11 @@ export interface SchedulerLimits {
   readonly maxPayloadBytes: number;
   /** Largest output a handler may store. Larger output is refused, never truncated. Default 64 KiB. */
   readonly maxOutputBytes: number;
+  /**
+   * Largest value a handler may report with `reportProgress`. Larger values are refused, never
+   * truncated. Default 4 KiB: progress is written on every heartbeat, so it is kept small.
+   */
+  readonly maxProgressBytes: number;
   /** Longest wire name, in characters. Default 128. */
   readonly maxNameLength: number;
   /** Error text kept per job; longer text is cut on a UTF-8 boundary. Default 8 KiB. */
@@ -24,6 +29,7 @@ export interface SchedulerLimits {
 export const DEFAULT_LIMITS: SchedulerLimits = Object.freeze({
   maxPayloadBytes: 256 * 1024,
   maxOutputBytes: 64 * 1024,
+  maxProgressBytes: 4 * 1024,
   maxNameLength: 128,
   maxErrorBytes: 8 * 1024,
   maxJsonDepth: 64,

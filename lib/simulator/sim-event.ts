@@ -22,6 +22,8 @@ export interface RowView {
   readonly pendingParents: number;
   /** The first line of the job's last error (see {@link errorLine}). */
   readonly lastError: string | null;
+  /** The last progress reported, as the stored JSON text. */
+  readonly progress: string | null;
 }
 
 /**
@@ -33,10 +35,10 @@ export function errorLine(error: string | null): string | null {
   return error === null ? null : error.split('\n')[0]!;
 }
 
-/** The fields of a row the event log keeps (the payload and output stay out of it). */
+/** The fields of a row the event log keeps (the payload and output stay out of it; the simulator's progress is ids and a step). */
 export function rowView(row: JobRow): RowView {
-  const { id, name, queue, state, attempt, maxAttempts, workerId, leasedUntil, runAt, priority, cancelRequested, scheduleId, scheduledFor, concurrencyKey, uniqueKey, pendingParents, lastError } = row;
-  return { id, name, queue, state, attempt, maxAttempts, workerId, leasedUntil, runAt, priority, cancelRequested, scheduleId, scheduledFor, concurrencyKey, uniqueKey, pendingParents, lastError: errorLine(lastError) };
+  const { id, name, queue, state, attempt, maxAttempts, workerId, leasedUntil, runAt, priority, cancelRequested, scheduleId, scheduledFor, concurrencyKey, uniqueKey, pendingParents, lastError, progress } = row;
+  return { id, name, queue, state, attempt, maxAttempts, workerId, leasedUntil, runAt, priority, cancelRequested, scheduleId, scheduledFor, concurrencyKey, uniqueKey, pendingParents, lastError: errorLine(lastError), progress };
 }
 
 /** Who made a store call: a worker node, the producer, or the operator. */

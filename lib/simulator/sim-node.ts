@@ -28,11 +28,15 @@ export function createSimNode(deps: SimNodeDeps): WorkerNode {
   const run = async (payload: SimPayload, context: JobContext<SimPayload>) => {
     const { jobId, attempt } = context;
     log.emit({ type: 'exec', at: scheduler.now(), workerId, jobId, attempt, phase: 'start' });
+    // Progress names its reporter, so the progress oracle can tell whose value a row holds. It
+    // draws nothing from the seed's stream: the runs' other choices stay as they were.
+    void context.reportProgress({ workerId, attempt, step: 'started' });
     const slow = random.next() < w.slowChance;
     const duration = slow ? Math.floor(settings.leaseMs * (1.5 + random.next() * 2)) : w.handlerMinMs + random.nextInt(w.handlerMaxMs - w.handlerMinMs + 1);
     const ignoresAbort = random.next() < w.ignoresAbort;
     try {
       await sleep(timers, duration, ignoresAbort ? undefined : context.signal);
+      void context.reportProgress({ workerId, attempt, step: 'finished' });
     } finally {
       log.emit({ type: 'exec', at: scheduler.now(), workerId, jobId, attempt, phase: 'end' });
     }

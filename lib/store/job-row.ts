@@ -23,6 +23,8 @@ export interface JobRow extends LifecycleFields {
   /** The W3C `traceparent` stored at enqueue, and `tracestate` with it; null without tracing. */
   readonly traceparent: string | null;
   readonly tracestate: string | null;
+  /** The last progress reported, as JSON text; null when none was. Written only by a fenced heartbeat. */
+  readonly progress: string | null;
   readonly createdAt: number;
 }
 
@@ -49,6 +51,7 @@ export function toJob(row: JobRow): JobRecord {
     cancelRequested: row.cancelRequested,
     lastError: row.lastError,
     output: row.output === null ? null : (JSON.parse(row.output) as unknown),
+    progress: row.progress === null ? null : (JSON.parse(row.progress) as unknown),
     scheduledFor: new Date(row.scheduledFor),
     get occurrenceId() {
       return (occurrenceId ??= row.scheduleId === null ? OccurrenceId.derive(row.id, new Date(row.scheduledFor)) : row.id);

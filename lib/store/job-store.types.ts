@@ -169,10 +169,23 @@ export interface LeaseRef {
   readonly attempt: number;
 }
 
-/** A worker's renewal of the leases it believes it holds, each extended by `leaseMs` from the store's clock. */
+/**
+ * A lease a heartbeat renews, with the progress the attempt reported since the last renewal, if any.
+ * The progress is written in the renewal's own statement, under the same fence: it lands exactly
+ * when the lease is renewed, and a lost lease's progress is refused with it.
+ */
+export interface HeartbeatLease extends LeaseRef {
+  /** A JSON value within `maxProgressBytes`; left out when the attempt reported nothing new. */
+  readonly progress?: unknown;
+}
+
+/**
+ * A worker's renewal of the leases it believes it holds, each extended by `leaseMs` from the store's
+ * clock. A lease reported renewed had its progress written; one reported lost had it refused.
+ */
 export interface HeartbeatParams {
   readonly workerId: string;
-  readonly leases: readonly LeaseRef[];
+  readonly leases: readonly HeartbeatLease[];
   readonly leaseMs: number;
 }
 
@@ -791,7 +804,11 @@ export interface WorkerStore extends StoreInfo {
    */
   jobClaim(params: ClaimParams): Promise<JobRecord[]>;
 
-  /** Renews the leases `workerId` still holds and reports the ones it lost. */
+  /**
+   * Renews the leases `workerId` still holds and reports the ones it lost. A lease that carries
+   * `progress` has it written with the renewal (fenced on worker, attempt and a live lease, like an
+   * outcome); a lease neither renewed nor lost wrote nothing, and its progress may be sent again.
+   */
   jobHeartbeat(params: HeartbeatParams): Promise<HeartbeatResult>;
 
   /**

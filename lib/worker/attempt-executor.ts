@@ -1,11 +1,12 @@
 import { effectiveRetryPolicy, retryDelayMs, type JobRecord, type RandomSource } from '../core/index.js';
-import type { AttemptTransaction, JobStore, Outcome, OutcomeResult } from '../store/index.js';
+import type { AttemptTransaction, HeartbeatLease, HeartbeatResult, JobStore, Outcome, OutcomeResult } from '../store/index.js';
 import type { AttemptAbort } from './attempt-abort.js';
 import { attemptHookContext, runAttemptHooks, type AttemptHook } from './attempt-hook.js';
 import { AttemptContext } from './job-context.js';
 import type { JobInvoker, PayloadValidator } from './job-invoker.js';
 import { describeError, errorDetail, errorText, isInstance, type ErrorLogDetail } from './log-text.js';
 import { PermanentJobError } from './permanent-job.error.js';
+import type { ProgressBoard } from './progress-board.js';
 import { jobLogFields, type SchedulerLogger } from './scheduler-logger.js';
 import { withTimeout, type Timers } from './timers.js';
 
@@ -30,6 +31,8 @@ export interface AttemptExecutorDeps {
   readonly errorLogDetail?: ErrorLogDetail;
   /** Wrapped around each handler invocation, the first outermost (see {@link AttemptHook}). */
   readonly hooks?: readonly AttemptHook[];
+  /** Where `ctx.reportProgress` values wait for a heartbeat, and how the last one is written when the handler ends. */
+  readonly progress?: { readonly board: ProgressBoard; send(lease: HeartbeatLease): Promise<HeartbeatResult> };
 }
 
 /** The reason a signal was aborted for a job timeout. */
@@ -64,7 +67,7 @@ export class AttemptExecutor {
     }
     const transaction: AttemptTransaction | null =
       definition.transaction && store.capabilities.attemptTransactions ? store.beginAttempt() : null;
-    const context = new AttemptContext(job, abort, logger, store, transaction);
+    const context = new AttemptContext(job, abort, logger, store, transaction, this.deps.progress?.board);
 
     try {
       const hooks = this.deps.hooks ?? [];
@@ -73,6 +76,8 @@ export class AttemptExecutor {
       await this.withTimeout(transaction ? transaction.run(run) : run(), definition.timeoutMs, abort);
     } catch (error) {
       await transaction?.rollback().catch((rollbackError: unknown) => logger.warn(`rollback of ${job.name} ${job.id} failed: ${describe(rollbackError)}`, jobLogFields(job)));
+      const ending = this.endProgress(job, context);
+      if (ending) await ending;
       // The log line is bounded and escaped (a handler's error may quote the payload or carry
       // escapes); lastError keeps the whole text for the operator.
       const message = describeError(error, this.deps.errorLogDetail);
@@ -91,6 +96,10 @@ export class AttemptExecutor {
       return report({ jobId: job.id, attempt: job.attempt, kind: 'failed', error: errorDetail(error), retryDelayMs: delay }, describeError(error, 'class'));
     }
 
+    // The last progress lands before the outcome, while the lease is still live; a job that never
+    // reported skips this without a statement.
+    const ending = this.endProgress(job, context);
+    if (ending) await ending;
     const outcome: Outcome = { jobId: job.id, attempt: job.attempt, kind: 'succeeded', output: context.output };
     if (transaction?.opened) {
       const result = await transaction.commitSuccess(this.deps.workerId, job.id, job.attempt, context.output);
@@ -98,6 +107,13 @@ export class AttemptExecutor {
     }
     await transaction?.rollback();
     return report(outcome);
+  }
+
+  /** Undefined, with nothing to await, for an attempt that never reported progress. */
+  private endProgress(job: JobRecord, context: AttemptContext): Promise<void> | undefined {
+    context.end();
+    const progress = this.deps.progress;
+    return progress?.board.close(job.id, job.attempt, (lease) => progress.send(lease));
   }
 
   private withTimeout(work: Promise<void>, timeoutMs: number | undefined, abort: AttemptAbort): Promise<void> {

@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
-import { encodeJson, type JobRecord } from '../core/index.js';
+import { encodeJson, ProgressRefusedError, type JobRecord } from '../core/index.js';
 import type { AttemptTransaction, JobStore } from '../store/index.js';
+import type { ProgressBoard } from './progress-board.js';
 import { jobLogFields, type SchedulerLogger } from './scheduler-logger.js';
 
 /** What a handler knows about the attempt it runs. Injectable per attempt in the Nest module. */
@@ -31,6 +32,17 @@ export interface JobContext<TPayload = unknown> {
    */
   setOutput(value: unknown): void;
   /**
+   * Reports how far the attempt has come: a small JSON value (at most `maxProgressBytes`, 4 KiB by
+   * default), as it is at this call, that operators read on the job (`client.get`, the CLI's
+   * `jobs show`, the dashboard). Reports coalesce: the latest value is written with the attempt's
+   * next heartbeat, at most one write per heartbeat interval, and the last one when the attempt
+   * ends. The write is fenced on this attempt's lease. Bad input (not JSON, too large, too deep)
+   * throws at once, before anything is written. The promise resolves once this value or a later
+   * one is written, and rejects with ProgressRefusedError when the store refused it because this
+   * worker no longer holds the lease; awaiting it is optional.
+   */
+  reportProgress(value: unknown): Promise<void>;
+  /**
    * The output an ancestor stored when it succeeded: a job this one depends on, directly or through
    * other dependants. Undefined when the ancestor stored none, was deleted by retention, or is not
    * an ancestor of this job.
@@ -49,6 +61,8 @@ export class AttemptContext<TPayload = unknown> implements JobContext<TPayload> 
   readonly scheduledFor: Date;
   readonly logger: SchedulerLogger;
   private encodedOutput: { value: unknown } | undefined;
+  /** Set when the attempt ended: a report after that has no lease left to ride on. */
+  private ended = false;
 
   constructor(
     private readonly job: JobRecord,
@@ -57,6 +71,8 @@ export class AttemptContext<TPayload = unknown> implements JobContext<TPayload> 
     private readonly store: Pick<JobStore, 'limits' | 'jobParentOutput'>,
     /** The attempt's transaction, when the job uses one and the store offers it. */
     readonly transaction: AttemptTransaction | null,
+    /** Where reported progress waits for its heartbeat; without one, reports are checked and dropped. */
+    private readonly progress?: ProgressBoard,
   ) {
     this.jobId = job.id;
     this.name = job.name;
@@ -92,6 +108,19 @@ export class AttemptContext<TPayload = unknown> implements JobContext<TPayload> 
     this.encodedOutput = { value: JSON.parse(text) as unknown };
   }
 
+  reportProgress(value: unknown): Promise<void> {
+    const { limits } = this.store;
+    // Checked and copied now, as setOutput does: the heartbeat that writes it may come seconds later.
+    const text = encodeJson(value, { argument: 'progress', maxBytes: limits.maxProgressBytes, maxDepth: limits.maxJsonDepth });
+    if (this.ended) return refusedNow(this.jobId, this.attempt);
+    return this.progress?.report(this.jobId, this.attempt, JSON.parse(text) as unknown) ?? Promise.resolve();
+  }
+
+  /** Marks the attempt over: later reports are refused at once. */
+  end(): void {
+    this.ended = true;
+  }
+
   async parentOutput<T = unknown>(ancestorId: string): Promise<T | undefined> {
     const { found, output } = await this.store.jobParentOutput({ jobId: this.jobId, ancestorId });
     return found ? (output as T) : undefined;
@@ -111,4 +140,11 @@ export class AttemptContext<TPayload = unknown> implements JobContext<TPayload> 
     }
     return this.transaction.manager;
   }
+}
+
+/** A refusal the caller may or may not await: handled, so it never becomes an unhandled rejection. */
+function refusedNow(jobId: string, attempt: number): Promise<void> {
+  const refused = Promise.reject(new ProgressRefusedError(jobId, attempt));
+  refused.catch(() => undefined);
+  return refused;
 }

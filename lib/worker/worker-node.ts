@@ -15,6 +15,7 @@ import type { JobInvoker } from './job-invoker.js';
 import { NodeDriver, type NodeCommand, type NodeEvent, type NodeState } from './node-driver.js';
 import { NodeEventEmitter, type SettledEvent } from './node-events.js';
 import { packageVersion } from './package-version.js';
+import { ProgressBoard } from './progress-board.js';
 import { jobLogFields, silentLogger, type SchedulerLogger } from './scheduler-logger.js';
 import { STOP_OVERRUN_MS } from './shutdown-deadline.js';
 import { deferOn, realTimers, settleWithin, type Timers } from './timers.js';
@@ -122,6 +123,8 @@ export class WorkerNode {
   private readonly timers: Timers;
   private readonly executor: AttemptExecutor;
   private readonly completer: Completer;
+  /** Progress reported by running attempts, waiting to ride on the next heartbeat. */
+  private readonly progress: ProgressBoard;
   /** Mints recurring schedules while the node runs (unless `scheduling` is off). */
   readonly minter: ScheduleMinter;
   /** Delivers the transition log to observers; absent until start, and when none are registered. */
@@ -170,6 +173,7 @@ export class WorkerNode {
     this.events = new NodeEventEmitter(this.logger);
     this.clock = deps.clock ?? new SystemClock();
     this.timers = deps.timers ?? realTimers;
+    this.progress = new ProgressBoard(this.logger);
     const random = deps.random ?? new SeededRandom(BigInt(`0x${randomBytes(8).toString('hex')}`));
     this.driver = new NodeDriver({ concurrency: this.options.concurrency, claimBatchSize: this.options.claimBatchSize, leaseMs: this.options.leaseMs });
     this.executor = new AttemptExecutor({
@@ -181,6 +185,10 @@ export class WorkerNode {
       timers: this.timers,
       errorLogDetail: this.options.errorLogDetail,
       hooks: checkAttemptHooks(deps.attemptHooks),
+      progress: {
+        board: this.progress,
+        send: (lease) => this.store.jobHeartbeat({ workerId: this.workerId, leases: [lease], leaseMs: this.options.leaseMs }),
+      },
     });
     this.completer = new Completer({
       store: this.store,
@@ -510,13 +518,17 @@ export class WorkerNode {
     });
   }
 
-  private async heartbeat(leases: readonly LeaseRef[]): Promise<void> {
+  private async heartbeat(held: readonly LeaseRef[]): Promise<void> {
     const sentAt = this.clock.now();
+    // Pending progress rides on the renewal's own statement; without any, the leases go as they are.
+    const leases = this.progress.attach(held);
     try {
       const result = await this.store.jobHeartbeat({ workerId: this.workerId, leases, leaseMs: this.options.leaseMs });
+      this.progress.settle(leases, result);
       this.lastContactAt = this.clock.now();
       this.emit({ type: 'heartbeat_done', now: this.clock.now(), sentAt, renewed: result.renewed, lost: result.lost });
     } catch (error) {
+      this.progress.settle(leases, undefined);
       this.logger.warn(`heartbeat failed (${describe(error)}); leases are kept until they would lapse.`);
       this.emit({ type: 'heartbeat_failed', now: this.clock.now() });
     }

@@ -295,4 +295,19 @@ export function cliCases(createTarget: () => Promise<CliTarget>): void {
     expect(run).toMatchObject({ code: 0, stderr: '' });
     expect(run.stdout).toMatch(new RegExp(` is already at schema version ${LATEST_SCHEMA_VERSION}\\.\\n$`));
   });
+
+  // Last: its jobs would change the counts the listings above expect.
+  it("jobs show prints a running job's progress as one escaped line of JSON, and --format json as the value", async () => {
+    const { id } = await t.store.jobEnqueue({ job: { name: 'report.build', payload: 1, queue: 'progress' } });
+    const [job] = await t.store.jobClaim({ workerId: 'seed', limit: 1, queues: ['progress'], leaseMs: 60_000 });
+    // Keys of one length in byte order: PostgreSQL's jsonb keeps keys in its own order, not the writer's.
+    const progress = { done: 3, step: 'render\u202eevil\nline' };
+    await t.store.jobHeartbeat({ workerId: 'seed', leases: [{ jobId: job!.id, attempt: 1, progress }], leaseMs: 60_000 });
+    const show = await cli(['jobs', 'show', id, ...conn]);
+    expect(show.stdout).toMatch(/^progress\s+\{"done":3,"step":"render.+evil\\nline"\}$/m);
+    expect(show.stdout).not.toContain('\u202e');
+    expect(JSON.parse((await cli(['jobs', 'show', id, ...conn, '--format', 'json'])).stdout).progress).toEqual(progress);
+    const { id: quiet } = await t.store.jobEnqueue({ job: { name: 'report.build', payload: 2, delayMs: 3_600_000 } });
+    expect((await cli(['jobs', 'show', quiet, ...conn])).stdout).toMatch(/^progress\s+-$/m);
+  });
 }

@@ -73,6 +73,7 @@ describe('hostile text in the dashboard', () => {
       const done = await store.jobEnqueue({ job: { name: 'report', payload: {}, queue } });
       const claimed = await store.jobClaim({ workerId: 'w"><script>alert(1)</script>', limit: 2, queues: [queue], leaseMs: 30_000 });
       expect(claimed).toHaveLength(2);
+      await store.jobHeartbeat({ workerId: 'w"><script>alert(1)</script>', leases: [{ jobId: done.id, attempt: 1, progress: { step: HOSTILE } }], leaseMs: 30_000 });
       await store.jobCompleteMany({
         workerId: 'w"><script>alert(1)</script>',
         outcomes: [
@@ -118,6 +119,10 @@ describe('hostile text in the dashboard', () => {
       expect(job.text).toContain('red \\x1b[31mALERT\\x1b[0m bell\\x07 del\\x7f');
       expect(job.text).toContain('right-to-left \\u202eexe.txt');
       expect((await browser.get('/audit')).text).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+      const reported = (await browser.get(`/jobs/${done.id}`)).text;
+      expect(reported).toMatch(/<h2>Progress<\/h2>\s*<pre class="progress">\{\n  &quot;step&quot;: &quot;&lt;script&gt;alert\(1\)&lt;\/script&gt;/);
+      expect(reported).toContain('right-to-left \\u202eexe.txt');
+      expect(job.text).toMatch(/<h2>Progress<\/h2>\s*<p>None reported\.<\/p>/);
     });
   });
 });

@@ -18,7 +18,7 @@ const ROOT_VALUES = [
   'InjectJobEntityManager', 'InvalidArgumentError', 'InvalidIdentifierError', 'JOB_CONTEXT',
   'JOB_ENTITY_MANAGER', 'Job', 'JobFailedError', 'JobNotFoundError', 'JobTimeoutError', 'JobWaitAbortedError',
   'JobWaitTimeoutError', 'JobWaiterClosedError', 'OnJobTransition',
-  'PayloadTooLargeError', 'PermanentJobError', 'PostgresJobStore', 'SCHEDULER_STORE',
+  'PayloadTooLargeError', 'PermanentJobError', 'PostgresJobStore', 'ProgressRefusedError', 'SCHEDULER_STORE',
   'ScheduleNotFoundError', 'SchedulerClient', 'SchedulerError', 'SchedulerModule',
   'SchedulerOrchestrator', 'SqliteJobStore', 'StoreBusyError', 'StoreUnavailableError',
   'TELEMETRY_ATTRIBUTES', 'TELEMETRY_METRICS', 'currentTraceContext', 'declaredScheduleId', 'defineJob', 'visibleText',

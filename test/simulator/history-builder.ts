@@ -22,6 +22,7 @@ export function row(overrides: Partial<RowView> = {}): RowView {
     uniqueKey: null,
     pendingParents: 0,
     lastError: null,
+    progress: null,
     ...overrides,
   };
 }

@@ -9,6 +9,7 @@ import {
   OccurrenceOracle,
   OutcomeProvenanceOracle,
   PriorityOrderOracle,
+  ProgressProvenanceOracle,
   SingleLeaseOracle,
   TerminalStateOracle,
   UniqueKeyOracle,
@@ -49,6 +50,35 @@ describe('outcome provenance oracle', () => {
     expect(violations(new OutcomeProvenanceOracle(), reclaim(T0))).toBe(0);
     expect(violations(new OutcomeProvenanceOracle(), reclaim(T0 + 1))).toBe(1);
     expect(violations(new OutcomeProvenanceOracle(), [write(running(), row({ state: 'dead_lettered', attempt: 1 })), call('jobCancel', { kind: 'operator' }, [{ jobId: 'job-1' }])])).toBe(1);
+  });
+});
+
+describe('progress provenance oracle', () => {
+  const value = (workerId: string, attempt: number) => ({ workerId, attempt, step: 'started' });
+  const beat = (workerId: string, attempt: number, progress?: unknown, at = T0) =>
+    call('jobHeartbeat', worker(workerId), [{ workerId, leases: [{ jobId: 'job-1', attempt, ...(progress === undefined ? {} : { progress }) }], leaseMs: 5_000 }], null, at);
+  const landed = (progress: unknown, before = running()) => write(before, { ...before, leasedUntil: T0 + 10_000, progress: JSON.stringify(progress) });
+
+  it("accepts progress written under the reporter's live lease, and a renewal that leaves progress alone", () => {
+    expect(violations(new ProgressProvenanceOracle(), [landed(value('w1', 1)), beat('w1', 1, value('w1', 1))])).toBe(0);
+    expect(violations(new ProgressProvenanceOracle(), [write(running(), running({ leasedUntil: T0 + 10_000 })), beat('w1', 1)])).toBe(0);
+  });
+
+  it("counts a stale worker's progress that landed: another worker's lease, another attempt, a lapsed lease, an ended job", () => {
+    const oracle = new ProgressProvenanceOracle();
+    expect(violations(oracle, [landed(value('w1', 1), running({ workerId: 'w2', attempt: 2 })), beat('w1', 1, value('w1', 1))])).toBe(1);
+    expect(oracle.report().examples[0]).toMatch(/landed on job-1, whose lease was w2 attempt 2/);
+    expect(violations(new ProgressProvenanceOracle(), [landed(value('w1', 1), running({ attempt: 2 })), beat('w1', 1, value('w1', 1))])).toBe(1);
+    expect(violations(new ProgressProvenanceOracle(), [landed(value('w1', 1), running({ leasedUntil: T0 })), beat('w1', 1, value('w1', 1))])).toBe(1);
+    expect(violations(new ProgressProvenanceOracle(), [landed(value('w1', 1), succeeded({ workerId: 'w1' })), beat('w1', 1, value('w1', 1))])).toBe(1);
+  });
+
+  it('counts progress changed by anything but the heartbeat that carried it, or to a value it did not carry', () => {
+    expect(violations(new ProgressProvenanceOracle(), [landed(value('w1', 1)), complete('w1', 'job-1', 1)])).toBe(1);
+    expect(violations(new ProgressProvenanceOracle(), [landed(value('w1', 1)), beat('w1', 1)])).toBe(1);
+    expect(violations(new ProgressProvenanceOracle(), [landed(value('w1', 1)), beat('w1', 1, value('w1', 2))])).toBe(1);
+    // The value names another attempt than the lease it was written under.
+    expect(violations(new ProgressProvenanceOracle(), [landed(value('w9', 1)), beat('w1', 1, value('w9', 1))])).toBe(1);
   });
 });
 

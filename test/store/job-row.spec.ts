@@ -18,6 +18,7 @@ const row = (over: Partial<JobRow> = {}): JobRow => ({
   cancelRequested: false,
   lastError: null,
   output: null,
+  progress: null,
   finishedAt: null,
   updatedAt: Date.UTC(2026, 10, 30),
   scheduledFor: Date.UTC(2026, 10, 30),
@@ -51,5 +52,10 @@ describe('toJob', () => {
   it('gives a minted job its own id as occurrence id', () => {
     const job = toJob(row({ scheduleId: '5f0c7a57-0000-4000-8000-000000000001' }));
     expect(job.occurrenceId).toBe(row().id);
+  });
+
+  it('parses stored progress, and reads a job that never reported as null', () => {
+    expect(toJob(row({ progress: '{"done":3,"of":10}' })).progress).toEqual({ done: 3, of: 10 });
+    expect(toJob(row()).progress).toBeNull();
   });
 });

@@ -31,9 +31,10 @@ describe('PostgreSQL migrations', () => {
       { version: 13, name: 'node_registry' },
       { version: 14, name: 'trace_context' },
       { version: 15, name: 'priority' },
+      { version: 16, name: 'progress' },
     ]);
     const { id } = await a.jobEnqueue({ job: { name: 'after.migrate', payload: 1 } });
-    expect((await b.jobGet({ jobId: id }))?.name).toBe('after.migrate');
+    expect(await b.jobGet({ jobId: id })).toMatchObject({ name: 'after.migrate', progress: null });
   });
 
   it('creates the partial claim indexes, and prefixes tables and indexes when asked', async () => {

@@ -243,6 +243,7 @@ describe('SQLite adapter setup', () => {
       { version: 13, name: 'node_registry' },
       { version: 14, name: 'trace_context' },
       { version: 15, name: 'priority' },
+      { version: 16, name: 'progress' },
     ]);
     const indexes = await dataSource.query(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'app_jobs' ORDER BY name`);
     const byName = Object.fromEntries(indexes.map((i: { name: string; sql: string | null }) => [i.name, i.sql]));

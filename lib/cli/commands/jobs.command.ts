@@ -5,6 +5,9 @@ import { CliError } from '../cli-error.js';
 import { positiveInt, withConnection, withFormat, type CliContext, type Format } from '../cli-context.js';
 import { iso, json, oneLine, table } from '../output.js';
 
+/** Characters of progress `jobs show` prints as text; `--format json` gives all of it. */
+const PROGRESS_WIDTH = 200;
+
 function view(job: JobRecord) {
   return {
     id: job.id,
@@ -73,8 +76,10 @@ export function registerJobs(program: Command, ctx: CliContext): void {
       await ctx.withStore(options, async ({ store }) => {
         const job = await store.jobGet({ jobId: target });
         if (!job) throw new CliError(`No job with id ${target} exists.`);
-        if (options.format === 'json') return ctx.out(json({ ...view(job), payload: job.payload, output: job.output }));
-        const fields = Object.entries(view(job)).filter(([key]) => key !== 'lastError');
+        if (options.format === 'json') return ctx.out(json({ ...view(job), progress: job.progress, payload: job.payload, output: job.output }));
+        // Progress is for people to read, unlike the payload: shown as one line of JSON, cut to a line's width.
+        const progress = job.progress === null ? null : visibleText(JSON.stringify(job.progress), { maxLength: PROGRESS_WIDTH });
+        const fields = [...Object.entries(view(job)).filter(([key]) => key !== 'lastError'), ['progress', progress] as const];
         const width = Math.max(...fields.map(([key]) => key.length));
         const lines = fields.map(([key, value]) => `${key.padEnd(width)}  ${visibleText(value instanceof Date ? value.toISOString() : value === null ? '-' : String(value))}`);
         // The error keeps its lines (a stack reads better so), each indented under the value

@@ -5,3 +5,4 @@ export * from './illegal-transition.error.js';
 export * from './capability-not-supported.error.js';
 export * from './store-unavailable.error.js';
 export * from './job-wait.errors.js';
+export * from './progress-refused.error.js';

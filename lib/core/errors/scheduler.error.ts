@@ -12,7 +12,8 @@ export type SchedulerErrorCode =
   | 'JOB_FAILED'
   | 'WAIT_TIMEOUT'
   | 'WAIT_ABORTED'
-  | 'WAITER_CLOSED';
+  | 'WAITER_CLOSED'
+  | 'PROGRESS_REFUSED';
 
 /**
  * The base of every error this library throws on purpose. The message is one sentence a person can

@@ -48,7 +48,7 @@ function field(label: string, value: SafeHtml | string | number): SafeHtml {
   return html`<dt>${label}</dt><dd>${value}</dd>`;
 }
 
-/** One job: its fields, lease, timeline, output, last error, payload (hidden by default) and actions. */
+/** One job: its fields, lease, timeline, last reported progress, output, last error, payload (hidden by default) and actions. */
 export function jobPage(ctx: PageContext, detail: JobDetail): SafeHtml {
   const { job, history } = detail;
   const actions = ctx.readOnly ? [] : jobActions(job, detail.now);
@@ -79,6 +79,8 @@ ${field('Finished', timeCell(job.finishedAt, ctx.now))}
 </dl>
 ${waitReasonsSection(ctx, detail.reasons)}
 ${actions.length ? html`<p class="actions">${actions.map((action) => html`<a class="action" href="${href(ctx.base, ['jobs', job.id, action])}">${ACTION_LABELS[action]}</a> `)}</p>` : ''}
+<h2>Progress</h2>
+${job.progress === null || job.progress === undefined ? html`<p>None reported.</p>` : html`<pre class="progress">${multiline(prettyJson(job.progress))}</pre>`}
 <h2>Last error</h2>
 ${job.lastError === null ? html`<p>None.</p>` : html`<pre class="error">${multiline(job.lastError)}</pre>`}
 <h2>Output</h2>

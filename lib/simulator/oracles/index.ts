@@ -8,6 +8,7 @@ import { OccurrenceOracle } from './occurrence.oracle.js';
 import type { Oracle } from './oracle.js';
 import { OutcomeProvenanceOracle } from './outcome-provenance.oracle.js';
 import { PriorityOrderOracle } from './priority-order.oracle.js';
+import { ProgressProvenanceOracle } from './progress-provenance.oracle.js';
 import { ScheduleCatchUpOracle } from './schedule-catch-up.oracle.js';
 import { SingleLeaseOracle } from './single-lease.oracle.js';
 import { ShutdownBoundOracle } from './shutdown-bound.oracle.js';
@@ -25,6 +26,7 @@ export {
   OccurrenceOracle,
   OutcomeProvenanceOracle,
   PriorityOrderOracle,
+  ProgressProvenanceOracle,
   ScheduleCatchUpOracle,
   SingleLeaseOracle,
   ShutdownBoundOracle,
@@ -39,6 +41,7 @@ export function createOracles(caps: ReadonlyMap<string, number>, options: { shut
     limits,
     all: [
       new OutcomeProvenanceOracle(),
+      new ProgressProvenanceOracle(),
       new LostJobOracle(),
       new TerminalStateOracle(),
       new SingleLeaseOracle(),

@@ -29,7 +29,8 @@ export type MutantName =
   | 'reclaim_without_state_check'
   | 'unique_key_ignored'
   | 'limit_change_forgets_running'
-  | 'priority_ignored';
+  | 'priority_ignored'
+  | 'progress_unfenced';
 
 const real = LIFECYCLE_RULES;
 const REPORTS = new Set<JobEvent['kind']>(['succeed', 'fail', 'dead_letter', 'quarantine', 'relinquish']);
@@ -77,6 +78,19 @@ const latchOnStaleWrite: LifecycleRules = {
     if (result.ok || result.rejection !== 'stale_lease' || !REPORTS.has(event.kind)) return result;
     // A refused report still settles the job's dependants.
     return { ok: true, next: job, effects: [{ type: 'settle_dependants' }] };
+  },
+};
+
+/**
+ * A heartbeat from a worker that lost the lease is accepted without renewing it, so the progress
+ * it carries is written: the fence is gone from the progress write alone.
+ */
+const progressUnfenced: LifecycleRules = {
+  ...real,
+  transition(job, event, now) {
+    const result = real.transition(job, event, now);
+    if (event.kind !== 'heartbeat' || result.ok || job.state !== 'running') return result;
+    return { ok: true, next: job, effects: [] };
   },
 };
 
@@ -157,6 +171,7 @@ export const MUTANTS: readonly Mutant[] = [
     sabotageStore: limitChangeForgetsRunning,
   },
   { name: 'priority_ignored', description: 'the claim takes due jobs by run time alone, whatever their priority', caughtBy: 'priority_order', rules: real, sabotageStore: priorityIgnored },
+  { name: 'progress_unfenced', description: "a stale worker's heartbeat writes its progress", caughtBy: 'progress_provenance', rules: progressUnfenced },
 ];
 
 /** The mutant of that name; an unknown name throws, listing the known ones. */

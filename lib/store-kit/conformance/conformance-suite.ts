@@ -26,6 +26,7 @@ import { foreignIdCases } from './cases/foreign-id.cases.js';
 import { leaseCases } from './cases/lease.cases.js';
 import { discardCases } from './cases/discard.cases.js';
 import { traceContextCases } from './cases/trace-context.cases.js';
+import { progressCases } from './cases/progress.cases.js';
 import { operatorCases } from './cases/operator.cases.js';
 import { operatorReadCases } from './cases/operator-reads.cases.js';
 import { retryCases } from './cases/retry.cases.js';
@@ -67,6 +68,7 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('job statuses and waiting for a result', () => jobWaitCases(ctx));
   describe('discarding dead letters', () => discardCases(ctx));
   describe('trace context', () => traceContextCases(ctx));
+  describe('progress', () => progressCases(ctx));
   describe('job listings in pages', () => listingCases(ctx));
   describe('job counts', () => jobCountCases(ctx));
   describe('operator reads: edges, limit holders, due work, throughput', () => operatorReadCases(ctx));

@@ -184,7 +184,7 @@ export class CheckedStore implements JobStore {
   }
 
   async jobHeartbeat(params: HeartbeatParams): Promise<HeartbeatResult> {
-    return this.driver.jobHeartbeat(checkHeartbeatParams(params));
+    return this.driver.jobHeartbeat(checkHeartbeatParams(params, this.limits));
   }
 
   async jobCompleteMany(params: CompleteParams): Promise<OutcomeResult[]> {

@@ -41,7 +41,7 @@ import type { AuditEntry } from '../schedules/schedule-tx.js';
 import type { ScheduleTx } from '../schedules/schedule-tx.js';
 import type { Schedule } from '../schedules/schedule.types.js';
 import type { StoreCapabilities } from '../store-capabilities.js';
-import type { CheckedClaimParams, NormalizedOutcome } from './store-params.js';
+import type { CheckedClaimParams, CheckedHeartbeatLease, NormalizedOutcome } from './store-params.js';
 
 /**
  * An operator write on one job, decided and audited inside the driver's transaction: the driver
@@ -72,8 +72,16 @@ export interface HistoryPositions {
 /** Normalized jobs to insert, in `manager`'s transaction when given. */
 export type DriverEnqueueParams = { readonly jobs: readonly NewJob[]; readonly manager?: EntityManager };
 
-/** Leases to renew, checked. */
-export type DriverHeartbeatParams = { readonly workerId: string; readonly leases: readonly LeaseRef[]; readonly leaseMs: number };
+/**
+ * Leases to renew, checked; a lease's `progress` is JSON text to write with its renewal, and
+ * `withProgress` is true when any lease carries one.
+ */
+export type DriverHeartbeatParams = {
+  readonly workerId: string;
+  readonly leases: readonly CheckedHeartbeatLease[];
+  readonly leaseMs: number;
+  readonly withProgress: boolean;
+};
 
 /** Checked and encoded outcomes of one worker. */
 export type DriverCompleteParams = { readonly workerId: string; readonly outcomes: readonly NormalizedOutcome[] };

@@ -5,6 +5,7 @@ import {
   assertPositiveInteger,
   assertQueueName,
   assertUuid,
+  DEFAULT_LIMITS,
   encodeJson,
   InvalidArgumentError,
   isJobState,
@@ -122,14 +123,32 @@ export function checkLeases(leases: readonly LeaseRef[], argument = 'leases'): L
   }));
 }
 
-/** Checks a heartbeat's params: the worker, its leases and the lease length (at most {@link MAX_LEASE_MS}). */
-export function checkHeartbeatParams(params: HeartbeatParams): { workerId: string; leases: LeaseRef[]; leaseMs: number } {
+/** A lease to renew, checked, with its progress as JSON text when it carries one. */
+export type CheckedHeartbeatLease = LeaseRef & { readonly progress?: string };
+
+/**
+ * Checks a heartbeat's params: the worker, its leases and the lease length (at most
+ * {@link MAX_LEASE_MS}), and encodes each lease's progress within `maxProgressBytes` and
+ * `maxJsonDepth`. `withProgress` says whether any lease carries progress, so a driver picks its
+ * plain renewal, unchanged, when none does.
+ */
+export function checkHeartbeatParams(
+  params: HeartbeatParams,
+  limits: SchedulerLimits = DEFAULT_LIMITS,
+): { workerId: string; leases: CheckedHeartbeatLease[]; leaseMs: number; withProgress: boolean } {
   paramsOf('jobHeartbeat', params, '{ workerId, leases, leaseMs }');
-  return {
-    workerId: assertNonEmptyString(params.workerId, 'workerId'),
-    leases: checkLeases(params.leases),
-    leaseMs: assertPositiveInteger(params.leaseMs, 'leaseMs', MAX_LEASE_MS),
-  };
+  const workerId = assertNonEmptyString(params.workerId, 'workerId');
+  const leases: CheckedHeartbeatLease[] = checkLeases(params.leases);
+  const leaseMs = assertPositiveInteger(params.leaseMs, 'leaseMs', MAX_LEASE_MS);
+  let withProgress = false;
+  params.leases.forEach((lease, i) => {
+    if (!('progress' in lease) || lease.progress === undefined) return;
+    const argument = `leases[${i}].progress`;
+    const progress = encodeJson(lease.progress, { argument, maxBytes: limits.maxProgressBytes, maxDepth: limits.maxJsonDepth });
+    leases[i] = { ...leases[i]!, progress };
+    withProgress = true;
+  });
+  return { workerId, leases, leaseMs, withProgress };
 }
 
 /** Checks a relinquish's params: the worker and the leases it hands back. */

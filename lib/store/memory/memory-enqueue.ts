@@ -64,6 +64,7 @@ export class MemoryEnqueue {
         cancelRequested: false,
         lastError,
         output: null,
+        progress: null,
         createdAt: now,
         updatedAt: now,
         finishedAt: state === 'cancelled' ? now : null,

@@ -1,5 +1,5 @@
 import type { DriverCompleteParams, DriverHeartbeatParams, DriverRelinquishParams } from '../checked/store-driver.js';
-import type { JobEvent, JobRecord } from '../../core/index.js';
+import type { JobEvent, JobRecord, LifecycleFields } from '../../core/index.js';
 import { claimOrder, toJob, type JobRow } from '../job-row.js';
 import type { ExpiredLease, HeartbeatResult, OutcomeResult } from '../job-store.types.js';
 import { limitKeysOf, pickWithinLimits } from '../limit-room.js';
@@ -39,10 +39,12 @@ export class MemoryLeases {
       const row = tables.jobs.get(lease.jobId);
       const result = row && rules.transition(row, { kind: 'heartbeat', workerId, attempt: lease.attempt, leaseMs }, now);
       if (row && result?.ok) {
-        const next = this.life.write(row, result.next, result.effects);
-        renewed.push({ ...lease, leasedUntil: new Date(next.leasedUntil!), cancelRequested: next.cancelRequested });
+        // Progress rides on the renewal, so it is written exactly when the fence lets the lease be renewed.
+        const fields = lease.progress === undefined ? result.next : ({ ...result.next, progress: lease.progress } as LifecycleFields);
+        const next = this.life.write(row, fields, result.effects);
+        renewed.push({ jobId: lease.jobId, attempt: lease.attempt, leasedUntil: new Date(next.leasedUntil!), cancelRequested: next.cancelRequested });
       } else {
-        lost.push(lease);
+        lost.push({ jobId: lease.jobId, attempt: lease.attempt });
       }
     }
     return { renewed, lost };

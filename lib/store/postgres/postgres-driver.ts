@@ -197,8 +197,8 @@ export class PostgresDriver implements StoreDriver {
     return rows.map(toJob);
   }
 
-  async jobHeartbeat({ workerId, leases, leaseMs }: DriverHeartbeatParams): Promise<HeartbeatResult> {
-    return this.sql.heartbeat(this.heartbeatDb, workerId, leases, leaseMs);
+  async jobHeartbeat({ workerId, leases, leaseMs, withProgress }: DriverHeartbeatParams): Promise<HeartbeatResult> {
+    return this.sql.heartbeat(this.heartbeatDb, workerId, leases, leaseMs, withProgress);
   }
 
   async jobCompleteMany({ workerId, outcomes }: DriverCompleteParams): Promise<OutcomeResult[]> {

@@ -37,6 +37,7 @@ export function jobColumns(alias = 'j'): string {
     'cancel_requested',
     'last_error',
     'output::text AS output',
+    'progress::text AS progress',
     'created_at',
     'updated_at',
     'finished_at',
@@ -79,6 +80,7 @@ export interface PgJobRow {
   cancel_requested: boolean;
   last_error: string | null;
   output: string | null;
+  progress: string | null;
   created_at: number;
   updated_at: number;
   finished_at: number | null;
@@ -110,6 +112,7 @@ export function fromPgRow(row: PgJobRow): JobRow {
     cancelRequested: row.cancel_requested,
     lastError: row.last_error,
     output: row.output,
+    progress: row.progress,
     createdAt: millis(row.created_at),
     updatedAt: millis(row.updated_at),
     finishedAt: row.finished_at === null ? null : millis(row.finished_at),

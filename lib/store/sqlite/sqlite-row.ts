@@ -26,6 +26,7 @@ export interface SqliteJobRow {
   cancel_requested: number;
   last_error: string | null;
   output: string | null;
+  progress: string | null;
   created_at: number;
   updated_at: number;
   finished_at: number | null;
@@ -57,6 +58,7 @@ export function fromSqliteRow(row: SqliteJobRow): JobRow {
     cancelRequested: row.cancel_requested === 1,
     lastError: row.last_error,
     output: row.output,
+    progress: row.progress,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     finishedAt: row.finished_at,

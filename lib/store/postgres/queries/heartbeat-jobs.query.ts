@@ -1,4 +1,5 @@
-import type { HeartbeatResult, LeaseRef } from '../../job-store.js';
+import type { CheckedHeartbeatLease } from '../../checked/store-params.js';
+import type { HeartbeatResult } from '../../job-store.js';
 import type { PgExecutor } from '../pg-executor.js';
 import { limitFunction } from '../postgres-limits.js';
 import type { PostgresNaming } from '../postgres-naming.js';
@@ -16,17 +17,22 @@ import type { PostgresNaming } from '../postgres-naming.js';
  * after an enqueue that depends on it; an operator's cancel) is passed by with SKIP LOCKED and
  * reported neither renewed nor lost: its lease stands as it was, and the next heartbeat tries again.
  * Anything else not renewed is reported lost, so the worker aborts that attempt.
+ *
+ * A batch where some lease carries progress runs a second form of the statement that also writes
+ * each reported value in the renewal's UPDATE, behind the same fence: progress lands exactly where
+ * the lease is renewed, and a stale worker's lands nowhere. A batch without progress runs the plain
+ * form, unchanged, so a worker whose handlers never report pays nothing for the feature.
  */
 export function heartbeatJobsQuery(t: PostgresNaming) {
   const held = `j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND j.worker_id = $1 AND j.leased_until > now()`;
-  const text = `
+  const statement = (withProgress: boolean) => `
     WITH asked AS (
-      SELECT * FROM unnest($2::uuid[], $3::integer[]) AS r(id, attempt)
+      SELECT * FROM ${withProgress ? 'unnest($2::uuid[], $3::integer[], $5::text[]) AS r(id, attempt, progress)' : 'unnest($2::uuid[], $3::integer[]) AS r(id, attempt)'}
     ), free AS MATERIALIZED (
       SELECT j.id FROM ${t.jobs} j, asked r WHERE ${held}
       FOR NO KEY UPDATE OF j SKIP LOCKED
     ), renewed AS (
-      UPDATE ${t.jobs} j SET leased_until = now() + $4 * interval '1 millisecond', updated_at = now()
+      UPDATE ${t.jobs} j SET leased_until = now() + $4 * interval '1 millisecond', updated_at = now()${withProgress ? ', progress = COALESCE(r.progress::jsonb, j.progress)' : ''}
       FROM asked r
       WHERE ${held} AND j.id IN (SELECT id FROM free)
       RETURNING j.id, j.attempt, j.leased_until, j.cancel_requested
@@ -36,21 +42,20 @@ export function heartbeatJobsQuery(t: PostgresNaming) {
     UNION ALL
     SELECT j.id, j.attempt, NULL, NULL, true, NULL FROM ${t.jobs} j, asked r
     WHERE ${held} AND j.id NOT IN (SELECT id FROM free)`;
+  const plain = statement(false);
+  const withProgress = statement(true);
 
-  return async (db: PgExecutor, workerId: string, leases: readonly LeaseRef[], leaseMs: number): Promise<HeartbeatResult> => {
+  return async (db: PgExecutor, workerId: string, leases: readonly CheckedHeartbeatLease[], leaseMs: number, progress: boolean): Promise<HeartbeatResult> => {
     if (leases.length === 0) return { renewed: [], lost: [] };
-    const rows = await db.query<{ id: string; attempt: number; leased_until: Date; cancel_requested: boolean; busy: boolean }>(text, [
-      workerId,
-      leases.map((l) => l.jobId),
-      leases.map((l) => l.attempt),
-      leaseMs,
-    ]);
+    const values: unknown[] = [workerId, leases.map((l) => l.jobId), leases.map((l) => l.attempt), leaseMs];
+    if (progress) values.push(leases.map((l) => l.progress ?? null));
+    const rows = await db.query<{ id: string; attempt: number; leased_until: Date; cancel_requested: boolean; busy: boolean }>(progress ? withProgress : plain, values);
     const seen = new Set(rows.map((row) => row.id));
     return {
       renewed: rows
         .filter((row) => !row.busy)
         .map((row) => ({ jobId: row.id, attempt: row.attempt, leasedUntil: row.leased_until, cancelRequested: row.cancel_requested })),
-      lost: leases.filter((lease) => !seen.has(lease.jobId)),
+      lost: leases.filter((lease) => !seen.has(lease.jobId)).map(({ jobId, attempt }) => ({ jobId, attempt })),
     };
   };
 }
