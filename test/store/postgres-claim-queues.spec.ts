@@ -78,11 +78,15 @@ describe('PostgreSQL claims for a worker serving 1,000 queues', () => {
         // The due jobs come from the claim index alone, in its order: the priorities in use, each
         // an index-only probe, and for each one range of the index bounded by run_at. No sort, no
         // join but the loop over the priorities (none on the queue list), no list unnested.
-        const jobScans = within.filter((node) => node['Relation Name'] === 'jobs' && node['Node Type'] === 'Index Scan');
+        // The probes read the row (a plain index scan, which marks the entries of claimed jobs dead
+        // as it passes them; see scheduledPriorities), never index-only.
+        const onJobs = within.filter((node) => node['Relation Name'] === 'jobs');
+        const jobScans = onJobs.filter((node) => String(node['Index Cond']).includes('run_at <= now()'));
         expect(jobScans.map((node) => `${node['Node Type']} ${node['Index Name']}`)).toEqual(['Index Scan jobs_claim_idx']);
         expect(String(jobScans[0]!['Index Cond'])).toMatch(/^\(\(priority = p(_\d+)?\.v\) AND \(run_at <= now\(\)\)\)$/);
-        const probes = within.filter((node) => node['Relation Name'] === 'jobs' && node['Node Type'] !== 'Index Scan');
-        expect(new Set(probes.map((node) => `${node['Node Type']} ${node['Index Name']}`))).toEqual(new Set(['Index Only Scan jobs_claim_idx']));
+        const probes = onJobs.filter((node) => !jobScans.includes(node));
+        expect(probes.length).toBeGreaterThan(0);
+        expect(new Set(probes.map((node) => `${node['Node Type']} ${node['Index Name']}`))).toEqual(new Set(['Index Scan jobs_claim_idx']));
         expect(within.filter((node) => JOINS.includes(node['Node Type'])).map((node) => node['Node Type'])).toEqual(['Nested Loop']);
         expect(within.filter((node) => node['Node Type'] === 'Sort' || node['Node Type'] === 'Function Scan')).toEqual([]);
         // Each row's queue is tested against a constant array, which PostgreSQL hashes; not one

@@ -54,15 +54,22 @@ export const claimDue = (t: PostgresNaming, listed: string, columns: string, lim
     )`;
 
 /**
- * The priorities scheduled jobs hold, lowest first, as a subquery with one column `v`: a loose
- * index scan of the claim index, one probe per priority in use, read only as far as the caller
- * pulls rows. Priorities span -10 to 10, so this is at most 21 probes.
+ * The priorities scheduled jobs with attempts left hold, lowest first, as a subquery with one
+ * column `v`: a loose index scan of the claim index, one probe per priority in use, read only as
+ * far as the caller pulls rows. Priorities span -10 to 10, so this is at most 21 probes.
+ *
+ * The attempts check is in each probe on purpose: it reads the row, so the probe is a plain index
+ * scan, never index-only. Between vacuums the start of a priority's range holds the entries of the
+ * jobs claimed since, and a plain scan marks each one dead as it passes it, so the range read that
+ * follows skips them. An index-only probe passes them without marking them, and every claim would
+ * walk them twice.
  */
 export const scheduledPriorities = (t: PostgresNaming) => `(
         WITH RECURSIVE p(v) AS (
-          (SELECT priority FROM ${t.jobs} WHERE state = 'scheduled' ORDER BY priority LIMIT 1)
+          (SELECT priority FROM ${t.jobs} WHERE state = 'scheduled' AND attempt < max_attempts ORDER BY priority LIMIT 1)
           UNION ALL
-          SELECT (SELECT priority FROM ${t.jobs} WHERE state = 'scheduled' AND priority > p.v ORDER BY priority LIMIT 1) FROM p WHERE p.v IS NOT NULL
+          SELECT (SELECT priority FROM ${t.jobs} WHERE state = 'scheduled' AND attempt < max_attempts AND priority > p.v ORDER BY priority LIMIT 1)
+          FROM p WHERE p.v IS NOT NULL
         )
         SELECT v FROM p WHERE v IS NOT NULL
       )`;
