@@ -46,7 +46,8 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
     const attemptHooks = traced && options.worker !== false ? [traced, ...(options.attemptHooks ?? [])] : options.attemptHooks;
     this.node = new WorkerNode({ store, invoker, options: worker, logger: this.logger, observers: registry.observers, attemptHooks, ...timing });
     if (options.worker !== false) this.detachTelemetry = this.telemetry?.attach(this.node);
-    this.waiter = new JobWaiter({ store, hints: nodeFinishHints(this.node.events) });
+    // Under the testing kit the waiter's polls and timeouts run on the kit's timers too.
+    this.waiter = new JobWaiter({ store, hints: nodeFinishHints(this.node.events), ...(timing?.timers ? { timers: timing.timers } : {}) });
   }
 
   /** False on a node built with `worker: false`, which runs no jobs. */

@@ -4,7 +4,11 @@ import { dropSchemas, openPostgresDataSource, uniqueSchema } from '../postgres.j
 
 /** One DataSource per test file; each opened store gets a fresh schema, dropped at the end. */
 export async function postgresTarget(): Promise<ConformanceTarget> {
-  const dataSource = await openPostgresDataSource();
+  // Every store that has sent a heartbeat keeps a connection of its own until teardown (its
+  // dedicated heartbeat client), and the progress and waitFor cases heartbeat from many stores:
+  // with the default pool of 12 the suite ran out of connections part-way and its next claim waited
+  // for one forever.
+  const dataSource = await openPostgresDataSource(48);
   const schemas: string[] = [];
   const stores: PostgresJobStore[] = [];
   return {

@@ -32,7 +32,8 @@ export interface ClaimCandidate {
  * The claim index (priority, run_at, seq) is read one priority at a time, each range bounded by
  * `run_at <= @now`, so future-dated jobs of an urgent priority are never walked on the way to the
  * due jobs of a later one. A read that fills the batch from the first priority in use is one
- * statement, as before priorities; each priority it has to move past costs one more.
+ * statement, as before priorities; each priority it has to move past costs one more, or two when it
+ * has nothing due (the empty read does not name the priority it probed, so it is asked for).
  */
 export function claimCandidateReader(db: Database, t: SqliteNaming, extra: string) {
   const dueSql = `
