@@ -4,6 +4,7 @@ import {
   assertInstant,
   assertMaxAttempts,
   assertPriority,
+  assertRate,
   DEFAULT_PRIORITY,
   assertNonEmptyString,
   assertQueueName,
@@ -18,14 +19,14 @@ import {
   type DependencyMode,
   type SchedulerLimits,
 } from '../core/index.js';
-import type { EnqueueInput, UniqueKeyMode } from './enqueue-input.types.js';
+import type { EnqueueInput, Rate, UniqueKeyMode } from './enqueue-input.types.js';
 
 /** The queue a job lands in when none is named. */
 export const DEFAULT_QUEUE = 'default';
 /** Attempts a job gets when none are named. */
 export const DEFAULT_MAX_ATTEMPTS = 10;
 
-export type { EnqueueInput, UniqueKeyMode } from './enqueue-input.types.js';
+export type { EnqueueInput, Rate, UniqueKeyMode } from './enqueue-input.types.js';
 
 /** A validated job, ready for an adapter to insert. */
 export interface NewJob {
@@ -52,6 +53,8 @@ export interface NewJob {
   readonly dependencyMode?: DependencyMode | null;
   readonly concurrencyKey?: string | null;
   readonly concurrencyLimit?: number | null;
+  /** The rate declared for `concurrencyKey`, or null. */
+  readonly rateLimit?: Rate | null;
   readonly uniqueKey?: string | null;
   /** Set with `uniqueKey`. */
   readonly uniqueKeyMode?: UniqueKeyMode;
@@ -62,7 +65,7 @@ export interface NewJob {
   readonly tracestate?: string | null;
 }
 
-const KNOWN_KEYS = new Set(['name', 'payload', 'id', 'queue', 'runAt', 'delayMs', 'priority', 'maxAttempts', 'dependsOn', 'dependencyMode', 'concurrencyKey', 'concurrencyLimit', 'uniqueKey', 'uniqueKeyMode', 'retry', 'traceContext']);
+const KNOWN_KEYS = new Set(['name', 'payload', 'id', 'queue', 'runAt', 'delayMs', 'priority', 'maxAttempts', 'dependsOn', 'dependencyMode', 'concurrencyKey', 'concurrencyLimit', 'rateLimit', 'uniqueKey', 'uniqueKeyMode', 'retry', 'traceContext']);
 
 /** Most parents one job may wait for. */
 export const MAX_PARENTS = 10_000;
@@ -129,6 +132,11 @@ export function normalizeEnqueue(given: EnqueueInput, limits: SchedulerLimits, i
     if (input.concurrencyKey === undefined) throw new InvalidArgumentError(`${where}concurrencyLimit needs a concurrencyKey.`, `${where}concurrencyLimit`);
     assertMaxAttempts(input.concurrencyLimit, 10_000, `${where}concurrencyLimit`);
   }
+  let rateLimit: Rate | null = null;
+  if (input.rateLimit !== undefined) {
+    if (input.concurrencyKey === undefined) throw new InvalidArgumentError(`${where}rateLimit needs a concurrencyKey.`, `${where}rateLimit`);
+    rateLimit = assertRate(input.rateLimit, `${where}rateLimit`);
+  }
   const uniqueKey = input.uniqueKey === undefined ? undefined : assertNonEmptyString(input.uniqueKey, `${where}uniqueKey`, MAX_UNIQUE_KEY);
   const uniqueKeyMode = input.uniqueKeyMode;
   if (uniqueKeyMode !== undefined) {
@@ -153,6 +161,7 @@ export function normalizeEnqueue(given: EnqueueInput, limits: SchedulerLimits, i
     dependencyMode: dependsOn.length > 0 ? (input.dependencyMode ?? 'on_success') : null,
     concurrencyKey: input.concurrencyKey ?? null,
     concurrencyLimit: input.concurrencyLimit ?? null,
+    rateLimit,
     ...(uniqueKey === undefined ? {} : { uniqueKey, uniqueKeyMode: uniqueKeyMode ?? 'keep' }),
     ...(retry === null ? {} : { retry: JSON.stringify(retry) }),
     ...(trace === null ? {} : { traceparent: trace.traceparent, tracestate: trace.tracestate ?? null }),

@@ -37,6 +37,11 @@ export interface EnqueueInput<TPayload = unknown> {
    */
   readonly concurrencyLimit?: number;
   /**
+   * The rate limit for `concurrencyKey`, if the key has none yet: at most `max` starts in any
+   * window of `perMs`. The first rate declared for a key stands until an operator changes it.
+   */
+  readonly rateLimit?: Rate;
+  /**
    * At most one unfinished job (scheduled, awaiting parents or running) of this wire name holds a
    * key. An enqueue whose key is held writes no new job and returns the holder's id.
    */
@@ -57,3 +62,11 @@ export interface EnqueueInput<TPayload = unknown> {
 
 /** See {@link EnqueueInput.uniqueKeyMode}. */
 export type UniqueKeyMode = 'keep' | 'replace';
+
+/** A rate: at most `max` starts in any window of `perMs` milliseconds. */
+export interface Rate {
+  /** Starts per window: a whole number from 1 to 10,000. */
+  readonly max: number;
+  /** The window's length in milliseconds: a whole number from 1 to 86,400,000 (a day). */
+  readonly perMs: number;
+}

@@ -3,7 +3,7 @@
 // type files only, never from an implementation, so nothing here can close an import cycle.
 import type { EntityManager } from 'typeorm';
 import type { CancelOutcome, HistoryPolicy, JobRecord, JobState, SchedulerLimits, TraceContext } from '../core/index.js';
-import type { EnqueueInput } from './enqueue-input.types.js';
+import type { EnqueueInput, Rate } from './enqueue-input.types.js';
 import type { StoreCapabilities } from './store-capabilities.js';
 import type { MintResult, Schedule, ScheduleInput, ScheduleReplayResult, ScheduleUpsertResult } from './schedules/schedule.types.js';
 
@@ -54,6 +54,22 @@ export type LimitTarget = { readonly queue: string } | { readonly key: string };
 
 /** A concurrency limit as stored: the queue or concurrency key it caps, and the most of its jobs that may run at once. */
 export type ConcurrencyLimit = LimitTarget & { readonly max: number };
+
+/**
+ * A rate limit as stored: the queue or concurrency key it governs and its rate. A start is a claim
+ * that leases one of its jobs, a lapsed lease's reclaim included, whatever the attempt's outcome.
+ */
+export type RateLimit = LimitTarget & Rate;
+
+/** A rate limit's state now ({@link OperatorStore.rateLimitStatus}). */
+export interface RateLimitStatus extends Rate {
+  /** Starts counted in the window that ends now (at most `max`). */
+  readonly startsInWindow: number;
+  /** While every start of the window is used: when the next one frees, by the store's clock; otherwise null. */
+  readonly fullUntil: Date | null;
+  /** The store's clock when it was read. */
+  readonly now: Date;
+}
 
 /** A transition observer's place in the history, leased to one delivering worker. */
 export interface ObserverLease {
@@ -630,6 +646,13 @@ export interface ConcurrencyLimitSetParams extends OperatorOptions {
   readonly max: number | null;
 }
 
+/** An operator's change of the rate limit on a queue or a concurrency key, audited under `actor`. */
+export interface RateLimitSetParams extends OperatorOptions {
+  readonly target: LimitTarget;
+  /** The rate; null removes the limit. */
+  readonly rate: Rate | null;
+}
+
 /** How many audit entries {@link OperatorStore.auditList} returns. */
 export interface AuditListParams {
   /** Default 50, at most 1,000. */
@@ -959,6 +982,19 @@ export interface OperatorStore extends StoreInfo {
   concurrencyLimitSet(params: ConcurrencyLimitSetParams): Promise<void>;
 
   concurrencyLimitList(): Promise<ConcurrencyLimit[]>;
+
+  /**
+   * Sets (or, with null, removes) the rate limit of a queue or a concurrency key: at most `max`
+   * starts in any window of `perMs`, enforced in the claim on the store's clock. Audited. A new
+   * limit counts the starts made from then on; a changed one keeps the starts it already counted
+   * (lowered, the most recent of them), so no window after the change holds more than its new max.
+   */
+  rateLimitSet(params: RateLimitSetParams): Promise<void>;
+
+  rateLimitList(): Promise<RateLimit[]>;
+
+  /** One rate limit's window now, or null when the queue or key has none. */
+  rateLimitStatus(params: { readonly target: LimitTarget }): Promise<RateLimitStatus | null>;
 
   /** The audit log, newest first. */
   auditList(params?: AuditListParams): Promise<AuditRecord[]>;

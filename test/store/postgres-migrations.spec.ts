@@ -32,6 +32,7 @@ describe('PostgreSQL migrations', () => {
       { version: 14, name: 'trace_context' },
       { version: 15, name: 'priority' },
       { version: 16, name: 'progress' },
+      { version: 17, name: 'rate_limits' },
     ]);
     const { id } = await a.jobEnqueue({ job: { name: 'after.migrate', payload: 1 } });
     expect(await b.jobGet({ jobId: id })).toMatchObject({ name: 'after.migrate', progress: null });
@@ -56,6 +57,8 @@ describe('PostgreSQL migrations', () => {
       'app_nodes',
       'app_observer_cursors',
       'app_queues',
+      'app_rate_limits',
+      'app_rate_starts',
       'app_schedules',
     ]);
     const indexes = await dataSource.query(`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'app_jobs' ORDER BY indexname`, [schema]);

@@ -225,6 +225,8 @@ describe('SQLite adapter setup', () => {
       'app_nodes',
       'app_observer_cursors',
       'app_queues',
+      'app_rate_limits',
+      'app_rate_starts',
       'app_schedules',
     ]);
     expect(await dataSource.query('SELECT version, name FROM app_migrations ORDER BY version')).toEqual([
@@ -244,6 +246,7 @@ describe('SQLite adapter setup', () => {
       { version: 14, name: 'trace_context' },
       { version: 15, name: 'priority' },
       { version: 16, name: 'progress' },
+      { version: 17, name: 'rate_limits' },
     ]);
     const indexes = await dataSource.query(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'app_jobs' ORDER BY name`);
     const byName = Object.fromEntries(indexes.map((i: { name: string; sql: string | null }) => [i.name, i.sql]));

@@ -126,6 +126,25 @@ export function assertPositiveInteger(value: unknown, argument: string, max = Nu
   return value;
 }
 
+/** The most starts a rate limit allows per window. */
+export const MAX_RATE_STARTS = 10_000;
+/** The longest window a rate limit may have: a day. */
+export const MAX_RATE_WINDOW_MS = 86_400_000;
+
+/**
+ * Checks a rate, `{ max, perMs }`: at most `max` starts (1 to 10,000) in any window of `perMs`
+ * milliseconds (1 to a day). Other keys are refused, so a misspelt one is not silently dropped.
+ */
+export function assertRate(value: unknown, argument = 'rateLimit'): { readonly max: number; readonly perMs: number } {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new InvalidArgumentError(`${argument} must be an object { max, perMs }, got ${showValue(value)}.`, argument);
+  }
+  const unknown = Object.keys(value).find((key) => key !== 'max' && key !== 'perMs');
+  if (unknown !== undefined) throw new InvalidArgumentError(`${argument} has an unknown key ${showKey(unknown)}; it takes { max, perMs }.`, argument);
+  const { max, perMs } = value as { max?: unknown; perMs?: unknown };
+  return { max: assertPositiveInteger(max, `${argument}.max`, MAX_RATE_STARTS), perMs: assertPositiveInteger(perMs, `${argument}.perMs`, MAX_RATE_WINDOW_MS) };
+}
+
 /**
  * A key, label or id chosen by the caller (a concurrency key, an observer id, a worker id, an
  * actor): 1 to `maxLength` characters of well-formed text without control characters, so every

@@ -4,6 +4,7 @@ import {
   assertQueueName,
   assertUuid,
   InvalidArgumentError,
+  assertRate,
   type HistoryPolicy,
   type JobRecord,
   type JobState,
@@ -27,6 +28,9 @@ import type {
   CompleteParams,
   ConcurrencyLimit,
   ConcurrencyLimitSetParams,
+  RateLimit,
+  RateLimitSetParams,
+  RateLimitStatus,
   EnqueueManyParams,
   EnqueueParams,
   EnqueueResult,
@@ -53,6 +57,7 @@ import type {
   JobThroughput,
   JobThroughputParams,
   LimitHolders,
+  LimitTarget,
   LimitHoldersParams,
   QueueOldestDueParams,
   QueueOldestDueResult,
@@ -278,6 +283,14 @@ export class CheckedStore implements JobStore {
     return this.driver.concurrencyLimitList();
   }
 
+  async rateLimitList(): Promise<RateLimit[]> {
+    return this.driver.rateLimitList();
+  }
+
+  async rateLimitStatus(params: { readonly target: LimitTarget }): Promise<RateLimitStatus | null> {
+    return this.driver.rateLimitStatus({ key: limitKey(paramsOf('rateLimitStatus', params, '{ target }').target, 'A rate limit') });
+  }
+
   async auditList(params?: AuditListParams): Promise<AuditRecord[]> {
     return this.driver.auditList({ limit: checkDeadLetterListParams(optionalParamsOf('auditList', params, '{ limit? }')) });
   }
@@ -330,6 +343,14 @@ export class CheckedStore implements JobStore {
     const max = checked.max === null ? null : assertLimitMax(checked.max);
     const actor = actorOf(checked);
     await this.driver.concurrencyLimitSet({ key, max, audit: { actor, action: 'limit.set', target: key, detail: { max } } });
+  }
+
+  async rateLimitSet(params: RateLimitSetParams): Promise<void> {
+    const checked = paramsOf('rateLimitSet', params, '{ target, rate, actor? }');
+    const key = limitKey(checked.target, 'A rate limit');
+    const rate = checked.rate === null ? null : assertRate(checked.rate, 'rate');
+    const actor = actorOf(checked);
+    await this.driver.rateLimitSet({ key, rate, audit: { actor, action: 'rate_limit.set', target: key, detail: { rate } } });
   }
 
   async scheduleUpsert(params: ScheduleUpsertParams): Promise<ScheduleUpsertResult> {

@@ -11,6 +11,7 @@ import {
 import { MAX_CONCURRENCY_KEY } from '../enqueue-input.js';
 import type {
   ConcurrencyLimit,
+  RateLimit,
   HistoryReadParams,
   LimitTarget,
   ObserverCommitParams,
@@ -21,15 +22,20 @@ import type {
 import { MAX_LEASE_MS, paramsOf } from './store-params.js';
 
 /** The stored key of a limit: `queue:<name>` or `key:<concurrency key>`. */
-export function limitKey(target: LimitTarget): string {
+export function limitKey(target: LimitTarget, what = 'A concurrency limit'): string {
   if (target && typeof target === 'object' && 'queue' in target && target.queue !== undefined) return `queue:${assertQueueName(target.queue)}`;
   if (target && typeof target === 'object' && 'key' in target && target.key !== undefined) return `key:${assertNonEmptyString(target.key, 'key', MAX_CONCURRENCY_KEY)}`;
-  throw new InvalidArgumentError('A concurrency limit needs a target: { queue } or { key }.', 'target');
+  throw new InvalidArgumentError(`${what} needs a target: { queue } or { key }.`, 'target');
 }
 
 /** The limit a stored key names, the inverse of {@link limitKey}. */
 export function limitOf(key: string, max: number): ConcurrencyLimit {
   return key.startsWith('queue:') ? { queue: key.slice('queue:'.length), max } : { key: key.slice('key:'.length), max };
+}
+
+/** The rate limit a stored key names, the inverse of {@link limitKey}. */
+export function rateLimitOf(key: string, max: number, perMs: number): RateLimit {
+  return key.startsWith('queue:') ? { queue: key.slice('queue:'.length), max, perMs } : { key: key.slice('key:'.length), max, perMs };
 }
 
 /** Checks a limit's cap: a positive integer, at most 10,000. */

@@ -1,10 +1,12 @@
 import type { EntityManager } from 'typeorm';
 import type { HistoryPolicy, JobRecord, JobState, SchedulerLimits } from '../../core/index.js';
-import type { NewJob } from '../enqueue-input.js';
+import type { NewJob, Rate } from '../enqueue-input.js';
 import type {
   AttemptTransaction,
   AuditRecord,
   ConcurrencyLimit,
+  RateLimit,
+  RateLimitStatus,
   EnqueueResult,
   ExpiredLease,
   HeartbeatResult,
@@ -104,6 +106,9 @@ export type DriverQueuePausedParams = { readonly queue: string; readonly paused:
 /** A limit's storage key and cap (null removes it), with its composed audit entry. */
 export type DriverLimitSetParams = { readonly key: string; readonly max: number | null; readonly audit: AuditEntry };
 
+/** A rate limit's storage key and rate (null removes it), with its composed audit entry. */
+export type DriverRateLimitSetParams = { readonly key: string; readonly rate: Rate | null; readonly audit: AuditEntry };
+
 /** A node's beat, checked. */
 export type DriverNodeBeatParams = NodeBeatParams;
 
@@ -166,6 +171,9 @@ export interface StoreDriver {
   jobStats(): Promise<JobStats>;
   queueList(): Promise<QueueSummary[]>;
   concurrencyLimitList(): Promise<ConcurrencyLimit[]>;
+  rateLimitList(): Promise<RateLimit[]>;
+  /** One rate limit's window now, under its storage key; null when it has none. */
+  rateLimitStatus(params: { readonly key: string }): Promise<RateLimitStatus | null>;
   auditList(params: { readonly limit: number }): Promise<AuditRecord[]>;
 
   /** Replays a job (a schedule it stopped mints again), decided and audited in one transaction. */
@@ -177,6 +185,12 @@ export interface StoreDriver {
   queueSetPaused(params: DriverQueuePausedParams): Promise<void>;
   /** Sets or (with null) removes a limit under its storage key, audited in the same transaction. */
   concurrencyLimitSet(params: DriverLimitSetParams): Promise<void>;
+  /**
+   * Sets, changes or (with null) removes a rate limit under its storage key, audited in the same
+   * transaction. A new one has `max` unused starts; a raised max adds unused ones; a lowered max
+   * keeps the most recent starts; a changed window applies to the starts already counted.
+   */
+  rateLimitSet(params: DriverRateLimitSetParams): Promise<void>;
 
   /** Runs a schedule operation in one transaction, with the store's clock read at its start. */
   scheduleTx<T>(work: (tx: ScheduleTx) => Promise<T>): Promise<T>;

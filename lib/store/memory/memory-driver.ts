@@ -13,6 +13,7 @@ import type {
   DriverJobCancelParams,
   DriverJobWriteParams,
   DriverLimitSetParams,
+  DriverRateLimitSetParams,
   DriverNodeBeatParams,
   DriverObserverCommitParams,
   DriverObserverFailParams,
@@ -28,6 +29,8 @@ import type {
   AttemptTransaction,
   AuditRecord,
   ConcurrencyLimit,
+  RateLimit,
+  RateLimitStatus,
   EnqueueResult,
   ExpiredLease,
   HeartbeatResult,
@@ -234,6 +237,14 @@ export class MemoryDriver implements StoreDriver {
     return this.reads.concurrencyLimitList();
   }
 
+  async rateLimitList(): Promise<RateLimit[]> {
+    return this.reads.rateLimitList();
+  }
+
+  async rateLimitStatus(params: { readonly key: string }): Promise<RateLimitStatus | null> {
+    return this.reads.rateLimitStatus(params);
+  }
+
   async auditList(params: { readonly limit: number }): Promise<AuditRecord[]> {
     return this.reads.auditList(params);
   }
@@ -256,6 +267,10 @@ export class MemoryDriver implements StoreDriver {
 
   async concurrencyLimitSet(params: DriverLimitSetParams): Promise<void> {
     this.operator.setLimit(params);
+  }
+
+  async rateLimitSet(params: DriverRateLimitSetParams): Promise<void> {
+    this.operator.setRateLimit(params);
   }
 
   scheduleTx<T>(work: (tx: ScheduleTx) => Promise<T>): Promise<T> {

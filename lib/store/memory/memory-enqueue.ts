@@ -1,3 +1,4 @@
+import { newRateWindow } from '../rate-window.js';
 import type { JobState } from '../../core/index.js';
 import { assertAcyclic, parentsToLookUp, planDependencies } from '../dependencies/dependency-plan.js';
 import type { NewJob } from '../enqueue-input.js';
@@ -80,6 +81,7 @@ export class MemoryEnqueue {
       if (edges.length > 0) tables.parents.set(job.id, edges.map((e) => e.parentId));
       const declared = `key:${job.concurrencyKey}`;
       if (job.concurrencyKey && job.concurrencyLimit && !tables.concurrencyLimits.has(declared)) tables.concurrencyLimits.set(declared, job.concurrencyLimit);
+      if (job.concurrencyKey && job.rateLimit && !tables.rateLimits.has(declared)) tables.rateLimits.set(declared, newRateWindow(job.rateLimit));
       if (state === 'scheduled' && runAt <= now) due.add(job.queue);
       created.add(job.id);
     }

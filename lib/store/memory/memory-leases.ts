@@ -1,3 +1,4 @@
+import { freeStarts, useStart } from '../rate-window.js';
 import type { DriverCompleteParams, DriverHeartbeatParams, DriverRelinquishParams } from '../checked/store-driver.js';
 import type { JobEvent, JobRecord, LifecycleFields } from '../../core/index.js';
 import { claimOrder, toJob, type JobRow } from '../job-row.js';
@@ -23,6 +24,10 @@ export class MemoryLeases {
       .sort(claimOrder);
     const picked = this.withinLimits(candidates, now, limit);
     return picked.map((row) => {
+      for (const key of limitKeysOf(row.queue, row.concurrencyKey)) {
+        const window = tables.rateLimits.get(key);
+        if (window) useStart(window, now);
+      }
       const claimed = this.life.apply(row, { kind: 'claim', workerId, leaseMs }, now);
       tables.slotHolders.add(claimed.id);
       probe.slotTaken?.(claimed.id);
@@ -72,15 +77,16 @@ export class MemoryLeases {
 
   /** Keeps the claim order, dropping candidates whose queue or key is at its cap. */
   private withinLimits(candidates: readonly JobRow[], now: number, limit: number): JobRow[] {
-    const { jobs, concurrencyLimits, slotHolders } = this.state.tables;
-    if (concurrencyLimits.size === 0) return candidates.slice(0, limit);
+    const { jobs, concurrencyLimits, slotHolders, rateLimits } = this.state.tables;
+    if (concurrencyLimits.size === 0 && rateLimits.size === 0) return candidates.slice(0, limit);
+    const rateRoom = new Map([...rateLimits].map(([key, window]) => [key, freeStarts(window, now)]));
     const keysOf = (row: JobRow) => limitKeysOf(row.queue, row.concurrencyKey);
     const running = new Map<string, number>();
     for (const row of jobs.values()) {
       if (row.state !== 'running' || row.leasedUntil === null || row.leasedUntil <= now || !slotHolders.has(row.id)) continue;
       for (const key of keysOf(row)) running.set(key, (running.get(key) ?? 0) + 1);
     }
-    return pickWithinLimits(candidates, keysOf, concurrencyLimits, running, limit);
+    return pickWithinLimits(candidates, keysOf, concurrencyLimits, running, limit, rateRoom);
   }
 }
 

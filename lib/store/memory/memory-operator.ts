@@ -1,4 +1,5 @@
-import type { DriverJobCancelParams, DriverJobWriteParams, DriverLimitSetParams, DriverQueuePausedParams } from '../checked/store-driver.js';
+import { newRateWindow, resizeRateWindow } from '../rate-window.js';
+import type { DriverJobCancelParams, DriverJobWriteParams, DriverLimitSetParams, DriverQueuePausedParams, DriverRateLimitSetParams } from '../checked/store-driver.js';
 import type { AuditEntry } from '../schedules/schedule-tx.js';
 import type { MemoryLifecycle } from './memory-lifecycle.js';
 import type { MemoryState } from './memory-tables.js';
@@ -47,6 +48,14 @@ export class MemoryOperator {
     const { concurrencyLimits } = this.state.tables;
     if (max === null) concurrencyLimits.delete(key);
     else concurrencyLimits.set(key, max);
+    this.audit(audit);
+  }
+
+  setRateLimit({ key, rate, audit }: DriverRateLimitSetParams): void {
+    const { rateLimits } = this.state.tables;
+    const held = rateLimits.get(key);
+    if (rate === null) rateLimits.delete(key);
+    else rateLimits.set(key, held ? resizeRateWindow(held, rate) : newRateWindow(rate));
     this.audit(audit);
   }
 

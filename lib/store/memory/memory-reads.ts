@@ -1,11 +1,14 @@
+import { rateWindowStatus } from '../rate-window.js';
 import type { DriverParentOutputParams } from '../checked/store-driver.js';
 import type { JobRecord, JobState } from '../../core/index.js';
-import { limitOf } from '../checked/effect-params.js';
+import { limitOf, rateLimitOf } from '../checked/effect-params.js';
 import { cutPage, LIST_SCAN_LIMIT, matchesFilters, type DriverListParams } from '../job-page.js';
 import { toJob, toJobStatus } from '../job-row.js';
 import type {
   AuditRecord,
   ConcurrencyLimit,
+  RateLimit,
+  RateLimitStatus,
   HistoryEntry,
   JobPage,
   JobStats,
@@ -104,6 +107,18 @@ export class MemoryReads {
 
   concurrencyLimitList(): ConcurrencyLimit[] {
     return [...this.state.tables.concurrencyLimits].sort(([a], [b]) => a.localeCompare(b)).map(([key, max]) => limitOf(key, max));
+  }
+
+  rateLimitList(): RateLimit[] {
+    return [...this.state.tables.rateLimits].sort(([a], [b]) => a.localeCompare(b)).map(([key, w]) => rateLimitOf(key, w.max, w.perMs));
+  }
+
+  rateLimitStatus({ key }: { readonly key: string }): RateLimitStatus | null {
+    const window = this.state.tables.rateLimits.get(key);
+    if (!window) return null;
+    const now = this.state.clock.now();
+    const { startsInWindow, fullUntil } = rateWindowStatus(window, now);
+    return { max: window.max, perMs: window.perMs, startsInWindow, fullUntil: fullUntil === null ? null : new Date(fullUntil), now: new Date(now) };
   }
 
   auditList({ limit }: { readonly limit: number }): AuditRecord[] {

@@ -1,3 +1,4 @@
+import type { RateWindow } from '../rate-window.js';
 import type { Clock, HistoryPolicy, LifecycleRules } from '../../core/index.js';
 import type { JobRow } from '../job-row.js';
 import type { AuditRecord, HistoryEntry } from '../job-store.types.js';
@@ -71,6 +72,8 @@ export class MemoryTables {
   readonly parents = new Map<string, string[]>();
   /** Caps by limit key (`queue:<name>` or `key:<concurrency key>`). */
   readonly concurrencyLimits = new Map<string, number>();
+  /** Rate limits by limit key, with the starts each has counted (rate-window.ts). */
+  readonly rateLimits = new Map<string, RateWindow>();
   readonly history: HistoryEntry[] = [];
   readonly cursors = new Map<string, MemoryCursor>();
   /** Running jobs that hold their concurrency slots: claim takes them, leaving `running` gives them back. */

@@ -143,7 +143,8 @@ export class PgWakeListener {
     this.retryTimer.unref?.();
   }
 
-  private emit(queue: string): void {
+  /** Hands a hint to every listener, as a NOTIFY would (also the store's own hints: rate-wake.ts). */
+  emit(queue: string): void {
     for (const listener of this.listeners) {
       try {
         listener(queue);

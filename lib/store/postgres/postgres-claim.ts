@@ -30,6 +30,8 @@ export class PostgresClaimPath {
     private readonly transaction: ClaimTransaction,
     /** Provisions the limits declared at enqueue, in a transaction of its own (provision-pending-limits.query.ts). */
     private readonly provisionPending: () => Promise<unknown>,
+    /** Told when a rate limit a claim spent frees its next start (rate-wake.ts). */
+    private readonly rateWake: (delayMs: number) => void = () => {},
   ) {}
 
   /** Leases up to `params.limit` jobs, in run order. */
@@ -61,7 +63,9 @@ export class PostgresClaimPath {
     return [...claimed.rows, ...more.rows];
   }
 
-  private limited(params: CheckedClaimParams) {
-    return this.transaction((tx) => this.sql.claimLimited(tx, params));
+  private async limited(params: CheckedClaimParams) {
+    const claimed = await this.transaction((tx) => this.sql.claimLimited(tx, params));
+    if (claimed.rateWakeMs !== null) this.rateWake(claimed.rateWakeMs);
+    return claimed;
   }
 }

@@ -7,6 +7,7 @@ import type {
   DriverJobCancelParams,
   DriverJobWriteParams,
   DriverLimitSetParams,
+  DriverRateLimitSetParams,
   DriverNodeBeatParams,
   DriverObserverCommitParams,
   DriverObserverFailParams,
@@ -40,6 +41,8 @@ import type {
   AttemptTransaction,
   AuditRecord,
   ConcurrencyLimit,
+  RateLimit,
+  RateLimitStatus,
   EnqueueResult,
   ExpiredLease,
   HeartbeatResult,
@@ -65,6 +68,7 @@ import { PgDedicatedClient } from './pg-dedicated-client.js';
 import { PgWakeListener } from './pg-wake-listener.js';
 import { PostgresAttemptTransaction } from './postgres-attempt-transaction.js';
 import { PostgresClaimPath } from './postgres-claim.js';
+import { RateWake } from '../rate-wake.js';
 import { PostgresConnections } from './postgres-connections.js';
 import { effectsSql } from './postgres-effects.js';
 import { limitFunctionsSql } from './postgres-limits.js';
@@ -113,6 +117,8 @@ export class PostgresDriver implements StoreDriver {
   /** Chooses the claim statement, claim by claim. */
   private readonly claims: PostgresClaimPath;
   private readonly operator: PostgresOperatorWrites;
+  /** Wakes this process's workers when a rate limit a claim spent frees a start. */
+  private readonly rateWake = new RateWake((queue) => this.wakeListener.emit(queue));
 
   constructor(private readonly settings: PostgresDriverSettings) {
     const { naming, onStatement } = settings;
@@ -136,6 +142,7 @@ export class PostgresDriver implements StoreDriver {
       this.sql,
       (work) => this.connections.transaction(work),
       () => this.connections.transaction((db) => this.sql.provisionPendingLimits(db)),
+      (delayMs) => this.rateWake.after(delayMs),
     );
     this.operator = new PostgresOperatorWrites(this.sql, this.connections, naming.channel);
   }
@@ -151,6 +158,7 @@ export class PostgresDriver implements StoreDriver {
 
   /** Releases the heartbeat and LISTEN connections. The DataSource stays open. */
   async close(): Promise<void> {
+    this.rateWake.close();
     await Promise.all([this.heartbeatDb.close(), this.wakeListener.close()]);
   }
 
@@ -181,10 +189,24 @@ export class PostgresDriver implements StoreDriver {
   async jobEnqueueMany({ jobs, manager }: DriverEnqueueParams): Promise<EnqueueResult[]> {
     const db = manager === undefined ? this.db : this.connections.joined(manager);
     if (jobs.length === 0) return [];
+    // A batch that declares a rate limit writes it first, in the transaction its jobs commit in, so
+    // none of them is visible to a claim without it. Rare, so every other batch keeps its one statement.
+    if (jobs.some((job) => job.rateLimit)) {
+      const declaring = async (tx: PgExecutor) => {
+        await this.sql.declareRateLimits(tx, jobs);
+        return this.enqueueIn(tx, jobs);
+      };
+      return manager === undefined ? this.connections.transaction(declaring) : declaring(db);
+    }
+    return this.enqueueIn(db, jobs, manager === undefined);
+  }
+
+  /** Enqueues in `db`; `own` when `db` is the pool, so a unique-key batch needs a transaction of its own. */
+  private async enqueueIn(db: PgExecutor, jobs: readonly NewJob[], own = false): Promise<EnqueueResult[]> {
     if (hasUniqueKeys(jobs)) {
       assertAcyclic(jobs);
       const enqueue = (tx: PgExecutor) => enqueueUniquePostgres(tx, jobs, this.sql.unique, (executor, batch) => this.insertJobs(executor, batch));
-      return manager === undefined ? this.connections.transaction(enqueue) : enqueue(db);
+      return own ? this.connections.transaction(enqueue) : enqueue(db);
     }
     const created = await this.insertJobs(db, jobs);
     return jobs.map((job) => ({ id: job.id, created: created.has(job.id) }));
@@ -282,6 +304,14 @@ export class PostgresDriver implements StoreDriver {
     return this.sql.listLimits(this.db);
   }
 
+  async rateLimitList(): Promise<RateLimit[]> {
+    return this.sql.rateLimits.list(this.db);
+  }
+
+  async rateLimitStatus({ key }: { readonly key: string }): Promise<RateLimitStatus | null> {
+    return this.sql.rateLimits.status(this.db, key);
+  }
+
   async auditList({ limit }: { readonly limit: number }): Promise<AuditRecord[]> {
     return this.sql.listAudit(this.db, limit);
   }
@@ -304,6 +334,10 @@ export class PostgresDriver implements StoreDriver {
 
   concurrencyLimitSet(params: DriverLimitSetParams): Promise<void> {
     return this.operator.setLimit(params);
+  }
+
+  rateLimitSet(params: DriverRateLimitSetParams): Promise<void> {
+    return this.operator.setRateLimit(params);
   }
 
   scheduleTx<T>(work: (tx: ScheduleTx) => Promise<T>): Promise<T> {

@@ -31,10 +31,11 @@ export function limitFunction(t: PostgresNaming, name: string): string {
  * statement with a fresh snapshot under READ COMMITTED), which is what the statements that call
  * them cannot do: their snapshot was taken when they started, before they could wait for the lock.
  *
- * - limits_gate(): whether any limit exists, for the claim that has no slot bookkeeping;
+ * - limits_gate(): whether any concurrency or rate limit exists, for the claim that has no slot bookkeeping;
  * - limits_pending(): whether a limit declared at enqueue still waits for its slots, for the claim
  *   that has (it runs first in that claim's transaction, so the claim reads after the lock);
  * - renew_slots(ids, untils): gives the slots of the jobs a heartbeat renewed their new leases;
+ * - limits_pick(...): the claim's pick among its candidates (see below); it takes no lock.
  * - release_slots(stopped): frees the slots of jobs that stopped running. While a limit has surplus
  *   (more slot rows than its max), a stopped job's row is deleted instead, unless another
  *   transaction is deleting under that limit at this moment (SKIP LOCKED: nobody waits here). Both
@@ -47,7 +48,7 @@ export function limitFunctionsSql(t: PostgresNaming): string {
 CREATE OR REPLACE FUNCTION ${limitFunction(t, 'limits_gate')}() RETURNS boolean LANGUAGE plpgsql AS $fn$
 BEGIN
   ${lock}
-  RETURN EXISTS (SELECT 1 FROM ${t.limits});
+  RETURN EXISTS (SELECT 1 FROM ${t.limits}) OR EXISTS (SELECT 1 FROM ${t.rateLimits});
 END
 $fn$;
 
@@ -67,6 +68,41 @@ BEGIN
   WHERE s.job_id = r.id AND s.held_until > now();
   GET DIAGNOSTICS renewed = ROW_COUNT;
   RETURN renewed;
+END
+$fn$;
+
+-- The limited claim's pick: walks the candidates in claim order and takes each one that has room
+-- left under every limit it falls under (its queue's and key's caps, q and k, and rate limits, rq
+-- and rk), counting it against them, until the batch is full. Room is given per limit key, a rate
+-- limit's with a '~' in front (a queue can have both). Greedy, as the one-writer stores pick: a
+-- candidate held back by one limit takes nothing from the others, so the jobs behind it still fit.
+CREATE OR REPLACE FUNCTION ${limitFunction(t, 'limits_pick')}(room_keys text[], room_n bigint[], q text[], k text[], rq text[], rk text[], batch integer)
+  RETURNS integer[] LANGUAGE plpgsql AS $fn$
+DECLARE
+  room jsonb := '{}';
+  picked integer[] := '{}';
+  wanted text[];
+  key text;
+  fits boolean;
+BEGIN
+  FOR i IN 1 .. coalesce(array_length(room_keys, 1), 0) LOOP
+    room := room || jsonb_build_object(room_keys[i], room_n[i]);
+  END LOOP;
+  FOR i IN 1 .. coalesce(array_length(q, 1), 0) LOOP
+    EXIT WHEN coalesce(array_length(picked, 1), 0) >= batch;
+    wanted := array_remove(ARRAY[q[i], k[i], '~' || rq[i], '~' || rk[i]], NULL);
+    fits := true;
+    FOREACH key IN ARRAY wanted LOOP
+      IF coalesce((room ->> key)::bigint, 0) <= 0 THEN fits := false; END IF;
+    END LOOP;
+    IF fits THEN
+      FOREACH key IN ARRAY wanted LOOP
+        room := jsonb_set(room, ARRAY[key], to_jsonb((room ->> key)::bigint - 1));
+      END LOOP;
+      picked := picked || i;
+    END IF;
+  END LOOP;
+  RETURN picked;
 END
 $fn$;
 

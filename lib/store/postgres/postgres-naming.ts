@@ -37,6 +37,9 @@ export interface PostgresNaming {
   readonly maintenance: string;
   /** The node registry: a row per worker node that runs or ran lately (migration 0013). */
   readonly nodes: string;
+  /** Rate limits and the starts each counts (migration 0017). */
+  readonly rateLimits: string;
+  readonly rateStarts: string;
   /** `"schema"."prefix" + name` for any of the store's tables. */
   table(name: string): string;
   /** The LISTEN/NOTIFY channel for wake-up hints (raw, not quoted). */
@@ -79,6 +82,8 @@ export function postgresNaming(schema = DEFAULT_POSTGRES_SCHEMA, prefix = ''): P
     countDeltas: table('job_count_deltas'),
     maintenance: table('maintenance'),
     nodes: table('nodes'),
+    rateLimits: table('rate_limits'),
+    rateStarts: table('rate_starts'),
     table,
     channel:
       plainChannel.length <= MAX_IDENTIFIER_LENGTH

@@ -1,4 +1,5 @@
-import type { DriverJobCancelParams, DriverJobWriteParams, DriverLimitSetParams, DriverQueuePausedParams } from '../checked/store-driver.js';
+import type { DriverJobCancelParams, DriverJobWriteParams, DriverLimitSetParams,
+  DriverRateLimitSetParams, DriverQueuePausedParams } from '../checked/store-driver.js';
 import type { OperatorTransition } from '../checked/operator-transition.js';
 import type { PgExecutor } from './pg-executor.js';
 import type { PostgresConnections } from './postgres-connections.js';
@@ -51,6 +52,13 @@ export class PostgresOperatorWrites {
   async setLimit({ key, max, audit }: DriverLimitSetParams): Promise<void> {
     await this.connections.transaction(async (db) => {
       await this.sql.setLimit(db, key, max);
+      await this.sql.insertAudit(db, audit);
+    });
+  }
+
+  async setRateLimit({ key, rate, audit }: DriverRateLimitSetParams): Promise<void> {
+    await this.connections.transaction(async (db) => {
+      await this.sql.setRateLimit(db, key, rate);
       await this.sql.insertAudit(db, audit);
     });
   }

@@ -50,6 +50,9 @@ import { reactivateScheduleQuery } from './queries/reactivate-schedule.query.js'
 import { relinquishJobsQuery } from './queries/relinquish-jobs.query.js';
 import { schemaVersionQuery } from './queries/schema-version.query.js';
 import { setLimitQuery } from './queries/set-limit.query.js';
+import { setRateLimitQuery } from './queries/set-rate-limit.query.js';
+import { declareRateLimitsQuery } from './queries/declare-rate-limits.query.js';
+import { rateLimitReadsQuery } from './queries/rate-limit-reads.query.js';
 import { setQueuePausedQuery } from './queries/set-queue-paused.query.js';
 import { settleDependenciesQuery } from './queries/settle-dependencies.query.js';
 import { uniqueEnqueueQueries } from './queries/unique-enqueue.query.js';
@@ -89,6 +92,9 @@ export interface PostgresStatements {
   readonly setLimit: ReturnType<typeof setLimitQuery>;
   readonly provisionPendingLimits: ReturnType<typeof provisionPendingLimitsQuery>;
   readonly listLimits: ReturnType<typeof listLimitsQuery>;
+  readonly setRateLimit: ReturnType<typeof setRateLimitQuery>;
+  readonly declareRateLimits: ReturnType<typeof declareRateLimitsQuery>;
+  readonly rateLimits: ReturnType<typeof rateLimitReadsQuery>;
   // History, observers, retention
   readonly history: ReturnType<typeof jobHistoryQuery>;
   readonly historyRead: ReturnType<typeof historyReadQuery>;
@@ -156,6 +162,9 @@ export function postgresStatements(t: PostgresNaming, options: { readonly asyncC
     setLimit: setLimitQuery(t),
     provisionPendingLimits: provisionPendingLimitsQuery(t),
     listLimits: listLimitsQuery(t),
+    setRateLimit: setRateLimitQuery(t),
+    declareRateLimits: declareRateLimitsQuery(t),
+    rateLimits: rateLimitReadsQuery(t),
     history: jobHistoryQuery(t),
     historyRead: historyReadQuery(t),
     historyTrim: historyTrimQuery(t),

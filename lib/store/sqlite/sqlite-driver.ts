@@ -7,6 +7,7 @@ import type {
   DriverJobCancelParams,
   DriverJobWriteParams,
   DriverLimitSetParams,
+  DriverRateLimitSetParams,
   DriverNodeBeatParams,
   DriverObserverCommitParams,
   DriverObserverFailParams,
@@ -38,6 +39,8 @@ import type {
   AttemptTransaction,
   AuditRecord,
   ConcurrencyLimit,
+  RateLimit,
+  RateLimitStatus,
   EnqueueResult,
   ExpiredLease,
   HeartbeatResult,
@@ -62,6 +65,7 @@ import { SqliteConnection } from './sqlite-connection.js';
 import { effectsSql } from './sqlite-effects.js';
 import type { SqliteGate } from './sqlite-gate.js';
 import { SqliteHints } from './sqlite-hints.js';
+import { RateWake } from '../rate-wake.js';
 import { migrateSqlite } from './sqlite-migrator.js';
 import type { SqliteNaming } from './sqlite-naming.js';
 import { SqliteOperator } from './sqlite-operator.js';
@@ -95,6 +99,8 @@ export class SqliteDriver implements StoreDriver {
   readonly historyPolicy: HistoryPolicy;
   private readonly conn: SqliteConnection;
   private readonly hints: SqliteHints;
+  /** Wakes this process's workers when a rate limit a claim spent frees a start. */
+  private readonly rateWake = new RateWake((queue) => this.hints.emit(queue));
   private readonly operator: SqliteOperator;
 
   constructor(settings: SqliteDriverSettings) {
@@ -134,7 +140,9 @@ export class SqliteDriver implements StoreDriver {
     return this.conn.read(() => this.conn.boot.schemaVersion());
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    this.rateWake.close();
+  }
 
   async subscribeWakeHints(listener: WakeListener): Promise<WakeSubscription> {
     return this.hints.subscribe(listener);
@@ -177,7 +185,7 @@ export class SqliteDriver implements StoreDriver {
     return (
       await this.conn.write((now) => {
         const sql = this.conn.statements();
-        return sql.limitsExist() ? sql.claimLimited(params, now) : sql.claimUnlimited(params, now);
+        return sql.limitsExist() ? sql.claimLimited(params, now, (delayMs) => this.rateWake.after(delayMs)) : sql.claimUnlimited(params, now);
       })
     ).map(toJob);
   }
@@ -281,6 +289,14 @@ export class SqliteDriver implements StoreDriver {
     return this.conn.read(() => this.conn.statements().listLimits());
   }
 
+  async rateLimitList(): Promise<RateLimit[]> {
+    return this.conn.read(() => this.conn.statements().rateLimits.list());
+  }
+
+  async rateLimitStatus({ key }: { readonly key: string }): Promise<RateLimitStatus | null> {
+    return this.conn.read(() => this.conn.statements().rateLimits.status(key, this.conn.now()));
+  }
+
   async auditList({ limit }: { readonly limit: number }): Promise<AuditRecord[]> {
     return this.conn.read(() => this.conn.statements().listAudit(limit));
   }
@@ -303,6 +319,10 @@ export class SqliteDriver implements StoreDriver {
 
   concurrencyLimitSet(params: DriverLimitSetParams): Promise<void> {
     return this.operator.setLimit(params);
+  }
+
+  rateLimitSet(params: DriverRateLimitSetParams): Promise<void> {
+    return this.operator.setRateLimit(params);
   }
 
   scheduleTx<T>(work: (tx: ScheduleTx) => Promise<T>): Promise<T> {

@@ -23,6 +23,9 @@ export interface SqliteNaming extends MigrationNames {
   readonly counts: string;
   /** The node registry: a row per worker node that runs or ran lately (migration 0013). */
   readonly nodes: string;
+  /** Rate limits and the starts each counts (migration 0017). */
+  readonly rateLimits: string;
+  readonly rateStarts: string;
 }
 
 export function sqliteNaming(prefix = DEFAULT_SQLITE_PREFIX): SqliteNaming {
@@ -46,6 +49,8 @@ export function sqliteNaming(prefix = DEFAULT_SQLITE_PREFIX): SqliteNaming {
     cascade: local('dependency_cascade'),
     counts: local('job_counts'),
     nodes: local('nodes'),
+    rateLimits: local('rate_limits'),
+    rateStarts: local('rate_starts'),
     table: local,
     local,
   };

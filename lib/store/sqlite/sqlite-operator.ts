@@ -1,4 +1,5 @@
-import type { DriverJobCancelParams, DriverJobWriteParams, DriverLimitSetParams, DriverQueuePausedParams } from '../checked/store-driver.js';
+import type { DriverJobCancelParams, DriverJobWriteParams, DriverLimitSetParams,
+  DriverRateLimitSetParams, DriverQueuePausedParams } from '../checked/store-driver.js';
 import type { OperatorTransition } from '../checked/operator-transition.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 import type { SqliteHints } from './sqlite-hints.js';
@@ -54,6 +55,13 @@ export class SqliteOperator {
   async setLimit({ key, max, audit }: DriverLimitSetParams): Promise<void> {
     await this.conn.write((now) => {
       this.conn.statements().setLimit(key, max, now);
+      this.conn.statements().insertAudit(audit, now);
+    });
+  }
+
+  async setRateLimit({ key, rate, audit }: DriverRateLimitSetParams): Promise<void> {
+    await this.conn.write((now) => {
+      this.conn.statements().setRateLimit.set(key, rate, now);
       this.conn.statements().insertAudit(audit, now);
     });
   }

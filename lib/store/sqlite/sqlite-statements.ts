@@ -50,6 +50,8 @@ import { reactivateScheduleQuery } from './queries/reactivate-schedule.query.js'
 import { relinquishJobsQuery } from './queries/relinquish-jobs.query.js';
 import { schemaVersionQuery } from './queries/schema-version.query.js';
 import { setLimitQuery } from './queries/set-limit.query.js';
+import { setRateLimitQuery } from './queries/set-rate-limit.query.js';
+import { rateLimitReadsQuery } from './queries/rate-limit-reads.query.js';
 import { setQueuePausedQuery } from './queries/set-queue-paused.query.js';
 import { settleDependenciesQuery } from './queries/settle-dependencies.query.js';
 import { uniqueReplayGuardQuery } from './queries/unique-replay-guard.query.js';
@@ -89,6 +91,8 @@ export interface SqliteStatements {
   readonly settle: ReturnType<typeof settleDependenciesQuery>;
   readonly setLimit: ReturnType<typeof setLimitQuery>;
   readonly listLimits: ReturnType<typeof listLimitsQuery>;
+  readonly setRateLimit: ReturnType<typeof setRateLimitQuery>;
+  readonly rateLimits: ReturnType<typeof rateLimitReadsQuery>;
   // History, observers, retention
   readonly history: ReturnType<typeof jobHistoryQuery>;
   readonly historyRead: ReturnType<typeof historyReadQuery>;
@@ -149,6 +153,8 @@ export function sqliteStatements(db: Database, t: SqliteNaming): SqliteStatement
     settle: settleDependenciesQuery(db, t),
     setLimit: setLimitQuery(db, t),
     listLimits: listLimitsQuery(db, t),
+    setRateLimit: setRateLimitQuery(db, t),
+    rateLimits: rateLimitReadsQuery(db, t),
     history: jobHistoryQuery(db, t),
     historyRead: historyReadQuery(db, t),
     historyTrim: historyTrimQuery(db, t),

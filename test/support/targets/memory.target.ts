@@ -18,6 +18,7 @@ export async function memoryTarget(): Promise<ConformanceTarget> {
           audit: (await store.auditList({ limit: 1_000 })).length,
           history: store.historyEntries().length,
           limits: await store.concurrencyLimitList(),
+          rateLimits: await store.rateLimitList(),
         }),
         countJobs: async () => store.rows().length,
       };

@@ -19,7 +19,7 @@ export async function postgresTarget(): Promise<ConformanceTarget> {
       const store = new PostgresJobStore({ dataSource, schema, limits: options?.limits, historyPolicy: options?.historyPolicy });
       stores.push(store);
       await store.migrate();
-      const { jobs, queues, schedules, audit, history, dependencies, limits, slots, cursors, maintenance, nodes } = store.naming;
+      const { jobs, queues, schedules, audit, history, dependencies, limits, slots, cursors, maintenance, nodes, rateLimits, rateStarts } = store.naming;
       return {
         store,
         advance: async (ms) => {
@@ -30,6 +30,7 @@ export async function postgresTarget(): Promise<ConformanceTarget> {
             [ms],
           );
           await dataSource.query(`UPDATE ${slots} SET held_until = held_until - ${shift}`, [ms]);
+          await dataSource.query(`UPDATE ${rateStarts} SET used_at = used_at - ${shift}`, [ms]);
           await dataSource.query(
             `UPDATE ${cursors} SET leased_until = leased_until - ${shift}, retry_at = retry_at - ${shift}, updated_at = updated_at - ${shift}`,
             [ms],
@@ -55,6 +56,8 @@ export async function postgresTarget(): Promise<ConformanceTarget> {
                     (SELECT coalesce(jsonb_agg(to_jsonb(d) ORDER BY d.child_id, d.parent_id), '[]') FROM ${dependencies} d) AS dependencies,
                     (SELECT coalesce(jsonb_agg(to_jsonb(l) ORDER BY l.key), '[]') FROM ${limits} l) AS limits,
                     (SELECT coalesce(jsonb_agg(to_jsonb(s) ORDER BY s.key, s.slot), '[]') FROM ${slots} s) AS slots,
+                    (SELECT coalesce(jsonb_agg(to_jsonb(r) ORDER BY r.key), '[]') FROM ${rateLimits} r) AS rate_limits,
+                    (SELECT coalesce(jsonb_agg(to_jsonb(r) ORDER BY r.key, r.n), '[]') FROM ${rateStarts} r) AS rate_starts,
                     (SELECT coalesce(jsonb_agg(to_jsonb(c) ORDER BY c.observer), '[]') FROM ${cursors} c) AS cursors`,
           );
           return row;

@@ -16,7 +16,7 @@ export async function sqliteTarget(): Promise<ConformanceTarget> {
       const prefix = `t${++opened}_`;
       const store = new SqliteJobStore({ dataSource, tablePrefix: prefix, limits: options?.limits, historyPolicy: options?.historyPolicy });
       await store.migrate();
-      const { jobs, queues, schedules, audit, history, dependencies, limits, cursors, maintenance, nodes } = store.naming;
+      const { jobs, queues, schedules, audit, history, dependencies, limits, cursors, maintenance, nodes, rateLimits, rateStarts } = store.naming;
       return {
         store,
         advance: async (ms) => {
@@ -27,6 +27,7 @@ export async function sqliteTarget(): Promise<ConformanceTarget> {
           );
           await dataSource.query(`UPDATE ${cursors} SET leased_until = leased_until - ?, retry_at = retry_at - ?, updated_at = updated_at - ?`, [ms, ms, ms]);
           await dataSource.query(`UPDATE ${maintenance} SET leased_until = leased_until - ?, updated_at = updated_at - ?`, [ms, ms]);
+          await dataSource.query(`UPDATE ${rateStarts} SET used_at = used_at - ?`, [ms]);
           await dataSource.query(`UPDATE ${nodes} SET started_at = started_at - ?, last_seen_at = last_seen_at - ?, stopped_at = stopped_at - ?`, [ms, ms, ms]);
           await dataSource.query(
             `UPDATE ${schedules} SET next_fire_at = next_fire_at - ?, anchor_at = anchor_at - ?, last_fired_for = last_fired_for - ?,
@@ -42,6 +43,8 @@ export async function sqliteTarget(): Promise<ConformanceTarget> {
           history: (await dataSource.query(`SELECT count(*) AS n FROM ${history}`))[0].n,
           dependencies: await dataSource.query(`SELECT * FROM ${dependencies} ORDER BY child_id, parent_id`),
           limits: await dataSource.query(`SELECT * FROM ${limits} ORDER BY key`),
+          rateLimits: await dataSource.query(`SELECT * FROM ${rateLimits} ORDER BY key`),
+          rateStarts: await dataSource.query(`SELECT * FROM ${rateStarts} ORDER BY key, n`),
           cursors: await dataSource.query(`SELECT * FROM ${cursors} ORDER BY observer`),
         }),
         countJobs: async () => Number((await dataSource.query(`SELECT count(*) AS n FROM ${jobs}`))[0].n),

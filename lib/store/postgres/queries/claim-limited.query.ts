@@ -8,9 +8,15 @@ import { claimAsyncCommit, claimCandidates, claimLease, claimPaused, claimValues
 import { perQueueList } from './queue-list.sql.js';
 
 /**
- * The claim while a concurrency limit exists: leases up to $2 jobs in one statement, within the
- * limits, in a transaction of its own (the caller's `tx`, see postgres-claim.ts). Jobs whose queue
- * or key is at its cap are passed over, so they cannot starve the rest.
+ * The claim while a concurrency or rate limit exists: leases up to $2 jobs in one statement, within
+ * the limits, in a transaction of its own (the caller's `tx`, see postgres-claim.ts). Jobs whose
+ * queue or key is at its cap, or has no start left in its rate window, are passed over, so they
+ * cannot starve the rest.
+ *
+ * A rate limit has `max` start rows (migration 0017). A candidate needs a free one (last used a
+ * window ago or more) of each rate limit it falls under; free starts are locked with SKIP LOCKED
+ * like slots, and each pick stamps one with now(). A start row's stamps are therefore always a
+ * window apart, whichever claimers took it, and a crashed worker's start stays counted.
  *
  * A capped queue or key has one row per slot, and every job running under it holds one, however
  * the cap was set (limit-slots.sql.ts). A candidate needs a free slot for each cap it is under,
@@ -42,12 +48,22 @@ export function claimLimitedQuery(t: PostgresNaming, options: { readonly asyncCo
         SELECT 1 FROM ${t.limits} l
         WHERE l.key IN ('queue:' || ${job}.queue, 'key:' || ${job}.concurrency_key)
           AND COALESCE((SELECT s.held_until FROM ${t.slots} s WHERE s.key = l.key ORDER BY s.held_until OFFSET l.surplus LIMIT 1), 'infinity') > now())`;
-  // The saturation check is skipped entirely while no limit exists.
+  // A rate-limited key is spent when its longest-unused start (the first entry of the (key, used_at)
+  // index) was used less than a window ago.
+  const window = (limit: string) => `${limit}.per_ms * interval '1 millisecond'`;
+  const notRateSpent = (job: string) => `NOT EXISTS (
+        SELECT 1 FROM ${t.rateLimits} r
+        WHERE r.key IN ('queue:' || ${job}.queue, 'key:' || ${job}.concurrency_key)
+          AND COALESCE((SELECT s.used_at FROM ${t.rateStarts} s WHERE s.key = r.key ORDER BY s.used_at LIMIT 1), 'infinity') > now() - ${window('r')})`;
+  // Each check is skipped entirely while no limit of its kind exists.
+  const limitCheck = `(NOT EXISTS (SELECT 1 FROM ${t.limits}) OR ${notSaturated('j')}) AND (NOT EXISTS (SELECT 1 FROM ${t.rateLimits}) OR ${notRateSpent('j')})`;
   const statement = perQueueList((listed) => `
-    WITH ${claimPaused(t)}, ${claimCandidates(t, listed, 'id, priority, run_at, seq, queue, concurrency_key', `(NOT EXISTS (SELECT 1 FROM ${t.limits}) OR ${notSaturated('j')})`)}, candidates AS (
+    WITH ${claimPaused(t)}, ${claimCandidates(t, listed, 'id, priority, run_at, seq, queue, concurrency_key', limitCheck)}, candidates AS (
       SELECT c.id, c.priority, c.run_at, c.seq,
         (SELECT l.key FROM ${t.limits} l WHERE l.key = 'queue:' || c.queue) AS qkey,
-        (SELECT l.key FROM ${t.limits} l WHERE l.key = 'key:' || c.concurrency_key) AS kkey
+        (SELECT l.key FROM ${t.limits} l WHERE l.key = 'key:' || c.concurrency_key) AS kkey,
+        (SELECT r.key FROM ${t.rateLimits} r WHERE r.key = 'queue:' || c.queue) AS rqkey,
+        (SELECT r.key FROM ${t.rateLimits} r WHERE r.key = 'key:' || c.concurrency_key) AS rkkey
       FROM (SELECT * FROM due UNION ALL SELECT * FROM lapsed) c
     ), wanted AS (
       SELECT k.key, count(*) AS n, (SELECT l.surplus FROM ${t.limits} l WHERE l.key = k.key) AS surplus
@@ -64,34 +80,71 @@ export function claimLimitedQuery(t: PostgresNaming, options: { readonly asyncCo
       ) f
     ), room AS (
       SELECT w.key, (SELECT count(*) FROM free f WHERE f.key = w.key) - w.surplus AS n FROM wanted w
-    ), ranked AS (
-      SELECT c.*,
-        row_number() OVER (PARTITION BY c.qkey ORDER BY c.priority, c.run_at, c.seq) AS rq,
-        row_number() OVER (PARTITION BY c.kkey ORDER BY c.priority, c.run_at, c.seq) AS rk
-      FROM candidates c
+    ), rwanted AS (
+      SELECT k.key, count(*) AS n, (SELECT r.per_ms FROM ${t.rateLimits} r WHERE r.key = k.key) AS per_ms
+      FROM (SELECT rqkey AS key FROM candidates UNION ALL SELECT rkkey FROM candidates) k
+      WHERE k.key IS NOT NULL GROUP BY k.key
+    ), rfree AS (
+      -- Per rate-limited key, lock as many free starts as this claim could use, longest-unused first.
+      SELECT f.key, f.n AS start, row_number() OVER (PARTITION BY f.key ORDER BY f.used_at, f.n) AS n
+      FROM rwanted w CROSS JOIN LATERAL (
+        SELECT s.key, s.n, s.used_at FROM ${t.rateStarts} s
+        WHERE s.key = w.key AND s.used_at <= now() - ${window('w')}
+        ORDER BY s.used_at LIMIT w.n
+        FOR UPDATE SKIP LOCKED
+      ) f
+    ), rroom AS (
+      SELECT w.key, (SELECT count(*) FROM rfree f WHERE f.key = w.key) AS n FROM rwanted w
+    ), rnext AS (
+      -- For the keys this claim wanted more starts of than were free: when the next one frees, as a
+      -- delay from now() (rate-wake.ts). The starts it takes are stamped now(), so none frees later.
+      SELECT extract(epoch FROM min(LEAST(now(), (
+          SELECT s.used_at FROM ${t.rateStarts} s WHERE s.key = w.key AND s.used_at > now() - ${window('w')} ORDER BY s.used_at LIMIT 1
+        )) + ${window('w')}) - now()) * 1000 AS ms
+      FROM rwanted w JOIN rroom r ON r.key = w.key WHERE r.n < w.n
+    ), ordered AS (
+      SELECT c.*, row_number() OVER (ORDER BY c.priority, c.run_at, c.seq)::integer AS ord FROM candidates c
+    ), rooms AS (
+      SELECT array_agg(x.key ORDER BY x.key) AS keys, array_agg(x.n ORDER BY x.key) AS ns
+      FROM (SELECT key, n FROM room UNION ALL SELECT '~' || key, n FROM rroom) x
+    ), chosen AS (
+      SELECT ${limitFunction(t, 'limits_pick')}(r.keys, r.ns,
+        (SELECT array_agg(o.qkey ORDER BY o.ord) FROM ordered o), (SELECT array_agg(o.kkey ORDER BY o.ord) FROM ordered o),
+        (SELECT array_agg(o.rqkey ORDER BY o.ord) FROM ordered o), (SELECT array_agg(o.rkkey ORDER BY o.ord) FROM ordered o), $2::integer) AS ords
+      FROM rooms r
     ), picked AS (
-      SELECT r.id, r.priority, r.run_at, r.seq, r.qkey, r.kkey FROM ranked r
-      WHERE (r.qkey IS NULL OR r.rq <= (SELECT n FROM room WHERE room.key = r.qkey))
-        AND (r.kkey IS NULL OR r.rk <= (SELECT n FROM room WHERE room.key = r.kkey))
-      ORDER BY r.priority, r.run_at, r.seq LIMIT $2
+      SELECT o.id, o.priority, o.run_at, o.seq, o.qkey, o.kkey, o.rqkey, o.rkkey FROM ordered o, chosen h
+      WHERE o.ord = ANY(h.ords)
     ), numbered AS (
-      SELECT p.id, p.qkey, p.kkey,
+      SELECT p.id, p.qkey, p.kkey, p.rqkey, p.rkkey,
         row_number() OVER (PARTITION BY p.qkey ORDER BY p.priority, p.run_at, p.seq) AS aq,
-        row_number() OVER (PARTITION BY p.kkey ORDER BY p.priority, p.run_at, p.seq) AS ak
+        row_number() OVER (PARTITION BY p.kkey ORDER BY p.priority, p.run_at, p.seq) AS ak,
+        row_number() OVER (PARTITION BY p.rqkey ORDER BY p.priority, p.run_at, p.seq) AS arq,
+        row_number() OVER (PARTITION BY p.rkkey ORDER BY p.priority, p.run_at, p.seq) AS ark
       FROM picked p
     ), taken AS (
       UPDATE ${t.slots} s SET job_id = m.id, held_until = now() + $3 * interval '1 millisecond'
       FROM numbered m, free f
       WHERE s.key = f.key AND s.slot = f.slot AND ((f.key = m.qkey AND f.n = m.aq) OR (f.key = m.kkey AND f.n = m.ak))
       RETURNING s.key
+    ), spent AS (
+      -- Each pick stamps one locked start of each rate limit it falls under with this claim's now().
+      UPDATE ${t.rateStarts} s SET used_at = now()
+      FROM numbered m, rfree f
+      WHERE s.key = f.key AND s.n = f.start AND ((f.key = m.rqkey AND f.n = m.arq) OR (f.key = m.rkkey AND f.n = m.ark))
+      RETURNING s.key
     )
     ${claimLease(t)}
-    RETURNING ${jobColumns('j')}${asyncCommit}`);
+    RETURNING ${jobColumns('j')}, (SELECT ms FROM rnext)::float8 AS rate_wake_ms${asyncCommit}`);
   const first = `SELECT set_config('jit', 'off', true), ${limitFunction(t, 'limits_pending')}() AS pending`;
 
-  /** Claims inside `tx`, a transaction opened for this claim alone; `pending` is limits_pending's answer. */
-  return async (tx: PgExecutor, params: CheckedClaimParams): Promise<{ rows: JobRow[]; pending: boolean }> => {
+  /**
+   * Claims inside `tx`, a transaction opened for this claim alone; `pending` is limits_pending's
+   * answer, `rateWakeMs` when a rate limit this claim spent frees its next start (or null).
+   */
+  return async (tx: PgExecutor, params: CheckedClaimParams): Promise<{ rows: JobRow[]; pending: boolean; rateWakeMs: number | null }> => {
     const [lock] = await tx.query<{ pending: boolean }>(first);
-    return { rows: (await tx.query<PgJobRow>(statement(params.queues), claimValues(params))).map(fromPgRow), pending: lock!.pending };
+    const rows = await tx.query<PgJobRow & { rate_wake_ms: number | null }>(statement(params.queues), claimValues(params));
+    return { rows: rows.map(fromPgRow), pending: lock!.pending, rateWakeMs: rows[0]?.rate_wake_ms ?? null };
   };
 }

@@ -5,6 +5,7 @@ import type { NewJob } from '../../enqueue-input.js';
 import type { SqliteNaming } from '../sqlite-naming.js';
 import { hasUniqueKeys, planUnique, type UniquePlan } from '../../unique/unique-plan.js';
 import { jobStateQuery } from './job-state.query.js';
+import { setRateLimitQuery } from './set-rate-limit.query.js';
 import { uniqueEnqueueQueries } from './unique-enqueue.query.js';
 
 /**
@@ -23,6 +24,7 @@ export function enqueueJobsQuery(db: Database, t: SqliteNaming) {
   const exists = db.prepare(`SELECT 1 FROM ${t.jobs} WHERE id = ?`).pluck();
   const parentState = jobStateQuery(db, t);
   const edge = db.prepare(`INSERT INTO ${t.dependencies} (child_id, parent_id, settled) VALUES (?, ?, ?)`);
+  const rates = setRateLimitQuery(db, t);
   const declare = db.prepare(`INSERT INTO ${t.limits} (key, max, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING`);
   const unique = uniqueEnqueueQueries(db, t);
   const states = (ids: readonly string[]) => {
@@ -70,6 +72,7 @@ export function enqueueJobsQuery(db: Database, t: SqliteNaming) {
       });
       for (const e of edges) edge.run(job.id, e.parentId, e.settled ? 1 : 0);
       if (job.concurrencyKey && job.concurrencyLimit) declare.run(`key:${job.concurrencyKey}`, job.concurrencyLimit, now);
+      if (job.concurrencyKey && job.rateLimit) rates.declare(`key:${job.concurrencyKey}`, job.rateLimit, now);
       created.add(job.id);
       if (state === 'scheduled' && runAt <= now) due.add(job.queue);
     }

@@ -1,0 +1,41 @@
+import type { Rate } from '../../enqueue-input.types.js';
+import type { PgExecutor } from '../pg-executor.js';
+import type { PostgresNaming } from '../postgres-naming.js';
+import { exclusiveLimitsLock } from './limit-slots.sql.js';
+
+/**
+ * Sets, changes or (with null) removes the rate limit on `key`, in the caller's transaction, under
+ * the limits lock taken exclusive: no claim runs meanwhile, so the starts it keeps are exactly the
+ * most recent. A new limit gets `max` unused starts. A changed one keeps its most recent starts up
+ * to the new max (a start kept is never older than one dropped, so no later start can share a
+ * window with a dropped one) and gets unused ones up to it; a new window applies to those it keeps.
+ * The limit's row is written before the lock, as set-limit.query.ts explains.
+ */
+export function setRateLimitQuery(t: PostgresNaming) {
+  const exclusive = exclusiveLimitsLock(t);
+  const upsert = `INSERT INTO ${t.rateLimits} (key, max, per_ms, updated_at) VALUES ($1, $2, $3, now())
+         ON CONFLICT (key) DO UPDATE SET max = EXCLUDED.max, per_ms = EXCLUDED.per_ms, updated_at = now()`;
+  const resize = `
+    WITH kept AS (
+      SELECT n FROM ${t.rateStarts} WHERE key = $1 ORDER BY used_at DESC, n LIMIT $2
+    ), gone AS (
+      DELETE FROM ${t.rateStarts} WHERE key = $1 AND n NOT IN (SELECT n FROM kept)
+    ), present AS (
+      SELECT count(*)::integer AS c, COALESCE(max(n), 0) AS top FROM ${t.rateStarts} WHERE key = $1
+    )
+    INSERT INTO ${t.rateStarts} (key, n) SELECT $1, p.top + g FROM present p CROSS JOIN LATERAL generate_series(1, $2::integer - least(p.c, $2::integer)) AS g`;
+  const removeLimit = `DELETE FROM ${t.rateLimits} WHERE key = $1`;
+  const removeStarts = `DELETE FROM ${t.rateStarts} WHERE key = $1`;
+
+  return async (db: PgExecutor, key: string, rate: Rate | null): Promise<void> => {
+    if (rate === null) {
+      await db.query(removeLimit, [key]);
+      await db.query(exclusive);
+      await db.query(removeStarts, [key]);
+      return;
+    }
+    await db.query(upsert, [key, rate.max, rate.perMs]);
+    await db.query(exclusive);
+    await db.query(resize, [key, rate.max]);
+  };
+}
