@@ -8,7 +8,9 @@ import { RateWake } from '../../lib/store/rate-wake.js';
 import { dropSchemas, openPostgresDataSource, uniqueSchema } from '../support/postgres.js';
 
 describe('RateWake', () => {
-  afterEach(() => jest.useRealTimers());
+  afterEach(() => {
+    jest.useRealTimers();
+  });
 
   it('wakes once, at the earliest delay asked for, and not after close', () => {
     jest.useFakeTimers();
