@@ -634,6 +634,11 @@ export interface JobStatusManyParams {
   readonly jobIds: readonly string[];
 }
 
+/** Who is told that jobs may have finished in another process ({@link OperatorStore.subscribeFinishHints}). */
+export interface FinishHintParams {
+  readonly listener: () => void;
+}
+
 /** Who is told when work may have become due ({@link WorkerStore.subscribeWakeHints}). */
 export interface WakeHintParams {
   readonly listener: WakeListener;
@@ -992,6 +997,14 @@ export interface OperatorStore extends StoreInfo {
   rateLimitSet(params: RateLimitSetParams): Promise<void>;
 
   rateLimitList(): Promise<RateLimit[]>;
+
+  /**
+   * Calls `listener` soon after jobs finished anywhere (a job became terminal): on PostgreSQL, a
+   * NOTIFY the statement that finished them sends on commit, on the wake-up hints' connection. It
+   * names no job; a waiter reads the jobs it waits on. Stores whose writers all share this process
+   * (memory, SQLite from one process) never call it: the process's own node says when its jobs end.
+   */
+  subscribeFinishHints(params: FinishHintParams): Promise<WakeSubscription>;
 
   /** One rate limit's window now, or null when the queue or key has none. */
   rateLimitStatus(params: { readonly target: LimitTarget }): Promise<RateLimitStatus | null>;

@@ -4,6 +4,13 @@ import type { WakeListener, WakeSubscription } from './job-store.types.js';
 /** The queue name of a hint that concerns every queue (after a reconnect, or a relinquish). */
 export const ANY_QUEUE = '*';
 
+/**
+ * The payload of a hint that jobs finished (PostgreSQL's NOTIFY from the statement that finished
+ * them). Never a queue name, which starts with a letter or digit, so a worker's wake listener
+ * passes it by.
+ */
+export const FINISH_HINT = '!';
+
 export type { WakeListener, WakeSubscription } from './job-store.types.js';
 
 /**

@@ -35,11 +35,13 @@ export interface WaitForOptions {
 
 /**
  * Tells the waiter a job may have finished, sooner than its next poll: in a Nest app, the local
- * worker's applied outcomes. `subscribe` is called when the first job is waited on and its
- * returned function when the last wait ends, so a waiter nobody uses listens to nothing.
+ * worker's applied outcomes (with the job's id), and the store's hints that jobs finished in
+ * another process (`null`: some jobs, which ones unknown). `subscribe` is called when the first job
+ * is waited on and its returned function when the last wait ends, so a waiter nobody uses listens
+ * to nothing.
  */
 export interface FinishHints {
-  subscribe(listener: (jobId: string) => void): () => void;
+  subscribe(listener: (jobId: string | null) => void): () => void;
 }
 
 export interface JobWaiterOptions {
@@ -86,6 +88,9 @@ export class JobWaiter {
   private again = false;
   private closed = false;
   private unsubscribe: (() => void) | undefined;
+  /** A read for an anonymous hint ran less than `minPollMs` ago; `hintedWhileCooling` asks for one more after. */
+  private cooling: unknown;
+  private hintedWhileCooling = false;
 
   constructor(private readonly options: JobWaiterOptions) {
     this.store = options.store;
@@ -151,6 +156,26 @@ export class JobWaiter {
     if (this.waiting.has(jobId)) this.pollSoon();
   }
 
+  /**
+   * A hint that some jobs finished, which ones unknown (a store's NOTIFY): read now, unless such a
+   * hint made a read less than `minPollMs` ago; then read once that interval is over. A busy
+   * cluster finishes jobs all the time, and its hints cost at most one read per interval.
+   */
+  pokeAny(): void {
+    if (this.closed || this.waiting.size === 0) return;
+    if (this.cooling !== undefined) {
+      this.hintedWhileCooling = true;
+      return;
+    }
+    this.pollSoon();
+    this.cooling = this.timers.setTimeout(() => {
+      this.cooling = undefined;
+      if (!this.hintedWhileCooling) return;
+      this.hintedWhileCooling = false;
+      this.pokeAny();
+    }, this.minPollMs);
+  }
+
   /** Rejects every pending wait with {@link JobWaiterClosedError} and stops polling; later waits reject at once. */
   close(): void {
     this.closed = true;
@@ -162,7 +187,7 @@ export class JobWaiter {
     const set = this.waiting.get(id);
     if (set) set.add(waiter);
     else this.waiting.set(id, new Set([waiter]));
-    if (!this.unsubscribe && this.options.hints) this.unsubscribe = this.options.hints.subscribe((jobId) => this.poke(jobId));
+    if (!this.unsubscribe && this.options.hints) this.unsubscribe = this.options.hints.subscribe((jobId) => (jobId === null ? this.pokeAny() : this.poke(jobId)));
   }
 
   private forget(id: string, waiter: Waiter): void {
@@ -177,6 +202,9 @@ export class JobWaiter {
     this.timer = undefined;
     this.unsubscribe?.();
     this.unsubscribe = undefined;
+    if (this.cooling !== undefined) this.timers.clearTimeout(this.cooling);
+    this.cooling = undefined;
+    this.hintedWhileCooling = false;
   }
 
   /** A poll once the calls under way have run, so waits begun together share one read. */
@@ -282,6 +310,34 @@ function checkWaitOptions(options: WaitForOptions): WaitForOptions {
     throw new InvalidArgumentError("signal must be an AbortSignal, such as an AbortController's signal.", 'signal');
   }
   return { ...(timeoutMs === undefined ? {} : { timeoutMs }), ...(signal === undefined ? {} : { signal }) };
+}
+
+/**
+ * The store's hints that jobs finished in other processes (PostgreSQL's NOTIFY) as
+ * {@link FinishHints}: a wait on a job another node ran ends without waiting for a poll. The
+ * subscription opens when the first job is waited on and closes when the last wait ends.
+ */
+export function storeFinishHints(store: Pick<OperatorStore, 'subscribeFinishHints'>): FinishHints {
+  return {
+    subscribe(listener) {
+      let closed = false;
+      const opened = store.subscribeFinishHints({ listener: () => !closed && listener(null) }).catch(() => undefined);
+      return () => {
+        closed = true;
+        void opened.then((subscription) => subscription?.close());
+      };
+    },
+  };
+}
+
+/** Several {@link FinishHints} as one. */
+export function allFinishHints(...sources: readonly FinishHints[]): FinishHints {
+  return {
+    subscribe(listener) {
+      const unsubscribers = sources.map((source) => source.subscribe(listener));
+      return () => unsubscribers.forEach((unsubscribe) => unsubscribe());
+    },
+  };
 }
 
 /** A node's applied terminal outcomes as {@link FinishHints}: a wait on a job this process ran ends without waiting for a poll. */

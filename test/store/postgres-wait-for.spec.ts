@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { DataSource } from 'typeorm';
 import { JobFailedError, JobWaiterClosedError } from '../../lib/core/index.js';
 import { PostgresJobStore } from '../../lib/store/index.js';
-import { FunctionInvoker, JobWaiter, WorkerNode, type Timers } from '../../lib/worker/index.js';
+import { FunctionInvoker, JobWaiter, storeFinishHints, WorkerNode, type Timers } from '../../lib/worker/index.js';
+import { ManualTimers } from '../support/manual-timers.js';
 import { dropSchemas, openPostgresDataSource, uniqueSchema } from '../support/postgres.js';
 
 // Each side has a DataSource (a pool) of its own, as two processes would: the waiter's app reads
@@ -90,6 +91,34 @@ describe('waitFor across processes on PostgreSQL', () => {
     await waiter.pollOnce();
     await expect(waited).rejects.toThrow(JobFailedError);
     await expect(waited).rejects.toMatchObject({ state: 'dead_lettered', lastError: 'gateway refused' });
+  });
+
+  it('wakes on the NOTIFY of the statement that finished the job, with no poll due, and reads once LISTEN is on so nothing before it is missed', async () => {
+    // Manual timers nobody advances once the job runs: no poll can end this wait, only the hint.
+    const timers = new ManualTimers();
+    const reads: string[][] = [];
+    const readAt = new Map<number, () => void>();
+    const nthRead = (n: number) => new Promise<void>((resolve) => (reads.length >= n ? resolve() : readAt.set(n, resolve)));
+    const counted = {
+      jobStatusMany: async (params: { jobIds: readonly string[] }) => {
+        reads.push([...params.jobIds]);
+        readAt.get(reads.length)?.();
+        return waiterStore.jobStatusMany(params);
+      },
+    };
+    const waiter = new JobWaiter({ store: counted, timers, hints: storeFinishHints(waiterStore), minPollMs: 100, maxPollMs: 3_600_000 });
+    const { id } = await waiterStore.jobEnqueue({ job: { name: 'hinted', payload: 1, queue: 'hinted' } });
+    const result = waiter.waitFor(id);
+    // The first read, and the one the subscription asks for once its LISTEN is in place.
+    await nthRead(2);
+    // Lets the hint's cooldown pass (the poll due then reads the job still queued).
+    await timers.advance(100);
+    const before = reads.length;
+    const [job] = await workerStore.jobClaim({ workerId: 'remote-3', limit: 1, queues: ['hinted'], leaseMs: 30_000 });
+    await workerStore.jobCompleteMany({ workerId: 'remote-3', outcomes: [{ jobId: job!.id, attempt: 1, kind: 'succeeded', output: 'hinted' }] });
+    await expect(result).resolves.toMatchObject({ jobId: id, state: 'succeeded', output: 'hinted' });
+    expect(reads.length).toBe(before + 1);
+    waiter.close();
   });
 
   it('reads 2,500 waited-on jobs in three statements per poll, through the pool it already has', async () => {

@@ -8,7 +8,7 @@ import {
   SchedulerError,
 } from '../../lib/core/index.js';
 import { MemoryJobStore, type JobStatus, type JobStatusManyParams } from '../../lib/store/index.js';
-import { JobWaiter, NodeEventEmitter, nodeFinishHints, silentLogger, type FinishHints } from '../../lib/worker/index.js';
+import { allFinishHints, JobWaiter, NodeEventEmitter, nodeFinishHints, silentLogger, storeFinishHints, type FinishHints } from '../../lib/worker/index.js';
 import { ManualTimers, settle } from '../support/manual-timers.js';
 
 const MISSING = '0190a5a0-0000-7000-8000-00000000f00d';
@@ -29,9 +29,9 @@ class CountingStore {
 
 /** Hints the test sends by hand, recording when the waiter subscribed and unsubscribed. */
 class ManualHints implements FinishHints {
-  listener: ((jobId: string) => void) | undefined;
+  listener: ((jobId: string | null) => void) | undefined;
   readonly log: string[] = [];
-  subscribe(listener: (jobId: string) => void): () => void {
+  subscribe(listener: (jobId: string | null) => void): () => void {
     this.log.push('subscribe');
     this.listener = listener;
     return () => {
@@ -115,7 +115,7 @@ describe('JobWaiter', () => {
         return statuses;
       },
     };
-    hints.subscribe = ((subscribe) => (listener: (jobId: string) => void) => {
+    hints.subscribe = ((subscribe) => (listener: (jobId: string | null) => void) => {
       log.push('subscribe');
       return subscribe(listener);
     })(hints.subscribe.bind(hints));
@@ -133,6 +133,59 @@ describe('JobWaiter', () => {
     expect(log).toEqual(['subscribe', 'read', 'read']);
     expect(hints.log).toEqual(['subscribe', 'unsubscribe']);
     expect(pendingTimers(timers)).toBe(0);
+  });
+
+  it('reads at once on a hint that some jobs finished, and at most once per minPollMs however many such hints come', async () => {
+    const timers = new ManualTimers();
+    const store = new CountingStore();
+    const hints = new ManualHints();
+    const waiter = new JobWaiter({ store, timers, hints, minPollMs: 100, maxPollMs: 10_000 });
+    const wait = waiter.waitFor(MISSING).catch((error: unknown) => error);
+    await settle();
+    expect(store.reads).toHaveLength(1);
+    await timers.advance(10);
+    hints.listener!(null);
+    await settle();
+    // The first anonymous hint reads at once.
+    expect(store.reads).toHaveLength(2);
+    for (let i = 0; i < 50; i++) hints.listener!(null);
+    await settle();
+    expect(store.reads).toHaveLength(2);
+    // Fifty more within the interval cost one read, when the interval ends.
+    await timers.advance(99);
+    expect(store.reads).toHaveLength(2);
+    await timers.advance(1);
+    expect(store.reads).toHaveLength(3);
+    waiter.close();
+    expect(await wait).toBeInstanceOf(JobWaiterClosedError);
+    expect(hints.log).toEqual(['subscribe', 'unsubscribe']);
+    expect(pendingTimers(timers)).toBe(0);
+  });
+
+  it('storeFinishHints opens the store subscription with the first wait and closes it with the last; allFinishHints joins sources', async () => {
+    const log: string[] = [];
+    let storeListener: (() => void) | undefined;
+    const store = {
+      subscribeFinishHints: async ({ listener }: { listener: () => void }) => {
+        log.push('open');
+        storeListener = listener;
+        return { close: async () => void log.push('close') };
+      },
+    };
+    const local = new ManualHints();
+    const seen: (string | null)[] = [];
+    const unsubscribe = allFinishHints(local, storeFinishHints(store)).subscribe((jobId) => seen.push(jobId));
+    await settle();
+    local.listener!('a');
+    storeListener!();
+    expect(seen).toEqual(['a', null]);
+    unsubscribe();
+    await settle();
+    // A hint racing the close is dropped, not passed to a listener that left.
+    storeListener!();
+    expect(seen).toEqual(['a', null]);
+    expect(log).toEqual(['open', 'close']);
+    expect(local.log).toEqual(['subscribe', 'unsubscribe']);
   });
 
   it('falls back to polling when no hint comes, and keeps waiting through a failed read', async () => {
@@ -236,7 +289,7 @@ describe('JobWaiter', () => {
 
   it('nodeFinishHints passes on applied terminal outcomes only', () => {
     const events = new NodeEventEmitter(silentLogger);
-    const seen: string[] = [];
+    const seen: (string | null)[] = [];
     const unsubscribe = nodeFinishHints(events).subscribe((jobId) => seen.push(jobId));
     const base = { attempt: 1, name: 'n', queue: 'q', kind: 'succeeded' as const, durationMs: 1 };
     events.publish('settled', { ...base, jobId: 'a', status: 'applied', state: 'succeeded' });

@@ -28,6 +28,7 @@ import type {
   CompleteParams,
   ConcurrencyLimit,
   ConcurrencyLimitSetParams,
+  FinishHintParams,
   RateLimit,
   RateLimitSetParams,
   RateLimitStatus,
@@ -281,6 +282,12 @@ export class CheckedStore implements JobStore {
 
   async concurrencyLimitList(): Promise<ConcurrencyLimit[]> {
     return this.driver.concurrencyLimitList();
+  }
+
+  async subscribeFinishHints(params: FinishHintParams): Promise<WakeSubscription> {
+    const { listener } = paramsOf('subscribeFinishHints', params, '{ listener }');
+    if (typeof listener !== 'function') throw new InvalidArgumentError('listener must be a function.', 'listener');
+    return this.driver.subscribeFinishHints(listener);
   }
 
   async rateLimitList(): Promise<RateLimit[]> {

@@ -172,6 +172,8 @@ export interface StoreDriver {
   queueList(): Promise<QueueSummary[]>;
   concurrencyLimitList(): Promise<ConcurrencyLimit[]>;
   rateLimitList(): Promise<RateLimit[]>;
+  /** Calls `listener` when jobs may have finished in another process; stores that cannot tell return a subscription that never calls it. */
+  subscribeFinishHints(listener: () => void): Promise<WakeSubscription>;
   /** One rate limit's window now, under its storage key; null when it has none. */
   rateLimitStatus(params: { readonly key: string }): Promise<RateLimitStatus | null>;
   auditList(params: { readonly limit: number }): Promise<AuditRecord[]>;

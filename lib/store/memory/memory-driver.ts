@@ -237,6 +237,11 @@ export class MemoryDriver implements StoreDriver {
     return this.reads.concurrencyLimitList();
   }
 
+  /** Every writer shares this process, whose node reports its own finished jobs: nothing to add. */
+  async subscribeFinishHints(): Promise<WakeSubscription> {
+    return { close: async () => {} };
+  }
+
   async rateLimitList(): Promise<RateLimit[]> {
     return this.reads.rateLimitList();
   }

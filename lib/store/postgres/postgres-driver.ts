@@ -69,6 +69,7 @@ import { PgWakeListener } from './pg-wake-listener.js';
 import { PostgresAttemptTransaction } from './postgres-attempt-transaction.js';
 import { PostgresClaimPath } from './postgres-claim.js';
 import { RateWake } from '../rate-wake.js';
+import { ANY_QUEUE, FINISH_HINT } from '../wake-hints.js';
 import { PostgresConnections } from './postgres-connections.js';
 import { effectsSql } from './postgres-effects.js';
 import { limitFunctionsSql } from './postgres-limits.js';
@@ -302,6 +303,27 @@ export class PostgresDriver implements StoreDriver {
 
   async concurrencyLimitList(): Promise<ConcurrencyLimit[]> {
     return this.sql.listLimits(this.db);
+  }
+
+  async subscribeFinishHints(listener: () => void): Promise<WakeSubscription> {
+    // On the wake-up hints' connection: a reconnect (ANY_QUEUE) may have dropped finish hints too.
+    let open = true;
+    const subscription = await this.subscribeWakeHints((payload) => {
+      if (payload === FINISH_HINT || payload === ANY_QUEUE) listener();
+    });
+    // A job that finished before LISTEN took effect sent its hint to nobody: one hint once it has,
+    // so the waiter reads after that point and misses nothing in between.
+    const listening = this.wakeListener.pid !== undefined ? Promise.resolve() : this.wakeListener.nextConnection();
+    void listening.then(() => open && listener());
+    return {
+      get connection() {
+        return subscription.connection;
+      },
+      close: async () => {
+        open = false;
+        await subscription.close();
+      },
+    };
   }
 
   async rateLimitList(): Promise<RateLimit[]> {

@@ -1,5 +1,6 @@
 import type { HistoryPolicy } from '../../core/index.js';
 import { limitFunction } from './postgres-limits.js';
+import { FINISH_HINT } from '../wake-hints.js';
 import type { PostgresNaming } from './postgres-naming.js';
 
 /**
@@ -174,6 +175,11 @@ BEGIN
   END IF;
   IF woken IS NOT NULL THEN
     PERFORM pg_notify('${t.channel}', q) FROM unnest(woken) AS q;
+  END IF;
+  -- Jobs finished: one payload-less hint per statement (the same NOTIFY twice in a transaction is
+  -- sent once), so a process waiting on jobs (waitFor) reads them now instead of at its next poll.
+  IF finished IS NOT NULL THEN
+    PERFORM pg_notify('${t.channel}', '${FINISH_HINT}');
   END IF;
   RETURN NULL;
 END

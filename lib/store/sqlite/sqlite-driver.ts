@@ -289,6 +289,14 @@ export class SqliteDriver implements StoreDriver {
     return this.conn.read(() => this.conn.statements().listLimits());
   }
 
+  /**
+   * SQLite has no way to signal another process: this process's node reports the jobs it finishes,
+   * and a waiter sees other processes' outcomes at its next poll.
+   */
+  async subscribeFinishHints(): Promise<WakeSubscription> {
+    return { close: async () => {} };
+  }
+
   async rateLimitList(): Promise<RateLimit[]> {
     return this.conn.read(() => this.conn.statements().rateLimits.list());
   }
