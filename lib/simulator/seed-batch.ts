@@ -40,6 +40,7 @@ export async function runBatch(
       unknownCommits: 0,
       limitSaturations: 0,
       limitChangesWhileRunning: 0,
+      rateLimitSaturations: 0,
       reExecutions: 0,
       refusedCalls: 0,
       withheldCalls: 0,

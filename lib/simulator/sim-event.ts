@@ -86,6 +86,7 @@ export type FaultKind =
   | 'operator_replay'
   | 'operator_discard'
   | 'operator_limit'
+  | 'operator_rate_limit'
   | 'shutdown';
 
 /** Something that reads a run's events as they happen. */

@@ -24,6 +24,8 @@ export interface FaultSettings {
   readonly limitChangeEveryMs: number;
   /** Mean time between graceful node restarts (stop, then a new worker id); 0 = off. */
   readonly shutdownEveryMs: number;
+  /** Mean time between operator changes of a key's rate limit (set, lower, raise, rewindow, remove); 0 = off. */
+  readonly rateChangeEveryMs: number;
 }
 
 /** How many jobs of each kind a run enqueues, and how its handlers behave; drawn from the seed. */
@@ -62,7 +64,19 @@ export interface WorkloadSettings {
   readonly scheduleOutageMs: number;
   /** The schedules' misfire grace. */
   readonly misfireGraceMs: number;
+  /** The rate limit every keyed job declares for its key: `keyRateMax` starts per `keyRatePerMs` (0 = none). */
+  readonly keyRateMax: number;
+  readonly keyRatePerMs: number;
+  /** The rate limit the operator sets on the queue before the run (0 = none). */
+  readonly queueRateMax: number;
+  readonly queueRatePerMs: number;
 }
+
+/** The longest window a simulated rate limit has, declared or set by the operator. */
+export const SIM_RATE_MAX_PER_MS = 2_000;
+
+/** The workload's rate-limit settings, drawn after all others. */
+type RateSettings = 'keyRateMax' | 'keyRatePerMs' | 'queueRateMax' | 'queueRatePerMs';
 
 const SIM_TEN_YEARS_MS = 10 * 365 * 86_400_000;
 
@@ -110,7 +124,7 @@ export function deriveSettings(seed: bigint): SimSettings {
   const pollIntervalMs = int(2, 15) * 100;
   const maintenanceIntervalMs = int(2, 8) * 500;
   const safetyMs = int(15, 45) * 1000;
-  const drawn: Omit<WorkloadSettings, 'unique' | 'uniqueKeys' | 'scheduleOutageMs' | 'misfireGraceMs'> = {
+  const drawn: Omit<WorkloadSettings, 'unique' | 'uniqueKeys' | 'scheduleOutageMs' | 'misfireGraceMs' | RateSettings> = {
     plain: int(5, 40),
     flaky: int(0, 15),
     poison: int(0, 6),
@@ -128,7 +142,7 @@ export function deriveSettings(seed: bigint): SimSettings {
     retryBaseMs: int(1, 8) * 50,
     retryMaxMs: int(4, 20) * 250,
   };
-  const faults: Omit<FaultSettings, 'shutdownEveryMs'> = {
+  const faults: Omit<FaultSettings, 'shutdownEveryMs' | 'rateChangeEveryMs'> = {
     crashEveryMs: on(0.6) ? int(4, 30) * 1000 : 0,
     isolateEveryMs: on(0.7) ? int(3, 20) * 1000 : 0,
     isolateMaxMs: leaseMs * int(1, 4),
@@ -148,7 +162,7 @@ export function deriveSettings(seed: bigint): SimSettings {
   const uniqueKeys = int(1, 3);
   const outageMs = on(0.3) ? Math.round(60_000 * 10 ** (r.next() * Math.log10(SIM_TEN_YEARS_MS / 60_000))) : 0;
   const grace = [1_000, 10_000, 60_000][r.nextInt(3)]!;
-  const workload: WorkloadSettings = { ...drawn, unique, uniqueKeys, scheduleOutageMs: outageMs, misfireGraceMs: grace };
+  const workload: Omit<WorkloadSettings, RateSettings> = { ...drawn, unique, uniqueKeys, scheduleOutageMs: outageMs, misfireGraceMs: grace };
   // Schedules mint at most one occurrence a second each while the safety phase lasts, plus what
   // was within the grace when the run began after an outage.
   const perSchedule = Math.ceil(safetyMs / 1000) + Math.ceil(grace / 1000) + 1;
@@ -160,9 +174,21 @@ export function deriveSettings(seed: bigint): SimSettings {
   const livenessBoundMs = workload.maxAttempts * perAttempt + backlog + 2 * maintenanceIntervalMs + 2 * leaseMs + 10_000;
   // Drawn after every other setting, so no other setting of a seed depends on it.
   const shutdownEveryMs = on(0.5) ? int(5, 30) * 1000 : 0;
+  // Rate limits, drawn after all of the above for the same reason: the keys' rate (their jobs
+  // declare it), the queue's (the operator sets it before the run) and the operator's changes.
+  const keyRate = on(0.5) ? { max: int(1, 3), perMs: int(1, SIM_RATE_MAX_PER_MS / 250) * 250 } : null;
+  const queueRate = on(0.25) ? { max: int(3, 10), perMs: int(2, SIM_RATE_MAX_PER_MS / 250) * 250 } : null;
+  const rateChangeEveryMs = on(0.4) ? int(2, 8) * 1000 : 0;
+  // A rate limit can hold the drain back: each key's starts to one per window at worst (after the
+  // operator's changes), the queue's to its rate.
+  const keyWindowMs = rateChangeEveryMs > 0 ? SIM_RATE_MAX_PER_MS : (keyRate?.perMs ?? 0);
+  const rateDrainMs =
+    workload.keyed * workload.maxAttempts * keyWindowMs + (queueRate ? Math.ceil((jobs * workload.maxAttempts) / queueRate.max) * queueRate.perMs : 0);
   return {
-    seed, nodes, concurrency, claimBatchSize, leaseMs, heartbeatIntervalMs, pollIntervalMs, maintenanceIntervalMs, safetyMs, livenessBoundMs, workload,
-    faults: { ...faults, shutdownEveryMs },
+    seed, nodes, concurrency, claimBatchSize, leaseMs, heartbeatIntervalMs, pollIntervalMs, maintenanceIntervalMs, safetyMs,
+    livenessBoundMs: livenessBoundMs + rateDrainMs,
+    workload: { ...workload, keyRateMax: keyRate?.max ?? 0, keyRatePerMs: keyRate?.perMs ?? 0, queueRateMax: queueRate?.max ?? 0, queueRatePerMs: queueRate?.perMs ?? 0 },
+    faults: { ...faults, shutdownEveryMs, rateChangeEveryMs },
   };
 }
 

@@ -10,7 +10,7 @@ import { deriveSettings, type FaultSettings, type SimSettings } from './sim-sett
 import { StoreGateway } from './store-gateway.js';
 import { NodeTimers, VirtualScheduler } from './virtual-scheduler.js';
 import { FaultInjector, type FaultTarget } from './fault-injector.js';
-import { buildWorkload, type EnqueueBatch } from './workload.js';
+import { buildWorkload, SIM_QUEUE, type EnqueueBatch } from './workload.js';
 
 /** Virtual time starts here (2026-01-01T00:00:00Z), so cron patterns see real calendar dates. */
 const EPOCH = Date.UTC(2026, 0, 1);
@@ -27,6 +27,8 @@ export interface SimCoverage {
   limitSaturations: number;
   /** Operator limit changes made while that key's jobs ran. */
   limitChangesWhileRunning: number;
+  /** Claims that left a rate-limited queue or key with every start of its window used. */
+  rateLimitSaturations: number;
   /** Handler executions beyond the first for the same job. */
   reExecutions: number;
   /** Calls refused, and withheld and delivered late, during isolations. */
@@ -83,6 +85,7 @@ const NO_FAULTS: FaultSettings = Object.freeze({
   operatorEveryMs: 0,
   limitChangeEveryMs: 0,
   shutdownEveryMs: 0,
+  rateChangeEveryMs: 0,
 });
 
 interface SimNode extends FaultTarget {
@@ -118,12 +121,15 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
   const workload = buildWorkload(settings.workload, settings.safetyMs, random, {
     everyMs: settings.faults.limitChangeEveryMs,
     random: new SeededRandom(seed ^ 0x11_0019_0002n),
+  }, {
+    everyMs: settings.faults.rateChangeEveryMs,
+    random: new SeededRandom(seed ^ 0x4a7e_0001n),
   });
   const stopBoundMs = simShutdownGraceMs(settings) + STOP_OVERRUN_MS;
   const oracles = createOracles(workload.caps, { shutdownBoundMs: stopBoundMs });
   const mirror = new RowMirror();
   const faultCounts = Object.fromEntries(
-    (['crash', 'isolate_fail', 'isolate_withhold', 'pause', 'hint_lost', 'hint_duplicated', 'hint_delayed', 'ack_lost', 'operator_cancel', 'operator_replay', 'operator_discard', 'operator_limit', 'shutdown'] as FaultKind[]).map((k) => [k, 0]),
+    (['crash', 'isolate_fail', 'isolate_withhold', 'pause', 'hint_lost', 'hint_duplicated', 'hint_delayed', 'ack_lost', 'operator_cancel', 'operator_replay', 'operator_discard', 'operator_limit', 'operator_rate_limit', 'shutdown'] as FaultKind[]).map((k) => [k, 0]),
   ) as Record<FaultKind, number>;
   const executed = new Set<string>();
   let reExecutions = 0;
@@ -163,6 +169,7 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
     unknownCommits: 0,
     limitSaturations: 0,
     limitChangesWhileRunning: 0,
+    rateLimitSaturations: 0,
     reExecutions: 0,
     refusedCalls: 0,
     withheldCalls: 0,
@@ -213,6 +220,7 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
   };
 
   for (const schedule of workload.schedules) await operator('scheduleUpsert', { schedule });
+  if (workload.queueRate) await operator('rateLimitSet', { target: { queue: SIM_QUEUE }, rate: workload.queueRate });
   await scheduler.run(EPOCH);
   for (let i = 0; i < settings.nodes; i++) nodes.push(boot(i, 0));
   let pendingBatches = workload.batches.length;
@@ -250,6 +258,15 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
     });
   }
 
+  // And the keys' rates; the rate oracle reads each change from its call too.
+  for (const change of workload.rateChanges) {
+    scheduler.at(change.atMs, () => {
+      void operator('rateLimitSet', { target: { key: change.key }, rate: change.rate }).then(() =>
+        log.emit({ type: 'fault', at: scheduler.now(), kind: 'operator_rate_limit', target: `${change.key}=${change.rate ? `${change.rate.max}/${change.rate.perMs}ms` : null}` }),
+      );
+    });
+  }
+
   await scheduler.run(EPOCH + settings.safetyMs);
 
   // Liveness: faults stop, isolations heal, crashed nodes come back, schedules stop minting.
@@ -276,6 +293,7 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
   coverage.unknownCommits = counters.ackLost;
   coverage.limitSaturations = oracles.limits.saturations;
   coverage.limitChangesWhileRunning = oracles.limits.changesWhileRunning;
+  coverage.rateLimitSaturations = oracles.rates.saturations;
   coverage.reExecutions = reExecutions;
   coverage.refusedCalls = counters.refused;
   coverage.withheldCalls = counters.withheld;

@@ -50,12 +50,14 @@ export class StoreGateway {
 function summarizeArgs(op: string, args: readonly unknown[]): unknown {
   const [first] = args;
   if (op === 'jobEnqueueMany') {
-    return (first as { jobs: { id: string; dependsOn?: string[]; dependencyMode?: string; concurrencyKey?: string; concurrencyLimit?: number }[] }).jobs.map((input) => ({
+    return (first as { jobs: { id: string; dependsOn?: string[]; dependencyMode?: string; concurrencyKey?: string; concurrencyLimit?: number; rateLimit?: unknown }[] }).jobs.map((input) => ({
       id: input.id,
       dependsOn: input.dependsOn ?? [],
       dependencyMode: input.dependencyMode ?? 'on_success',
       concurrencyKey: input.concurrencyKey ?? null,
       concurrencyLimit: input.concurrencyLimit ?? null,
+      // Only when declared, so the events of a run without rate limits are as they were.
+      ...(input.rateLimit === undefined ? {} : { rateLimit: input.rateLimit }),
     }));
   }
   if (op === 'jobCompleteMany') {

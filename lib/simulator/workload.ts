@@ -1,6 +1,7 @@
 import type { SeededRandom } from '../core/index.js';
-import type { EnqueueInput, ScheduleInput } from '../store/index.js';
+import type { EnqueueInput, Rate, ScheduleInput } from '../store/index.js';
 import { planLimitChanges, type LimitChange } from './limit-changes.js';
+import { planRateChanges, type RateChange } from './rate-changes.js';
 import type { WorkloadSettings } from './sim-settings.js';
 
 /** How a simulated handler behaves, carried in the job's payload. */
@@ -24,6 +25,10 @@ export interface Workload {
   readonly caps: ReadonlyMap<string, number>;
   /** The operator's changes of those caps during the safety phase, in time order. */
   readonly limitChanges: readonly LimitChange[];
+  /** The rate limit the operator sets on the queue before the run, if any. */
+  readonly queueRate: Rate | null;
+  /** The operator's changes of the keys' rate limits during the safety phase, in time order. */
+  readonly rateChanges: readonly RateChange[];
 }
 
 /** The wire name of every simulated job. */
@@ -51,14 +56,16 @@ export function simPriority(id: string): number {
 
 /**
  * Builds a run's jobs: plain, flaky and poison jobs, small dependency graphs in both modes,
- * concurrency-keyed jobs and recurring schedules, enqueued in bursts across the safety phase;
- * and, when `limitChanges` is given, the operator's changes of the keys' caps.
+ * concurrency-keyed jobs (which declare their key's rate limit, when the seed has one) and
+ * recurring schedules, enqueued in bursts across the safety phase; and, when `limitChanges` or
+ * `rateChanges` is given, the operator's changes of the keys' caps or rates.
  */
 export function buildWorkload(
   w: WorkloadSettings,
   safetyMs: number,
   r: SeededRandom,
   limitChanges?: { readonly everyMs: number; readonly random: SeededRandom },
+  rateChanges?: { readonly everyMs: number; readonly random: SeededRandom },
 ): Workload {
   const batches: EnqueueBatch[] = [];
   const when = () => (r.next() < 0.4 ? 0 : r.nextInt(Math.floor(safetyMs * 0.8)));
@@ -72,8 +79,10 @@ export function buildWorkload(
   for (let i = 0; i < w.flaky; i++) single(job('flaky', {}, 1 + r.nextInt(w.maxAttempts - 1)));
   for (let i = 0; i < w.poison; i++) single(job(r.next() < 0.3 ? 'permanent' : 'poison'));
   const keys = Array.from({ length: w.keys }, (_, i) => `tenant-${i}`);
+  // The rate is a setting, not a draw here, so the jobs' draws are as they were before rate limits.
+  const rateLimit = w.keyRateMax > 0 ? { rateLimit: { max: w.keyRateMax, perMs: w.keyRatePerMs } } : {};
   for (let i = 0; i < w.keyed; i++) {
-    single(job('keyed', { concurrencyKey: keys[r.nextInt(keys.length)], concurrencyLimit: w.keyCap }, r.next() < 0.3 ? 1 : 0));
+    single(job('keyed', { concurrencyKey: keys[r.nextInt(keys.length)], concurrencyLimit: w.keyCap, ...rateLimit }, r.next() < 0.3 ? 1 : 0));
   }
   for (let g = 0; g < w.graphs; g++) batches.push({ atMs: when(), inputs: graph(w, r, job) });
 
@@ -97,7 +106,14 @@ export function buildWorkload(
   for (let i = 0; i < w.unique; i++) single(uniqueJob(w, r, uniqueKeys, job));
   batches.sort((a, b) => a.atMs - b.atMs);
   const changes = limitChanges ? planLimitChanges(keys, safetyMs, limitChanges.everyMs, limitChanges.random) : [];
-  return { batches, schedules, caps: new Map(keys.map((key) => [key, w.keyCap])), limitChanges: changes };
+  return {
+    batches,
+    schedules,
+    caps: new Map(keys.map((key) => [key, w.keyCap])),
+    limitChanges: changes,
+    queueRate: w.queueRateMax > 0 ? { max: w.queueRateMax, perMs: w.queueRatePerMs } : null,
+    rateChanges: rateChanges ? planRateChanges(keys, safetyMs, rateChanges.everyMs, rateChanges.random) : [],
+  };
 }
 
 /** A chain, fan-out or fan-in of 2 to 6 jobs; some parents fail for good, to cascade. */

@@ -10,12 +10,14 @@ import {
   OutcomeProvenanceOracle,
   PriorityOrderOracle,
   ProgressProvenanceOracle,
+  RateLimitOracle,
   SingleLeaseOracle,
   TerminalStateOracle,
   UniqueKeyOracle,
   type Oracle,
 } from '../../lib/simulator/index.js';
-import { OccurrenceId } from '../../lib/core/index.js';
+import { OccurrenceId, SeededRandom } from '../../lib/core/index.js';
+import { freeStarts, newRateWindow, resizeRateWindow, useStart, type RateWindow } from '../../lib/store/rate-window.js';
 import { call, complete, feed, row, running, T0, worker, write } from './history-builder.js';
 import type { SimEvent } from '../../lib/simulator/index.js';
 
@@ -331,5 +333,127 @@ describe('priority order oracle', () => {
     const oracle = new PriorityOrderOracle();
     feed(oracle, [write(undefined, urgent), write(undefined, later), call('jobEnqueueMany', { kind: 'producer' }, []), write(later, running({ id: 'later', priority: 3 })), claim()]);
     expect(oracle.report()).toMatchObject({ violations: 1, examples: [expect.stringContaining('left urgent of priority -2')] });
+  });
+});
+
+describe('rate limit oracle', () => {
+  const producer = { kind: 'producer' } as const;
+  const operator = { kind: 'operator' } as const;
+  /** A job of key `k` (and queue default) whose enqueue declared `rate`, and the store wrote it. */
+  const declare = (id: string, rate: { max: number; perMs: number } | undefined, created = true, key = 'k') =>
+    call('jobEnqueueMany', producer, [{ id, dependsOn: [], dependencyMode: 'on_success', concurrencyKey: key, concurrencyLimit: null, ...(rate ? { rateLimit: rate } : {}) }], [{ id, created }]);
+  const setRate = (target: { key: string } | { queue: string }, rate: { max: number; perMs: number } | null, at = T0) => call('rateLimitSet', operator, [{ target, rate }], null, at);
+  /** A claim at `at` that leased the job `id` (of key `k`, unless another is given). */
+  const start = (id: string, at: number, overrides = {}) => [
+    write(row({ id, concurrencyKey: 'k', ...overrides }), running({ id, concurrencyKey: 'k', leasedUntil: at + 5_000, ...overrides }), at),
+    call('jobClaim', worker('w1'), [{}], [], at),
+  ];
+
+  it('accepts max starts in any window, counted from the declaring enqueue, and one more a whole window after the oldest', () => {
+    const oracle = new RateLimitOracle();
+    feed(oracle, [...start('before', T0), declare('a', { max: 2, perMs: 1_000 }), ...start('a', T0), ...start('b', T0 + 500), ...start('c', T0 + 1_000), ...start('d', T0 + 1_500)]);
+    expect(oracle.report().violations).toBe(0);
+    expect(oracle.saturations).toBe(3);
+  });
+
+  it('counts a start beyond max inside the window, a lapsed lease\'s reclaim included', () => {
+    const oracle = new RateLimitOracle();
+    const reclaim = [write(running({ id: 'a', concurrencyKey: 'k' }), running({ id: 'a', concurrencyKey: 'k', attempt: 2, workerId: 'w2', leasedUntil: T0 + 9_999 }), T0 + 999), call('jobClaim', worker('w2'), [{}], [], T0 + 999)];
+    feed(oracle, [declare('a', { max: 1, perMs: 1_000 }), ...start('a', T0), ...reclaim]);
+    expect(oracle.report()).toMatchObject({ violations: 1, examples: [expect.stringContaining('2 starts on key:k in the 1000 ms')] });
+  });
+
+  it('counts the starts of one claim together, and a queue target as a key', () => {
+    const oracle = new RateLimitOracle();
+    const other = { concurrencyKey: null };
+    feed(oracle, [
+      setRate({ queue: 'default' }, { max: 2, perMs: 1_000 }),
+      write(row({ id: 'a', ...other }), running({ id: 'a', ...other }), T0),
+      write(row({ id: 'b', ...other }), running({ id: 'b', ...other }), T0),
+      write(row({ id: 'c', ...other }), running({ id: 'c', ...other }), T0),
+      call('jobClaim', worker('w1'), [{}], [], T0),
+    ]);
+    expect(oracle.report()).toMatchObject({ violations: 1, examples: [expect.stringContaining('3 starts on queue:default')] });
+  });
+
+  it('lets the first declaration stand, ignores one the store did not write, and counts from an operator\'s set', () => {
+    const first = new RateLimitOracle();
+    feed(first, [declare('x', { max: 1, perMs: 1_000 }, false), declare('a', { max: 2, perMs: 1_000 }), declare('b', { max: 1, perMs: 1_000 }), ...start('a', T0), ...start('b', T0)]);
+    expect(first.report().violations).toBe(0);
+    const set = new RateLimitOracle();
+    feed(set, [...start('a', T0), ...start('b', T0), setRate({ key: 'k' }, { max: 1, perMs: 1_000 }, T0), ...start('c', T0 + 1)]);
+    expect(set.report().violations).toBe(0);
+    feed(set, [...start('d', T0 + 2)]);
+    expect(set.report().violations).toBe(1);
+  });
+
+  it('keeps counting the starts of a changed limit in its new window and max, and forgets them on a removal', () => {
+    const lowered = new RateLimitOracle();
+    feed(lowered, [setRate({ key: 'k' }, { max: 3, perMs: 1_000 }), ...start('a', T0), ...start('b', T0 + 100), ...start('c', T0 + 200), setRate({ key: 'k' }, { max: 2, perMs: 1_000 }, T0 + 300)]);
+    // At T0 + 1,100 the window holds c and the new start: two.
+    feed(lowered, [...start('d', T0 + 1_100)]);
+    expect(lowered.report().violations).toBe(0);
+    feed(lowered, [...start('e', T0 + 1_150)]);
+    expect(lowered.report().violations).toBe(1);
+
+    const widened = new RateLimitOracle();
+    feed(widened, [setRate({ key: 'k' }, { max: 1, perMs: 1_000 }), ...start('a', T0), setRate({ key: 'k' }, { max: 1, perMs: 5_000 }, T0 + 500), ...start('b', T0 + 2_000)]);
+    expect(widened.report().violations).toBe(1);
+
+    const removed = new RateLimitOracle();
+    feed(removed, [setRate({ key: 'k' }, { max: 1, perMs: 1_000 }), ...start('a', T0), setRate({ key: 'k' }, null), ...start('b', T0 + 1), setRate({ key: 'k' }, { max: 1, perMs: 1_000 }, T0 + 2), ...start('c', T0 + 3)]);
+    expect(removed.report().violations).toBe(0);
+    // With the limit gone, a declaration makes a new one.
+    feed(removed, [setRate({ key: 'k' }, null), declare('d', { max: 1, perMs: 1_000 }), ...start('d', T0 + 4)]);
+    expect(removed.report().violations).toBe(0);
+  });
+
+  it("applies a shortened window to the starts counted, and judges a keyed job by its queue's rate too", () => {
+    const shortened = new RateLimitOracle();
+    feed(shortened, [setRate({ key: 'k' }, { max: 1, perMs: 5_000 }), ...start('a', T0), setRate({ key: 'k' }, { max: 1, perMs: 1_000 }, T0 + 100), ...start('b', T0 + 1_000)]);
+    expect(shortened.report().violations).toBe(0);
+    const both = new RateLimitOracle();
+    feed(both, [setRate({ queue: 'default' }, { max: 1, perMs: 1_000 }), setRate({ key: 'k' }, { max: 5, perMs: 1_000 }), ...start('a', T0), ...start('b', T0 + 10)]);
+    expect(both.report()).toMatchObject({ violations: 1, examples: [expect.stringContaining('2 starts on queue:default')] });
+  });
+
+  it("flags exactly the starts the store's bookkeeping has no free start for, over random sets, changes, removals and starts", () => {
+    let refusedInAll = 0;
+    for (let seed = 1; seed <= 20; seed++) {
+      const r = new SeededRandom(seed);
+      const oracle = new RateLimitOracle();
+      let window: RateWindow | null = null;
+      let at = T0;
+      let refused = 0;
+      for (let i = 0; i < 300; i++) {
+        at += r.nextInt(700);
+        if (r.next() < 0.15) {
+          const rate = r.next() < 0.2 ? null : { max: 1 + r.nextInt(4), perMs: 250 * (1 + r.nextInt(8)) };
+          window = rate === null ? null : window ? resizeRateWindow(window, rate) : newRateWindow(rate);
+          feed(oracle, [setRate({ key: 'k' }, rate, at)]);
+          continue;
+        }
+        // Mostly starts the store would make; now and then one it would refuse, made anyway.
+        const free = window === null || freeStarts(window, at) > 0;
+        if (!free && r.next() < 0.7) continue;
+        if (!free) refused += 1;
+        if (window) useStart(window, at);
+        feed(oracle, start(`j${i}`, at));
+      }
+      expect({ seed, violations: oracle.report().violations }).toEqual({ seed, violations: refused });
+      refusedInAll += refused;
+    }
+    expect(refusedInAll).toBeGreaterThan(20);
+  });
+
+  it('does not count, after a raise, the starts a lower max had stopped counting (seed 0x6ee3040004545852)', () => {
+    const oracle = new RateLimitOracle();
+    // Max 1: b's start takes the place of a's. Raised to 2 with a longer window, the limit counts b
+    // and one unused start, so c may start though a, b and c all lie within 2 s.
+    feed(oracle, [setRate({ key: 'k' }, { max: 1, perMs: 1_000 }), ...start('a', T0), ...start('b', T0 + 1_003), setRate({ key: 'k' }, { max: 2, perMs: 2_000 }, T0 + 1_376), ...start('c', T0 + 1_574)]);
+    expect(oracle.report().violations).toBe(0);
+    // But not a fourth while b and c are in the window.
+    feed(oracle, [...start('d', T0 + 2_000)]);
+    expect(oracle.report().violations).toBe(1);
   });
 });

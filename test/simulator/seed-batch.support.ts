@@ -22,11 +22,12 @@ export async function expectCleanSeeds(base: bigint, count: number): Promise<voi
   expect(summary.coverage.uniqueReplaced).toBeGreaterThan(0);
   expect(summary.coverage.replaysRefusedForKey).toBeGreaterThan(0);
   expect(summary.coverage.limitChangesWhileRunning).toBeGreaterThan(0);
+  expect(summary.coverage.rateLimitSaturations).toBeGreaterThan(0);
   // Schedules caught up after long outages, some far enough that a cron count was a lower bound.
   expect(summary.coverage.scheduleCatchUps).toBeGreaterThan(0);
   expect(summary.coverage.lowerBoundCounts).toBeGreaterThan(0);
   expect(summary.coverage.stopsGivenUp).toBeGreaterThan(0);
-  for (const kind of ['crash', 'isolate_fail', 'isolate_withhold', 'pause', 'hint_lost', 'hint_duplicated', 'hint_delayed', 'ack_lost', 'operator_cancel', 'operator_replay', 'operator_discard', 'operator_limit', 'shutdown']) {
+  for (const kind of ['crash', 'isolate_fail', 'isolate_withhold', 'pause', 'hint_lost', 'hint_duplicated', 'hint_delayed', 'ack_lost', 'operator_cancel', 'operator_replay', 'operator_discard', 'operator_limit', 'operator_rate_limit', 'shutdown']) {
     expect({ kind, injected: (summary.faults[kind] ?? 0) > 0 }).toEqual({ kind, injected: true });
   }
 }

@@ -9,6 +9,7 @@ import type { Oracle } from './oracle.js';
 import { OutcomeProvenanceOracle } from './outcome-provenance.oracle.js';
 import { PriorityOrderOracle } from './priority-order.oracle.js';
 import { ProgressProvenanceOracle } from './progress-provenance.oracle.js';
+import { RateLimitOracle } from './rate-limit.oracle.js';
 import { ScheduleCatchUpOracle } from './schedule-catch-up.oracle.js';
 import { SingleLeaseOracle } from './single-lease.oracle.js';
 import { ShutdownBoundOracle } from './shutdown-bound.oracle.js';
@@ -27,6 +28,7 @@ export {
   OutcomeProvenanceOracle,
   PriorityOrderOracle,
   ProgressProvenanceOracle,
+  RateLimitOracle,
   ScheduleCatchUpOracle,
   SingleLeaseOracle,
   ShutdownBoundOracle,
@@ -35,10 +37,15 @@ export {
 };
 
 /** Every oracle, in the order their reports are printed. */
-export function createOracles(caps: ReadonlyMap<string, number>, options: { shutdownBoundMs: number }): { all: Oracle[]; limits: ConcurrencyLimitOracle } {
+export function createOracles(
+  caps: ReadonlyMap<string, number>,
+  options: { shutdownBoundMs: number },
+): { all: Oracle[]; limits: ConcurrencyLimitOracle; rates: RateLimitOracle } {
   const limits = new ConcurrencyLimitOracle(caps);
+  const rates = new RateLimitOracle();
   return {
     limits,
+    rates,
     all: [
       new OutcomeProvenanceOracle(),
       new ProgressProvenanceOracle(),
@@ -48,6 +55,7 @@ export function createOracles(caps: ReadonlyMap<string, number>, options: { shut
       new AttemptBudgetOracle(),
       new EffectsOnceOracle(),
       limits,
+      rates,
       new DependencyOrderOracle(),
       new OccurrenceOracle(),
       new UniqueKeyOracle(),

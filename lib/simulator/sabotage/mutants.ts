@@ -30,6 +30,7 @@ export type MutantName =
   | 'unique_key_ignored'
   | 'limit_change_forgets_running'
   | 'priority_ignored'
+  | 'rate_limit_ignored'
   | 'progress_unfenced';
 
 const real = LIFECYCLE_RULES;
@@ -154,6 +155,21 @@ function priorityIgnored(store: MemoryJobStore): void {
   };
 }
 
+/** The claim ignores rate limits: it needs no free start and uses none, as if no queue or key had a rate. */
+function rateLimitIgnored(store: MemoryJobStore): void {
+  const { tables } = store as unknown as { tables: MemoryTables };
+  const claim = store.jobClaim.bind(store);
+  store.jobClaim = async (params) => {
+    const kept = new Map(tables.rateLimits);
+    tables.rateLimits.clear();
+    try {
+      return await claim(params);
+    } finally {
+      for (const [key, window] of kept) if (!tables.rateLimits.has(key)) tables.rateLimits.set(key, window);
+    }
+  };
+}
+
 /** Every mutant, with the oracle that must catch it. */
 export const MUTANTS: readonly Mutant[] = [
   { name: 'no_fence', description: 'the outcome write ignores the lease', caughtBy: 'outcome_provenance', rules: noFence },
@@ -171,6 +187,7 @@ export const MUTANTS: readonly Mutant[] = [
     sabotageStore: limitChangeForgetsRunning,
   },
   { name: 'priority_ignored', description: 'the claim takes due jobs by run time alone, whatever their priority', caughtBy: 'priority_order', rules: real, sabotageStore: priorityIgnored },
+  { name: 'rate_limit_ignored', description: 'the claim ignores rate limits, taking jobs whatever starts their queue or key has left', caughtBy: 'rate_limit', rules: real, sabotageStore: rateLimitIgnored },
   { name: 'progress_unfenced', description: "a stale worker's heartbeat writes its progress", caughtBy: 'progress_provenance', rules: progressUnfenced },
 ];
 
