@@ -7,12 +7,12 @@ import type { JobDefaults, JobHandlerRegistry } from './job-handler.registry.js'
 
 /** The enqueue defaults a definition gives, over the module's default attempts. */
 export function definitionDefaults(definition: DefinedJob, defaultMaxAttempts: number): JobDefaults {
-  const { name, queue = DEFAULT_QUEUE, maxAttempts = defaultMaxAttempts, priority, concurrencyKey, concurrencyLimit } = definition;
+  const { name, queue = DEFAULT_QUEUE, maxAttempts = defaultMaxAttempts, priority, concurrencyKey, concurrencyLimit, rateLimit } = definition;
   const key = concurrencyKey as ((payload: unknown) => string) | undefined;
   const base = priority === undefined ? { name, queue, maxAttempts } : { name, queue, maxAttempts, priority };
-  if (concurrencyLimit === undefined) return key ? { ...base, concurrencyKey: key } : base;
-  // As for @Job: a limit without a key caps the job itself, keyed by its wire name.
-  return { ...base, concurrencyKey: key ?? (() => name), concurrencyLimit };
+  if (concurrencyLimit === undefined && rateLimit === undefined) return key ? { ...base, concurrencyKey: key } : base;
+  // As for @Job: a limit without a key governs the job itself, keyed by its wire name.
+  return { ...base, concurrencyKey: key ?? (() => name), ...(concurrencyLimit === undefined ? {} : { concurrencyLimit }), ...(rateLimit === undefined ? {} : { rateLimit }) };
 }
 
 /** Checks the `worker` and `jobs` options before anything is written. */
@@ -57,6 +57,7 @@ export function registerDefinedJobs(registry: JobHandlerRegistry, options: Sched
         !isDeepStrictEqual(handler.options.retry, definition.retry) && 'retry',
         handler.options.concurrencyKey !== definition.concurrencyKey && 'concurrencyKey',
         handler.options.concurrencyLimit !== definition.concurrencyLimit && 'concurrencyLimit',
+        !isDeepStrictEqual(handler.options.rateLimit, definition.rateLimit) && 'rateLimit',
       ].find(Boolean);
       if (differs) {
         throw new InvalidArgumentError(

@@ -3,6 +3,7 @@ import {
   assertPriority,
   assertPositiveInteger,
   assertQueueName,
+  assertRate,
   assertWireName,
   DEFAULT_LIMITS,
   DEFAULT_RETRY_POLICY,
@@ -12,6 +13,7 @@ import {
   showValue,
   type RetryPolicy,
 } from '../core/index.js';
+import type { Rate } from '../store/index.js';
 
 /** Carries the payload type of a definition; it exists only for the compiler. */
 declare const payloadType: unique symbol;
@@ -43,6 +45,11 @@ export interface DefineJobOptions<TPayload> {
    * `concurrencyKey`, the key is the wire name: a cap on this job.
    */
   readonly concurrencyLimit?: number;
+  /**
+   * At most `max` jobs with the same concurrency key start in any window of `perMs` milliseconds,
+   * cluster-wide. Without `concurrencyKey`, the key is the wire name: a rate for this job.
+   */
+  readonly rateLimit?: Rate;
 }
 
 /**
@@ -63,7 +70,7 @@ export type PayloadOf<D> = D extends DefinedJob<infer P> ? P : never;
 export type DefinedJobSpec<TPayload> = { readonly job: DefinedJob<TPayload>; readonly payload: TPayload };
 
 /** The keys of {@link DefineJobOptions}, which `@Job(definition, options)` may not set again. */
-export const DEFINITION_KEYS: readonly string[] = ['name', 'queue', 'maxAttempts', 'priority', 'retry', 'concurrencyKey', 'concurrencyLimit'];
+export const DEFINITION_KEYS: readonly string[] = ['name', 'queue', 'maxAttempts', 'priority', 'retry', 'concurrencyKey', 'concurrencyLimit', 'rateLimit'];
 /** `@Job` options that only a handler has; named in the refusal of defineJob, which does not take them. */
 const HANDLER_KEYS = new Set(['timeoutMs', 'transaction', 'schedule', 'validate']);
 
@@ -100,7 +107,7 @@ export function defineJob<TPayload>(options: DefineJobOptions<TPayload>): Define
       throw error;
     }
   };
-  const { queue, maxAttempts, priority, retry, concurrencyKey, concurrencyLimit } = options;
+  const { queue, maxAttempts, priority, retry, concurrencyKey, concurrencyLimit, rateLimit } = options;
   if (queue !== undefined) owned(() => assertQueueName(queue, 'queue'));
   const ceiling = Math.max(DEFAULT_LIMITS.maxAttemptsCeiling, Number.isSafeInteger(maxAttempts) ? (maxAttempts as number) : 0);
   if (maxAttempts !== undefined) owned(() => assertMaxAttempts(maxAttempts, ceiling, 'maxAttempts'));
@@ -108,10 +115,11 @@ export function defineJob<TPayload>(options: DefineJobOptions<TPayload>): Define
   if (retry !== undefined) owned(() => resolveRetryPolicy(retry, DEFAULT_RETRY_POLICY));
   if (concurrencyKey !== undefined && typeof concurrencyKey !== 'function') refuse('sets concurrencyKey to something other than a function of the payload.', 'concurrencyKey');
   if (concurrencyLimit !== undefined) owned(() => assertPositiveInteger(concurrencyLimit, 'concurrencyLimit', 10_000));
+  if (rateLimit !== undefined) owned(() => assertRate(rateLimit, 'rateLimit'));
 
   // Only the keys given, so spreading a definition into @Job options adds no undefined values.
   const fields = Object.fromEntries(
-    Object.entries({ name, queue, maxAttempts, priority, retry: retry && Object.freeze({ ...retry }), concurrencyKey, concurrencyLimit }).filter(([, v]) => v !== undefined),
+    Object.entries({ name, queue, maxAttempts, priority, retry: retry && Object.freeze({ ...retry }), concurrencyKey, concurrencyLimit, rateLimit: rateLimit && Object.freeze({ max: rateLimit.max, perMs: rateLimit.perMs }) }).filter(([, v]) => v !== undefined),
   );
   Object.defineProperty(fields, DEFINED_JOB, { value: true });
   return Object.freeze(fields) as unknown as DefinedJob<TPayload>;

@@ -1,6 +1,6 @@
 import { Injectable, type Type } from '@nestjs/common';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
-import { DEFAULT_MAX_ATTEMPTS, type ScheduleInput } from '../store/index.js';
+import { DEFAULT_MAX_ATTEMPTS, type Rate, type ScheduleInput } from '../store/index.js';
 import type { JobDefinition, TransitionObserver } from '../worker/index.js';
 import type { JobOptions } from './interfaces/job-options.interface.js';
 
@@ -17,13 +17,15 @@ export interface RegisteredJob {
   readonly definition: JobDefinition;
   /** The schedule this handler declares, ready to upsert at boot. */
   readonly schedule?: ScheduleInput;
-  /** Computes each job's concurrency key from its payload (the wire name when only a limit is set). */
+  /** Computes each job's concurrency key from its payload (the wire name when only a limit or a rate is set). */
   readonly concurrencyKey?: (payload: unknown) => string;
   readonly concurrencyLimit?: number;
+  /** The rate declared for each job's concurrency key at enqueue. */
+  readonly rateLimit?: Rate;
 }
 
 /** What an enqueue takes from a handler or a definition when the call does not say. */
-export type JobDefaults = Pick<RegisteredJob, 'name' | 'queue' | 'maxAttempts' | 'priority' | 'concurrencyKey' | 'concurrencyLimit'>;
+export type JobDefaults = Pick<RegisteredJob, 'name' | 'queue' | 'maxAttempts' | 'priority' | 'concurrencyKey' | 'concurrencyLimit' | 'rateLimit'>;
 
 /** The handlers and observers this application registered. Filled by the explorer at module init. */
 @Injectable()

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { FactoryProvider, InjectionToken } from '@nestjs/common';
-import { assertMaxAttempts, assertPositiveInteger, assertQueueName, InvalidArgumentError, resolveLimits, showValue, type SchedulerLimits } from '../core/index.js';
-import { assertHistoryPolicy, type JobStore } from '../store/index.js';
+import { assertMaxAttempts, assertNonEmptyString, assertPositiveInteger, assertQueueName, assertRate, InvalidArgumentError, resolveLimits, showKey, showValue, type SchedulerLimits } from '../core/index.js';
+import { assertHistoryPolicy, MAX_CONCURRENCY_KEY, type JobStore } from '../store/index.js';
 import { checkAttemptHooks, resolveWorkerOptions, WORKER_DEFAULTS, type ResolvedWorkerOptions } from '../worker/index.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
 import { HOOKS_WITHOUT_WORKER, OPTION_NEEDS_BUILT_STORE } from './scheduler.messages.js';
@@ -12,7 +12,7 @@ import { SCHEDULER_WORKER_OPTIONS } from './scheduler.tokens.js';
 const KNOWN_OPTIONS = new Set<string>([
   ...Object.keys(WORKER_DEFAULTS),
   'retry', 'workerId', 'observerRetry',
-  'store', 'dataSource', 'schema', 'tablePrefix', 'limits', 'maxAttempts', 'autoStart', 'migrationsRun', 'historyPolicy', 'queueLimits', 'asyncClaimCommit',
+  'store', 'dataSource', 'schema', 'tablePrefix', 'limits', 'maxAttempts', 'autoStart', 'migrationsRun', 'historyPolicy', 'queueLimits', 'rateLimits', 'asyncClaimCommit',
   'worker', 'jobs', 'attemptHooks', 'telemetry',
   'isGlobal', 'dataSourceName',
 ]);
@@ -52,7 +52,33 @@ export function checkModuleOptions(options: SchedulerModuleOptions, limits: Sche
       if (max !== null) assertPositiveInteger(max, `queueLimits.${queue}`, 10_000);
     }
   }
+  checkRateLimits(options.rateLimits);
   return worker;
+}
+
+/** Checks the `rateLimits` option: a list of `{ queue, max, perMs }` or `{ key, max, perMs }`, each target once. */
+function checkRateLimits(rateLimits: unknown): void {
+  if (rateLimits === undefined) return;
+  if (!Array.isArray(rateLimits)) {
+    throw new InvalidArgumentError(`rateLimits must be an array of { queue, max, perMs } or { key, max, perMs }, got ${showValue(rateLimits)}.`, 'rateLimits');
+  }
+  const seen = new Set<string>();
+  rateLimits.forEach((entry: unknown, i) => {
+    const where = `rateLimits[${i}]`;
+    if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) {
+      throw new InvalidArgumentError(`${where} must be an object { queue, max, perMs } or { key, max, perMs }, got ${showValue(entry)}.`, where);
+    }
+    const { queue, key, ...rate } = entry as { queue?: unknown; key?: unknown };
+    if ((queue === undefined) === (key === undefined)) {
+      throw new InvalidArgumentError(`${where} must name exactly one target: a queue or a concurrency key.`, where);
+    }
+    const unknown = Object.keys(rate).find((name) => name !== 'max' && name !== 'perMs');
+    if (unknown !== undefined) throw new InvalidArgumentError(`${where} has an unknown key ${showKey(unknown)}; it takes { queue or key, max, perMs }.`, where);
+    assertRate(rate, where);
+    const target = queue !== undefined ? `queue ${assertQueueName(queue, `${where}.queue`)}` : `key ${assertNonEmptyString(key, `${where}.key`, MAX_CONCURRENCY_KEY)}`;
+    if (seen.has(target)) throw new InvalidArgumentError(`rateLimits sets the ${target} twice; give each target one rate.`, where);
+    seen.add(target);
+  });
 }
 
 /**

@@ -11,6 +11,9 @@ import type {
   JobStore,
   LimitTarget,
   ListJobsParams,
+  Rate,
+  RateLimit,
+  RateLimitStatus,
   ScheduleListParams,
   Schedule,
   ScheduleInput,
@@ -55,6 +58,11 @@ export interface EnqueueJobOptions {
   readonly concurrencyKey?: string;
   /** Declares the key's limit if it has none yet; a key's first declaration stands. */
   readonly concurrencyLimit?: number;
+  /**
+   * Declares the key's rate limit (`{ max, perMs }`) if it has none yet; a key's first declaration
+   * stands. Overrides the rate from the job's `@Job` options; it needs a concurrency key.
+   */
+  readonly rateLimit?: Rate;
   /**
    * At most one unfinished job of this name holds the key: while one does, this enqueue writes no
    * job and returns the holder's id, with `created: false` and `deduplicated` saying what it did.
@@ -271,6 +279,29 @@ export class SchedulerClient {
     return this.store.concurrencyLimitList();
   }
 
+  /**
+   * Sets, changes or (with null) removes the rate limit of a queue or a concurrency key: at most
+   * `max` starts in any window of `perMs` milliseconds, cluster-wide. A new limit counts starts
+   * from now on; a changed one keeps the starts it already counted (lowered, the most recent).
+   * Audited. See docs/rate-limits.md.
+   */
+  setRateLimit(target: LimitTarget, rate: Rate | null): Promise<void> {
+    return this.store.rateLimitSet({ target, rate });
+  }
+
+  /** Every rate limit, queue-wide and per key, with its rate. */
+  listRateLimits(): Promise<RateLimit[]> {
+    return this.store.rateLimitList();
+  }
+
+  /**
+   * A rate limit's window now, by the store's clock: the starts it counted, and while every start
+   * is used, when the next one frees. Null when the queue or key has no rate limit.
+   */
+  rateLimitStatus(target: LimitTarget): Promise<RateLimitStatus | null> {
+    return this.store.rateLimitStatus({ target });
+  }
+
   /** A job's state changes, oldest first (empty under historyPolicy `off`). */
   history(jobId: string): Promise<HistoryEntry[]> {
     return this.store.jobHistory({ jobId });
@@ -298,8 +329,8 @@ export class SchedulerClient {
     return { queue: registered.queue, maxAttempts: registered.maxAttempts, ...priority, ...this.concurrency(registered, payload), ...stripUndefined(options), name: registered.name, payload };
   }
 
-  /** The key (and limit) the handler's options declare for this payload. */
-  private concurrency(registered: JobDefaults, payload: unknown): Pick<EnqueueInput, 'concurrencyKey' | 'concurrencyLimit'> {
+  /** The key (and limit and rate) the handler's options declare for this payload. */
+  private concurrency(registered: JobDefaults, payload: unknown): Pick<EnqueueInput, 'concurrencyKey' | 'concurrencyLimit' | 'rateLimit'> {
     if (!registered.concurrencyKey) return {};
     let key: unknown;
     try {
@@ -314,7 +345,11 @@ export class SchedulerClient {
     if (typeof key !== 'string' || key.length === 0) {
       throw new InvalidArgumentError(`The concurrencyKey function of @Job '${registered.name}' must return a non-empty string, got ${showValue(key)}.`, 'concurrencyKey');
     }
-    return registered.concurrencyLimit === undefined ? { concurrencyKey: key } : { concurrencyKey: key, concurrencyLimit: registered.concurrencyLimit };
+    return {
+      concurrencyKey: key,
+      ...(registered.concurrencyLimit === undefined ? {} : { concurrencyLimit: registered.concurrencyLimit }),
+      ...(registered.rateLimit === undefined ? {} : { rateLimit: registered.rateLimit }),
+    };
   }
 }
 

@@ -7,6 +7,7 @@ import {
   assertNonEmptyString,
   assertPositiveInteger,
   assertQueueName,
+  assertRate,
   assertWireName,
   InvalidArgumentError,
   isJobState,
@@ -36,7 +37,7 @@ import { assertObserversHaveWorker, registerDefinedJobs } from './defined-jobs.j
 import { SCHEDULER_STORE, SCHEDULER_WORKER_OPTIONS } from './scheduler.tokens.js';
 
 /** Every option `@Job` takes; anything else is a typo, refused rather than ignored. */
-const JOB_OPTION_KEYS = new Set(['name', 'queue', 'maxAttempts', 'priority', 'retry', 'timeoutMs', 'transaction', 'schedule', 'validate', 'concurrencyKey', 'concurrencyLimit']);
+const JOB_OPTION_KEYS = new Set(['name', 'queue', 'maxAttempts', 'priority', 'retry', 'timeoutMs', 'transaction', 'schedule', 'validate', 'concurrencyKey', 'concurrencyLimit', 'rateLimit']);
 /** Longest `timeoutMs`: the longest a timer can wait (about 24.8 days). */
 const MAX_TIMEOUT_MS = 2_147_483_647;
 
@@ -156,13 +157,14 @@ export class SchedulerExplorer implements OnModuleInit {
   }
 
   private concurrency(className: string, name: string, options: JobOptions<string>) {
-    const { concurrencyKey, concurrencyLimit } = options;
+    const { concurrencyKey, concurrencyLimit, rateLimit } = options;
     if (concurrencyKey !== undefined && typeof concurrencyKey !== 'function') {
       throw new InvalidArgumentError(BAD_HANDLER_OPTION(className, name, 'concurrencyKey', 'a function of the payload'), 'concurrencyKey');
     }
-    if (concurrencyLimit === undefined) return concurrencyKey ? { concurrencyKey: concurrencyKey as (payload: unknown) => string } : {};
-    const limit = assertPositiveInteger(concurrencyLimit, 'concurrencyLimit', 10_000);
-    return { concurrencyKey: (concurrencyKey as ((payload: unknown) => string) | undefined) ?? (() => name), concurrencyLimit: limit };
+    if (concurrencyLimit === undefined && rateLimit === undefined) return concurrencyKey ? { concurrencyKey: concurrencyKey as (payload: unknown) => string } : {};
+    const limit = concurrencyLimit === undefined ? {} : { concurrencyLimit: assertPositiveInteger(concurrencyLimit, 'concurrencyLimit', 10_000) };
+    const rate = rateLimit === undefined ? {} : { rateLimit: assertRate(rateLimit, 'rateLimit') };
+    return { concurrencyKey: (concurrencyKey as ((payload: unknown) => string) | undefined) ?? (() => name), ...limit, ...rate };
   }
 
   /** Binds every `@OnJobTransition` method of a singleton provider, checking its options now. */

@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger, Optional, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import { InvalidArgumentError } from '../core/index.js';
-import type { JobStore } from '../store/index.js';
+import type { JobStore, RateLimit } from '../store/index.js';
 import { SchedulerTelemetry } from '../telemetry/index.js';
-import { JobWaiter, nodeFinishHints, WorkerNode, type ResolvedWorkerOptions } from '../worker/index.js';
+import { allFinishHints, JobWaiter, nodeFinishHints, storeFinishHints, WorkerNode, type ResolvedWorkerOptions } from '../worker/index.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
 import { JobHandlerRegistry } from './job-handler.registry.js';
 import { NestJobInvoker } from './nest-job.invoker.js';
@@ -47,7 +47,7 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
     this.node = new WorkerNode({ store, invoker, options: worker, logger: this.logger, observers: registry.observers, attemptHooks, ...timing });
     if (options.worker !== false) this.detachTelemetry = this.telemetry?.attach(this.node);
     // Under the testing kit the waiter's polls and timeouts run on the kit's timers too.
-    this.waiter = new JobWaiter({ store, hints: nodeFinishHints(this.node.events), ...(timing?.timers ? { timers: timing.timers } : {}) });
+    this.waiter = new JobWaiter({ store, hints: allFinishHints(nodeFinishHints(this.node.events), storeFinishHints(store)), ...(timing?.timers ? { timers: timing.timers } : {}) });
   }
 
   /** False on a node built with `worker: false`, which runs no jobs. */
@@ -58,6 +58,7 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
   async onApplicationBootstrap(): Promise<void> {
     await this.registerDeclaredSchedules();
     await this.applyQueueLimits();
+    await this.applyRateLimits();
     if (this.options.worker === false) {
       this.logger.log('worker is false: this node enqueues and operates jobs, and runs none (no claims, heartbeats, minting, sweeps or observer delivery).');
     } else if (this.options.autoStart !== false) {
@@ -78,6 +79,23 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
   private async applyQueueLimits(): Promise<void> {
     for (const [queue, max] of Object.entries(this.options.queueLimits ?? {})) {
       await this.store.concurrencyLimitSet({ target: { queue }, max, actor: 'boot' });
+    }
+  }
+
+  /**
+   * Sets the `rateLimits` option's rates. One already at its rate is left alone, so a rolling
+   * deploy writes no audit entry per node; one dropped from the option stays until an operator
+   * removes it, as a limit set at run time would otherwise be undone by the next boot.
+   */
+  private async applyRateLimits(): Promise<void> {
+    const wanted = this.options.rateLimits ?? [];
+    if (wanted.length === 0) return;
+    const stored = await this.store.rateLimitList();
+    const same = (a: RateLimit, b: RateLimit) => ('queue' in a ? 'queue' in b && a.queue === b.queue : 'key' in b && a.key === b.key) && a.max === b.max && a.perMs === b.perMs;
+    for (const limit of wanted) {
+      if (stored.some((held) => same(held, limit))) continue;
+      const target = 'queue' in limit ? { queue: limit.queue } : { key: limit.key };
+      await this.store.rateLimitSet({ target, rate: { max: limit.max, perMs: limit.perMs }, actor: 'boot' });
     }
   }
 

@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { InvalidArgumentError, showValue, type JobRecord, type ManualClock } from '../core/index.js';
-import type { JobStore } from '../store/index.js';
+import type { JobStore, LimitTarget } from '../store/index.js';
 import { SCHEDULER_STORE, SchedulerClient, SchedulerOrchestrator } from '../nest/index.js';
 import type { SettledEvent } from '../worker/index.js';
 import { allJobs } from './job-listing.js';
@@ -156,13 +156,29 @@ export class SchedulerTester implements OnModuleInit {
     return new NodePump(this.orchestrator.node, this.state.timers, halted);
   }
 
-  /** The earliest run time after now among jobs waiting, or null: the next instant anything can happen. */
+  /**
+   * The earliest instant after now at which a waiting job can start, or null: its run time, or for
+   * a due job held by a full rate limit, when the limit's window frees a start.
+   */
   private async nextRunAt(): Promise<number | null> {
     const now = this.state.clock.now();
+    const frees = new Map<string, Promise<number>>();
+    // When the rate limit of a queue or key frees a start: -Infinity while it has one, or has no limit.
+    const freeAt = (target: LimitTarget): Promise<number> => {
+      const key = 'queue' in target ? `queue:${target.queue}` : `key:${target.key}`;
+      let read = frees.get(key);
+      if (!read) frees.set(key, (read = this.store.rateLimitStatus({ target }).then((status) => status?.fullUntil?.getTime() ?? Number.NEGATIVE_INFINITY)));
+      return read;
+    };
     let next: number | null = null;
     for (const job of await allJobs(this.store, { state: 'scheduled' })) {
-      const at = job.runAt.getTime();
-      // A job due now that nothing claimed is held by a paused queue or a limit: time will not free it.
+      let at = job.runAt.getTime();
+      if (at <= now) {
+        // A due job nothing claimed is held by a paused queue, a concurrency limit or a rate limit;
+        // only a rate limit frees with time, once every full one it is under has a start again.
+        const rates = await Promise.all([freeAt({ queue: job.queue }), job.concurrencyKey === null ? Number.NEGATIVE_INFINITY : freeAt({ key: job.concurrencyKey })]);
+        at = Math.max(...rates);
+      }
       if (at > now && (next === null || at < next)) next = at;
     }
     return next;

@@ -188,6 +188,25 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       expect(audit.text).toMatch(/<td>ops-bot<\/td><td><code>limit\.set<\/code><\/td><td>key:tenant-7<\/td><td><code>\{&quot;max&quot;:3\}<\/code><\/td>/);
     });
 
+    it('the limits page lists each rate limit with its window, the queue page shows its rate, and the audit page the change', async () => {
+      await h.store.rateLimitSet({ target: { queue: 'mail' }, rate: { max: 2, perMs: 60_000 }, actor: 'ops-bot' });
+      await h.store.rateLimitSet({ target: { key: 'tenant-7' }, rate: { max: 5, perMs: 1_500 } });
+      for (let i = 0; i < 3; i += 1) await h.store.jobEnqueue({ job: { name: 'mail.send', payload: {}, queue: 'mail' } });
+      expect(await h.store.jobClaim({ workerId: 'worker-3', limit: 3, queues: ['mail'], leaseMs: 30_000 })).toHaveLength(2);
+      const limits = await browser.get('/limits');
+      expect(limits.text).toContain('<td colspan="4">No concurrency limits are set.</td>');
+      expect(limits.text).toMatch(/<td>key<\/td><td>tenant-7<\/td>\s*<td>5 starts per 1500 ms<\/td><td class="num">0 \/ 5<\/td><td>not full<\/td>/);
+      expect(limits.text).toMatch(/<td>queue<\/td><td><a href="\/queues\/mail">mail<\/a><\/td>\s*<td>2 starts per 1 min<\/td><td class="num">2 \/ 2<\/td><td><time datetime=/);
+      const queue = await browser.get('/queues/mail');
+      expect(queue.text).toMatch(/<dt>Rate limit<\/dt><dd>2 starts per 1 min: 2 used in the last 1 min, full until <time datetime=/);
+      expect((await browser.get('/queues/other')).text).toContain('<dt>Rate limit</dt><dd>none</dd>');
+      const audit = await browser.get('/audit');
+      expect(audit.text).toMatch(/<td>ops-bot<\/td><td><code>rate_limit\.set<\/code><\/td><td>queue:mail<\/td><td><code>\{&quot;rate&quot;:\{&quot;max&quot;:2,&quot;perMs&quot;:60000\}\}<\/code><\/td>/);
+      await h.store.rateLimitSet({ target: { queue: 'mail' }, rate: null });
+      await h.store.rateLimitSet({ target: { key: 'tenant-7' }, rate: null });
+      expect((await browser.get('/limits')).text).toContain('<td colspan="5">No rate limits are set.</td>');
+    });
+
     it('the workers page lists each node with its status, host, pid, version, queues and load', async () => {
       await h.store.nodeBeat({ id: 'node-a', host: 'box-1', pid: 101, version: '9.9.9', queues: ['mail', 'reports'], concurrency: 8, running: 3 });
       await h.store.nodeBeat({ id: 'node-b', host: 'box-2', pid: 202, version: '9.9.8', queues: ['default'], concurrency: 2, running: 1 });
@@ -303,6 +322,38 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       const byKey = await reasons(keyedWaiting.id);
       expect(byKey).toContain('The concurrency limit of key <strong>tenant-1</strong> is full: 1 of 1 slots are held by');
       expect(byKey).toContain(`<a href="/jobs/${keyed.id}">keyed.first</a> on worker-7`);
+    });
+
+    it('the rate limit of its queue or its key is reached, until when, and not once its window frees', async () => {
+      await h.store.nodeBeat({ id: 'node-a', host: 'box', pid: 7, version: '1.0.0', queues: ['rl', 'keys'], concurrency: 4, running: 0 });
+      await h.store.rateLimitSet({ target: { queue: 'rl' }, rate: { max: 1, perMs: 60_000 } });
+      await h.store.rateLimitSet({ target: { key: 'tenant-1' }, rate: { max: 1, perMs: 30_000 } });
+      const first = await h.store.jobEnqueue({ job: { name: 'first', payload: {}, queue: 'rl' } });
+      const second = await h.store.jobEnqueue({ job: { name: 'second', payload: {}, queue: 'rl' } });
+      const keyed = await h.store.jobEnqueue({ job: { name: 'keyed.first', payload: {}, queue: 'keys', concurrencyKey: 'tenant-1' } });
+      const keyedWaiting = await h.store.jobEnqueue({ job: { name: 'keyed.second', payload: {}, queue: 'keys', concurrencyKey: 'tenant-1' } });
+      expect((await h.store.jobClaim({ workerId: 'worker-7', limit: 5, queues: ['rl', 'keys'], leaseMs: 600_000 })).map((job) => job.id).sort()).toEqual([first.id, keyed.id].sort());
+      const queueFull = (await h.store.rateLimitStatus({ target: { queue: 'rl' } }))!.fullUntil!;
+      const keyFull = (await h.store.rateLimitStatus({ target: { key: 'tenant-1' } }))!.fullUntil!;
+      const byQueue = await reasons(second.id);
+      expect(byQueue).toContain(`The rate limit of queue <strong>rl</strong> is reached until <time datetime="${queueFull.toISOString()}">`);
+      expect(byQueue).toContain('it allows 1 start per 1 min, all used, so claims pass its jobs over until then.');
+      expect(byQueue).not.toContain('nothing holds it back');
+      const byKey = await reasons(keyedWaiting.id);
+      expect(byKey).toContain(`The rate limit of key <strong>tenant-1</strong> is reached until <time datetime="${keyFull.toISOString()}">`);
+      expect(byKey).toContain('it allows 1 start per 30 s');
+      // The running job is leased, not rate limited: a reason is about what holds a waiting job back.
+      expect(await reasons(first.id)).not.toContain('rate limit');
+      // A job due before the window frees is held by it then; one due after it is not.
+      const soon = await h.store.jobEnqueue({ job: { name: 'soon', payload: {}, queue: 'rl', delayMs: 10_000 } });
+      const late = await h.store.jobEnqueue({ job: { name: 'late', payload: {}, queue: 'rl', delayMs: 120_000 } });
+      expect(await reasons(soon.id)).toContain('The rate limit of queue <strong>rl</strong> is reached until');
+      expect(await reasons(late.id)).toContain('Its run time is in the future');
+      expect(await reasons(late.id)).not.toContain('rate limit');
+      await h.advance(30_000);
+      await h.store.nodeBeat({ id: 'node-a', host: 'box', pid: 7, version: '1.0.0', queues: ['rl', 'keys'], concurrency: 4, running: 0 });
+      expect(await reasons(keyedWaiting.id)).toContain('It is due and nothing holds it back');
+      expect(await reasons(second.id)).toContain('The rate limit of queue <strong>rl</strong> is reached until');
     });
 
     it('it awaits its parents, n of m open, naming them, and the job pages link both ways', async () => {

@@ -82,6 +82,7 @@ describe('hostile text in the dashboard', () => {
         ],
       });
       await store.concurrencyLimitSet({ target: { key: HOSTILE.slice(0, 100) }, max: 2, actor: '<script>alert(1)</script>' });
+      await store.rateLimitSet({ target: { key: HOSTILE.slice(0, 100) }, rate: { max: 2, perMs: 60_000 }, actor: '<script>alert(1)</script>' });
       const { schedule } = await store.scheduleUpsert({ schedule: { name: 'javascript:void', everyMs: 60_000, queue } });
       await browser.post(`/queues/${encodeURIComponent(queue)}/pause`);
       await store.observerLease({ observer: 'obs', workerId: 'w"><script>alert(1)</script>', leaseMs: 30_000 });

@@ -2,7 +2,7 @@
  * Compile-time checks of shared job definitions (issue 19 item 14). `npm test` compiles this file
  * with `tsc -p test/types`; every `@ts-expect-error` line must fail to compile, or the build fails.
  */
-import { defineJob, Job, SchedulerClient, SchedulerModule, type DefinedJob, type JobContext, type JobHandler, type PayloadOf } from '../../lib/index.js';
+import { defineJob, Job, SchedulerClient, SchedulerModule, type DefinedJob, type JobContext, type JobHandler, type PayloadOf, type Rate, type RateLimit, type RateLimitStatus } from '../../lib/index.js';
 
 export const ResizeImage = defineJob<{ url: string; width: number }>({
   name: 'images.resize',
@@ -84,3 +84,27 @@ export async function produce(client: SchedulerClient) {
 export const producerOnly = SchedulerModule.forRoot({ worker: false, jobs: [ResizeImage, SendMail] });
 // @ts-expect-error jobs takes definitions, not plain objects
 export const plainJobs = SchedulerModule.forRoot({ jobs: [{ name: 'images.resize' }] });
+
+// Rate limits: per concurrency key on a definition or a handler, per queue or key in the module.
+export const CallPartner = defineJob<{ partner: string }>({ name: 'partner.call', concurrencyKey: (p) => p.partner, rateLimit: { max: 10, perMs: 1_000 } });
+// @ts-expect-error a rate is { max, perMs }
+defineJob({ name: 'x', rateLimit: { max: 10, per: 1_000 } });
+// @ts-expect-error a rate needs both fields
+defineJob({ name: 'x', rateLimit: { max: 10 } });
+// @ts-expect-error the rate belongs to the definition, not to a handler of it
+@Job(CallPartner, { rateLimit: { max: 1, perMs: 1 } })
+export class RateBesideDefinitionJob {
+  async handle() {}
+}
+export const rateLimited = SchedulerModule.forRoot({ rateLimits: [{ queue: 'mail', max: 100, perMs: 60_000 }, { key: 'partner-a', max: 5, perMs: 1_000 }] });
+// @ts-expect-error a module rate limit names a queue or a key
+export const untargeted = SchedulerModule.forRoot({ rateLimits: [{ max: 100, perMs: 60_000 }] });
+export async function operate(client: SchedulerClient) {
+  await client.enqueue(SendMail, { to: 'a@example.com' }, { concurrencyKey: 'smtp', rateLimit: { max: 5, perMs: 1_000 } });
+  await client.setRateLimit({ queue: 'mail' }, { max: 50, perMs: 60_000 });
+  await client.setRateLimit({ key: 'smtp' }, null);
+  const limits: RateLimit[] = await client.listRateLimits();
+  const status: RateLimitStatus | null = await client.rateLimitStatus({ key: 'smtp' });
+  const rate: Rate | undefined = status ?? undefined;
+  return [limits, status?.fullUntil, rate?.perMs];
+}

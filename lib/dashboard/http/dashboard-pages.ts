@@ -5,7 +5,7 @@ import { confirmPage } from '../pages/confirm.page.js';
 import { deadLettersPage, groupDeadLetters } from '../pages/dead-letters.page.js';
 import { jobActions, jobPage } from '../pages/job.page.js';
 import { jobsPage, type JobFilters } from '../pages/jobs.page.js';
-import { auditPage, limitsPage, type LimitUse } from '../pages/limits-audit.page.js';
+import { auditPage, limitsPage, type LimitUse, type RateUse } from '../pages/limits-audit.page.js';
 import { observersPage } from '../pages/observers.page.js';
 import { overviewPage } from '../pages/overview.page.js';
 import { queuePage } from '../pages/queue.page.js';
@@ -200,7 +200,13 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
     case 'queues': {
       if (id === undefined) return null;
       if (action === undefined) {
-        const [queues, oldest, limit, nodes] = await Promise.all([store.queueList(), store.queueOldestDue({ queues: [id] }), store.limitHolders({ target: { queue: id }, limit: 1_000 }), store.nodeList({ limit: 1_000 })]);
+        const [queues, oldest, limit, rate, nodes] = await Promise.all([
+          store.queueList(),
+          store.queueOldestDue({ queues: [id] }),
+          store.limitHolders({ target: { queue: id }, limit: 1_000 }),
+          store.rateLimitStatus({ target: { queue: id } }),
+          store.nodeList({ limit: 1_000 }),
+        ]);
         const throughput = await store.jobThroughput({ since: lastHour(oldest.now), bucketMs: MINUTE_MS, queue: id });
         return queuePage(ctx, {
           name: id,
@@ -208,6 +214,7 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
           oldestDueAt: oldest.queues[0]?.oldestDueAt ?? null,
           due: { count: oldest.queues[0]?.dueCount ?? 0, bounded: oldest.examinedUntil !== null },
           limit,
+          rate,
           nodes: liveNodes(nodes, oldest.now).filter((node) => node.queues.includes(id)),
           throughput,
         });
@@ -270,7 +277,13 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
       for (let i = 0; i < shown.length; i += 4) {
         uses.push(...(await Promise.all(shown.slice(i, i + 4).map(async (limit) => ({ limit, use: await store.limitHolders({ target: 'queue' in limit ? { queue: limit.queue } : { key: limit.key }, limit: HOLDERS_SHOWN }) })))));
       }
-      return limitsPage(ctx, uses, limits.length - shown.length);
+      const rateLimits = await store.rateLimitList();
+      const shownRates = rateLimits.slice(0, LIMITS_SHOWN);
+      const rates: RateUse[] = [];
+      for (let i = 0; i < shownRates.length; i += 4) {
+        rates.push(...(await Promise.all(shownRates.slice(i, i + 4).map(async (limit) => ({ limit, status: await store.rateLimitStatus({ target: 'queue' in limit ? { queue: limit.queue } : { key: limit.key } }) })))));
+      }
+      return limitsPage(ctx, uses, limits.length - shown.length, rates, rateLimits.length - shownRates.length);
     }
     case 'observers':
       return id === undefined ? observersPage(ctx, await store.observerList({ limit: 200 })) : null;

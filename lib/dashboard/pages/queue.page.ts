@@ -1,8 +1,9 @@
 import { JOB_STATES } from '../../core/index.js';
-import type { JobThroughput, LimitHolders, NodeRecord, QueueSummary } from '../../store/index.js';
+import type { JobThroughput, LimitHolders, NodeRecord, QueueSummary, RateLimitStatus } from '../../store/index.js';
 import { html, href, type SafeHtml } from '../html/html.js';
 import { layout, relativeTime, stateBadge, timeCell, type PageContext } from '../html/layout.js';
 import { throughputChart } from '../html/throughput-chart.js';
+import { rateText, windowText } from './rate-limit.view.js';
 
 /** What a queue's page shows. */
 export interface QueueDetail {
@@ -13,13 +14,15 @@ export interface QueueDetail {
   /** Its due jobs among the 10,000 due jobs examined, and whether the read stopped there. */
   readonly due: { readonly count: number; readonly bounded: boolean };
   readonly limit: LimitHolders;
+  /** Its rate limit's window now, or null when it has none. */
+  readonly rate: RateLimitStatus | null;
   readonly nodes: readonly NodeRecord[];
   readonly throughput: JobThroughput;
 }
 
-/** One queue: counts by state, claiming on or off, the oldest due job, its limit, its nodes and its throughput. */
+/** One queue: counts by state, claiming on or off, the oldest due job, its limits, its nodes and its throughput. */
 export function queuePage(ctx: PageContext, detail: QueueDetail): SafeHtml {
-  const { name, summary, limit } = detail;
+  const { name, summary, limit, rate } = detail;
   const paused = summary?.paused ?? false;
   const body = html`<section id="queue" data-live>
 <p>${paused ? stateBadge('paused') : stateBadge('active')} ${ctx.readOnly ? '' : html`<a class="action" href="${href(ctx.base, ['queues', name, paused ? 'resume' : 'pause'])}">${paused ? 'Resume' : 'Pause'}</a>`}
@@ -30,6 +33,7 @@ export function queuePage(ctx: PageContext, detail: QueueDetail): SafeHtml {
 <dt>Due now</dt><dd>${detail.due.count.toLocaleString('en-US')}${detail.due.bounded ? ' or more' : ''}</dd>
 <dt>Oldest due job</dt><dd>${detail.oldestDueAt ? html`due since ${timeCell(detail.oldestDueAt, ctx.now)}` : 'none waiting'}</dd>
 <dt>Concurrency limit</dt><dd>${limit.max === null ? 'none' : html`${limit.holders.length}${limit.truncated ? '+' : ''} of ${limit.max} slots held`}</dd>
+<dt>Rate limit</dt><dd>${rate === null ? 'none' : html`${rateText(rate)}: ${rate.startsInWindow} used in the last ${windowText(rate.perMs)}${rate.fullUntil ? html`, full until ${timeCell(rate.fullUntil, ctx.now)}` : ''}`}</dd>
 <dt>Running nodes serving it</dt><dd>${detail.nodes.length ? detail.nodes.map((node, i) => html`${i ? ', ' : ''}<code>${node.id}</code>`) : html`<strong>none</strong>: its jobs wait until a node that claims from it starts`}</dd>
 </dl>
 <h2>Finished per minute</h2>

@@ -3,6 +3,7 @@ import { html, href, type SafeHtml } from '../html/html.js';
 import { stateBadge, timeCell, type PageContext } from '../html/layout.js';
 import type { WaitReason } from '../why/wait-reasons.js';
 import { errorPreview } from './jobs.page.js';
+import { rateText } from './rate-limit.view.js';
 
 function holderList(ctx: PageContext, holders: readonly LimitHolder[], truncated: boolean): SafeHtml {
   return html`<ul>${holders.map((holder) => html`<li><a href="${href(ctx.base, ['jobs', holder.jobId])}">${holder.name}</a> on ${holder.workerId}, lease until ${timeCell(holder.leasedUntil, ctx.now)}</li>`)}${truncated ? html`<li>and more</li>` : ''}</ul>`;
@@ -15,6 +16,10 @@ function reasonItem(ctx: PageContext, reason: WaitReason): SafeHtml {
     case 'limit_full': {
       const what = 'queue' in reason.target ? html`queue <strong>${reason.target.queue}</strong>` : html`key <strong>${reason.target.key}</strong>`;
       return html`<li>The concurrency limit of ${what} is full: ${reason.holders.length}${reason.truncated ? '+' : ''} of ${reason.max} slots are held by${holderList(ctx, reason.holders, reason.truncated)}</li>`;
+    }
+    case 'rate_limited': {
+      const what = 'queue' in reason.target ? html`queue <strong>${reason.target.queue}</strong>` : html`key <strong>${reason.target.key}</strong>`;
+      return html`<li>The rate limit of ${what} is reached until ${timeCell(reason.fullUntil, ctx.now)}: it allows ${rateText(reason)}, all used, so claims pass its jobs over until then.</li>`;
     }
     case 'awaiting_parents':
       return html`<li>It awaits its parents: ${reason.pending} of ${reason.total ?? 'its'} ${reason.total === 1 ? 'parent is' : 'parents are'} still open${reason.open.length ? html`:<ul>${reason.open.map((edge) => html`<li><a href="${href(ctx.base, ['jobs', edge.id])}">${edge.name}</a> ${stateBadge(edge.state)}</li>`)}</ul>` : '.'}</li>`;

@@ -1,10 +1,11 @@
 import type { JobRecord } from '../../core/index.js';
-import type { EdgeJob, LimitHolder } from '../../store/index.js';
+import type { EdgeJob, LimitHolder, RateLimitStatus } from '../../store/index.js';
 
 /** What holds a job back, read from the store; several can hold at once. */
 export type WaitReason =
   | { readonly kind: 'queue_paused'; readonly queue: string }
   | { readonly kind: 'limit_full'; readonly target: { readonly queue: string } | { readonly key: string }; readonly max: number; readonly holders: readonly LimitHolder[]; readonly truncated: boolean }
+  | { readonly kind: 'rate_limited'; readonly target: { readonly queue: string } | { readonly key: string }; readonly max: number; readonly perMs: number; readonly fullUntil: Date }
   | { readonly kind: 'awaiting_parents'; readonly open: readonly EdgeJob[]; readonly pending: number; readonly total: number | null }
   | { readonly kind: 'not_due'; readonly runAt: Date }
   | { readonly kind: 'retry_wait'; readonly runAt: Date; readonly failedAttempt: number; readonly lastError: string | null }
@@ -21,6 +22,9 @@ export interface WaitFacts {
   /** The queue's and the job's key's limits with their live holders; null where no limit is set. */
   readonly queueLimit: { readonly max: number; readonly holders: readonly LimitHolder[]; readonly truncated: boolean } | null;
   readonly keyLimit: { readonly max: number; readonly holders: readonly LimitHolder[]; readonly truncated: boolean } | null;
+  /** The queue's and the job's key's rate limits, their windows read now; null where no rate limit is set. */
+  readonly queueRate: RateLimitStatus | null;
+  readonly keyRate: RateLimitStatus | null;
   /** The job's parents, for a job awaiting them. */
   readonly parents: { readonly edges: readonly EdgeJob[]; readonly truncated: boolean } | null;
   /** Live nodes that serve the job's queue, or null when the store keeps no node registry. */
@@ -49,6 +53,14 @@ export function waitReasons(facts: WaitFacts): WaitReason[] {
   const full = (limit: { readonly max: number; readonly holders: readonly LimitHolder[]; readonly truncated: boolean }) => limit.truncated || limit.holders.length >= limit.max;
   if (facts.queueLimit && full(facts.queueLimit)) reasons.push({ kind: 'limit_full', target: { queue: job.queue }, ...facts.queueLimit });
   if (facts.keyLimit && job.concurrencyKey !== null && full(facts.keyLimit)) reasons.push({ kind: 'limit_full', target: { key: job.concurrencyKey }, ...facts.keyLimit });
+  // A full window passes the job over until its oldest start frees; claims do not wait on it. A
+  // window that frees before a scheduled job is due does not hold it back.
+  const from = job.state === 'scheduled' ? Math.max(now.getTime(), job.runAt.getTime()) : now.getTime();
+  const reached = (rate: RateLimitStatus | null) => rate !== null && rate.fullUntil !== null && rate.fullUntil.getTime() > from;
+  if (reached(facts.queueRate)) reasons.push({ kind: 'rate_limited', target: { queue: job.queue }, max: facts.queueRate!.max, perMs: facts.queueRate!.perMs, fullUntil: facts.queueRate!.fullUntil! });
+  if (job.concurrencyKey !== null && reached(facts.keyRate)) {
+    reasons.push({ kind: 'rate_limited', target: { key: job.concurrencyKey }, max: facts.keyRate!.max, perMs: facts.keyRate!.perMs, fullUntil: facts.keyRate!.fullUntil! });
+  }
   if (facts.servingNodes === 0) reasons.push({ kind: 'no_worker', queue: job.queue });
   if (reasons.length === 0) reasons.push({ kind: 'ready', queue: job.queue });
   return reasons;

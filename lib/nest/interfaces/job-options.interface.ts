@@ -1,4 +1,5 @@
 import type { RetryPolicy } from '../../core/index.js';
+import type { Rate } from '../../store/index.js';
 import type { JobName, JobPayload } from './job-registry.interface.js';
 
 /** How the schedule a `@Job` declares behaves; see ScheduleInput for each field. */
@@ -59,6 +60,13 @@ export interface JobOptions<N extends string = JobName> {
    * CLI) changes it later. Without `concurrencyKey`, the key is the wire name: a cap on this job.
    */
   readonly concurrencyLimit?: number;
+  /**
+   * At most `max` of the jobs with the same concurrency key start in any window of `perMs`
+   * milliseconds, cluster-wide. Declared for a key the first time one of its jobs is enqueued;
+   * `SchedulerClient.setRateLimit` changes it later. Without `concurrencyKey`, the key is the wire
+   * name: a rate for this job. See docs/rate-limits.md.
+   */
+  readonly rateLimit?: Rate;
 }
 
 /** The options of `@Job(definition, options)`: what only a handler has, beside a shared definition. */

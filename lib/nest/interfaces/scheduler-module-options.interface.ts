@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import type { HistoryPolicy, SchedulerLimits } from '../../core/index.js';
-import type { JobStore } from '../../store/index.js';
+import type { JobStore, RateLimit } from '../../store/index.js';
 import type { AttemptHook, WorkerOptions } from '../../worker/index.js';
 import type { SchedulerTelemetryOptions } from '../../telemetry/index.js';
 import type { DefinedJob } from '../job-definition.js';
@@ -54,6 +54,13 @@ export interface SchedulerModuleOptions extends WorkerOptions {
    * keeps whatever limit it has; `null` removes one.
    */
   readonly queueLimits?: Readonly<Record<string, number | null>>;
+  /**
+   * Cluster-wide rate limits, set at boot: at most `max` starts in any window of `perMs`
+   * milliseconds per queue or per concurrency key (`[{ queue: 'mail', max: 100, perMs: 60_000 }]`).
+   * A limit already at that rate is left as it is; a limit dropped from the list stays in the store
+   * until `SchedulerClient.setRateLimit(target, null)` removes it. See docs/rate-limits.md.
+   */
+  readonly rateLimits?: readonly RateLimit[];
   /**
    * Code wrapped around every handler invocation on this node, the first outermost: tracing,
    * metrics, context propagation. Each is `(context, next) => Promise<void>`; see
