@@ -12,7 +12,7 @@ describe('RateWake', () => {
     jest.useRealTimers();
   });
 
-  it('wakes once, at the earliest delay asked for, and not after close', () => {
+  it('wakes at each delay asked for, once per instant, and not after close', () => {
     jest.useFakeTimers();
     const woken: string[] = [];
     const wake = new RateWake((queue) => woken.push(queue));
@@ -23,16 +23,27 @@ describe('RateWake', () => {
     expect(woken).toEqual([]);
     jest.advanceTimersByTime(1);
     expect(woken).toEqual([ANY_QUEUE]);
-    jest.advanceTimersByTime(1_000);
-    // The later asks were covered by the earlier wake: a claim it causes asks again if it must.
-    expect(woken).toEqual([ANY_QUEUE]);
-    wake.after(0);
+    // The later asks still wake, each at its time: a claim the first wake causes passes a spent key
+    // by without reading its starts, so it could not ask again.
+    jest.advanceTimersByTime(299);
+    expect(woken).toHaveLength(1);
     jest.advanceTimersByTime(1);
     expect(woken).toHaveLength(2);
+    jest.advanceTimersByTime(400);
+    expect(woken).toHaveLength(3);
+    jest.advanceTimersByTime(1_000);
+    expect(woken).toHaveLength(3);
+    // The same instant asked twice wakes once.
+    wake.after(50);
+    wake.after(50);
+    jest.advanceTimersByTime(50);
+    expect(woken).toHaveLength(4);
+    jest.advanceTimersByTime(1_000);
+    expect(woken).toHaveLength(4);
     wake.after(100);
     wake.close();
     jest.advanceTimersByTime(1_000);
-    expect(woken).toHaveLength(2);
+    expect(woken).toHaveLength(4);
   });
 });
 
@@ -64,6 +75,47 @@ async function wakesWhenTheNextStartFrees(store: JobStore): Promise<void> {
   }
 }
 
+/** Counts wake hints; `next()` resolves once one has come that no earlier `next()` took. */
+class HintCount {
+  private count = 0;
+  private waiting: (() => void) | undefined;
+  add(): void {
+    this.count += 1;
+    this.waiting?.();
+  }
+  async next(): Promise<void> {
+    while (this.count === 0) await new Promise<void>((resolve) => (this.waiting = resolve));
+    this.count -= 1;
+  }
+}
+
+/**
+ * A claim whose limit equals the key's free starts takes them all without seeing the jobs behind
+ * them (a claim reads no more candidates than its limit): the wake must still come, or the rest
+ * waits for a poll.
+ */
+async function wakesWhenAClaimTakesExactlyTheLastStarts(store: JobStore): Promise<void> {
+  const WINDOW_MS = 400;
+  await store.rateLimitSet({ target: { key: 'exact' }, rate: { max: 2, perMs: WINDOW_MS } });
+  await store.jobEnqueueMany({ jobs: [0, 1, 2, 3].map((i) => ({ name: 'call', payload: i, queue: 'exact', concurrencyKey: 'exact' })) });
+  const hints = new HintCount();
+  const subscription = await store.subscribeWakeHints({ listener: (queue) => queue === ANY_QUEUE && hints.add() });
+  try {
+    const claim = () => store.jobClaim({ workerId: 'w', limit: 2, queues: ['exact'], leaseMs: 60_000 });
+    expect((await claim()).map((job) => job.payload)).toEqual([0, 1]);
+    // A wake an earlier case asked for may come first and find the key spent; the one this claim
+    // asked for follows. Only hints end the wait: no claim runs without one.
+    let next: unknown[] = [];
+    for (let hint = 0; hint < 10 && next.length === 0; hint++) {
+      await hints.next();
+      next = (await claim()).map((job) => job.payload);
+    }
+    expect(next).toEqual([2, 3]);
+  } finally {
+    await subscription.close();
+  }
+}
+
 describe('a store wakes its workers when a spent rate limit frees a start', () => {
   let dir: string;
   let sqlite: DataSource;
@@ -88,6 +140,7 @@ describe('a store wakes its workers when a spent rate limit frees a start', () =
     stores.push(store);
     await store.migrate();
     await wakesWhenTheNextStartFrees(store);
+    await wakesWhenAClaimTakesExactlyTheLastStarts(store);
   });
 
   it('on PostgreSQL', async () => {
@@ -95,5 +148,6 @@ describe('a store wakes its workers when a spent rate limit frees a start', () =
     stores.push(store);
     await store.migrate();
     await wakesWhenTheNextStartFrees(store);
+    await wakesWhenAClaimTakesExactlyTheLastStarts(store);
   });
 });

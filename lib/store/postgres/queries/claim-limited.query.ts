@@ -96,12 +96,15 @@ export function claimLimitedQuery(t: PostgresNaming, options: { readonly asyncCo
     ), rroom AS (
       SELECT w.key, (SELECT count(*) FROM rfree f WHERE f.key = w.key) AS n FROM rwanted w
     ), rnext AS (
-      -- For the keys this claim wanted more starts of than were free: when the next one frees, as a
-      -- delay from now() (rate-wake.ts). The starts it takes are stamped now(), so none frees later.
+      -- For every rate-limited key among the candidates: when its next start in use frees, as a
+      -- delay from now() (rate-wake.ts); the starts this claim takes are stamped now(), so none
+      -- frees sooner. The candidates stop at the claim's limit, so a claim that takes a key's last
+      -- free starts cannot tell whether more of its jobs wait, and later claims pass the spent key
+      -- by; a wake that finds nothing costs one claim per window.
       SELECT extract(epoch FROM min(LEAST(now(), (
           SELECT s.used_at FROM ${t.rateStarts} s WHERE s.key = w.key AND s.used_at > now() - ${window('w')} ORDER BY s.used_at LIMIT 1
         )) + ${window('w')}) - now()) * 1000 AS ms
-      FROM rwanted w JOIN rroom r ON r.key = w.key WHERE r.n < w.n
+      FROM rwanted w
     ), ordered AS (
       SELECT c.*, row_number() OVER (ORDER BY c.priority, c.run_at, c.seq)::integer AS ord FROM candidates c
     ), rooms AS (

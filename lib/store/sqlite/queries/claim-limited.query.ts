@@ -39,7 +39,7 @@ export function claimLimitedQuery(db: Database, t: SqliteNaming) {
   const candidateRows = db.prepare(`SELECT * FROM ${t.jobs} WHERE seq IN (SELECT value FROM json_each(@seqs))`);
   const leaseOne = db.prepare(`UPDATE ${t.jobs} SET ${CLAIM_LEASE} WHERE seq = @seq RETURNING *`);
 
-  /** `rateWake` is told when a rate limit this claim spent (wanted more starts of than were free) frees its next start. */
+  /** `rateWake` is told when the next start in use of a rate limit among the candidates frees. */
   return (params: CheckedClaimParams, now: number, rateWake: (delayMs: number) => void = () => {}): JobRow[] => {
     const base = claimParams(params, now);
     const max = new Map((limits.all() as { key: string; max: number }[]).map((l) => [l.key, l.max]));
@@ -53,12 +53,14 @@ export function claimLimitedQuery(db: Database, t: SqliteNaming) {
     for (const key of new Set(rows.flatMap(keysOf))) if (rated.get(key)) rateRoom.set(key, rateFree.get({ key, now }) as number);
     const wanted = new Map<string, number>();
     for (const key of rows.flatMap(keysOf)) if (rateRoom.has(key)) wanted.set(key, (wanted.get(key) ?? 0) + 1);
-    const spent = [...wanted].filter(([key, n]) => n > rateRoom.get(key)!).map(([key]) => key);
     const picked = pickWithinLimits(rows, keysOf, max, running, params.limit, rateRoom).map((row) => {
       for (const key of keysOf(row)) if (rateRoom.has(key)) useStart.run({ key, now });
       return fromSqliteRow(leaseOne.get({ ...base, seq: row.seq }) as SqliteJobRow);
     });
-    const frees = spent.map((key) => nextFree.get({ key, now }) as number | null).filter((at): at is number => at !== null);
+    // Every rate-limited key among the candidates, held back or not: the window read stops at
+    // limit × 4 candidates, so a claim that took a key's last starts cannot tell whether more of
+    // its jobs wait, and later claims pass the spent key by without asking.
+    const frees = [...wanted.keys()].map((key) => nextFree.get({ key, now }) as number | null).filter((at): at is number => at !== null);
     if (frees.length > 0) rateWake(Math.min(...frees) - now);
     return picked;
   };
