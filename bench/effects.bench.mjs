@@ -1,10 +1,10 @@
 // The cost of effects on PostgreSQL, each cell beside its own baseline in one run on one database:
-//   1. concurrency limits: drain throughput with no limit, a queue cap and per-key caps (none of
-//      them binding, so the difference is the bookkeeping, not the cap doing its job);
+//   1. concurrency and rate limits: drain throughput with no limit, a queue cap, per-key caps and
+//      rates (none of them binding, so the difference is the bookkeeping, not the limit doing its job);
 //   2. fan-out: one parent, 10,000 dependants: the parent's outcome write, and the time until
 //      every dependant is released;
 //   3. fan-in: 1,000 parents, one dependant: enqueueing it, and finishing the parents.
-// Usage: npm run bench -- [--jobs 10000] [--rounds 3]
+// Usage: node bench/effects.bench.mjs [--jobs 10000] [--rounds 3] [--limits-only]
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,7 +14,9 @@ import { DataSource } from 'typeorm';
 import { PostgresJobStore, SqliteJobStore } from '../dist/lib/index.js';
 import { fmt, median, openDataSource, postgres, schemaName, table } from './support.mjs';
 
-const { values } = parseArgs({ options: { jobs: { type: 'string', default: '10000' }, rounds: { type: 'string', default: '3' } } });
+const { values } = parseArgs({
+  options: { jobs: { type: 'string', default: '10000' }, rounds: { type: 'string', default: '3' }, 'limits-only': { type: 'boolean', default: false } },
+});
 const JOBS = Number(values.jobs);
 const ROUNDS = Number(values.rounds);
 const LOOPS = 4;
@@ -77,7 +79,23 @@ const limitCells = [
     },
     key: (i) => `tenant-${i % 100}`,
   },
-];
+  // Rates that never bind either (no window of a second holds more starts than the drain has jobs
+  // of a target): the cost of finding, locking and stamping free starts.
+  {
+    name: 'queue rate 10,000 per s',
+    rate: true,
+    setup: (s) => s.rateLimitSet({ target: { queue: 'default' }, rate: { max: 10_000, perMs: 1_000 } }),
+    key: () => undefined,
+  },
+  {
+    name: '100 keys, rate 100 per s each',
+    rate: true,
+    setup: async (s) => {
+      for (let k = 0; k < 100; k++) await s.rateLimitSet({ target: { key: `tenant-${k}` }, rate: { max: 100, perMs: 1_000 } });
+    },
+    key: (i) => `tenant-${i % 100}`,
+  },
+].filter((cell) => !cell.rate || typeof PostgresJobStore.prototype.rateLimitSet === 'function');
 
 /**
  * Every cell twice: as the tables are right after the load (PostgreSQL has never analyzed them, as
@@ -94,7 +112,7 @@ async function limitRound() {
         Array.from({ length: JOBS }, (_, i) => ({ name: 'noop', payload: null, ...(cell.key(i) ? { concurrencyKey: cell.key(i) } : {}) })),
       );
       const t = store.naming;
-      if (analyzed) await dataSource.query(`ANALYZE ${t.jobs}, ${t.slots}, ${t.limits}`);
+      if (analyzed) await dataSource.query(`ANALYZE ${[t.jobs, t.slots, t.limits, t.rateLimits, t.rateStarts].filter(Boolean).join(', ')}`);
       result[`${cell.name}${analyzed ? ', analyzed' : ''}`] = await drain(store, JOBS);
     }
   }
@@ -190,12 +208,13 @@ try {
   const sqliteFanOuts = [];
   for (let r = 0; r < ROUNDS; r++) {
     limitRuns.push(await limitRound());
+    if (values['limits-only']) continue;
     fanOuts.push(await fanOutRound(10_000));
     fanIns.push(await fanInRound(1_000));
     sqliteFanOuts.push(await sqliteFanOut(10_000));
   }
 
-  console.log('## Concurrency limits: drain throughput\n');
+  console.log('## Concurrency and rate limits: drain throughput\n');
   const rate = (name) => median(limitRuns.map((r) => r[name]));
   table(
     ['Cell', 'never analyzed: jobs/s', 'ratio', 'after ANALYZE: jobs/s', 'ratio'],
@@ -205,41 +224,43 @@ try {
     }),
   );
 
-  console.log('\n## Fan-out: one parent, 10,000 dependants\n');
-  const m = (key) => median(fanOuts.map((f) => f[key]));
-  table(
-    ['Measure', 'Median'],
-    [
-      ['enqueue the 10,000 dependants (10 batches of 1,000)', `${fmt(m('enqueue'))} ms`],
-      ['outcome write of a job with no dependants', `${fmt(m('baselineWrite'), 1)} ms`],
-      ['outcome write of the parent (settles the first 1,000 edges inline)', `${fmt(m('write'), 1)} ms`],
-      [`sweep settling the remaining ${fmt(m('settledBySweep'))} edges (batches of 1,000)`, `${fmt(m('settle'))} ms`],
-      ['parent success → all 10,000 dependants due', `${fmt(m('write') + m('settle'))} ms`],
-      ['draining the 10,000 released dependants', `${fmt(m('drained'))} jobs/s`],
-    ],
-  );
+  if (!values['limits-only']) {
+    console.log('\n## Fan-out: one parent, 10,000 dependants\n');
+    const m = (key) => median(fanOuts.map((f) => f[key]));
+    table(
+      ['Measure', 'Median'],
+      [
+        ['enqueue the 10,000 dependants (10 batches of 1,000)', `${fmt(m('enqueue'))} ms`],
+        ['outcome write of a job with no dependants', `${fmt(m('baselineWrite'), 1)} ms`],
+        ['outcome write of the parent (settles the first 1,000 edges inline)', `${fmt(m('write'), 1)} ms`],
+        [`sweep settling the remaining ${fmt(m('settledBySweep'))} edges (batches of 1,000)`, `${fmt(m('settle'))} ms`],
+        ['parent success → all 10,000 dependants due', `${fmt(m('write') + m('settle'))} ms`],
+        ['draining the 10,000 released dependants', `${fmt(m('drained'))} jobs/s`],
+      ],
+    );
 
-  console.log('\n## Fan-in: 1,000 parents, one dependant\n');
-  const fi = (side, key) => median(fanIns.map((f) => f[side][key]));
-  table(
-    ['Measure', 'Median'],
-    [
-      ['enqueue the dependant of 1,000 parents', `${fmt(fi('child', 'enqueue'), 1)} ms`],
-      ['finish 1,000 parents with no dependant (batches of 100)', `${fmt(fi('baseline', 'finish'))} ms`],
-      ['finish 1,000 parents of one dependant (batches of 100)', `${fmt(fi('child', 'finish'))} ms`],
-      ['ratio', fmt(fi('child', 'finish') / fi('baseline', 'finish'), 2)],
-    ],
-  );
+    console.log('\n## Fan-in: 1,000 parents, one dependant\n');
+    const fi = (side, key) => median(fanIns.map((f) => f[side][key]));
+    table(
+      ['Measure', 'Median'],
+      [
+        ['enqueue the dependant of 1,000 parents', `${fmt(fi('child', 'enqueue'), 1)} ms`],
+        ['finish 1,000 parents with no dependant (batches of 100)', `${fmt(fi('baseline', 'finish'))} ms`],
+        ['finish 1,000 parents of one dependant (batches of 100)', `${fmt(fi('child', 'finish'))} ms`],
+        ['ratio', fmt(fi('child', 'finish') / fi('baseline', 'finish'), 2)],
+      ],
+    );
 
-  console.log('\n## SQLite fan-out: one parent, 10,000 dependants, settled in the outcome write\n');
-  const sq = (key) => median(sqliteFanOuts.map((f) => f[key]));
-  table(
-    ['Measure', 'Median'],
-    [
-      ['outcome write of a job with no dependants', `${fmt(sq('baselineWrite'), 1)} ms`],
-      ['outcome write of the parent (releases all 10,000)', `${fmt(sq('write'))} ms`],
-    ],
-  );
+    console.log('\n## SQLite fan-out: one parent, 10,000 dependants, settled in the outcome write\n');
+    const sq = (key) => median(sqliteFanOuts.map((f) => f[key]));
+    table(
+      ['Measure', 'Median'],
+      [
+        ['outcome write of a job with no dependants', `${fmt(sq('baselineWrite'), 1)} ms`],
+        ['outcome write of the parent (releases all 10,000)', `${fmt(sq('write'))} ms`],
+      ],
+    );
+  }
 } finally {
   for (const schema of schemas) await dataSource.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   await dataSource.destroy();

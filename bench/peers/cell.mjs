@@ -38,9 +38,19 @@ export class Server {
     return u.toString();
   }
 
-  /** CREATE DATABASE for one cell; `drop()` waits for its connections to go, then drops it. */
+  /**
+   * CREATE DATABASE for one cell; `drop()` waits for its connections to go, then drops it. With
+   * BENCH_DATABASE set, every cell uses that one name (dropped first if a cell left it behind), for
+   * a shared server where a bench may only use the databases it was given: cells run one at a time.
+   */
   async database(system) {
-    const name = `bench_${randomBytes(4).toString('hex')}`;
+    const fixed = process.env.BENCH_DATABASE;
+    if (fixed && !/^[a-z_][a-z0-9_]*$/.test(fixed)) throw new Error(`BENCH_DATABASE must be a plain lower-case name; got ${fixed}`);
+    const name = fixed ?? `bench_${randomBytes(4).toString('hex')}`;
+    if (fixed) {
+      await this.admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, [name]);
+      await this.admin.query(`DROP DATABASE IF EXISTS ${name}`);
+    }
     await this.admin.query(`CREATE DATABASE ${name}`);
     const url = this.urlOf(name);
     await system.install(url);
