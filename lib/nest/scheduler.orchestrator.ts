@@ -91,10 +91,16 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
     const wanted = this.options.rateLimits ?? [];
     if (wanted.length === 0) return;
     const stored = await this.store.rateLimitList();
-    const same = (a: RateLimit, b: RateLimit) => ('queue' in a ? 'queue' in b && a.queue === b.queue : 'key' in b && a.key === b.key) && a.max === b.max && a.perMs === b.perMs;
+    // The option was checked at boot to name exactly one target; `queue: undefined` beside a key
+    // names the key, so the target is read by value, not by `in`.
+    const targetOf = (limit: RateLimit) => ((limit as { queue?: string }).queue !== undefined ? { queue: (limit as { queue: string }).queue } : { key: (limit as { key: string }).key });
+    const same = (a: RateLimit, b: RateLimit) => {
+      const [ta, tb] = [targetOf(a), targetOf(b)];
+      return ('queue' in ta ? 'queue' in tb && ta.queue === tb.queue : 'key' in tb && ta.key === tb.key) && a.max === b.max && a.perMs === b.perMs;
+    };
     for (const limit of wanted) {
       if (stored.some((held) => same(held, limit))) continue;
-      const target = 'queue' in limit ? { queue: limit.queue } : { key: limit.key };
+      const target = targetOf(limit);
       await this.store.rateLimitSet({ target, rate: { max: limit.max, perMs: limit.perMs }, actor: 'boot' });
     }
   }

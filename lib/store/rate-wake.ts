@@ -1,6 +1,6 @@
 import { ANY_QUEUE } from './wake-hints.js';
 
-/** More pending wakes than this is a flood of claims: a later ask then moves the last wake later. */
+/** More pending wakes than this is a flood of claims: the latest wake then stands for the ones after it. */
 const MAX_PENDING = 1_000;
 
 /**
@@ -32,8 +32,12 @@ export class RateWake {
     if (this.pending[at] === due) return;
     if (at === -1) at = this.pending.length;
     if (this.pending.length >= MAX_PENDING) {
-      if (at === this.pending.length) this.pending[at - 1] = due;
-      return;
+      // Full: the latest pending wake moves to the later of the two, so an earlier ask is never lost.
+      if (at === this.pending.length) {
+        this.pending[at - 1] = due;
+        return;
+      }
+      this.pending.pop();
     }
     this.pending.splice(at, 0, due);
     if (at === 0) this.arm();

@@ -167,7 +167,8 @@ export class JobWaiter {
       this.hintedWhileCooling = true;
       return;
     }
-    this.pollSoon();
+    // The poll's backoff goes on: hints that name no job must not hold it at minPollMs.
+    this.pollSoon(false);
     this.cooling = this.timers.setTimeout(() => {
       this.cooling = undefined;
       if (!this.hintedWhileCooling) return;
@@ -208,8 +209,8 @@ export class JobWaiter {
   }
 
   /** A poll once the calls under way have run, so waits begun together share one read. */
-  private pollSoon(): void {
-    this.intervalMs = this.minPollMs;
+  private pollSoon(restartBackoff = true): void {
+    if (restartBackoff) this.intervalMs = this.minPollMs;
     if (this.current) {
       this.again = true;
       return;
@@ -272,7 +273,8 @@ export class JobWaiter {
   private afterRead(): void {
     if (this.closed || this.waiting.size === 0) return;
     if (this.again) {
-      this.pollSoon();
+      // Whoever asked for this read restarted the backoff already, if it meant to.
+      this.pollSoon(false);
       return;
     }
     const interval = this.intervalMs;

@@ -125,6 +125,20 @@ describe('rate limits through the Nest module', () => {
     }
   });
 
+  it('reads a rateLimits entry by the target it names: queue: undefined beside a key sets the key', async () => {
+    const store = new MemoryJobStore();
+    const app = await boot({ store, rateLimits: [{ queue: undefined, key: 'spread', max: 4, perMs: 1_000 } as never] });
+    try {
+      expect(await app.get(SchedulerClient).listRateLimits()).toEqual([{ key: 'spread', max: 4, perMs: 1_000 }]);
+    } finally {
+      await app.close();
+    }
+    // Booted again with the same option, the rate is recognised as set: no second audit entry.
+    const again = await boot({ store, rateLimits: [{ queue: undefined, key: 'spread', max: 4, perMs: 1_000 } as never] });
+    await again.close();
+    expect((await store.auditList({ limit: 10 })).filter((r) => r.action === 'rate_limit.set')).toHaveLength(1);
+  });
+
   it('refuses a bad rateLimits option at boot, with one sentence', async () => {
     expect(await bootError({ rateLimits: { mail: 5 } as never })).toMatch(/^rateLimits must be an array of \{ queue, max, perMs \} or \{ key, max, perMs \}/);
     expect(await bootError({ rateLimits: [null as never] })).toMatch(/^rateLimits\[0\] must be an object/);

@@ -30,7 +30,7 @@ const ROOT_TYPES = [
   'EnqueueJobOptions', 'EnqueueResult', 'ErrorLogDetail', 'FailedJobState', 'HistoryEntry', 'HistoryPolicy',
   'JobContext', 'JobHandler', 'JobHandlerOptions', 'JobLogFields', 'JobName', 'JobOptions', 'JobPage', 'JobPayload',
   'JobRecord', 'JobRegistry', 'JobSpec', 'JobState', 'JobStore', 'JobWaitResult', 'LeaseLostEvent', 'LimitTarget', 'ListJobsParams', 'NodeHealth', 'NodeStateChangedEvent',
-  'OnJobTransitionOptions', 'PayloadOf', 'PostgresJobStoreOptions', 'RetryPolicy', 'Schedule',
+  'OnJobTransitionOptions', 'PayloadOf', 'PostgresJobStoreOptions', 'Rate', 'RateLimit', 'RateLimitStatus', 'RetryPolicy', 'Schedule',
   'ScheduleInput', 'ScheduleListParams', 'ScheduleSpec', 'ScheduleState', 'SchedulerErrorCode', 'SchedulerLimits',
   'SchedulerLogger', 'SchedulerModuleExtras', 'SchedulerModuleOptions', 'SchedulerTelemetryOptions', 'SettledEvent',
   'SqliteJobStoreOptions', 'StoreCapabilities', 'TraceContext', 'TransitionEvent', 'UniqueKeyMode',

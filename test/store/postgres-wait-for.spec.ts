@@ -121,6 +121,23 @@ describe('waitFor across processes on PostgreSQL', () => {
     waiter.close();
   });
 
+  it('leaves nothing waiting for the LISTEN connection when a finish subscription closes before it came', async () => {
+    const fresh = storeOn(waiterSide);
+    const waiters = () => (fresh.wakeListener as unknown as { connectedWaiters: unknown[] }).connectedWaiters.length;
+    let heard = 0;
+    const subscription = await fresh.subscribeFinishHints({ listener: () => (heard += 1) });
+    expect(fresh.wakeListener.pid).toBeUndefined();
+    expect(waiters()).toBe(1);
+    await subscription.close();
+    expect(waiters()).toBe(0);
+    // Opened again and left open: the connection's arrival is the one hint, then nothing is left waiting.
+    const again = await fresh.subscribeFinishHints({ listener: () => (heard += 1) });
+    await fresh.wakeListener.nextConnection();
+    expect(heard).toBe(1);
+    expect(waiters()).toBe(0);
+    await again.close();
+  });
+
   it('reads 2,500 waited-on jobs in three statements per poll, through the pool it already has', async () => {
     const jobs = Array.from({ length: 2_500 }, (_, n) => ({ name: 'bulk', payload: n, queue: 'bulk', delayMs: 3_600_000 }));
     const ids: string[] = [];

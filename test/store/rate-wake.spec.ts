@@ -12,6 +12,23 @@ describe('RateWake', () => {
     jest.useRealTimers();
   });
 
+  it('keeps the earliest wakes when a thousand are pending: the latest stands for the ones after it', () => {
+    jest.useFakeTimers();
+    const woken: number[] = [];
+    const start = Date.now();
+    const wake = new RateWake(() => woken.push(Date.now() - start));
+    for (let i = 1; i <= 1_000; i++) wake.after(1_000 + 2 * i);
+    // Full: an earlier ask still gets its wake, and a later one moves the last wake later.
+    wake.after(10);
+    wake.after(5_000);
+    jest.advanceTimersByTime(10);
+    expect(woken).toEqual([10]);
+    jest.advanceTimersByTime(5_000);
+    expect(woken).toHaveLength(1_000);
+    expect(woken.at(-1)).toBe(5_000);
+    wake.close();
+  });
+
   it('wakes at each delay asked for, once per instant, and not after close', () => {
     jest.useFakeTimers();
     const woken: string[] = [];

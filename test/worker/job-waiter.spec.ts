@@ -156,6 +156,12 @@ describe('JobWaiter', () => {
     expect(store.reads).toHaveLength(2);
     await timers.advance(1);
     expect(store.reads).toHaveLength(3);
+    // The poll went on backing off through the hints (100, 200, 400 ms): they name no job, and a
+    // busy cluster sending them all the time must not hold it at minPollMs.
+    await timers.advance(399);
+    expect(store.reads).toHaveLength(3);
+    await timers.advance(1);
+    expect(store.reads).toHaveLength(4);
     waiter.close();
     expect(await wait).toBeInstanceOf(JobWaiterClosedError);
     expect(hints.log).toEqual(['subscribe', 'unsubscribe']);

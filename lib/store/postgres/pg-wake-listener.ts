@@ -67,6 +67,16 @@ export class PgWakeListener {
     return new Promise((resolve) => this.connectedWaiters.push(resolve));
   }
 
+  /** Calls `callback` once on the next successful connection; the returned function cancels it. */
+  onNextConnection(callback: () => void): () => void {
+    const waiter = () => callback();
+    this.connectedWaiters.push(waiter);
+    return () => {
+      const at = this.connectedWaiters.indexOf(waiter);
+      if (at !== -1) this.connectedWaiters.splice(at, 1);
+    };
+  }
+
   /** Gives the connection back (or up, mid-LISTEN); a later {@link add} connects again. */
   disconnect(): void {
     this.generation += 1;

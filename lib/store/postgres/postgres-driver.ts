@@ -313,14 +313,17 @@ export class PostgresDriver implements StoreDriver {
     });
     // A job that finished before LISTEN took effect sent its hint to nobody: one hint once it has,
     // so the waiter reads after that point and misses nothing in between.
-    const listening = this.wakeListener.pid !== undefined ? Promise.resolve() : this.wakeListener.nextConnection();
-    void listening.then(() => open && listener());
+    let cancel = () => {};
+    if (this.wakeListener.pid !== undefined) queueMicrotask(() => open && listener());
+    else cancel = this.wakeListener.onNextConnection(() => open && listener());
     return {
       get connection() {
         return subscription.connection;
       },
       close: async () => {
         open = false;
+        // A subscription closed before the connection came leaves nothing behind waiting for it.
+        cancel();
         await subscription.close();
       },
     };
