@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, Optional, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import { InvalidArgumentError } from '../core/index.js';
-import type { JobStore, RateLimit } from '../store/index.js';
+import { limitKey, type JobStore } from '../store/index.js';
 import { SchedulerTelemetry } from '../telemetry/index.js';
 import { allFinishHints, JobWaiter, nodeFinishHints, storeFinishHints, WorkerNode, type ResolvedWorkerOptions } from '../worker/index.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
@@ -90,18 +90,12 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
   private async applyRateLimits(): Promise<void> {
     const wanted = this.options.rateLimits ?? [];
     if (wanted.length === 0) return;
-    const stored = await this.store.rateLimitList();
-    // The option was checked at boot to name exactly one target; `queue: undefined` beside a key
-    // names the key, so the target is read by value, not by `in`.
-    const targetOf = (limit: RateLimit) => ((limit as { queue?: string }).queue !== undefined ? { queue: (limit as { queue: string }).queue } : { key: (limit as { key: string }).key });
-    const same = (a: RateLimit, b: RateLimit) => {
-      const [ta, tb] = [targetOf(a), targetOf(b)];
-      return ('queue' in ta ? 'queue' in tb && ta.queue === tb.queue : 'key' in tb && ta.key === tb.key) && a.max === b.max && a.perMs === b.perMs;
-    };
-    for (const limit of wanted) {
-      if (stored.some((held) => same(held, limit))) continue;
-      const target = targetOf(limit);
-      await this.store.rateLimitSet({ target, rate: { max: limit.max, perMs: limit.perMs }, actor: 'boot' });
+    // By stored key, which names the target an entry gives (`queue: undefined` beside a key is the key).
+    const held = new Map((await this.store.rateLimitList()).map((limit) => [limitKey(limit), limit] as const));
+    for (const { max, perMs, ...target } of wanted) {
+      const now = held.get(limitKey(target));
+      if (now?.max === max && now.perMs === perMs) continue;
+      await this.store.rateLimitSet({ target, rate: { max, perMs }, actor: 'boot' });
     }
   }
 

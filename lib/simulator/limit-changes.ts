@@ -16,10 +16,19 @@ export interface LimitChange {
  * unchanged.
  */
 export function planLimitChanges(keys: readonly string[], safetyMs: number, everyMs: number, r: SeededRandom): LimitChange[] {
-  const changes: LimitChange[] = [];
+  return planKeyChanges(keys, safetyMs, everyMs, r, () => (r.next() < 0.2 ? null : 1 + r.nextInt(4))).map(({ atMs, key, value }) => ({ atMs, key, max: value }));
+}
+
+/**
+ * Operator changes of keys at seeded intervals around `everyMs` through the safety phase: at each,
+ * a key drawn from `keys`, then its new value from `draw` (which draws from the same stream).
+ */
+export function planKeyChanges<T>(keys: readonly string[], safetyMs: number, everyMs: number, r: SeededRandom, draw: () => T): { atMs: number; key: string; value: T }[] {
+  const changes: { atMs: number; key: string; value: T }[] = [];
   if (everyMs <= 0 || keys.length === 0) return changes;
   for (let at = 1 + r.nextInt(2 * everyMs); at < safetyMs; at += 1 + r.nextInt(2 * everyMs)) {
-    changes.push({ atMs: at, key: keys[r.nextInt(keys.length)]!, max: r.next() < 0.2 ? null : 1 + r.nextInt(4) });
+    const key = keys[r.nextInt(keys.length)]!;
+    changes.push({ atMs: at, key, value: draw() });
   }
   return changes;
 }

@@ -1,5 +1,6 @@
 import type { SeededRandom } from '../core/index.js';
 import type { Rate } from '../store/index.js';
+import { planKeyChanges } from './limit-changes.js';
 import { SIM_RATE_MAX_PER_MS } from './sim-settings.js';
 
 /** An operator's change of a concurrency key's rate limit at one instant of the safety phase. */
@@ -17,11 +18,6 @@ export interface RateChange {
  * switching them off leaves the rest of a seed's run unchanged.
  */
 export function planRateChanges(keys: readonly string[], safetyMs: number, everyMs: number, r: SeededRandom): RateChange[] {
-  const changes: RateChange[] = [];
-  if (everyMs <= 0 || keys.length === 0) return changes;
-  for (let at = 1 + r.nextInt(2 * everyMs); at < safetyMs; at += 1 + r.nextInt(2 * everyMs)) {
-    const key = keys[r.nextInt(keys.length)]!;
-    changes.push({ atMs: at, key, rate: r.next() < 0.2 ? null : { max: 1 + r.nextInt(4), perMs: 250 * (1 + r.nextInt(SIM_RATE_MAX_PER_MS / 250)) } });
-  }
-  return changes;
+  const draw = (): Rate | null => (r.next() < 0.2 ? null : { max: 1 + r.nextInt(4), perMs: 250 * (1 + r.nextInt(SIM_RATE_MAX_PER_MS / 250)) });
+  return planKeyChanges(keys, safetyMs, everyMs, r, draw).map(({ atMs, key, value }) => ({ atMs, key, rate: value }));
 }

@@ -17,6 +17,7 @@ import { waitReasons } from '../why/wait-reasons.js';
 import { BULK_COPY, bulkActionOf, bulkIds, bulkTargets } from './bulk-actions.js';
 import { DashboardHttpError, type DashboardRequest } from './dashboard-request.js';
 import type { DashboardStore } from './dashboard-store.js';
+import type { LimitTarget } from '../../store/index.js';
 
 const MINUTE_MS = 60_000;
 
@@ -83,6 +84,18 @@ export function isScheduleAction(action: string | undefined): action is Schedule
 
 function refuseInReadOnly(ctx: PageContext): void {
   if (ctx.readOnly) throw new DashboardHttpError(403, 'This dashboard is read-only: it performs no actions.');
+}
+
+/** A listed limit's target. */
+function targetOf(limit: LimitTarget): LimitTarget {
+  return 'queue' in limit ? { queue: limit.queue } : { key: limit.key };
+}
+
+/** Reads for each item, four at a time, so a page of many limits does not take the pool's connections from the workers. */
+async function fewAtATime<T, R>(items: readonly T[], read: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = [];
+  for (let i = 0; i < items.length; i += 4) results.push(...(await Promise.all(items.slice(i, i + 4).map(read))));
+  return results;
 }
 
 /** Renders the page a GET asks for, or null when no page lives at that address. */
@@ -270,19 +283,11 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
     }
     case 'limits': {
       if (id !== undefined) return null;
-      const limits = await store.concurrencyLimitList();
+      const [limits, rateLimits] = await Promise.all([store.concurrencyLimitList(), store.rateLimitList()]);
       const shown = limits.slice(0, LIMITS_SHOWN);
-      // A few reads at a time, so a page of many limits does not take the pool's connections from the workers.
-      const uses: LimitUse[] = [];
-      for (let i = 0; i < shown.length; i += 4) {
-        uses.push(...(await Promise.all(shown.slice(i, i + 4).map(async (limit) => ({ limit, use: await store.limitHolders({ target: 'queue' in limit ? { queue: limit.queue } : { key: limit.key }, limit: HOLDERS_SHOWN }) })))));
-      }
-      const rateLimits = await store.rateLimitList();
       const shownRates = rateLimits.slice(0, LIMITS_SHOWN);
-      const rates: RateUse[] = [];
-      for (let i = 0; i < shownRates.length; i += 4) {
-        rates.push(...(await Promise.all(shownRates.slice(i, i + 4).map(async (limit) => ({ limit, status: await store.rateLimitStatus({ target: 'queue' in limit ? { queue: limit.queue } : { key: limit.key } }) })))));
-      }
+      const uses: LimitUse[] = await fewAtATime(shown, async (limit) => ({ limit, use: await store.limitHolders({ target: targetOf(limit), limit: HOLDERS_SHOWN }) }));
+      const rates: RateUse[] = await fewAtATime(shownRates, async (limit) => ({ limit, status: await store.rateLimitStatus({ target: targetOf(limit) }) }));
       return limitsPage(ctx, uses, limits.length - shown.length, rates, rateLimits.length - shownRates.length);
     }
     case 'observers':
