@@ -1,10 +1,11 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { InvalidArgumentError, showValue, type JobRecord, type ManualClock } from '../core/index.js';
-import type { JobStore, LimitTarget } from '../store/index.js';
+import type { JobStore } from '../store/index.js';
 import { SCHEDULER_STORE, SchedulerClient, SchedulerOrchestrator } from '../nest/index.js';
 import type { SettledEvent } from '../worker/index.js';
 import { allJobs } from './job-listing.js';
 import type { ManualTimers } from './manual-timers.js';
+import { nextJobAt, nextTickAt } from './next-due.js';
 import { NodePump } from './node-pump.js';
 import { payloadMatches, preview, type PayloadMatcher } from './payload-match.js';
 import type { DrainOptions, DrainSummary } from './scheduler-testing.options.js';
@@ -73,8 +74,10 @@ export class SchedulerTester implements OnModuleInit {
 
   /**
    * Runs every due job, then the jobs those enqueue or unblock, and delivers their transitions to
-   * observers, until nothing is due. With `advanceTime`, it then moves the clock to the next job's
-   * run time and goes on, until no job waits. Throws a DrainLimitError after `maxJobs` attempts.
+   * observers, until nothing is due. With `advanceTime`, it then moves the clock straight to the
+   * next job's run time (stopping at each schedule tick on the way) and goes on, until no job
+   * waits; a job a year ahead costs what one a second ahead does. Throws a DrainLimitError after
+   * `maxJobs` attempts.
    */
   async drain(options: DrainOptions = {}): Promise<DrainSummary> {
     const { advanceTime = false, maxJobs = 1_000 } = checkDrainOptions(options);
@@ -109,9 +112,12 @@ export class SchedulerTester implements OnModuleInit {
           );
         }
         if (counts.attempts > before) continue;
-        const next = advanceTime ? await this.nextRunAt() : null;
+        const now = this.state.clock.now();
+        const next = advanceTime ? await nextJobAt(this.store, now) : null;
         if (next === null) break;
-        await this.state.timers.advance(next - this.state.clock.now());
+        // Straight to the next instant something happens: the time between costs nothing.
+        const tick = await nextTickAt(this.store, now);
+        await this.state.timers.jumpTo(tick !== null && tick < next ? tick : next);
       }
       const waiting = (await allJobs(this.store, { state: 'scheduled' })).length + (await allJobs(this.store, { state: 'awaiting_parents' })).length;
       return { ...counts, advancedMs: this.state.clock.now() - from, waiting };
@@ -154,34 +160,6 @@ export class SchedulerTester implements OnModuleInit {
 
   private pump(halted?: () => boolean): NodePump {
     return new NodePump(this.orchestrator.node, this.state.timers, halted);
-  }
-
-  /**
-   * The earliest instant after now at which a waiting job can start, or null: its run time, or for
-   * a due job held by a full rate limit, when the limit's window frees a start.
-   */
-  private async nextRunAt(): Promise<number | null> {
-    const now = this.state.clock.now();
-    const frees = new Map<string, Promise<number>>();
-    // When the rate limit of a queue or key frees a start: -Infinity while it has one, or has no limit.
-    const freeAt = (target: LimitTarget): Promise<number> => {
-      const key = 'queue' in target ? `queue:${target.queue}` : `key:${target.key}`;
-      let read = frees.get(key);
-      if (!read) frees.set(key, (read = this.store.rateLimitStatus({ target }).then((status) => status?.fullUntil?.getTime() ?? Number.NEGATIVE_INFINITY)));
-      return read;
-    };
-    let next: number | null = null;
-    for (const job of await allJobs(this.store, { state: 'scheduled' })) {
-      let at = job.runAt.getTime();
-      if (at <= now) {
-        // A due job nothing claimed is held by a paused queue, a concurrency limit or a rate limit;
-        // only a rate limit frees with time, once every full one it is under has a start again.
-        const rates = await Promise.all([freeAt({ queue: job.queue }), job.concurrencyKey === null ? Number.NEGATIVE_INFINITY : freeAt({ key: job.concurrencyKey })]);
-        at = Math.max(...rates);
-      }
-      if (at > now && (next === null || at < next)) next = at;
-    }
-    return next;
   }
 
   /**

@@ -31,8 +31,9 @@ export interface SchedulerTestingOptions
 /** How `drain()` runs. */
 export interface DrainOptions {
   /**
-   * When nothing is due, move the clock to the next job's run time (a retry's backoff, a `runAt`
-   * or `delayMs`) and go on, until no job waits. Default false: only what is due now runs.
+   * When nothing is due, move the clock straight to the next job's run time (a retry's backoff, a
+   * `runAt` or `delayMs`, a rate limit's window), stopping at each schedule tick on the way, and go
+   * on until no job waits. Default false: only what is due now runs.
    */
   readonly advanceTime?: boolean;
   /** Attempts after which drain gives up with a DrainLimitError. Default 1,000. */
