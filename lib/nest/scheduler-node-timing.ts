@@ -1,4 +1,4 @@
-import type { WorkerNodeDeps } from '../worker/index.js';
+import type { Timers, WorkerNodeDeps } from '../worker/index.js';
 
 /**
  * The worker node's clock and timers. Only the testing kit provides them, to run the node on a
@@ -8,4 +8,10 @@ import type { WorkerNodeDeps } from '../worker/index.js';
 export const SCHEDULER_NODE_TIMING = Symbol('SCHEDULER_NODE_TIMING');
 
 /** What {@link SCHEDULER_NODE_TIMING} provides. */
-export type SchedulerNodeTiming = Pick<WorkerNodeDeps, 'clock' | 'timers'>;
+export interface SchedulerNodeTiming extends Pick<WorkerNodeDeps, 'clock' | 'timers'> {
+  /**
+   * The timers of `waitFor`'s waiter, when not `timers`: the kit's keep its timeouts and polls on
+   * the manual clock, but read a new wait at once, without waiting for the test to move time.
+   */
+  readonly waiterTimers?: Timers;
+}

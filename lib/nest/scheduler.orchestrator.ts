@@ -46,8 +46,9 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
     const attemptHooks = traced && options.worker !== false ? [traced, ...(options.attemptHooks ?? [])] : options.attemptHooks;
     this.node = new WorkerNode({ store, invoker, options: worker, logger: this.logger, observers: registry.observers, attemptHooks, ...timing });
     if (options.worker !== false) this.detachTelemetry = this.telemetry?.attach(this.node);
-    // Under the testing kit the waiter's polls and timeouts run on the kit's timers too.
-    this.waiter = new JobWaiter({ store, hints: allFinishHints(nodeFinishHints(this.node.events), storeFinishHints(store)), ...(timing?.timers ? { timers: timing.timers } : {}) });
+    // Under the testing kit the waiter's polls and timeouts run on the kit's clock too.
+    const waiterTimers = timing?.waiterTimers ?? timing?.timers;
+    this.waiter = new JobWaiter({ store, hints: allFinishHints(nodeFinishHints(this.node.events), storeFinishHints(store)), ...(waiterTimers ? { timers: waiterTimers } : {}) });
   }
 
   /** False on a node built with `worker: false`, which runs no jobs. */

@@ -70,6 +70,7 @@ export class SchedulerTester implements OnModuleInit {
     }
     await this.state.timers.advance(ms);
     await this.pump().settle();
+    await this.readWaits();
   }
 
   /**
@@ -119,6 +120,7 @@ export class SchedulerTester implements OnModuleInit {
         const tick = await nextTickAt(this.store, now);
         await this.state.timers.jumpTo(tick !== null && tick < next ? tick : next);
       }
+      await this.readWaits();
       const waiting = (await allJobs(this.store, { state: 'scheduled' })).length + (await allJobs(this.store, { state: 'awaiting_parents' })).length;
       return { ...counts, advancedMs: this.state.clock.now() - from, waiting };
     } finally {
@@ -156,6 +158,16 @@ export class SchedulerTester implements OnModuleInit {
     const others = [...byName].slice(0, SHOWN).map(([other, count]) => `"${other}" (${count})`).join(', ');
     const rest = byName.size > SHOWN ? `, and ${byName.size - SHOWN} more names` : '';
     throw new SchedulerExpectationError(`Expected ${wanted} to be enqueued, and there is none; ${byName.size === 0 ? 'nothing was enqueued at all' : `enqueued were ${others}${rest}`}.`);
+  }
+
+  /**
+   * Reads every pending `waitFor` once, so a wait settles by the time `drain` or `advance`
+   * resolves: a job the worker finished hints its waits anyway, but one the test cancelled does
+   * not, and the waiter's own next poll waits for the kit's clock.
+   */
+  private async readWaits(): Promise<void> {
+    const { waiter } = this.orchestrator;
+    if (waiter.pending > 0) await waiter.pollOnce();
   }
 
   private pump(halted?: () => boolean): NodePump {

@@ -5,6 +5,7 @@ import { InvalidArgumentError, ManualClock, showValue } from '../core/index.js';
 import { MemoryJobStore, SqliteJobStore, type JobStore } from '../store/index.js';
 import { SchedulerModule, type SchedulerModuleOptions } from '../nest/index.js';
 import { SCHEDULER_NODE_TIMING, type SchedulerNodeTiming } from '../nest/scheduler-node-timing.js';
+import type { Timers } from '../worker/index.js';
 import { ManualTimers } from './manual-timers.js';
 import type { SchedulerTestingOptions } from './scheduler-testing.options.js';
 import { SCHEDULER_TESTING, SchedulerTester, type SchedulerTestingState } from './scheduler-tester.js';
@@ -21,7 +22,7 @@ export class SchedulerTestingModule {
   static forRoot(options: SchedulerTestingOptions = {}): DynamicModule {
     const { store = 'memory', clock = new ManualClock(), inline = false, isGlobal = true, dataSourceName, ...scheduler } = checkOptions(options);
     const timers = new ManualTimers(clock);
-    const timing: SchedulerNodeTiming = { clock, timers };
+    const timing: SchedulerNodeTiming = { clock, timers, waiterTimers: waiterTimers(timers) };
     const state: SchedulerTestingState = { clock, timers, inline };
     const module = SchedulerModule.forRootAsync({
       isGlobal,
@@ -41,6 +42,19 @@ export class SchedulerTestingModule {
       exports: [SchedulerTester],
     };
   }
+}
+
+/**
+ * The timers of `waitFor` under the kit: a timeout, and the polls after a wait's first read, wait
+ * for the test to move the kit's clock, like everything else on it; the first read does not, so a
+ * wait on an unknown id or a finished job settles at once instead of at the next drain.
+ */
+function waiterTimers(timers: ManualTimers): Timers {
+  return {
+    setTimeout: (callback, ms) => timers.setTimeout(callback, ms),
+    clearTimeout: (handle) => timers.clearTimeout(handle),
+    defer: (callback) => void setImmediate(callback),
+  };
 }
 
 /** The kit's own options, checked before anything is built; the scheduler's are checked by SchedulerModule. */
