@@ -11,7 +11,7 @@ import {
   type FailedJobState,
 } from '../core/index.js';
 import { JOB_STATUS_BATCH, type JobStatus, type OperatorStore } from '../store/index.js';
-import type { NodeEventEmitter, SettledEvent } from './node-events.js';
+import type { FinishHints } from './finish-hints.js';
 import { deferOn, realTimers, type Timers } from './timers.js';
 
 /** What `waitFor` resolves with: the job succeeded. */
@@ -31,17 +31,6 @@ export interface WaitForOptions {
   readonly timeoutMs?: number;
   /** Give up (with a {@link JobWaitAbortedError}) when this aborts; an aborted signal rejects at once. */
   readonly signal?: AbortSignal;
-}
-
-/**
- * Tells the waiter a job may have finished, sooner than its next poll: in a Nest app, the local
- * worker's applied outcomes (with the job's id), and the store's hints that jobs finished in
- * another process (`null`: some jobs, which ones unknown). `subscribe` is called when the first job
- * is waited on and its returned function when the last wait ends, so a waiter nobody uses listens
- * to nothing.
- */
-export interface FinishHints {
-  subscribe(listener: (jobId: string | null) => void): () => void;
 }
 
 export interface JobWaiterOptions {
@@ -312,45 +301,4 @@ function checkWaitOptions(options: WaitForOptions): WaitForOptions {
     throw new InvalidArgumentError("signal must be an AbortSignal, such as an AbortController's signal.", 'signal');
   }
   return { ...(timeoutMs === undefined ? {} : { timeoutMs }), ...(signal === undefined ? {} : { signal }) };
-}
-
-/**
- * The store's hints that jobs finished in other processes (PostgreSQL's NOTIFY) as
- * {@link FinishHints}: a wait on a job another node ran ends without waiting for a poll. The
- * subscription opens when the first job is waited on and closes when the last wait ends.
- */
-export function storeFinishHints(store: Pick<OperatorStore, 'subscribeFinishHints'>): FinishHints {
-  return {
-    subscribe(listener) {
-      let closed = false;
-      const opened = store.subscribeFinishHints({ listener: () => !closed && listener(null) }).catch(() => undefined);
-      return () => {
-        closed = true;
-        void opened.then((subscription) => subscription?.close());
-      };
-    },
-  };
-}
-
-/** Several {@link FinishHints} as one. */
-export function allFinishHints(...sources: readonly FinishHints[]): FinishHints {
-  return {
-    subscribe(listener) {
-      const unsubscribers = sources.map((source) => source.subscribe(listener));
-      return () => unsubscribers.forEach((unsubscribe) => unsubscribe());
-    },
-  };
-}
-
-/** A node's applied terminal outcomes as {@link FinishHints}: a wait on a job this process ran ends without waiting for a poll. */
-export function nodeFinishHints(events: NodeEventEmitter): FinishHints {
-  return {
-    subscribe(listener) {
-      const onSettled = (event: SettledEvent) => {
-        if (event.status === 'applied' && event.state !== undefined && isTerminalState(event.state)) listener(event.jobId);
-      };
-      events.on('settled', onSettled);
-      return () => void events.off('settled', onSettled);
-    },
-  };
 }

@@ -16,7 +16,8 @@ export {
 } from './node-events.js';
 export { resolveWorkerOptions, WORKER_DEFAULTS, type WorkerOptions, type ResolvedWorkerOptions } from './worker-options.js';
 export { FunctionInvoker, type FunctionHandler } from './function-invoker.js';
-export { allFinishHints, JobWaiter, nodeFinishHints, storeFinishHints, type JobWaiterOptions, type JobWaitResult, type WaitForOptions, type FinishHints } from './job-waiter.js';
+export { JobWaiter, type JobWaiterOptions, type JobWaitResult, type WaitForOptions } from './job-waiter.js';
+export { allFinishHints, nodeFinishHints, storeFinishHints, type FinishHints } from './finish-hints.js';
 export type { JobInvoker, JobDefinition, PayloadValidator } from './job-invoker.js';
 export { AttemptContext, type JobContext } from './job-context.js';
 export type { AttemptHook, AttemptHookContext } from './attempt-hook.js';
