@@ -897,6 +897,15 @@ export interface OperatorStore extends StoreInfo {
   jobStatusMany(params: JobStatusManyParams): Promise<JobStatus[]>;
 
   /**
+   * True while the calling code holds the store's only connection inside an open transaction (on
+   * SQLite, whose transactions take turns): no job can change state before that transaction ends,
+   * so `waitFor` answers a wait begun there from one read, at once. A status read made there
+   * leaves out the jobs that transaction inserted, as another connection would not see them yet.
+   * False, or absent, on a store whose transactions run side by side.
+   */
+  callerHoldsConnection?(): boolean;
+
+  /**
    * One page of jobs, newest first (enqueue order; oldest first with `order: 'oldest'`), with the
    * cursor of the next page. Reads at most 10,000 jobs whatever the table holds: the queue, name,
    * id-prefix and time filters are applied to those, so a rare value gives a short page whose

@@ -1,5 +1,6 @@
 import {
   assertUuid,
+  CapabilityNotSupportedError,
   InvalidArgumentError,
   isTerminalState,
   JobFailedError,
@@ -34,7 +35,7 @@ export interface WaitForOptions {
 }
 
 export interface JobWaiterOptions {
-  readonly store: Pick<OperatorStore, 'jobStatusMany'>;
+  readonly store: WaiterStore;
   readonly timers?: Timers;
   readonly hints?: FinishHints;
   /** The first poll interval after a wait begins or a hint arrives. Default 100 ms. */
@@ -42,6 +43,9 @@ export interface JobWaiterOptions {
   /** The interval doubles after each poll up to this. Default 2,000 ms. */
   readonly maxPollMs?: number;
 }
+
+/** What the waiter reads: job statuses, and whether the caller holds the store's only connection. */
+export type WaiterStore = Pick<OperatorStore, 'jobStatusMany' | 'callerHoldsConnection'>;
 
 /** The longest `timeoutMs` a timer can hold (about 24.8 days). */
 const MAX_TIMEOUT_MS = 2_147_483_647;
@@ -64,7 +68,7 @@ interface Waiter {
  * between the read and the registration.
  */
 export class JobWaiter {
-  private readonly store: Pick<OperatorStore, 'jobStatusMany'>;
+  private readonly store: WaiterStore;
   private readonly timers: Timers;
   private readonly minPollMs: number;
   private readonly maxPollMs: number;
@@ -114,6 +118,7 @@ export class JobWaiter {
     }
     if (this.closed) return Promise.reject(new JobWaiterClosedError(id));
     if (signal?.aborted) return Promise.reject(new JobWaitAbortedError(id, signal.reason));
+    if (this.store.callerHoldsConnection?.()) return this.readHere(id);
     return new Promise<JobWaitResult>((resolve, reject) => {
       let timer: unknown;
       const onAbort = () => settle.reject(new JobWaitAbortedError(id, signal!.reason));
@@ -138,6 +143,26 @@ export class JobWaiter {
       signal?.addEventListener('abort', onAbort, { once: true });
       this.pollSoon();
     });
+  }
+
+  /**
+   * A wait begun by code that holds the store's only connection in an open transaction (SQLite):
+   * no job can change state until that transaction ends, and it cannot end while its code awaits
+   * this wait, so a poll would wait forever and hold up every other enqueue meanwhile. One read in
+   * that transaction answers at once; it does not show the jobs the transaction inserted, which,
+   * as on PostgreSQL, exist for nobody else before it commits.
+   */
+  private async readHere(id: string): Promise<JobWaitResult> {
+    const [status] = await this.store.jobStatusMany({ jobIds: [id] });
+    const outcome = outcomeOf(id, status);
+    if (outcome === null) {
+      throw new CapabilityNotSupportedError(
+        'concurrentTransactions',
+        `Job ${id} has not finished, and no job can while this code holds the store's only connection inside an open transaction; wait for it after that transaction ends.`,
+      );
+    }
+    if (outcome instanceof Error) throw outcome;
+    return outcome;
   }
 
   /** A hint that `jobId` may have finished: poll soon if someone waits for it. */
@@ -279,13 +304,21 @@ export class JobWaiter {
     const set = this.waiting.get(id);
     if (!set) return;
     if (status !== undefined && !isTerminalState(status.state)) return;
+    // An outcome each: callers never share an error object.
     for (const waiter of [...set]) {
-      if (status === undefined) waiter.reject(new JobNotFoundError(id));
-      else if (status.state === 'succeeded') {
-        waiter.resolve({ jobId: id, state: 'succeeded', output: status.output, attempt: status.attempt, finishedAt: status.finishedAt });
-      } else waiter.reject(new JobFailedError(id, status.state as FailedJobState, status.lastError, status.attempt));
+      const outcome = outcomeOf(id, status)!;
+      if (outcome instanceof Error) waiter.reject(outcome);
+      else waiter.resolve(outcome);
     }
   }
+}
+
+/** What a read means for a wait on `id`: its result, the error it rejects with, or null while the job is unfinished. */
+function outcomeOf(id: string, status: JobStatus | undefined): JobWaitResult | Error | null {
+  if (status === undefined) return new JobNotFoundError(id);
+  if (!isTerminalState(status.state)) return null;
+  if (status.state === 'succeeded') return { jobId: id, state: 'succeeded', output: status.output, attempt: status.attempt, finishedAt: status.finishedAt };
+  return new JobFailedError(id, status.state as FailedJobState, status.lastError, status.attempt);
 }
 
 /** `waitFor`'s options, checked: an object with an optional whole `timeoutMs` and an optional AbortSignal. */

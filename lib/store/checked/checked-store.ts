@@ -224,6 +224,10 @@ export class CheckedStore implements JobStore {
     return jobIds.length === 0 ? [] : this.driver.jobStatusMany({ jobIds });
   }
 
+  callerHoldsConnection(): boolean {
+    return this.driver.callerHoldsConnection?.() ?? false;
+  }
+
   async jobListPage(params?: ListJobsParams): Promise<JobPage> {
     return this.listPage(checkListParams(params, 'jobListPage'));
   }

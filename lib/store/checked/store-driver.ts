@@ -153,6 +153,8 @@ export interface StoreDriver {
   jobGet(params: { readonly jobId: string }): Promise<JobRecord | null>;
   /** The statuses of the existing jobs among `jobIds` (canonical, distinct, 1 to `JOB_STATUS_BATCH`), in one read. */
   jobStatusMany(params: { readonly jobIds: readonly string[] }): Promise<JobStatus[]>;
+  /** See {@link OperatorStore.callerHoldsConnection}; absent on a store whose transactions run side by side. */
+  callerHoldsConnection?(): boolean;
   /**
    * One page of jobs in the asked order, cut by `cutPage` (job-page.ts) from at most `LIST_SCAN_LIMIT`
    * jobs examined; null when `cursor` names no stored job.

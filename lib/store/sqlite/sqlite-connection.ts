@@ -74,6 +74,18 @@ export class SqliteConnection {
   }
 
   /**
+   * A status read, as {@link SqliteConnection.read}, except for code that holds the connection in
+   * an open transaction of its own (plain host code included): it reads in place, since it cannot
+   * wait for itself, and leaves out the jobs that transaction inserted, which exist for no one
+   * else until it commits.
+   */
+  async readStatuses<T extends { readonly id: string }>(work: () => T[]): Promise<T[]> {
+    if (!this.gate.heldByCurrent()) return this.read(work);
+    const inserted = this.gate.insertedByHolder();
+    return work().filter((row) => !inserted.has(row.id));
+  }
+
+  /**
    * A write from code that holds the connection in its own transaction would either join that
    * transaction silently or wait for it forever; refuse it instead.
    */

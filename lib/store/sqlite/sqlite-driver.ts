@@ -167,6 +167,9 @@ export class SqliteDriver implements StoreDriver {
       for (const queue of inserted.due) due.add(queue);
       return enqueueResults(jobs, inserted.created, inserted.plan, inserted.replaced);
     };
+    // Written in the caller's open transaction (its manager's, or an attempt's): uncommitted until
+    // that ends, so its own status reads leave these jobs out.
+    const inCallerTransaction = manager !== undefined || this.conn.gate.callerHolds() !== null;
     let results: EnqueueResult[];
     if (manager !== undefined) {
       this.conn.checkManager(manager);
@@ -177,6 +180,7 @@ export class SqliteDriver implements StoreDriver {
       if (jobs.length === 0) return [];
       results = await this.conn.write(write);
     }
+    if (inCallerTransaction) this.conn.gate.noteInserted(results.filter((r) => r.created).map((r) => r.id));
     for (const queue of due) this.hints.emit(queue);
     return results;
   }
@@ -241,7 +245,13 @@ export class SqliteDriver implements StoreDriver {
   }
 
   async jobStatusMany({ jobIds }: { readonly jobIds: readonly string[] }): Promise<JobStatus[]> {
-    return this.conn.read(() => this.conn.statements().statusMany(jobIds));
+    return this.conn.readStatuses(() => this.conn.statements().statusMany(jobIds));
+  }
+
+  callerHoldsConnection(): boolean {
+    // Scoped owners only (a dataSource.transaction callback, an attempt): plain host code holding
+    // it for TypeORM's own short transactions cannot be told from other plain host code.
+    return this.conn.gate.callerHolds() !== null;
   }
 
   async jobListPage(params: DriverListParams): Promise<JobPage | null> {

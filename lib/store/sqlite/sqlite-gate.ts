@@ -36,6 +36,11 @@ export class SqliteGate {
   private readonly waiters: Waiter[] = [];
   private readonly context = new AsyncLocalStorage<GateOwner>();
   private db: Database | undefined;
+  /**
+   * Jobs the holder's open transaction inserted. No other connection would see them before it
+   * commits, so a status read the holder makes leaves them out, as PostgreSQL's would.
+   */
+  private readonly inserted = new Set<string>();
 
   constructor(private readonly timeoutMs: number) {}
 
@@ -81,8 +86,20 @@ export class SqliteGate {
     });
   }
 
+  /** Records jobs the caller's open transaction inserted (see {@link SqliteGate.insertedByHolder}). */
+  noteInserted(ids: readonly string[]): void {
+    if (this.heldByCurrent()) for (const id of ids) this.inserted.add(id);
+  }
+
+  /** The jobs the holder's open transaction inserted: uncommitted, so absent for everyone else. */
+  insertedByHolder(): ReadonlySet<string> {
+    return this.inserted;
+  }
+
   /** Hands the connection to the next waiter, if any. */
   release(): void {
+    // Committed or rolled back: what the transaction inserted now exists, or never will.
+    this.inserted.clear();
     const next = this.waiters.shift();
     this.holder = next ? next.owner : null;
     next?.resolve();
