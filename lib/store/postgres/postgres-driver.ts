@@ -71,8 +71,7 @@ import { PostgresClaimPath } from './postgres-claim.js';
 import { RateWake } from '../rate-wake.js';
 import { ANY_QUEUE, FINISH_HINT } from '../wake-hints.js';
 import { PostgresConnections } from './postgres-connections.js';
-import { effectsSql } from './postgres-effects.js';
-import { limitFunctionsSql } from './postgres-limits.js';
+import { postgresInstall } from './postgres-install.js';
 import { migratePostgres } from './postgres-migrator.js';
 import type { PostgresNaming } from './postgres-naming.js';
 import { PostgresOperatorWrites } from './postgres-operator-writes.js';
@@ -150,7 +149,7 @@ export class PostgresDriver implements StoreDriver {
 
   async migrate(): Promise<void> {
     const { naming } = this.settings;
-    await migratePostgres(this.connections.pool, naming, limitFunctionsSql(naming) + effectsSql(naming, this.historyPolicy));
+    await migratePostgres(this.connections.pool, naming, postgresInstall(naming, this.historyPolicy));
   }
 
   async schemaVersion(): Promise<number | null> {
