@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe } from '@jest/globals';
 import type { ConformanceTarget, SuiteContext } from './harness.js';
 import { badInputCases } from './cases/bad-input.cases.js';
 import { claimCases } from './cases/claim.cases.js';
@@ -53,6 +53,9 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
 
   beforeAll(async () => {
     target = await createTarget();
+  });
+  afterEach(async () => {
+    await target?.cleanup?.();
   });
   afterAll(async () => {
     await target?.teardown();
