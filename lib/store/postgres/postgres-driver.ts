@@ -92,6 +92,8 @@ export interface PostgresDriverSettings {
   readonly historyPolicy: HistoryPolicy;
   readonly asyncClaimCommit: boolean;
   readonly onStatement?: StatementListener;
+  /** How long closing waits for a statement or heartbeat in flight (tests shorten it). */
+  readonly closeWaitMs?: number;
 }
 
 /**
@@ -119,12 +121,14 @@ export class PostgresDriver implements StoreDriver {
   private readonly operator: PostgresOperatorWrites;
   /** Wakes this process's workers when a rate limit a claim spent frees a start. */
   private readonly rateWake = new RateWake((queue) => this.wakeListener.emit(queue));
+  /** Stops closing the store when the host destroys its DataSource (see onPoolEnd). */
+  private readonly unhookPoolEnd: () => void;
 
   constructor(private readonly settings: PostgresDriverSettings) {
     const { naming, onStatement } = settings;
     this.limits = settings.limits;
     this.historyPolicy = settings.historyPolicy;
-    this.connections = new PostgresConnections(settings.dataSource, onStatement);
+    this.connections = new PostgresConnections(settings.dataSource, onStatement, settings.closeWaitMs);
     // Declared here, not as a field: the pool's size is known only once the pool is.
     this.capabilities = Object.freeze({
       transactionalEnqueue: true,
@@ -134,8 +138,11 @@ export class PostgresDriver implements StoreDriver {
       connectionPool: Object.freeze({ size: this.connections.poolSize }),
     });
     this.db = this.connections.db;
-    this.heartbeatDb = new PgDedicatedClient(this.connections.pool, onStatement);
+    this.heartbeatDb = new PgDedicatedClient(this.connections.pool, onStatement, settings.closeWaitMs);
     this.wakeListener = new PgWakeListener(this.connections.pool, naming.channel);
+    // A host that destroys its DataSource before closing the store: its pool waits for the
+    // heartbeat and LISTEN connections, so they go back (as close gives them back) at once.
+    this.unhookPoolEnd = this.connections.onPoolEnd(() => void this.close());
     this.sql = postgresStatements(naming, { asyncClaimCommit: settings.asyncClaimCommit });
     this.analyzeGuard = analyzeJobsGuard(naming);
     this.claims = new PostgresClaimPath(
@@ -156,8 +163,12 @@ export class PostgresDriver implements StoreDriver {
     return this.sql.schemaVersion(this.db);
   }
 
-  /** Releases the heartbeat and LISTEN connections. The DataSource stays open. */
+  /**
+   * Releases the heartbeat and LISTEN connections, waiting at most `closeWaitMs` for a heartbeat in
+   * flight. The DataSource stays open; statements still in flight end with it (pg-held-pool.ts).
+   */
   async close(): Promise<void> {
+    this.unhookPoolEnd();
     this.rateWake.close();
     await Promise.all([this.heartbeatDb.close(), this.wakeListener.close()]);
   }
