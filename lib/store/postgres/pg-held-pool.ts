@@ -36,12 +36,12 @@ export class HeldPool implements PgPool {
     // the connection back once, however many paths reach it (a second release throws there).
     const release = client.release;
     let given!: () => void;
-    this.held.set(
-      client,
-      new Promise<void>((resolve) => (given = resolve)),
-    );
+    this.held.set(client, new Promise<void>((resolve) => (given = resolve)));
+    let out = true;
     client.release = (destroy?: boolean | Error) => {
-      if (!this.held.delete(client)) return;
+      if (!out) return;
+      out = false;
+      this.held.delete(client);
       given();
       release.call(client, destroy);
     };

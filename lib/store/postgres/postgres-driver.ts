@@ -121,7 +121,7 @@ export class PostgresDriver implements StoreDriver {
   private readonly operator: PostgresOperatorWrites;
   /** Wakes this process's workers when a rate limit a claim spent frees a start. */
   private readonly rateWake = new RateWake((queue) => this.wakeListener.emit(queue));
-  /** Stops closing the store when the host destroys its DataSource (see onPoolEnd). */
+  /** Removes the hook that closes this store when the host destroys its DataSource (onPoolEnd). */
   private readonly unhookPoolEnd: () => void;
 
   constructor(private readonly settings: PostgresDriverSettings) {
