@@ -62,6 +62,7 @@ export {
   CapabilityNotSupportedError,
   StoreBusyError,
   StoreUnavailableError,
+  IncompatibleSchemaError,
   JobFailedError,
   JobWaitTimeoutError,
   JobWaitAbortedError,

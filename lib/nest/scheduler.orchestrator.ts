@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, Optional, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import { InvalidArgumentError } from '../core/index.js';
-import { limitKey, type JobStore } from '../store/index.js';
+import type { JobStore } from '../store/index.js';
 import { SchedulerTelemetry } from '../telemetry/index.js';
 import { allFinishHints, JobWaiter, nodeFinishHints, storeFinishHints, WorkerNode, type ResolvedWorkerOptions } from '../worker/index.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
@@ -76,7 +76,11 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
     }
   }
 
-  /** Sets the `queueLimits` option's caps; the same on every node, so safe to race. */
+  /**
+   * Sets the `queueLimits` option's caps. The same on every node, so safe to race: a cap already at
+   * its max is left alone by the store itself, inside its write, so nodes booting together write and
+   * audit it once.
+   */
   private async applyQueueLimits(): Promise<void> {
     for (const [queue, max] of Object.entries(this.options.queueLimits ?? {})) {
       await this.store.concurrencyLimitSet({ target: { queue }, max, actor: 'boot' });
@@ -84,18 +88,12 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
   }
 
   /**
-   * Sets the `rateLimits` option's rates. One already at its rate is left alone, so a rolling
-   * deploy writes no audit entry per node; one dropped from the option stays until an operator
-   * removes it, as a limit set at run time would otherwise be undone by the next boot.
+   * Sets the `rateLimits` option's rates; one already at its rate is left alone by the store, as
+   * for queueLimits. One dropped from the option stays until an operator removes it, as a limit
+   * set at run time would otherwise be undone by the next boot.
    */
   private async applyRateLimits(): Promise<void> {
-    const wanted = this.options.rateLimits ?? [];
-    if (wanted.length === 0) return;
-    // By stored key, which names the target an entry gives (`queue: undefined` beside a key is the key).
-    const held = new Map((await this.store.rateLimitList()).map((limit) => [limitKey(limit), limit] as const));
-    for (const { max, perMs, ...target } of wanted) {
-      const now = held.get(limitKey(target));
-      if (now?.max === max && now.perMs === perMs) continue;
+    for (const { max, perMs, ...target } of this.options.rateLimits ?? []) {
       await this.store.rateLimitSet({ target, rate: { max, perMs }, actor: 'boot' });
     }
   }

@@ -992,7 +992,10 @@ export interface OperatorStore extends StoreInfo {
 
   queueResume(params: QueueActionParams): Promise<void>;
 
-  /** Sets (or, with null, removes) the cap on running jobs of a queue or a concurrency key. Audited. */
+  /**
+   * Sets (or, with null, removes) the cap on running jobs of a queue or a concurrency key. Audited.
+   * A cap set to the max it has, or removed where there is none, writes and audits nothing.
+   */
   concurrencyLimitSet(params: ConcurrencyLimitSetParams): Promise<void>;
 
   concurrencyLimitList(): Promise<ConcurrencyLimit[]>;
@@ -1002,6 +1005,7 @@ export interface OperatorStore extends StoreInfo {
    * starts in any window of `perMs`, enforced in the claim on the store's clock. Audited. A new
    * limit counts the starts made from then on; a changed one keeps the starts it already counted
    * (lowered, the most recent of them), so no window after the change holds more than its new max.
+   * A rate the limit already has, or a removal where there is none, writes and audits nothing.
    */
   rateLimitSet(params: RateLimitSetParams): Promise<void>;
 

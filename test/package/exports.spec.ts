@@ -14,7 +14,7 @@ const NAME = 'nestjs-durable-scheduler';
  * application can depend on (docs/entry-points.md says which entry point each group belongs to).
  */
 const ROOT_VALUES = [
-  'CapabilityNotSupportedError', 'IllegalTransitionError', 'InjectJobContext',
+  'CapabilityNotSupportedError', 'IllegalTransitionError', 'IncompatibleSchemaError', 'InjectJobContext',
   'InjectJobEntityManager', 'InvalidArgumentError', 'InvalidIdentifierError', 'JOB_CONTEXT',
   'JOB_ENTITY_MANAGER', 'Job', 'JobFailedError', 'JobNotFoundError', 'JobTimeoutError', 'JobWaitAbortedError',
   'JobWaitTimeoutError', 'JobWaiterClosedError', 'OnJobTransition',

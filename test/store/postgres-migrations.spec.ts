@@ -48,6 +48,7 @@ describe('PostgreSQL migrations', () => {
       'app_concurrency_limits',
       'app_concurrency_slots',
       'app_dependencies',
+      'app_installed',
       'app_job_count_deltas',
       'app_job_counts',
       'app_job_history',

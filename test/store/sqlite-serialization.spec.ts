@@ -217,6 +217,7 @@ describe('SQLite adapter setup', () => {
       'app_concurrency_limits',
       'app_dependencies',
       'app_dependency_cascade',
+      'app_installed',
       'app_job_counts',
       'app_job_history',
       'app_jobs',

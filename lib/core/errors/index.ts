@@ -4,5 +4,6 @@ export * from './job-not-found.error.js';
 export * from './illegal-transition.error.js';
 export * from './capability-not-supported.error.js';
 export * from './store-unavailable.error.js';
+export * from './incompatible-schema.error.js';
 export * from './job-wait.errors.js';
 export * from './progress-refused.error.js';

@@ -9,6 +9,7 @@ export type SchedulerErrorCode =
   | 'CAPABILITY_NOT_SUPPORTED'
   | 'STORE_UNAVAILABLE'
   | 'STORE_BUSY'
+  | 'INCOMPATIBLE_SCHEMA'
   | 'JOB_FAILED'
   | 'WAIT_TIMEOUT'
   | 'WAIT_ABORTED'

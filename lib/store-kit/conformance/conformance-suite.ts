@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe } from '@jest/globals';
 import type { ConformanceTarget, SuiteContext } from './harness.js';
 import { badInputCases } from './cases/bad-input.cases.js';
 import { claimCases } from './cases/claim.cases.js';
@@ -14,6 +14,7 @@ import { jsonWalkCases } from './cases/json-walk.cases.js';
 import { limitCases } from './cases/limit.cases.js';
 import { listingCases } from './cases/listing.cases.js';
 import { limitChangeCases } from './cases/limit-changes.cases.js';
+import { limitUnchangedCases } from './cases/limit-unchanged.cases.js';
 import { rateLimitCases } from './cases/rate-limit.cases.js';
 import { observerCases } from './cases/observer.cases.js';
 import { observerListCases } from './cases/observer-list.cases.js';
@@ -53,6 +54,9 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   beforeAll(async () => {
     target = await createTarget();
   });
+  afterEach(async () => {
+    await target?.cleanup?.();
+  });
   afterAll(async () => {
     await target?.teardown();
   });
@@ -83,6 +87,7 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('concurrency limits', () => limitCases(ctx));
   describe('concurrency limits changed while jobs run', () => limitChangeCases(ctx));
   describe('rate limits', () => rateLimitCases(ctx));
+  describe('limits set to what they are', () => limitUnchangedCases(ctx));
   describe('transition history and observer cursors', () => historyCases(ctx));
   describe('observer delivery', () => observerCases(ctx));
   describe('observer status for operators', () => observerListCases(ctx));

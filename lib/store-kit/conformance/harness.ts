@@ -27,6 +27,12 @@ export interface OpenOptions {
 export interface ConformanceTarget {
   readonly name: string;
   open(options?: OpenOptions): Promise<StoreUnderTest>;
+  /**
+   * Optional: closes and discards the stores opened since the last call. The suite calls it after
+   * each case, so the work of discarding hundreds of stores is spread over the cases rather than
+   * left to {@link ConformanceTarget.teardown}, whose hook would otherwise grow with the suite.
+   */
+  cleanup?(): Promise<void>;
   teardown(): Promise<void>;
 }
 

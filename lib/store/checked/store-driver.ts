@@ -187,12 +187,17 @@ export interface StoreDriver {
   /** Makes a scheduled job due now, with its audit entry, in one transaction. */
   jobRunNow<R>(params: DriverJobWriteParams<R>): Promise<R>;
   queueSetPaused(params: DriverQueuePausedParams): Promise<void>;
-  /** Sets or (with null) removes a limit under its storage key, audited in the same transaction. */
+  /**
+   * Sets or (with null) removes a limit under its storage key, audited in the same transaction. A
+   * max it already has, or a removal where there is none, writes nothing, audit entry included,
+   * decided inside the write: nodes that boot together with the same limit write it once.
+   */
   concurrencyLimitSet(params: DriverLimitSetParams): Promise<void>;
   /**
    * Sets, changes or (with null) removes a rate limit under its storage key, audited in the same
    * transaction. A new one has `max` unused starts; a raised max adds unused ones; a lowered max
-   * keeps the most recent starts; a changed window applies to the starts already counted.
+   * keeps the most recent starts; a changed window applies to the starts already counted. A rate it
+   * already has, or a removal where there is none, writes nothing, as for concurrencyLimitSet.
    */
   rateLimitSet(params: DriverRateLimitSetParams): Promise<void>;
 

@@ -44,8 +44,10 @@ export class MemoryOperator {
     this.audit(audit);
   }
 
+  /** A limit left as it was (the same max, or a removal where there is none) is no change, and no audit entry. */
   setLimit({ key, max, audit }: DriverLimitSetParams): void {
     const { concurrencyLimits } = this.state.tables;
+    if ((concurrencyLimits.get(key) ?? null) === max) return;
     if (max === null) concurrencyLimits.delete(key);
     else concurrencyLimits.set(key, max);
     this.audit(audit);
@@ -54,6 +56,7 @@ export class MemoryOperator {
   setRateLimit({ key, rate, audit }: DriverRateLimitSetParams): void {
     const { rateLimits } = this.state.tables;
     const held = rateLimits.get(key);
+    if (rate === null ? !held : held?.max === rate.max && held.perMs === rate.perMs) return;
     if (rate === null) rateLimits.delete(key);
     else rateLimits.set(key, held ? resizeRateWindow(held, rate) : newRateWindow(rate));
     this.audit(audit);

@@ -1,28 +1,42 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { InvalidArgumentError } from '../../core/index.js';
 import { ManagerExecutor, PoolExecutor, withPooledTransaction, type PgExecutor, type PgPool, type StatementListener } from './pg-executor.js';
+import { HeldPool } from './pg-held-pool.js';
+import { onPoolEnd } from './pg-pool-end.js';
 
 /**
  * Where the driver's statements go: the DataSource's pool (each statement commits on its own), a
  * short transaction of the driver's own, or a caller's open TypeORM transaction.
  */
 export class PostgresConnections {
-  /** The DataSource's node-postgres pool; the store uses it and never ends it. */
+  /**
+   * The DataSource's node-postgres pool, as the store checks connections out of it: each held until
+   * given back, and given up when the host ends the pool (pg-held-pool.ts). The store never ends it.
+   */
   readonly pool: PgPool;
+  private readonly hostPool: PgPool;
   /** Sends each statement on whichever pooled connection is free, in autocommit. */
   readonly db: PgExecutor;
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly onStatement: StatementListener | undefined,
+    /** How long the pool's end waits for a statement in flight before destroying its connection. */
+    closeWaitMs?: number,
   ) {
-    this.pool = (dataSource.driver as unknown as { master: PgPool }).master;
+    this.hostPool = (dataSource.driver as unknown as { master: PgPool }).master;
+    this.pool = new HeldPool(this.hostPool, closeWaitMs);
     this.db = new PoolExecutor(this.pool, onStatement);
   }
 
   /** The most connections the DataSource's pool opens (node-postgres defaults to 10). */
   get poolSize(): number {
-    return (this.pool as unknown as { options?: { max?: number } }).options?.max ?? 10;
+    return (this.hostPool as unknown as { options?: { max?: number } }).options?.max ?? 10;
+  }
+
+  /** Calls `onEnd` when the host ends the pool (destroys the DataSource); returns the unsubscribe. */
+  onPoolEnd(onEnd: () => void): () => void {
+    return onPoolEnd(this.hostPool, onEnd);
   }
 
   /** Whether statements on `db` commit one by one, so nothing `db` locked is held between them. */

@@ -71,8 +71,7 @@ import { PostgresClaimPath } from './postgres-claim.js';
 import { RateWake } from '../rate-wake.js';
 import { ANY_QUEUE, FINISH_HINT } from '../wake-hints.js';
 import { PostgresConnections } from './postgres-connections.js';
-import { effectsSql } from './postgres-effects.js';
-import { limitFunctionsSql } from './postgres-limits.js';
+import { postgresInstall } from './postgres-install.js';
 import { migratePostgres } from './postgres-migrator.js';
 import type { PostgresNaming } from './postgres-naming.js';
 import { PostgresOperatorWrites } from './postgres-operator-writes.js';
@@ -93,6 +92,8 @@ export interface PostgresDriverSettings {
   readonly historyPolicy: HistoryPolicy;
   readonly asyncClaimCommit: boolean;
   readonly onStatement?: StatementListener;
+  /** How long closing waits for a statement or heartbeat in flight (tests shorten it). */
+  readonly closeWaitMs?: number;
 }
 
 /**
@@ -120,12 +121,14 @@ export class PostgresDriver implements StoreDriver {
   private readonly operator: PostgresOperatorWrites;
   /** Wakes this process's workers when a rate limit a claim spent frees a start. */
   private readonly rateWake = new RateWake((queue) => this.wakeListener.emit(queue));
+  /** Removes the hook that closes this store when the host destroys its DataSource (onPoolEnd). */
+  private readonly unhookPoolEnd: () => void;
 
   constructor(private readonly settings: PostgresDriverSettings) {
     const { naming, onStatement } = settings;
     this.limits = settings.limits;
     this.historyPolicy = settings.historyPolicy;
-    this.connections = new PostgresConnections(settings.dataSource, onStatement);
+    this.connections = new PostgresConnections(settings.dataSource, onStatement, settings.closeWaitMs);
     // Declared here, not as a field: the pool's size is known only once the pool is.
     this.capabilities = Object.freeze({
       transactionalEnqueue: true,
@@ -135,8 +138,11 @@ export class PostgresDriver implements StoreDriver {
       connectionPool: Object.freeze({ size: this.connections.poolSize }),
     });
     this.db = this.connections.db;
-    this.heartbeatDb = new PgDedicatedClient(this.connections.pool, onStatement);
+    this.heartbeatDb = new PgDedicatedClient(this.connections.pool, onStatement, settings.closeWaitMs);
     this.wakeListener = new PgWakeListener(this.connections.pool, naming.channel);
+    // A host that destroys its DataSource before closing the store: its pool waits for the
+    // heartbeat and LISTEN connections, so they go back (as close gives them back) at once.
+    this.unhookPoolEnd = this.connections.onPoolEnd(() => void this.close());
     this.sql = postgresStatements(naming, { asyncClaimCommit: settings.asyncClaimCommit });
     this.analyzeGuard = analyzeJobsGuard(naming);
     this.claims = new PostgresClaimPath(
@@ -150,15 +156,19 @@ export class PostgresDriver implements StoreDriver {
 
   async migrate(): Promise<void> {
     const { naming } = this.settings;
-    await migratePostgres(this.connections.pool, naming, limitFunctionsSql(naming) + effectsSql(naming, this.historyPolicy));
+    await migratePostgres(this.connections.pool, naming, postgresInstall(naming, this.historyPolicy));
   }
 
   async schemaVersion(): Promise<number | null> {
     return this.sql.schemaVersion(this.db);
   }
 
-  /** Releases the heartbeat and LISTEN connections. The DataSource stays open. */
+  /**
+   * Releases the heartbeat and LISTEN connections, waiting at most `closeWaitMs` for a heartbeat in
+   * flight. The DataSource stays open; statements still in flight end with it (pg-held-pool.ts).
+   */
   async close(): Promise<void> {
+    this.unhookPoolEnd();
     this.rateWake.close();
     await Promise.all([this.heartbeatDb.close(), this.wakeListener.close()]);
   }

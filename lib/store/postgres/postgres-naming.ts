@@ -22,6 +22,8 @@ export interface PostgresNaming {
   readonly jobs: string;
   readonly queues: string;
   readonly migrations: string;
+  /** The version of the functions and triggers installed on top of the migrations (sql-install.ts). */
+  readonly installed: string;
   readonly schedules: string;
   readonly audit: string;
   readonly dependencies: string;
@@ -71,6 +73,7 @@ export function postgresNaming(schema = DEFAULT_POSTGRES_SCHEMA, prefix = ''): P
     jobs: table('jobs'),
     queues: table('queues'),
     migrations: table('migrations'),
+    installed: table('installed'),
     schedules: table('schedules'),
     audit: table('audit_log'),
     dependencies: table('dependencies'),

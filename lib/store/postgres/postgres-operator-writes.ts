@@ -49,17 +49,16 @@ export class PostgresOperatorWrites {
     });
   }
 
+  /** A limit left as it was is no change, and no audit entry (set-limit.query.ts). */
   async setLimit({ key, max, audit }: DriverLimitSetParams): Promise<void> {
     await this.connections.transaction(async (db) => {
-      await this.sql.setLimit(db, key, max);
-      await this.sql.insertAudit(db, audit);
+      if (await this.sql.setLimit(db, key, max)) await this.sql.insertAudit(db, audit);
     });
   }
 
   async setRateLimit({ key, rate, audit }: DriverRateLimitSetParams): Promise<void> {
     await this.connections.transaction(async (db) => {
-      await this.sql.setRateLimit(db, key, rate);
-      await this.sql.insertAudit(db, audit);
+      if (await this.sql.setRateLimit(db, key, rate)) await this.sql.insertAudit(db, audit);
     });
   }
 

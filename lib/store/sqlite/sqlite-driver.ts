@@ -62,7 +62,7 @@ import { enqueueResults } from '../unique/unique-plan.js';
 import { ANY_QUEUE, type WakeListener, type WakeSubscription } from '../wake-hints.js';
 import { SqliteAttemptTransaction } from './sqlite-attempt-transaction.js';
 import { SqliteConnection } from './sqlite-connection.js';
-import { effectsSql } from './sqlite-effects.js';
+import { sqliteInstall } from './sqlite-install.js';
 import type { SqliteGate } from './sqlite-gate.js';
 import { SqliteHints } from './sqlite-hints.js';
 import { RateWake } from '../rate-wake.js';
@@ -131,7 +131,7 @@ export class SqliteDriver implements StoreDriver {
       // The store never waits on this (it backs off without blocking; see retryBusy), but your own
       // statements outside a transaction do: keep a floor so they wait for a neighbour, not fail.
       if (Number(db.pragma('busy_timeout', { simple: true })) < 1_000) db.pragma('busy_timeout = 5000');
-      await this.conn.retryBusy(() => migrateSqlite(db, this.naming, effectsSql(this.naming, this.historyPolicy)));
+      await this.conn.retryBusy(() => migrateSqlite(db, this.naming, sqliteInstall(this.naming, this.historyPolicy)));
     });
     this.conn.prepare();
   }

@@ -9,6 +9,8 @@ export interface SqliteNaming extends MigrationNames {
   readonly jobs: string;
   readonly queues: string;
   readonly migrations: string;
+  /** The version of the triggers installed on top of the migrations (sql-install.ts). */
+  readonly installed: string;
   readonly schedules: string;
   readonly audit: string;
   readonly dependencies: string;
@@ -39,6 +41,7 @@ export function sqliteNaming(prefix = DEFAULT_SQLITE_PREFIX): SqliteNaming {
     jobs: local('jobs'),
     queues: local('queues'),
     migrations: local('migrations'),
+    installed: local('installed'),
     schedules: local('schedules'),
     audit: local('audit_log'),
     dependencies: local('dependencies'),

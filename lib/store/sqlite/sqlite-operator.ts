@@ -52,17 +52,16 @@ export class SqliteOperator {
     });
   }
 
+  /** A limit left as it was is no change, and no audit entry. */
   async setLimit({ key, max, audit }: DriverLimitSetParams): Promise<void> {
     await this.conn.write((now) => {
-      this.conn.statements().setLimit(key, max, now);
-      this.conn.statements().insertAudit(audit, now);
+      if (this.conn.statements().setLimit(key, max, now)) this.conn.statements().insertAudit(audit, now);
     });
   }
 
   async setRateLimit({ key, rate, audit }: DriverRateLimitSetParams): Promise<void> {
     await this.conn.write((now) => {
-      this.conn.statements().setRateLimit.set(key, rate, now);
-      this.conn.statements().insertAudit(audit, now);
+      if (this.conn.statements().setRateLimit.set(key, rate, now)) this.conn.statements().insertAudit(audit, now);
     });
   }
 

@@ -2,15 +2,23 @@ import { PostgresJobStore } from '../../../lib/store/index.js';
 import type { ConformanceTarget } from '../../../lib/store-kit/conformance/index.js';
 import { dropSchemas, openPostgresDataSource, uniqueSchema } from '../postgres.js';
 
-/** One DataSource per test file; each opened store gets a fresh schema, dropped at the end. */
+/**
+ * One DataSource per test file; each opened store gets a fresh schema, closed and dropped after
+ * its case. Dropping them all at the end took over a minute on a loaded machine (about 400
+ * schemas, a fifth of a second each), past the hook's timeout.
+ */
 export async function postgresTarget(): Promise<ConformanceTarget> {
-  // Every store that has sent a heartbeat keeps a connection of its own until teardown (its
-  // dedicated heartbeat client), and the progress and waitFor cases heartbeat from many stores:
-  // with the default pool of 12 the suite ran out of connections part-way and its next claim waited
-  // for one forever.
+  // Every store that has sent a heartbeat keeps a connection of its own until it is closed (its
+  // dedicated heartbeat client), and a case may heartbeat from several stores.
   const dataSource = await openPostgresDataSource(48);
-  const schemas: string[] = [];
-  const stores: PostgresJobStore[] = [];
+  let schemas: string[] = [];
+  let stores: PostgresJobStore[] = [];
+  const discard = async () => {
+    const [closing, dropping] = [stores, schemas];
+    [stores, schemas] = [[], []];
+    await Promise.all(closing.map((store) => store.close()));
+    await dropSchemas(dataSource, dropping);
+  };
   return {
     name: 'postgres',
     async open(options) {
@@ -66,9 +74,9 @@ export async function postgresTarget(): Promise<ConformanceTarget> {
         hostTransaction: (work) => dataSource.transaction(work),
       };
     },
+    cleanup: discard,
     async teardown() {
-      await Promise.all(stores.map((store) => store.close()));
-      await dropSchemas(dataSource, schemas);
+      await discard();
       await dataSource.destroy();
     },
   };

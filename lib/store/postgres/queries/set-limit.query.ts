@@ -8,12 +8,17 @@ import { exclusiveLimitsLock, provisionSlots } from './limit-slots.sql.js';
  * before the lock is taken: an enqueue that declared this key's limit in a host transaction still
  * open holds that row, and only this call should wait for it, not every claim queued behind the
  * exclusive lock.
+ *
+ * A max the limit already has (pending or provisioned), or a removal where there is none, writes
+ * nothing and answers false, so the caller audits nothing either; the test is part of the write, as
+ * in set-rate-limit.query.ts, so two nodes booting with the same cap write it once.
  */
 export function setLimitQuery(t: PostgresNaming) {
   const exclusive = exclusiveLimitsLock(t);
-  const upsert = `INSERT INTO ${t.limits} (key, max, pending, updated_at) VALUES ($1, $2, true, now())
-         ON CONFLICT (key) DO UPDATE SET max = EXCLUDED.max, updated_at = now() RETURNING pending`;
-  const removeLimit = `DELETE FROM ${t.limits} WHERE key = $1`;
+  const upsert = `INSERT INTO ${t.limits} AS l (key, max, pending, updated_at) VALUES ($1, $2, true, now())
+         ON CONFLICT (key) DO UPDATE SET max = EXCLUDED.max, updated_at = now() WHERE l.max IS DISTINCT FROM EXCLUDED.max
+         RETURNING l.pending`;
+  const removeLimit = `DELETE FROM ${t.limits} WHERE key = $1 RETURNING 1`;
   const removeSlots = `DELETE FROM ${t.slots} WHERE key = $1`;
   // The row is this transaction's own (written just before), so it needs no lock here.
   const provisionKey = provisionSlots(t, `SELECT key, max FROM ${t.limits} WHERE key = $1 AND pending`);
@@ -29,16 +34,19 @@ export function setLimitQuery(t: PostgresNaming) {
     )
     UPDATE ${t.limits} SET surplus = greatest(0, (SELECT n FROM present) - (SELECT count(*) FROM gone)::integer - $2::integer) WHERE key = $1`;
 
-  return async (db: PgExecutor, key: string, max: number | null): Promise<void> => {
+  /** Whether the limit changed. */
+  return async (db: PgExecutor, key: string, max: number | null): Promise<boolean> => {
     if (max === null) {
-      await db.query(removeLimit, [key]);
+      if ((await db.query(removeLimit, [key])).length === 0) return false;
       await db.query(exclusive);
       await db.query(removeSlots, [key]);
-      return;
+      return true;
     }
     const [row] = await db.query<{ pending: boolean }>(upsert, [key, max]);
+    if (!row) return false;
     await db.query(exclusive);
-    if (row!.pending) await db.query(provisionKey, [key]);
+    if (row.pending) await db.query(provisionKey, [key]);
     else await db.query(resize, [key, max]);
+    return true;
   };
 }

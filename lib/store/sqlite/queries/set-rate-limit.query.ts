@@ -6,10 +6,12 @@ import type { SqliteNaming } from '../sqlite-naming.js';
  * Sets, changes or (with null) removes the rate limit on `key`, inside the caller's write. A new
  * limit gets `max` unused start rows. A changed one keeps its most recent starts, up to the new max
  * (a row kept is never older than one dropped, so no later start shares a window with a dropped
- * one), and gets unused rows up to it; a new window applies to the starts it keeps.
+ * one), and gets unused rows up to it; a new window applies to the starts it keeps. A rate the
+ * limit already has, or a removal where there is none, writes nothing and answers false; the
+ * caller's write transaction makes the test and the write one step.
  */
 export function setRateLimitQuery(db: Database, t: SqliteNaming) {
-  const exists = db.prepare(`SELECT 1 FROM ${t.rateLimits} WHERE key = ?`).pluck();
+  const current = db.prepare(`SELECT max, per_ms AS perMs FROM ${t.rateLimits} WHERE key = ?`);
   const upsert = db.prepare(
     `INSERT INTO ${t.rateLimits} (key, max, per_ms, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET max = excluded.max, per_ms = excluded.per_ms, updated_at = excluded.updated_at`,
   );
@@ -25,16 +27,21 @@ export function setRateLimitQuery(db: Database, t: SqliteNaming) {
   const declare = db.prepare(`INSERT INTO ${t.rateLimits} (key, max, per_ms, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`);
 
   return {
-    set(key: string, rate: Rate | null, now: number): void {
+    /** Whether the limit changed. */
+    set(key: string, rate: Rate | null, now: number): boolean {
+      const held = current.get(key) as Rate | undefined;
       if (rate === null) {
+        if (!held) return false;
         drop.run(key);
         dropStarts.run(key);
-        return;
+        return true;
       }
-      if (!exists.get(key)) dropStarts.run(key);
+      if (held?.max === rate.max && held.perMs === rate.perMs) return false;
+      if (!held) dropStarts.run(key);
       upsert.run(key, rate.max, rate.perMs, now);
       trim.run({ key, max: rate.max });
       pad.run({ key, max: rate.max });
+      return true;
     },
     /** A rate declared at enqueue: written only when the key has none. */
     declare(key: string, rate: Rate, now: number): void {

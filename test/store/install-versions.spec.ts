@@ -1,0 +1,68 @@
+import { describe, expect, it } from '@jest/globals';
+import { createHash } from 'node:crypto';
+import { IncompatibleSchemaError } from '../../lib/core/index.js';
+import { installStep, type SqlInstall } from '../../lib/store/sql-install.js';
+import { POSTGRES_INSTALL_COMPATIBLE_FROM, POSTGRES_INSTALL_VERSION, postgresInstall } from '../../lib/store/postgres/postgres-install.js';
+import { postgresNaming } from '../../lib/store/postgres/postgres-naming.js';
+import { SQLITE_INSTALL_COMPATIBLE_FROM, SQLITE_INSTALL_VERSION, sqliteInstall } from '../../lib/store/sqlite/sqlite-install.js';
+import { sqliteNaming } from '../../lib/store/sqlite/sqlite-naming.js';
+
+const POLICIES = ['off', 'transitions', 'transitions_and_errors'] as const;
+
+/**
+ * The fingerprint of each install version's SQL, under every history policy. When the installed SQL
+ * changes, the version must go up (an older node compares versions, not SQL): add the new version
+ * here with its fingerprint, and never edit an earlier line.
+ */
+const POSTGRES_FINGERPRINTS: Record<number, string> = {
+  1: 'a90c93a9f1c74e23',
+};
+const SQLITE_FINGERPRINTS: Record<number, string> = {
+  1: '5e1b42476d6e1bdb',
+};
+
+function fingerprint(render: (policy: (typeof POLICIES)[number]) => string): string {
+  const hash = createHash('sha256');
+  for (const policy of POLICIES) hash.update(render(policy));
+  return hash.digest('hex').slice(0, 16);
+}
+
+const install = (version: number, compatibleFrom = 1): SqlInstall => ({ version, compatibleFrom, sql: '' });
+
+describe('issue 35 item 3: install versions', () => {
+  it('issue 35 item 3: the installed SQL of each store matches the fingerprint pinned for its install version', () => {
+    expect(fingerprint((policy) => postgresInstall(postgresNaming(), policy).sql)).toBe(POSTGRES_FINGERPRINTS[POSTGRES_INSTALL_VERSION]);
+    expect(fingerprint((policy) => sqliteInstall(sqliteNaming(), policy).sql)).toBe(SQLITE_FINGERPRINTS[SQLITE_INSTALL_VERSION]);
+    expect(POSTGRES_INSTALL_COMPATIBLE_FROM).toBeLessThanOrEqual(POSTGRES_INSTALL_VERSION);
+    expect(SQLITE_INSTALL_COMPATIBLE_FROM).toBeLessThanOrEqual(SQLITE_INSTALL_VERSION);
+  });
+
+  it('issue 35 item 3: a node upgrades a database with no install, an older one or its own, and keeps a newer one it may run against', () => {
+    expect(installStep(undefined, install(3), [1, 2], 'here')).toBe('upgrade');
+    expect(installStep({ version: 2, compatibleFrom: 1 }, install(3), [7], 'here')).toBe('upgrade');
+    expect(installStep({ version: 3, compatibleFrom: 3 }, install(3), [], 'here')).toBe('upgrade');
+    expect(installStep({ version: 4, compatibleFrom: 2 }, install(3, 2), [], 'here')).toBe('keep');
+    expect(installStep({ version: 4, compatibleFrom: 3 }, install(3, 2), [], 'here')).toBe('keep');
+  });
+
+  it('issue 35 item 3: a node refuses, in one sentence, a newer install that rules its version out or lacks one of its migrations', () => {
+    const refusal = (run: () => unknown) => {
+      let error: unknown;
+      try {
+        run();
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(IncompatibleSchemaError);
+      expect((error as IncompatibleSchemaError).code).toBe('INCOMPATIBLE_SCHEMA');
+      expect((error as Error).message).toMatch(/^[^\n]+\.$/);
+      return error as IncompatibleSchemaError;
+    };
+    const ruledOut = refusal(() => installStep({ version: 5, compatibleFrom: 4 }, install(3), [], 'schema app'));
+    expect(ruledOut.message).toBe(
+      'The scheduler tables at schema app were installed by a newer version of nestjs-durable-scheduler (install version 5), which runs only with install version 4 or later, and this node has 3; upgrade this node.',
+    );
+    expect([ruledOut.nodeVersion, ruledOut.databaseVersion]).toEqual([3, 5]);
+    expect(refusal(() => installStep({ version: 5, compatibleFrom: 1 }, install(3), [18], 'schema app')).message).toMatch(/lacks migration 18 of this node's install version 3/);
+  });
+});
