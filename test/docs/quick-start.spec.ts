@@ -29,6 +29,22 @@ function instructions(section: string) {
   return { files, packages, compilerOptions, npmInit: bash.includes('npm pkg set type=module') };
 }
 
+/**
+ * The Install section's CommonJS note, read as a newcomer follows it: the package.json field to
+ * leave out, and the compiler options it names (`"name": value` in inline code, and the
+ * `module`/`moduleResolution` it says to set).
+ */
+function commonJsNote() {
+  const readme = readFileSync(join(process.cwd(), 'README.md'), 'utf8');
+  const install = readme.slice(readme.indexOf('## Install'), readme.indexOf('## Quick start with NestJS'));
+  const paragraph = install.split('\n\n').find((text) => text.replace(/\s+/g, ' ').includes('An app compiled to CommonJS')) ?? '';
+  const note = paragraph.replace(/\s+/g, ' ');
+  const settings = Object.fromEntries([...note.matchAll(/`"(\w+)": ([^`]+)`/g)].map((m) => [m[1]!, JSON.parse(m[2]!) as unknown]));
+  const moduleSetting = /`module` and `moduleResolution` set to `(\w+)`/.exec(note)?.[1];
+  const { type, ...compilerOptions } = settings;
+  return { omitsTypeModule: type === 'module' && note.includes('without `npm pkg set type=module`'), compilerOptions: { ...compilerOptions, module: moduleSetting, moduleResolution: moduleSetting } };
+}
+
 /** Resolves once `port` accepts a connection (trying every 20 ms for up to 15 s). */
 async function listening(port: number, exited: Promise<unknown>): Promise<void> {
   let gone = false;
@@ -139,6 +155,32 @@ describe('issue 19 item 13: the README Quick start, as pasted', () => {
       expect(running.log()).toMatch(/worker \S+ stopped\./);
     }
   });
+
+  it('issue 35 item 17: compiles to CommonJS as the Install note says, and runs one job on SQLite', async () => {
+    const { files, packages, compilerOptions } = instructions(quickStart());
+    const note = commonJsNote();
+    expect(note.omitsTypeModule).toBe(true);
+    // A second app: no "type": "module", `tsc --init`, the Quick start's settings, then the note's.
+    const cjs = await freshApp(pack.tarball, {}, packages);
+    try {
+      await tsc(cjs.dir, '--init');
+      writeFileSync(join(cjs.dir, 'tsconfig.init.json'), readFileSync(join(cjs.dir, 'tsconfig.json')));
+      writeFileSync(join(cjs.dir, 'tsconfig.json'), JSON.stringify({ extends: './tsconfig.init.json', compilerOptions: { ...compilerOptions, ...note.compilerOptions } }, null, 2));
+      mkdirSync(join(cjs.dir, 'src'));
+      for (const { file, code } of files) writeFileSync(join(cjs.dir, 'src', file), code);
+      await tsc(cjs.dir, '-p', '.');
+      expect(readFileSync(join(cjs.dir, 'dist/main.js'), 'utf8')).toContain('require("./app.module.js")');
+      const running = await startApp(cjs.dir, { DATABASE_URL: undefined });
+      try {
+        expect(await placeAndConfirm(running)).toMatchObject({ item: 'lamp', status: 'confirmed' });
+      } finally {
+        await running.stop();
+        expect(running.log()).toMatch(/worker \S+ stopped\./);
+      }
+    } finally {
+      cjs.cleanup();
+    }
+  }, 180_000);
 
   it('issue 19 item 13: runs one job on PostgreSQL, with DATABASE_URL set', async () => {
     // A database of its own: the app creates its tables in the default schemas.
