@@ -24,25 +24,27 @@ function instructions(section: string) {
   const packages = [...bash.matchAll(/npm install ([^&\n]+)/g)]
     .flatMap((m) => m[1]!.trim().split(/\s+/))
     .filter((word) => !word.startsWith('-') && word !== 'nestjs-durable-scheduler');
-  const jsonc = /```jsonc\n([\s\S]*?)```/.exec(section)![1]!;
-  const compilerOptions = JSON.parse(`{${jsonc.replace(/\/\/[^\n]*/g, '')}}`) as Record<string, unknown>;
-  return { files, packages, compilerOptions, npmInit: bash.includes('npm pkg set type=module') };
+  // The options `npx tsc --init` is given: it writes its defaults and these into tsconfig.json.
+  const initArgs = /npx tsc --init([^&\n]*)/.exec(bash)![1]!.trim().split(/\s+/).filter(Boolean);
+  return { files, packages, initArgs, npmInit: bash.includes('npm pkg set type=module') };
 }
 
 /**
- * The Install section's CommonJS note, read as a newcomer follows it: the package.json field to
- * leave out, and the compiler options it names (`"name": value` in inline code, and the
- * `module`/`moduleResolution` it says to set).
+ * The Install section's CommonJS note, read as a newcomer follows it: whether it says to leave
+ * `type=module` out, and the options it adds to `tsc --init` (each `--name value` in inline code,
+ * and the `module`/`moduleResolution` it says to set).
  */
 function commonJsNote() {
   const readme = readFileSync(join(process.cwd(), 'README.md'), 'utf8');
   const install = readme.slice(readme.indexOf('## Install'), readme.indexOf('## Quick start with NestJS'));
   const paragraph = install.split('\n\n').find((text) => text.replace(/\s+/g, ' ').includes('An app compiled to CommonJS')) ?? '';
   const note = paragraph.replace(/\s+/g, ' ');
-  const settings = Object.fromEntries([...note.matchAll(/`"(\w+)": ([^`]+)`/g)].map((m) => [m[1]!, JSON.parse(m[2]!) as unknown]));
-  const moduleSetting = /`module` and `moduleResolution` set to `(\w+)`/.exec(note)?.[1];
-  const { type, ...compilerOptions } = settings;
-  return { omitsTypeModule: type === 'module' && note.includes('without `npm pkg set type=module`'), compilerOptions: { ...compilerOptions, module: moduleSetting, moduleResolution: moduleSetting } };
+  const moduleSetting = /`module` and `moduleResolution` set to `(\w+)`/.exec(note)![1]!;
+  const flags = [...note.matchAll(/`(--\w+(?: [^`-][^`]*)?)`/g)].flatMap((m) => m[1]!.split(' '));
+  return {
+    omitsTypeModule: note.includes('without `npm pkg set type=module`'),
+    initArgs: ['--module', moduleSetting, '--moduleResolution', moduleSetting, ...flags],
+  };
 }
 
 /** Resolves once `port` accepts a connection (trying every 20 ms for up to 15 s). */
@@ -118,15 +120,13 @@ describe('issue 19 item 13: the README Quick start, as pasted', () => {
   let pack: { tarball: string; cleanup: () => void };
 
   beforeAll(async () => {
-    const { files, packages, compilerOptions, npmInit } = instructions(quickStart());
+    const { files, packages, initArgs, npmInit } = instructions(quickStart());
     expect(files.map((f) => f.file).sort()).toEqual(['app.module.ts', 'confirm-order.job.ts', 'jobs.ts', 'main.ts', 'order.entity.ts', 'orders.controller.ts']);
     expect(npmInit).toBe(true);
     pack = await packProject();
     app = await freshApp(pack.tarball, { type: 'module' }, packages);
-    // `tsc --init` as the newcomer runs it; the README's settings go on top, as an edit would.
-    await tsc(app.dir, '--init');
-    writeFileSync(join(app.dir, 'tsconfig.init.json'), readFileSync(join(app.dir, 'tsconfig.json')));
-    writeFileSync(join(app.dir, 'tsconfig.json'), JSON.stringify({ extends: './tsconfig.init.json', compilerOptions }, null, 2));
+    // `tsc --init` as the newcomer runs it, with the README's options; the file is used as written.
+    await tsc(app.dir, '--init', ...initArgs);
     mkdirSync(join(app.dir, 'src'));
     for (const { file, code } of files) writeFileSync(join(app.dir, 'src', file), code);
     await tsc(app.dir, '-p', '.');
@@ -138,7 +138,9 @@ describe('issue 19 item 13: the README Quick start, as pasted', () => {
   });
 
   it('issue 19 item 13: compiles under the tsc --init defaults, strict and exactOptionalPropertyTypes included', () => {
-    const init = readFileSync(join(app.dir, 'tsconfig.init.json'), 'utf8');
+    const init = readFileSync(join(app.dir, 'tsconfig.json'), 'utf8');
+    expect(init).toMatch(/"types": \["node"\]/);
+    expect(init).toMatch(/"emitDecoratorMetadata": true/);
     expect(init).toMatch(/"strict": true/);
     expect(init).toMatch(/"exactOptionalPropertyTypes": true/);
     expect(init).toMatch(/"verbatimModuleSyntax": true/);
@@ -157,15 +159,13 @@ describe('issue 19 item 13: the README Quick start, as pasted', () => {
   });
 
   it('issue 35 item 17: compiles to CommonJS as the Install note says, and runs one job on SQLite', async () => {
-    const { files, packages, compilerOptions } = instructions(quickStart());
+    const { files, packages, initArgs } = instructions(quickStart());
     const note = commonJsNote();
     expect(note.omitsTypeModule).toBe(true);
-    // A second app: no "type": "module", `tsc --init`, the Quick start's settings, then the note's.
+    // A second app: no "type": "module", and `tsc --init` with the Quick start's options, then the note's.
     const cjs = await freshApp(pack.tarball, {}, packages);
     try {
-      await tsc(cjs.dir, '--init');
-      writeFileSync(join(cjs.dir, 'tsconfig.init.json'), readFileSync(join(cjs.dir, 'tsconfig.json')));
-      writeFileSync(join(cjs.dir, 'tsconfig.json'), JSON.stringify({ extends: './tsconfig.init.json', compilerOptions: { ...compilerOptions, ...note.compilerOptions } }, null, 2));
+      await tsc(cjs.dir, '--init', ...initArgs, ...note.initArgs);
       mkdirSync(join(cjs.dir, 'src'));
       for (const { file, code } of files) writeFileSync(join(cjs.dir, 'src', file), code);
       await tsc(cjs.dir, '-p', '.');
