@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
+import { promisify } from 'node:util';
 import { freePort } from '../sample/sample-process.js';
 import { databaseUrl, openPostgresDataSource } from '../support/postgres.js';
-import { freshApp, packProject, tsc } from '../support/packed-app.js';
+import { freshApp, linkDependencies, packProject, tsc } from '../support/packed-app.js';
 
 /** The README's Quick start section: from its heading to the next one. */
 function quickStart(): string {
@@ -45,6 +46,28 @@ function commonJsNote() {
     omitsTypeModule: note.includes('without `npm pkg set type=module`'),
     initArgs: ['--module', moduleSetting, '--moduleResolution', moduleSetting, ...flags],
   };
+}
+
+/**
+ * The README's test section, read as a newcomer follows it: the packages it installs (without
+ * their versions), how it runs jest, the jest config, the spec with the path it names, and the
+ * top-level tsconfig.json setting that keeps specs out of the app's build.
+ */
+function testingSection() {
+  const readme = readFileSync(join(process.cwd(), 'README.md'), 'utf8');
+  const start = readme.indexOf('## Testing your app');
+  expect(start).toBeGreaterThanOrEqual(0);
+  const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
+  const prose = section.replace(/```[\s\S]*?```/g, '').replace(/\s+/g, ' ');
+  const installs = /`([^`]+)` with `npm install -D`/.exec(prose)![1]!.split(' ');
+  const packages = installs.map((word) => word.replace(/(.)@[^/]*$/, '$1'));
+  const run = /`NODE_OPTIONS=(\S+) npx jest`/.exec(prose)!;
+  const config = /```js\n\/\/ jest\.config\.js\n([\s\S]*?)```/.exec(section)![1]!;
+  const spec = /```ts\n\/\/ (test\/[\w.-]+\.spec\.ts)\n([\s\S]*?)```/.exec(section)!;
+  const tsconfig = JSON.parse(`{${/`("include": \[[^`]*\])` in `tsconfig\.json`/.exec(prose)![1]!}}`) as Record<string, unknown>;
+  // What `npx tsc` says about a spec it should not compile, by the folder the spec is in.
+  const [, inSrc, inTest] = /\(`([^`]+)` in `src\/`, `([^`]+)` in `test\/`\)/.exec(prose)!;
+  return { installs, packages, nodeOptions: run[1]!, config, spec: { file: spec[1]!, code: spec[2]! }, tsconfig, buildErrors: { src: inSrc!, test: inTest! } };
 }
 
 /** Resolves once `port` accepts a connection (trying every 20 ms for up to 15 s). */
@@ -203,4 +226,33 @@ describe('issue 19 item 13: the README Quick start, as pasted', () => {
       await admin.destroy();
     }
   });
+  // Last: it adds specs and a tsconfig.json setting to the app the tests above ran.
+  it('issue 35 item 18: the test section installs, configures and runs its spec, and the spec stays out of the Quick start\'s tsc build', async () => {
+    const section = testingSection();
+    const pinned = /^typescript@(\d+)$/.exec(section.installs.find((word) => word.startsWith('typescript@')) ?? '');
+    // The README pins the compiler these tests use.
+    expect(pinned?.[1]).toBe((JSON.parse(readFileSync(join(process.cwd(), 'node_modules/typescript/package.json'), 'utf8')) as { version: string }).version.split('.')[0]);
+    // Without the advice a spec breaks the app's build, as the README says, in src/ and in test/.
+    const inSrc = join(app.dir, 'src', basename(section.spec.file));
+    writeFileSync(inSrc, section.spec.code.replaceAll("'../src/", "'./"));
+    await expect(tsc(app.dir, '-p', '.')).rejects.toThrow(section.buildErrors.src);
+    rmSync(inSrc);
+    mkdirSync(join(app.dir, dirname(section.spec.file)), { recursive: true });
+    writeFileSync(join(app.dir, section.spec.file), section.spec.code);
+    writeFileSync(join(app.dir, 'jest.config.js'), section.config);
+    await expect(tsc(app.dir, '-p', '.')).rejects.toThrow(section.buildErrors.test);
+    // The README's setting, added to the tsconfig.json that `tsc --init` wrote.
+    renameSync(join(app.dir, 'tsconfig.json'), join(app.dir, 'tsconfig.init.json'));
+    writeFileSync(join(app.dir, 'tsconfig.json'), JSON.stringify({ extends: './tsconfig.init.json', ...section.tsconfig }, null, 2));
+    await tsc(app.dir, '-p', '.');
+    expect(existsSync(join(app.dir, 'dist', section.spec.file.replace(/\.ts$/, '.js')))).toBe(false);
+    // Then the packages the section installs, and jest as it runs it.
+    linkDependencies(app.dir, section.packages);
+    const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: section.nodeOptions, NO_COLOR: '1' };
+    for (const key of Object.keys(env)) if (key.startsWith('JEST_')) delete env[key];
+    const jest = await promisify(execFile)(process.execPath, [join(app.dir, 'node_modules/jest/bin/jest.js'), '--ci'], { cwd: app.dir, env }).catch(
+      (error: { stdout: string; stderr: string }) => ({ stdout: error.stdout, stderr: error.stderr, failed: true }),
+    );
+    expect({ failed: 'failed' in jest, output: jest.stderr }).toEqual({ failed: false, output: expect.stringMatching(/Tests:\s+1 passed, 1 total/) });
+  }, 180_000);
 });
