@@ -16,6 +16,11 @@ export class AttemptAbort {
     return this.controller.signal;
   }
 
+  /** Why the attempt was aborted, or undefined while it was not; read without building a signal. */
+  get reason(): unknown {
+    return this.controller ? (this.controller.signal.aborted ? this.controller.signal.reason : undefined) : this.early?.reason;
+  }
+
   /** Aborts the attempt; only the first reason counts, as with AbortController. */
   abort(reason?: unknown): void {
     if (this.controller) this.controller.abort(reason);

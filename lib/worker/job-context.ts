@@ -37,11 +37,23 @@ export interface JobContext<TPayload = unknown> {
    * `jobs show`, the dashboard). Reports coalesce: the latest value is written with the attempt's
    * next heartbeat, at most one write per heartbeat interval, and the last one when the attempt
    * ends. The write is fenced on this attempt's lease. Bad input (not JSON, too large, too deep)
-   * throws at once, before anything is written. The promise resolves once this value or a later
-   * one is written, and rejects with ProgressRefusedError when the store refused it because this
-   * worker no longer holds the lease; awaiting it is optional.
+   * throws at once, before anything is written.
+   *
+   * The promise resolves as soon as the value is queued, without waiting for the heartbeat, so
+   * awaiting it in a loop costs nothing. It rejects at once with ProgressRefusedError when this
+   * node already knows the lease is gone (the store refused an earlier report, or `signal` was
+   * aborted with `lease_lost` or `lease_expired`), or the attempt has ended; an awaited report
+   * thus stops a stale handler. Use {@link progressWritten} to wait for the write itself.
    */
   reportProgress(value: unknown): Promise<void>;
+  /**
+   * Resolves once the last value this attempt reported (or a later one) is written, which takes
+   * until the next heartbeat (`heartbeatIntervalMs`), or the end of the attempt; at once when no
+   * reported value is waiting. Rejects with ProgressRefusedError when the store refused the write
+   * because this worker no longer holds the lease. Few handlers need it: progress is written
+   * without anyone waiting for it.
+   */
+  progressWritten(): Promise<void>;
   /**
    * The output an ancestor stored when it succeeded: a job this one depends on, directly or through
    * other dependants. Undefined when the ancestor stored none, was deleted by retention, or is not
@@ -66,7 +78,7 @@ export class AttemptContext<TPayload = unknown> implements JobContext<TPayload> 
 
   constructor(
     private readonly job: JobRecord,
-    private readonly abort: { readonly signal: AbortSignal },
+    private readonly abort: { readonly signal: AbortSignal; readonly reason?: unknown },
     logger: SchedulerLogger,
     private readonly store: Pick<JobStore, 'limits' | 'jobParentOutput'>,
     /** The attempt's transaction, when the job uses one and the store offers it. */
@@ -112,8 +124,18 @@ export class AttemptContext<TPayload = unknown> implements JobContext<TPayload> 
     const { limits } = this.store;
     // Checked and copied now, as setOutput does: the heartbeat that writes it may come seconds later.
     const text = encodeJson(value, { argument: 'progress', maxBytes: limits.maxProgressBytes, maxDepth: limits.maxJsonDepth });
-    if (this.ended) return refusedNow(this.jobId, this.attempt);
+    // No heartbeat carries a lease the node knows is gone: the value could only ever be refused.
+    if (this.ended || this.leaseGone()) return refusedNow(this.jobId, this.attempt);
     return this.progress?.report(this.jobId, this.attempt, JSON.parse(text) as unknown) ?? Promise.resolve();
+  }
+
+  progressWritten(): Promise<void> {
+    return this.progress?.written(this.jobId, this.attempt) ?? Promise.resolve();
+  }
+
+  private leaseGone(): boolean {
+    const reason = this.abort.reason;
+    return reason === 'lease_lost' || reason === 'lease_expired';
   }
 
   /** Marks the attempt over: later reports are refused at once. */

@@ -3,7 +3,7 @@ import type { HeartbeatLease, HeartbeatResult, LeaseRef } from '../store/index.j
 import { describeError } from './log-text.js';
 import type { SchedulerLogger } from './scheduler-logger.js';
 
-/** A reported value waiting for its write, and the callers waiting on it or on values it replaced. */
+/** A reported value waiting for its write, and the callers of `written()` waiting on it or on values it replaced. */
 interface Report {
   readonly attempt: number;
   readonly value: unknown;
@@ -26,6 +26,8 @@ interface Slot {
  * most one progress write per heartbeat interval and a heartbeat carries none when nothing was
  * reported. One write per job is in flight at a time, so an older value never lands after a newer
  * one. The attempt's last unsent value is written when the attempt ends, before its outcome.
+ * A report resolves once queued, never on the write: awaiting one must not cost a heartbeat
+ * interval (issue 35 item 15). `written()` is there for the caller who needs the write itself.
  */
 export class ProgressBoard {
   /** By `jobId:attempt`; a slot exists only for an attempt that reported, so a node whose handlers never report keeps it empty. */
@@ -36,23 +38,37 @@ export class ProgressBoard {
   constructor(private readonly logger: SchedulerLogger) {}
 
   /**
-   * Queues `value` (already checked and copied) for the attempt's next write. Resolves once it, or a
-   * later value that replaced it, is written; rejects with {@link ProgressRefusedError} when the
-   * store refuses it because the lease is gone.
+   * Queues `value` (already checked and copied) for the attempt's next write, replacing a value not
+   * sent yet. Resolves at once: a handler that awaits each report is never held for a heartbeat.
+   * Rejects at once, with {@link ProgressRefusedError}, once the store has refused this attempt's
+   * progress (its lease is gone).
    */
   report(jobId: string, attempt: number, value: unknown): Promise<void> {
     const key = `${jobId}:${attempt}`;
-    if (this.refused.has(key)) return handled(Promise.reject(new ProgressRefusedError(jobId, attempt)));
+    if (this.refused.has(key)) return refusal(jobId, attempt);
     let slot = this.slots.get(key);
     if (!slot) {
       slot = { attempt, pending: undefined, sending: undefined, sent: undefined, release: undefined };
       this.slots.set(key, slot);
     }
-    const target = slot;
-    const done = new Promise<void>((resolve, reject) => {
-      target.pending = { attempt, value, waiters: [...(target.pending?.waiters ?? []), { resolve, reject }] };
-    });
-    return handled(done);
+    // Whoever waits for the value this one replaces waits for this one now.
+    slot.pending = { attempt, value, waiters: slot.pending?.waiters ?? [] };
+    return ACCEPTED;
+  }
+
+  /**
+   * Resolves once the attempt's last reported value, or a later one, is written; at once when
+   * nothing reported waits for a write. Rejects with {@link ProgressRefusedError} when the store
+   * refuses it because the lease is gone, and with the store's error when the attempt's last write
+   * fails.
+   */
+  written(jobId: string, attempt: number): Promise<void> {
+    const key = `${jobId}:${attempt}`;
+    if (this.refused.has(key)) return refusal(jobId, attempt);
+    const slot = this.slots.get(key);
+    const report = slot?.pending ?? slot?.sending;
+    if (!report) return ACCEPTED;
+    return handled(new Promise<void>((resolve, reject) => report.waiters.push({ resolve, reject })));
   }
 
   /** The heartbeat's leases, each carrying its attempt's pending progress unless a write of it is in flight. */
@@ -152,6 +168,13 @@ export class ProgressBoard {
     this.refused.add(key);
     this.logger.warn(`progress of ${jobId} attempt ${report.attempt} was refused: this worker no longer holds the lease.`, { jobId, attempt: report.attempt });
   }
+}
+
+/** What `report` returns: the value is queued, and no caller can tell two of these apart. */
+const ACCEPTED: Promise<void> = Promise.resolve();
+
+function refusal(jobId: string, attempt: number): Promise<void> {
+  return handled(Promise.reject(new ProgressRefusedError(jobId, attempt)));
 }
 
 /**

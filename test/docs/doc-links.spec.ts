@@ -1,29 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
+import { anchors, relativeLinks } from '../support/markdown-links.js';
 
 /** The pages a reader moves between: the README, the architecture guide, the guides and the bench. */
 function pages(root: string): string[] {
   const docs = readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md')).map((name) => join('docs', name));
   return ['README.md', 'ARCHITECTURE.md', join('bench', 'README.md'), ...docs].filter((page) => existsSync(join(root, page)));
-}
-
-/** Text outside fenced code blocks and inline code, where a `[x](y)` is not a link. */
-function prose(markdown: string): string {
-  return markdown.replace(/^```[\s\S]*?^```/gm, '').replace(/`[^`\n]*`/g, '');
-}
-
-/** GitHub's heading anchors: lower case, punctuation (backticks too) dropped, spaces to hyphens, repeats numbered. */
-function anchors(markdown: string): Set<string> {
-  const seen = new Map<string, number>();
-  const found = new Set<string>();
-  for (const [, heading] of markdown.replace(/^```[\s\S]*?^```/gm, '').matchAll(/^#{1,6}\s+(.+?)\s*#*$/gm)) {
-    const base = heading!.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
-    const count = seen.get(base) ?? 0;
-    seen.set(base, count + 1);
-    found.add(count === 0 ? base : `${base}-${count}`);
-  }
-  return found;
 }
 
 describe('links in the README and docs/', () => {
@@ -33,10 +16,9 @@ describe('links in the README and docs/', () => {
     let checked = 0;
     for (const page of pages(root)) {
       const text = readFileSync(join(root, page), 'utf8');
-      for (const [, target] of prose(text).matchAll(/\]\(([^)\s]+)\)/g)) {
-        if (/^[a-z]+:/i.test(target!)) continue; // https:, mailto:
+      for (const target of relativeLinks(text)) {
         checked += 1;
-        const [path, anchor] = target!.split('#') as [string, string | undefined];
+        const [path, anchor] = target.split('#') as [string, string | undefined];
         const file = path === '' ? join(root, page) : join(root, dirname(page), decodeURIComponent(path));
         if (!existsSync(file)) {
           broken.push(`${page}: ${target} (no such file)`);

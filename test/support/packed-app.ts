@@ -54,12 +54,19 @@ export async function freshApp(
   await run('tar', ['xzf', tarball, '-C', modules]);
   renameSync(join(modules, 'package'), join(modules, 'nestjs-durable-scheduler'));
   const own = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-  for (const name of new Set([...dependencies, ...Object.keys(own.dependencies)])) {
+  linkDependencies(dir, [...new Set([...dependencies, ...Object.keys(own.dependencies)])]);
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'fresh-app', private: true, ...packageJson }, null, 2));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Links more of the project's node_modules into an app made by {@link freshApp}, as a later `npm install` would add them. */
+export function linkDependencies(dir: string, names: readonly string[]): void {
+  const modules = join(dir, 'node_modules');
+  for (const name of names) {
+    if (existsSync(join(modules, name))) continue;
     mkdirSync(dirname(join(modules, name)), { recursive: true });
     symlinkSync(join(root, 'node_modules', name), join(modules, name), 'dir');
   }
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'fresh-app', private: true, ...packageJson }, null, 2));
-  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 /** The project's TypeScript compiler, run in `cwd` (`tsc --init`, `tsc -p .`). Rejects with its output. */

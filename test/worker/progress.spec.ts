@@ -56,14 +56,18 @@ async function progressOf(store: JobStore, id: string): Promise<unknown> {
 }
 
 describe('ctx.reportProgress', () => {
-  it('coalesces reports onto the next heartbeat: the latest value wins, one write per interval, every caller resolved', async () => {
+  it('coalesces reports onto the next heartbeat: the latest value wins, one write per interval, every waiter resolved', async () => {
     const h = held();
     const { timers, memory, node, beats, withProgress } = setup({ long: h.handler });
     const { id } = await memory.jobEnqueue({ job: { name: 'long', payload: 1 } });
     await node.start();
     await settle();
     const results: string[] = [];
-    const reports = [1, 2, 3].map((n) => h.ctx().reportProgress({ done: n }).then(() => results.push(`resolved ${n}`)));
+    // Each caller waits for the write of its value, or of a later one that replaced it.
+    const reports = [1, 2, 3].map((n) => {
+      void h.ctx().reportProgress({ done: n });
+      return h.ctx().progressWritten().then(() => results.push(`resolved ${n}`));
+    });
     await timers.advance(9_000);
     // Nothing is written before the heartbeat: reporting costs no statement of its own.
     expect([await progressOf(memory, id), beats.length, results]).toEqual([null, 0, []]);
@@ -139,13 +143,17 @@ describe('ctx.reportProgress', () => {
     await memory.jobClaim({ workerId: 'worker-b', limit: 1, queues: ['default'], leaseMs: 30_000 });
     await memory.jobHeartbeat({ workerId: 'worker-b', leases: [{ jobId: id, attempt: 2, progress: 'b' }], leaseMs: 30_000 });
 
-    const first = h.ctx().reportProgress('stale 1');
-    const second = h.ctx().reportProgress('stale 2');
+    // Accepted locally: the node does not know yet that its lease is gone.
+    await h.ctx().reportProgress('stale 1');
+    const first = h.ctx().progressWritten();
+    await h.ctx().reportProgress('stale 2');
+    const second = h.ctx().progressWritten();
     await timers.advance(10_000);
     await expect(first).rejects.toBeInstanceOf(ProgressRefusedError);
     await expect(second).rejects.toThrow(`Progress for job ${id} attempt 1 was refused: this worker no longer holds that attempt's lease.`);
     // Later reports of the lost attempt are refused at once, without another write.
     await expect(h.ctx().reportProgress('stale 3')).rejects.toBeInstanceOf(ProgressRefusedError);
+    await expect(h.ctx().progressWritten()).rejects.toBeInstanceOf(ProgressRefusedError);
     h.release();
     await settle();
     expect(await progressOf(memory, id)).toBe('b');
@@ -198,7 +206,8 @@ describe('ctx.reportProgress', () => {
     await node.start();
     await settle();
     let resolved = false;
-    void h.ctx().reportProgress(1).then(() => (resolved = true));
+    await h.ctx().reportProgress(1);
+    void h.ctx().progressWritten().then(() => (resolved = true));
     await timers.advance(10_000);
     expect([await progressOf(memory, id), resolved]).toEqual([null, false]);
     failing = false;
@@ -206,5 +215,59 @@ describe('ctx.reportProgress', () => {
     expect([await progressOf(memory, id), resolved]).toEqual([1, true]);
     h.release();
     await settle();
+  });
+  it('issue 35 item 15: three awaited reports complete without any heartbeat tick, and the latest rides on the next one', async () => {
+    const h = held();
+    const steps: string[] = [];
+    const handler: FunctionHandler<never> = {
+      handle: async (payload, ctx) => {
+        for (const done of [1, 2, 3]) {
+          await ctx.reportProgress({ done });
+          steps.push(`reported ${done}`);
+        }
+        await h.handler.handle(payload, ctx);
+      },
+    };
+    const { timers, memory, node, beats } = setup({ looping: handler });
+    const { id } = await memory.jobEnqueue({ job: { name: 'looping', payload: 1 } });
+    await node.start();
+    // No timer fires here: the claim and the handler run on promise callbacks alone.
+    await settle();
+    expect(steps).toEqual(['reported 1', 'reported 2', 'reported 3']);
+    expect([beats.length, await progressOf(memory, id)]).toEqual([0, null]);
+    // Accepted is not written: the value still waits for the heartbeat, which stays fenced.
+    let written = false;
+    void h.ctx().progressWritten().then(() => (written = true));
+    await timers.advance(10_000);
+    expect(beats.map((beat) => beat.leases)).toEqual([[{ jobId: id, attempt: 1, progress: { done: 3 } }]]);
+    expect([await progressOf(memory, id), written]).toEqual([{ done: 3 }, true]);
+    h.release();
+    await settle();
+  });
+
+  it('issue 35 item 15: a report made once the node knows its lease is gone rejects at once, so an awaiting handler stops', async () => {
+    const h = held();
+    const storeClock = new ManualClock();
+    const { timers, memory, node, beats } = setup({ slow: h.handler }, { storeClock });
+    const { id } = await memory.jobEnqueue({ job: { name: 'slow', payload: 1, maxAttempts: 3 } });
+    await node.start();
+    await settle();
+    storeClock.advance(31_000);
+    await memory.jobClaim({ workerId: 'worker-b', limit: 1, queues: ['default'], leaseMs: 30_000 });
+    // The heartbeat carries no progress; it learns the lease is gone and aborts the attempt.
+    await timers.advance(10_000);
+    let outcome: unknown = 'pending';
+    h.ctx().reportProgress('too late').then(
+      () => (outcome = 'accepted'),
+      (error: unknown) => (outcome = error),
+    );
+    await settle(1);
+    expect(outcome).toBeInstanceOf(ProgressRefusedError);
+    expect(h.ctx().signal.reason).toBe('lease_lost');
+    h.release();
+    await settle();
+    // Nothing more was sent for the lost attempt: one heartbeat, without progress.
+    expect(beats.map((beat) => beat.leases)).toEqual([[{ jobId: id, attempt: 1 }]]);
+    expect(await progressOf(memory, id)).toBeNull();
   });
 });
