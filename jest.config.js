@@ -11,13 +11,22 @@ export default {
   moduleNameMapper: {
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
+  // swc strips the types, as tsc would with tsconfig.json (isolated modules, ES2022, legacy
+  // decorators with their design-time metadata, which Nest's dependency injection reads). It does
+  // not type-check: pretest's four tsc checks do that. It transforms a file about ten times
+  // faster than ts-jest's transpileModule, and a clean clone transforms every file once.
   transform: {
     '^.+\\.ts$': [
-      'ts-jest',
+      '@swc/jest',
       {
-        useESM: true,
-        tsconfig: '<rootDir>/tsconfig.json',
-        diagnostics: false,
+        swcrc: false,
+        sourceMaps: 'inline',
+        module: { type: 'es6' },
+        jsc: {
+          target: 'es2022',
+          parser: { syntax: 'typescript', decorators: true },
+          transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: true, verbatimModuleSyntax: true },
+        },
       },
     ],
   },
