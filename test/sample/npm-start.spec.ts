@@ -128,10 +128,10 @@ describe('issue 19: npm run sim, bench and chaos', () => {
       spawned = descendants(npm.pid!);
       npm.kill('SIGTERM');
       await exited;
-      // npm forwards the signal; the simulator may still be exiting when npm has. A process that
-      // never exits is the failure, and jest's timeout reports it (500 tries of 20 ms used to
-      // decide, which a loaded machine could make too few).
-      for (const pid of spawned) while (alive(pid)) await new Promise((resolve) => setTimeout(resolve, 20));
+      for (const pid of spawned) {
+        // npm forwards the signal; the simulator may still be exiting when npm has.
+        for (let tries = 0; alive(pid) && tries < 500; tries++) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
       expect(spawned.filter(alive)).toEqual([]);
     } finally {
       for (const pid of spawned.filter(alive)) process.kill(pid, 'SIGKILL');
