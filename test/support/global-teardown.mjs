@@ -1,4 +1,4 @@
 export default async function globalTeardown() {
-  const pg = globalThis.__EMBEDDED_POSTGRES__;
-  if (pg) await pg.stop();
+  const servers = globalThis.__EMBEDDED_POSTGRES__ ?? [];
+  await Promise.all(servers.map((server) => server.stop()));
 }
