@@ -78,4 +78,22 @@ describe('the standalone dashboard server', () => {
     expect(cookie).toMatch(/^durable_scheduler_token=.+; Path=\/; HttpOnly; SameSite=Strict$/);
     expect((await fetch(`${url}/jobs`, { headers: { cookie: cookie.split(';')[0]! } })).status).toBe(200);
   });
+
+  it('issue 35 item 11: asset and page names that are Object.prototype members answer 404 and log nothing', async () => {
+    const logged: string[] = [];
+    server = await startDashboardServer({ store: new MemoryJobStore(), logError: (line) => logged.push(line) });
+    const members = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'isPrototypeOf'];
+    for (const name of members) {
+      for (const path of [`/assets/${name}`, `/${name}`, `/dead-letters/${name}`, `/queues/${name}/${name}`]) {
+        const response = await fetch(`${server.url}${path}`);
+        expect({ path, status: response.status }).toEqual({ path, status: 404 });
+        expect(await response.text()).not.toContain(process.cwd());
+      }
+      expect((await fetch(`${server.url}/jobs?state=${name}`)).status).toBe(400);
+      expect((await fetch(`${server.url}/?notice=${name}`)).status).toBe(200);
+    }
+    expect(logged).toEqual([]);
+    // The real assets are still served.
+    expect((await fetch(`${server.url}/assets/dashboard.css`)).headers.get('content-type')).toContain('text/css');
+  });
 });

@@ -41,10 +41,24 @@ const ASSETS: Readonly<Record<string, string>> = {
 };
 const assetCache = new Map<string, Buffer>();
 
+/**
+ * The content type of a dashboard asset, or null when no asset has that name. An own-property
+ * lookup: `constructor` or `__proto__` are names a request can send, and must not find
+ * Object.prototype's members and go on to read a file that does not exist.
+ */
+function assetType(name: string | undefined): string | null {
+  return name !== undefined && Object.hasOwn(ASSETS, name) ? ASSETS[name]! : null;
+}
+
 async function asset(name: string): Promise<Buffer> {
   let body = assetCache.get(name);
   if (!body) {
-    body = await readFile(new URL(`../assets/${name}`, import.meta.url));
+    try {
+      body = await readFile(new URL(`../assets/${name}`, import.meta.url));
+    } catch {
+      // The file system's message names the install path, which the log must not carry.
+      throw new Error(`the dashboard's asset ${name} could not be read; reinstall the package`);
+    }
     assetCache.set(name, body);
   }
   return body;
@@ -78,8 +92,9 @@ export function createDashboardHandler(options: DashboardHandlerOptions): Dashbo
     const ctxBase = { base: route.base, now: new Date(), readOnly, csrf: '' };
     try {
       const segments = splitSegments(route.rest);
-      if (segments[0] === 'assets' && segments.length === 2 && req.method === 'GET' && ASSETS[segments[1]!]) {
-        res.setHeader('Content-Type', ASSETS[segments[1]!]!);
+      const assetContentType = segments[0] === 'assets' && segments.length === 2 && req.method === 'GET' ? assetType(segments[1]) : null;
+      if (assetContentType !== null) {
+        res.setHeader('Content-Type', assetContentType);
         res.setHeader('Cache-Control', 'public, max-age=300');
         res.end(await asset(segments[1]!));
         return;
