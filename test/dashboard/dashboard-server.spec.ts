@@ -37,6 +37,25 @@ describe('the standalone dashboard server', () => {
     expect(await get(`127.0.0.1:${port}`)).toBe(200);
   });
 
+  it('issue 35 item 10: the standalone Host allow-list takes allowedHosts too, and refuses a malformed entry', async () => {
+    server = await startDashboardServer({ store: new MemoryJobStore(), allowedHosts: ['devbox.lan'] });
+    const { port } = new URL(server.url);
+    const get = (host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port, path: '/', headers: { host } }, (res) => {
+          res.resume();
+          resolve(res.statusCode!);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    expect(await get(`devbox.lan:${port}`)).toBe(200);
+    expect(await get(`DEVBOX.lan:${port}`)).toBe(200);
+    expect(await get(`localhost:${port}`)).toBe(200);
+    expect(await get(`evil.example:${port}`)).toBe(421);
+    await expect(startDashboardServer({ store: new MemoryJobStore(), allowedHosts: ['http://devbox.lan/'] })).rejects.toThrow(/allowedHosts must be a list of host names/);
+  });
+
   it('survives malformed requests: a path of //, a bad percent-escape in the token cookie', async () => {
     server = await startDashboardServer({ store: new MemoryJobStore(), token: TOKEN });
     const { port } = new URL(server.url);

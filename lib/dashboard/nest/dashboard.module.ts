@@ -5,6 +5,7 @@ import { SCHEDULER_STORE } from '../../nest/scheduler.tokens.js';
 import type { JobStore } from '../../store/index.js';
 import { createDashboardHandler, type DashboardHandler } from '../http/dashboard-handler.js';
 import { requestUrl } from '../http/dashboard-request.js';
+import { checkAllowedHosts, hostAllowed, LOOPBACK_HOSTS, refuseHost } from '../http/dashboard-security.js';
 import { assertGuarded, mountPathOf, type SchedulerDashboardOptions } from './dashboard-options.js';
 
 const DASHBOARD_OPTIONS = Symbol('SCHEDULER_DASHBOARD_OPTIONS');
@@ -33,11 +34,16 @@ export function routeOf(req: ExpressRequest, mountPath: string): { base: string;
 class DashboardHost implements OnModuleInit {
   private handler: DashboardHandler | null = null;
   private readonly logger = new Logger('SchedulerDashboard');
+  /** The Host names served, or null to leave the Host to the guards. */
+  private readonly allowedHosts: readonly string[] | null;
 
   constructor(
     @Inject(ModuleRef) private readonly moduleRef: ModuleRef,
     @Inject(DASHBOARD_OPTIONS) private readonly options: SchedulerDashboardOptions,
-  ) {}
+  ) {
+    const extra = options.allowedHosts;
+    this.allowedHosts = extra ? [...LOOPBACK_HOSTS, ...extra] : options.guards?.length ? null : LOOPBACK_HOSTS;
+  }
 
   onModuleInit(): void {
     let store: JobStore;
@@ -55,6 +61,10 @@ class DashboardHost implements OnModuleInit {
   }
 
   async serve(req: ExpressRequest, res: ServerResponse): Promise<void> {
+    if (this.allowedHosts && !hostAllowed(req.headers.host, this.allowedHosts)) {
+      refuseHost(res, this.allowedHosts);
+      return;
+    }
     const { base, rest } = routeOf(req, mountPathOf(this.options.path));
     let actor = '';
     try {
@@ -80,6 +90,7 @@ export class SchedulerDashboardModule {
   static forRoot(options: SchedulerDashboardOptions = {}): DynamicModule {
     const path = mountPathOf(options.path);
     assertGuarded(options);
+    checkAllowedHosts(options.allowedHosts);
 
     @Controller(path)
     class SchedulerDashboardController {
