@@ -195,4 +195,34 @@ describe('SchedulerDashboardModule', () => {
       process.env.NODE_ENV = env;
     }
   });
+
+  it('issue 35 item 20: a second dashboard at the same path is refused at start, and one at another path is logged', async () => {
+    const store = new MemoryJobStore();
+    const options = { guards: [HeaderGuard], actor: () => 'ops' };
+    @Module({ imports: [SchedulerModule.forRoot({ store, autoStart: false }), SchedulerDashboardModule.forRoot(options), SchedulerDashboardModule.forRoot({ ...options, readOnly: true })] })
+    class Twice {}
+    app = await NestFactory.create(Twice, { logger: false });
+    await expect(app.init()).rejects.toThrow('SchedulerDashboardModule is mounted twice at /scheduler: the second mount would never answer, and its options would not apply.');
+    await app.close().catch(() => undefined);
+
+    const log = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+    @Module({ imports: [SchedulerModule.forRoot({ store, autoStart: false }), SchedulerDashboardModule.forRoot(options), SchedulerDashboardModule.forRoot({ ...options, path: 'support', readOnly: true })] })
+    class TwoPaths {}
+    app = await NestFactory.create(TwoPaths, { logger: false });
+    await app.listen(0, '127.0.0.1');
+    const url = await app.getUrl();
+    expect(log.mock.calls.map((call) => String(call[0]))).toContain('A second scheduler dashboard is mounted at /support, besides /scheduler; each answers with its own options.');
+    const headers = { 'x-admin': 'yes' };
+    expect(await (await fetch(`${url}/scheduler`, { headers })).text()).not.toContain('read-only');
+    expect(await (await fetch(`${url}/support`, { headers })).text()).toContain('read-only');
+    // The same module imported twice is one mount.
+    await app.close();
+    const once = SchedulerDashboardModule.forRoot(options);
+    @Module({ imports: [once] })
+    class Inner {}
+    @Module({ imports: [SchedulerModule.forRoot({ store, autoStart: false }), once, Inner] })
+    class Shared {}
+    app = await NestFactory.create(Shared, { logger: false });
+    await expect(app.init()).resolves.toBe(app);
+  });
 });
