@@ -127,7 +127,7 @@ export function createDashboardHandler(options: DashboardHandlerOptions): Dashbo
       const notice = url.searchParams.get('notice');
       const ctx: PageContext = { ...ctxBase, csrf: csrfToken(req, res, route.base), notice: notice && Object.hasOwn(NOTICES, notice) ? NOTICES[notice]! : null };
       const request: DashboardRequest = { method: 'GET', segments, query: url.searchParams, form: new URLSearchParams(), base: route.base, actor: route.actor };
-      const page = await renderPage({ store: options.store, ctx, payloadRevealable }, request);
+      const page = await renderPage({ store: options.store, ctx, payloadRevealable, refresh: req.headers['x-dashboard-refresh'] === '1' }, request);
       if (!page) throw new DashboardHttpError(404, 'No dashboard page lives at this address.');
       send(res, 200, page);
     } catch (error) {

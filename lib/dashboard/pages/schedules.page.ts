@@ -1,6 +1,7 @@
 import { isDeadLetterState, nextFireAfter, type JobRecord, type Recurrence } from '../../core/index.js';
 import type { Schedule } from '../../store/index.js';
-import { html, href, multiline, type SafeHtml } from '../html/html.js';
+import { clippedPre } from '../html/clipped-text.js';
+import { html, href, type SafeHtml } from '../html/html.js';
 import { layout, stateBadge, timeCell, type PageContext } from '../html/layout.js';
 import { errorPreview } from './jobs.page.js';
 
@@ -82,7 +83,7 @@ export function schedulePage(ctx: PageContext, detail: ScheduleDetail): SafeHtml
     schedule.state === 'dead_lettered'
       ? html`<section class="halted"><h2>Why it stopped</h2>
 <p>Its occurrence ${schedule.haltedJobId ? html`<a href="${href(ctx.base, ['jobs', schedule.haltedJobId])}">${schedule.haltedJobId}</a>` : ''} ended ${haltedJob ? stateBadge(haltedJob.state) : 'dead-lettered'}; the schedule mints nothing until it is replayed${haltedJob && isDeadLetterState(haltedJob.state) ? ', or that occurrence is' : ''}.</p>
-${haltedJob?.lastError ? html`<pre class="error">${multiline(haltedJob.lastError)}</pre>` : ''}</section>`
+${haltedJob?.lastError ? clippedPre('error', haltedJob.lastError, href(ctx.base, ['jobs', haltedJob.id, 'error'])) : ''}</section>`
       : '';
   const body = html`<section id="schedule" data-live>
 <dl class="fields">
