@@ -115,4 +115,15 @@ describe('the standalone dashboard server', () => {
     // The real assets are still served.
     expect((await fetch(`${server.url}/assets/dashboard.css`)).headers.get('content-type')).toContain('text/css');
   });
+
+  it('issue 35 item 22: serves its icon, linked from every page, under the same policy', async () => {
+    server = await startDashboardServer({ store: new MemoryJobStore() });
+    const page = await (await fetch(`${server.url}/jobs`)).text();
+    expect(page).toContain('<link rel="icon" type="image/svg+xml" href="/assets/favicon.svg">');
+    const icon = await fetch(`${server.url}/assets/favicon.svg`);
+    expect(icon.status).toBe(200);
+    expect(icon.headers.get('content-type')).toBe('image/svg+xml');
+    expect(icon.headers.get('content-security-policy')).toContain("img-src 'self'");
+    expect(await icon.text()).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"[^>]*>[\s\S]*<\/svg>\s*$/);
+  });
 });

@@ -38,6 +38,7 @@ export type DashboardHandler = (req: IncomingMessage & { body?: unknown }, res: 
 const ASSETS: Readonly<Record<string, string>> = {
   'dashboard.css': 'text/css; charset=utf-8',
   'dashboard.js': 'text/javascript; charset=utf-8',
+  'favicon.svg': 'image/svg+xml',
 };
 const assetCache = new Map<string, Buffer>();
 

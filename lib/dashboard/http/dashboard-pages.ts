@@ -125,6 +125,7 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
         consequence,
         action: href(ctx.base, ['dead-letters', bulk]),
         verb: `${verb} ${ids.length}`,
+        tone: bulk === 'cancel' ? 'danger' : 'primary',
         back: href(ctx.base, ['dead-letters']),
         fields: [['confirmed', '1'], ...ids.map((jobId) => ['id', jobId] as const)],
         targets: bulkTargets(ids),
@@ -163,6 +164,7 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
         consequence: action === 'pause' ? 'Workers stop claiming its jobs; running ones finish. Its jobs keep their places.' : 'Workers claim its due jobs again.',
         action: href(ctx.base, ['queues', name, action]),
         verb: action === 'pause' ? 'Pause the queue' : 'Resume the queue',
+        tone: 'primary',
         back: ctx.base || '/',
       });
     }
@@ -200,6 +202,7 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
                 : 'One occurrence is enqueued now, besides its regular ticks.',
         action: `${back}/${action}`,
         verb: `${action[0]!.toUpperCase()}${action.slice(1)} the schedule`,
+        tone: 'primary',
         back,
         targets: [html`<code>${schedule.name}</code> ${schedule.id}`],
       });

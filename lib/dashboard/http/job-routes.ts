@@ -83,6 +83,7 @@ export async function renderJobRoute(deps: PageDeps, req: DashboardRequest): Pro
         'Each waiting job ends cancelled at once, and a running one is asked to stop and ends cancelled when its attempt does. Their dependants that wait on their success are cancelled too. A job that finished since the page was drawn is left as it is.',
       action: href(ctx.base, ['jobs', 'cancel']),
       verb: `Cancel ${ids.length}`,
+      tone: 'danger',
       back: href(ctx.base, ['jobs']),
       fields: [['confirmed', '1'], ...ids.map((jobId) => ['id', jobId] as const)],
       targets: bulkTargets(ids),
@@ -131,5 +132,5 @@ export async function renderJobRoute(deps: PageDeps, req: DashboardRequest): Pro
   // The cancel the operator confirms is the one asked: discarding a dead letter, or stopping
   // work that waits or runs. The action refuses the other if the job moved in between.
   const fields = action === 'cancel' ? [['cancelling', isDeadLetterState(job.state) ? 'dead_letter' : 'work'] as const] : [];
-  return confirmPage(ctx, { section: 'jobs', question, consequence, action: `${back}/${action}`, verb, back, fields, targets: [html`<code>${job.name}</code> ${job.id}`] });
+  return confirmPage(ctx, { section: 'jobs', question, consequence, action: `${back}/${action}`, verb, tone: action === 'cancel' ? 'danger' : 'primary', back, fields, targets: [html`<code>${job.name}</code> ${job.id}`] });
 }

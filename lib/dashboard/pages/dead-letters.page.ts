@@ -1,26 +1,46 @@
-import type { JobRecord } from '../../core/index.js';
+import { visibleText, type JobRecord } from '../../core/index.js';
 import { html, href, type SafeHtml } from '../html/html.js';
 import { csrfField, layout, timeCell, type PageContext } from '../html/layout.js';
 import { errorPreview, JOB_HEADS, jobRow } from './jobs.page.js';
 
-/** Dead-lettered jobs that share a wire name and the first line of their last error. */
+/** Dead-lettered jobs that share a wire name and the pattern of their last error's first line. */
 export interface DeadLetterGroup {
   readonly name: string;
+  /** The error line's pattern ({@link errorPattern}): what the group's links name. */
   readonly error: string;
+  /** The newest job's own error line, as written. */
+  readonly example: string;
   readonly jobs: readonly JobRecord[];
+}
+
+const UUID = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi;
+/** `0x…`, or a run of eight or more hex digits with both a digit and a letter (object ids, hashes). */
+const HEX = /\b(?:0x[0-9a-f]+|(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{8,})\b/gi;
+const NUMBER = /\d+(?:\.\d+)*/g;
+
+/**
+ * The first line of an error with the parts that differ from job to job made alike: UUIDs become
+ * `<uuid>`, hex ids `<hex>` and numbers `<n>`, so "order 4711 not found" and "order 4712 not
+ * found" group together. Cut like {@link errorPreview}, after the replacing, so ids of different
+ * lengths cannot cut at different places.
+ */
+export function errorPattern(error: string | null): string {
+  if (!error) return '';
+  const line = error.split('\n', 1)[0]!.replace(UUID, '<uuid>').replace(HEX, '<hex>').replace(NUMBER, '<n>');
+  return visibleText(line, { maxLength: 120 });
 }
 
 /** How many groups the page shows at once, and how many jobs of each before a link to the whole group. */
 export const GROUPS_PER_PAGE = 50;
 export const ROWS_PER_GROUP = 10;
 
-/** Groups jobs by name and error line, largest group first, keeping each group's newest-first order. */
+/** Groups jobs by name and error pattern, largest group first, keeping each group's newest-first order. */
 export function groupDeadLetters(jobs: readonly JobRecord[]): DeadLetterGroup[] {
-  const groups = new Map<string, { name: string; error: string; jobs: JobRecord[] }>();
+  const groups = new Map<string, { name: string; error: string; example: string; jobs: JobRecord[] }>();
   for (const job of jobs) {
-    const error = errorPreview(job.lastError);
+    const error = errorPattern(job.lastError);
     const key = JSON.stringify([job.name, error]);
-    const group = groups.get(key) ?? groups.set(key, { name: job.name, error, jobs: [] }).get(key)!;
+    const group = groups.get(key) ?? groups.set(key, { name: job.name, error, example: errorPreview(job.lastError), jobs: [] }).get(key)!;
     group.jobs.push(job);
   }
   return [...groups.values()].sort((a, b) => b.jobs.length - a.jobs.length);
@@ -50,7 +70,7 @@ export function deadLettersPage(ctx: PageContext, jobs: readonly JobRecord[], sh
     const rows = one ? group.jobs : group.jobs.slice(0, ROWS_PER_GROUP);
     const filter = { name: group.name, error: group.error };
     return html`<tbody class="group">
-<tr class="group-head"><th colspan="9">${group.jobs.length} × <code>${group.name}</code>: <span class="error">${group.error || '(no error)'}</span>
+<tr class="group-head"><th colspan="9">${group.jobs.length} × <code>${group.name}</code>: <span class="error">${group.example || '(no error)'}</span>${group.jobs.length > 1 && group.error !== group.example ? html` <small>and others like it: <code>${group.error}</code></small>` : ''}
 ${ctx.readOnly ? '' : html` <a class="action" href="${href(ctx.base, ['dead-letters', 'replay'], filter)}">Replay these ${group.jobs.length}</a> <a class="action" href="${href(ctx.base, ['dead-letters', 'cancel'], filter)}">Cancel these ${group.jobs.length}</a>`}
 · newest ${timeCell(group.jobs[0]!.finishedAt, ctx.now)}</th></tr>
 ${rows.map((job) => jobRow(ctx, job, select(job)))}

@@ -30,8 +30,8 @@ export function queuePage(ctx: PageContext, detail: QueueDetail): SafeHtml {
   const body = html`<section id="queue" data-live>
 <p>${paused ? stateBadge('paused') : stateBadge('active')} ${ctx.readOnly ? '' : html`<a class="action" href="${href(ctx.base, ['queues', name, paused ? 'resume' : 'pause'])}">${paused ? 'Resume' : 'Pause'}</a>`}
 <a href="${href(ctx.base, ['jobs'], { queue: name })}">Its jobs</a></p>
-<table><thead><tr>${JOB_STATES.map((state) => html`<th class="num">${state.replace(/_/g, ' ')}</th>`)}</tr></thead>
-<tbody><tr>${JOB_STATES.map((state) => html`<td class="num"><a href="${href(ctx.base, ['jobs'], { queue: name, state })}">${summary?.counts[state] ?? 0}</a></td>`)}</tr></tbody></table>
+<div class="scroll"><table><thead><tr>${JOB_STATES.map((state) => html`<th class="num">${state.replace(/_/g, ' ')}</th>`)}</tr></thead>
+<tbody><tr>${JOB_STATES.map((state) => html`<td class="num"><a href="${href(ctx.base, ['jobs'], { queue: name, state })}">${summary?.counts[state] ?? 0}</a></td>`)}</tr></tbody></table></div>
 <dl class="fields">
 <dt>Due now</dt><dd>${detail.due.count.toLocaleString('en-US')}${detail.due.bounded ? ' or more' : ''}</dd>
 <dt>Oldest due job</dt><dd>${detail.oldestDueAt ? html`due since ${timeCell(detail.oldestDueAt, ctx.now)}` : 'none waiting'}</dd>
