@@ -57,7 +57,16 @@ export {
 export { cutPage, LIST_SCAN_LIMIT, matchesFilters, type DriverListParams, type ScannedJob } from '../store/index.js';
 // The operator reads' bounds, the shapes their drivers return, and the pieces every store shares.
 export * from '../store/operator-reads.js';
-export { checkEdgesParams, checkHoldersParams, checkObserverListParams, checkOldestDueParams, checkThroughputParams } from '../store/checked/operator-read-params.js';
+export {
+  checkEdgesParams,
+  checkHistoryParams,
+  checkHoldersParams,
+  checkLimitListParams,
+  checkObserverListParams,
+  checkOldestDueParams,
+  checkQueueListParams,
+  checkThroughputParams,
+} from '../store/checked/operator-read-params.js';
 export {
   assertHistoryPolicy,
   assertLimitMax,

@@ -490,6 +490,43 @@ export interface ListDeadLetteredParams {
   readonly limit?: number;
 }
 
+/**
+ * Which queues {@link OperatorStore.queueList} returns: a page in name order, or the named ones.
+ * Without params, every queue.
+ */
+export interface QueueListParams {
+  /** A page of at most this many queues (1 to 1,000), in name order as the store compares text. */
+  readonly limit?: number;
+  /** With `limit`: the page of queues whose names come after this one (the last name of a full page). */
+  readonly after?: string;
+  /** Only these queues (at most 1,000), in name order; a name no queue has is left out. Not with `limit` or `after`. */
+  readonly queues?: readonly string[];
+}
+
+/** Stored jobs per state over every queue ({@link OperatorStore.jobCountTotals}). */
+export interface JobCountTotals {
+  /** Stored jobs per state, summed over the queues; a state with none is absent. */
+  readonly counts: Readonly<Partial<Record<JobState, number>>>;
+  /** How many queues {@link OperatorStore.queueList} lists without params. */
+  readonly queues: number;
+}
+
+/** A job's history, whole or a page of its newest entries ({@link OperatorStore.jobHistory}). */
+export interface JobHistoryParams extends JobRef {
+  /** The newest entries only, at most this many (1 to 1,000), still oldest first. Every entry when absent. */
+  readonly limit?: number;
+  /** With `limit`: entries older than the entry of this id (the first id of a page already read). */
+  readonly before?: number;
+}
+
+/** A page of concurrency or rate limits in key order ({@link OperatorStore.concurrencyLimitList}, {@link OperatorStore.rateLimitList}). */
+export interface LimitListParams {
+  /** At most this many limits (1 to 1,000). Every limit when absent. */
+  readonly limit?: number;
+  /** With `limit`: the limits after this one (the last of a full page), in the store's key order. */
+  readonly after?: LimitTarget;
+}
+
 /** A queue as an operator sees it: whether it is paused, and its stored jobs per state. */
 export interface QueueSummary {
   readonly name: string;
@@ -972,8 +1009,12 @@ export interface OperatorStore extends StoreInfo {
    */
   jobRunNow(params: JobActionParams): Promise<JobRecord>;
 
-  /** A job's state changes, oldest first. */
-  jobHistory(params: JobRef): Promise<HistoryEntry[]>;
+  /**
+   * A job's state changes, oldest first. With `limit`, only the newest `limit` entries (before the
+   * entry `before`), read newest first through the history's (job, id) index, so a page costs its
+   * size whatever the job's history holds.
+   */
+  jobHistory(params: JobHistoryParams): Promise<HistoryEntry[]>;
 
   /**
    * Counts per queue and state, and the oldest due job. The counts are exact and kept as jobs
@@ -983,9 +1024,19 @@ export interface OperatorStore extends StoreInfo {
 
   /**
    * Every queue that has a stored job or has been paused, sorted by name, with its pause state
-   * and job counts per state, from the same kept counts as {@link OperatorStore.jobStats}.
+   * and job counts per state, from the same kept counts as {@link OperatorStore.jobStats}. With
+   * `limit`, one page of names after `after`, read in order from the counts' and the queues'
+   * keys, so it costs its page whatever the number of queues (a queue whose jobs all went since the
+   * counts were last folded can show with no counts); with `queues`, those queues only.
    */
-  queueList(): Promise<QueueSummary[]>;
+  queueList(params?: QueueListParams): Promise<QueueSummary[]>;
+
+  /**
+   * Stored jobs per state over every queue, and how many queues there are, summed from the kept
+   * counts in the store: one row per queue and state is read, never the jobs table, and only the
+   * totals are returned.
+   */
+  jobCountTotals(): Promise<JobCountTotals>;
 
   /** Stops claims from `queue` without losing its jobs' places. */
   queuePause(params: QueueActionParams): Promise<void>;
@@ -998,7 +1049,8 @@ export interface OperatorStore extends StoreInfo {
    */
   concurrencyLimitSet(params: ConcurrencyLimitSetParams): Promise<void>;
 
-  concurrencyLimitList(): Promise<ConcurrencyLimit[]>;
+  /** The concurrency limits in key order: every one, or with `limit` a page read in order from the limits' key. */
+  concurrencyLimitList(params?: LimitListParams): Promise<ConcurrencyLimit[]>;
 
   /**
    * Sets (or, with null, removes) the rate limit of a queue or a concurrency key: at most `max`
@@ -1009,7 +1061,8 @@ export interface OperatorStore extends StoreInfo {
    */
   rateLimitSet(params: RateLimitSetParams): Promise<void>;
 
-  rateLimitList(): Promise<RateLimit[]>;
+  /** The rate limits in key order: every one, or with `limit` a page read in order from the limits' key. */
+  rateLimitList(params?: LimitListParams): Promise<RateLimit[]>;
 
   /**
    * Calls `listener` soon after jobs finished anywhere (a job became terminal): on PostgreSQL, a

@@ -30,6 +30,25 @@ export const OBSERVER_LAG_LIMIT = 10_000;
 export const MIN_BUCKET_MS = 1_000;
 export const MAX_BUCKET_MS = 86_400_000;
 
+/** A queue listing as a driver receives it: every queue, a page of names after `after` ('' for the first), or the named queues (sorted, distinct). */
+export type DriverQueueListParams =
+  | { readonly kind: 'all' }
+  | { readonly kind: 'page'; readonly limit: number; readonly after: string }
+  | { readonly kind: 'named'; readonly queues: readonly string[] };
+
+/** A history read as a driver receives it: every entry (limit null), or the newest `limit` before entry `before` (null: the newest). */
+export interface DriverHistoryParams {
+  readonly jobId: string;
+  readonly limit: number | null;
+  readonly before: number | null;
+}
+
+/** A limit listing as a driver receives it: every limit (limit null), or `limit` of them whose storage key sorts after `after` ('' for the first). */
+export interface DriverLimitListParams {
+  readonly limit: number | null;
+  readonly after: string;
+}
+
 /** A job-edges read as a driver receives it: a canonical id and the per-side limit. */
 export interface DriverEdgesParams {
   readonly id: string;

@@ -14,9 +14,10 @@ export interface QueueCountRow {
 
 /**
  * Folds the rows an adapter read into summaries, sorted by name: every queue that has a stored job
- * or has been paused (and perhaps resumed) since.
+ * or has been paused (and perhaps resumed) since. With `keepOrder`, in the order the rows name
+ * them: a page read in the database's own text order, whose cursor is its last name in that order.
  */
-export function queueSummaries(rows: readonly QueueCountRow[]): QueueSummary[] {
+export function queueSummaries(rows: readonly QueueCountRow[], { keepOrder = false } = {}): QueueSummary[] {
   const byName = new Map<string, { name: string; paused: boolean; counts: Partial<Record<JobState, number>> }>();
   for (const row of rows) {
     const entry = byName.get(row.name) ?? { name: row.name, paused: false, counts: {} };
@@ -24,5 +25,6 @@ export function queueSummaries(rows: readonly QueueCountRow[]): QueueSummary[] {
     if (row.state !== null && row.count) entry.counts[row.state] = (entry.counts[row.state] ?? 0) + Number(row.count);
     byName.set(row.name, entry);
   }
-  return [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const summaries = [...byName.values()];
+  return keepOrder ? summaries : summaries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }

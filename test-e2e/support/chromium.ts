@@ -18,12 +18,12 @@ export interface Chromium {
   close(): Promise<void>;
 }
 
-/** Starts Chromium with a fresh profile directory of its own, removed again by `close`. */
-export async function launchChromium(): Promise<Chromium> {
+/** Starts Chromium with a fresh profile directory of its own, removed again by `close`; at {@link VIEWPORT} unless told another size. */
+export async function launchChromium(viewport: { readonly width: number; readonly height: number } = VIEWPORT): Promise<Chromium> {
   if (!existsSync(CHROMIUM_PATH)) throw new Error(`No Chromium at ${CHROMIUM_PATH}: install it (apt-get install -y chromium) or set CHROMIUM_PATH.`);
   const profile = mkdtempSync(join(tmpdir(), 'durable-scheduler-chromium-'));
   try {
-    const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM_PATH, headless: true, args: ARGS, viewport: VIEWPORT });
+    const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM_PATH, headless: true, args: ARGS, viewport });
     // Generous for a loaded 2-core machine; every wait is on a page condition, so a pass is never slower for it.
     context.setDefaultTimeout(30_000);
     context.setDefaultNavigationTimeout(30_000);

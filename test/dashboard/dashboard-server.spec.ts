@@ -37,6 +37,25 @@ describe('the standalone dashboard server', () => {
     expect(await get(`127.0.0.1:${port}`)).toBe(200);
   });
 
+  it('issue 35 item 10: the standalone Host allow-list takes allowedHosts too, and refuses a malformed entry', async () => {
+    server = await startDashboardServer({ store: new MemoryJobStore(), allowedHosts: ['devbox.lan'] });
+    const { port } = new URL(server.url);
+    const get = (host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port, path: '/', headers: { host } }, (res) => {
+          res.resume();
+          resolve(res.statusCode!);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    expect(await get(`devbox.lan:${port}`)).toBe(200);
+    expect(await get(`DEVBOX.lan:${port}`)).toBe(200);
+    expect(await get(`localhost:${port}`)).toBe(200);
+    expect(await get(`evil.example:${port}`)).toBe(421);
+    await expect(startDashboardServer({ store: new MemoryJobStore(), allowedHosts: ['http://devbox.lan/'] })).rejects.toThrow(/allowedHosts must be a list of host names/);
+  });
+
   it('survives malformed requests: a path of //, a bad percent-escape in the token cookie', async () => {
     server = await startDashboardServer({ store: new MemoryJobStore(), token: TOKEN });
     const { port } = new URL(server.url);
@@ -77,5 +96,34 @@ describe('the standalone dashboard server', () => {
     const cookie = entry.headers.getSetCookie()[0]!;
     expect(cookie).toMatch(/^durable_scheduler_token=.+; Path=\/; HttpOnly; SameSite=Strict$/);
     expect((await fetch(`${url}/jobs`, { headers: { cookie: cookie.split(';')[0]! } })).status).toBe(200);
+  });
+
+  it('issue 35 item 11: asset and page names that are Object.prototype members answer 404 and log nothing', async () => {
+    const logged: string[] = [];
+    server = await startDashboardServer({ store: new MemoryJobStore(), logError: (line) => logged.push(line) });
+    const members = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'isPrototypeOf'];
+    for (const name of members) {
+      for (const path of [`/assets/${name}`, `/${name}`, `/dead-letters/${name}`, `/queues/${name}/${name}`]) {
+        const response = await fetch(`${server.url}${path}`);
+        expect({ path, status: response.status }).toEqual({ path, status: 404 });
+        expect(await response.text()).not.toContain(process.cwd());
+      }
+      expect((await fetch(`${server.url}/jobs?state=${name}`)).status).toBe(400);
+      expect((await fetch(`${server.url}/?notice=${name}`)).status).toBe(200);
+    }
+    expect(logged).toEqual([]);
+    // The real assets are still served.
+    expect((await fetch(`${server.url}/assets/dashboard.css`)).headers.get('content-type')).toContain('text/css');
+  });
+
+  it('issue 35 item 22: serves its icon, linked from every page, under the same policy', async () => {
+    server = await startDashboardServer({ store: new MemoryJobStore() });
+    const page = await (await fetch(`${server.url}/jobs`)).text();
+    expect(page).toContain('<link rel="icon" type="image/svg+xml" href="/assets/favicon.svg">');
+    const icon = await fetch(`${server.url}/assets/favicon.svg`);
+    expect(icon.status).toBe(200);
+    expect(icon.headers.get('content-type')).toBe('image/svg+xml');
+    expect(icon.headers.get('content-security-policy')).toContain("img-src 'self'");
+    expect(await icon.text()).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"[^>]*>[\s\S]*<\/svg>\s*$/);
   });
 });

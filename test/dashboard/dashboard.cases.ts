@@ -1,23 +1,12 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import type { ConformanceTarget, StoreUnderTest } from '../../lib/store-kit/conformance/index.js';
-import type { JobStore } from '../../lib/store/index.js';
 import type { DashboardServer } from '../../lib/dashboard/index.js';
+import { boundedPageCases } from './bounded-pages.cases.js';
+import { deadLetter, linkedJobIds } from './dashboard-fixtures.js';
 import { serveDashboard, type DashboardBrowser } from './dashboard-browser.js';
+import { polishCases } from './polish.cases.js';
 
-/** Enqueues a job on its own queue, claims it and fails it on its only attempt. */
-export async function deadLetter(store: JobStore, name: string, error: string, payload: unknown = { card: '4242' }): Promise<string> {
-  const queue = 'failing';
-  const { id } = await store.jobEnqueue({ job: { name, payload, queue, maxAttempts: 1 } });
-  const claimed = await store.jobClaim({ workerId: 'worker-1', limit: 1, queues: [queue], leaseMs: 30_000 });
-  expect(claimed.map((job) => job.id)).toEqual([id]);
-  await store.jobCompleteMany({ workerId: 'worker-1', outcomes: [{ jobId: id, attempt: 1, kind: 'failed', error, retryDelayMs: 0 }] });
-  return id;
-}
-
-/** The job ids linked from a page, in page order. */
-export function linkedJobIds(text: string): string[] {
-  return [...text.matchAll(/href="[^"]*\/jobs\/([0-9a-f-]{36})"/g)].map((match) => match[1]!);
-}
+export { deadLetter, linkedJobIds } from './dashboard-fixtures.js';
 
 /** The dashboard's pages and actions, server-level, on one store. */
 export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>): void {
@@ -270,6 +259,9 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       expect((await browser.get('/no/such/page')).status).toBe(404);
     });
   });
+
+  describe('bounded pages (issue 35 item 9)', () => boundedPageCases(() => ({ h, browser })));
+  describe('polish (issue 35 item 22)', () => polishCases(() => ({ h, browser })));
 
   describe('why is this job not running', () => {
     /** The reasons section of a job's page, as its list items' text. */

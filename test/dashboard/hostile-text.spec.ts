@@ -17,7 +17,7 @@ const HOSTILE = [
   'line\u2028separator',
 ].join(' | ');
 
-const TAGS = new Set('html head meta title link script body header strong nav a span main p h1 h2 section table thead tbody tr th td form label select option input button dl dt dd code pre small time ol ul li footer h3 figure figcaption svg line g rect text'.split(' '));
+const TAGS = new Set('html head meta title link script body header strong nav a span main p h1 h2 section table thead tbody tr th td form label select option input button dl dt dd code pre small time ol ul li footer h3 figure figcaption svg line g rect text div details summary'.split(' '));
 const ATTRIBUTES = new Set('lang charset name content rel href src defer class id aria-current aria-label role data-live scope colspan method action formaction type value size selected datetime viewBox xmlns x y x1 y1 x2 y2 width height'.split(' '));
 
 /**
@@ -108,6 +108,16 @@ describe('hostile text in the dashboard', () => {
         '/observers',
         `/queues/${queue}`,
         `/jobs/${encodeURIComponent('<script>alert(1)</script>')}`,
+        `/jobs/${failed.id}/error`,
+        `/jobs/${failed.id}/payload`,
+        `/jobs/${done.id}/output`,
+        `/jobs/${done.id}/progress`,
+        `/jobs/${failed.id}/history/${(await store.jobHistory({ jobId: failed.id })).at(-1)!.id}`,
+        `/dead-letters?name=${encodeURIComponent('javascript:alert')}&error=${encodeURIComponent(HOSTILE.slice(0, 60))}`,
+        `/?after=${queue}`,
+        `/queues?name=${queue}`,
+        `/limits?after=${encodeURIComponent(`key:${HOSTILE.slice(0, 100)}`)}`,
+        `/audit?more=1`,
       ];
       for (const path of pages) {
         const page = await browser.get(path);

@@ -118,4 +118,21 @@ describe('PostgreSQL operator reads go through an index at 50,000 jobs', () => {
       expect(jobs.filter((scan) => !scan.includes('jobs_pkey')).every((scan) => scan.includes('jobs_state_seq_idx'))).toBe(true);
     }
   });
+
+  it('issue 35 item 9: a page of queues reads the counts and queues keys in order, at 20,000 queues, and never the jobs', async () => {
+    const { counts, queues } = store.naming;
+    await explained.query(`INSERT INTO ${counts} (queue, state, count) SELECT 'many-' || lpad(i::text, 5, '0'), s, 1 FROM generate_series(1, 20000) i, unnest(ARRAY['scheduled', 'succeeded']) s`);
+    await explained.query(`INSERT INTO ${queues} (name, paused) SELECT 'many-' || lpad(i::text, 5, '0'), true FROM generate_series(1, 20000, 7) i`);
+    await explained.query(`ANALYZE ${counts}; ANALYZE ${queues}`);
+    let page: Awaited<ReturnType<typeof store.queueList>> = [];
+    const countScans = await scans(async () => (page = await store.queueList({ limit: 100, after: 'many-00100' })), 'job_counts');
+    expect(page.map((queue) => queue.name)).toEqual(Array.from({ length: 100 }, (_, i) => `many-${String(101 + i).padStart(5, '0')}`));
+    expect(page[0]).toEqual({ name: 'many-00101', paused: false, counts: { scheduled: 1, succeeded: 1 } });
+    expect(page[5]!.paused).toBe(true);
+    expect(seqScans(countScans)).toEqual([]);
+    expect(seqScans(await scans(() => store.queueList({ limit: 100, after: 'many-00100' }), 'queues'))).toEqual([]);
+    expect(await scans(() => store.queueList({ limit: 100 }), 'jobs')).toEqual([]);
+    expect(seqScans(await scans(() => store.queueList({ queues: ['many-00007', 'q3'] }), 'job_counts'))).toEqual([]);
+    expect((await store.jobCountTotals()).queues).toBe(20_020);
+  });
 });

@@ -63,7 +63,7 @@ export function trusted(markup: string): SafeHtml {
  * cannot add a segment or a scheme), and query parameters (empty ones left out).
  */
 export function href(base: string, segments: readonly string[], query: Readonly<Record<string, string | number | readonly string[] | undefined | null>> = {}): string {
-  const path = [base, ...segments.map((segment) => encodeURIComponent(segment))].join('/');
+  const path = [base, ...segments.map((segment) => encodeURIComponent(segment))].join('/') || '/';
   const params = new URLSearchParams();
   for (const [key, value] of Object.entries(query)) {
     if (Array.isArray(value)) for (const item of value) params.append(key, item);

@@ -26,7 +26,7 @@ const SECTIONS: readonly (readonly [string, string])[] = [
 
 /**
  * The page shell: navigation, the read-only badge, the notice of the last action, and links to
- * the dashboard's own stylesheet and script (the only ones the Content-Security-Policy allows).
+ * the dashboard's own icon, stylesheet and script (the only ones the Content-Security-Policy allows).
  */
 export function layout(ctx: PageContext, section: string, title: string, body: SafeHtml): SafeHtml {
   const nav = SECTIONS.map(
@@ -38,6 +38,7 @@ export function layout(ctx: PageContext, section: string, title: string, body: S
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · durable scheduler</title>
+<link rel="icon" type="image/svg+xml" href="${href(ctx.base, ['assets', 'favicon.svg'])}">
 <link rel="stylesheet" href="${href(ctx.base, ['assets', 'dashboard.css'])}">
 <script src="${href(ctx.base, ['assets', 'dashboard.js'])}" defer></script>
 </head>
@@ -48,7 +49,7 @@ ${ctx.notice ? html`<p class="notice" role="status">${ctx.notice}</p>` : ''}
 <h1>${title}</h1>
 ${body}
 </main>
-<footer>Times are UTC. Page drawn at ${formatTime(ctx.now)}.</footer>
+<footer>Times are UTC unless a time zone is named. Page drawn at ${formatTime(ctx.now)}.</footer>
 </body>
 </html>
 `;

@@ -38,13 +38,28 @@ export type DashboardHandler = (req: IncomingMessage & { body?: unknown }, res: 
 const ASSETS: Readonly<Record<string, string>> = {
   'dashboard.css': 'text/css; charset=utf-8',
   'dashboard.js': 'text/javascript; charset=utf-8',
+  'favicon.svg': 'image/svg+xml',
 };
 const assetCache = new Map<string, Buffer>();
+
+/**
+ * The content type of a dashboard asset, or null when no asset has that name. An own-property
+ * lookup: `constructor` or `__proto__` are names a request can send, and must not find
+ * Object.prototype's members and go on to read a file that does not exist.
+ */
+function assetType(name: string | undefined): string | null {
+  return name !== undefined && Object.hasOwn(ASSETS, name) ? ASSETS[name]! : null;
+}
 
 async function asset(name: string): Promise<Buffer> {
   let body = assetCache.get(name);
   if (!body) {
-    body = await readFile(new URL(`../assets/${name}`, import.meta.url));
+    try {
+      body = await readFile(new URL(`../assets/${name}`, import.meta.url));
+    } catch {
+      // The file system's message names the install path, which the log must not carry.
+      throw new Error(`the dashboard's asset ${name} could not be read; reinstall the package`);
+    }
     assetCache.set(name, body);
   }
   return body;
@@ -78,8 +93,9 @@ export function createDashboardHandler(options: DashboardHandlerOptions): Dashbo
     const ctxBase = { base: route.base, now: new Date(), readOnly, csrf: '' };
     try {
       const segments = splitSegments(route.rest);
-      if (segments[0] === 'assets' && segments.length === 2 && req.method === 'GET' && ASSETS[segments[1]!]) {
-        res.setHeader('Content-Type', ASSETS[segments[1]!]!);
+      const assetContentType = segments[0] === 'assets' && segments.length === 2 && req.method === 'GET' ? assetType(segments[1]) : null;
+      if (assetContentType !== null) {
+        res.setHeader('Content-Type', assetContentType);
         res.setHeader('Cache-Control', 'public, max-age=300');
         res.end(await asset(segments[1]!));
         return;
@@ -112,7 +128,7 @@ export function createDashboardHandler(options: DashboardHandlerOptions): Dashbo
       const notice = url.searchParams.get('notice');
       const ctx: PageContext = { ...ctxBase, csrf: csrfToken(req, res, route.base), notice: notice && Object.hasOwn(NOTICES, notice) ? NOTICES[notice]! : null };
       const request: DashboardRequest = { method: 'GET', segments, query: url.searchParams, form: new URLSearchParams(), base: route.base, actor: route.actor };
-      const page = await renderPage({ store: options.store, ctx, payloadRevealable }, request);
+      const page = await renderPage({ store: options.store, ctx, payloadRevealable, refresh: req.headers['x-dashboard-refresh'] === '1' }, request);
       if (!page) throw new DashboardHttpError(404, 'No dashboard page lives at this address.');
       send(res, 200, page);
     } catch (error) {

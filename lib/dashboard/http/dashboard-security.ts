@@ -1,5 +1,6 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { InvalidArgumentError } from '../../core/index.js';
 import { DashboardHttpError } from './dashboard-request.js';
 
 const CSRF_COOKIE = 'durable_scheduler_csrf';
@@ -80,4 +81,57 @@ function refererOrigin(referer: string | undefined): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The names of this machine's loopback interface: a dashboard with no other protection answers only to these. */
+export const LOOPBACK_HOSTS: readonly string[] = ['localhost', '127.0.0.1', '[::1]'];
+
+/** A Host header or an allow-list entry as `[name, port]`, the name lower-cased and an IPv6 address kept in brackets. */
+function splitHost(value: string): [string, string | null] {
+  const text = value.trim().toLowerCase();
+  const cut = text.startsWith('[') ? text.indexOf(']') + 1 : text.lastIndexOf(':');
+  if (cut <= 0 || cut >= text.length) return [text, null];
+  return text[cut] === ':' ? [text.slice(0, cut), text.slice(cut + 1)] : [text, null];
+}
+
+/**
+ * Whether a request's Host header names one of `allowed`: an entry `name` matches that name on any
+ * port, and `name:port` on that port only. A page of another site whose name an attacker rebinds to
+ * this machine (DNS rebinding) is same-origin with the dashboard and passes the origin check, which
+ * trusts the Host; but its requests still carry the attacker's name in the Host header, so an
+ * allow-list of this machine's own names is what keeps them out.
+ */
+export function hostAllowed(hostHeader: string | undefined, allowed: readonly string[]): boolean {
+  if (hostHeader === undefined) return false;
+  const [name, port] = splitHost(hostHeader);
+  return allowed.some((entry) => {
+    const [allowedName, allowedPort] = splitHost(entry);
+    return allowedName === name && (allowedPort === null || allowedPort === port);
+  });
+}
+
+/**
+ * Checks a list of host names (`ops.example.com`, `localhost:3000`, `[::1]`) for `allowedHosts`,
+ * so a typo fails at start instead of refusing every request.
+ */
+export function checkAllowedHosts(value: unknown, field = 'allowedHosts'): readonly string[] | undefined {
+  if (value === undefined) return undefined;
+  const valid = (entry: unknown) => typeof entry === 'string' && /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+)(:\d{1,5})?$/.test(entry);
+  if (!Array.isArray(value) || !value.every(valid)) {
+    throw new InvalidArgumentError(`${field} must be a list of host names, each optionally with :port, such as ["ops.example.com", "localhost:3000"].`, field);
+  }
+  return value as readonly string[];
+}
+
+/** Answers a refused request with one plain-text sentence, under the dashboard's headers. */
+export function refuse(res: ServerResponse, status: number, text: string): void {
+  setSecurityHeaders(res);
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+  res.end(`${text}\n`);
+}
+
+/** Refuses a request addressed to a host name not on the allow-list (421 Misdirected Request), naming the allowed ones, never the one sent. */
+export function refuseHost(res: ServerResponse, allowed: readonly string[]): void {
+  refuse(res, 421, `This dashboard answers only to ${allowed.join(', ')}; open it at one of those, or name this host in allowedHosts.`);
 }

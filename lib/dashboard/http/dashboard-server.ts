@@ -4,10 +4,10 @@ import type { AddressInfo } from 'node:net';
 import { InvalidArgumentError } from '../../core/index.js';
 import { createDashboardHandler, type DashboardHandlerOptions } from './dashboard-handler.js';
 import { requestUrl } from './dashboard-request.js';
-import { cookieValue, setSecurityHeaders } from './dashboard-security.js';
+import { checkAllowedHosts, cookieValue, hostAllowed, LOOPBACK_HOSTS, refuse, refuseHost, setSecurityHeaders } from './dashboard-security.js';
 
 const TOKEN_COOKIE = 'durable_scheduler_token';
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost']);
+const LOOPBACK_BINDINGS = new Set(['127.0.0.1', '::1', 'localhost']);
 
 /** Options of {@link startDashboardServer}. */
 export interface DashboardServerOptions extends DashboardHandlerOptions {
@@ -22,6 +22,11 @@ export interface DashboardServerOptions extends DashboardHandlerOptions {
   readonly token?: string;
   /** The name the audit log records for actions. Default `dashboard`. */
   readonly actor?: string;
+  /**
+   * Without a token, host names the server answers to besides its loopback names on its port
+   * (`127.0.0.1:<port>`, `localhost:<port>`, `[::1]:<port>`): `name` on any port, or `name:port`.
+   */
+  readonly allowedHosts?: readonly string[];
 }
 
 /** A running standalone dashboard. */
@@ -45,21 +50,6 @@ function cookieToken(req: IncomingMessage): string | null {
   }
 }
 
-/**
- * Without a token, the loopback binding is the only protection, and DNS rebinding gets around it:
- * a page of another site whose name now points at 127.0.0.1 is same-origin with the dashboard. Such
- * a request still names that site in its Host header, so only loopback names are served.
- */
-function loopbackHost(hostHeader: string | undefined, port: number): boolean {
-  return hostHeader !== undefined && [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`].includes(hostHeader.toLowerCase());
-}
-
-function refuse(res: ServerResponse, status: number, text: string): void {
-  setSecurityHeaders(res);
-  res.statusCode = status;
-  res.setHeader('Content-Type', 'text/plain; charset=utf-8');
-  res.end(`${text}\n`);
-}
 
 /**
  * Serves the dashboard without an app, on its own port (the CLI's `dashboard` command). It binds
@@ -67,13 +57,14 @@ function refuse(res: ServerResponse, status: number, text: string): void {
  */
 export async function startDashboardServer(options: DashboardServerOptions): Promise<DashboardServer> {
   const host = options.host ?? '127.0.0.1';
-  if (!LOOPBACK_HOSTS.has(host) && !options.token) {
+  if (!LOOPBACK_BINDINGS.has(host) && !options.token) {
     throw new InvalidArgumentError(`The dashboard binds ${host}, which other machines can reach, so it needs a token: pass --token, or bind 127.0.0.1.`, 'token');
   }
   if (options.token !== undefined && options.token.length < 16) throw new InvalidArgumentError('The dashboard token must be at least 16 characters long.', 'token');
   const expected = options.token === undefined ? null : digest(options.token);
   const handler = createDashboardHandler(options);
   const actor = options.actor ?? 'dashboard';
+  const extraHosts = checkAllowedHosts(options.allowedHosts) ?? [];
 
   const authorized = (req: IncomingMessage, url: URL): 'yes' | 'no' | 'from-query' => {
     if (!expected) return 'yes';
@@ -84,10 +75,13 @@ export async function startDashboardServer(options: DashboardServerOptions): Pro
   };
 
   let port = 0;
+  // Without a token the loopback binding is the only protection, and DNS rebinding gets around it;
+  // the Host allow-list keeps rebound names out (dashboard-security.ts).
+  let allowedHosts: readonly string[] = [];
   const serve = (req: IncomingMessage, res: ServerResponse): void => {
     const url = requestUrl(req);
-    if (!expected && !loopbackHost(req.headers.host, port)) {
-      refuse(res, 421, `This dashboard answers only to 127.0.0.1:${port} or localhost:${port}; open it at one of those.`);
+    if (!expected && !hostAllowed(req.headers.host, allowedHosts)) {
+      refuseHost(res, allowedHosts);
       return;
     }
     const access = authorized(req, url);
@@ -126,6 +120,7 @@ export async function startDashboardServer(options: DashboardServerOptions): Pro
   });
   const address = server.address() as AddressInfo;
   port = address.port;
+  allowedHosts = [...LOOPBACK_HOSTS.map((name) => `${name}:${port}`), ...extraHosts];
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
     url: `http://${shownHost}:${address.port}`,

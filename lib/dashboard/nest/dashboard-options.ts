@@ -27,6 +27,14 @@ export interface SchedulerDashboardOptions {
   /** Origins besides the request's own Host that may send actions, for a proxy that rewrites Host. */
   readonly allowedOrigins?: readonly string[];
   /**
+   * Host names the dashboard answers to: `name` on any port, or `name:port`, besides `localhost`,
+   * `127.0.0.1` and `[::1]`, which it always answers to. A request addressed to another name gets
+   * 421. Without guards the dashboard answers only to those loopback names unless this lists more,
+   * so a site whose name is rebound to this machine (DNS rebinding) cannot read or act through it;
+   * with guards the Host is left to them unless this is set.
+   */
+  readonly allowedHosts?: readonly string[];
+  /**
    * Mount with no guard even when NODE_ENV is not `development`. Without a guard anyone who reaches
    * the app can read jobs and act on them; the module logs a warning at every start while it is open.
    */

@@ -1,10 +1,11 @@
-import { All, Controller, Inject, Injectable, Logger, Module, Req, Res, UseGuards, type DynamicModule, type OnModuleInit } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
+import { All, Controller, Inject, Injectable, Logger, Module, Req, Res, UseGuards, type DynamicModule, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { HttpAdapterHost, ModuleRef } from '@nestjs/core';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SCHEDULER_STORE } from '../../nest/scheduler.tokens.js';
 import type { JobStore } from '../../store/index.js';
 import { createDashboardHandler, type DashboardHandler } from '../http/dashboard-handler.js';
 import { requestUrl } from '../http/dashboard-request.js';
+import { checkAllowedHosts, hostAllowed, LOOPBACK_HOSTS, refuseHost } from '../http/dashboard-security.js';
 import { assertGuarded, mountPathOf, type SchedulerDashboardOptions } from './dashboard-options.js';
 
 const DASHBOARD_OPTIONS = Symbol('SCHEDULER_DASHBOARD_OPTIONS');
@@ -28,18 +29,31 @@ export function routeOf(req: ExpressRequest, mountPath: string): { base: string;
   return { base: safe ? base : `/${mountPath}`, rest: parts.slice(cut).join('/') };
 }
 
+/**
+ * The mount paths of each app's dashboards, keyed by the app's HttpAdapterHost (one per app), so
+ * a second mount is noticed in the app that has it and nowhere else.
+ */
+const mounts = new WeakMap<object, Set<string>>();
+
 /** Finds the app's scheduler store and serves the dashboard's requests. */
 @Injectable()
-class DashboardHost implements OnModuleInit {
+class DashboardHost implements OnModuleInit, OnModuleDestroy {
   private handler: DashboardHandler | null = null;
   private readonly logger = new Logger('SchedulerDashboard');
+  /** The Host names served, or null to leave the Host to the guards. */
+  private readonly allowedHosts: readonly string[] | null;
 
   constructor(
     @Inject(ModuleRef) private readonly moduleRef: ModuleRef,
     @Inject(DASHBOARD_OPTIONS) private readonly options: SchedulerDashboardOptions,
-  ) {}
+    @Inject(HttpAdapterHost) private readonly app: HttpAdapterHost,
+  ) {
+    const extra = options.allowedHosts;
+    this.allowedHosts = extra ? [...LOOPBACK_HOSTS, ...extra] : options.guards?.length ? null : LOOPBACK_HOSTS;
+  }
 
   onModuleInit(): void {
+    this.claimMount(`/${mountPathOf(this.options.path)}`);
     let store: JobStore;
     try {
       store = this.moduleRef.get<JobStore>(SCHEDULER_STORE, { strict: false });
@@ -54,7 +68,32 @@ class DashboardHost implements OnModuleInit {
     }
   }
 
+  onModuleDestroy(): void {
+    mounts.get(this.app)?.delete(`/${mountPathOf(this.options.path)}`);
+  }
+
+  /**
+   * Two dashboards at one path: the first registered route answers every request, so the second's
+   * options (its guards, read-only mode, actor) would silently never apply. That is refused. A
+   * second dashboard at another path is allowed (a read-only one for support, say), and said.
+   */
+  private claimMount(path: string): void {
+    const paths = mounts.get(this.app) ?? new Set<string>();
+    mounts.set(this.app, paths);
+    if (paths.has(path)) {
+      throw new Error(
+        `SchedulerDashboardModule is mounted twice at ${path}: the second mount would never answer, and its options would not apply. Import SchedulerDashboardModule.forRoot(...) once, or give the second one its own path.`,
+      );
+    }
+    if (paths.size > 0) this.logger.log(`A second scheduler dashboard is mounted at ${path}, besides ${[...paths].join(', ')}; each answers with its own options.`);
+    paths.add(path);
+  }
+
   async serve(req: ExpressRequest, res: ServerResponse): Promise<void> {
+    if (this.allowedHosts && !hostAllowed(req.headers.host, this.allowedHosts)) {
+      refuseHost(res, this.allowedHosts);
+      return;
+    }
     const { base, rest } = routeOf(req, mountPathOf(this.options.path));
     let actor = '';
     try {
@@ -80,6 +119,7 @@ export class SchedulerDashboardModule {
   static forRoot(options: SchedulerDashboardOptions = {}): DynamicModule {
     const path = mountPathOf(options.path);
     assertGuarded(options);
+    checkAllowedHosts(options.allowedHosts);
 
     @Controller(path)
     class SchedulerDashboardController {

@@ -12,6 +12,12 @@ export interface Confirmation {
   readonly action: string;
   /** The label of the confirming button. */
   readonly verb: string;
+  /**
+   * How the button looks: `danger` (red) for what cannot be taken back, a cancel or a discard;
+   * `primary` for the rest (replay, run now, pause, resume, trigger), which an operator can undo or
+   * which only makes work due.
+   */
+  readonly tone: 'danger' | 'primary';
   /** Where "Back" leads. */
   readonly back: string;
   /** Extra hidden fields (a bulk action's ids). */
@@ -30,7 +36,7 @@ ${csrfField(ctx)}
 ${(confirmation.fields ?? []).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}
 <p>${confirmation.consequence}</p>
 ${confirmation.targets?.length ? html`<ul class="targets">${confirmation.targets.map((target) => html`<li>${target}</li>`)}</ul>` : ''}
-<p><button type="submit" class="danger">${confirmation.verb}</button> <a href="${confirmation.back}">Back</a></p>
+<p><button type="submit" class="${confirmation.tone}">${confirmation.verb}</button> <a href="${confirmation.back}">Back</a></p>
 </form>`;
   return layout(ctx, confirmation.section, confirmation.question, body);
 }

@@ -1,14 +1,17 @@
 import { isDeadLetterState, isTerminalState, type JobRecord } from '../../core/index.js';
-import type { HistoryEntry, JobEdges } from '../../store/index.js';
+import type { JobEdges } from '../../store/index.js';
 import type { WaitReason } from '../why/wait-reasons.js';
 import { edgesSection, waitReasonsSection } from './wait-reasons.view.js';
-import { html, href, multiline, type SafeHtml } from '../html/html.js';
+import { clippedPre } from '../html/clipped-text.js';
+import { html, href, type SafeHtml } from '../html/html.js';
 import { formatTime, layout, stateBadge, timeCell, type PageContext } from '../html/layout.js';
+import { timelineSection, type TimelinePage } from './timeline.view.js';
 
 /** What the job page shows besides the job itself. */
 export interface JobDetail {
   readonly job: JobRecord;
-  readonly history: readonly HistoryEntry[];
+  /** One page of its history, the newest entries first read. */
+  readonly history: TimelinePage;
   /** Show the payload (the operator asked, and the mode allows it). */
   readonly payloadShown: boolean;
   /** Whether this dashboard lets an operator reveal payloads at all. */
@@ -18,6 +21,14 @@ export interface JobDetail {
   readonly edges: JobEdges | null;
   /** The store's clock when the job was read. */
   readonly now: Date;
+}
+
+/** A text of a job that its page shows cut, and a page of its own shows whole. */
+export type JobTextPart = 'payload' | 'output' | 'error' | 'progress';
+
+/** True for a path segment that names a job's text. */
+export function isJobTextPart(part: string | undefined): part is JobTextPart {
+  return part === 'payload' || part === 'output' || part === 'error' || part === 'progress';
 }
 
 /** An operator's action on one job. */
@@ -50,13 +61,11 @@ function field(label: string, value: SafeHtml | string | number): SafeHtml {
 
 /** One job: its fields, lease, timeline, last reported progress, output, last error, payload (hidden by default) and actions. */
 export function jobPage(ctx: PageContext, detail: JobDetail): SafeHtml {
-  const { job, history } = detail;
+  const { job } = detail;
   const actions = ctx.readOnly ? [] : jobActions(job, detail.now);
-  const timeline = history.map(
-    (entry) => html`<tr><td>${timeCell(entry.at, ctx.now)}</td><td>${stateBadge(entry.state)}</td><td class="num">${entry.attempt}</td><td class="error">${entry.error === null ? '' : multiline(entry.error)}</td></tr>`,
-  );
+  const whole = (part: JobTextPart) => href(ctx.base, ['jobs', job.id, part]);
   const payload = detail.payloadShown
-    ? html`<pre class="payload">${multiline(prettyJson(job.payload))}</pre><p><a href="${href(ctx.base, ['jobs', job.id])}">Hide the payload</a></p>`
+    ? html`${clippedPre('payload', prettyJson(job.payload), whole('payload'))}<p><a href="${href(ctx.base, ['jobs', job.id])}">Hide the payload</a></p>`
     : detail.payloadRevealable
       ? html`<p>The payload is hidden. <a href="${href(ctx.base, ['jobs', job.id], { reveal: 'payload' })}">Reveal it</a></p>`
       : html`<p>The payload is hidden, and this read-only dashboard does not reveal payloads.</p>`;
@@ -80,15 +89,13 @@ ${field('Finished', timeCell(job.finishedAt, ctx.now))}
 ${waitReasonsSection(ctx, detail.reasons)}
 ${actions.length ? html`<p class="actions">${actions.map((action) => html`<a class="action" href="${href(ctx.base, ['jobs', job.id, action])}">${ACTION_LABELS[action]}</a> `)}</p>` : ''}
 <h2>Progress</h2>
-${job.progress === null || job.progress === undefined ? html`<p>None reported.</p>` : html`<pre class="progress">${multiline(prettyJson(job.progress))}</pre>`}
+${job.progress === null || job.progress === undefined ? html`<p>None reported.</p>` : clippedPre('progress', prettyJson(job.progress), whole('progress'))}
 <h2>Last error</h2>
-${job.lastError === null ? html`<p>None.</p>` : html`<pre class="error">${multiline(job.lastError)}</pre>`}
+${job.lastError === null ? html`<p>None.</p>` : clippedPre('error', job.lastError, whole('error'))}
 <h2>Output</h2>
-${job.output === null || job.output === undefined ? html`<p>None.</p>` : html`<pre class="output">${multiline(prettyJson(job.output))}</pre>`}
+${job.output === null || job.output === undefined ? html`<p>None.</p>` : clippedPre('output', prettyJson(job.output), whole('output'))}
 ${edgesSection(ctx, detail.edges)}
-<h2>Timeline</h2>
-<table class="timeline"><thead><tr><th>At</th><th>State</th><th class="num">Attempt</th><th>Error</th></tr></thead>
-<tbody>${timeline.length ? timeline : html`<tr><td colspan="4">No history is kept for this job.</td></tr>`}</tbody></table>
+${timelineSection(ctx, job.id, detail.history)}
 </section>
 <h2>Payload</h2>
 ${payload}`;

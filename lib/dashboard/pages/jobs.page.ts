@@ -80,10 +80,10 @@ ${page.next ? html`<a rel="next" href="${href(ctx.base, ['jobs'], { ...kept, [ol
   // The button refreshes with the rows it acts on; the form and its token stay put around them.
   const list = html`<section id="job-list"${cursor ? '' : html` data-live`}>
 ${selectable ? html`<p class="actions"><button type="submit">Cancel selected</button></p>` : ''}
-<table id="jobs">
+<div class="scroll"><table id="jobs">
 <thead><tr>${heads}</tr></thead>
 <tbody>${rows.length ? rows : html`<tr><td colspan="9">No job matches${page.next ? ` on this page; look at ${further} jobs` : ''}.</td></tr>`}</tbody>
-</table>
+</table></div>
 </section>`;
   const body = html`${form}
 ${ctx.readOnly ? list : html`<form method="post" action="${href(ctx.base, ['jobs', 'cancel'])}">${csrfField(ctx)}${list}</form>`}

@@ -20,6 +20,9 @@ export interface QueueDetail {
   readonly throughput: JobThroughput;
 }
 
+/** How many of the nodes serving a queue its page names. */
+const NODES_NAMED = 20;
+
 /** One queue: counts by state, claiming on or off, the oldest due job, its limits, its nodes and its throughput. */
 export function queuePage(ctx: PageContext, detail: QueueDetail): SafeHtml {
   const { name, summary, limit, rate } = detail;
@@ -27,14 +30,18 @@ export function queuePage(ctx: PageContext, detail: QueueDetail): SafeHtml {
   const body = html`<section id="queue" data-live>
 <p>${paused ? stateBadge('paused') : stateBadge('active')} ${ctx.readOnly ? '' : html`<a class="action" href="${href(ctx.base, ['queues', name, paused ? 'resume' : 'pause'])}">${paused ? 'Resume' : 'Pause'}</a>`}
 <a href="${href(ctx.base, ['jobs'], { queue: name })}">Its jobs</a></p>
-<table><thead><tr>${JOB_STATES.map((state) => html`<th class="num">${state.replace(/_/g, ' ')}</th>`)}</tr></thead>
-<tbody><tr>${JOB_STATES.map((state) => html`<td class="num"><a href="${href(ctx.base, ['jobs'], { queue: name, state })}">${summary?.counts[state] ?? 0}</a></td>`)}</tr></tbody></table>
+<div class="scroll"><table><thead><tr>${JOB_STATES.map((state) => html`<th class="num">${state.replace(/_/g, ' ')}</th>`)}</tr></thead>
+<tbody><tr>${JOB_STATES.map((state) => html`<td class="num"><a href="${href(ctx.base, ['jobs'], { queue: name, state })}">${summary?.counts[state] ?? 0}</a></td>`)}</tr></tbody></table></div>
 <dl class="fields">
 <dt>Due now</dt><dd>${detail.due.count.toLocaleString('en-US')}${detail.due.bounded ? ' or more' : ''}</dd>
 <dt>Oldest due job</dt><dd>${detail.oldestDueAt ? html`due since ${timeCell(detail.oldestDueAt, ctx.now)}` : 'none waiting'}</dd>
 <dt>Concurrency limit</dt><dd>${limit.max === null ? 'none' : html`${limit.holders.length}${limit.truncated ? '+' : ''} of ${limit.max} slots held`}</dd>
 <dt>Rate limit</dt><dd>${rate === null ? 'none' : html`${rateText(rate)}: ${rate.startsInWindow} used in the last ${windowText(rate.perMs)}${rate.fullUntil ? html`, full until ${timeCell(rate.fullUntil, ctx.now)}` : ''}`}</dd>
-<dt>Running nodes serving it</dt><dd>${detail.nodes.length ? detail.nodes.map((node, i) => html`${i ? ', ' : ''}<code>${node.id}</code>`) : html`<strong>none</strong>: its jobs wait until a node that claims from it starts`}</dd>
+<dt>Running nodes serving it</dt><dd>${
+    detail.nodes.length
+      ? html`${detail.nodes.slice(0, NODES_NAMED).map((node, i) => html`${i ? ', ' : ''}<code>${node.id}</code>`)}${detail.nodes.length > NODES_NAMED ? html` and ${detail.nodes.length - NODES_NAMED} more (<a href="${href(ctx.base, ['workers'])}">Workers</a>)` : ''}`
+      : html`<strong>none</strong>: its jobs wait until a node that claims from it starts`
+  }</dd>
 </dl>
 <h2>Finished per minute</h2>
 ${throughputChart(detail.throughput, `Queue ${name}`)}

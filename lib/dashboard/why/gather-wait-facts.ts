@@ -18,7 +18,7 @@ const HOLDERS_SHOWN = 20;
  */
 export async function gatherWaitFacts(store: DashboardStore, job: JobRecord): Promise<WaitFacts | null> {
   if (job.state !== 'scheduled' && job.state !== 'awaiting_parents' && job.state !== 'running') return null;
-  const [oldest, queues] = await Promise.all([store.queueOldestDue({ queues: [job.queue] }), store.queueList()]);
+  const [oldest, queues] = await Promise.all([store.queueOldestDue({ queues: [job.queue] }), store.queueList({ queues: [job.queue] })]);
   const base = { job, now: oldest.now, queuePaused: false, queueLimit: null, keyLimit: null, queueRate: null, keyRate: null, parents: null, servingNodes: null };
   if (job.state === 'running') return base;
   const limitOf = async (target: { queue: string } | { key: string }) => {

@@ -30,6 +30,7 @@ import { discardCases } from './cases/discard.cases.js';
 import { traceContextCases } from './cases/trace-context.cases.js';
 import { progressCases } from './cases/progress.cases.js';
 import { operatorCases } from './cases/operator.cases.js';
+import { operatorPageCases } from './cases/operator-pages.cases.js';
 import { operatorReadCases } from './cases/operator-reads.cases.js';
 import { retryCases } from './cases/retry.cases.js';
 import { runNowCases } from './cases/run-now.cases.js';
@@ -77,6 +78,7 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('job listings in pages', () => listingCases(ctx));
   describe('job counts', () => jobCountCases(ctx));
   describe('operator reads: edges, limit holders, due work, throughput', () => operatorReadCases(ctx));
+  describe('operator pages: queues, totals, history, limits', () => operatorPageCases(ctx));
   describe('transactional enqueue', () => transactionalEnqueueCases(ctx));
   describe('recurring schedules', () => scheduleCases(ctx));
   describe('recurring schedules after a long outage', () => scheduleOutageCases(ctx));

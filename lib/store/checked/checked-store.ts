@@ -53,6 +53,7 @@ import type {
   JobActionParams,
   JobCancelParams,
   JobCountsFoldParams,
+  JobCountTotals,
   JobEdges,
   JobEdgesParams,
   JobThroughput,
@@ -60,9 +61,12 @@ import type {
   LimitHolders,
   LimitTarget,
   LimitHoldersParams,
+  LimitListParams,
+  QueueListParams,
   QueueOldestDueParams,
   QueueOldestDueResult,
   JobPage,
+  JobHistoryParams,
   JobRef,
   JobStatus,
   JobStatusManyParams,
@@ -125,7 +129,16 @@ import {
 import type { StoreDriver } from './store-driver.js';
 import type { DriverListParams } from '../job-page.js';
 import { cutEdges, OBSERVER_LAG_LIMIT, throughputResult, toObserverStatus } from '../operator-reads.js';
-import { checkEdgesParams, checkHoldersParams, checkObserverListParams, checkOldestDueParams, checkThroughputParams } from './operator-read-params.js';
+import {
+  checkEdgesParams,
+  checkHistoryParams,
+  checkHoldersParams,
+  checkLimitListParams,
+  checkObserverListParams,
+  checkOldestDueParams,
+  checkQueueListParams,
+  checkThroughputParams,
+} from './operator-read-params.js';
 
 /** The most rows one retention pass (purge or history trim) may delete. */
 const MAX_CLEANUP_BATCH = 100_000;
@@ -272,20 +285,24 @@ export class CheckedStore implements JobStore {
     return throughputResult(checked, await this.driver.jobThroughput(checked));
   }
 
-  async jobHistory(params: JobRef): Promise<HistoryEntry[]> {
-    return this.driver.jobHistory({ jobId: assertUuid(paramsOf('jobHistory', params, '{ jobId }').jobId, 'jobId') });
+  async jobHistory(params: JobHistoryParams): Promise<HistoryEntry[]> {
+    return this.driver.jobHistory(checkHistoryParams(params));
   }
 
   async jobStats(): Promise<JobStats> {
     return this.driver.jobStats();
   }
 
-  async queueList(): Promise<QueueSummary[]> {
-    return this.driver.queueList();
+  async queueList(params?: QueueListParams): Promise<QueueSummary[]> {
+    return this.driver.queueList(checkQueueListParams(params));
   }
 
-  async concurrencyLimitList(): Promise<ConcurrencyLimit[]> {
-    return this.driver.concurrencyLimitList();
+  async jobCountTotals(): Promise<JobCountTotals> {
+    return this.driver.jobCountTotals();
+  }
+
+  async concurrencyLimitList(params?: LimitListParams): Promise<ConcurrencyLimit[]> {
+    return this.driver.concurrencyLimitList(checkLimitListParams('concurrencyLimitList', params));
   }
 
   async subscribeFinishHints(params: FinishHintParams): Promise<WakeSubscription> {
@@ -294,8 +311,8 @@ export class CheckedStore implements JobStore {
     return this.driver.subscribeFinishHints(listener);
   }
 
-  async rateLimitList(): Promise<RateLimit[]> {
-    return this.driver.rateLimitList();
+  async rateLimitList(params?: LimitListParams): Promise<RateLimit[]> {
+    return this.driver.rateLimitList(checkLimitListParams('rateLimitList', params));
   }
 
   async rateLimitStatus(params: { readonly target: LimitTarget }): Promise<RateLimitStatus | null> {

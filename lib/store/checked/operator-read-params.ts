@@ -1,5 +1,5 @@
 import { assertInstant, assertPositiveInteger, assertQueueName, assertUuid, InvalidArgumentError, showValue } from '../../core/index.js';
-import type { JobEdgesParams, JobThroughputParams, LimitHoldersParams, ObserverListParams, QueueOldestDueParams } from '../job-store.types.js';
+import type { JobEdgesParams, JobHistoryParams, JobThroughputParams, LimitHoldersParams, LimitListParams, ObserverListParams, QueueListParams, QueueOldestDueParams } from '../job-store.types.js';
 import {
   DEFAULT_EDGE_LIMIT,
   DEFAULT_HOLDER_LIMIT,
@@ -10,9 +10,12 @@ import {
   OBSERVER_LAG_LIMIT,
   THROUGHPUT_SCAN_LIMIT,
   type DriverEdgesParams,
+  type DriverHistoryParams,
   type DriverHoldersParams,
+  type DriverLimitListParams,
   type DriverObserverListParams,
   type DriverOldestDueParams,
+  type DriverQueueListParams,
   type DriverThroughputParams,
 } from '../operator-reads.js';
 import { limitKey } from './effect-params.js';
@@ -62,4 +65,38 @@ export function checkObserverListParams(params: ObserverListParams | undefined):
     limit: p.limit === undefined ? DEFAULT_OBSERVER_LIST_LIMIT : assertPositiveInteger(p.limit, 'limit', MAX_BATCH),
     lagScan: OBSERVER_LAG_LIMIT + 1,
   };
+}
+
+/** Checks a queue listing: none (every queue), a page of 1 to {@link MAX_BATCH} names after a queue name, or up to {@link MAX_BATCH} named queues. */
+export function checkQueueListParams(params: QueueListParams | undefined): DriverQueueListParams {
+  const p = optionalParamsOf('queueList', params, '{ limit?, after?, queues? }');
+  if (p === undefined || (p.limit === undefined && p.after === undefined && p.queues === undefined)) return { kind: 'all' };
+  if (p.queues !== undefined) {
+    if (p.limit !== undefined || p.after !== undefined) throw new InvalidArgumentError('queueList takes either queues, or limit and after, not both.', 'queues');
+    return { kind: 'named', queues: checkOldestDueParams({ queues: p.queues }).queues!.slice().sort() };
+  }
+  if (p.limit === undefined) throw new InvalidArgumentError('queueList takes after only with limit, the size of the page.', 'limit');
+  // The empty name sorts before every queue name, so the first page needs no statement of its own.
+  return { kind: 'page', limit: assertPositiveInteger(p.limit, 'limit', MAX_BATCH), after: p.after === undefined ? '' : assertQueueName(p.after, 'after') };
+}
+
+/** Checks a history read: a UUID, and for a page 1 to {@link MAX_BATCH} entries before an entry id. */
+export function checkHistoryParams(params: JobHistoryParams): DriverHistoryParams {
+  const p = paramsOf('jobHistory', params, '{ jobId, limit?, before? }');
+  const jobId = assertUuid(p.jobId, 'jobId');
+  if (p.limit === undefined) {
+    if (p.before !== undefined) throw new InvalidArgumentError('jobHistory takes before only with limit, the size of the page.', 'limit');
+    return { jobId, limit: null, before: null };
+  }
+  return { jobId, limit: assertPositiveInteger(p.limit, 'limit', MAX_BATCH), before: p.before === undefined ? null : assertPositiveInteger(p.before, 'before') };
+}
+
+/** Checks a limit listing: every limit, or a page of 1 to {@link MAX_BATCH} after a target (as its storage key). */
+export function checkLimitListParams(method: 'concurrencyLimitList' | 'rateLimitList', params: LimitListParams | undefined): DriverLimitListParams {
+  const p = optionalParamsOf(method, params, '{ limit?, after? }') ?? {};
+  if (p.limit === undefined) {
+    if (p.after !== undefined) throw new InvalidArgumentError(`${method} takes after only with limit, the size of the page.`, 'limit');
+    return { limit: null, after: '' };
+  }
+  return { limit: assertPositiveInteger(p.limit, 'limit', MAX_BATCH), after: p.after === undefined ? '' : limitKey(p.after, method === 'rateLimitList' ? 'A rate limit' : 'A concurrency limit') };
 }

@@ -13,6 +13,7 @@ import type {
   HistoryEntry,
   JobPage,
   HistoryTrimResult,
+  JobCountTotals,
   JobStats,
   JobStatus,
   LeaseRef,
@@ -29,12 +30,15 @@ import type { DriverListParams } from '../job-page.js';
 import type {
   DriverEdges,
   DriverEdgesParams,
+  DriverHistoryParams,
   DriverHolders,
   DriverHoldersParams,
+  DriverLimitListParams,
   DriverObserverListParams,
   DriverObserverStatus,
   DriverOldestDue,
   DriverOldestDueParams,
+  DriverQueueListParams,
   DriverThroughput,
   DriverThroughputParams,
 } from '../operator-reads.js';
@@ -169,11 +173,16 @@ export interface StoreDriver {
   queueOldestDue(params: DriverOldestDueParams): Promise<DriverOldestDue>;
   /** Finished jobs per bucket of `throughputWindow` (operator-reads.ts), newest first from each finished-jobs index, at most `scan` rows each. */
   jobThroughput(params: DriverThroughputParams): Promise<DriverThroughput>;
-  jobHistory(params: { readonly jobId: string }): Promise<HistoryEntry[]>;
+  /** Every entry oldest first, or (with a limit) the newest `limit` entries before `before`, oldest first. */
+  jobHistory(params: DriverHistoryParams): Promise<HistoryEntry[]>;
   jobStats(): Promise<JobStats>;
-  queueList(): Promise<QueueSummary[]>;
-  concurrencyLimitList(): Promise<ConcurrencyLimit[]>;
-  rateLimitList(): Promise<RateLimit[]>;
+  /** Every queue sorted by name, a page of names in the store's text order, or the named queues that exist. */
+  queueList(params: DriverQueueListParams): Promise<QueueSummary[]>;
+  /** Job counts per state over every queue, and the number of queues. */
+  jobCountTotals(): Promise<JobCountTotals>;
+  /** Limits in storage-key order: every one, or `limit` of them after the key `after`. */
+  concurrencyLimitList(params: DriverLimitListParams): Promise<ConcurrencyLimit[]>;
+  rateLimitList(params: DriverLimitListParams): Promise<RateLimit[]>;
   /** Calls `listener` when jobs may have finished in another process; stores that cannot tell return a subscription that never calls it. */
   subscribeFinishHints(listener: () => void): Promise<WakeSubscription>;
   /** One rate limit's window now, under its storage key; null when it has none. */

@@ -37,6 +37,7 @@ import type {
   HistoryEntry,
   JobPage,
   HistoryTrimResult,
+  JobCountTotals,
   JobStats,
   JobStatus,
   NodeRecord,
@@ -49,12 +50,15 @@ import type { DriverListParams } from '../job-page.js';
 import type {
   DriverEdges,
   DriverEdgesParams,
+  DriverHistoryParams,
   DriverHolders,
   DriverHoldersParams,
+  DriverLimitListParams,
   DriverObserverListParams,
   DriverObserverStatus,
   DriverOldestDue,
   DriverOldestDueParams,
+  DriverQueueListParams,
   DriverThroughput,
   DriverThroughputParams,
 } from '../operator-reads.js';
@@ -221,7 +225,7 @@ export class MemoryDriver implements StoreDriver {
     return this.operatorReads.jobThroughput(params);
   }
 
-  async jobHistory(params: { readonly jobId: string }): Promise<HistoryEntry[]> {
+  async jobHistory(params: DriverHistoryParams): Promise<HistoryEntry[]> {
     return this.reads.jobHistory(params);
   }
 
@@ -229,12 +233,16 @@ export class MemoryDriver implements StoreDriver {
     return this.reads.jobStats();
   }
 
-  async queueList(): Promise<QueueSummary[]> {
-    return this.reads.queueList();
+  async queueList(params: DriverQueueListParams): Promise<QueueSummary[]> {
+    return this.reads.queueList(params);
   }
 
-  async concurrencyLimitList(): Promise<ConcurrencyLimit[]> {
-    return this.reads.concurrencyLimitList();
+  async jobCountTotals(): Promise<JobCountTotals> {
+    return this.reads.jobCountTotals();
+  }
+
+  async concurrencyLimitList(params: DriverLimitListParams): Promise<ConcurrencyLimit[]> {
+    return this.reads.concurrencyLimitList(params);
   }
 
   /** Every writer shares this process, whose node reports its own finished jobs: nothing to add. */
@@ -242,8 +250,8 @@ export class MemoryDriver implements StoreDriver {
     return { close: async () => {} };
   }
 
-  async rateLimitList(): Promise<RateLimit[]> {
-    return this.reads.rateLimitList();
+  async rateLimitList(params: DriverLimitListParams): Promise<RateLimit[]> {
+    return this.reads.rateLimitList(params);
   }
 
   async rateLimitStatus(params: { readonly key: string }): Promise<RateLimitStatus | null> {

@@ -10,16 +10,24 @@ import type {
   RateLimit,
   RateLimitStatus,
   HistoryEntry,
+  JobCountTotals,
   JobPage,
   JobStats,
   JobStatus,
   ParentOutput,
   QueueSummary,
 } from '../job-store.types.js';
+import type { DriverHistoryParams, DriverLimitListParams, DriverQueueListParams } from '../operator-reads.js';
 import { queueSummaries, type QueueCountRow } from '../queue-summary.js';
 import { toSchedule, type Schedule } from '../schedules/index.js';
 import { schedulesInOrder } from './memory-schedule-tx.js';
 import type { MemoryState } from './memory-tables.js';
+
+/** A limits map's entries in key order (code units, as SQLite and PostgreSQL's C order compare), the page `params` asks for. */
+function inKeyOrder<V>(limits: ReadonlyMap<string, V>, { limit, after }: DriverLimitListParams): [string, V][] {
+  const sorted = [...limits].filter(([key]) => key > after).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return limit === null ? sorted : sorted.slice(0, limit);
+}
 
 /** The reads: listings for operators, a dependant's view of its ancestors, schedules. */
 export class MemoryReads {
@@ -73,8 +81,9 @@ export class MemoryReads {
       .map(toJob);
   }
 
-  jobHistory({ jobId }: { readonly jobId: string }): HistoryEntry[] {
-    return this.state.tables.history.filter((entry) => entry.jobId === jobId);
+  jobHistory({ jobId, limit, before }: DriverHistoryParams): HistoryEntry[] {
+    const entries = this.state.tables.history.filter((entry) => entry.jobId === jobId && (before === null || entry.id < before));
+    return limit === null ? entries : entries.slice(-limit);
   }
 
   // The counts are computed from the rows on each read, not kept: this store holds what fits in one
@@ -98,19 +107,28 @@ export class MemoryReads {
     };
   }
 
-  queueList(): QueueSummary[] {
+  queueList(params: DriverQueueListParams): QueueSummary[] {
     const { knownQueues, pausedQueues, jobs } = this.state.tables;
     const rows: QueueCountRow[] = [...knownQueues, ...pausedQueues].map((name) => ({ name, paused: pausedQueues.has(name), state: null, count: null }));
     for (const row of jobs.values()) rows.push({ name: row.queue, paused: false, state: row.state, count: 1 });
-    return queueSummaries(rows);
+    const all = queueSummaries(rows);
+    if (params.kind === 'all') return all;
+    if (params.kind === 'named') return all.filter((queue) => params.queues.includes(queue.name));
+    return all.filter((queue) => queue.name > params.after).slice(0, params.limit);
   }
 
-  concurrencyLimitList(): ConcurrencyLimit[] {
-    return [...this.state.tables.concurrencyLimits].sort(([a], [b]) => a.localeCompare(b)).map(([key, max]) => limitOf(key, max));
+  jobCountTotals(): JobCountTotals {
+    const counts: Partial<Record<JobState, number>> = {};
+    for (const row of this.state.tables.jobs.values()) counts[row.state] = (counts[row.state] ?? 0) + 1;
+    return { counts, queues: this.queueList({ kind: 'all' }).length };
   }
 
-  rateLimitList(): RateLimit[] {
-    return [...this.state.tables.rateLimits].sort(([a], [b]) => a.localeCompare(b)).map(([key, w]) => rateLimitOf(key, w.max, w.perMs));
+  concurrencyLimitList(params: DriverLimitListParams): ConcurrencyLimit[] {
+    return inKeyOrder(this.state.tables.concurrencyLimits, params).map(([key, max]) => limitOf(key, max));
+  }
+
+  rateLimitList(params: DriverLimitListParams): RateLimit[] {
+    return inKeyOrder(this.state.tables.rateLimits, params).map(([key, w]) => rateLimitOf(key, w.max, w.perMs));
   }
 
   rateLimitStatus({ key }: { readonly key: string }): RateLimitStatus | null {

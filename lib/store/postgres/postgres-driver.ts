@@ -24,17 +24,20 @@ import { PG_POSITION } from '../checked/effect-params.js';
 import type { NewJob } from '../enqueue-input.js';
 import type { DriverListParams } from '../job-page.js';
 import {
-  throughputWindow,
   type DriverEdges,
   type DriverEdgesParams,
+  type DriverHistoryParams,
   type DriverHolders,
   type DriverHoldersParams,
+  type DriverLimitListParams,
   type DriverObserverListParams,
   type DriverObserverStatus,
   type DriverOldestDue,
   type DriverOldestDueParams,
+  type DriverQueueListParams,
   type DriverThroughput,
   type DriverThroughputParams,
+  throughputWindow,
 } from '../operator-reads.js';
 import { toJob } from '../job-row.js';
 import type {
@@ -49,6 +52,7 @@ import type {
   HistoryEntry,
   JobPage,
   HistoryTrimResult,
+  JobCountTotals,
   JobStats,
   JobStatus,
   NodeRecord,
@@ -297,8 +301,8 @@ export class PostgresDriver implements StoreDriver {
     });
   }
 
-  async jobHistory({ jobId }: { readonly jobId: string }): Promise<HistoryEntry[]> {
-    return this.sql.history(this.db, jobId);
+  async jobHistory(params: DriverHistoryParams): Promise<HistoryEntry[]> {
+    return this.sql.history(this.db, params);
   }
 
   async jobStats(): Promise<JobStats> {
@@ -306,13 +310,19 @@ export class PostgresDriver implements StoreDriver {
     return this.sql.jobStats(this.db);
   }
 
-  async queueList(): Promise<QueueSummary[]> {
-    await foldBeforeRead(this.sql.foldCounts, this.db);
-    return this.sql.listQueues(this.db);
+  async queueList(params: DriverQueueListParams): Promise<QueueSummary[]> {
+    // Only the whole listing folds first: a page must cost its size, and the fold reads every count.
+    if (params.kind === 'all') await foldBeforeRead(this.sql.foldCounts, this.db);
+    return this.sql.listQueues(this.db, params);
   }
 
-  async concurrencyLimitList(): Promise<ConcurrencyLimit[]> {
-    return this.sql.listLimits(this.db);
+  async jobCountTotals(): Promise<JobCountTotals> {
+    await foldBeforeRead(this.sql.foldCounts, this.db);
+    return this.sql.jobCountTotals(this.db);
+  }
+
+  async concurrencyLimitList(params: DriverLimitListParams): Promise<ConcurrencyLimit[]> {
+    return this.sql.listLimits(this.db, params);
   }
 
   async subscribeFinishHints(listener: () => void): Promise<WakeSubscription> {
@@ -339,8 +349,8 @@ export class PostgresDriver implements StoreDriver {
     };
   }
 
-  async rateLimitList(): Promise<RateLimit[]> {
-    return this.sql.rateLimits.list(this.db);
+  async rateLimitList(params: DriverLimitListParams): Promise<RateLimit[]> {
+    return this.sql.rateLimits.list(this.db, params);
   }
 
   async rateLimitStatus({ key }: { readonly key: string }): Promise<RateLimitStatus | null> {

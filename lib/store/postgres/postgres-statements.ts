@@ -18,6 +18,7 @@ import { historyTrimQuery } from './queries/history-trim.query.js';
 import { insertAuditQuery } from './queries/insert-audit.query.js';
 import { insertScheduleQuery } from './queries/insert-schedule.query.js';
 import { jobEdgesQuery } from './queries/job-edges.query.js';
+import { jobCountTotalsQuery } from './queries/job-count-totals.query.js';
 import { jobHistoryQuery } from './queries/job-history.query.js';
 import { jobStatesQuery } from './queries/job-states.query.js';
 import { jobStatsQuery } from './queries/job-stats.query.js';
@@ -121,6 +122,7 @@ export interface PostgresStatements {
   readonly reactivateSchedule: ReturnType<typeof reactivateScheduleQuery>;
   // Operator reads and the audit log
   readonly jobStats: ReturnType<typeof jobStatsQuery>;
+  readonly jobCountTotals: ReturnType<typeof jobCountTotalsQuery>;
   readonly jobEdges: ReturnType<typeof jobEdgesQuery>;
   readonly limitHolders: ReturnType<typeof limitHoldersQuery>;
   readonly queueOldestDue: ReturnType<typeof queueOldestDueQuery>;
@@ -188,6 +190,7 @@ export function postgresStatements(t: PostgresNaming, options: { readonly asyncC
     nextDueSchedule: nextDueScheduleQuery(t),
     reactivateSchedule: reactivateScheduleQuery(t),
     jobStats: jobStatsQuery(t),
+    jobCountTotals: jobCountTotalsQuery(t),
     jobEdges: jobEdgesQuery(t),
     limitHolders: limitHoldersQuery(t),
     queueOldestDue: queueOldestDueQuery(t),

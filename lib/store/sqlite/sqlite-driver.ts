@@ -22,17 +22,20 @@ import type {
 import { SERIAL_POSITION } from '../checked/effect-params.js';
 import type { DriverListParams } from '../job-page.js';
 import {
-  throughputWindow,
   type DriverEdges,
   type DriverEdgesParams,
+  type DriverHistoryParams,
   type DriverHolders,
   type DriverHoldersParams,
+  type DriverLimitListParams,
   type DriverObserverListParams,
   type DriverObserverStatus,
   type DriverOldestDue,
   type DriverOldestDueParams,
+  type DriverQueueListParams,
   type DriverThroughput,
   type DriverThroughputParams,
+  throughputWindow,
 } from '../operator-reads.js';
 import { toJob } from '../job-row.js';
 import type {
@@ -47,6 +50,7 @@ import type {
   HistoryEntry,
   JobPage,
   HistoryTrimResult,
+  JobCountTotals,
   JobStats,
   JobStatus,
   NodeRecord,
@@ -283,20 +287,24 @@ export class SqliteDriver implements StoreDriver {
     });
   }
 
-  async jobHistory({ jobId }: { readonly jobId: string }): Promise<HistoryEntry[]> {
-    return this.conn.read(() => this.conn.statements().history(jobId));
+  async jobHistory(params: DriverHistoryParams): Promise<HistoryEntry[]> {
+    return this.conn.read(() => this.conn.statements().history(params));
   }
 
   async jobStats(): Promise<JobStats> {
     return this.conn.read(() => this.conn.statements().jobStats(this.conn.now()));
   }
 
-  async queueList(): Promise<QueueSummary[]> {
-    return this.conn.read(() => this.conn.statements().listQueues());
+  async queueList(params: DriverQueueListParams): Promise<QueueSummary[]> {
+    return this.conn.read(() => this.conn.statements().listQueues(params));
   }
 
-  async concurrencyLimitList(): Promise<ConcurrencyLimit[]> {
-    return this.conn.read(() => this.conn.statements().listLimits());
+  async jobCountTotals(): Promise<JobCountTotals> {
+    return this.conn.read(() => this.conn.statements().jobCountTotals());
+  }
+
+  async concurrencyLimitList(params: DriverLimitListParams): Promise<ConcurrencyLimit[]> {
+    return this.conn.read(() => this.conn.statements().listLimits(params));
   }
 
   /**
@@ -307,8 +315,8 @@ export class SqliteDriver implements StoreDriver {
     return { close: async () => {} };
   }
 
-  async rateLimitList(): Promise<RateLimit[]> {
-    return this.conn.read(() => this.conn.statements().rateLimits.list());
+  async rateLimitList(params: DriverLimitListParams): Promise<RateLimit[]> {
+    return this.conn.read(() => this.conn.statements().rateLimits.list(params));
   }
 
   async rateLimitStatus({ key }: { readonly key: string }): Promise<RateLimitStatus | null> {

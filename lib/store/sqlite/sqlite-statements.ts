@@ -20,6 +20,7 @@ import { maintenanceLeaseQuery } from './queries/maintenance-lease.query.js';
 import { insertAuditQuery } from './queries/insert-audit.query.js';
 import { insertScheduleQuery } from './queries/insert-schedule.query.js';
 import { jobEdgesQuery } from './queries/job-edges.query.js';
+import { jobCountTotalsQuery } from './queries/job-count-totals.query.js';
 import { jobHistoryQuery } from './queries/job-history.query.js';
 import { jobStateQuery } from './queries/job-state.query.js';
 import { jobStatsQuery } from './queries/job-stats.query.js';
@@ -79,6 +80,7 @@ export interface SqliteStatements {
   readonly setPaused: ReturnType<typeof setQueuePausedQuery>;
   readonly listQueues: ReturnType<typeof listQueuesQuery>;
   readonly jobStats: ReturnType<typeof jobStatsQuery>;
+  readonly jobCountTotals: ReturnType<typeof jobCountTotalsQuery>;
   readonly jobEdges: ReturnType<typeof jobEdgesQuery>;
   readonly limitHolders: ReturnType<typeof limitHoldersQuery>;
   readonly queueOldestDue: ReturnType<typeof queueOldestDueQuery>;
@@ -142,6 +144,7 @@ export function sqliteStatements(db: Database, t: SqliteNaming): SqliteStatement
     setPaused: setQueuePausedQuery(db, t),
     listQueues: listQueuesQuery(db, t),
     jobStats: jobStatsQuery(db, t),
+    jobCountTotals: jobCountTotalsQuery(db, t),
     jobEdges: jobEdgesQuery(db, t),
     limitHolders: limitHoldersQuery(db, t),
     queueOldestDue: queueOldestDueQuery(db, t),

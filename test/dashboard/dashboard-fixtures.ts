@@ -1,0 +1,17 @@
+import { expect } from '@jest/globals';
+import type { JobStore } from '../../lib/store/index.js';
+
+/** Enqueues a job on its own queue, claims it and fails it on its only attempt. */
+export async function deadLetter(store: JobStore, name: string, error: string, payload: unknown = { card: '4242' }): Promise<string> {
+  const queue = 'failing';
+  const { id } = await store.jobEnqueue({ job: { name, payload, queue, maxAttempts: 1 } });
+  const claimed = await store.jobClaim({ workerId: 'worker-1', limit: 1, queues: [queue], leaseMs: 30_000 });
+  expect(claimed.map((job) => job.id)).toEqual([id]);
+  await store.jobCompleteMany({ workerId: 'worker-1', outcomes: [{ jobId: id, attempt: 1, kind: 'failed', error, retryDelayMs: 0 }] });
+  return id;
+}
+
+/** The job ids linked from a page, in page order. */
+export function linkedJobIds(text: string): string[] {
+  return [...text.matchAll(/href="[^"]*\/jobs\/([0-9a-f-]{36})"/g)].map((match) => match[1]!);
+}
