@@ -109,6 +109,45 @@ export function heldBackCases(ctx: SuiteContext): void {
     expect((await take(h.store, 4, ['mail'])).map((j) => j.id)).toEqual([hot[1], ...other.slice(3, 6)]);
   });
 
+  it('issue 35 item 1: a held-back job that a unique enqueue pushes into the future waits for its new run time', async () => {
+    const h = await ctx.open();
+    await h.store.concurrencyLimitSet({ target: { key: 'hot' }, max: 1 });
+    const first = await h.store.jobEnqueue({ job: { name: 'test.job', payload: 0, concurrencyKey: 'hot' } });
+    const digest = await h.store.jobEnqueue({ job: { name: 'test.job', payload: 1, concurrencyKey: 'hot', uniqueKey: 'digest' } });
+    const running = await take(h.store, 4);
+    expect(running.map((j) => j.id)).toEqual([first.id]);
+    const replaced = await h.store.jobEnqueue({ job: { name: 'test.job', payload: 2, concurrencyKey: 'hot', uniqueKey: 'digest', uniqueKeyMode: 'replace', delayMs: 60_000 } });
+    expect(replaced).toMatchObject({ id: digest.id, deduplicated: 'replaced' });
+    await finish(h.store, running[0]!);
+    expect(await take(h.store, 4)).toEqual([]);
+    await h.advance(60_000);
+    expect((await take(h.store, 4)).map((j) => [j.id, j.payload])).toEqual([[digest.id, 2]]);
+  });
+
+  it('issue 35 item 1: an outcome while a limit holds jobs back wakes this process\'s workers, so a capped key does not wait a poll per job', async () => {
+    const h = await ctx.open();
+    if (h.store.capabilities.wakeHints === 'none') return expect(h.store.capabilities.wakeHints).toBe('none');
+    await h.store.concurrencyLimitSet({ target: { key: 'hot' }, max: 1 });
+    await enqueueRun(h.store, 3, { concurrencyKey: 'hot' });
+    const woken: string[] = [];
+    const subscription = await h.store.subscribeWakeHints({ listener: (queue) => void (queue === '*' && woken.push(queue)) });
+    try {
+      const [first] = await take(h.store, 4);
+      expect(woken).toEqual([]);
+      await finish(h.store, first!);
+      expect(woken).toEqual(['*']);
+      // With nothing held back any more, an outcome wakes nobody.
+      await h.store.concurrencyLimitSet({ target: { key: 'hot' }, max: null });
+      const rest = await take(h.store, 4);
+      expect(rest).toHaveLength(2);
+      woken.length = 0;
+      await finish(h.store, rest[0]!);
+      expect(woken).toEqual([]);
+    } finally {
+      await subscription.close();
+    }
+  });
+
   it('issue 35 item 1: a held-back job can still be cancelled, and a cancelled one is never claimed', async () => {
     const h = await ctx.open();
     await h.store.concurrencyLimitSet({ target: { key: 'hot' }, max: 1 });

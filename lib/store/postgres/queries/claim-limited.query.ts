@@ -17,7 +17,10 @@ export interface LimitedClaimRound {
   readonly rateWakeMs: number | null;
   /** The batch is not full and the window was: jobs behind the ones this round parked may be due. */
   readonly more: boolean;
-  /** Held-back jobs exist (parked, or passed over now): an outcome that frees room should wake a claim. */
+  /**
+   * Jobs are held back: this round passed one over, or a lane's key had less room than the batch.
+   * An outcome that frees room should then wake a claim.
+   */
   readonly held: boolean;
 }
 
@@ -167,7 +170,7 @@ export function claimLimitedQuery(t: PostgresNaming, options: { readonly asyncCo
     )
     SELECT c.*, (SELECT ms FROM rnext)::float8 AS rate_wake_ms,
       (SELECT count(*) FROM due) = $5 AND (SELECT count(*) FROM picked) < $2 AS more,
-      EXISTS (SELECT 1 FROM lanes) OR (SELECT cardinality(h.held) > 0 FROM chosen h) AS held${asyncCommit}
+      EXISTS (SELECT 1 FROM lane_room WHERE room < $2) OR (SELECT cardinality(h.held) > 0 FROM chosen h) AS held${asyncCommit}
     FROM (SELECT 1) one LEFT JOIN claimed c ON true`);
   const first = `SELECT set_config('jit', 'off', true), ${limitFunction(t, 'limits_pending')}() AS pending`;
 

@@ -26,23 +26,26 @@ export function claimLanesReader(db: Database, t: SqliteNaming) {
       ORDER BY priority, run_at, seq LIMIT @limit`,
   );
 
-  /** The first jobs of each lane with room, no more than `roomOf` its key; `laneCount` counts every lane found. */
-  return (params: { readonly now: number }, queues: readonly string[], roomOf: (key: string) => number): { rows: SqliteJobRow[]; laneCount: number } => {
+  /**
+   * The first jobs of each lane with room, no more than `roomOf` its key (at most `want`); `short`
+   * when a lane's key had less room than that, so jobs stay held back.
+   */
+  return (params: { readonly now: number }, queues: readonly string[], want: number, roomOf: (key: string) => number): { rows: SqliteJobRow[]; short: boolean } => {
     const rows: SqliteJobRow[] = [];
     const listed = new Set(queues);
     let stopped: Set<string> | undefined;
-    let laneCount = 0;
+    let short = false;
     for (let at = { queue: '', key: '' }; ; ) {
       const lane = nextLane.get(at) as { queue: string; key: string } | undefined;
       if (!lane) break;
-      laneCount++;
       at = lane;
       if (!listed.has(lane.queue)) continue;
       stopped ??= new Set(paused.all() as string[]);
       if (stopped.has(lane.queue)) continue;
-      const room = roomOf(lane.key);
+      const room = Math.min(roomOf(lane.key), want);
+      short ||= room < want;
       if (room > 0) rows.push(...(laneJobs.all({ ...lane, now: params.now, limit: room }) as SqliteJobRow[]));
     }
-    return { rows, laneCount };
+    return { rows, short };
   };
 }

@@ -96,8 +96,8 @@ export function claimLimitedQuery(db: Database, t: SqliteNaming) {
       const want = params.limit - leased.length;
       const read = candidates(base, Math.max(window, want));
       const fromWindow = read.length === 0 ? [] : (candidateRows.all({ seqs: JSON.stringify(read.map((c) => c.seq)) }) as SqliteJobRow[]);
-      const fromLanes = lanes(base, params.queues, (key) => Math.min(roomOf(key), want));
-      held ||= fromLanes.laneCount > 0;
+      const fromLanes = lanes(base, params.queues, want, roomOf);
+      held ||= fromLanes.short;
       const rows = [...fromWindow, ...fromLanes.rows].sort((a, b) => a.priority - b.priority || a.run_at - b.run_at || a.seq - b.seq);
       for (const key of new Set(rows.flatMap(keysOf))) readRate(key);
       const picked = pickWithinLimits(rows, keysOf, max, running, want, rateRoom, (row, key) => {
