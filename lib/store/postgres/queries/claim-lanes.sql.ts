@@ -69,3 +69,24 @@ export const claimLaneJobs = (t: PostgresNaming, columns: string, ts: string) =>
 /** The run time of the oldest due parked job (an operator read; the parked jobs' own run-time index). */
 export const oldestParked = (t: PostgresNaming) =>
   `SELECT j.run_at FROM ${t.jobs} j WHERE j.state = 'scheduled' AND j.parked_key IS NOT NULL AND j.run_at <= now() ORDER BY j.run_at, j.seq LIMIT 1`;
+
+/**
+ * The lane an enqueued job joins at once, or null: the first of its limit keys (its concurrency
+ * key's, then its queue's) that holds jobs back right now, because jobs of that queue already wait
+ * in its lane, or it is at its cap, or its rate has no start left. A held-back backlog that grows
+ * while its key is full is then parked as it is written, and no claim has to walk and park it.
+ * Only due jobs join: a lane is read in claim order bounded by its room, and a future-dated job
+ * there would be walked by every read until it is due. A limit still pending (declared at enqueue,
+ * not yet provisioned) counts as full to claims, but is usually a key seen for the first time, with
+ * nothing running: its jobs stay in the claim index. Asked once per (queue, key) of a batch.
+ */
+export const enqueueLane = (t: PostgresNaming, queue: string, key: string) => `(
+        SELECT l.key FROM (VALUES (1, 'key:' || ${key}), (2, 'queue:' || ${queue})) AS l(n, key)
+        WHERE l.key IS NOT NULL AND (
+          EXISTS (SELECT 1 FROM ${t.jobs} p WHERE p.state = 'scheduled' AND p.parked_key IS NOT NULL AND p.queue = ${queue} AND p.parked_key = l.key)
+          OR EXISTS (SELECT 1 FROM ${t.limits} c WHERE c.key = l.key AND NOT c.pending
+            AND COALESCE((SELECT s.held_until FROM ${t.slots} s WHERE s.key = c.key ORDER BY s.held_until OFFSET c.surplus LIMIT 1), 'infinity') > now())
+          OR EXISTS (SELECT 1 FROM ${t.rateLimits} r WHERE r.key = l.key
+            AND COALESCE((SELECT s.used_at FROM ${t.rateStarts} s WHERE s.key = r.key ORDER BY s.used_at LIMIT 1), 'infinity') > now() - r.per_ms * interval '1 millisecond'))
+        ORDER BY l.n LIMIT 1
+      )`;
