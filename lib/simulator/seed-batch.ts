@@ -41,6 +41,7 @@ export async function runBatch(
       limitSaturations: 0,
       limitChangesWhileRunning: 0,
       rateLimitSaturations: 0,
+      claimsShortBesideHeld: 0,
       reExecutions: 0,
       refusedCalls: 0,
       withheldCalls: 0,

@@ -70,6 +70,12 @@ export interface WorkloadSettings {
   /** The rate limit the operator sets on the queue before the run (0 = none). */
   readonly queueRateMax: number;
   readonly queueRatePerMs: number;
+  /**
+   * A hot key: `hotJobs` urgent jobs of one key capped at `hotCap`, enqueued at once when the run
+   * begins (0 = none), a backlog the key drains slowly while every other job must get past it.
+   */
+  readonly hotJobs: number;
+  readonly hotCap: number;
 }
 
 /** The longest window a simulated rate limit has, declared or set by the operator. */
@@ -77,6 +83,8 @@ export const SIM_RATE_MAX_PER_MS = 2_000;
 
 /** The workload's rate-limit settings, drawn after all others. */
 type RateSettings = 'keyRateMax' | 'keyRatePerMs' | 'queueRateMax' | 'queueRatePerMs';
+/** The hot key's settings, drawn last. */
+type HotSettings = 'hotJobs' | 'hotCap';
 
 const SIM_TEN_YEARS_MS = 10 * 365 * 86_400_000;
 
@@ -124,7 +132,7 @@ export function deriveSettings(seed: bigint): SimSettings {
   const pollIntervalMs = int(2, 15) * 100;
   const maintenanceIntervalMs = int(2, 8) * 500;
   const safetyMs = int(15, 45) * 1000;
-  const drawn: Omit<WorkloadSettings, 'unique' | 'uniqueKeys' | 'scheduleOutageMs' | 'misfireGraceMs' | RateSettings> = {
+  const drawn: Omit<WorkloadSettings, 'unique' | 'uniqueKeys' | 'scheduleOutageMs' | 'misfireGraceMs' | RateSettings | HotSettings> = {
     plain: int(5, 40),
     flaky: int(0, 15),
     poison: int(0, 6),
@@ -162,7 +170,7 @@ export function deriveSettings(seed: bigint): SimSettings {
   const uniqueKeys = int(1, 3);
   const outageMs = on(0.3) ? Math.round(60_000 * 10 ** (r.next() * Math.log10(SIM_TEN_YEARS_MS / 60_000))) : 0;
   const grace = [1_000, 10_000, 60_000][r.nextInt(3)]!;
-  const workload: Omit<WorkloadSettings, RateSettings> = { ...drawn, unique, uniqueKeys, scheduleOutageMs: outageMs, misfireGraceMs: grace };
+  const workload: Omit<WorkloadSettings, RateSettings | HotSettings> = { ...drawn, unique, uniqueKeys, scheduleOutageMs: outageMs, misfireGraceMs: grace };
   // Schedules mint at most one occurrence a second each while the safety phase lasts, plus what
   // was within the grace when the run began after an outage.
   const perSchedule = Math.ceil(safetyMs / 1000) + Math.ceil(grace / 1000) + 1;
@@ -184,10 +192,18 @@ export function deriveSettings(seed: bigint): SimSettings {
   const keyWindowMs = rateChangeEveryMs > 0 ? SIM_RATE_MAX_PER_MS : (keyRate?.perMs ?? 0);
   const rateDrainMs =
     workload.keyed * workload.maxAttempts * keyWindowMs + (queueRate ? Math.ceil((jobs * workload.maxAttempts) / queueRate.max) * queueRate.perMs : 0);
+  // The hot key, drawn last of all: its backlog drains through its cap alone, one attempt after
+  // another, each as slow as the slowest handler and a poll late at worst.
+  const hotJobs = on(0.4) ? int(20, 200) : 0;
+  const hotCap = int(1, 2);
+  const hotDrainMs = Math.ceil(hotJobs / hotCap) * workload.maxAttempts * (workload.handlerMaxMs + pollIntervalMs + faults.latencyMaxMs * 4);
   return {
     seed, nodes, concurrency, claimBatchSize, leaseMs, heartbeatIntervalMs, pollIntervalMs, maintenanceIntervalMs, safetyMs,
-    livenessBoundMs: livenessBoundMs + rateDrainMs,
-    workload: { ...workload, keyRateMax: keyRate?.max ?? 0, keyRatePerMs: keyRate?.perMs ?? 0, queueRateMax: queueRate?.max ?? 0, queueRatePerMs: queueRate?.perMs ?? 0 },
+    livenessBoundMs: livenessBoundMs + rateDrainMs + hotDrainMs,
+    workload: {
+      ...workload, keyRateMax: keyRate?.max ?? 0, keyRatePerMs: keyRate?.perMs ?? 0, queueRateMax: queueRate?.max ?? 0, queueRatePerMs: queueRate?.perMs ?? 0,
+      hotJobs, hotCap,
+    },
     faults: { ...faults, shutdownEveryMs, rateChangeEveryMs },
   };
 }

@@ -29,6 +29,8 @@ export interface SimCoverage {
   limitChangesWhileRunning: number;
   /** Claims that left a rate-limited queue or key with every start of its window used. */
   rateLimitSaturations: number;
+  /** Claims that took fewer jobs than asked while a limit held due jobs back (the claim_fill oracle's case). */
+  claimsShortBesideHeld: number;
   /** Handler executions beyond the first for the same job. */
   reExecutions: number;
   /** Calls refused, and withheld and delivered late, during isolations. */
@@ -170,6 +172,7 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
     limitSaturations: 0,
     limitChangesWhileRunning: 0,
     rateLimitSaturations: 0,
+    claimsShortBesideHeld: 0,
     reExecutions: 0,
     refusedCalls: 0,
     withheldCalls: 0,
@@ -294,6 +297,7 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
   coverage.limitSaturations = oracles.limits.saturations;
   coverage.limitChangesWhileRunning = oracles.limits.changesWhileRunning;
   coverage.rateLimitSaturations = oracles.rates.saturations;
+  coverage.claimsShortBesideHeld = oracles.fill.shortBesideHeld;
   coverage.reExecutions = reExecutions;
   coverage.refusedCalls = counters.refused;
   coverage.withheldCalls = counters.withheld;

@@ -21,7 +21,7 @@ export interface EnqueueBatch {
 export interface Workload {
   readonly batches: readonly EnqueueBatch[];
   readonly schedules: readonly ScheduleInput<SimPayload>[];
-  /** Concurrency keys and their caps (every key has the same cap). */
+  /** Concurrency keys and their caps (every tenant key has the same cap; the hot key its own). */
   readonly caps: ReadonlyMap<string, number>;
   /** The operator's changes of those caps during the safety phase, in time order. */
   readonly limitChanges: readonly LimitChange[];
@@ -35,6 +35,8 @@ export interface Workload {
 export const SIM_JOB = 'sim.work';
 /** The queue every simulated node claims from. */
 export const SIM_QUEUE = 'default';
+/** The key of the hot backlog (WorkloadSettings.hotJobs). */
+export const HOT_KEY = 'hot';
 
 /**
  * A deterministic 128-bit id from the run's random stream, of any version and variant, as ids from
@@ -104,12 +106,16 @@ export function buildWorkload(
   // Drawn after everything else, so the jobs above do not depend on these draws.
   const uniqueKeys = Array.from({ length: w.uniqueKeys }, (_, i) => `digest-${i}`);
   for (let i = 0; i < w.unique; i++) single(uniqueJob(w, r, uniqueKeys, job));
+  // The hot key's backlog, drawn last: urgent, so every claim meets it before any other due job.
+  if (w.hotJobs > 0) {
+    batches.push({ atMs: 0, inputs: Array.from({ length: w.hotJobs }, () => job('keyed', { concurrencyKey: HOT_KEY, concurrencyLimit: w.hotCap, priority: -3, delayMs: 0 })) });
+  }
   batches.sort((a, b) => a.atMs - b.atMs);
   const changes = limitChanges ? planLimitChanges(keys, safetyMs, limitChanges.everyMs, limitChanges.random) : [];
   return {
     batches,
     schedules,
-    caps: new Map(keys.map((key) => [key, w.keyCap])),
+    caps: new Map([...keys.map((key): [string, number] => [key, w.keyCap]), ...(w.hotJobs > 0 ? [[HOT_KEY, w.hotCap] as [string, number]] : [])]),
     limitChanges: changes,
     queueRate: w.queueRateMax > 0 ? { max: w.queueRateMax, perMs: w.queueRatePerMs } : null,
     rateChanges: rateChanges ? planRateChanges(keys, safetyMs, rateChanges.everyMs, rateChanges.random) : [],

@@ -23,6 +23,8 @@ export async function expectCleanSeeds(base: bigint, count: number): Promise<voi
   expect(summary.coverage.replaysRefusedForKey).toBeGreaterThan(0);
   expect(summary.coverage.limitChangesWhileRunning).toBeGreaterThan(0);
   expect(summary.coverage.rateLimitSaturations).toBeGreaterThan(0);
+  // Claims came back short beside held-back jobs (a hot key at its cap), with nothing unheld left behind.
+  expect(summary.coverage.claimsShortBesideHeld).toBeGreaterThan(0);
   // Schedules caught up after long outages, some far enough that a cron count was a lower bound.
   expect(summary.coverage.scheduleCatchUps).toBeGreaterThan(0);
   expect(summary.coverage.lowerBoundCounts).toBeGreaterThan(0);

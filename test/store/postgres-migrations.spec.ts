@@ -33,6 +33,7 @@ describe('PostgreSQL migrations', () => {
       { version: 15, name: 'priority' },
       { version: 16, name: 'progress' },
       { version: 17, name: 'rate_limits' },
+      { version: 18, name: 'held_back_lanes' },
     ]);
     const { id } = await a.jobEnqueue({ job: { name: 'after.migrate', payload: 1 } });
     expect(await b.jobGet({ jobId: id })).toMatchObject({ name: 'after.migrate', progress: null });
@@ -64,7 +65,10 @@ describe('PostgreSQL migrations', () => {
     ]);
     const indexes = await dataSource.query(`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'app_jobs' ORDER BY indexname`, [schema]);
     const byName = Object.fromEntries(indexes.map((i: { indexname: string; indexdef: string }) => [i.indexname, i.indexdef]));
-    expect(byName.app_jobs_claim_idx).toMatch(/\(priority, run_at, seq\) WHERE \(state = 'scheduled'::text\)/);
+    expect(byName.app_jobs_claim_idx).toMatch(/\(priority, run_at, seq\) WHERE \(\(state = 'scheduled'::text\) AND \(parked_key IS NULL\)\)$/);
+    // Jobs a limit held back wait in lanes (queue, key) of their own, in claim order, and by run time for the operator reads.
+    expect(byName.app_jobs_lane_idx).toMatch(/\(queue, parked_key, priority, run_at, seq\) WHERE \(\(state = 'scheduled'::text\) AND \(parked_key IS NOT NULL\)\)$/);
+    expect(byName.app_jobs_parked_due_idx).toMatch(/\(run_at, seq\) WHERE \(\(state = 'scheduled'::text\) AND \(parked_key IS NOT NULL\)\)$/);
     expect(byName.app_jobs_lease_idx).toMatch(/\(leased_until\) WHERE \(state = 'running'::text\)/);
     expect(byName.app_jobs_running_idx).toBeUndefined();
     expect(byName.app_jobs_dead_letter_idx).toMatch(/WHERE \(state = 'dead_lettered'::text\)/);

@@ -7,7 +7,7 @@ import { dropSchemas, openPostgresDataSource, uniqueSchema } from '../support/po
 // nodes would have), race for rate-limited jobs. Some claimers "crash" now and then: they take jobs
 // on a short lease and never report, so those leases lapse and are reclaimed, and both starts
 // count. Afterwards the test reads every start from the transition log (a `running` entry, stamped
-// with the claim's now()) and checks every window that begins at a start.
+// with the claim statement's time, as the start it used is) and checks every window that begins at a start.
 const CLAIMERS = 8;
 const WINDOW_MS = 250;
 const RATES = { 'key:tenant-a': 3, 'key:tenant-b': 5, 'queue:rated': 4 } as const;

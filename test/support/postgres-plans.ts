@@ -18,8 +18,10 @@ export async function claimScans(claimText: string, table: string, limit: number
   const client = new pg.Client({ connectionString: databaseUrl() });
   await client.connect();
   try {
-    await client.query(`PREPARE claim_plan(text, integer, integer, boolean) AS ${claimText}`);
-    const { rows } = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE claim_plan('w2', ${limit}, 60000, true)`);
+    // The limited claim reads a window ($5) as wide as the batch in its first round.
+    const windowed = claimText.includes('$5');
+    await client.query(`PREPARE claim_plan(text, integer, integer, boolean${windowed ? ', integer' : ''}) AS ${claimText}`);
+    const { rows } = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE claim_plan('w2', ${limit}, 60000, true${windowed ? `, ${limit}` : ''})`);
     const relation = table.split('.')[1]!.replaceAll('"', '');
     return nodes((rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan)
       .filter((node) => node['Relation Name'] === relation && node['Node Type'] !== 'ModifyTable')

@@ -1,4 +1,5 @@
 import { AttemptBudgetOracle } from './attempt-budget.oracle.js';
+import { ClaimFillOracle } from './claim-fill.oracle.js';
 import { ConcurrencyLimitOracle } from './concurrency-limit.oracle.js';
 import { DependencyOrderOracle } from './dependency-order.oracle.js';
 import { EffectsOnceOracle } from './effects-once.oracle.js';
@@ -19,6 +20,7 @@ import { UniqueKeyOracle } from './unique-key.oracle.js';
 export * from './oracle.js';
 export {
   AttemptBudgetOracle,
+  ClaimFillOracle,
   ConcurrencyLimitOracle,
   DependencyOrderOracle,
   EffectsOnceOracle,
@@ -40,12 +42,14 @@ export {
 export function createOracles(
   caps: ReadonlyMap<string, number>,
   options: { shutdownBoundMs: number },
-): { all: Oracle[]; limits: ConcurrencyLimitOracle; rates: RateLimitOracle } {
+): { all: Oracle[]; limits: ConcurrencyLimitOracle; rates: RateLimitOracle; fill: ClaimFillOracle } {
   const limits = new ConcurrencyLimitOracle(caps);
   const rates = new RateLimitOracle();
+  const fill = new ClaimFillOracle(caps);
   return {
     limits,
     rates,
+    fill,
     all: [
       new OutcomeProvenanceOracle(),
       new ProgressProvenanceOracle(),
@@ -60,6 +64,7 @@ export function createOracles(
       new OccurrenceOracle(),
       new UniqueKeyOracle(),
       new PriorityOrderOracle(),
+      fill,
       new ScheduleCatchUpOracle(),
       new LivenessOracle(),
       new ShutdownBoundOracle(options.shutdownBoundMs),

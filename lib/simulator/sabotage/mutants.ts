@@ -1,6 +1,7 @@
 import { LIFECYCLE_RULES, type JobEvent, type LifecycleFields, type LifecycleRules, type Transition } from '../../core/index.js';
 import type { MemoryJobStore } from '../../store/index.js';
 import type { MemoryTables } from '../../store/memory/memory-tables.js';
+import { claimOrder } from '../../store/job-row.js';
 
 /**
  * Deliberately broken lifecycle rules for the sabotage self-test. Each one removes or bends a
@@ -31,7 +32,8 @@ export type MutantName =
   | 'limit_change_forgets_running'
   | 'priority_ignored'
   | 'rate_limit_ignored'
-  | 'progress_unfenced';
+  | 'progress_unfenced'
+  | 'claim_window';
 
 const real = LIFECYCLE_RULES;
 const REPORTS = new Set<JobEvent['kind']>(['succeed', 'fail', 'dead_letter', 'quarantine', 'relinquish']);
@@ -170,6 +172,31 @@ function rateLimitIgnored(store: MemoryJobStore): void {
   };
 }
 
+/**
+ * The claim reads only as many due jobs as it may take, in claim order, and applies the limits to
+ * those alone: held-back jobs ahead of the rest use up the read, as the SQL claims did before
+ * lanes, so a hot key at its cap starves its queue.
+ */
+function claimWindow(store: MemoryJobStore): void {
+  const { tables } = store as unknown as { tables: MemoryTables };
+  const claim = store.jobClaim.bind(store);
+  store.jobClaim = async (params) => {
+    const now = store.clock.now();
+    const asked = new Set(params.queues);
+    const due = [...tables.jobs.values()]
+      .filter((row) => row.state === 'scheduled' && asked.has(row.queue) && real.isClaimable(row, now))
+      .sort(claimOrder);
+    // Everything past the window is out of reach for this claim: not yet due, for its duration.
+    const beyond = due.slice(params.limit);
+    for (const row of beyond) tables.jobs.set(row.id, { ...row, runAt: Number.MAX_SAFE_INTEGER });
+    try {
+      return await claim(params);
+    } finally {
+      for (const row of beyond) tables.jobs.set(row.id, { ...tables.jobs.get(row.id)!, runAt: row.runAt });
+    }
+  };
+}
+
 /** Every mutant, with the oracle that must catch it. */
 export const MUTANTS: readonly Mutant[] = [
   { name: 'no_fence', description: 'the outcome write ignores the lease', caughtBy: 'outcome_provenance', rules: noFence },
@@ -189,6 +216,13 @@ export const MUTANTS: readonly Mutant[] = [
   { name: 'priority_ignored', description: 'the claim takes due jobs by run time alone, whatever their priority', caughtBy: 'priority_order', rules: real, sabotageStore: priorityIgnored },
   { name: 'rate_limit_ignored', description: 'the claim ignores rate limits, taking jobs whatever starts their queue or key has left', caughtBy: 'rate_limit', rules: real, sabotageStore: rateLimitIgnored },
   { name: 'progress_unfenced', description: "a stale worker's heartbeat writes its progress", caughtBy: 'progress_provenance', rules: progressUnfenced },
+  {
+    name: 'claim_window',
+    description: 'the claim reads only as many due jobs as it may take, so held-back jobs ahead use up the read',
+    caughtBy: 'claim_fill',
+    rules: real,
+    sabotageStore: claimWindow,
+  },
 ];
 
 /** The mutant of that name; an unknown name throws, listing the known ones. */

@@ -12,6 +12,7 @@ import { jobCountCases } from './cases/job-counts.cases.js';
 import { jobWaitCases } from './cases/job-wait.cases.js';
 import { jsonWalkCases } from './cases/json-walk.cases.js';
 import { limitCases } from './cases/limit.cases.js';
+import { heldBackCases } from './cases/held-back.cases.js';
 import { listingCases } from './cases/listing.cases.js';
 import { limitChangeCases } from './cases/limit-changes.cases.js';
 import { limitUnchangedCases } from './cases/limit-unchanged.cases.js';
@@ -66,6 +67,7 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('ids of any version and variant', () => foreignIdCases(ctx));
   describe('claim', () => claimCases(ctx));
   describe('priorities', () => priorityCases(ctx));
+  describe('claims past held-back jobs', () => heldBackCases(ctx));
   describe('the fenced outcome write', () => fenceCases(ctx));
   describe('leases, heartbeats and the sweep', () => leaseCases(ctx));
   describe('retry schedule', () => retryCases(ctx));

@@ -66,7 +66,8 @@ import type { Schedule, ScheduleTx } from '../schedules/index.js';
 import { LATEST_SCHEMA_VERSION } from '../sql-migrations.js';
 import type { StoreCapabilities } from '../store-capabilities.js';
 import type { CheckedClaimParams } from '../checked/store-params.js';
-import { WakeHub, type WakeListener, type WakeSubscription } from '../wake-hints.js';
+import { HeldWake } from '../held-wake.js';
+import { ANY_QUEUE, WakeHub, type WakeListener, type WakeSubscription } from '../wake-hints.js';
 import { MemoryEnqueue } from './memory-enqueue.js';
 import { MemoryLeases } from './memory-leases.js';
 import { MemoryLifecycle } from './memory-lifecycle.js';
@@ -108,6 +109,8 @@ export class MemoryDriver implements StoreDriver {
   readonly historyPolicy: HistoryPolicy;
   readonly tables = new MemoryTables();
   private readonly hints = new WakeHub();
+  /** Wakes this process's claims when an outcome may free room for held-back jobs. */
+  private readonly heldWake = new HeldWake(() => this.hints.emit(ANY_QUEUE));
   private readonly life: MemoryLifecycle;
   private readonly enqueue: MemoryEnqueue;
   private readonly leases: MemoryLeases;
@@ -165,7 +168,9 @@ export class MemoryDriver implements StoreDriver {
   }
 
   async jobClaim(params: CheckedClaimParams): Promise<JobRecord[]> {
-    return this.leases.claim(params);
+    const claimed = this.leases.claim(params);
+    this.heldWake.seen(this.leases.heldSeen);
+    return claimed;
   }
 
   async jobHeartbeat(params: DriverHeartbeatParams): Promise<HeartbeatResult> {
@@ -173,11 +178,15 @@ export class MemoryDriver implements StoreDriver {
   }
 
   async jobCompleteMany(params: DriverCompleteParams): Promise<OutcomeResult[]> {
-    return this.leases.completeMany(params);
+    const results = this.leases.completeMany(params);
+    this.heldWake.applied(results);
+    return results;
   }
 
   async jobRelinquishMany(params: DriverRelinquishParams): Promise<OutcomeResult[]> {
-    return this.leases.relinquishMany(params);
+    const results = this.leases.relinquishMany(params);
+    this.heldWake.applied(results);
+    return results;
   }
 
   async jobExpireLeases(params: { readonly limit: number }): Promise<ExpiredLease[]> {

@@ -10,6 +10,9 @@ import type { MemoryState } from './memory-tables.js';
 
 /** The worker's writes: claims, heartbeats, fenced outcomes and relinquishes, and the lease sweep. */
 export class MemoryLeases {
+  /** Whether the last claim passed over a job a limit held back (held-wake.ts). */
+  heldSeen = false;
+
   constructor(
     private readonly state: MemoryState,
     private readonly life: MemoryLifecycle,
@@ -78,6 +81,7 @@ export class MemoryLeases {
   /** Keeps the claim order, dropping candidates whose queue or key is at its cap. */
   private withinLimits(candidates: readonly JobRow[], now: number, limit: number): JobRow[] {
     const { jobs, concurrencyLimits, slotHolders, rateLimits } = this.state.tables;
+    this.heldSeen = false;
     if (concurrencyLimits.size === 0 && rateLimits.size === 0) return candidates.slice(0, limit);
     const rateRoom = new Map([...rateLimits].map(([key, window]) => [key, freeStarts(window, now)]));
     const keysOf = (row: JobRow) => limitKeysOf(row.queue, row.concurrencyKey);
@@ -86,7 +90,7 @@ export class MemoryLeases {
       if (row.state !== 'running' || row.leasedUntil === null || row.leasedUntil <= now || !slotHolders.has(row.id)) continue;
       for (const key of keysOf(row)) running.set(key, (running.get(key) ?? 0) + 1);
     }
-    return pickWithinLimits(candidates, keysOf, concurrencyLimits, running, limit, rateRoom);
+    return pickWithinLimits(candidates, keysOf, concurrencyLimits, running, limit, rateRoom, () => (this.heldSeen = true));
   }
 }
 

@@ -24,6 +24,8 @@ export class PostgresAttemptTransaction implements AttemptTransaction {
     private readonly complete: Complete,
     private readonly encode: SuccessCheck,
     private readonly listener?: StatementListener,
+    /** Told after a success committed (held-wake.ts). */
+    private readonly committed: (results: readonly OutcomeResult[]) => void = () => {},
   ) {
     const runner = dataSource.createQueryRunner();
     this.runner = runner;
@@ -58,6 +60,7 @@ export class PostgresAttemptTransaction implements AttemptTransaction {
     try {
       const [result] = await this.complete(new ManagerExecutor(this.manager), encoded.workerId, encoded.outcomes);
       await this.finish(result?.status === 'applied' ? 'COMMIT' : 'ROLLBACK');
+      this.committed([result!]);
       return result!;
     } catch (error) {
       await this.finish('ROLLBACK').catch(() => undefined);

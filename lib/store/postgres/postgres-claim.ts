@@ -14,10 +14,33 @@ export type ClaimTransaction = <T>(work: (db: PgExecutor) => Promise<T>) => Prom
 const LIMITED_CLAIMS_BEFORE_RETRY = 256;
 
 /**
+ * A limited claim whose window held back so many jobs that its batch is not full reads on, in the
+ * same transaction, with a window this many times wider each round (the jobs it held back are
+ * parked by then, so each round reads past them), up to {@link MAX_WINDOW} and {@link MAX_ROUNDS}
+ * rounds. A backlog longer than that is parked over several claims: the claim that stops short
+ * wakes its process's workers to claim again at once.
+ */
+const WINDOW_GROWTH = 4;
+const MAX_WINDOW = 4_096;
+const MAX_ROUNDS = 6;
+
+/** What the claim path tells its store besides the jobs it leased. */
+export interface ClaimSignals {
+  /** A rate limit a claim spent frees its next start in `delayMs` (rate-wake.ts). */
+  rateWake(delayMs: number): void;
+  /** A claim stopped short of a backlog it was parking: claim again now. */
+  claimAgain(): void;
+  /** Whether held-back jobs were seen by the last limited claim (cleared by an unlimited one). */
+  held(seen: boolean): void;
+}
+
+const NO_SIGNALS: ClaimSignals = { rateWake: () => {}, claimAgain: () => {}, held: () => {} };
+
+/**
  * Chooses, claim by claim, between the two claim statements: the unlimited one (one round trip,
  * and most databases have no limit) and the limited one (a transaction of its own). The choice is
- * a guess the database corrects: the unlimited claim claims nothing once a limit exists, and says
- * so, and the limited one then runs in its place.
+ * a guess the database corrects: the unlimited claim claims nothing once a limit exists, or a
+ * held-back job is parked, and says so, and the limited one then runs in its place.
  */
 export class PostgresClaimPath {
   private limitedClaimsLeft = 0;
@@ -30,8 +53,7 @@ export class PostgresClaimPath {
     private readonly transaction: ClaimTransaction,
     /** Provisions the limits declared at enqueue, in a transaction of its own (provision-pending-limits.query.ts). */
     private readonly provisionPending: () => Promise<unknown>,
-    /** Told when a rate limit a claim spent frees its next start (rate-wake.ts). */
-    private readonly rateWake: (delayMs: number) => void = () => {},
+    private readonly signals: ClaimSignals = NO_SIGNALS,
   ) {}
 
   /** Leases up to `params.limit` jobs, in run order. */
@@ -45,7 +67,10 @@ export class PostgresClaimPath {
       if (fast.limited) {
         this.limitedClaimsLeft = LIMITED_CLAIMS_BEFORE_RETRY;
         rows = await this.limitedThenProvision(params);
-      } else rows = fast.rows;
+      } else {
+        this.signals.held(false);
+        rows = fast.rows;
+      }
     }
     return rows.sort(claimOrder);
   }
@@ -63,9 +88,24 @@ export class PostgresClaimPath {
     return [...claimed.rows, ...more.rows];
   }
 
-  private async limited(params: CheckedClaimParams) {
-    const claimed = await this.transaction((tx) => this.sql.claimLimited(tx, params));
-    if (claimed.rateWakeMs !== null) this.rateWake(claimed.rateWakeMs);
+  /** One limited claim: rounds of widening windows in one transaction, until the batch is full or nothing held back is left in the way. */
+  private async limited(params: CheckedClaimParams): Promise<{ rows: JobRow[]; pending: boolean }> {
+    const claimed = await this.transaction(async (tx) => {
+      const pending = await this.sql.claimLimited.begin(tx);
+      const rows: JobRow[] = [];
+      let window = params.limit;
+      let last: Awaited<ReturnType<typeof this.sql.claimLimited.round>> | undefined;
+      for (let round = 0; round < MAX_ROUNDS && rows.length < params.limit; round++) {
+        last = await this.sql.claimLimited.round(tx, { ...params, limit: params.limit - rows.length }, window);
+        rows.push(...last.rows);
+        if (last.rateWakeMs !== null) this.signals.rateWake(last.rateWakeMs);
+        if (!last.more) break;
+        window = Math.min(window * WINDOW_GROWTH, MAX_WINDOW);
+      }
+      return { rows, pending, held: last?.held === true, short: last?.more === true && rows.length < params.limit };
+    });
+    this.signals.held(claimed.held);
+    if (claimed.short) this.signals.claimAgain();
     return claimed;
   }
 }

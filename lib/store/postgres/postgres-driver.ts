@@ -72,6 +72,7 @@ import { PgDedicatedClient } from './pg-dedicated-client.js';
 import { PgWakeListener } from './pg-wake-listener.js';
 import { PostgresAttemptTransaction } from './postgres-attempt-transaction.js';
 import { PostgresClaimPath } from './postgres-claim.js';
+import { HeldWake } from '../held-wake.js';
 import { RateWake } from '../rate-wake.js';
 import { ANY_QUEUE, FINISH_HINT } from '../wake-hints.js';
 import { PostgresConnections } from './postgres-connections.js';
@@ -127,6 +128,8 @@ export class PostgresDriver implements StoreDriver {
   private readonly rateWake = new RateWake((queue) => this.wakeListener.emit(queue));
   /** Removes the hook that closes this store when the host destroys its DataSource (onPoolEnd). */
   private readonly unhookPoolEnd: () => void;
+  /** Wakes them when an outcome may free room for held-back jobs. */
+  private readonly heldWake = new HeldWake(() => this.wakeListener.emit(ANY_QUEUE));
 
   constructor(private readonly settings: PostgresDriverSettings) {
     const { naming, onStatement } = settings;
@@ -153,7 +156,7 @@ export class PostgresDriver implements StoreDriver {
       this.sql,
       (work) => this.connections.transaction(work),
       () => this.connections.transaction((db) => this.sql.provisionPendingLimits(db)),
-      (delayMs) => this.rateWake.after(delayMs),
+      { rateWake: (delayMs) => this.rateWake.after(delayMs), claimAgain: () => this.heldWake.again(), held: (seen) => this.heldWake.seen(seen) },
     );
     this.operator = new PostgresOperatorWrites(this.sql, this.connections, naming.channel);
   }
@@ -198,7 +201,7 @@ export class PostgresDriver implements StoreDriver {
    */
   beginAttempt({ checkSuccess }: { readonly checkSuccess: SuccessCheck }): AttemptTransaction {
     const { dataSource, onStatement } = this.settings;
-    return new PostgresAttemptTransaction(dataSource, this.sql.complete, checkSuccess, onStatement);
+    return new PostgresAttemptTransaction(dataSource, this.sql.complete, checkSuccess, onStatement, (results) => this.heldWake.applied(results));
   }
 
   async jobEnqueueMany({ jobs, manager }: DriverEnqueueParams): Promise<EnqueueResult[]> {
@@ -239,11 +242,15 @@ export class PostgresDriver implements StoreDriver {
   }
 
   async jobCompleteMany({ workerId, outcomes }: DriverCompleteParams): Promise<OutcomeResult[]> {
-    return this.sql.complete(this.db, workerId, outcomes);
+    const results = await this.sql.complete(this.db, workerId, outcomes);
+    this.heldWake.applied(results);
+    return results;
   }
 
   async jobRelinquishMany({ workerId, leases }: DriverRelinquishParams): Promise<OutcomeResult[]> {
-    return this.sql.relinquish(this.db, workerId, leases);
+    const results = await this.sql.relinquish(this.db, workerId, leases);
+    this.heldWake.applied(results);
+    return results;
   }
 
   async jobExpireLeases({ limit }: { readonly limit: number }): Promise<ExpiredLease[]> {

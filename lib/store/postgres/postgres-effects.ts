@@ -93,17 +93,20 @@ export function effectsSql(t: PostgresNaming, policy: HistoryPolicy): string {
     policy === 'transitions_and_errors'
       ? `CASE WHEN p.error IS DISTINCT FROM p.old_error OR (p.old_state = 'running' AND p.state <> 'succeeded') THEN p.error END`
       : 'NULL';
+  // Each entry is stamped with its statement's time, not its transaction's: a limited claim's
+  // transaction begins before it waits for the limits lock, and its starts are stamped when its
+  // claim statement runs (claim-limited.query.ts), so the log shows the instant the rate counted.
   const logInserts =
     policy === 'off'
       ? ''
-      : `INSERT INTO ${t.history} (job_id, name, state, attempt, error)
-           SELECT n.id, n.name, n.state, n.attempt, ${insertError} FROM new_rows n ORDER BY n.id;`;
+      : `INSERT INTO ${t.history} (job_id, name, at, state, attempt, error)
+           SELECT n.id, n.name, statement_timestamp(), n.state, n.attempt, ${insertError} FROM new_rows n ORDER BY n.id;`;
   const logUpdates =
     policy === 'off'
       ? ''
       : `, logged AS (
-    INSERT INTO ${t.history} (job_id, name, state, attempt, error)
-    SELECT p.id, p.name, p.state, p.attempt, ${updateError} FROM pairs p
+    INSERT INTO ${t.history} (job_id, name, at, state, attempt, error)
+    SELECT p.id, p.name, statement_timestamp(), p.state, p.attempt, ${updateError} FROM pairs p
     WHERE p.state IS DISTINCT FROM p.old_state OR p.attempt IS DISTINCT FROM p.old_attempt
     ORDER BY p.id
   )`;

@@ -31,11 +31,13 @@ export function limitFunction(t: PostgresNaming, name: string): string {
  * statement with a fresh snapshot under READ COMMITTED), which is what the statements that call
  * them cannot do: their snapshot was taken when they started, before they could wait for the lock.
  *
- * - limits_gate(): whether any concurrency or rate limit exists, for the claim that has no slot bookkeeping;
+ * - limits_gate(): whether any concurrency or rate limit exists, or a job a limit held back is still
+ *   parked, for the claim that has no slot bookkeeping (and reads no lanes);
  * - limits_pending(): whether a limit declared at enqueue still waits for its slots, for the claim
  *   that has (it runs first in that claim's transaction, so the claim reads after the lock);
  * - renew_slots(ids, untils): gives the slots of the jobs a heartbeat renewed their new leases;
- * - limits_pick(...): the claim's pick among its candidates (see below); it takes no lock.
+ * - claim_pick(...): the claim's pick among its candidates, and which it held back (see below); it
+ *   takes no lock.
  * - release_slots(stopped): frees the slots of jobs that stopped running. While a limit has surplus
  *   (more slot rows than its max), a stopped job's row is deleted instead, unless another
  *   transaction is deleting under that limit at this moment (SKIP LOCKED: nobody waits here). Both
@@ -48,7 +50,8 @@ export function limitFunctionsSql(t: PostgresNaming): string {
 CREATE OR REPLACE FUNCTION ${limitFunction(t, 'limits_gate')}() RETURNS boolean LANGUAGE plpgsql AS $fn$
 BEGIN
   ${lock}
-  RETURN EXISTS (SELECT 1 FROM ${t.limits}) OR EXISTS (SELECT 1 FROM ${t.rateLimits});
+  RETURN EXISTS (SELECT 1 FROM ${t.limits}) OR EXISTS (SELECT 1 FROM ${t.rateLimits})
+    OR EXISTS (SELECT 1 FROM ${t.jobs} WHERE state = 'scheduled' AND parked_key IS NOT NULL);
 END
 $fn$;
 
@@ -76,34 +79,47 @@ $fn$;
 -- and rk), counting it against them, until the batch is full. Room is given per limit key, a rate
 -- limit's with a '~' in front (a queue can have both). Greedy, as the one-writer stores pick: a
 -- candidate held back by one limit takes nothing from the others, so the jobs behind it still fit.
-CREATE OR REPLACE FUNCTION ${limitFunction(t, 'limits_pick')}(room_keys text[], room_n bigint[], q text[], k text[], rq text[], rk text[], batch integer)
-  RETURNS integer[] LANGUAGE plpgsql AS $fn$
+-- A candidate passed over before the batch is full is held: held names it, and held_by the
+-- first of its limits that had no room, whose lane it is parked in (claim-lanes.sql.ts).
+CREATE OR REPLACE FUNCTION ${limitFunction(t, 'claim_pick')}(room_keys text[], room_n bigint[], q text[], k text[], rq text[], rk text[], batch integer,
+  OUT picked integer[], OUT held integer[], OUT held_by text[]) LANGUAGE plpgsql AS $fn$
 DECLARE
   room jsonb := '{}';
-  picked integer[] := '{}';
   wanted text[];
   key text;
-  fits boolean;
+  short text;
 BEGIN
+  picked := '{}';
+  held := '{}';
+  held_by := '{}';
   FOR i IN 1 .. coalesce(array_length(room_keys, 1), 0) LOOP
     room := room || jsonb_build_object(room_keys[i], room_n[i]);
   END LOOP;
   FOR i IN 1 .. coalesce(array_length(q, 1), 0) LOOP
     EXIT WHEN coalesce(array_length(picked, 1), 0) >= batch;
-    wanted := array_remove(ARRAY[q[i], k[i], '~' || rq[i], '~' || rk[i]], NULL);
-    fits := true;
+    wanted := array_remove(ARRAY[k[i], q[i], '~' || rk[i], '~' || rq[i]], NULL);
+    short := NULL;
     FOREACH key IN ARRAY wanted LOOP
-      IF coalesce((room ->> key)::bigint, 0) <= 0 THEN fits := false; END IF;
+      IF short IS NULL AND coalesce((room ->> key)::bigint, 0) <= 0 THEN short := key; END IF;
     END LOOP;
-    IF fits THEN
+    IF short IS NULL THEN
       FOREACH key IN ARRAY wanted LOOP
         room := jsonb_set(room, ARRAY[key], to_jsonb((room ->> key)::bigint - 1));
       END LOOP;
       picked := picked || i;
+    ELSE
+      held := held || i;
+      held_by := held_by || ltrim(short, '~');
     END IF;
   END LOOP;
-  RETURN picked;
 END
+$fn$;
+
+-- The pick as claims of the previous schema version call it, for nodes that still run that
+-- version during a rolling deploy.
+CREATE OR REPLACE FUNCTION ${limitFunction(t, 'limits_pick')}(room_keys text[], room_n bigint[], q text[], k text[], rq text[], rk text[], batch integer)
+  RETURNS integer[] LANGUAGE sql AS $fn$
+  SELECT (${limitFunction(t, 'claim_pick')}(room_keys, room_n, q, k, rq, rk, batch)).picked
 $fn$;
 
 CREATE OR REPLACE FUNCTION ${limitFunction(t, 'release_slots')}(stopped uuid[]) RETURNS void LANGUAGE plpgsql

@@ -65,10 +65,12 @@ import { type CheckedClaimParams, type NormalizedOutcome } from '../checked/stor
 import { enqueueResults } from '../unique/unique-plan.js';
 import { ANY_QUEUE, type WakeListener, type WakeSubscription } from '../wake-hints.js';
 import { SqliteAttemptTransaction } from './sqlite-attempt-transaction.js';
+import type { SqliteClaimSignals } from './queries/claim-limited.query.js';
 import { SqliteConnection } from './sqlite-connection.js';
 import { sqliteInstall } from './sqlite-install.js';
 import type { SqliteGate } from './sqlite-gate.js';
 import { SqliteHints } from './sqlite-hints.js';
+import { HeldWake } from '../held-wake.js';
 import { RateWake } from '../rate-wake.js';
 import { migrateSqlite } from './sqlite-migrator.js';
 import type { SqliteNaming } from './sqlite-naming.js';
@@ -105,6 +107,13 @@ export class SqliteDriver implements StoreDriver {
   private readonly hints: SqliteHints;
   /** Wakes this process's workers when a rate limit a claim spent frees a start. */
   private readonly rateWake = new RateWake((queue) => this.hints.emit(queue));
+  /** Wakes them when an outcome may free room for held-back jobs. */
+  private readonly heldWake = new HeldWake(() => this.hints.emit(ANY_QUEUE));
+  private readonly claimSignals: SqliteClaimSignals = {
+    rateWake: (delayMs) => this.rateWake.after(delayMs),
+    claimAgain: () => this.heldWake.again(),
+    held: (seen) => this.heldWake.seen(seen),
+  };
   private readonly operator: SqliteOperator;
 
   constructor(settings: SqliteDriverSettings) {
@@ -193,7 +202,9 @@ export class SqliteDriver implements StoreDriver {
     return (
       await this.conn.write((now) => {
         const sql = this.conn.statements();
-        return sql.limitsExist() ? sql.claimLimited(params, now, (delayMs) => this.rateWake.after(delayMs)) : sql.claimUnlimited(params, now);
+        if (sql.limitsExist()) return sql.claimLimited(params, now, this.claimSignals);
+        this.heldWake.seen(false);
+        return sql.claimUnlimited(params, now);
       })
     ).map(toJob);
   }
@@ -222,6 +233,7 @@ export class SqliteDriver implements StoreDriver {
     if (leases.length === 0) return [];
     const results = await this.conn.write((now) => this.conn.statements().relinquish(workerId, leases, now));
     if (results.some((r) => r.status === 'applied' && r.state === 'scheduled')) this.hints.emit(ANY_QUEUE);
+    else this.heldWake.applied(results);
     return results;
   }
 
@@ -425,6 +437,9 @@ export class SqliteDriver implements StoreDriver {
   /** The fenced outcome write, on every path that writes one (a batch, or an attempt's own transaction). */
   private complete(workerId: string, outcomes: readonly NormalizedOutcome[], now: number): OutcomeResult[] {
     this.hints.ifReleasing(outcomes.map((o) => o.jobId));
-    return this.conn.statements().complete(workerId, outcomes, now);
+    const results = this.conn.statements().complete(workerId, outcomes, now);
+    // Inside the write: a claim the hint wakes waits for the gate, so it reads after the commit.
+    this.heldWake.applied(results);
+    return results;
   }
 }

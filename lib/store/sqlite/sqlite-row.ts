@@ -3,6 +3,8 @@ import type { JobRow } from '../job-row.js';
 
 export interface SqliteJobRow {
   seq: number;
+  /** The limit key that held the job back, while it is parked (claim-lanes.query.ts). */
+  parked_key?: string | null;
   id: string;
   name: string;
   queue: string;

@@ -4,19 +4,43 @@ import type { PgExecutor } from '../pg-executor.js';
 import { limitFunction } from '../postgres-limits.js';
 import type { PostgresNaming } from '../postgres-naming.js';
 import { fromPgRow, jobColumns, type PgJobRow } from '../postgres-row.js';
+import { claimLaneJobs, claimLaneRoom, claimLanes } from './claim-lanes.sql.js';
 import { claimAsyncCommit, claimCandidates, claimLease, claimPaused, claimValues } from './claim-steps.sql.js';
 import { perQueueList } from './queue-list.sql.js';
 
+/** One round of the limited claim: what it leased, and what the caller needs to go on. */
+export interface LimitedClaimRound {
+  readonly rows: JobRow[];
+  /** limits_pending's answer: a limit declared at enqueue still waits for its slots. */
+  readonly pending: boolean;
+  /** When a rate limit this round spent frees its next start, as a delay (or null). */
+  readonly rateWakeMs: number | null;
+  /** The batch is not full and the window was: jobs behind the ones this round parked may be due. */
+  readonly more: boolean;
+  /**
+   * Jobs are held back: this round passed one over, or a lane's key had less room than the batch.
+   * An outcome that frees room should then wake a claim.
+   */
+  readonly held: boolean;
+}
+
 /**
- * The claim while a concurrency or rate limit exists: leases up to $2 jobs in one statement, within
- * the limits, in a transaction of its own (the caller's `tx`, see postgres-claim.ts). Jobs whose
- * queue or key is at its cap, or has no start left in its rate window, are passed over, so they
- * cannot starve the rest.
+ * The claim while a concurrency or rate limit exists, or held-back jobs wait: leases up to $2 jobs
+ * in one statement, within the limits, in a transaction of its own (the caller's `tx`, see
+ * postgres-claim.ts). It reads a window of $5 due jobs (at least $2) from the claim index, the
+ * lapsed leases, and the first jobs of each lane whose key has room (claim-lanes.sql.ts), and picks
+ * among them in claim order. A job whose queue or key is at its cap, or has no start left in its
+ * rate window, is passed over, so it cannot starve the rest, and a passed-over job from the window
+ * is parked in its key's lane, so no later claim walks it. A window that held back so many jobs
+ * that the batch is not full says so (`more`), and the caller reads on with a wider one.
  *
  * A rate limit has `max` start rows (migration 0017). A candidate needs a free one (last used a
  * window ago or more) of each rate limit it falls under; free starts are locked with SKIP LOCKED
- * like slots, and each pick stamps one with now(). A start row's stamps are therefore always a
- * window apart, whichever claimers took it, and a crashed worker's start stays counted.
+ * like slots, and each pick stamps one with the statement's time. A start row's stamps are
+ * therefore always a window apart, whichever claimers took it, and a crashed worker's start stays
+ * counted. The statement's time, not the transaction's: the transaction began before it waited
+ * for the limits lock, and a start stamped before that wait could free a window after an instant
+ * earlier than the claim really took it.
  *
  * A capped queue or key has one row per slot, and every job running under it holds one, however
  * the cap was set (limit-slots.sql.ts). A candidate needs a free slot for each cap it is under,
@@ -32,6 +56,7 @@ import { perQueueList } from './queue-list.sql.js';
  */
 export function claimLimitedQuery(t: PostgresNaming, options: { readonly asyncCommit?: boolean } = {}) {
   const asyncCommit = claimAsyncCommit(options.asyncCommit === true);
+  const ts = 'statement_timestamp()';
   // Decided from the slot row alone: when SKIP LOCKED re-checks a slot another claimer has just
   // taken, it sees the slot's new version, but a subquery on the holder's job would still read this
   // statement's older snapshot and call the slot free.
@@ -40,31 +65,32 @@ export function claimLimitedQuery(t: PostgresNaming, options: { readonly asyncCo
   // less its surplus (the slots beyond its max, left by lowering it or setting it while more jobs
   // ran: see migration 0009). A key is saturated exactly when it has no more free slots than its
   // surplus, that is when the slot at position `surplus` in held_until order is still held, and the
-  // probe reads that one entry of the (key, held_until) index. Asked as "does a free slot with
-  // slot <= max exist", the planner, on tables without statistics, scans every slot of the key
-  // (and their dead versions) for each candidate.
-  const freeSlot = (slot: string) => `${slot}.held_until <= now()`;
+  // probe reads that one entry of the (key, held_until) index.
+  const freeSlot = (slot: string) => `${slot}.held_until <= ${ts}`;
   const notSaturated = (job: string) => `NOT EXISTS (
         SELECT 1 FROM ${t.limits} l
         WHERE l.key IN ('queue:' || ${job}.queue, 'key:' || ${job}.concurrency_key)
-          AND COALESCE((SELECT s.held_until FROM ${t.slots} s WHERE s.key = l.key ORDER BY s.held_until OFFSET l.surplus LIMIT 1), 'infinity') > now())`;
+          AND COALESCE((SELECT s.held_until FROM ${t.slots} s WHERE s.key = l.key ORDER BY s.held_until OFFSET l.surplus LIMIT 1), 'infinity') > ${ts})`;
   // A rate-limited key is spent when its longest-unused start (the first entry of the (key, used_at)
   // index) was used less than a window ago.
   const window = (limit: string) => `${limit}.per_ms * interval '1 millisecond'`;
   const notRateSpent = (job: string) => `NOT EXISTS (
         SELECT 1 FROM ${t.rateLimits} r
         WHERE r.key IN ('queue:' || ${job}.queue, 'key:' || ${job}.concurrency_key)
-          AND COALESCE((SELECT s.used_at FROM ${t.rateStarts} s WHERE s.key = r.key ORDER BY s.used_at LIMIT 1), 'infinity') > now() - ${window('r')})`;
-  // Each check is skipped entirely while no limit of its kind exists.
-  const limitCheck = `(NOT EXISTS (SELECT 1 FROM ${t.limits}) OR ${notSaturated('j')}) AND (NOT EXISTS (SELECT 1 FROM ${t.rateLimits}) OR ${notRateSpent('j')})`;
+          AND COALESCE((SELECT s.used_at FROM ${t.rateStarts} s WHERE s.key = r.key ORDER BY s.used_at LIMIT 1), 'infinity') > ${ts} - ${window('r')})`;
+  // Lapsed leases are running jobs, which no lane holds: a saturated one is filtered where it is
+  // read, as before lanes. Due jobs are read unfiltered, so the held-back ones among them are parked.
+  const lapsedCheck = `(NOT EXISTS (SELECT 1 FROM ${t.limits}) OR ${notSaturated('j')}) AND (NOT EXISTS (SELECT 1 FROM ${t.rateLimits}) OR ${notRateSpent('j')})`;
+  const columns = 'id, priority, run_at, seq, queue, concurrency_key';
   const statement = perQueueList((listed) => `
-    WITH ${claimPaused(t)}, ${claimCandidates(t, listed, 'id, priority, run_at, seq, queue, concurrency_key', limitCheck)}, candidates AS (
-      SELECT c.id, c.priority, c.run_at, c.seq,
+    WITH ${claimPaused(t)}, ${claimCandidates(t, listed, columns, 'true', { window: '$5', clock: ts }, lapsedCheck)},
+    ${claimLanes(t)}, ${claimLaneRoom(t, listed, ts)}, ${claimLaneJobs(t, columns, ts)}, candidates AS (
+      SELECT c.id, c.priority, c.run_at, c.seq, c.parkable,
         (SELECT l.key FROM ${t.limits} l WHERE l.key = 'queue:' || c.queue) AS qkey,
         (SELECT l.key FROM ${t.limits} l WHERE l.key = 'key:' || c.concurrency_key) AS kkey,
         (SELECT r.key FROM ${t.rateLimits} r WHERE r.key = 'queue:' || c.queue) AS rqkey,
         (SELECT r.key FROM ${t.rateLimits} r WHERE r.key = 'key:' || c.concurrency_key) AS rkkey
-      FROM (SELECT * FROM due UNION ALL SELECT * FROM lapsed) c
+      FROM (SELECT *, true AS parkable FROM due UNION ALL SELECT *, false FROM lapsed UNION ALL SELECT *, false FROM lane_jobs) c
     ), wanted AS (
       SELECT k.key, count(*) AS n, (SELECT l.surplus FROM ${t.limits} l WHERE l.key = k.key) AS surplus
       FROM (SELECT qkey AS key FROM candidates UNION ALL SELECT kkey FROM candidates) k
@@ -75,7 +101,7 @@ export function claimLimitedQuery(t: PostgresNaming, options: { readonly asyncCo
       FROM wanted w CROSS JOIN LATERAL (
         SELECT s.key, s.slot FROM ${t.slots} s
         WHERE s.key = w.key AND ${freeSlot('s')}
-        ORDER BY s.held_until LIMIT w.n + w.surplus
+        ORDER BY s.held_until LIMIT LEAST(w.n, $2) + w.surplus
         FOR UPDATE SKIP LOCKED
       ) f
     ), room AS (
@@ -89,21 +115,19 @@ export function claimLimitedQuery(t: PostgresNaming, options: { readonly asyncCo
       SELECT f.key, f.n AS start, row_number() OVER (PARTITION BY f.key ORDER BY f.used_at, f.n) AS n
       FROM rwanted w CROSS JOIN LATERAL (
         SELECT s.key, s.n, s.used_at FROM ${t.rateStarts} s
-        WHERE s.key = w.key AND s.used_at <= now() - ${window('w')}
-        ORDER BY s.used_at LIMIT w.n
+        WHERE s.key = w.key AND s.used_at <= ${ts} - ${window('w')}
+        ORDER BY s.used_at LIMIT LEAST(w.n, $2)
         FOR UPDATE SKIP LOCKED
       ) f
     ), rroom AS (
       SELECT w.key, (SELECT count(*) FROM rfree f WHERE f.key = w.key) AS n FROM rwanted w
     ), rnext AS (
       -- For every rate-limited key among the candidates: when its next start in use frees, as a
-      -- delay from now() (rate-wake.ts); the starts this claim takes are stamped now(), so none
-      -- frees sooner. The candidates stop at the claim's limit, so a claim that takes a key's last
-      -- free starts cannot tell whether more of its jobs wait, and later claims pass the spent key
-      -- by; a wake that finds nothing costs one claim per window.
-      SELECT extract(epoch FROM min(LEAST(now(), (
-          SELECT s.used_at FROM ${t.rateStarts} s WHERE s.key = w.key AND s.used_at > now() - ${window('w')} ORDER BY s.used_at LIMIT 1
-        )) + ${window('w')}) - now()) * 1000 AS ms
+      -- delay from the statement's time (rate-wake.ts); the starts this claim takes are stamped
+      -- with it, so none frees sooner.
+      SELECT extract(epoch FROM min(LEAST(${ts}, (
+          SELECT s.used_at FROM ${t.rateStarts} s WHERE s.key = w.key AND s.used_at > ${ts} - ${window('w')} ORDER BY s.used_at LIMIT 1
+        )) + ${window('w')}) - ${ts}) * 1000 AS ms
       FROM rwanted w
     ), ordered AS (
       SELECT c.*, row_number() OVER (ORDER BY c.priority, c.run_at, c.seq)::integer AS ord FROM candidates c
@@ -111,13 +135,17 @@ export function claimLimitedQuery(t: PostgresNaming, options: { readonly asyncCo
       SELECT array_agg(x.key ORDER BY x.key) AS keys, array_agg(x.n ORDER BY x.key) AS ns
       FROM (SELECT key, n FROM room UNION ALL SELECT '~' || key, n FROM rroom) x
     ), chosen AS (
-      SELECT ${limitFunction(t, 'limits_pick')}(r.keys, r.ns,
+      SELECT h.* FROM rooms r CROSS JOIN LATERAL ${limitFunction(t, 'claim_pick')}(r.keys, r.ns,
         (SELECT array_agg(o.qkey ORDER BY o.ord) FROM ordered o), (SELECT array_agg(o.kkey ORDER BY o.ord) FROM ordered o),
-        (SELECT array_agg(o.rqkey ORDER BY o.ord) FROM ordered o), (SELECT array_agg(o.rkkey ORDER BY o.ord) FROM ordered o), $2::integer) AS ords
-      FROM rooms r
+        (SELECT array_agg(o.rqkey ORDER BY o.ord) FROM ordered o), (SELECT array_agg(o.rkkey ORDER BY o.ord) FROM ordered o), $2::integer) h
     ), picked AS (
       SELECT o.id, o.priority, o.run_at, o.seq, o.qkey, o.kkey, o.rqkey, o.rkkey FROM ordered o, chosen h
-      WHERE o.ord = ANY(h.ords)
+      WHERE o.ord = ANY(h.picked)
+    ), parked AS (
+      -- Held back from the window: parked in the lane of the key that had no room.
+      UPDATE ${t.jobs} j SET parked_key = x.key
+      FROM chosen h CROSS JOIN LATERAL unnest(h.held, h.held_by) AS x(ord, key) JOIN ordered o ON o.ord = x.ord
+      WHERE j.id = o.id AND o.parkable
     ), numbered AS (
       SELECT p.id, p.qkey, p.kkey, p.rqkey, p.rkkey,
         row_number() OVER (PARTITION BY p.qkey ORDER BY p.priority, p.run_at, p.seq) AS aq,
@@ -126,28 +154,40 @@ export function claimLimitedQuery(t: PostgresNaming, options: { readonly asyncCo
         row_number() OVER (PARTITION BY p.rkkey ORDER BY p.priority, p.run_at, p.seq) AS ark
       FROM picked p
     ), taken AS (
-      UPDATE ${t.slots} s SET job_id = m.id, held_until = now() + $3 * interval '1 millisecond'
+      UPDATE ${t.slots} s SET job_id = m.id, held_until = ${ts} + $3 * interval '1 millisecond'
       FROM numbered m, free f
       WHERE s.key = f.key AND s.slot = f.slot AND ((f.key = m.qkey AND f.n = m.aq) OR (f.key = m.kkey AND f.n = m.ak))
       RETURNING s.key
     ), spent AS (
-      -- Each pick stamps one locked start of each rate limit it falls under with this claim's now().
-      UPDATE ${t.rateStarts} s SET used_at = now()
+      -- Each pick stamps one locked start of each rate limit it falls under with the statement's time.
+      UPDATE ${t.rateStarts} s SET used_at = ${ts}
       FROM numbered m, rfree f
       WHERE s.key = f.key AND s.n = f.start AND ((f.key = m.rqkey AND f.n = m.arq) OR (f.key = m.rkkey AND f.n = m.ark))
       RETURNING s.key
+    ), claimed AS (
+      ${claimLease(t, ts)}
+      RETURNING ${jobColumns('j')}
     )
-    ${claimLease(t)}
-    RETURNING ${jobColumns('j')}, (SELECT ms FROM rnext)::float8 AS rate_wake_ms${asyncCommit}`);
+    SELECT c.*, (SELECT ms FROM rnext)::float8 AS rate_wake_ms,
+      (SELECT count(*) FROM due) = $5 AND (SELECT count(*) FROM picked) < $2 AS more,
+      EXISTS (SELECT 1 FROM lane_room WHERE room < $2) OR (SELECT cardinality(h.held) > 0 FROM chosen h) AS held${asyncCommit}
+    FROM (SELECT 1) one LEFT JOIN claimed c ON true`);
   const first = `SELECT set_config('jit', 'off', true), ${limitFunction(t, 'limits_pending')}() AS pending`;
 
   /**
-   * Claims inside `tx`, a transaction opened for this claim alone; `pending` is limits_pending's
-   * answer, `rateWakeMs` when a rate limit this claim spent frees its next start (or null).
+   * The transaction's first statement, inside `tx`, a transaction opened for this claim alone: turns
+   * JIT off and takes the limits lock; its answer is limits_pending's.
    */
-  return async (tx: PgExecutor, params: CheckedClaimParams): Promise<{ rows: JobRow[]; pending: boolean; rateWakeMs: number | null }> => {
-    const [lock] = await tx.query<{ pending: boolean }>(first);
-    const rows = await tx.query<PgJobRow & { rate_wake_ms: number | null }>(statement(params.queues), claimValues(params));
-    return { rows: rows.map(fromPgRow), pending: lock!.pending, rateWakeMs: rows[0]?.rate_wake_ms ?? null };
+  const begin = async (tx: PgExecutor): Promise<boolean> => (await tx.query<{ pending: boolean }>(first))[0]!.pending;
+
+  /** One round of the claim, after `begin`, reading a window of `window` due jobs (at least the limit). */
+  const round = async (tx: PgExecutor, params: CheckedClaimParams, window: number): Promise<Omit<LimitedClaimRound, 'pending'>> => {
+    const rows = await tx.query<PgJobRow & { rate_wake_ms: number | null; more: boolean; held: boolean }>(statement(params.queues), [
+      ...claimValues(params),
+      Math.max(window, params.limit),
+    ]);
+    const head = rows[0]!;
+    return { rows: rows.filter((row) => row.id !== null).map(fromPgRow), rateWakeMs: head.rate_wake_ms, more: head.more, held: head.held };
   };
+  return { begin, round };
 }

@@ -41,17 +41,28 @@ const claimQueue = (listed: string) => `j.queue = ANY(${listed}) AND j.queue NOT
  * cost every claim a million index entries. Priorities are taken in order and each range is read
  * lazily, so a claim that fills its batch from the first priority probes no other.
  */
-export const claimDue = (t: PostgresNaming, listed: string, columns: string, limitCheck: string) => `due AS (
+export const claimDue = (t: PostgresNaming, listed: string, columns: string, limitCheck: string, read: DueRead = UNLIMITED_READ) => `due AS (
       SELECT d.* FROM ${scheduledPriorities(t)} p CROSS JOIN LATERAL (
         SELECT ${columns} FROM ${t.jobs} j
-        WHERE state = 'scheduled' AND priority = p.v AND run_at <= now() AND attempt < max_attempts
+        WHERE state = 'scheduled' AND parked_key IS NULL AND priority = p.v AND run_at <= ${read.clock} AND attempt < max_attempts
           AND ${claimQueue(listed)} AND ${limitCheck}
         ORDER BY run_at, seq
-        LIMIT $2
+        LIMIT ${read.window}
         FOR NO KEY UPDATE OF j SKIP LOCKED
       ) d
-      LIMIT $2
+      LIMIT ${read.window}
     )`;
+
+/**
+ * How far the due step reads, and on which clock. The unlimited claim reads its batch ($2) on the
+ * transaction's clock; the limited claim reads a window ($5, at least the batch) on its
+ * statement's (claim-limited.query.ts).
+ */
+export interface DueRead {
+  readonly window: string;
+  readonly clock: string;
+}
+const UNLIMITED_READ: DueRead = { window: '$2', clock: 'now()' };
 
 /**
  * The priorities scheduled jobs with attempts left hold, lowest first, as a subquery with one
@@ -66,9 +77,9 @@ export const claimDue = (t: PostgresNaming, listed: string, columns: string, lim
  */
 export const scheduledPriorities = (t: PostgresNaming) => `(
         WITH RECURSIVE p(v) AS (
-          (SELECT priority FROM ${t.jobs} WHERE state = 'scheduled' AND attempt < max_attempts ORDER BY priority LIMIT 1)
+          (SELECT priority FROM ${t.jobs} WHERE state = 'scheduled' AND parked_key IS NULL AND attempt < max_attempts ORDER BY priority LIMIT 1)
           UNION ALL
-          SELECT (SELECT priority FROM ${t.jobs} WHERE state = 'scheduled' AND attempt < max_attempts AND priority > p.v ORDER BY priority LIMIT 1)
+          SELECT (SELECT priority FROM ${t.jobs} WHERE state = 'scheduled' AND parked_key IS NULL AND attempt < max_attempts AND priority > p.v ORDER BY priority LIMIT 1)
           FROM p WHERE p.v IS NOT NULL
         )
         SELECT v FROM p WHERE v IS NOT NULL
@@ -80,10 +91,17 @@ export const scheduledPriorities = (t: PostgresNaming) => `(
  * scan: between vacuums the lease index holds an entry for every finished job's running version,
  * and searching it walks all of those whose lease has passed (bench/diagnose/dead-entries.mjs).
  */
-export const claimCandidates = (t: PostgresNaming, listed: string, columns: string, limitCheck: string) => `${claimDue(t, listed, columns, limitCheck)}, lapsed AS (
+export const claimCandidates = (
+  t: PostgresNaming,
+  listed: string,
+  columns: string,
+  limitCheck: string,
+  read: DueRead = UNLIMITED_READ,
+  lapsedCheck = limitCheck,
+) => `${claimDue(t, listed, columns, limitCheck, read)}, lapsed AS (
       SELECT ${columns} FROM ${t.jobs} j
-      WHERE $4::boolean AND state = 'running' AND leased_until <= now() AND attempt < max_attempts AND NOT cancel_requested
-        AND ${claimQueue(listed)} AND ${limitCheck}
+      WHERE $4::boolean AND state = 'running' AND leased_until <= ${read.clock} AND attempt < max_attempts AND NOT cancel_requested
+        AND ${claimQueue(listed)} AND ${lapsedCheck}
       ORDER BY priority, run_at, seq
       LIMIT $2
       FOR NO KEY UPDATE OF j SKIP LOCKED
@@ -94,13 +112,14 @@ export const claimCandidates = (t: PostgresNaming, listed: string, columns: stri
  * handed over as one array, probed in the primary key: joined to `picked` instead, a table the
  * planner judges small gets hashed whole on every claim.
  */
-export const claimLease = (t: PostgresNaming) => `UPDATE ${t.jobs} j SET
+export const claimLease = (t: PostgresNaming, clock = 'now()') => `UPDATE ${t.jobs} j SET
       state = 'running',
       attempt = j.attempt + 1,
       worker_id = $1,
-      leased_until = now() + $3 * interval '1 millisecond',
+      leased_until = ${clock} + $3 * interval '1 millisecond',
       last_error = CASE WHEN j.state = 'running' THEN 'lease expired' ELSE j.last_error END,
-      updated_at = now()
+      parked_key = NULL,
+      updated_at = ${clock}
     WHERE j.id = ANY(ARRAY(SELECT id FROM picked))`;
 
 /**

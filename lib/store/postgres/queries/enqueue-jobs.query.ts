@@ -3,11 +3,13 @@ import type { PlannedJob } from '../../dependencies/dependency-plan.js';
 import type { PgExecutor } from '../pg-executor.js';
 import type { PostgresNaming } from '../postgres-naming.js';
 import { pgInstant } from '../pg-instant.js';
+import { enqueueLane } from './claim-lanes.sql.js';
 import { PARENT_GUARD_CTES, PARENT_GUARD_OK, PARENT_GUARD_RESULT, type GuardedEnqueue } from './parent-guard.sql.js';
 
 /**
  * Inserts a batch in one statement: the jobs (a job whose id exists is skipped, which is how a
- * second mint of one occurrence becomes a no-op), their dependency edges, the concurrency limits
+ * second mint of one occurrence becomes a no-op; a due one whose key or queue holds jobs back now
+ * joins its lane, claim-lanes.sql.ts), their dependency edges, the concurrency limits
  * they declare for keys that have none yet, and one wake-up hint per queue with work due now,
  * which PostgreSQL delivers when the surrounding transaction commits. A declared limit is written
  * pending, without slots: the jobs that already run under its key must hold slots of it, and only
@@ -37,12 +39,17 @@ export function enqueueJobsQuery(t: PostgresNaming) {
         WITH ORDINALITY AS r(id, name, queue, payload, run_at, delay_ms, max_attempts, schedule_id,
                              state, pending_parents, dependency_mode, concurrency_key, last_error${extended ? ', unique_key, retry, traceparent, tracestate, priority' : ''}, ord)
       ${guarded ? `WHERE ${PARENT_GUARD_OK}` : ''}
+    ), lanes AS (
+      SELECT g.queue, g.concurrency_key, ${enqueueLane(t, 'g.queue', 'g.concurrency_key')} AS lane
+      FROM (SELECT DISTINCT queue, concurrency_key FROM input WHERE state = 'scheduled' AND at <= now()) g
     ), inserted AS (
       INSERT INTO ${t.jobs} (id, name, queue, payload, state, run_at, scheduled_for, max_attempts, schedule_id,
-                             pending_parents, dependency_mode, concurrency_key, last_error, finished_at${extended ? ', unique_key, retry, traceparent, tracestate, priority' : ''})
-      SELECT id, name, queue, payload::jsonb, state, at, at, max_attempts, schedule_id,
-             pending_parents, dependency_mode, concurrency_key, last_error, CASE WHEN state = 'cancelled' THEN now() END${extended ? ', unique_key, retry::jsonb, traceparent, tracestate, priority' : ''}
-      FROM input ORDER BY ord
+                             pending_parents, dependency_mode, concurrency_key, last_error, finished_at, parked_key${extended ? ', unique_key, retry, traceparent, tracestate, priority' : ''})
+      SELECT i.id, i.name, i.queue, i.payload::jsonb, i.state, i.at, i.at, i.max_attempts, i.schedule_id,
+             i.pending_parents, i.dependency_mode, i.concurrency_key, i.last_error, CASE WHEN i.state = 'cancelled' THEN now() END,
+             CASE WHEN i.state = 'scheduled' AND i.at <= now() THEN l.lane END${extended ? ', i.unique_key, i.retry::jsonb, i.traceparent, i.tracestate, i.priority' : ''}
+      FROM input i LEFT JOIN lanes l ON l.queue = i.queue AND l.concurrency_key IS NOT DISTINCT FROM i.concurrency_key
+      ORDER BY i.ord
       ${skipExisting ? 'ON CONFLICT (id) DO NOTHING' : ''}
       RETURNING id, queue, run_at, state
     ), edges AS (

@@ -7,8 +7,9 @@ type Row = { queue: string | null; examined: string; at: string | null; now: str
 
 /**
  * The oldest due job per queue among the first $1 due jobs in run-time order, read from the start
- * of each priority's range of the claim index (priority, run_at, seq) and merged, so at most $1 per
- * priority in use, after ORDERED_READ_SETTINGS in the caller's transaction. The
+ * of each priority's range of the claim index (priority, run_at, seq) and of the parked jobs (held
+ * back by a limit, claim-lanes.sql.ts) by run time, and merged, so at most $1 per priority in use
+ * and $1 more, after ORDERED_READ_SETTINGS in the caller's transaction. The
  * claim index does not carry the queue, so one probe per queue could not stop early: a queue with
  * nothing due would walk every due job of the others. One bounded read answers every queue at once
  * instead, counts each queue's due jobs among those read, and says how far it got. $2 holds the asked queues, or null for every queue found.
@@ -16,9 +17,14 @@ type Row = { queue: string | null; examined: string; at: string | null; now: str
 export function queueOldestDueQuery(t: PostgresNaming) {
   const text = `
     WITH due AS MATERIALIZED (
-      SELECT d.queue, d.run_at FROM ${scheduledPriorities(t)} p CROSS JOIN LATERAL (
-        SELECT j.queue, j.run_at, j.seq FROM ${t.jobs} j
-        WHERE j.state = 'scheduled' AND j.priority = p.v AND j.run_at <= now() ORDER BY j.run_at, j.seq LIMIT $1
+      SELECT d.queue, d.run_at FROM (
+        SELECT d.* FROM ${scheduledPriorities(t)} p CROSS JOIN LATERAL (
+          SELECT j.queue, j.run_at, j.seq FROM ${t.jobs} j
+          WHERE j.state = 'scheduled' AND j.parked_key IS NULL AND j.priority = p.v AND j.run_at <= now() ORDER BY j.run_at, j.seq LIMIT $1
+        ) d
+        UNION ALL
+        (SELECT j.queue, j.run_at, j.seq FROM ${t.jobs} j
+          WHERE j.state = 'scheduled' AND j.parked_key IS NOT NULL AND j.run_at <= now() ORDER BY j.run_at, j.seq LIMIT $1)
       ) d ORDER BY d.run_at, d.seq LIMIT $1
     )
     SELECT NULL::text AS queue, count(*) AS examined, floor(extract(epoch FROM max(run_at)) * 1000) AS at,

@@ -22,13 +22,15 @@ export function uniqueEnqueueQueries(t: PostgresNaming) {
     WHERE (j.name, j.unique_key) IN (SELECT * FROM unnest($1::text[], $2::text[])) AND j.unique_key IS NOT NULL AND j.state IN ${HOLDING}
     UNION ALL
     SELECT 'id', j.id, NULL, NULL, NULL, NULL FROM ${t.jobs} j WHERE j.id = ANY($3::uuid[])`;
-  // Rewrites only a holder that has still not started: a claim that took it meanwhile wins.
+  // Rewrites only a holder that has still not started: a claim that took it meanwhile wins. A
+  // holder a limit held back leaves its lane for the claim index with its new run time, since a
+  // lane holds only jobs that were due (claim-lanes.sql.ts).
   const replace = `
     WITH input AS (
       SELECT r.id, r.payload, date_trunc('milliseconds', COALESCE(r.run_at, now() + r.delay_ms * interval '1 millisecond')) AS at
       FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::bigint[]) AS r(id, payload, run_at, delay_ms)
     ), replaced AS (
-      UPDATE ${t.jobs} j SET payload = i.payload::jsonb, run_at = i.at, scheduled_for = i.at, updated_at = now()
+      UPDATE ${t.jobs} j SET payload = i.payload::jsonb, run_at = i.at, scheduled_for = i.at, parked_key = NULL, updated_at = now()
       FROM input i
       WHERE j.id = i.id AND j.attempt = 0 AND j.state IN ('scheduled', 'awaiting_parents')
       RETURNING j.id, j.queue, j.state, j.run_at

@@ -4,16 +4,40 @@ import { limitKeysOf, pickWithinLimits } from '../../limit-room.js';
 import type { CheckedClaimParams } from '../../checked/store-params.js';
 import type { SqliteNaming } from '../sqlite-naming.js';
 import { fromSqliteRow, type SqliteJobRow } from '../sqlite-row.js';
+import { claimLanesReader } from './claim-lanes.query.js';
 import { CLAIM_LEASE, claimCandidateReader, claimParams } from './claim-steps.sql.js';
 import { freeStart, rateSaturated } from './rate-limits.sql.js';
 
 /**
- * The claim while a concurrency or rate limit exists: counts what runs with a live lease per capped
- * queue and key, and the free starts of each rate-limited one, passes over jobs whose cap is
- * reached or whose rate has no start left in its window (so they cannot starve others), and takes
- * no more than the room left, counting its own picks as it goes; each pick uses its rate limits'
- * longest-unused starts. Inside the write transaction nothing else runs, so the counts stay true
- * until it commits.
+ * A window that held back so many jobs that the batch is not full is read again, wider each round
+ * (the jobs it held back are parked by then, so each round reads past them), up to MAX_WINDOW and
+ * MAX_ROUNDS rounds; a longer backlog is parked over several claims, and the claim that stopped
+ * short asks for another at once.
+ */
+const WINDOW_GROWTH = 4;
+const MAX_WINDOW = 4_096;
+const MAX_ROUNDS = 6;
+
+/** What the limited claim tells its store besides the jobs it leased. */
+export interface SqliteClaimSignals {
+  /** The next start in use of a rate limit among the candidates frees in `delayMs` (rate-wake.ts). */
+  rateWake(delayMs: number): void;
+  /** The claim stopped short of a backlog it was parking: claim again now. */
+  claimAgain(): void;
+  /** Whether held-back jobs exist (held-wake.ts). */
+  held(seen: boolean): void;
+}
+
+/**
+ * The claim while a concurrency or rate limit exists, or held-back jobs wait: counts what runs with
+ * a live lease per capped queue and key, and the free starts of each rate-limited one, reads a
+ * window of due jobs from the claim index, the lapsed leases, and the first jobs of each lane whose
+ * key has room (claim-lanes.query.ts), and picks among them in claim order. A job whose cap is
+ * reached or whose rate has no start left in its window is passed over, so it cannot starve the
+ * rest, and one passed over from the window is parked in its key's lane, so no later claim walks
+ * it. It takes no more than the room left, counting its own picks as it goes; each pick uses its
+ * rate limits' longest-unused starts. Inside the write transaction nothing else runs, so the
+ * counts stay true until it commits.
  */
 export function claimLimitedQuery(db: Database, t: SqliteNaming) {
   const limits = db.prepare(`SELECT key, max FROM ${t.limits}`);
@@ -21,14 +45,18 @@ export function claimLimitedQuery(db: Database, t: SqliteNaming) {
   const runningByKey = db.prepare(
     `SELECT 'key:' || concurrency_key AS key, count(*) AS n FROM ${t.jobs} WHERE state = 'running' AND leased_until > @now AND concurrency_key IS NOT NULL GROUP BY concurrency_key`,
   );
+  // Lapsed leases are running jobs, which no lane holds: a saturated one is filtered where it is
+  // read. Due jobs are read unfiltered, so the held-back ones among them are parked.
   const saturated = (column: string, prefix: string) =>
     `AND NOT EXISTS (SELECT 1 FROM ${t.limits} l WHERE l.key = '${prefix}' || ${column} AND l.max <= (
         SELECT count(*) FROM ${t.jobs} r WHERE r.state = 'running' AND r.leased_until > @now AND '${prefix}' || r.${column} = l.key))`;
   const candidates = claimCandidateReader(
     db,
     t,
+    '',
     `${saturated('queue', 'queue:')} ${saturated('concurrency_key', 'key:')} ${rateSaturated(t, 'queue', 'queue:')} ${rateSaturated(t, 'concurrency_key', 'key:')}`,
   );
+  const lanes = claimLanesReader(db, t);
   const rateFree = db.prepare(`SELECT count(*) FROM ${t.rateStarts} s JOIN ${t.rateLimits} r ON r.key = s.key WHERE s.key = @key AND ${freeStart('s', 'r.per_ms')}`).pluck();
   const rated = db.prepare(`SELECT 1 FROM ${t.rateLimits} WHERE key = ?`).pluck();
   // After this claim's stamps: when the key's next start frees (its oldest stamp in the window, plus the window).
@@ -38,30 +66,58 @@ export function claimLimitedQuery(db: Database, t: SqliteNaming) {
   const useStart = db.prepare(`UPDATE ${t.rateStarts} SET used_at = @now WHERE key = @key AND n = (SELECT n FROM ${t.rateStarts} WHERE key = @key ORDER BY used_at LIMIT 1)`);
   const candidateRows = db.prepare(`SELECT * FROM ${t.jobs} WHERE seq IN (SELECT value FROM json_each(@seqs))`);
   const leaseOne = db.prepare(`UPDATE ${t.jobs} SET ${CLAIM_LEASE} WHERE seq = @seq RETURNING *`);
+  const park = db.prepare(`UPDATE ${t.jobs} SET parked_key = @key WHERE seq = @seq`);
 
-  /** `rateWake` is told when the next start in use of a rate limit among the candidates frees. */
-  return (params: CheckedClaimParams, now: number, rateWake: (delayMs: number) => void = () => {}): JobRow[] => {
+  return (params: CheckedClaimParams, now: number, signals: SqliteClaimSignals): JobRow[] => {
     const base = claimParams(params, now);
     const max = new Map((limits.all() as { key: string; max: number }[]).map((l) => [l.key, l.max]));
     const running = new Map<string, number>();
     for (const row of [...runningByQueue.all({ now }), ...runningByKey.all({ now })] as { key: string; n: number }[]) running.set(row.key, row.n);
-    const window = candidates(base, params.limit * 4);
-    const rows = window.length === 0 ? [] : (candidateRows.all({ seqs: JSON.stringify(window.map((c) => c.seq)) }) as SqliteJobRow[]);
-    rows.sort((a, b) => a.priority - b.priority || a.run_at - b.run_at || a.seq - b.seq);
     const keysOf = (row: SqliteJobRow) => limitKeysOf(row.queue, row.concurrency_key);
+    // Free starts per rate-limited key, read once per claim and spent by its picks.
     const rateRoom = new Map<string, number>();
-    for (const key of new Set(rows.flatMap(keysOf))) if (rated.get(key)) rateRoom.set(key, rateFree.get({ key, now }) as number);
-    const wanted = new Map<string, number>();
-    for (const key of rows.flatMap(keysOf)) if (rateRoom.has(key)) wanted.set(key, (wanted.get(key) ?? 0) + 1);
-    const picked = pickWithinLimits(rows, keysOf, max, running, params.limit, rateRoom).map((row) => {
-      for (const key of keysOf(row)) if (rateRoom.has(key)) useStart.run({ key, now });
-      return fromSqliteRow(leaseOne.get({ ...base, seq: row.seq }) as SqliteJobRow);
-    });
-    // Every rate-limited key among the candidates, held back or not: the window read stops at
-    // limit × 4 candidates, so a claim that took a key's last starts cannot tell whether more of
-    // its jobs wait, and later claims pass the spent key by without asking.
-    const frees = [...wanted.keys()].map((key) => nextFree.get({ key, now }) as number | null).filter((at): at is number => at !== null);
-    if (frees.length > 0) rateWake(Math.min(...frees) - now);
-    return picked;
+    const rateKeys = new Set<string>();
+    const readRate = (key: string) => {
+      if (rateKeys.has(key)) return;
+      rateKeys.add(key);
+      if (rated.get(key)) rateRoom.set(key, rateFree.get({ key, now }) as number);
+    };
+    const roomOf = (key: string): number => {
+      readRate(key);
+      const capRoom = max.has(key) ? max.get(key)! - (running.get(key) ?? 0) : Number.POSITIVE_INFINITY;
+      return Math.min(capRoom, rateRoom.get(key) ?? Number.POSITIVE_INFINITY);
+    };
+
+    const leased: JobRow[] = [];
+    let held = false;
+    let more = false;
+    let window = params.limit;
+    for (let round = 0; round < MAX_ROUNDS && leased.length < params.limit; round++) {
+      const want = params.limit - leased.length;
+      const read = candidates(base, Math.max(window, want));
+      const fromWindow = read.length === 0 ? [] : (candidateRows.all({ seqs: JSON.stringify(read.map((c) => c.seq)) }) as SqliteJobRow[]);
+      const fromLanes = lanes(base, params.queues, want, roomOf);
+      held ||= fromLanes.short;
+      const rows = [...fromWindow, ...fromLanes.rows].sort((a, b) => a.priority - b.priority || a.run_at - b.run_at || a.seq - b.seq);
+      for (const key of new Set(rows.flatMap(keysOf))) readRate(key);
+      const picked = pickWithinLimits(rows, keysOf, max, running, want, rateRoom, (row, key) => {
+        held = true;
+        if (row.state === 'scheduled' && row.parked_key === null) park.run({ key, seq: row.seq });
+      });
+      for (const row of picked) {
+        for (const key of keysOf(row)) if (rateRoom.has(key)) useStart.run({ key, now });
+        leased.push(fromSqliteRow(leaseOne.get({ ...base, seq: row.seq }) as SqliteJobRow));
+      }
+      more = read.length === Math.max(window, want) && picked.length < want;
+      if (!more) break;
+      window = Math.min(window * WINDOW_GROWTH, MAX_WINDOW);
+    }
+    // Every rate-limited key seen, held back or not: a claim that took a key's last starts cannot
+    // tell whether more of its jobs wait, and later claims pass the spent key by without asking.
+    const frees = [...rateRoom.keys()].map((key) => nextFree.get({ key, now }) as number | null).filter((at): at is number => at !== null);
+    if (frees.length > 0) signals.rateWake(Math.min(...frees) - now);
+    signals.held(held);
+    if (more && leased.length < params.limit) signals.claimAgain();
+    return leased;
   };
 }

@@ -35,11 +35,11 @@ export interface ClaimCandidate {
  * statement, as before priorities; each priority it has to move past costs one more, or two when it
  * has nothing due (the empty read does not name the priority it probed, so it is asked for).
  */
-export function claimCandidateReader(db: Database, t: SqliteNaming, extra: string) {
+export function claimCandidateReader(db: Database, t: SqliteNaming, extra: string, lapsedExtra = extra) {
   const dueSql = `
         SELECT seq, priority, run_at, 0 AS lapsed FROM ${t.jobs}
-        WHERE state = 'scheduled' AND run_at <= @now AND attempt < max_attempts AND ${eligible(t)} ${extra}
-          AND priority = (SELECT priority FROM ${t.jobs} WHERE state = 'scheduled' AND priority > @after ORDER BY priority LIMIT 1)
+        WHERE state = 'scheduled' AND parked_key IS NULL AND run_at <= @now AND attempt < max_attempts AND ${eligible(t)} ${extra}
+          AND priority = (SELECT priority FROM ${t.jobs} WHERE state = 'scheduled' AND parked_key IS NULL AND priority > @after ORDER BY priority LIMIT 1)
         ORDER BY run_at, seq LIMIT @limit`;
   // The first read also takes the lapsed leases, when @lapsed is 1: one statement for a claim
   // that fills its batch from the first priority in use.
@@ -48,10 +48,10 @@ export function claimCandidateReader(db: Database, t: SqliteNaming, extra: strin
     UNION ALL
     SELECT * FROM (
         SELECT seq, priority, run_at, 1 AS lapsed FROM ${t.jobs}
-        WHERE @lapsed AND state = 'running' AND leased_until <= @now AND attempt < max_attempts AND cancel_requested = 0 AND ${eligible(t)} ${extra}
+        WHERE @lapsed AND state = 'running' AND leased_until <= @now AND attempt < max_attempts AND cancel_requested = 0 AND ${eligible(t)} ${lapsedExtra}
         ORDER BY priority, run_at, seq LIMIT @limit)`);
   const due = db.prepare(dueSql);
-  const nextPriority = db.prepare(`SELECT priority FROM ${t.jobs} WHERE state = 'scheduled' AND priority > ? ORDER BY priority LIMIT 1`).pluck();
+  const nextPriority = db.prepare(`SELECT priority FROM ${t.jobs} WHERE state = 'scheduled' AND parked_key IS NULL AND priority > ? ORDER BY priority LIMIT 1`).pluck();
   return (params: ReturnType<typeof claimParams>, limit: number): ClaimCandidate[] => {
     const found: ClaimCandidate[] = [];
     let after = MIN_PRIORITY - 1;
@@ -82,6 +82,7 @@ export const CLAIM_LEASE = `
       worker_id = @worker_id,
       leased_until = @now + @lease_ms,
       last_error = CASE WHEN state = 'running' THEN 'lease expired' ELSE last_error END,
+      parked_key = NULL,
       updated_at = @now`;
 
 /** The named parameters of both claim statements. */

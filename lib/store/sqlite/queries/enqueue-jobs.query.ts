@@ -4,12 +4,14 @@ import { assertAcyclic, parentsToLookUp, planDependencies } from '../../dependen
 import type { NewJob } from '../../enqueue-input.js';
 import type { SqliteNaming } from '../sqlite-naming.js';
 import { hasUniqueKeys, planUnique, type UniquePlan } from '../../unique/unique-plan.js';
+import { enqueueLaneQuery } from './enqueue-lane.query.js';
 import { jobStateQuery } from './job-state.query.js';
 import { setRateLimitQuery } from './set-rate-limit.query.js';
 import { uniqueEnqueueQueries } from './unique-enqueue.query.js';
 
 /**
- * Inserts jobs (a job whose id exists is skipped), with their dependency edges and any concurrency
+ * Inserts jobs (a job whose id exists is skipped; a due one whose key or queue holds jobs back now
+ * joins its lane, enqueue-lane.query.ts), with their dependency edges and any concurrency
  * limit they declare for a key that has none; a job whose unique key is held writes nothing, or
  * rewrites the holder (see planUnique). Runs inside the caller's write transaction, so the
  * parents' states and key holders it reads cannot change before it writes.
@@ -17,9 +19,9 @@ import { uniqueEnqueueQueries } from './unique-enqueue.query.js';
 export function enqueueJobsQuery(db: Database, t: SqliteNaming) {
   const insert = db.prepare(`
     INSERT INTO ${t.jobs} (id, name, queue, payload, state, run_at, scheduled_for, max_attempts, schedule_id,
-                           pending_parents, dependency_mode, concurrency_key, last_error, finished_at, created_at, updated_at, unique_key, retry, traceparent, tracestate, priority)
+                           pending_parents, dependency_mode, concurrency_key, last_error, finished_at, created_at, updated_at, unique_key, retry, traceparent, tracestate, priority, parked_key)
     VALUES (@id, @name, @queue, @payload, @state, @run_at, @run_at, @max_attempts, @schedule_id,
-            @pending_parents, @dependency_mode, @concurrency_key, @last_error, @finished_at, @now, @now, @unique_key, @retry, @traceparent, @tracestate, @priority)
+            @pending_parents, @dependency_mode, @concurrency_key, @last_error, @finished_at, @now, @now, @unique_key, @retry, @traceparent, @tracestate, @priority, @parked_key)
     ON CONFLICT (id) DO NOTHING`);
   const exists = db.prepare(`SELECT 1 FROM ${t.jobs} WHERE id = ?`).pluck();
   const parentState = jobStateQuery(db, t);
@@ -27,6 +29,7 @@ export function enqueueJobsQuery(db: Database, t: SqliteNaming) {
   const rates = setRateLimitQuery(db, t);
   const declare = db.prepare(`INSERT INTO ${t.limits} (key, max, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING`);
   const unique = uniqueEnqueueQueries(db, t);
+  const laneOf = enqueueLaneQuery(db, t);
   const states = (ids: readonly string[]) => {
     const found = new Map<string, JobState>();
     for (const id of ids) {
@@ -47,6 +50,13 @@ export function enqueueJobsQuery(db: Database, t: SqliteNaming) {
     const plans = planDependencies(batch, stored).filter((planned) => !exists.get(planned.job.id));
     const created = new Set<string>();
     const due = new Set<string>();
+    // A due job joins its key's or queue's lane while that holds jobs back (enqueue-lane.query.ts), asked once per (queue, key).
+    const lanes = new Map<string, string | null>();
+    const laneFor = (queue: string, key: string | null) => {
+      const at = JSON.stringify([queue, key]);
+      if (!lanes.has(at)) lanes.set(at, laneOf(queue, key, now));
+      return lanes.get(at)!;
+    };
     for (const { job, state, pendingParents, lastError, edges } of plans) {
       const runAt = job.runAt ?? now + job.delayMs;
       insert.run({
@@ -68,6 +78,7 @@ export function enqueueJobsQuery(db: Database, t: SqliteNaming) {
         priority: job.priority ?? 0,
         last_error: lastError,
         finished_at: state === 'cancelled' ? now : null,
+        parked_key: state === 'scheduled' && runAt <= now ? laneFor(job.queue, job.concurrencyKey ?? null) : null,
         now,
       });
       for (const e of edges) edge.run(job.id, e.parentId, e.settled ? 1 : 0);

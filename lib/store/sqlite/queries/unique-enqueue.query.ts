@@ -12,8 +12,10 @@ import { HOLDING } from './unique-holding.sql.js';
  */
 export function uniqueEnqueueQueries(db: Database, t: SqliteNaming) {
   const holder = db.prepare(`SELECT id, state, attempt FROM ${t.jobs} WHERE name = ? AND unique_key = ? AND state IN ${HOLDING}`);
+  // A holder a limit held back leaves its lane for the claim index with its new run time, since a
+  // lane holds only jobs that were due (claim-lanes.query.ts).
   const rewrite = db.prepare(`
-    UPDATE ${t.jobs} SET payload = @payload, run_at = @run_at, scheduled_for = @run_at, updated_at = @now
+    UPDATE ${t.jobs} SET payload = @payload, run_at = @run_at, scheduled_for = @run_at, parked_key = NULL, updated_at = @now
     WHERE id = @id AND attempt = 0 AND state IN ('scheduled', 'awaiting_parents')
     RETURNING queue, state`);
   return {

@@ -1,0 +1,92 @@
+import type { PostgresNaming } from '../postgres-naming.js';
+
+/**
+ * The steps of the limited claim that read held-back jobs (claim-limited.query.ts), on the clock
+ * `ts`, with $2 the batch size.
+ *
+ * A job a limit held back is parked by the claim that passed it over (migration 0018): its
+ * `parked_key` names the limit key that had no room, and it leaves the claim index for a lane, the
+ * parked jobs of one queue under one key, in claim order. So a claim walks a held-back backlog at
+ * most once, whatever its length, and later claims read a lane only while its key has room, taking
+ * no more of it than that room: the cost of a claim beside a held-back backlog is a few index
+ * probes per lane, not a read of the backlog.
+ */
+
+/**
+ * Every lane, found by a loose scan of the lane index: one probe per lane, however many jobs each
+ * holds. Row comparison keeps each probe a range read of the index.
+ */
+export const claimLanes = (t: PostgresNaming) => `lanes AS (
+      SELECT l.queue, l.key FROM (
+        WITH RECURSIVE l(queue, key) AS (
+          (SELECT queue, parked_key FROM ${t.jobs} WHERE state = 'scheduled' AND parked_key IS NOT NULL ORDER BY queue, parked_key LIMIT 1)
+          UNION ALL
+          SELECT n.queue, n.parked_key FROM l CROSS JOIN LATERAL (
+            SELECT queue, parked_key FROM ${t.jobs}
+            WHERE state = 'scheduled' AND parked_key IS NOT NULL AND (queue, parked_key) > (l.queue, l.key)
+            ORDER BY queue, parked_key LIMIT 1
+          ) n
+        )
+        SELECT queue, key FROM l
+      ) l
+    )`;
+
+/**
+ * The room of each lane of a listed, unpaused queue under its own key: the key's free slots beyond
+ * its surplus and its free starts, each counted no further than the batch. Counted without locks,
+ * so it only bounds how much of the lane is read; the slots and starts themselves are locked later,
+ * with every other candidate's. The lane's other limits (a queue's cap on a key's lane) are checked
+ * by the pick, like any candidate's.
+ */
+export const claimLaneRoom = (t: PostgresNaming, listed: string, ts: string) => `lane_room AS (
+      SELECT l.queue, l.key, LEAST(
+        COALESCE((SELECT (SELECT count(*) FROM (
+            SELECT 1 FROM ${t.slots} s WHERE s.key = c.key AND s.held_until <= ${ts} ORDER BY s.held_until LIMIT $2 + c.surplus
+          ) f) - c.surplus FROM ${t.limits} c WHERE c.key = l.key), $2),
+        COALESCE((SELECT (SELECT count(*) FROM (
+            SELECT 1 FROM ${t.rateStarts} s WHERE s.key = r.key AND s.used_at <= ${ts} - r.per_ms * interval '1 millisecond' ORDER BY s.used_at LIMIT $2
+          ) f) FROM ${t.rateLimits} r WHERE r.key = l.key), $2)
+      ) AS room
+      FROM lanes l
+      WHERE l.queue = ANY(${listed}) AND l.queue NOT IN (SELECT name FROM paused)
+    )`;
+
+/**
+ * The first jobs of each lane with room, no more than its room, in claim order. Parked jobs were
+ * due when parked, and nothing parks a future-dated one, so the range read stops where it means to.
+ */
+export const claimLaneJobs = (t: PostgresNaming, columns: string, ts: string) => `lane_jobs AS (
+      SELECT d.* FROM lane_room l CROSS JOIN LATERAL (
+        SELECT ${columns} FROM ${t.jobs} j
+        WHERE j.queue = l.queue AND j.parked_key = l.key AND j.state = 'scheduled' AND j.run_at <= ${ts} AND j.attempt < j.max_attempts
+        ORDER BY j.priority, j.run_at, j.seq
+        LIMIT l.room
+        FOR NO KEY UPDATE OF j SKIP LOCKED
+      ) d
+      WHERE l.room > 0
+    )`;
+
+/** The run time of the oldest due parked job (an operator read; the parked jobs' own run-time index). */
+export const oldestParked = (t: PostgresNaming) =>
+  `SELECT j.run_at FROM ${t.jobs} j WHERE j.state = 'scheduled' AND j.parked_key IS NOT NULL AND j.run_at <= now() ORDER BY j.run_at, j.seq LIMIT 1`;
+
+/**
+ * The lane an enqueued job joins at once, or null: the first of its limit keys (its concurrency
+ * key's, then its queue's) that holds jobs back right now, because jobs of that queue already wait
+ * in its lane, or it is at its cap, or its rate has no start left. A held-back backlog that grows
+ * while its key is full is then parked as it is written, and no claim has to walk and park it.
+ * Only due jobs join: a lane is read in claim order bounded by its room, and a future-dated job
+ * there would be walked by every read until it is due. A limit still pending (declared at enqueue,
+ * not yet provisioned) counts as full to claims, but is usually a key seen for the first time, with
+ * nothing running: its jobs stay in the claim index. Asked once per (queue, key) of a batch.
+ */
+export const enqueueLane = (t: PostgresNaming, queue: string, key: string) => `(
+        SELECT l.key FROM (VALUES (1, 'key:' || ${key}), (2, 'queue:' || ${queue})) AS l(n, key)
+        WHERE l.key IS NOT NULL AND (
+          EXISTS (SELECT 1 FROM ${t.jobs} p WHERE p.state = 'scheduled' AND p.parked_key IS NOT NULL AND p.queue = ${queue} AND p.parked_key = l.key)
+          OR EXISTS (SELECT 1 FROM ${t.limits} c WHERE c.key = l.key AND NOT c.pending
+            AND COALESCE((SELECT s.held_until FROM ${t.slots} s WHERE s.key = c.key ORDER BY s.held_until OFFSET c.surplus LIMIT 1), 'infinity') > now())
+          OR EXISTS (SELECT 1 FROM ${t.rateLimits} r WHERE r.key = l.key
+            AND COALESCE((SELECT s.used_at FROM ${t.rateStarts} s WHERE s.key = r.key ORDER BY s.used_at LIMIT 1), 'infinity') > now() - r.per_ms * interval '1 millisecond'))
+        ORDER BY l.n LIMIT 1
+      )`;
