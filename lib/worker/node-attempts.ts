@@ -8,31 +8,18 @@ import { Completer } from './completer.js';
 import type { JobInvoker } from './job-invoker.js';
 import type { NodeCommand, NodeDriver, NodeEvent } from './node-driver.js';
 import type { NodeEventEmitter, SettledEvent } from './node-events.js';
-import type { ProgressBoard } from './progress-board.js';
 import { jobLogFields, type SchedulerLogger } from './scheduler-logger.js';
-import type { Timers } from './timers.js';
-import type { WorkerStats } from './worker-node.types.js';
+import type { NodePartDeps, WorkerStats } from './worker-node.types.js';
 import type { ResolvedWorkerOptions } from './worker-options.js';
 
-/** What {@link NodeAttempts} works with: the node's own parts, and how it reports back to the node. */
-export interface NodeAttemptsDeps {
-  readonly store: JobStore;
+/** What {@link NodeAttempts} works with, beside what every part of the node does. */
+export interface NodeAttemptsDeps extends NodePartDeps {
   readonly invoker: JobInvoker;
-  readonly workerId: string;
-  readonly options: ResolvedWorkerOptions;
   readonly driver: NodeDriver;
-  readonly clock: Clock;
-  readonly timers: Timers;
   readonly random: RandomSource;
-  readonly logger: SchedulerLogger;
   readonly events: NodeEventEmitter;
   readonly stats: WorkerStats;
-  readonly progress: ProgressBoard;
   readonly attemptHooks: readonly AttemptHook[] | undefined;
-  /** Steps the node's driver. */
-  readonly emit: (event: NodeEvent) => void;
-  /** Notes that a call reached the store (see `NodeHealth.lastContactAt`). */
-  readonly contact: () => void;
 }
 
 /**

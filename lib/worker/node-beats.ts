@@ -7,22 +7,8 @@ import { packageVersion } from './package-version.js';
 import type { ProgressBoard } from './progress-board.js';
 import type { SchedulerLogger } from './scheduler-logger.js';
 import { settleWithin, type Timers } from './timers.js';
+import type { NodePartDeps } from './worker-node.types.js';
 import type { ResolvedWorkerOptions } from './worker-options.js';
-
-/** What {@link NodeBeats} works with: the node's own parts, and how it reports back to the node. */
-export interface NodeBeatsDeps {
-  readonly store: JobStore;
-  readonly workerId: string;
-  readonly options: ResolvedWorkerOptions;
-  readonly clock: Clock;
-  readonly timers: Timers;
-  readonly logger: SchedulerLogger;
-  readonly progress: ProgressBoard;
-  /** Steps the node's driver. */
-  readonly emit: (event: NodeEvent) => void;
-  /** Notes that a call reached the store (see `NodeHealth.lastContactAt`). */
-  readonly contact: () => void;
-}
 
 /**
  * A node's calls that keep it known to the store without running anything: the heartbeat that
@@ -46,7 +32,7 @@ export class NodeBeats {
   private beatFailing = false;
   private readonly host = hostname();
 
-  constructor(deps: NodeBeatsDeps) {
+  constructor(deps: NodePartDeps) {
     this.store = deps.store;
     this.workerId = deps.workerId;
     this.options = deps.options;

@@ -6,16 +6,11 @@ import { MINT_BATCH, ScheduleMinter } from './schedule-minter.js';
 import type { SchedulerLogger } from './scheduler-logger.js';
 import { settleWithin, type Timers } from './timers.js';
 import type { TransitionObserver } from './transition-observer.js';
-import type { WorkerStats } from './worker-node.types.js';
+import type { NodePartDeps, WorkerStats } from './worker-node.types.js';
 import type { ResolvedWorkerOptions } from './worker-options.js';
 
-/** What {@link NodePasses} runs on: the node's own parts. */
-export interface NodePassesDeps {
-  readonly store: JobStore;
-  readonly workerId: string;
-  readonly options: ResolvedWorkerOptions;
-  readonly timers: Timers;
-  readonly logger: SchedulerLogger;
+/** What {@link NodePasses} runs on, beside what every part of the node does. */
+export interface NodePassesDeps extends NodePartDeps {
   readonly random: RandomSource;
   readonly stats: WorkerStats;
   readonly observers: readonly TransitionObserver[];

@@ -2,7 +2,8 @@ import type { Clock, RandomSource } from '../core/index.js';
 import type { JobStore } from '../store/index.js';
 import type { AttemptHook } from './attempt-hook.js';
 import type { JobInvoker } from './job-invoker.js';
-import type { NodeState } from './node-driver.js';
+import type { NodeEvent, NodeState } from './node-driver.js';
+import type { ProgressBoard } from './progress-board.js';
 import type { SchedulerLogger } from './scheduler-logger.js';
 import type { Timers } from './timers.js';
 import type { TransitionObserver } from './transition-observer.js';
@@ -68,4 +69,19 @@ export interface NodeHealth {
   readonly wakeListener: 'connected' | 'connecting' | 'disconnected' | 'none';
   /** Attempts running or being recorded. */
   readonly inFlight: number;
+}
+
+/** What each part of a node is built with: the node's own parts, and how a part reports back to it. */
+export interface NodePartDeps {
+  readonly store: JobStore;
+  readonly workerId: string;
+  readonly options: ResolvedWorkerOptions;
+  readonly clock: Clock;
+  readonly timers: Timers;
+  readonly logger: SchedulerLogger;
+  readonly progress: ProgressBoard;
+  /** Steps the node's driver. */
+  readonly emit: (event: NodeEvent) => void;
+  /** Notes that a call reached the store (see {@link NodeHealth.lastContactAt}). */
+  readonly contact: () => void;
 }
