@@ -2,7 +2,8 @@ import type { DataSource } from 'typeorm';
 import { InvalidArgumentError, resolveLimits, type Clock, type HistoryPolicy, type SchedulerLimits } from '../../core/index.js';
 import { CheckedStore } from '../checked/checked-store.js';
 import { assertHistoryPolicy } from '../checked/effect-params.js';
-import { SqliteDriver, type SqliteDriverSettings } from './sqlite-driver.js';
+import { SqliteDriver } from './sqlite-driver.js';
+import type { SqliteDriverSettings } from './sqlite-driver-base.js';
 import type { SqliteGate } from './sqlite-gate.js';
 import { sqliteNaming, type SqliteNaming } from './sqlite-naming.js';
 

@@ -30,7 +30,7 @@ function rowsOfNames(t: PostgresNaming): string {
  * names in order from the counts' key (queue, state), the queues' key and the unfolded changes
  * (few, between folds), stopping at the page size, then reads the counts of those names alone:
  * it costs its page whatever the number of queues. The named form reads the names it is given.
- * Neither folds first (postgres-driver.ts): the fold's cleanup of emptied counts reads them all.
+ * Neither folds first (postgres-driver-reads.ts): the fold's cleanup of emptied counts reads them all.
  */
 export function listQueuesQuery(t: PostgresNaming) {
   const all = `

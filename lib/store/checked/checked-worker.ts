@@ -1,0 +1,79 @@
+import { assertUuid, type JobRecord } from '../../core/index.js';
+import { normalizeEnqueueMany } from '../enqueue-input.js';
+import type {
+  AttemptTransaction,
+  ClaimParams,
+  CompleteParams,
+  EnqueueManyParams,
+  EnqueueParams,
+  EnqueueResult,
+  HeartbeatParams,
+  HeartbeatResult,
+  NodeBeatParams,
+  NodeRef,
+  OutcomeResult,
+  ParentOutput,
+  ParentOutputParams,
+  ProducerStore,
+  RelinquishParams,
+  WakeHintParams,
+  WakeSubscription,
+  WorkerStore,
+} from '../job-store.types.js';
+import { CheckedBase } from './checked-base.js';
+import { checkNodeBeatParams, checkNodeRef } from './node-params.js';
+import { checkClaimParams, checkCompleteParams, checkHeartbeatParams, checkRelinquishParams, paramsOf } from './store-params.js';
+
+/** `CheckedStore`'s hot path: the worker's claims, leases and outcomes, and the producer's enqueue. */
+export class CheckedWorker extends CheckedBase implements WorkerStore, ProducerStore {
+  beginAttempt(): AttemptTransaction {
+    return this.driver.beginAttempt({
+      checkSuccess: (workerId, jobId, attempt, output) =>
+        checkCompleteParams({ workerId, outcomes: [{ jobId, attempt, kind: 'succeeded', output }] }, this.limits),
+    });
+  }
+
+  async subscribeWakeHints(params: WakeHintParams): Promise<WakeSubscription> {
+    return this.driver.subscribeWakeHints(paramsOf('subscribeWakeHints', params, '{ listener }').listener);
+  }
+
+  async jobEnqueue(params: EnqueueParams): Promise<EnqueueResult> {
+    const { job, manager } = paramsOf('jobEnqueue', params, '{ job, manager? }');
+    const [result] = await this.jobEnqueueMany({ jobs: [job], manager });
+    return result!;
+  }
+
+  async jobEnqueueMany(params: EnqueueManyParams): Promise<EnqueueResult[]> {
+    const { jobs, manager } = paramsOf('jobEnqueueMany', params, '{ jobs, manager? }');
+    return this.driver.jobEnqueueMany({ jobs: normalizeEnqueueMany(jobs, this.limits), manager });
+  }
+
+  async jobClaim(params: ClaimParams): Promise<JobRecord[]> {
+    return this.driver.jobClaim(checkClaimParams(params));
+  }
+
+  async jobHeartbeat(params: HeartbeatParams): Promise<HeartbeatResult> {
+    return this.driver.jobHeartbeat(checkHeartbeatParams(params, this.limits));
+  }
+
+  async jobCompleteMany(params: CompleteParams): Promise<OutcomeResult[]> {
+    return this.driver.jobCompleteMany(checkCompleteParams(params, this.limits));
+  }
+
+  async jobRelinquishMany(params: RelinquishParams): Promise<OutcomeResult[]> {
+    return this.driver.jobRelinquishMany(checkRelinquishParams(params));
+  }
+
+  async jobParentOutput(params: ParentOutputParams): Promise<ParentOutput> {
+    const { jobId, ancestorId } = paramsOf('jobParentOutput', params, '{ jobId, ancestorId }');
+    return this.driver.jobParentOutput({ jobId: assertUuid(jobId, 'jobId'), ancestorId: assertUuid(ancestorId, 'ancestorId') });
+  }
+
+  async nodeBeat(params: NodeBeatParams): Promise<void> {
+    return this.driver.nodeBeat(checkNodeBeatParams(params));
+  }
+
+  async nodeStop(params: NodeRef): Promise<void> {
+    return this.driver.nodeStop({ id: checkNodeRef('nodeStop', params) });
+  }
+}

@@ -1,0 +1,97 @@
+import type { JobRecord } from '../../core/index.js';
+import type {
+  DriverCompleteParams,
+  DriverEnqueueParams,
+  DriverHeartbeatParams,
+  DriverNodeBeatParams,
+  DriverParentOutputParams,
+  DriverRelinquishParams,
+  SuccessCheck,
+} from '../checked/store-driver.js';
+import { assertAcyclic } from '../dependencies/dependency-plan.js';
+import type { NewJob } from '../enqueue-input.js';
+import { toJob } from '../job-row.js';
+import type { AttemptTransaction, EnqueueResult, HeartbeatResult, OutcomeResult, ParentOutput } from '../job-store.types.js';
+import { type CheckedClaimParams } from '../checked/store-params.js';
+import { hasUniqueKeys } from '../unique/unique-plan.js';
+import type { PgExecutor } from './pg-executor.js';
+import { PostgresAttemptTransaction } from './postgres-attempt-transaction.js';
+import { PostgresDriverBase } from './postgres-driver-base.js';
+import { enqueueUniquePostgres } from './postgres-unique-enqueue.js';
+
+/** PostgresDriver's hot path: enqueue, claim, heartbeat, outcomes, and the node's registry row. */
+export class PostgresDriverWorker extends PostgresDriverBase {
+  /**
+   * CheckedStore hands the attempt transaction through unwrapped, so its success output is encoded
+   * (and its size checked) here, as the outcome write's own check does it.
+   */
+  beginAttempt({ checkSuccess }: { readonly checkSuccess: SuccessCheck }): AttemptTransaction {
+    const { dataSource, onStatement } = this.settings;
+    return new PostgresAttemptTransaction(dataSource, this.sql.complete, checkSuccess, onStatement, (results) => this.heldWake.applied(results));
+  }
+
+  async jobEnqueueMany({ jobs, manager }: DriverEnqueueParams): Promise<EnqueueResult[]> {
+    const db = manager === undefined ? this.db : this.connections.joined(manager);
+    if (jobs.length === 0) return [];
+    // A batch that declares a rate limit writes it first, in the transaction its jobs commit in, so
+    // none of them is visible to a claim without it. Rare, so every other batch keeps its one statement.
+    if (jobs.some((job) => job.rateLimit)) {
+      const declaring = async (tx: PgExecutor) => {
+        await this.sql.declareRateLimits(tx, jobs);
+        return this.enqueueIn(tx, jobs);
+      };
+      return manager === undefined ? this.connections.transaction(declaring) : declaring(db);
+    }
+    return this.enqueueIn(db, jobs, manager === undefined);
+  }
+
+  /** Enqueues in `db`; `own` when `db` is the pool, so a unique-key batch needs a transaction of its own. */
+  private async enqueueIn(db: PgExecutor, jobs: readonly NewJob[], own = false): Promise<EnqueueResult[]> {
+    if (hasUniqueKeys(jobs)) {
+      assertAcyclic(jobs);
+      const enqueue = (tx: PgExecutor) => enqueueUniquePostgres(tx, jobs, this.sql.unique, (executor, batch) => this.insertJobs(executor, batch));
+      return own ? this.connections.transaction(enqueue) : enqueue(db);
+    }
+    const created = await this.insertJobs(db, jobs);
+    return jobs.map((job) => ({ id: job.id, created: created.has(job.id) }));
+  }
+
+  async jobClaim(params: CheckedClaimParams): Promise<JobRecord[]> {
+    const rows = await this.claims.claim(this.db, params);
+    // A full batch means a backlog: the moment a table without statistics hurts (see the guard).
+    if (rows.length === params.limit) this.statistics = this.analyzeGuard.check(this.db);
+    return rows.map(toJob);
+  }
+
+  async jobHeartbeat({ workerId, leases, leaseMs, withProgress }: DriverHeartbeatParams): Promise<HeartbeatResult> {
+    return this.sql.heartbeat(this.heartbeatDb, workerId, leases, leaseMs, withProgress);
+  }
+
+  async jobCompleteMany({ workerId, outcomes }: DriverCompleteParams): Promise<OutcomeResult[]> {
+    const results = await this.sql.complete(this.db, workerId, outcomes);
+    this.heldWake.applied(results);
+    return results;
+  }
+
+  async jobRelinquishMany({ workerId, leases }: DriverRelinquishParams): Promise<OutcomeResult[]> {
+    const results = await this.sql.relinquish(this.db, workerId, leases);
+    this.heldWake.applied(results);
+    return results;
+  }
+
+  async jobParentOutput({ jobId, ancestorId }: DriverParentOutputParams): Promise<ParentOutput> {
+    return this.sql.parentOutput(this.db, jobId, ancestorId);
+  }
+
+  /**
+   * On the pool, not the heartbeat's connection: a beat held up (by a lock, a busy server) must not
+   * hold a lease renewal up behind it.
+   */
+  async nodeBeat(params: DriverNodeBeatParams): Promise<void> {
+    await this.sql.nodeBeat(this.db, params);
+  }
+
+  async nodeStop({ id }: { readonly id: string }): Promise<void> {
+    await this.sql.nodeStop(this.db, id);
+  }
+}

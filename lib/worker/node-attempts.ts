@@ -1,0 +1,208 @@
+import type { Clock, JobRecord, RandomSource } from '../core/index.js';
+import type { JobStore, LeaseRef, Outcome, OutcomeResult } from '../store/index.js';
+import { AttemptAbort } from './attempt-abort.js';
+import { checkAttemptHooks, type AttemptHook } from './attempt-hook.js';
+import { AttemptExecutor, describe, type AttemptReport } from './attempt-executor.js';
+import { describeError } from './log-text.js';
+import { Completer } from './completer.js';
+import type { JobInvoker } from './job-invoker.js';
+import type { NodeCommand, NodeDriver, NodeEvent } from './node-driver.js';
+import type { NodeEventEmitter, SettledEvent } from './node-events.js';
+import { jobLogFields, type SchedulerLogger } from './scheduler-logger.js';
+import type { NodePartDeps, WorkerStats } from './worker-node.types.js';
+import type { ResolvedWorkerOptions } from './worker-options.js';
+
+/** What {@link NodeAttempts} works with, beside what every part of the node does. */
+export interface NodeAttemptsDeps extends NodePartDeps {
+  readonly invoker: JobInvoker;
+  readonly driver: NodeDriver;
+  readonly random: RandomSource;
+  readonly events: NodeEventEmitter;
+  readonly stats: WorkerStats;
+  readonly attemptHooks: readonly AttemptHook[] | undefined;
+}
+
+/**
+ * A node's attempts, from claim to settled: it claims what the driver asks for, runs each attempt
+ * through the executor, writes outcomes through the completer, and counts and announces how each
+ * one settled. On shutdown it aborts attempts and hands leases back as the driver decides.
+ */
+export class NodeAttempts {
+  private readonly store: JobStore;
+  private readonly workerId: string;
+  private readonly options: ResolvedWorkerOptions;
+  private readonly driver: NodeDriver;
+  private readonly clock: Clock;
+  private readonly logger: SchedulerLogger;
+  private readonly events: NodeEventEmitter;
+  private readonly stats: WorkerStats;
+  private readonly emit: (event: NodeEvent) => void;
+  private readonly contact: () => void;
+  private readonly executor: AttemptExecutor;
+  private readonly completer: Completer;
+  private readonly jobs = new Map<string, JobRecord>();
+  private readonly aborts = new Map<string, AttemptAbort>();
+  /**
+   * What `settled` tells of each attempt this node started: its name and queue, and when it started
+   * and ended by the node's clock. Keyed by job and attempt (this node may reclaim a job whose
+   * earlier attempt it still runs), and removed only when that attempt settles, however it ends.
+   */
+  private readonly attempts = new Map<string, { readonly name: string; readonly queue: string; readonly startedAt: number; endedAt?: number; errorType?: string }>();
+
+  constructor(deps: NodeAttemptsDeps) {
+    this.store = deps.store;
+    this.workerId = deps.workerId;
+    this.options = deps.options;
+    this.driver = deps.driver;
+    this.clock = deps.clock;
+    this.logger = deps.logger;
+    this.events = deps.events;
+    this.stats = deps.stats;
+    this.emit = deps.emit;
+    this.contact = deps.contact;
+    this.executor = new AttemptExecutor({
+      store: this.store,
+      invoker: deps.invoker,
+      workerId: this.workerId,
+      random: deps.random,
+      logger: this.logger,
+      timers: deps.timers,
+      errorLogDetail: this.options.errorLogDetail,
+      hooks: checkAttemptHooks(deps.attemptHooks),
+      progress: {
+        board: deps.progress,
+        send: (lease) => this.store.jobHeartbeat({ workerId: this.workerId, leases: [lease], leaseMs: this.options.leaseMs }),
+      },
+    });
+    this.completer = new Completer({
+      store: this.store,
+      workerId: this.workerId,
+      logger: this.logger,
+      timers: deps.timers,
+      stillHeld: (jobId, attempt) => this.driver.mayReport(jobId, attempt),
+      onSettled: (outcome, result) => this.settled(outcome, result),
+      errorLogDetail: this.options.errorLogDetail,
+    });
+  }
+
+  /** Claims as many jobs as the driver has room for now, and tells the driver what came back. */
+  async claim(asked: number, lapsed: boolean): Promise<void> {
+    const sentAt = this.clock.now();
+    // Sized now, not when asked: slots freed since then count. None means shutdown began before
+    // the claim went out, and it claims nothing rather than hand jobs straight back.
+    const limit = this.driver.claimLimit();
+    if (limit === 0) {
+      this.emit({ type: 'claimed', now: sentAt, sentAt, limit: asked, jobs: [] });
+      return;
+    }
+    try {
+      const jobs = await this.store.jobClaim({ workerId: this.workerId, limit, queues: this.options.queues, leaseMs: this.options.leaseMs, includeLapsed: lapsed });
+      for (const job of jobs) this.jobs.set(job.id, job);
+      this.stats.claimed += jobs.length;
+      this.contact();
+      this.emit({ type: 'claimed', now: this.clock.now(), sentAt, limit, jobs: jobs.map((job) => ({ jobId: job.id, attempt: job.attempt })) });
+    } catch (error) {
+      this.logger.warn(`claim failed (${describe(error)}); polling will try again.`);
+      this.events.publish('claimFailed', { error: describe(error) });
+      this.emit({ type: 'claim_failed', now: this.clock.now(), lapsed });
+    }
+  }
+
+  /** Runs a claimed job's attempt; its outcome goes to the completer unless its own transaction wrote it. */
+  async execute(jobId: string): Promise<void> {
+    const job = this.jobs.get(jobId);
+    if (!job) return;
+    const abort = new AttemptAbort();
+    this.aborts.set(jobId, abort);
+    const startedAt = this.clock.now();
+    const attempt = { name: job.name, queue: job.queue, startedAt } as { name: string; queue: string; startedAt: number; endedAt?: number; errorType?: string };
+    this.attempts.set(`${jobId}:${job.attempt}`, attempt);
+    const runAt = job.runAt.getTime();
+    this.events.publish('attemptStarted', {
+      jobId,
+      name: job.name,
+      queue: job.queue,
+      attempt: job.attempt,
+      maxAttempts: job.maxAttempts,
+      workerId: this.workerId,
+      runAt: job.runAt,
+      startedAt: new Date(startedAt),
+      waitMs: Math.max(0, startedAt - runAt),
+    });
+    let attemptReport: AttemptReport;
+    try {
+      attemptReport = await this.executor.execute(job, abort);
+    } catch (error) {
+      // The outcome write inside the attempt transaction failed; the lease will lapse and the job runs again.
+      this.logger.warn(`recording ${job.name} ${job.id} attempt ${job.attempt} failed (${describeError(error, this.options.errorLogDetail)}).`, jobLogFields(job));
+      attempt.endedAt = this.clock.now();
+      this.aborts.delete(jobId);
+      this.emit({ type: 'attempt_settled', now: this.clock.now(), jobId, attempt: job.attempt });
+      this.settled({ jobId, attempt: job.attempt, kind: 'succeeded' }, 'dropped');
+      return;
+    }
+    attempt.endedAt = this.clock.now();
+    if (attemptReport.kind === 'report' && attemptReport.errorType !== undefined) attempt.errorType = attemptReport.errorType;
+    this.aborts.delete(jobId);
+    this.emit({ type: 'attempt_settled', now: this.clock.now(), jobId, attempt: job.attempt });
+    if (attemptReport.kind === 'recorded') this.settled(attemptReport.outcome, attemptReport.result);
+    else this.completer.submit(attemptReport.outcome);
+  }
+
+  private settled(outcome: Outcome, result: OutcomeResult | 'dropped'): void {
+    const job = this.jobs.get(outcome.jobId);
+    const key = `${outcome.jobId}:${outcome.attempt}`;
+    const attempt = this.attempts.get(key);
+    this.attempts.delete(key);
+    if (job?.attempt === outcome.attempt) this.jobs.delete(outcome.jobId);
+    if (result === 'dropped') this.stats.forfeitedOutcomes += 1;
+    else if (result.status === 'stale') this.stats.staleOutcomes += 1;
+    else if (result.state === 'succeeded') this.stats.succeeded += 1;
+    else if (result.state === 'scheduled') this.stats.failed += 1;
+    else if (result.state === 'dead_lettered') this.stats.deadLettered += 1;
+    else if (result.state === 'quarantined') this.stats.quarantined += 1;
+    else if (result.state === 'cancelled') this.stats.cancelled += 1;
+    const base = {
+      jobId: outcome.jobId,
+      attempt: outcome.attempt,
+      name: attempt?.name ?? job?.name ?? '',
+      queue: attempt?.queue ?? job?.queue ?? '',
+      kind: outcome.kind,
+      durationMs: attempt === undefined ? 0 : Math.max(0, (attempt.endedAt ?? this.clock.now()) - attempt.startedAt),
+      ...(attempt?.errorType === undefined ? {} : { errorType: attempt.errorType }),
+    };
+    const event: SettledEvent =
+      result === 'dropped' ? { ...base, status: 'dropped' } : { ...base, status: result.status, state: result.status === 'applied' ? result.state : undefined };
+    // Before the driver's step, which may stop the node: an attempt settles before `stateChanged` to stopped.
+    this.events.publish('settled', event);
+    this.emit({ type: 'outcome_recorded', now: this.clock.now(), jobId: outcome.jobId, attempt: outcome.attempt });
+  }
+
+  /** Aborts an attempt the driver gave up on; a lost or lapsed lease is counted, logged and announced. */
+  abort(command: Extract<NodeCommand, { readonly type: 'abort' }>): void {
+    if (command.reason === 'lease_lost' || command.reason === 'lease_expired') {
+      this.stats.leasesLost += 1;
+      this.logger.warn(`lost the lease of ${command.jobId} attempt ${command.attempt} (${command.reason}); aborting the attempt.`, { jobId: command.jobId, attempt: command.attempt });
+      this.events.publish('leaseLost', { jobId: command.jobId, attempt: command.attempt, reason: command.reason });
+    }
+    this.aborts.get(command.jobId)?.abort(command.reason);
+  }
+
+  /** Hands leases back on shutdown; one that cannot go back lapses instead. */
+  async relinquish(leases: readonly LeaseRef[]): Promise<void> {
+    try {
+      const results = await this.store.jobRelinquishMany({ workerId: this.workerId, leases });
+      this.stats.relinquished += results.filter((r) => r.status === 'applied').length;
+      this.logger.log(`handed back ${results.filter((r) => r.status === 'applied').length} unfinished attempt(s) on shutdown.`);
+    } catch (error) {
+      this.logger.warn(`handing back ${leases.length} lease(s) failed (${describe(error)}); they will lapse instead.`);
+    }
+    for (const { jobId } of leases) this.jobs.delete(jobId);
+    this.emit({ type: 'relinquish_done', now: this.clock.now(), leases });
+  }
+
+  /** Stops writing outcomes: those still pending, and any submitted later, are dropped (see Completer.close). */
+  close(): void {
+    this.completer.close();
+  }
+}
