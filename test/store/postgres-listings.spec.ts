@@ -34,6 +34,8 @@ describe('PostgreSQL listings and counts read indexes and count tables, never a 
       return (row['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
     });
   const jobsNodes = (plan: PlanNode) => nodes(plan).filter((node) => node['Relation Name'] === 'jobs');
+  /** A branch of the merge, below the projection (a Subquery Scan) PostgreSQL may put over it: the plan reads the same range either way. */
+  const branch = (child: PlanNode) => (child['Node Type'] === 'Subquery Scan' ? child.Plans![0]! : child);
 
   beforeAll(async () => {
     store = freshStore({ onStatement: (text) => texts.push(text) });
@@ -55,7 +57,7 @@ describe('PostgreSQL listings and counts read indexes and count tables, never a 
     expect(nodes(plan).filter((node) => node['Node Type'] === 'Sort')).toEqual([]);
     const merge = nodes(plan).filter((node) => node['Node Type'] === 'Merge Append');
     expect(merge).toHaveLength(1);
-    expect(merge[0]!.Plans!.map((child) => [child['Node Type'], child.Plans![0]!['Node Type'], child.Plans![0]!['Index Name'], child.Plans![0]!['Scan Direction']])).toEqual(
+    expect(merge[0]!.Plans!.map(branch).map((child) => [child['Node Type'], child.Plans![0]!['Node Type'], child.Plans![0]!['Index Name'], child.Plans![0]!['Scan Direction']])).toEqual(
       JOB_STATES.map(() => ['Limit', 'Index Scan', 'jobs_state_seq_idx', 'Backward']),
     );
     expect(jobsNodes(plan).every((node) => node['Node Type'] === 'Index Scan' && node['Index Name'] === 'jobs_state_seq_idx')).toBe(true);
@@ -70,7 +72,7 @@ describe('PostgreSQL listings and counts read indexes and count tables, never a 
     expect(nodes(plan).filter((node) => node['Node Type'] === 'Sort' || node['Node Type'] === 'Seq Scan')).toEqual([]);
     const merge = nodes(plan).filter((node) => node['Node Type'] === 'Merge Append');
     expect(merge).toHaveLength(1);
-    expect(merge[0]!.Plans!.map((child) => [child.Plans![0]!['Index Name'], child.Plans![0]!['Scan Direction']])).toEqual(
+    expect(merge[0]!.Plans!.map(branch).map((child) => [child.Plans![0]!['Index Name'], child.Plans![0]!['Scan Direction']])).toEqual(
       JOB_STATES.map(() => ['jobs_state_seq_idx', 'Forward']),
     );
     const read = jobsNodes(plan).reduce((sum, node) => sum + Number(node['Actual Rows']), 0);
@@ -104,7 +106,8 @@ describe('PostgreSQL listings and counts read indexes and count tables, never a 
     const plan = await explain(stats, []);
     const scans = jobsNodes(plan);
     expect(scans.length).toBeGreaterThan(0);
-    expect(scans.every((node) => /^Index (Only )?Scan$/.test(String(node['Node Type'])) && node['Index Name'] === 'jobs_claim_idx')).toBe(true);
+    // The claim index, and the parked jobs' run-time index for the ones a limit held back.
+    expect(scans.every((node) => /^Index (Only )?Scan$/.test(String(node['Node Type'])) && ['jobs_claim_idx', 'jobs_parked_due_idx'].includes(String(node['Index Name'])))).toBe(true);
     expect(scans.map((node) => String(node['Index Cond']))).toContainEqual(expect.stringMatching(/^\(\(priority = p(_\d+)?\.v\) AND \(run_at <= now\(\)\)\)$/));
     expect(nodes(plan).some((node) => node['Node Type'] === 'Limit' && node.Plans![0]!['Relation Name'] === 'jobs')).toBe(true);
     const queues = await sent(() => store.queueList(), 'FULL JOIN');

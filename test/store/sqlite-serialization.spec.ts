@@ -248,6 +248,7 @@ describe('SQLite adapter setup', () => {
       { version: 15, name: 'priority' },
       { version: 16, name: 'progress' },
       { version: 17, name: 'rate_limits' },
+      { version: 18, name: 'held_back_lanes' },
     ]);
     const indexes = await dataSource.query(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'app_jobs' ORDER BY name`);
     const byName = Object.fromEntries(indexes.map((i: { name: string; sql: string | null }) => [i.name, i.sql]));

@@ -16,7 +16,8 @@ import { outcomeResults } from './outcome-results.js';
  *
  * The lease is judged at statement_timestamp(), not now(): inside an attempt transaction now() is
  * the instant the handler's first write began the transaction, so a worker paused past its lease
- * would otherwise find it still live, as of then, when it finally reports.
+ * would otherwise find it still live, as of then, when it finally reports. The outcome is dated on
+ * the same clock (a retry's run time, finishedAt), as its transition log entry is (postgres-effects.ts).
  *
  * The state rules mirror the core lifecycle: success wins over a cancel request (the work
  * happened); a failure of a cancel-requested job cancels it; a failure with attempts left is
@@ -47,13 +48,13 @@ export function completeJobsQuery(t: PostgresNaming) {
         WHEN r.kind = 'quarantined' THEN 'quarantined'
         WHEN ${retry} THEN 'scheduled'
         ELSE 'dead_lettered' END,
-      run_at = CASE WHEN ${retry} THEN now() + r.delay_ms * interval '1 millisecond' ELSE j.run_at END,
+      run_at = CASE WHEN ${retry} THEN statement_timestamp() + r.delay_ms * interval '1 millisecond' ELSE j.run_at END,
       worker_id = CASE WHEN ${retry} THEN NULL ELSE j.worker_id END,
       leased_until = NULL,
       last_error = CASE WHEN r.kind = 'succeeded' THEN j.last_error ELSE r.error END,
       output = CASE WHEN r.kind = 'succeeded' THEN r.output::jsonb ELSE j.output END,
-      finished_at = CASE WHEN ${retry} THEN j.finished_at ELSE now() END,
-      updated_at = now()
+      finished_at = CASE WHEN ${retry} THEN j.finished_at ELSE statement_timestamp() END,
+      updated_at = statement_timestamp()
     FROM unnest($2::uuid[], $3::integer[], $4::text[], $5::text[], $6::text[], $7::bigint[])
       AS r(id, attempt, kind, output, error, delay_ms)
     WHERE (SELECT count(*) FROM ending) >= 0 AND j.id = r.id AND j.attempt = r.attempt AND ${fence}

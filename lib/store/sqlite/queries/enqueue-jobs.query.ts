@@ -4,7 +4,7 @@ import { assertAcyclic, parentsToLookUp, planDependencies } from '../../dependen
 import type { NewJob } from '../../enqueue-input.js';
 import type { SqliteNaming } from '../sqlite-naming.js';
 import { hasUniqueKeys, planUnique, type UniquePlan } from '../../unique/unique-plan.js';
-import { enqueueLaneQuery } from './enqueue-lane.query.js';
+import { enqueueLaneSql } from './enqueue-lane.sql.js';
 import { jobStateQuery } from './job-state.query.js';
 import { setRateLimitQuery } from './set-rate-limit.query.js';
 import { uniqueEnqueueQueries } from './unique-enqueue.query.js';
@@ -21,7 +21,7 @@ export function enqueueJobsQuery(db: Database, t: SqliteNaming) {
     INSERT INTO ${t.jobs} (id, name, queue, payload, state, run_at, scheduled_for, max_attempts, schedule_id,
                            pending_parents, dependency_mode, concurrency_key, last_error, finished_at, created_at, updated_at, unique_key, retry, traceparent, tracestate, priority, parked_key)
     VALUES (@id, @name, @queue, @payload, @state, @run_at, @run_at, @max_attempts, @schedule_id,
-            @pending_parents, @dependency_mode, @concurrency_key, @last_error, @finished_at, @now, @now, @unique_key, @retry, @traceparent, @tracestate, @priority, @parked_key)
+            @pending_parents, @dependency_mode, @concurrency_key, @last_error, @finished_at, @now, @now, @unique_key, @retry, @traceparent, @tracestate, @priority, ${enqueueLaneSql(t)})
     ON CONFLICT (id) DO NOTHING`);
   const exists = db.prepare(`SELECT 1 FROM ${t.jobs} WHERE id = ?`).pluck();
   const parentState = jobStateQuery(db, t);
@@ -29,7 +29,6 @@ export function enqueueJobsQuery(db: Database, t: SqliteNaming) {
   const rates = setRateLimitQuery(db, t);
   const declare = db.prepare(`INSERT INTO ${t.limits} (key, max, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING`);
   const unique = uniqueEnqueueQueries(db, t);
-  const laneOf = enqueueLaneQuery(db, t);
   const states = (ids: readonly string[]) => {
     const found = new Map<string, JobState>();
     for (const id of ids) {
@@ -50,13 +49,6 @@ export function enqueueJobsQuery(db: Database, t: SqliteNaming) {
     const plans = planDependencies(batch, stored).filter((planned) => !exists.get(planned.job.id));
     const created = new Set<string>();
     const due = new Set<string>();
-    // A due job joins its key's or queue's lane while that holds jobs back (enqueue-lane.query.ts), asked once per (queue, key).
-    const lanes = new Map<string, string | null>();
-    const laneFor = (queue: string, key: string | null) => {
-      const at = JSON.stringify([queue, key]);
-      if (!lanes.has(at)) lanes.set(at, laneOf(queue, key, now));
-      return lanes.get(at)!;
-    };
     for (const { job, state, pendingParents, lastError, edges } of plans) {
       const runAt = job.runAt ?? now + job.delayMs;
       insert.run({
@@ -78,7 +70,7 @@ export function enqueueJobsQuery(db: Database, t: SqliteNaming) {
         priority: job.priority ?? 0,
         last_error: lastError,
         finished_at: state === 'cancelled' ? now : null,
-        parked_key: state === 'scheduled' && runAt <= now ? laneFor(job.queue, job.concurrencyKey ?? null) : null,
+        due: state === 'scheduled' && runAt <= now ? 1 : 0,
         now,
       });
       for (const e of edges) edge.run(job.id, e.parentId, e.settled ? 1 : 0);
