@@ -14,6 +14,18 @@ function verdict(result: SimResult): string {
   return [`FAILED: ${bad.map((o) => `${o.name}=${o.violations}`).join(' ')} (${drain})`, ...bad.flatMap((o) => o.examples.map((e) => `  ${o.name}: ${e}`))].join('\n');
 }
 
+/**
+ * Under `npm run sim`, answers whether npm has gone: npm forwards SIGTERM to its script, but a
+ * batch can outlive an npm that died another way (SIGKILL, or a signal it could not forward), and a
+ * million-seed batch nobody waits for would run for hours. Started by hand, the batch keeps running
+ * whoever its parent becomes, as `nohup` users expect.
+ */
+function orphanCheck(): () => boolean {
+  if (process.env.npm_lifecycle_event !== 'sim') return () => false;
+  const parent = process.ppid;
+  return () => process.ppid !== parent;
+}
+
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: { seed: { type: 'string' }, seeds: { type: 'string' }, base: { type: 'string' }, mutant: { type: 'string' }, trace: { type: 'boolean' } },
@@ -34,9 +46,15 @@ async function main(): Promise<number> {
     if (!Number.isInteger(count) || count < 1) throw new Error(`--seeds must be a whole number of runs, got "${values.seeds}".`);
     const base = values.base === undefined ? 0n : parseSeed(values.base);
     const started = Date.now();
+    const orphaned = orphanCheck();
+    console.error(`running ${count} seeds from base 0x${base.toString(16)}; progress every 1000 seeds.`);
     const summary = await runBatch(base, count, {
       mutant,
       onResult: (result, i) => {
+        if (orphaned()) {
+          console.error('npm, which started this batch, has exited; stopping.');
+          process.exit(143);
+        }
         if (result.violations > 0) console.log(`seed 0x${result.settings.seed.toString(16)} (${describeSettings(result.settings)})\n${verdict(result)}`);
         if ((i + 1) % 1000 === 0) console.error(`${i + 1} seeds in ${((Date.now() - started) / 1000).toFixed(0)} s`);
       },

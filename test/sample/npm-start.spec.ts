@@ -32,13 +32,50 @@ function descendants(pid: number): number[] {
   return found;
 }
 
-function alive(pid: number): boolean {
+/** A process as the kernel names it: its pid and its start time, so a reused pid is not taken for it. */
+interface Proc {
+  pid: number;
+  start: string;
+}
+
+function statFields(pid: number): string[] | null {
   try {
-    process.kill(pid, 0);
-    return true;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces; the fields after its closing parenthesis do not.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
-    return false;
+    return null;
   }
+}
+
+function identify(pid: number): Proc | null {
+  const fields = statFields(pid);
+  return fields === null ? null : { pid, start: fields[19]! };
+}
+
+/** True while `proc` itself runs: not gone, not a zombie awaiting its reaper, not a newer process with its pid. */
+function running(proc: Proc): boolean {
+  const fields = statFields(proc.pid);
+  return fields !== null && fields[0] !== 'Z' && fields[19] === proc.start;
+}
+
+function snapshot(pid: number): Proc[] {
+  return descendants(pid).flatMap((child) => identify(child) ?? []);
+}
+
+/** Waits until none of `procs` runs, for at most `ms` of wall time, and returns the survivors with their command lines. */
+async function survivors(procs: Proc[], ms: number): Promise<string[]> {
+  const until = Date.now() + ms;
+  while (procs.some(running) && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
+  return procs.filter(running).map((proc) => {
+    let cmdline = '';
+    try {
+      cmdline = readFileSync(`/proc/${proc.pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+    } catch {
+      // gone between the two reads
+    }
+    return `${proc.pid} ${cmdline}`.trim();
+  });
 }
 
 describe('issue 19 item 16: npm start', () => {
@@ -70,17 +107,17 @@ describe('issue 19 item 16: npm start', () => {
       npm.once('exit', (code) => reject(new Error(`npm start exited with code ${code} before the sample listened:\n${log}`)));
     });
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => npm.on('exit', (code, signal) => resolve({ code, signal })));
-    let spawned: number[] = [];
+    let spawned: Proc[] = [];
     try {
       await ready;
-      spawned = descendants(npm.pid!);
+      spawned = snapshot(npm.pid!);
       expect(spawned.length).toBeGreaterThan(0);
       npm.kill('SIGTERM');
       await exited;
       expect(log).toMatch(/worker \S+ stopped\./);
-      expect(spawned.filter(alive)).toEqual([]);
+      expect(await survivors(spawned, 10_000)).toEqual([]);
     } finally {
-      for (const pid of spawned.filter(alive)) process.kill(pid, 'SIGKILL');
+      for (const proc of spawned.filter(running)) process.kill(proc.pid, 'SIGKILL');
       if (npm.exitCode === null && npm.signalCode === null) npm.kill('SIGKILL');
     }
   });
@@ -93,7 +130,7 @@ describe('issue 19 item 16: npm start', () => {
  * does not depend on that. Jest's timeout catches a hang.
  */
 async function descendantRunning(pid: number, needle: string, give: () => string): Promise<number> {
-  while (alive(pid)) {
+  while (identify(pid) !== null && statFields(pid)![0] !== 'Z') {
     for (const child of descendants(pid)) {
       let cmdline = '';
       try {
@@ -115,27 +152,45 @@ describe('issue 19: npm run sim, bench and chaos', () => {
     expect(scripts[name]).toMatch(/^exec node \S+$/);
   });
 
-  it('issue 19: SIGTERM to the npm process of a long simulator batch leaves no process behind', async () => {
+  /** Starts a million-seed batch under npm and resolves once the simulator itself runs. */
+  async function longBatch(): Promise<{ npm: ReturnType<typeof spawn>; exited: Promise<void>; sim: Proc; log: () => string }> {
     // --ignore-scripts skips presim (the build, which would rewrite dist/ under other test files).
     const npm = spawn('npm', ['run', 'sim', '--ignore-scripts', '--silent', '--', '--seeds', '1000000'], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'pipe'] });
     let log = '';
     npm.stdout!.on('data', (chunk: Buffer) => (log += chunk.toString()));
     npm.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
     const exited = new Promise<void>((resolve) => npm.on('exit', () => resolve()));
-    let spawned: number[] = [];
+    const pid = await descendantRunning(npm.pid!, 'sim.main.js', () => log);
+    // The batch's first line comes after it has noted its parent and while it runs in the process named.
+    while (!/running 1000000 seeds/.test(log)) {
+      if (npm.exitCode !== null || npm.signalCode !== null) throw new Error(`npm run sim ended before its batch started:\n${log}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return { npm, exited, sim: identify(pid)!, log: () => log };
+  }
+
+  it('issue 19: SIGTERM to the npm process of a long simulator batch leaves no process behind', async () => {
+    const { npm, exited, sim } = await longBatch();
     try {
-      await descendantRunning(npm.pid!, 'sim.main.js', () => log);
-      spawned = descendants(npm.pid!);
       npm.kill('SIGTERM');
       await exited;
-      for (const pid of spawned) {
-        // npm forwards the signal; the simulator may still be exiting when npm has.
-        for (let tries = 0; alive(pid) && tries < 500; tries++) await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      expect(spawned.filter(alive)).toEqual([]);
+      // npm forwards the signal and exits once the simulator has; the bound only names a survivor.
+      expect(await survivors([sim], 30_000)).toEqual([]);
     } finally {
-      for (const pid of spawned.filter(alive)) process.kill(pid, 'SIGKILL');
+      if (running(sim)) process.kill(sim.pid, 'SIGKILL');
       if (npm.exitCode === null && npm.signalCode === null) npm.kill('SIGKILL');
     }
   });
+
+  it('issue 35: a simulator batch whose npm is killed outright stops by itself after its current seed', async () => {
+    const { npm, exited, sim } = await longBatch();
+    try {
+      // SIGKILL cannot be forwarded: the simulator is orphaned and must notice.
+      npm.kill('SIGKILL');
+      await exited;
+      expect(await survivors([sim], 60_000)).toEqual([]);
+    } finally {
+      if (running(sim)) process.kill(sim.pid, 'SIGKILL');
+    }
+  }, 90_000);
 });
