@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { DataSource } from 'typeorm';
 import { assertSqlIdentifier, assertSqlPrefix, type SchedulerError } from '../core/index.js';
-import { DEFAULT_POSTGRES_SCHEMA, DEFAULT_SQLITE_PREFIX, PostgresJobStore, SqliteJobStore, type JobStore } from '../store/index.js';
+import type { JobStore } from '../store/index.js';
+import { DEFAULT_POSTGRES_SCHEMA } from '../store/postgres/postgres-naming.js';
+import { DEFAULT_SQLITE_PREFIX } from '../store/sqlite/sqlite-naming.js';
 import { CliError } from './cli-error.js';
 
 export interface ConnectionOptions {
@@ -88,6 +89,9 @@ export function parseTarget(options: ConnectionOptions, env: NodeJS.ProcessEnv =
 export async function connect(options: ConnectionOptions, { create = false } = {}): Promise<Connection> {
   const target = parseTarget(options);
   if (target.kind === 'sqlite' && !create && !existsSync(target.path)) throw new CliError(`No SQLite database exists at ${target.path}.`);
+  // TypeORM and the stores load here, not at start-up: a command refused for its arguments, or
+  // --help, answers in the time node takes to start rather than the time TypeORM takes to load.
+  const [{ DataSource }, { PostgresJobStore, SqliteJobStore }] = await Promise.all([import('typeorm'), import('../store/index.js')]);
   const dataSource = new DataSource(
     target.kind === 'postgres'
       ? { type: 'postgres', url: target.url, extra: { max: 2, connectionTimeoutMillis: 10_000 } }

@@ -1,6 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { SchedulerError, visibleText } from '../core/index.js';
-import { errorDetail, isInstance, UNREADABLE } from '../worker/index.js';
+import { errorDetail, isInstance, UNREADABLE } from '../worker/log-text.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE } from './cli-error.js';
 import { createContext } from './cli-context.js';
 import { registerCancel } from './commands/cancel.command.js';

@@ -1,6 +1,5 @@
 import { Option, type Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { startDashboardServer } from '../../dashboard/http/dashboard-server.js';
 import { withConnection, type CliContext } from '../cli-context.js';
 
 function port(value: string): number {
@@ -32,6 +31,7 @@ export function registerDashboard(program: Command, ctx: CliContext): void {
     .action(async (options: { conn?: string; table?: string; port: number; host: string; token?: string; readOnly?: boolean; revealPayloads?: boolean }) => {
       const token = options.token ?? (process.env.DASHBOARD_TOKEN || undefined);
       await ctx.withStore(options, async ({ store, target }) => {
+        const { startDashboardServer } = await import('../../dashboard/http/dashboard-server.js');
         const server = await startDashboardServer({
           store,
           host: options.host,

@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { assertUuid, JOB_STATES, visibleText, type JobRecord, type JobState } from '../../core/index.js';
-import { LIST_SCAN_LIMIT } from '../../store/index.js';
+import { LIST_SCAN_LIMIT } from '../../store/job-page.js';
 import { CliError } from '../cli-error.js';
 import { positiveInt, withConnection, withFormat, type CliContext, type Format } from '../cli-context.js';
 import { iso, json, oneLine, table } from '../output.js';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { LATEST_SCHEMA_VERSION } from '../../store/index.js';
+import { LATEST_SCHEMA_VERSION } from '../../store/sql-migrations.js';
 import { withConnection, type CliContext } from '../cli-context.js';
 
 export function registerMigrate(program: Command, ctx: CliContext): void {
