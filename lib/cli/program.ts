@@ -24,6 +24,16 @@ function sentence(text: string): string {
   return /[.!?]$/.test(capital) ? capital : `${capital}.`;
 }
 
+/**
+ * Commander's message as one sentence, keeping the hint it prints on a line of its own for a
+ * misspelt flag or command (`(Did you mean --limit?)`), which {@link sentence} alone would drop.
+ */
+function usageSentence(message: string): string {
+  const first = sentence(message);
+  const hint = /\(Did you mean ([^)\n]{1,80})\?\)/.exec(message);
+  return hint ? `${first.slice(0, -1)} (did you mean ${hint[1]}?).` : first;
+}
+
 /** What was thrown, as text: an error's message, anything else as a string; never throws. */
 function messageOf(error: unknown): string {
   try {
@@ -75,7 +85,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return 0;
       // Commander says "option '--x <v>' argument 'y' is invalid. <our reason>": keep our reason.
       const reason = error.code === 'commander.invalidArgument' ? error.message.split('is invalid. ').pop()! : error.message;
-      io.err(visibleText(sentence(reason)));
+      io.err(visibleText(usageSentence(reason)));
       return EXIT_USAGE;
     }
     if (error instanceof CliError || error instanceof SchedulerError) {

@@ -7,3 +7,4 @@ export * from './scheduler.orchestrator.js';
 export * from './scheduler.tokens.js';
 export { SCHEDULER_MODULE_OPTIONS } from './scheduler.module-definition.js';
 export { createStore } from './scheduler-store.provider.js';
+export { SCHEDULER_OPTION_KEYS } from './scheduler-options.check.js';

@@ -1,19 +1,24 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { FactoryProvider, InjectionToken } from '@nestjs/common';
-import { assertMaxAttempts, assertNonEmptyString, assertPositiveInteger, assertQueueName, assertRate, InvalidArgumentError, resolveLimits, showKey, showValue, type SchedulerLimits } from '../core/index.js';
-import { assertHistoryPolicy, MAX_CONCURRENCY_KEY, type JobStore } from '../store/index.js';
-import { checkAttemptHooks, resolveWorkerOptions, WORKER_DEFAULTS, type ResolvedWorkerOptions } from '../worker/index.js';
+import { assertMaxAttempts, assertPositiveInteger, assertQueueName, assertOptionsObject, assertRate, checkLimitTarget, checkOptions, InvalidArgumentError, resolveLimits, showKey, showValue, type SchedulerLimits } from '../core/index.js';
+import { assertHistoryPolicy, type JobStore } from '../store/index.js';
+import { checkAttemptHooks, resolveWorkerOptions, WORKER_OPTION_KEYS, type ResolvedWorkerOptions } from '../worker/index.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
 import { HOOKS_WITHOUT_WORKER, OPTION_NEEDS_BUILT_STORE } from './scheduler.messages.js';
 import { checkProducerOptions } from './defined-jobs.js';
 import { SCHEDULER_WORKER_OPTIONS } from './scheduler.tokens.js';
 
 /** Every key forRoot/forRootAsync understands: the worker's (from its defaults), the module's, and the builder's extras. */
-const KNOWN_OPTIONS = new Set<string>([
-  ...Object.keys(WORKER_DEFAULTS),
-  'retry', 'workerId', 'observerRetry',
+export const SCHEDULER_OPTION_KEYS: ReadonlySet<string> = new Set<string>([
+  ...WORKER_OPTION_KEYS,
   'store', 'dataSource', 'schema', 'tablePrefix', 'limits', 'maxAttempts', 'autoStart', 'migrationsRun', 'historyPolicy', 'queueLimits', 'rateLimits', 'asyncClaimCommit',
   'worker', 'jobs', 'attemptHooks', 'telemetry',
+  'isGlobal', 'dataSourceName',
+]);
+
+/** The keys `forRootAsync` takes: Nest's async-provider keys and the module's extras. */
+export const SCHEDULER_ASYNC_OPTION_KEYS: ReadonlySet<string> = new Set<string>([
+  'imports', 'useFactory', 'inject', 'useClass', 'useExisting', 'provideInjectionTokensFrom',
   'isGlobal', 'dataSourceName',
 ]);
 
@@ -22,14 +27,9 @@ const KNOWN_OPTIONS = new Set<string>([
  * options resolved: the one resolution the store, the explorer and the worker all use.
  */
 export function checkModuleOptions(options: SchedulerModuleOptions, limits: SchedulerLimits): ResolvedWorkerOptions {
-  if (options === null || typeof options !== 'object') {
-    throw new InvalidArgumentError(`SchedulerModule options must be an object, got ${showValue(options)}.`, 'options');
-  }
   // A misspelt option (`concurency: 0`) would otherwise be ignored and its default used in silence.
-  const unknown = Object.keys(options).filter((key) => !KNOWN_OPTIONS.has(key));
-  if (unknown.length > 0) {
-    throw new InvalidArgumentError(`SchedulerModule does not know the option${unknown.length > 1 ? 's' : ''} ${unknown.map((key) => JSON.stringify(key)).join(', ')}; check the spelling against docs/module-options.md.`, unknown[0]!);
-  }
+  assertOptionsObject(options, 'SchedulerModule options');
+  checkOptions(options, SCHEDULER_OPTION_KEYS, { what: 'SchedulerModule', argument: 'SchedulerModule options', docs: 'docs/module-options.md' });
   const worker = resolveWorkerOptions(options);
   if (options.historyPolicy !== undefined) assertHistoryPolicy(options.historyPolicy);
   for (const flag of ['autoStart', 'migrationsRun', 'asyncClaimCommit'] as const) {
@@ -69,13 +69,12 @@ function checkRateLimits(rateLimits: unknown): void {
       throw new InvalidArgumentError(`${where} must be an object { queue, max, perMs } or { key, max, perMs }, got ${showValue(entry)}.`, where);
     }
     const { queue, key, ...rate } = entry as { queue?: unknown; key?: unknown };
-    if ((queue === undefined) === (key === undefined)) {
-      throw new InvalidArgumentError(`${where} must name exactly one target: a queue or a concurrency key.`, where);
-    }
     const unknown = Object.keys(rate).find((name) => name !== 'max' && name !== 'perMs');
     if (unknown !== undefined) throw new InvalidArgumentError(`${where} has an unknown key ${showKey(unknown)}; it takes { queue or key, max, perMs }.`, where);
+    // The store's rule for a limit's target, so a target the store refuses is refused here in the same words.
+    const checked = checkLimitTarget({ queue, key }, where, { where: `${where}.` });
     assertRate(rate, where);
-    const target = queue !== undefined ? `queue ${assertQueueName(queue, `${where}.queue`)}` : `key ${assertNonEmptyString(key, `${where}.key`, MAX_CONCURRENCY_KEY)}`;
+    const target = 'queue' in checked ? `queue ${checked.queue}` : `key ${checked.key}`;
     if (seen.has(target)) throw new InvalidArgumentError(`rateLimits sets the ${target} twice; give each target one rate.`, where);
     seen.add(target);
   });

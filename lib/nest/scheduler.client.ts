@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { InvalidArgumentError, showValue, type DependencyMode, type JobRecord, type RetryPolicy, type TraceContext } from '../core/index.js';
+import { checkOptions, InvalidArgumentError, showValue, type DependencyMode, type JobRecord, type RetryPolicy, type TraceContext } from '../core/index.js';
 import type {
   CancelResult,
   ConcurrencyLimit,
@@ -138,7 +138,7 @@ export class SchedulerClient {
     options: { manager?: EntityManager } = {},
   ): Promise<EnqueueResult[]> {
     if (!Array.isArray(jobs)) throw new InvalidArgumentError('enqueueMany needs an array of jobs.', 'jobs');
-    const { manager } = optionsObject(options, 'options');
+    const { manager } = checkOptions(options, ['manager'], { what: 'enqueueMany' }) ?? {};
     const inputs = jobs.map((job, i) => this.input(job, i));
     const write = (trace: TraceContext | undefined) =>
       this.store.jobEnqueueMany({

@@ -1,6 +1,6 @@
-import { Module, Scope } from '@nestjs/common';
+import { Module, Scope, type DynamicModule } from '@nestjs/common';
 import { DiscoveryModule, REQUEST } from '@nestjs/core';
-import { InvalidArgumentError } from '../core/index.js';
+import { checkOptions, InvalidArgumentError } from '../core/index.js';
 import { AttemptContext } from '../worker/index.js';
 import { JobHandlerRegistry } from './job-handler.registry.js';
 import { NestJobInvoker } from './nest-job.invoker.js';
@@ -8,7 +8,8 @@ import { SchedulerMetadataAccessor } from './scheduler-metadata.accessor.js';
 import { SchedulerClient } from './scheduler.client.js';
 import { SchedulerExplorer } from './scheduler.explorer.js';
 import { NOT_IN_ATTEMPT } from './scheduler.messages.js';
-import { SchedulerConfigurableModule } from './scheduler.module-definition.js';
+import { SCHEDULER_ASYNC_OPTIONS_TYPE, SchedulerConfigurableModule } from './scheduler.module-definition.js';
+import { SCHEDULER_ASYNC_OPTION_KEYS } from './scheduler-options.check.js';
 import { SchedulerOrchestrator } from './scheduler.orchestrator.js';
 import { JOB_CONTEXT, JOB_ENTITY_MANAGER, SCHEDULER_STORE } from './scheduler.tokens.js';
 
@@ -46,4 +47,14 @@ function attemptContext(request: unknown, what: string): AttemptContext {
   ],
   exports: [SchedulerClient, SchedulerOrchestrator, SCHEDULER_STORE, JOB_CONTEXT, JOB_ENTITY_MANAGER],
 })
-export class SchedulerModule extends SchedulerConfigurableModule {}
+export class SchedulerModule extends SchedulerConfigurableModule {
+  /**
+   * `forRoot`, with the options made by a factory, a class or an existing provider. The keys of
+   * this object are checked at once (`useFactroy` would otherwise leave the module without
+   * options); the options it makes are checked at boot, as `forRoot`'s are.
+   */
+  static override forRootAsync(options: typeof SCHEDULER_ASYNC_OPTIONS_TYPE): DynamicModule {
+    checkOptions(options ?? null, SCHEDULER_ASYNC_OPTION_KEYS, { what: 'SchedulerModule.forRootAsync', argument: 'SchedulerModule.forRootAsync options' });
+    return super.forRootAsync(options);
+  }
+}

@@ -44,7 +44,9 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
     // The tracing hook is the outermost, so the host's own hooks run inside the attempt's span.
     const traced = this.telemetry?.attemptHook;
     const attemptHooks = traced && options.worker !== false ? [traced, ...(options.attemptHooks ?? [])] : options.attemptHooks;
-    this.node = new WorkerNode({ store, invoker, options: worker, logger: this.logger, observers: registry.observers, attemptHooks, ...timing });
+    // The node's own timing only: WorkerNode refuses keys it does not take, and the waiter's timers are the waiter's.
+    const nodeTiming = { ...(timing?.clock ? { clock: timing.clock } : {}), ...(timing?.timers ? { timers: timing.timers } : {}) };
+    this.node = new WorkerNode({ store, invoker, options: worker, logger: this.logger, observers: registry.observers, attemptHooks, ...nodeTiming });
     if (options.worker !== false) this.detachTelemetry = this.telemetry?.attach(this.node);
     // Under the testing kit the waiter's polls and timeouts run on the kit's clock too.
     const waiterTimers = timing?.waiterTimers ?? timing?.timers;

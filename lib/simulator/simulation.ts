@@ -1,4 +1,4 @@
-import { SeededRandom } from '../core/index.js';
+import { checkOptions, SeededRandom } from '../core/index.js';
 import { MemoryJobStore, type EnqueueResult, type JobStore } from '../store/index.js';
 import { STOP_OVERRUN_MS, type WorkerNode } from '../worker/index.js';
 import { NodeLink, type LinkCounters } from './node-link.js';
@@ -115,6 +115,7 @@ class RowMirror implements SimListener {
  * the oracles and into the run's hash.
  */
 export async function runSimulation(seed: bigint, options: SimOptions = {}): Promise<SimResult> {
+  checkOptions(options, ['mutant', 'trace'], { what: 'simulation' });
   const settings = deriveSettings(seed);
   const random = new SeededRandom(seed);
   // A run with a schedule outage starts that long before the epoch: the schedules are created,

@@ -10,11 +10,12 @@ import {
   assertQueueName,
   assertUuid,
   assertWireName,
+  checkOptions,
   checkRetryOverride,
   checkTraceContext,
   encodeJson,
   InvalidArgumentError,
-  showKey,
+  MAX_CONCURRENCY_KEY,
   showValue,
   type DependencyMode,
   type SchedulerLimits,
@@ -69,8 +70,8 @@ const KNOWN_KEYS = new Set(['name', 'payload', 'id', 'queue', 'runAt', 'delayMs'
 
 /** Most parents one job may wait for. */
 export const MAX_PARENTS = 10_000;
-/** Longest concurrency key, in characters. */
-export const MAX_CONCURRENCY_KEY = 200;
+// Longest concurrency key, in characters: core holds it, as the limit-target rule checks it too.
+export { MAX_CONCURRENCY_KEY };
 /** Longest unique key, in characters. */
 export const MAX_UNIQUE_KEY = 200;
 
@@ -99,11 +100,7 @@ export function normalizeEnqueue(given: EnqueueInput, limits: SchedulerLimits, i
     const subject = index === undefined ? 'The job' : `jobs[${index}]`;
     throw new InvalidArgumentError(`${subject} must be an object with a name and a payload.`, index === undefined ? 'input' : `jobs[${index}]`);
   }
-  for (const key of Object.keys(given)) {
-    if (!KNOWN_KEYS.has(key)) {
-      throw new InvalidArgumentError(`${where}${showKey(key)} is not a known enqueue option; known options are ${[...KNOWN_KEYS].join(', ')}.`, `${where}${key}`);
-    }
-  }
+  checkOptions(given, KNOWN_KEYS, { what: 'enqueue', where });
   const input = readOnce(given);
   const name = assertWireName(input.name, limits.maxNameLength, `${where}name`);
   const payload = encodeJson(input.payload, { argument: `${where}payload`, maxBytes: limits.maxPayloadBytes, maxDepth: limits.maxJsonDepth });

@@ -1,5 +1,5 @@
 import type { ObservableCallback, ObservableGauge } from '@opentelemetry/api';
-import { InvalidArgumentError, showValue, type Clock, type TraceContext } from '../core/index.js';
+import { checkOptions, InvalidArgumentError, showValue, type Clock, type TraceContext } from '../core/index.js';
 import type { JobStore } from '../store/index.js';
 import { describeError, packageVersion, type AttemptHook, type ErrorLogDetail, type SchedulerLogger, type WorkerNode } from '../worker/index.js';
 import { ClusterGauges } from './cluster-gauges.js';
@@ -187,11 +187,7 @@ function resolveTelemetryOptions(options: SchedulerTelemetryOptions | boolean | 
   if (typeof given !== 'object' || given === null || Array.isArray(given)) {
     throw new InvalidArgumentError(`telemetry must be true, false or { tracing?, metrics?, gaugeIntervalMs? }, got ${showValue(given)}.`, 'telemetry');
   }
-  for (const key of Object.keys(given)) {
-    if (key !== 'tracing' && key !== 'metrics' && key !== 'gaugeIntervalMs') {
-      throw new InvalidArgumentError(`telemetry.${key} is not a telemetry option; the options are tracing, metrics and gaugeIntervalMs.`, `telemetry.${key}`);
-    }
-  }
+  checkOptions(given, ['tracing', 'metrics', 'gaugeIntervalMs'], { what: 'telemetry', where: 'telemetry.' });
   for (const key of ['tracing', 'metrics'] as const) {
     if (given[key] !== undefined && typeof given[key] !== 'boolean') {
       throw new InvalidArgumentError(`telemetry.${key} must be true or false, got ${showValue(given[key])}.`, `telemetry.${key}`);

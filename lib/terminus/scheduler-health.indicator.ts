@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
-import { InvalidArgumentError, showValue } from '../core/index.js';
+import { checkOptions, InvalidArgumentError, showValue } from '../core/index.js';
 import { SchedulerOrchestrator } from '../nest/scheduler.orchestrator.js';
 import { SCHEDULER_STORE } from '../nest/scheduler.tokens.js';
 import type { JobStore } from '../store/index.js';
@@ -104,9 +104,7 @@ function checkHealthOptions(options: SchedulerHealthOptions): SchedulerHealthOpt
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new InvalidArgumentError(`The health options must be an object, got ${showValue(options)}.`, 'options');
   }
-  for (const key of Object.keys(options)) {
-    if (!KNOWN.has(key)) throw new InvalidArgumentError(`${key} is not a health option; the options are ${[...KNOWN].join(', ')}.`, key);
-  }
+  checkOptions(options, KNOWN, { what: 'health' });
   for (const key of ['maxContactAgeMs', 'maxOldestDueAgeMs', 'maxDeadLetters'] as const) {
     const value = options[key];
     if (value !== undefined && (typeof value !== 'number' || !Number.isInteger(value) || value < 0)) {

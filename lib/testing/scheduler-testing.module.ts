@@ -1,9 +1,9 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { InvalidArgumentError, ManualClock, showValue } from '../core/index.js';
+import { checkOptions, InvalidArgumentError, ManualClock, showValue } from '../core/index.js';
 import { MemoryJobStore, SqliteJobStore, type JobStore } from '../store/index.js';
-import { SchedulerModule, type SchedulerModuleOptions } from '../nest/index.js';
+import { SCHEDULER_OPTION_KEYS, SchedulerModule, type SchedulerModuleOptions } from '../nest/index.js';
 import { SCHEDULER_NODE_TIMING, type SchedulerNodeTiming } from '../nest/scheduler-node-timing.js';
 import type { Timers } from '../worker/index.js';
 import { ManualTimers } from './manual-timers.js';
@@ -20,7 +20,7 @@ import { SCHEDULER_TESTING, SchedulerTester, type SchedulerTestingState } from '
 @Module({})
 export class SchedulerTestingModule {
   static forRoot(options: SchedulerTestingOptions = {}): DynamicModule {
-    const { store = 'memory', clock = new ManualClock(), inline = false, isGlobal = true, dataSourceName, ...scheduler } = checkOptions(options);
+    const { store = 'memory', clock = new ManualClock(), inline = false, isGlobal = true, dataSourceName, ...scheduler } = checkKitOptions(options);
     const timers = new ManualTimers(clock);
     const timing: SchedulerNodeTiming = { clock, timers, waiterTimers: waiterTimers(timers) };
     const state: SchedulerTestingState = { clock, timers, inline };
@@ -58,7 +58,7 @@ function waiterTimers(timers: ManualTimers): Timers {
 }
 
 /** The kit's own options, checked before anything is built; the scheduler's are checked by SchedulerModule. */
-function checkOptions(options: SchedulerTestingOptions): SchedulerTestingOptions {
+function checkKitOptions(options: SchedulerTestingOptions): SchedulerTestingOptions {
   if (options === null || typeof options !== 'object') {
     throw new InvalidArgumentError(`SchedulerTestingModule options must be an object, got ${showValue(options)}.`, 'options');
   }
@@ -66,6 +66,8 @@ function checkOptions(options: SchedulerTestingOptions): SchedulerTestingOptions
     if ((options as Record<string, unknown>)[key] === undefined) continue;
     throw new InvalidArgumentError(`SchedulerTestingModule builds its own store and worker, so it does not take the ${key} option; see docs/testing.md.`, key);
   }
+  // The scheduler's options pass on to SchedulerModule; a key neither knows is refused here, in the kit's name.
+  checkOptions(options, [...SCHEDULER_OPTION_KEYS, 'clock', 'inline'], { what: 'SchedulerTestingModule', docs: 'docs/testing.md' });
   if (options.store !== undefined && options.store !== 'memory' && options.store !== 'sqlite') {
     throw new InvalidArgumentError(`store must be "memory" or "sqlite" (the kit builds the store, on its clock), got ${showValue(options.store)}.`, 'store');
   }

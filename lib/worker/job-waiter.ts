@@ -1,6 +1,7 @@
 import {
   assertUuid,
   CapabilityNotSupportedError,
+  checkOptions,
   InvalidArgumentError,
   isTerminalState,
   JobFailedError,
@@ -86,6 +87,7 @@ export class JobWaiter {
   private hintedWhileCooling = false;
 
   constructor(private readonly options: JobWaiterOptions) {
+    checkOptions(options ?? null, ['store', 'timers', 'hints', 'minPollMs', 'maxPollMs'], { what: 'JobWaiter' });
     this.store = options.store;
     this.timers = options.timers ?? realTimers;
     this.minPollMs = options.minPollMs ?? 100;
@@ -321,12 +323,13 @@ function outcomeOf(id: string, status: JobStatus | undefined): JobWaitResult | E
   return new JobFailedError(id, status.state as FailedJobState, status.lastError, status.attempt);
 }
 
+/** The keys `waitFor` takes. */
+const WAIT_OPTIONS = ['timeoutMs', 'signal'];
+
 /** `waitFor`'s options, checked: an object with an optional whole `timeoutMs` and an optional AbortSignal. */
 function checkWaitOptions(options: WaitForOptions): WaitForOptions {
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new InvalidArgumentError(`options must be an object, got ${showValue(options)}.`, 'options');
-  }
-  const { timeoutMs, signal } = options;
+  // An unknown key is refused: `{ timeout: 5 }` would otherwise wait with no timeout at all.
+  const { timeoutMs, signal } = checkOptions(options, WAIT_OPTIONS, { what: 'waitFor' }) ?? {};
   if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMEOUT_MS)) {
     throw new InvalidArgumentError(`timeoutMs must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}, got ${showValue(timeoutMs)}.`, 'timeoutMs');
   }

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { SeededRandom, type Clock } from '../core/index.js';
+import { checkOptions, SeededRandom, type Clock } from '../core/index.js';
 import { ANY_QUEUE, SystemClock, type JobStore, type WakeSubscription } from '../store/index.js';
 import type { MaintenanceReport } from './maintenance.js';
 import { NodeAttempts } from './node-attempts.js';
@@ -17,7 +17,7 @@ import { silentLogger, type SchedulerLogger } from './scheduler-logger.js';
 import { STOP_OVERRUN_MS } from './shutdown-deadline.js';
 import { deferOn, realTimers, settleWithin, type Timers } from './timers.js';
 import type { NodeHealth, WorkerNodeDeps, WorkerStats } from './worker-node.types.js';
-import { resolveWorkerOptions, type ResolvedWorkerOptions } from './worker-options.js';
+import { checkWorkerOptionKeys, resolveWorkerOptions, type ResolvedWorkerOptions } from './worker-options.js';
 
 export type { NodeHealth, WorkerNodeDeps, WorkerStats } from './worker-node.types.js';
 
@@ -25,6 +25,9 @@ export type { NodeHealth, WorkerNodeDeps, WorkerStats } from './worker-node.type
 export function defaultWorkerId(): string {
   return `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
 }
+
+/** The keys {@link WorkerNodeDeps} has: a misspelt one (`observer`) would otherwise be dropped in silence. */
+const WORKER_NODE_DEPS = ['store', 'invoker', 'options', 'logger', 'clock', 'timers', 'random', 'observers', 'attemptHooks'];
 
 /**
  * The pump: owns the timers and the I/O and feeds the {@link NodeDriver}, which makes every
@@ -70,7 +73,8 @@ export class WorkerNode {
   private finished = false;
 
   constructor(deps: WorkerNodeDeps) {
-    this.options = resolveWorkerOptions(deps.options);
+    checkOptions(deps ?? null, WORKER_NODE_DEPS, { what: 'WorkerNode', argument: 'WorkerNode deps' });
+    this.options = resolveWorkerOptions(checkWorkerOptionKeys(deps.options));
     this.workerId = this.options.workerId ?? defaultWorkerId();
     this.store = deps.store;
     this.logger = deps.logger ?? silentLogger;

@@ -1,5 +1,6 @@
 import {
   assertNonEmptyString,
+  checkOptions,
   assertQueueName,
   DEFAULT_RETRY_POLICY,
   InvalidArgumentError,
@@ -94,6 +95,18 @@ export const WORKER_DEFAULTS = Object.freeze({
   observerPollIntervalMs: 1_000,
   errorLogDetail: 'message' as ErrorLogDetail,
 });
+
+/** Every key {@link WorkerOptions} has: those with a default, and the three without. */
+export const WORKER_OPTION_KEYS: readonly string[] = Object.freeze([...Object.keys(WORKER_DEFAULTS), 'retry', 'workerId', 'observerRetry']);
+
+/**
+ * Refuses a key {@link WorkerOptions} does not have (`{ concurency: 4 }` would otherwise run 10
+ * at once, in silence). Options {@link resolveWorkerOptions} returned pass as they are.
+ */
+export function checkWorkerOptionKeys<T extends object>(options: T | undefined): T | undefined {
+  if (options === undefined || RESOLVED.has(options)) return options;
+  return checkOptions(options, WORKER_OPTION_KEYS, { what: 'worker', docs: 'docs/module-options.md' });
+}
 
 function whole(value: unknown, name: string, min: number, max: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {

@@ -64,6 +64,10 @@ export const CLI_REFUSALS: Refusal[] = [
   ...['0', '-1', 'NaN', '1e9', '2.5', "o'brien"].map((limit): Refusal => [`dead-letter list --limit ${limit}`, (conn) => ['dead-letter', 'list', '--limit', limit, ...conn], /^--limit must be a whole number from 1 to 1000/, 2]),
   ['jobs list --format xml', (conn) => ['jobs', 'list', '--format', 'xml', ...conn], /^--format must be text or json/, 2],
   ['an unknown option', (conn) => ['stats', '--bogus', ...conn], /^Unknown option '--bogus'\.$/, 2],
+  // issue 35 item 7: a misspelt flag is refused as any unknown one is, and the sentence names the flag it most likely meant.
+  ['issue 35 item 7: a misspelt flag, naming the nearest one', (conn) => ['jobs', 'list', '--limt', '5', ...conn], /^Unknown option '--limt' \(did you mean --limit\?\)\.$/, 2],
+  ['issue 35 item 7: a misspelt flag after a command that takes an id', (conn) => ['dead-letter', 'replay', '0190a5a0-0000-7000-8000-000000000001', '--tabel', 'x', ...conn], /^Unknown option '--tabel' \(did you mean --table\?\)\.$/, 2],
+  ['issue 35 item 7: a misspelt command, naming the nearest one', (conn) => ['job', 'list', ...conn], /^Unknown command 'job' \(did you mean jobs\?\)\.$/, 2],
   ['an unknown command', (conn) => ['drop', ...conn], /drop/, 2],
   ['a --conn that is neither postgres:// nor sqlite:', () => ['stats', '--conn', "mysql://o'brien"], /^The --conn value must start with postgres:\/\/ or sqlite:/, 1],
   // issue 19 item 15: a bad escape names the part of the URL, and never shows it (it may be the password).

@@ -448,8 +448,8 @@ export const ODD_PAYLOADS: Array<[string, unknown]> = [
 export const BAD_MODULE_OPTIONS: Array<[string, SchedulerModuleOptions, RegExp]> = [
   ...HOSTILE_NAMES.filter((n) => RULES.queue[n] === 'refused').map((n): [string, SchedulerModuleOptions, RegExp] => [`queues with ${n}`, { queues: [HOSTILE[n]] }, /^queues\[0\] must be 1 to 64 characters/]),
   ['no queues', { queues: [] }, /^queues must be a non-empty array/],
-  ['a misspelt option', { concurency: 4 } as SchedulerModuleOptions, /^SchedulerModule does not know the option "concurency"; check the spelling/],
-  ['two unknown options', { concurrency: 2, pollIntervallMs: 5, leaseTime: 1 } as SchedulerModuleOptions, /^SchedulerModule does not know the options "pollIntervallMs", "leaseTime";/],
+  ['a misspelt option', { concurency: 4 } as SchedulerModuleOptions, /^concurency is not a known SchedulerModule option \(did you mean concurrency\?\); see docs\/module-options\.md for the options\.$/],
+  ['two unknown options', { concurrency: 2, pollIntervallMs: 5, leaseTime: 1 } as SchedulerModuleOptions, /^pollIntervallMs and leaseTime are not known SchedulerModule options \(did you mean pollIntervalMs\?\);/],
   ...([0, -1, Number.NaN, Number.POSITIVE_INFINITY, 1e9, 2.5] as const).map((v): [string, SchedulerModuleOptions, RegExp] => [`concurrency ${v}`, { concurrency: v }, /^concurrency must be a whole number from 1 to 10000/]),
   ['a lease shorter than two heartbeats', { leaseMs: 15_000, heartbeatIntervalMs: 10_000 }, /^leaseMs \(15000\) must cover at least two heartbeats/],
   ['leaseMs NaN', { leaseMs: Number.NaN }, /^leaseMs must be a whole number/],

@@ -142,8 +142,8 @@ describe('rate limits through the Nest module', () => {
   it('refuses a bad rateLimits option at boot, with one sentence', async () => {
     expect(await bootError({ rateLimits: { mail: 5 } as never })).toMatch(/^rateLimits must be an array of \{ queue, max, perMs \} or \{ key, max, perMs \}/);
     expect(await bootError({ rateLimits: [null as never] })).toMatch(/^rateLimits\[0\] must be an object/);
-    expect(await bootError({ rateLimits: [{ max: 1, perMs: 1 } as never] })).toBe('rateLimits[0] must name exactly one target: a queue or a concurrency key.');
-    expect(await bootError({ rateLimits: [{ queue: 'mail', key: 'k', max: 1, perMs: 1 } as never] })).toBe('rateLimits[0] must name exactly one target: a queue or a concurrency key.');
+    expect(await bootError({ rateLimits: [{ max: 1, perMs: 1 } as never] })).toBe('rateLimits[0] needs a target: { queue } or { key }.');
+    expect(await bootError({ rateLimits: [{ queue: 'mail', key: 'k', max: 1, perMs: 1 } as never] })).toBe('rateLimits[0] names both a queue and a key; give one target: { queue } or { key }.');
     expect(await bootError({ rateLimits: [{ queue: 'mail', max: 1, perMs: 1, burst: 2 } as never] })).toMatch(/^rateLimits\[0\] has an unknown key "?burst"?; it takes/);
     expect(await bootError({ rateLimits: [{ queue: 'mail', max: 0, perMs: 1_000 }] })).toMatch(/^rateLimits\[0\]\.max must be a whole number/);
     expect(await bootError({ rateLimits: [{ queue: 'mail', max: 1, perMs: 86_400_001 }] })).toMatch(/^rateLimits\[0\]\.perMs must be a whole number/);

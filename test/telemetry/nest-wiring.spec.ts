@@ -84,6 +84,6 @@ describe('telemetry in the Nest module', () => {
   it('refuses a bad telemetry option at boot, with one sentence', async () => {
     await expect(boot({ telemetry: { tracing: 'yes' } as never })).rejects.toThrow(new InvalidArgumentError('telemetry.tracing must be true or false, got "yes".', 'telemetry.tracing'));
     await expect(boot({ telemetry: { gaugeIntervalMs: 10 } })).rejects.toThrow('telemetry.gaugeIntervalMs must be a whole number of milliseconds from 1000 to 3600000, got 10.');
-    await expect(boot({ telemetry: { sample: 1 } as never })).rejects.toThrow('telemetry.sample is not a telemetry option; the options are tracing, metrics and gaugeIntervalMs.');
+    await expect(boot({ telemetry: { sample: 1 } as never })).rejects.toThrow('telemetry.sample is not a known telemetry option; known options are tracing, metrics, gaugeIntervalMs.');
   });
 });

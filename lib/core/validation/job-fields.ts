@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from '../errors/index.js';
 import { canonicalUuid } from '../uuid-text.js';
+import { visibleText } from '../visible-text.js';
 
 /** Wire names: a letter or digit, then letters, digits and `_ . : - /`. */
 const WIRE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:\-/]*$/;
@@ -21,9 +22,13 @@ export const MAX_INSTANT_MS = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z
 /** Longest delay a job, retry or grace period may ask for: 100 years. */
 export const MAX_DELAY_MS = 100 * 365 * 86_400_000;
 
-/** A value as it appears in an error message: strings quoted and escaped, so a message stays one line. */
+/**
+ * A value as it appears in an error message: strings quoted and escaped, so a message stays one
+ * line. JSON escapes quotes and C0 controls; {@link visibleText} then escapes what JSON leaves
+ * alone (C1 controls, bidirectional overrides, line separators), so no terminal acts on it.
+ */
 export function showValue(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
+  if (typeof value === 'string') return visibleText(JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value));
   if (typeof value === 'bigint') return `${value}n`;
   return String(value);
 }

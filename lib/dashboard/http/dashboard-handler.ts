@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { IllegalTransitionError, InvalidArgumentError, JobNotFoundError, SchedulerError, ScheduleNotFoundError, visibleText } from '../../core/index.js';
+import { checkOptions, IllegalTransitionError, InvalidArgumentError, JobNotFoundError, SchedulerError, ScheduleNotFoundError, visibleText } from '../../core/index.js';
 import { html, type SafeHtml } from '../html/html.js';
 import { layout, type PageContext } from '../html/layout.js';
 import { performAction } from './dashboard-actions.js';
@@ -23,6 +23,9 @@ export interface DashboardHandlerOptions {
   /** Where a failed request is reported (one line, no payload). Default `console.error`. */
   readonly logError?: (line: string) => void;
 }
+
+/** The keys {@link DashboardHandlerOptions} has: a misspelt `readOnly` would otherwise leave actions on. */
+export const DASHBOARD_HANDLER_KEYS: readonly string[] = ['store', 'readOnly', 'revealPayloadsWhenReadOnly', 'allowedOrigins', 'logError'];
 
 /** Where a request lands: the mount point as the browser sees it, the path below it, and who asks. */
 export interface DashboardRoute {
@@ -85,6 +88,7 @@ function send(res: ServerResponse, status: number, body: SafeHtml): void {
  * CSRF token and come from this origin, and is refused outright in read-only mode.
  */
 export function createDashboardHandler(options: DashboardHandlerOptions): DashboardHandler {
+  checkOptions(options ?? null, DASHBOARD_HANDLER_KEYS, { what: 'dashboard handler' });
   const readOnly = options.readOnly ?? false;
   const payloadRevealable = !readOnly || (options.revealPayloadsWhenReadOnly ?? false);
   const allowedOrigins = options.allowedOrigins ?? [];

@@ -1,8 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { InvalidArgumentError } from '../../core/index.js';
-import { createDashboardHandler, type DashboardHandlerOptions } from './dashboard-handler.js';
+import { checkOptions, InvalidArgumentError } from '../../core/index.js';
+import { createDashboardHandler, DASHBOARD_HANDLER_KEYS, type DashboardHandlerOptions } from './dashboard-handler.js';
 import { requestUrl } from './dashboard-request.js';
 import { checkAllowedHosts, cookieValue, hostAllowed, LOOPBACK_HOSTS, refuse, refuseHost, setSecurityHeaders } from './dashboard-security.js';
 
@@ -56,13 +56,15 @@ function cookieToken(req: IncomingMessage): string | null {
  * 127.0.0.1 unless told otherwise, and refuses to bind anywhere else without a token.
  */
 export async function startDashboardServer(options: DashboardServerOptions): Promise<DashboardServer> {
+  checkOptions(options ?? null, [...DASHBOARD_HANDLER_KEYS, 'host', 'port', 'token', 'actor', 'allowedHosts'], { what: 'dashboard server' });
   const host = options.host ?? '127.0.0.1';
   if (!LOOPBACK_BINDINGS.has(host) && !options.token) {
     throw new InvalidArgumentError(`The dashboard binds ${host}, which other machines can reach, so it needs a token: pass --token, or bind 127.0.0.1.`, 'token');
   }
   if (options.token !== undefined && options.token.length < 16) throw new InvalidArgumentError('The dashboard token must be at least 16 characters long.', 'token');
   const expected = options.token === undefined ? null : digest(options.token);
-  const handler = createDashboardHandler(options);
+  const { store, readOnly, revealPayloadsWhenReadOnly, allowedOrigins, logError } = options;
+  const handler = createDashboardHandler({ store, readOnly, revealPayloadsWhenReadOnly, allowedOrigins, ...(logError ? { logError } : {}) });
   const actor = options.actor ?? 'dashboard';
   const extraHosts = checkAllowedHosts(options.allowedHosts) ?? [];
 

@@ -1,6 +1,6 @@
 import type { CanActivate, ModuleMetadata, Type } from '@nestjs/common';
 import type { IncomingMessage } from 'node:http';
-import { InvalidArgumentError } from '../../core/index.js';
+import { checkOptions, InvalidArgumentError } from '../../core/index.js';
 
 /** Options of {@link SchedulerDashboardModule.forRoot}. */
 export interface SchedulerDashboardOptions {
@@ -39,6 +39,14 @@ export interface SchedulerDashboardOptions {
    * the app can read jobs and act on them; the module logs a warning at every start while it is open.
    */
   readonly allowUnguarded?: boolean;
+}
+
+/** The keys {@link SchedulerDashboardOptions} has. */
+const DASHBOARD_OPTION_KEYS = ['path', 'guards', 'imports', 'actor', 'readOnly', 'revealPayloadsWhenReadOnly', 'allowedOrigins', 'allowedHosts', 'allowUnguarded'];
+
+/** Refuses options that are not an object, or that hold a key the module does not take (`readonly: true` would leave actions on). */
+export function checkDashboardOptions(options: SchedulerDashboardOptions): SchedulerDashboardOptions {
+  return checkOptions(options ?? null, DASHBOARD_OPTION_KEYS, { what: 'SchedulerDashboardModule', argument: 'SchedulerDashboardModule options' })!;
 }
 
 /** A mount path: segments of letters, digits, `-`, `_` and `.`, without leading or trailing slash. */

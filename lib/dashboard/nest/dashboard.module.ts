@@ -6,7 +6,7 @@ import type { JobStore } from '../../store/index.js';
 import { createDashboardHandler, type DashboardHandler } from '../http/dashboard-handler.js';
 import { requestUrl } from '../http/dashboard-request.js';
 import { checkAllowedHosts, hostAllowed, LOOPBACK_HOSTS, refuseHost } from '../http/dashboard-security.js';
-import { assertGuarded, mountPathOf, type SchedulerDashboardOptions } from './dashboard-options.js';
+import { assertGuarded, checkDashboardOptions, mountPathOf, type SchedulerDashboardOptions } from './dashboard-options.js';
 
 const DASHBOARD_OPTIONS = Symbol('SCHEDULER_DASHBOARD_OPTIONS');
 
@@ -117,6 +117,7 @@ class DashboardHost implements OnModuleInit, OnModuleDestroy {
 export class SchedulerDashboardModule {
   /** Mounts the dashboard at `options.path` (default `/scheduler`). */
   static forRoot(options: SchedulerDashboardOptions = {}): DynamicModule {
+    checkDashboardOptions(options);
     const path = mountPathOf(options.path);
     assertGuarded(options);
     checkAllowedHosts(options.allowedHosts);

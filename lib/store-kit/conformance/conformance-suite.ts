@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe } from '@jest/globals';
 import type { ConformanceTarget, SuiteContext } from './harness.js';
 import { badInputCases } from './cases/bad-input.cases.js';
+import { optionKeyCases } from './cases/option-keys.cases.js';
 import { claimCases } from './cases/claim.cases.js';
 import { priorityCases } from './cases/priority.cases.js';
 import { dependencyCases } from './cases/dependency.cases.js';
@@ -100,6 +101,7 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('the node registry', () => nodeRegistryCases(ctx));
   describe('schedule pages', () => scheduleListCases(ctx));
   describe('bad input', () => badInputCases(ctx));
+  describe('unknown option keys and limit targets', () => optionKeyCases(ctx));
   describe('unique jobs', () => uniqueKeyCases(ctx));
   describe('retry per enqueue', () => enqueueRetryCases(ctx));
   describe('payloads read once', () => jsonWalkCases(ctx));

@@ -2,13 +2,12 @@ import {
   assertDelayMs,
   assertNonEmptyString,
   assertPositiveInteger,
-  assertQueueName,
+  checkLimitTarget,
   InvalidArgumentError,
   storableText,
   truncateUtf8,
   type HistoryPolicy,
 } from '../../core/index.js';
-import { MAX_CONCURRENCY_KEY } from '../enqueue-input.js';
 import type {
   ConcurrencyLimit,
   RateLimit,
@@ -21,11 +20,14 @@ import type {
 } from '../job-store.types.js';
 import { MAX_LEASE_MS, paramsOf } from './store-params.js';
 
-/** The stored key of a limit: `queue:<name>` or `key:<concurrency key>`. */
-export function limitKey(target: LimitTarget, what = 'A concurrency limit'): string {
-  if (target && typeof target === 'object' && 'queue' in target && target.queue !== undefined) return `queue:${assertQueueName(target.queue)}`;
-  if (target && typeof target === 'object' && 'key' in target && target.key !== undefined) return `key:${assertNonEmptyString(target.key, 'key', MAX_CONCURRENCY_KEY)}`;
-  throw new InvalidArgumentError(`${what} needs a target: { queue } or { key }.`, 'target');
+/**
+ * The stored key of a limit: `queue:<name>` or `key:<concurrency key>`. The target must name
+ * exactly one of the two (see {@link checkLimitTarget}); `otherKeys` are the keys it may carry
+ * besides, as a listed limit passed back as a page cursor carries its `max`.
+ */
+export function limitKey(target: LimitTarget, what = 'A concurrency limit', otherKeys: readonly string[] = []): string {
+  const checked = checkLimitTarget(target, what, { otherKeys });
+  return 'queue' in checked ? `queue:${checked.queue}` : `key:${checked.key}`;
 }
 
 /** The limit a stored key names, the inverse of {@link limitKey}. */

@@ -98,5 +98,5 @@ export function checkLimitListParams(method: 'concurrencyLimitList' | 'rateLimit
     if (p.after !== undefined) throw new InvalidArgumentError(`${method} takes after only with limit, the size of the page.`, 'limit');
     return { limit: null, after: '' };
   }
-  return { limit: assertPositiveInteger(p.limit, 'limit', MAX_BATCH), after: p.after === undefined ? '' : limitKey(p.after, method === 'rateLimitList' ? 'A rate limit' : 'A concurrency limit') };
+  return { limit: assertPositiveInteger(p.limit, 'limit', MAX_BATCH), after: p.after === undefined ? '' : limitKey(p.after, method === 'rateLimitList' ? 'A rate limit' : 'A concurrency limit', ['max', 'perMs']) };
 }

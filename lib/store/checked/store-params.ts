@@ -30,6 +30,10 @@ import type {
 } from '../job-store.types.js';
 import type { DriverListParams } from '../job-page.js';
 import { canonicalIdPrefix } from '../operator-reads.js';
+import { optionalParamsOf, paramsOf } from './params-of.js';
+
+// Every checked method starts with these; they live on their own, and are re-exported for the callers that import them from here.
+export { optionalParamsOf, paramsOf };
 
 /** Most rows one call may claim, renew, report or list. */
 export const MAX_BATCH = 1_000;
@@ -53,24 +57,6 @@ export function checkJobStatusIds(params: JobStatusManyParams): string[] {
 export const MAX_LEASE_MS = 86_400_000;
 /** Default rows for the listings. */
 export const DEFAULT_LIST_LIMIT = 50;
-
-/**
- * Refuses a params argument that is not an object (undefined, null, a string, an array) with one
- * sentence naming the method and the fields it wants, before any other check reads a field. Every
- * adapter method that takes params calls it first.
- */
-export function paramsOf<T extends object>(method: string, params: T, shape: string): T {
-  if (params === null || typeof params !== 'object' || Array.isArray(params)) {
-    const got = Array.isArray(params) ? 'an array' : typeof params === 'function' ? 'a function' : showValue(params);
-    throw new InvalidArgumentError(`${method} takes a params object like ${shape}, got ${got}.`, 'params');
-  }
-  return params;
-}
-
-/** {@link paramsOf} for a method whose params may be left out: undefined passes, as no params. */
-export function optionalParamsOf<T extends object>(method: string, params: T | undefined, shape: string): T | undefined {
-  return params === undefined ? undefined : paramsOf(method, params, shape);
-}
 
 /** An outcome checked and encoded for the fenced write. */
 export interface NormalizedOutcome {
@@ -96,7 +82,7 @@ const checkedQueueLists = new WeakSet<readonly string[]>();
 
 /** Checks a claim's params (worker, batch size, queue names, lease length) and defaults `includeLapsed` to true. */
 export function checkClaimParams(params: ClaimParams): CheckedClaimParams {
-  paramsOf('jobClaim', params, '{ workerId, limit, queues, leaseMs }');
+  paramsOf('jobClaim', params, '{ workerId, limit, queues, leaseMs, includeLapsed? }');
   assertNonEmptyString(params.workerId, 'workerId');
   assertPositiveInteger(params.limit, 'limit', MAX_BATCH);
   assertPositiveInteger(params.leaseMs, 'leaseMs', MAX_LEASE_MS);

@@ -1,4 +1,4 @@
-import { LIFECYCLE_RULES, ManualClock, resolveLimits, type Clock, type HistoryPolicy, type LifecycleRules, type SchedulerLimits } from '../../core/index.js';
+import { checkOptions, LIFECYCLE_RULES, ManualClock, resolveLimits, type Clock, type HistoryPolicy, type LifecycleRules, type SchedulerLimits } from '../../core/index.js';
 import { CheckedStore } from '../checked/checked-store.js';
 import { assertHistoryPolicy } from '../checked/effect-params.js';
 import type { JobRow } from '../job-row.js';
@@ -31,6 +31,9 @@ export interface MemoryJobStoreOptions {
   readonly enforceUniqueKeys?: boolean;
 }
 
+/** The keys {@link MemoryJobStoreOptions} has: a misspelt one would otherwise leave its default in place. */
+const MEMORY_STORE_KEYS = ['clock', 'limits', 'historyPolicy', 'probe', 'lifecycle', 'enforceUniqueKeys'];
+
 /**
  * A store that lives in one process's memory and runs on an injected clock. It applies the core
  * lifecycle function directly, so it is the reference the SQL adapters are held to. Use it for
@@ -43,6 +46,7 @@ export class MemoryJobStore extends CheckedStore {
   private readonly tables: MemoryTables;
 
   constructor(options: MemoryJobStoreOptions = {}) {
+    checkOptions(options, MEMORY_STORE_KEYS, { what: 'MemoryJobStore' });
     const driver = new MemoryDriver({
       clock: options.clock ?? new ManualClock(),
       limits: resolveLimits(options.limits),

@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { InvalidArgumentError, resolveLimits, showValue, type HistoryPolicy, type SchedulerLimits } from '../../core/index.js';
+import { assertOptionsObject, checkOptions, InvalidArgumentError, resolveLimits, showValue, type HistoryPolicy, type SchedulerLimits } from '../../core/index.js';
 import { CheckedStore } from '../checked/checked-store.js';
 import { assertHistoryPolicy } from '../checked/effect-params.js';
 import type { StatementListener } from './pg-executor.js';
@@ -32,6 +32,9 @@ export interface PostgresJobStoreOptions {
   readonly asyncClaimCommit?: boolean;
 }
 
+/** The keys {@link PostgresJobStoreOptions} has. */
+const POSTGRES_STORE_KEYS = ['dataSource', 'schema', 'tablePrefix', 'limits', 'onStatement', 'historyPolicy', 'asyncClaimCommit'];
+
 /**
  * The production store, on PostgreSQL. Claims use `FOR NO KEY UPDATE SKIP LOCKED`, every instant comes
  * from the database's `now()`, and each hot-path operation (enqueue, claim, heartbeat, outcome,
@@ -48,6 +51,9 @@ export class PostgresJobStore extends CheckedStore {
   private readonly pg: PostgresDriver;
 
   constructor(options: PostgresJobStoreOptions) {
+    assertOptionsObject(options, 'PostgresJobStore options');
+    // A misspelt option (`schemaName`) would otherwise put the tables where the default says, in silence.
+    checkOptions(options, POSTGRES_STORE_KEYS, { what: 'PostgresJobStore' });
     const { dataSource } = options;
     if (dataSource?.options?.type !== 'postgres') {
       throw new InvalidArgumentError('PostgresJobStore needs a TypeORM DataSource of type "postgres".', 'dataSource');

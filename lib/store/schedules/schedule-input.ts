@@ -13,7 +13,7 @@ import {
   checkTraceContext,
   encodeJson,
   InvalidArgumentError,
-  showKey,
+  checkOptions,
   type SchedulerLimits,
 } from '../../core/index.js';
 import { DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE } from '../enqueue-input.js';
@@ -50,9 +50,7 @@ export function normalizeSchedule(input: ScheduleInput, limits: SchedulerLimits)
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
     throw new InvalidArgumentError('A schedule must be an object with a name and a cron pattern or an interval.', 'schedule');
   }
-  for (const key of Object.keys(input)) {
-    if (!KNOWN.has(key)) throw new InvalidArgumentError(`${showKey(key)} is not a known schedule option; known options are ${[...KNOWN].join(', ')}.`, key);
-  }
+  checkOptions(input, KNOWN, { what: 'schedule' });
   const name = assertWireName(input.name, limits.maxNameLength);
   if ((input.cron === undefined) === (input.everyMs === undefined)) {
     throw new InvalidArgumentError('A schedule needs exactly one of cron or everyMs.', 'cron');

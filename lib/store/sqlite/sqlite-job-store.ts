@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { InvalidArgumentError, resolveLimits, type Clock, type HistoryPolicy, type SchedulerLimits } from '../../core/index.js';
+import { assertOptionsObject, checkOptions, InvalidArgumentError, resolveLimits, type Clock, type HistoryPolicy, type SchedulerLimits } from '../../core/index.js';
 import { CheckedStore } from '../checked/checked-store.js';
 import { assertHistoryPolicy } from '../checked/effect-params.js';
 import { SqliteDriver } from './sqlite-driver.js';
@@ -53,6 +53,9 @@ export class SqliteJobStore extends CheckedStore {
 
 /** Checks the store's options, in the order the constructor always has, and fills in the defaults. */
 function sqliteDriverSettings(options: SqliteJobStoreOptions): SqliteDriverSettings {
+  assertOptionsObject(options, 'SqliteJobStore options');
+  // A misspelt option (`busyTimeout`) would otherwise leave its default in place, in silence.
+  checkOptions(options, ['dataSource', 'tablePrefix', 'limits', 'busyTimeoutMs', 'historyPolicy', 'clock'], { what: 'SqliteJobStore' });
   const { dataSource } = options;
   if (dataSource?.options?.type !== 'better-sqlite3') {
     throw new InvalidArgumentError('SqliteJobStore needs a TypeORM DataSource of type "better-sqlite3".', 'dataSource');

@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { DataSource } from 'typeorm';
+import { InvalidArgumentError, PostgresJobStore, SqliteJobStore } from '../../lib/index.js';
+import { MemoryJobStore } from '../../lib/testing/index.js';
+
+/** The typed, one-sentence message `build` throws. */
+function refusal(build: () => unknown): string {
+  let error: unknown;
+  try {
+    build();
+  } catch (e) {
+    error = e;
+  }
+  expect(error).toBeInstanceOf(InvalidArgumentError);
+  expect((error as Error).message).toMatch(/^[^\n]+\.$/);
+  return (error as Error).message;
+}
+
+describe('store factories refuse options they do not take', () => {
+  let dataSource: DataSource;
+  beforeAll(async () => {
+    dataSource = new DataSource({ type: 'better-sqlite3', database: ':memory:' });
+    await dataSource.initialize();
+  });
+  afterAll(async () => {
+    await dataSource.destroy();
+  });
+
+  it('issue 35 item 7: MemoryJobStore refuses a misspelt option, naming the one it most likely meant', () => {
+    expect(refusal(() => new MemoryJobStore({ historypolicy: 'off' } as never))).toBe(
+      'historypolicy is not a known MemoryJobStore option (did you mean historyPolicy?); known options are clock, limits, historyPolicy, probe, lifecycle, enforceUniqueKeys.',
+    );
+    expect(refusal(() => new MemoryJobStore([] as never))).toBe('options must be an object, got an array.');
+  });
+
+  it('issue 35 item 7: SqliteJobStore refuses a misspelt option before it creates a table', async () => {
+    expect(refusal(() => new SqliteJobStore({ dataSource, tablePrefx: 'app_' } as never))).toMatch(/^tablePrefx is not a known SqliteJobStore option \(did you mean tablePrefix\?\)/);
+    expect(refusal(() => new SqliteJobStore({ dataSource, busyTimeout: 5 } as never))).toMatch(/^busyTimeout is not a known SqliteJobStore option \(did you mean busyTimeoutMs\?\)/);
+    expect(refusal(() => new SqliteJobStore(undefined as never))).toBe('SqliteJobStore options must be an object, got undefined.');
+    expect(await dataSource.query("SELECT name FROM sqlite_master WHERE type = 'table'")).toEqual([]);
+  });
+
+  it('issue 35 item 7: PostgresJobStore refuses a misspelt option before it reads its DataSource', () => {
+    // The key is checked first, so no server is needed: the DataSource is never touched.
+    expect(refusal(() => new PostgresJobStore({ dataSource: undefined, schemaName: 'jobs' } as never))).toMatch(/^schemaName is not a known PostgresJobStore option \(did you mean schema\?\)/);
+    expect(refusal(() => new PostgresJobStore(null as never))).toBe('PostgresJobStore options must be an object, got null.');
+  });
+});
