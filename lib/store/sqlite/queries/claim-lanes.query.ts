@@ -14,11 +14,20 @@ import type { SqliteJobRow } from '../sqlite-row.js';
  * other limits (a queue's cap on a key's lane) are left to the pick, like any candidate's.
  */
 export function claimLanesReader(db: Database, t: SqliteNaming) {
-  const nextLane = db.prepare(
+  // The next lane after (queue, key), as two seeks: SQLite seeks a row value `(queue, parked_key) >
+  // (?, ?)` on the index's first column only and then steps over every entry of the lane it starts
+  // in (6.8 ms a call beside 100,000 parked jobs, against 0.01 ms for the two seeks).
+  const nextKeyInQueue = db.prepare(
     `SELECT queue, parked_key AS key FROM ${t.jobs}
-      WHERE state = 'scheduled' AND parked_key IS NOT NULL AND (queue, parked_key) > (@queue, @key)
+      WHERE state = 'scheduled' AND parked_key IS NOT NULL AND queue = @queue AND parked_key > @key
       ORDER BY queue, parked_key LIMIT 1`,
   );
+  const firstInNextQueue = db.prepare(
+    `SELECT queue, parked_key AS key FROM ${t.jobs}
+      WHERE state = 'scheduled' AND parked_key IS NOT NULL AND queue > @queue
+      ORDER BY queue, parked_key LIMIT 1`,
+  );
+  const nextLane = { get: (at: { queue: string; key: string }) => nextKeyInQueue.get(at) ?? firstInNextQueue.get({ queue: at.queue }) };
   const paused = db.prepare(`SELECT name FROM ${t.queues} WHERE paused = 1`).pluck();
   const laneJobs = db.prepare(
     `SELECT * FROM ${t.jobs}
