@@ -2,12 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../sample/sample-process.js';
 import { databaseUrl, openPostgresDataSource } from '../support/postgres.js';
 import { freshApp, linkDependencies, packProject, tsc } from '../support/packed-app.js';
+import { listening } from '../support/listening.js';
 
 /** The README's Quick start section: from its heading to the next one. */
 function quickStart(): string {
@@ -68,25 +68,6 @@ function testingSection() {
   // What `npx tsc` says about a spec it should not compile, by the folder the spec is in.
   const [, inSrc, inTest] = /\(`([^`]+)` in `src\/`, `([^`]+)` in `test\/`\)/.exec(prose)!;
   return { installs, packages, nodeOptions: run[1]!, config, spec: { file: spec[1]!, code: spec[2]! }, tsconfig, buildErrors: { src: inSrc!, test: inTest! } };
-}
-
-/** Resolves once `port` accepts a connection (trying every 20 ms for up to 15 s). */
-async function listening(port: number, exited: Promise<unknown>): Promise<void> {
-  let gone = false;
-  void exited.then(() => (gone = true));
-  const deadline = Date.now() + 15_000;
-  while (!gone) {
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1', () => {
-        socket.end();
-        resolve(true);
-      });
-      socket.on('error', () => resolve(false));
-    });
-    if (open) return;
-    if (Date.now() > deadline) throw new Error(`nothing listens on port ${port} after 15 s`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 /** `node dist/main.js` in the app folder, until it listens. */

@@ -3,6 +3,7 @@ import { Test } from '@nestjs/testing';
 import { InvalidArgumentError, Job, SchedulerClient, SchedulerModule, SchedulerOrchestrator, type JobHandler, type SchedulerModuleOptions } from '../../lib/index.js';
 import { SchedulerDashboardModule } from '../../lib/dashboard/index.js';
 import { FunctionInvoker, MemoryJobStore, WorkerNode } from '../../lib/testing/index.js';
+import { refusal } from '../support/refusal.js';
 
 @Job({ name: 'report.render' })
 class RenderReport implements JobHandler<{ n: number }> {
@@ -15,19 +16,6 @@ async function boot(store: MemoryJobStore, options: SchedulerModuleOptions = {})
     providers: [RenderReport],
   }).compile();
   return moduleRef.init();
-}
-
-/** The typed, one-sentence refusal `run` ends with (a throw or a rejection). */
-async function refusal(run: () => unknown): Promise<string> {
-  let error: unknown;
-  try {
-    await run();
-  } catch (e) {
-    error = e;
-  }
-  expect(error).toBeInstanceOf(InvalidArgumentError);
-  expect((error as Error).message).toMatch(/^[^\n]+\.$/);
-  return (error as Error).message;
 }
 
 /** Whether `promise` has settled once the current turn of the event loop is over: no waiting on any timer. */

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { freePort } from '../sample/sample-process.js';
+import { listening } from '../support/listening.js';
 import { APP_DEPENDENCIES, linkDependencies, tsc } from '../support/packed-app.js';
 
 /** The page whose blocks this test runs. */
@@ -113,26 +113,6 @@ export class SpanChannelExporter implements SpanExporter {
   async shutdown(): Promise<void> {}
 }
 `;
-
-/** Resolves once `port` accepts a connection; rejects if the app exits first or after 15 s. */
-async function listening(port: number, exited: Promise<unknown>, log: () => string): Promise<void> {
-  let gone = false;
-  void exited.then(() => (gone = true));
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    if (gone) throw new Error(`the app exited before listening:\n${log()}`);
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1', () => {
-        socket.end();
-        resolve(true);
-      });
-      socket.on('error', () => resolve(false));
-    });
-    if (open) return;
-    if (Date.now() > deadline) throw new Error(`nothing listens on port ${port} after 15 s:\n${log()}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 /** `span` and its ancestors among `spans`, the span first, up to the root (or the first one not recorded). */
 function ancestry(span: RecordedSpan, spans: RecordedSpan[]): RecordedSpan[] {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { Test } from '@nestjs/testing';
-import { InvalidArgumentError, Job, SchedulerClient, type JobHandler } from '../../lib/index.js';
+import { Job, SchedulerClient, type JobHandler } from '../../lib/index.js';
 import { SchedulerTester, SchedulerTestingModule } from '../../lib/testing/index.js';
+import { refusal } from '../support/refusal.js';
 
 const ran: number[] = [];
 
@@ -10,19 +11,6 @@ class LaterJob implements JobHandler<{ n: number }> {
   async handle(payload: { n: number }) {
     ran.push(payload.n);
   }
-}
-
-/** The typed, one-sentence refusal `run` ends with (a throw or a rejection). */
-async function refusal(run: () => unknown): Promise<string> {
-  let error: unknown;
-  try {
-    await run();
-  } catch (e) {
-    error = e;
-  }
-  expect(error).toBeInstanceOf(InvalidArgumentError);
-  expect((error as Error).message).toMatch(/^[^\n]+\.$/);
-  return (error as Error).message;
 }
 
 describe('the testing kit refuses options it does not take', () => {
