@@ -55,7 +55,7 @@ let finish;
 const finished = new Promise((r) => (finish = r));
 const invoker = new FunctionInvoker({ noop: { handle: () => { if (++done === JOBS) finish(); } } });
 // NODES=n: n worker nodes in this process sharing the store (experiment: more claims in flight).
-const nodes = Array.from({ length: Number(process.env.NODES ?? 1) }, () => new WorkerNode({ store, invoker, options: { scheduling: false, concurrency: Number(values.concurrency), claimBatchSize: Number(values.batch) } }));
+const nodes = Array.from({ length: Number(process.env.NODES ?? 1) }, () => new WorkerNode({ store, invoker, options: { scheduling: false, concurrency: Number(values.concurrency), claimBatchSize: Number(values.batch), ...(process.env.AHEAD ? { claimAhead: Number(process.env.AHEAD) } : {}) } }));
 const node = { start: () => Promise.all(nodes.map((n) => n.start())), stop: () => Promise.all(nodes.map((n) => n.stop())) };
 // PROFILE=file.cpuprofile: a CPU profile of the drain alone (the enqueue before it left out).
 const stopProfile = await startProfile();
@@ -74,6 +74,23 @@ console.log('statements:', Object.fromEntries(kinds));
 const histogram = (xs) => { const buckets = { '1': 0, '2-9': 0, '10-49': 0, '50-99': 0, '100+': 0 }; for (const x of xs) buckets[x <= 1 ? '1' : x < 10 ? '2-9' : x < 50 ? '10-49' : x < 100 ? '50-99' : '100+'] += 1; return buckets; };
 console.log('claims asked for:', histogram(claimSizes.asked), 'got:', histogram(claimSizes.got.filter((n) => n > 0)), 'empty:', claimSizes.got.filter((n) => n === 0).length);
 console.log('ms per statement:', Object.fromEntries([...spent].map(([k, v]) => [k, +(v / kinds.get(k)).toFixed(2)])));
+// PLANS=1: how each pooled connection planned the hot statements (generic plans reused, or custom
+// plans made per execution), read from pg_prepared_statements on every connection of the pool.
+if (process.env.PLANS) {
+  const clients = await Promise.all(Array.from({ length: pool.totalCount }, () => pool.connect()));
+  const plans = {};
+  for (const client of clients) {
+    const { rows } = await client.query(`SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements`);
+    for (const row of rows) {
+      const k = kindOf(row.statement);
+      plans[k] ??= { generic: 0, custom: 0 };
+      plans[k].generic += Number(row.generic_plans);
+      plans[k].custom += Number(row.custom_plans);
+    }
+  }
+  for (const client of clients) client.release();
+  console.log('plans per statement kind:', plans);
+}
 await dataSource.destroy();
 await db.drop();
 await server.close();

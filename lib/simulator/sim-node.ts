@@ -61,6 +61,8 @@ export function createSimNode(deps: SimNodeDeps): WorkerNode {
       queues: [SIM_QUEUE],
       concurrency: settings.concurrency,
       claimBatchSize: settings.claimBatchSize,
+      claimAhead: settings.claimAhead,
+      claimAheadMs: settings.claimAheadMs,
       leaseMs: settings.leaseMs,
       heartbeatIntervalMs: settings.heartbeatIntervalMs,
       pollIntervalMs: settings.pollIntervalMs,

@@ -94,6 +94,9 @@ export interface SimSettings {
   readonly nodes: number;
   readonly concurrency: number;
   readonly claimBatchSize: number;
+  /** The node's local queue: most jobs claimed ahead of a free slot (0 = off), and its reach in handler time. */
+  readonly claimAhead: number;
+  readonly claimAheadMs: number;
   readonly leaseMs: number;
   readonly heartbeatIntervalMs: number;
   readonly pollIntervalMs: number;
@@ -197,8 +200,12 @@ export function deriveSettings(seed: bigint): SimSettings {
   const hotJobs = on(0.4) ? int(20, 200) : 0;
   const hotCap = int(1, 2);
   const hotDrainMs = Math.ceil(hotJobs / hotCap) * workload.maxAttempts * (workload.handlerMaxMs + pollIntervalMs + faults.latencyMaxMs * 4);
+  // The local queue, drawn after everything else. Its reach is long next to the handlers' times, so
+  // jobs do wait in it, through lapses, isolations, cancels and shutdowns.
+  const claimAhead = on(0.7) ? int(1, 2 * concurrency) : 0;
+  const claimAheadMs = int(1, 30) * 100;
   return {
-    seed, nodes, concurrency, claimBatchSize, leaseMs, heartbeatIntervalMs, pollIntervalMs, maintenanceIntervalMs, safetyMs,
+    seed, nodes, concurrency, claimBatchSize, claimAhead, claimAheadMs, leaseMs, heartbeatIntervalMs, pollIntervalMs, maintenanceIntervalMs, safetyMs,
     livenessBoundMs: livenessBoundMs + rateDrainMs + hotDrainMs,
     workload: {
       ...workload, keyRateMax: keyRate?.max ?? 0, keyRatePerMs: keyRate?.perMs ?? 0, queueRateMax: queueRate?.max ?? 0, queueRatePerMs: queueRate?.perMs ?? 0,

@@ -188,6 +188,15 @@ export class NodeAttempts {
     this.aborts.get(command.jobId)?.abort(command.reason);
   }
 
+  /** Forgets a job claimed ahead whose lease was lost or lapsed before it started; counted and announced as a lost lease. */
+  discard(command: Extract<NodeCommand, { readonly type: 'discard' }>): void {
+    const job = this.jobs.get(command.jobId);
+    if (job?.attempt === command.attempt) this.jobs.delete(command.jobId);
+    this.stats.leasesLost += 1;
+    this.logger.warn(`lost the lease of ${command.jobId} attempt ${command.attempt} (${command.reason}) before it started; it was not run.`, { jobId: command.jobId, attempt: command.attempt });
+    this.events.publish('leaseLost', { jobId: command.jobId, attempt: command.attempt, reason: command.reason });
+  }
+
   /** Hands leases back on shutdown; one that cannot go back lapses instead. */
   async relinquish(leases: readonly LeaseRef[]): Promise<void> {
     try {

@@ -14,7 +14,26 @@ export interface NodeDriverConfig {
   readonly claimBatchSize: number;
   /** The lease each claim and heartbeat asks for. */
   readonly leaseMs: number;
+  /**
+   * Most jobs the node holds claimed before a slot is free to run them (its local queue); 0 or
+   * absent claims only for free slots. How many it actually holds follows the handlers' time: see
+   * {@link CLAIM_AHEAD_HORIZON_MS}.
+   */
+  readonly claimAhead?: number;
+  /** How far ahead, in handler time, the local queue reaches (default {@link CLAIM_AHEAD_HORIZON_MS}). */
+  readonly claimAheadMs?: number;
 }
+
+/**
+ * By default the node claims ahead only the jobs it expects to start within this long, judged from how long
+ * its handlers have taken (a moving average): with no-op handlers the whole local queue, with
+ * one-second handlers at concurrency 10 one job, with slow ones none. A job waiting in the local
+ * queue holds a lease another node cannot take, so it must not wait for long.
+ */
+export const CLAIM_AHEAD_HORIZON_MS = 100;
+
+/** The weight of the newest handler time in the moving average. */
+const DURATION_WEIGHT = 0.2;
 
 /** Why the node aborts an attempt's signal. */
 export type AbortReason = 'lease_lost' | 'lease_expired' | 'cancel_requested' | 'shutdown';
@@ -58,6 +77,8 @@ export type NodeCommand =
   | { readonly type: 'heartbeat'; readonly leases: readonly LeaseRef[] }
   | { readonly type: 'abort'; readonly jobId: string; readonly attempt: number; readonly reason: AbortReason }
   | { readonly type: 'relinquish'; readonly leases: readonly LeaseRef[] }
+  /** A queued job's lease was lost or lapsed before it started: forget it (no handler runs). */
+  | { readonly type: 'discard'; readonly jobId: string; readonly attempt: number; readonly reason: 'lease_lost' | 'lease_expired' }
   /** Upsert this node's registry row, with the handlers it runs now. */
   | { readonly type: 'beat'; readonly running: number }
   /** Nothing is left to wait for; the node has stopped. */
@@ -67,8 +88,13 @@ export type NodeCommand =
 export interface HeldLease {
   readonly jobId: string;
   readonly attempt: number;
-  /** `running` while the handler runs, `reporting` while its outcome is written. */
-  phase: 'running' | 'reporting';
+  /**
+   * `queued` while it waits in the local queue for a slot (claimed ahead, no handler yet),
+   * `running` while the handler runs, `reporting` while its outcome is written.
+   */
+  phase: 'queued' | 'running' | 'reporting';
+  /** When its handler started, by the node's clock (undefined while queued). */
+  startedAt?: number;
   /** The latest instant the lease can last, by this node's clock: the send time of the last renewal plus the lease. */
   expiresAt: number;
   /** The node knows it no longer holds the lease (lost, lapsed, or handed back); its outcome must not be reported. */
@@ -93,6 +119,8 @@ export class NodeDriver {
    * claims skip a search whose cost grows with the jobs finished since the last vacuum.
    */
   private lapsedSearchDue = false;
+  /** The moving average of handler times, from start to settled; undefined until one settled. */
+  private averageRunMs: number | undefined;
 
   constructor(private readonly config: NodeDriverConfig) {}
 
@@ -106,20 +134,43 @@ export class NodeDriver {
   }
 
   /**
-   * Handlers this node could start now. A slot is taken while a handler runs (even one whose lease
-   * is forfeited: its code is still running). Once the handler settles, its lease waits for the
-   * outcome write without a slot, so a claim need not wait for the write; the leases waiting that
-   * way are capped at `concurrency` too, so a slow store cannot pile up outcomes without bound.
+   * Jobs a claim may take now: slots no handler runs in, plus the room left in the local queue. A
+   * slot is taken while a handler runs (even one whose lease is forfeited: its code is still
+   * running). Once the handler settles, its lease waits for the outcome write without a slot, so
+   * a claim need not wait for the write; the leases waiting that way are capped at `concurrency`
+   * too, so a slow store cannot pile up outcomes without bound.
    */
   get freeSlots(): number {
-    return Math.max(0, Math.min(this.config.concurrency - this.running, 2 * this.config.concurrency - this.held.size));
+    const ahead = this.aheadNow();
+    return Math.max(0, Math.min(this.config.concurrency + ahead - this.running - this.queued, 2 * this.config.concurrency + ahead - this.held.size));
   }
 
   /** Handlers running now: leases in their `running` phase, forfeited ones included (their code still runs). */
   get running(): number {
-    let running = 0;
-    for (const lease of this.held.values()) if (lease.phase === 'running') running += 1;
-    return running;
+    return this.count('running');
+  }
+
+  /** Jobs claimed ahead that wait in the local queue for a slot. */
+  get queued(): number {
+    return this.count('queued');
+  }
+
+  /**
+   * How many jobs the node holds ahead now: as many as its handlers would start within
+   * `claimAheadMs` at their average time, up to `claimAhead`. None before a
+   * handler has settled: nothing is known of their time yet.
+   */
+  aheadNow(): number {
+    const most = this.config.claimAhead ?? 0;
+    if (most === 0 || this.averageRunMs === undefined) return 0;
+    const perHorizon = (this.config.concurrency * (this.config.claimAheadMs ?? CLAIM_AHEAD_HORIZON_MS)) / Math.max(this.averageRunMs, 0.01);
+    return Math.min(most, Math.floor(perHorizon));
+  }
+
+  private count(phase: HeldLease['phase']): number {
+    let n = 0;
+    for (const lease of this.held.values()) if (lease.phase === phase) n += 1;
+    return n;
   }
 
   /**
@@ -163,17 +214,16 @@ export class NodeDriver {
         this.claimInFlight = false;
         // A full batch means more may be waiting; so does a hint that arrived during the claim.
         this.workHinted ||= event.jobs.length >= event.limit;
-        const commands: NodeCommand[] = [];
-        for (const { jobId, attempt } of event.jobs) {
-          this.held.set(jobId, { jobId, attempt, phase: 'running', expiresAt: event.sentAt + this.config.leaseMs, forfeited: false, aborted: null });
-          commands.push({ type: 'execute', jobId, attempt });
-        }
         if (this.state !== 'running') {
           // Claimed while shutting down: hand these straight back.
           const leases = event.jobs.map(({ jobId, attempt }) => ({ jobId, attempt }));
+          for (const lease of leases) this.held.set(lease.jobId, { ...lease, phase: 'queued', expiresAt: event.sentAt + this.config.leaseMs, forfeited: false, aborted: null });
           return leases.length > 0 ? [{ type: 'relinquish', leases }, ...this.maybeStop()] : this.maybeStop();
         }
-        return [...commands, ...this.maybeClaim()];
+        for (const { jobId, attempt } of event.jobs) {
+          this.held.set(jobId, { jobId, attempt, phase: 'queued', expiresAt: event.sentAt + this.config.leaseMs, forfeited: false, aborted: null });
+        }
+        return [...this.startQueued(event.now), ...this.maybeClaim()];
       }
 
       case 'claim_failed':
@@ -183,8 +233,11 @@ export class NodeDriver {
 
       case 'attempt_settled': {
         const lease = this.held.get(event.jobId);
-        if (lease && lease.attempt === event.attempt) lease.phase = 'reporting';
-        return this.maybeClaim();
+        if (lease && lease.attempt === event.attempt && lease.phase === 'running') {
+          lease.phase = 'reporting';
+          if (lease.startedAt !== undefined) this.noteRunTime(event.now - lease.startedAt);
+        }
+        return [...this.startQueued(event.now), ...this.maybeClaim()];
       }
 
       case 'outcome_recorded': {
@@ -194,7 +247,7 @@ export class NodeDriver {
       }
 
       case 'heartbeat_due': {
-        const commands = this.expireLocally(event.now);
+        const commands = [...this.expireLocally(event.now), ...this.maybeStop()];
         if (this.heartbeatInFlight) return commands;
         const leases = [...this.held.values()].filter((l) => !l.forfeited).map(({ jobId, attempt }) => ({ jobId, attempt }));
         if (leases.length === 0) return commands;
@@ -214,10 +267,9 @@ export class NodeDriver {
         for (const lost of event.lost) {
           const lease = this.held.get(lost.jobId);
           if (!lease || lease.attempt !== lost.attempt || lease.forfeited) continue;
-          lease.forfeited = true;
-          commands.push(this.abort(lease, 'lease_lost'));
+          commands.push(this.forfeit(lease, 'lease_lost'));
         }
-        return [...commands, ...this.expireLocally(event.now)];
+        return [...commands, ...this.expireLocally(event.now), ...this.maybeClaim(), ...this.maybeStop()];
       }
 
       case 'heartbeat_failed':
@@ -238,8 +290,10 @@ export class NodeDriver {
         const commands: NodeCommand[] = [];
         const leases: { jobId: string; attempt: number }[] = [];
         for (const lease of this.held.values()) {
-          if (lease.phase !== 'running' || lease.forfeited) continue;
-          if (lease.aborted === null) commands.push(this.abort(lease, 'shutdown'));
+          if (lease.phase === 'reporting' || lease.forfeited) continue;
+          if (lease.phase === 'running' && lease.aborted === null) commands.push(this.abort(lease, 'shutdown'));
+          // A queued job never started: it goes back as a running one does (docs/worker.md, "Claiming ahead").
+          if (lease.phase === 'queued') lease.forfeited = true;
           leases.push({ jobId: lease.jobId, attempt: lease.attempt });
         }
         this.state = 'relinquishing';
@@ -288,10 +342,43 @@ export class NodeDriver {
     const commands: NodeCommand[] = [];
     for (const lease of this.held.values()) {
       if (lease.forfeited || now < lease.expiresAt) continue;
-      lease.forfeited = true;
-      commands.push(this.abort(lease, 'lease_expired'));
+      commands.push(this.forfeit(lease, 'lease_expired'));
     }
     return commands;
+  }
+
+  /**
+   * The node gives a lease up. A running attempt is aborted (its code still runs, so it keeps its
+   * slot until it settles); a queued job never started, so it is dropped from the local queue.
+   */
+  private forfeit(lease: HeldLease, reason: 'lease_lost' | 'lease_expired'): NodeCommand {
+    lease.forfeited = true;
+    if (lease.phase !== 'queued') return this.abort(lease, reason);
+    this.held.delete(lease.jobId);
+    return { type: 'discard', jobId: lease.jobId, attempt: lease.attempt, reason };
+  }
+
+  /** Starts queued jobs, in claim order, while a slot is free (also while draining: they are leased). */
+  private startQueued(now: number): NodeCommand[] {
+    if (this.state !== 'running' && this.state !== 'draining') return [];
+    const commands: NodeCommand[] = [];
+    let running = this.running;
+    for (const lease of this.held.values()) {
+      if (running >= this.config.concurrency) break;
+      if (lease.phase !== 'queued' || lease.forfeited) continue;
+      lease.phase = 'running';
+      lease.startedAt = now;
+      running += 1;
+      commands.push({ type: 'execute', jobId: lease.jobId, attempt: lease.attempt });
+      // A cancel request that came while it waited: its handler starts with the signal aborted.
+      if (lease.aborted !== null) commands.push({ type: 'abort', jobId: lease.jobId, attempt: lease.attempt, reason: lease.aborted });
+    }
+    return commands;
+  }
+
+  private noteRunTime(ms: number): void {
+    const sample = Math.max(0, ms);
+    this.averageRunMs = this.averageRunMs === undefined ? sample : this.averageRunMs + DURATION_WEIGHT * (sample - this.averageRunMs);
   }
 
   private maybeClaim(): NodeCommand[] {

@@ -86,7 +86,13 @@ export class WorkerNode {
     this.stats = this.monitor.stats;
     const progress = new ProgressBoard(this.logger);
     const random = deps.random ?? new SeededRandom(BigInt(`0x${randomBytes(8).toString('hex')}`));
-    this.driver = new NodeDriver({ concurrency: this.options.concurrency, claimBatchSize: this.options.claimBatchSize, leaseMs: this.options.leaseMs });
+    this.driver = new NodeDriver({
+      concurrency: this.options.concurrency,
+      claimBatchSize: this.options.claimBatchSize,
+      leaseMs: this.options.leaseMs,
+      claimAhead: this.options.claimAhead,
+      claimAheadMs: this.options.claimAheadMs,
+    });
     const parts = {
       store: this.store,
       workerId: this.workerId,
@@ -235,6 +241,9 @@ export class WorkerNode {
           break;
         case 'relinquish':
           void this.attempts.relinquish(command.leases);
+          break;
+        case 'discard':
+          this.attempts.discard(command);
           break;
         case 'beat':
           this.beats.beat(command.running);

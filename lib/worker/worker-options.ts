@@ -23,8 +23,17 @@ export interface WorkerOptions {
   readonly heartbeatIntervalMs?: number;
   /** Time between claims when no hint arrives. Default 1 s. Polling alone is always correct. */
   readonly pollIntervalMs?: number;
-  /** Most jobs one claim asks for. Default 32. */
+  /** Most jobs one claim asks for. Default 100. */
   readonly claimBatchSize?: number;
+  /**
+   * Most jobs the node claims ahead of a free slot, into a local queue whose leases are renewed
+   * and handed back like running ones. It holds only as many as its handlers would start within
+   * `claimAheadMs` at their average time, so slow handlers claim nothing ahead. Default 100; 0
+   * turns it off.
+   */
+  readonly claimAhead?: number;
+  /** How long, in handler time, a job claimed ahead may expect to wait for a slot. Default 100 ms. */
+  readonly claimAheadMs?: number;
   /** How long shutdown waits for running attempts before aborting and handing them back. Default 10 s. */
   readonly shutdownGraceMs?: number;
   /**
@@ -85,7 +94,9 @@ export const WORKER_DEFAULTS = Object.freeze({
   leaseMs: 30_000,
   heartbeatIntervalMs: 10_000,
   pollIntervalMs: 1_000,
-  claimBatchSize: 32,
+  claimBatchSize: 100,
+  claimAhead: 100,
+  claimAheadMs: 100,
   shutdownGraceMs: 10_000,
   maintenanceIntervalMs: 15_000,
   scheduling: true,
@@ -158,6 +169,8 @@ export function resolveWorkerOptions(options: WorkerOptions | ResolvedWorkerOpti
     heartbeatIntervalMs,
     pollIntervalMs: whole(o.pollIntervalMs, 'pollIntervalMs', 1, 3_600_000),
     claimBatchSize: whole(o.claimBatchSize, 'claimBatchSize', 1, MAX_BATCH),
+    claimAhead: whole(o.claimAhead, 'claimAhead', 0, MAX_BATCH),
+    claimAheadMs: whole(o.claimAheadMs, 'claimAheadMs', 1, 3_600_000),
     shutdownGraceMs: whole(o.shutdownGraceMs, 'shutdownGraceMs', 0, 3_600_000),
     maintenanceIntervalMs: whole(o.maintenanceIntervalMs, 'maintenanceIntervalMs', 1, 3_600_000),
     scheduling: bool(o.scheduling, 'scheduling'),

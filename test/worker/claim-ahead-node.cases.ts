@@ -1,0 +1,125 @@
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { SeededRandom } from '../../lib/core/index.js';
+import type { ConformanceTarget } from '../../lib/store-kit/conformance/index.js';
+import type { JobStore } from '../../lib/store/index.js';
+import { FunctionInvoker, WorkerNode, type FunctionHandler, type WorkerOptions } from '../../lib/worker/index.js';
+import { ManualTimers, settle } from '../support/manual-timers.js';
+
+/**
+ * Issue 36 item 3 on a SQL store: a node with a local queue claims more than its free slots once
+ * its handlers are known to be quick, and still never runs more than its concurrency at once. The
+ * node runs on manual timers (its handlers take no time by its clock); the store on its own.
+ */
+export function runClaimAheadNodeCases(makeTarget: () => Promise<ConformanceTarget>): void {
+  let target: ConformanceTarget;
+  beforeAll(async () => {
+    target = await makeTarget();
+  });
+  afterAll(async () => {
+    await target.teardown();
+  });
+
+  /** A store whose claims are recorded: what each asked for and what came back. */
+  function recorded(store: JobStore) {
+    const claims: { limit: number; got: number }[] = [];
+    const claim = store.jobClaim.bind(store);
+    store.jobClaim = async (params) => {
+      const jobs = await claim(params);
+      claims.push({ limit: params.limit, got: jobs.length });
+      return jobs;
+    };
+    return claims;
+  }
+
+  function node(store: JobStore, handlers: Record<string, FunctionHandler<never>>, options: WorkerOptions) {
+    const timers = new ManualTimers();
+    const worker = new WorkerNode({
+      store,
+      invoker: new FunctionInvoker(handlers),
+      options: { scheduling: false, pollIntervalMs: 3_600_000, heartbeatIntervalMs: 10_000, leaseMs: 60_000, workerId: 'ahead-1', ...options },
+      clock: timers.clock,
+      timers,
+      random: new SeededRandom(7n),
+    });
+    return { timers, worker };
+  }
+
+  it('issue 36 item 3: claims ahead of its free slots once handlers are quick, runs them in claim order, never more than its concurrency at once', async () => {
+    const { store } = await target.open();
+    const claims = recorded(store);
+    const jobs = 60;
+    const enqueued = await store.jobEnqueueMany({ jobs: Array.from({ length: jobs }, (_, i) => ({ name: 'quick', payload: { i } })) });
+    let running = 0;
+    let most = 0;
+    const order: number[] = [];
+    let done!: () => void;
+    const finished = new Promise<void>((resolve) => (done = resolve));
+    const { worker } = node(
+      store,
+      {
+        quick: {
+          handle: async (payload: { i: number }) => {
+            running += 1;
+            most = Math.max(most, running);
+            order.push(payload.i);
+            await settle(1);
+            running -= 1;
+            if (order.length === jobs) done();
+          },
+        },
+      },
+      { concurrency: 2, claimBatchSize: 100, claimAhead: 8 },
+    );
+    await worker.start();
+    await finished;
+    await worker.stop();
+    expect(most).toBe(2);
+    // The first claim knows nothing of the handlers' time and takes the free slots only; later
+    // ones take the slots and the local queue.
+    expect(claims[0]).toEqual({ limit: 2, got: 2 });
+    expect(Math.max(...claims.map((c) => c.got))).toBeGreaterThan(2);
+    expect(Math.max(...claims.map((c) => c.limit))).toBeLessThanOrEqual(2 + 8);
+    // One enqueue order, one priority: the local queue starts them in claim order.
+    expect(order).toEqual(Array.from({ length: jobs }, (_, i) => i));
+    for (const { id } of enqueued) expect(await store.jobGet({ jobId: id })).toMatchObject({ state: 'succeeded', attempt: 1 });
+  });
+
+  it('issue 36 item 3: claims no further than its free slots while handlers are slow', async () => {
+    const { store } = await target.open();
+    const claims = recorded(store);
+    const jobs = 12;
+    await store.jobEnqueueMany({ jobs: Array.from({ length: jobs }, (_, i) => ({ name: 'slow', payload: { i } })) });
+    const gates: Array<() => void> = [];
+    let started = 0;
+    let startedSignal: () => void = () => {};
+    const { timers, worker } = node(
+      store,
+      {
+        slow: {
+          handle: () =>
+            new Promise<void>((resolve) => {
+              started += 1;
+              gates.push(resolve);
+              startedSignal();
+            }),
+        },
+      },
+      { concurrency: 2, claimBatchSize: 100, claimAhead: 8, claimAheadMs: 100 },
+    );
+    const waitStarted = (n: number) =>
+      new Promise<void>((resolve) => {
+        startedSignal = () => started >= n && resolve();
+        startedSignal();
+      });
+    await worker.start();
+    for (let n = 2; n <= jobs; n += 2) {
+      await waitStarted(n);
+      // Each pair of handlers takes a full second by the node's clock: 2 slots × 100 ms / 1 s < 1 ahead.
+      await timers.advance(1_000);
+      for (const release of gates.splice(0)) release();
+    }
+    await worker.stop();
+    expect(started).toBe(jobs);
+    expect(claims.every((c) => c.limit <= 2)).toBe(true);
+  });
+}
