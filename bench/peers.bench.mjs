@@ -1,15 +1,16 @@
-// Side by side with graphile-worker 0.17.3 and pg-boss 10.4.2 on one PostgreSQL server: every cell
-// in a fresh database (CREATE DATABASE, dropped after), the same ~100-byte payload and no-op
-// handler, at most 10 connections per process for every system. Cells of one workload run round by
-// round with the systems interleaved, so a busy machine slows all of them alike.
-// Usage: node bench/peers.bench.mjs [--quick] [--runs N] [--only drain,latency,...] [--drain-jobs N] [--drain-cap-s S]
-//   [--soak-variants ours-tuned,graphile-tuned] [--resume bench/results/peers-full.json,...]
+// Side by side with graphile-worker 0.17.3, pg-boss 10.4.2 and BullMQ 6 (on PostgreSQL and on
+// Redis) on one server of each: every PostgreSQL cell in a fresh database (CREATE DATABASE, dropped
+// after), every Redis cell in an empty database index (FLUSHDB after), the same ~100-byte payload
+// and no-op handler, at most 10 connections per process for every system. Cells of one workload run
+// round by round with the systems interleaved, so a busy machine slows all of them alike.
+// Usage: node bench/peers.bench.mjs [--quick] [--runs N] [--only drain,latency,...] [--variants ours-default,bullmq-pg-default,...]
+//   [--drain-jobs N] [--drain-cap-s S] [--soak-variants ours-tuned,graphile-tuned] [--resume bench/results/peers-full.json,...]
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import { fmt, median, postgres } from './support.mjs';
 import { Server } from './peers/cell.mjs';
-import { headline, variants } from './systems/index.mjs';
+import { headline, sections, unsupported, variants } from './systems/index.mjs';
 import { drainCell } from './workloads/drain.mjs';
 import { enqueueCell, enqueueModes } from './workloads/enqueue.mjs';
 import { latencyCell } from './workloads/latency.mjs';
@@ -20,7 +21,7 @@ import { ratiosSvg, summarize } from './peers/report.mjs';
 import { printTables } from './peers/tables.mjs';
 
 const { values } = parseArgs({
-  options: { quick: { type: 'boolean', default: false }, runs: { type: 'string', default: '3' }, only: { type: 'string' }, 'drain-jobs': { type: 'string' }, 'drain-cap-s': { type: 'string' }, 'soak-variants': { type: 'string' }, resume: { type: 'string' } },
+  options: { quick: { type: 'boolean', default: false }, runs: { type: 'string', default: '3' }, only: { type: 'string' }, variants: { type: 'string' }, 'drain-jobs': { type: 'string' }, 'drain-cap-s': { type: 'string' }, 'soak-variants': { type: 'string' }, resume: { type: 'string' } },
 });
 const QUICK = values.quick;
 const RUNS = Number(values.runs);
@@ -38,15 +39,35 @@ const P = QUICK
   : { drain: 100_000, drainCap: 120_000, single: 2_000, multi: 10_000, bulk: 100_000, serial: 1_000, serialPgboss: 100, loadS: 15, storm: 10_000, stormCap: 300_000, futures: 1_000_000, crashCap: 60_000, soakS: 600, soakWindowS: 10 };
 if (values['drain-jobs']) P.drain = Number(values['drain-jobs']);
 if (values['drain-cap-s']) P.drainCap = Number(values['drain-cap-s']) * 1_000;
-const mode = `${QUICK ? 'quick' : 'full'}${ONLY ? `-${[...ONLY].join('-')}` : ''}`;
+// --variants narrows every section to these variants (enqueue: to their systems); a run so narrowed
+// writes neither summary.json nor ratios.svg, as a run of some sections does not.
+const VARIANTS = values.variants ? values.variants.split(',') : null;
+for (const v of VARIANTS ?? []) if (!variants[v]) throw new Error(`--variants: no variant ${v}; known: ${Object.keys(variants).join(', ')}`);
+// Systems whose server is not there (no Redis at REDIS_URL): left out of a run that did not name them.
+const absent = new Set();
+const chosen = (ids) => ids.filter((v) => (!VARIANTS || VARIANTS.includes(v)) && !absent.has(variants[v].system));
+const PARTIAL = Boolean(ONLY || VARIANTS);
+const mode = `${QUICK ? 'quick' : 'full'}${ONLY ? `-${[...ONLY].join('-')}` : ''}${VARIANTS ? '-variants' : ''}`;
 const started = Date.now();
 process.on('unhandledRejection', (e) => console.error('unhandled rejection:', e?.message ?? e));
 
 const pgServer = await postgres();
 const server = new Server(pgServer.url);
-const meta = { mode, date: new Date().toISOString(), cores: cpus().length, postgres: await server.version(), server: pgServer.label, settings: await server.settings(), runs: RUNS, params: P, node: process.version };
+const meta = { mode, date: new Date().toISOString(), cores: cpus().length, postgres: await server.version(), server: pgServer.label, settings: await server.settings(), runs: RUNS, params: P, node: process.version, ...(VARIANTS ? { variants: VARIANTS } : {}) };
 console.log(`peers bench (${mode}): ${meta.cores} cores, PostgreSQL ${meta.postgres} (${meta.server}), ${RUNS} runs per cell`);
 console.log(`  server settings: ${Object.entries(meta.settings).map(([k, v]) => `${k}=${v}`).join(', ')}`);
+// Redis only when a Redis variant runs; its persistence goes beside every Redis figure.
+const runsRedis = (VARIANTS ?? Object.keys(variants)).some((v) => variants[v].system === 'bullmq-redis');
+if (runsRedis) {
+  try {
+    meta.redis = await server.redis.describe();
+    console.log(`  Redis ${meta.redis.version} at ${meta.redis.url}: save='${meta.redis.save}', appendonly=${meta.redis.appendonly}${meta.redis.keepsNothingOnDisk ? ' (keeps nothing on disk)' : ''}`);
+  } catch (error) {
+    if (VARIANTS) throw error;
+    absent.add('bullmq-redis');
+    console.warn(`  leaving out BullMQ on Redis: no Redis at ${server.redis.url} (${error.message})`);
+  }
+}
 // Without autovacuum no system's dead tuples are ever reclaimed: every soak collapses and the
 // recovery ratio measures the server, not the queue.
 if (meta.settings.autovacuum === 'off') console.warn('  WARNING: autovacuum is off on this server; the soak and every long cell will measure that, not the queues.');
@@ -84,8 +105,14 @@ async function retried(cell, ...args) {
   }
 }
 
-const SYSTEMS = ['ours', 'graphile', 'pgboss', 'raw'];
-const TUNED = ['ours-tuned', 'graphile-tuned', 'pgboss-tuned', 'raw'];
+const SYSTEMS = sections.enqueue.filter((s) => !absent.has(s) && (!VARIANTS || VARIANTS.some((v) => variants[v].system === s)));
+// A variant this build cannot run (ours-tuned-lean before the library has the lean finish) is left out, and said so.
+const runnable = (ids) =>
+  chosen(ids).filter((v) => {
+    const why = unsupported(v);
+    if (why) console.log(`  leaving out ${v}: ${why}`);
+    return !why;
+  });
 
 if (wanted('enqueue')) {
   console.log('enqueue');
@@ -103,8 +130,9 @@ if (wanted('enqueue')) {
 
 if (wanted('drain')) {
   console.log('drain, headline settings, 1 process');
+  const drained = runnable(Object.keys(headline));
   for (let r = 0; r < RUNS; r++) {
-    for (const v of Object.keys(headline)) {
+    for (const v of drained) {
       results.headline.push(await retried(drainCell, v, { c: headline[v], jobs: P.drain, capMs: P.drainCap }));
       log(v, results.headline.at(-1));
     }
@@ -114,7 +142,7 @@ if (wanted('drain')) {
 
 if (wanted('matrix')) {
   console.log('drain, concurrency 10 and 50 per process, in 1 and 2 processes');
-  const matrix = QUICK ? ['ours-tuned', 'graphile-tuned', 'pgboss-tuned'] : ['ours-default', 'ours-tuned', 'graphile-default', 'graphile-tuned', 'pgboss-tuned', 'raw'];
+  const matrix = chosen(QUICK ? ['ours-tuned', 'graphile-tuned', 'pgboss-tuned'] : ['ours-default', 'ours-tuned', 'graphile-default', 'graphile-tuned', 'pgboss-tuned', 'raw']);
   for (let r = 0; r < RUNS; r++) {
     for (const processes of [1, 2]) {
       for (const c of [10, 50]) {
@@ -131,15 +159,16 @@ if (wanted('matrix')) {
 
 if (wanted('latency')) {
   console.log('latency: idle (serial jobs), then open loop at 50% of the drain rate');
+  const timed = chosen(sections.latency);
   for (let r = 0; r < RUNS; r++) {
-    for (const v of TUNED) {
+    for (const v of timed) {
       const serial = v === 'pgboss-tuned' ? P.serialPgboss : P.serial;
       results.latency.push(await retried(latencyCell, v, headline[v], { serial }));
       log(`${v} idle`, results.latency.at(-1));
     }
   }
   for (let r = 0; r < RUNS && results.headline.length > 0; r++) {
-    for (const v of TUNED) {
+    for (const v of timed.filter((t) => results.headline.some((c) => c.variant === t))) {
       const rate = 0.5 * median(results.headline.filter((c) => c.variant === v).map((c) => c.jobsPerSec));
       results.latency.push(await retried(latencyCell, v, headline[v], { rate, seconds: P.loadS }));
       log(`${v} load`, results.latency.at(-1));
@@ -151,7 +180,7 @@ if (wanted('latency')) {
 if (wanted('retry')) {
   console.log('retry storm: every job fails twice, then succeeds');
   for (let r = 0; r < RUNS; r++) {
-    for (const v of ['ours-tuned', 'graphile-tuned', 'pgboss-tuned']) {
+    for (const v of chosen(sections.retry)) {
       results.retry.push(await retried(retryStormCell, v, headline[v], P.storm, P.stormCap));
       log(v, results.retry.at(-1));
     }
@@ -162,7 +191,7 @@ if (wanted('retry')) {
 if (wanted('future')) {
   console.log(`drain with ${fmt(P.futures)} future-dated jobs present, against an empty table`);
   for (let r = 0; r < RUNS; r++) {
-    for (const v of TUNED) {
+    for (const v of chosen(sections.future)) {
       for (const futures of [0, P.futures]) {
         results.future.push(await retried(drainCell, v, { c: headline[v], jobs: P.drain, futures, capMs: P.drainCap }));
         log(`${v} futures=${futures}`, results.future.at(-1).jobsPerSec);
@@ -175,7 +204,7 @@ if (wanted('future')) {
 if (wanted('crash')) {
   console.log('crash recovery: SIGKILL a worker holding 100 jobs');
   for (let r = 0; r < RUNS; r++) {
-    for (const v of ['ours-tuned', 'graphile-tuned', 'pgboss-tuned']) {
+    for (const v of chosen(sections.crash)) {
       results.crash.push(await retried(crashCell, v, P.crashCap));
       log(v, results.crash.at(-1));
     }
@@ -185,7 +214,7 @@ if (wanted('crash')) {
 
 if (wanted('soak')) {
   console.log(`soak: ${P.soakS} s, idle-in-transaction session in the middle third`);
-  const soaked = values['soak-variants']?.split(',') ?? (QUICK ? ['ours-tuned'] : ['ours-tuned', 'graphile-tuned']);
+  const soaked = values['soak-variants']?.split(',') ?? chosen(QUICK ? ['ours-tuned'] : ['ours-tuned', 'graphile-tuned']);
   for (const v of soaked) {
     results.soak.push(await retried(soakCell, v, headline[v], P.soakS, P.soakWindowS));
     log(v, results.soak.at(-1));
@@ -197,11 +226,11 @@ if (wanted('soak')) {
 meta.wallSeconds = (Date.now() - started) / 1_000;
 const summary = { mode, future_jobs: P.futures, ...summarize(results) };
 save();
-if (!ONLY) {
+if (!PARTIAL) {
   writeFileSync(new URL('./results/summary.json', import.meta.url), `${JSON.stringify({ meta, ...summary }, null, 2)}\n`);
   writeFileSync(new URL('./results/ratios.svg', import.meta.url), ratiosSvg(summary, `nestjs-durable-scheduler vs peers (${mode} run, ${meta.cores} cores, PostgreSQL ${meta.postgres.split(' ')[0]})`));
 }
 printTables(results, P, summary);
-console.log(`\nwall time ${fmt(meta.wallSeconds)} s; results in bench/results/peers-${mode}.json${ONLY ? '' : ', summary.json, ratios.svg'}`);
+console.log(`\nwall time ${fmt(meta.wallSeconds)} s; results in bench/results/peers-${mode}.json${PARTIAL ? '' : ', summary.json, ratios.svg'}`);
 await server.close();
 await pgServer.stop();

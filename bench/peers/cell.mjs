@@ -1,9 +1,12 @@
 // A cell's plumbing: a fresh database on the shared server, worker processes, and the server's
 // counters before and after (commits and dead tuples are per database; WAL bytes are server-wide).
+// A system on Redis gets a Redis cell of the same shape instead (peers/redis-cell.mjs).
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
+import { postgresCpuMs } from '../support.mjs';
+import { RedisServer } from './redis-cell.mjs';
 
 export const now = () => performance.timeOrigin + performance.now();
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -43,7 +46,14 @@ export class Server {
    * BENCH_DATABASE set, every cell uses that one name (dropped first if a cell left it behind), for
    * a shared server where a bench may only use the databases it was given: cells run one at a time.
    */
+  /** The Redis server, connected on first use: a run without Redis cells never needs one. */
+  get redis() {
+    this._redis ??= new RedisServer();
+    return this._redis;
+  }
+
   async database(system) {
+    if (system.backend === 'redis') return this.redis.database(system);
     const fixed = process.env.BENCH_DATABASE;
     if (fixed && !/^[a-z_][a-z0-9_]*$/.test(fixed)) throw new Error(`BENCH_DATABASE must be a plain lower-case name; got ${fixed}`);
     const name = fixed ?? `bench_${randomBytes(4).toString('hex')}`;
@@ -75,6 +85,7 @@ export class Server {
         return this.idle(name, 15_000, 0);
       },
       idle: (capMs, allowed) => this.idle(name, capMs, allowed),
+      serverCpuMs: async () => postgresCpuMs(),
       counters: () => this.counters(name),
       tables: async () => {
         const { rows } = await probe.query(`SELECT coalesce(sum(n_dead_tup), 0)::bigint AS dead, coalesce(sum(pg_total_relation_size(relid)), 0)::bigint AS bytes
@@ -111,7 +122,8 @@ export class Server {
     return { commits: Number(rows[0].commits), wal: Number(rows[0].wal) };
   }
 
-  close() {
+  async close() {
+    await this._redis?.close();
     return this.admin.end();
   }
 }

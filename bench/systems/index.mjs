@@ -4,8 +4,9 @@ import ours from './ours.mjs';
 import graphile from './graphile.mjs';
 import pgboss from './pgboss.mjs';
 import raw from './raw-floor.mjs';
+import { bullmqPg, bullmqRedis } from './bullmq.mjs';
 
-export const systems = { ours, graphile, pgboss, raw };
+export const systems = { ours, graphile, pgboss, raw, 'bullmq-redis': bullmqRedis, 'bullmq-pg': bullmqPg };
 
 const graphileTuned = { localQueue: { size: 500 }, completeJobBatchDelay: 0, failJobBatchDelay: 0 };
 
@@ -20,11 +21,21 @@ export const variants = {
   'ours-tuned-otel-sdk': { system: 'ours', label: 'ours, tuned, OTel SDK with no-op exporter', settings: (c) => ({ concurrency: c, claimBatchSize: Math.min(c, 200), asyncClaimCommit: true, telemetry: 'sdk' }) },
   'ours-tuned-otel-traces': { system: 'ours', label: 'ours, tuned, OTel SDK, spans only', settings: (c) => ({ concurrency: c, claimBatchSize: Math.min(c, 200), asyncClaimCommit: true, telemetry: 'sdk-traces' }) },
   'ours-tuned-otel-metrics': { system: 'ours', label: 'ours, tuned, OTel SDK, metrics only', settings: (c) => ({ concurrency: c, claimBatchSize: Math.min(c, 200), asyncClaimCommit: true, telemetry: 'sdk-metrics' }) },
+  // The tuned drain with the lean finish, once the library has it (a run leaves it out until then).
+  'ours-tuned-lean': { system: 'ours', label: 'ours, tuned, lean finish', settings: (c) => ({ concurrency: c, claimBatchSize: Math.min(c, 200), asyncClaimCommit: true, finish: 'lean' }) },
   'graphile-default': { system: 'graphile', label: 'graphile-worker, defaults', settings: (c) => ({ concurrency: c }) },
   'graphile-tuned': { system: 'graphile', label: 'graphile-worker, tuned', settings: (c) => ({ concurrency: c, preset: { worker: graphileTuned } }) },
   'pgboss-default': { system: 'pgboss', label: 'pg-boss, defaults', settings: (c) => ({ workers: c }) },
   'pgboss-tuned': { system: 'pgboss', label: 'pg-boss, tuned', settings: () => ({ workers: 8, batchSize: 100, pollingIntervalSeconds: 0.5 }) },
   raw: { system: 'raw', label: 'raw SQL floor', settings: () => ({}) },
+  // Defaults at c = 10 as every peer's defaults cell (BullMQ's own default concurrency is 1). BullMQ
+  // keeps every completed job unless `removeOnComplete` says otherwise, set per job at enqueue.
+  'bullmq-redis-default': { system: 'bullmq-redis', label: 'BullMQ on Redis, defaults', settings: (c) => ({ concurrency: c }) },
+  'bullmq-redis-tuned-keep': { system: 'bullmq-redis', label: 'BullMQ on Redis, tuned, keeps completed', settings: (c) => ({ concurrency: c }) },
+  'bullmq-redis-tuned-remove': { system: 'bullmq-redis', label: 'BullMQ on Redis, tuned, removeOnComplete', settings: (c) => ({ concurrency: c, removeOnComplete: true }) },
+  'bullmq-pg-default': { system: 'bullmq-pg', label: 'BullMQ on PostgreSQL, defaults', settings: (c) => ({ concurrency: c }) },
+  'bullmq-pg-tuned-keep': { system: 'bullmq-pg', label: 'BullMQ on PostgreSQL, tuned, keeps completed', settings: (c) => ({ concurrency: c }) },
+  'bullmq-pg-tuned-remove': { system: 'bullmq-pg', label: 'BullMQ on PostgreSQL, tuned, removeOnComplete', settings: (c) => ({ concurrency: c, removeOnComplete: true }) },
 };
 
 /** The headline drain cells: each peer's documented tuned configuration, and its defaults at c = 10. */
@@ -35,9 +46,34 @@ export const headline = {
   'ours-tuned-otel-sdk': 200,
   'ours-tuned-otel-traces': 200,
   'ours-tuned-otel-metrics': 200,
+  'ours-tuned-lean': 200,
   'graphile-default': 10,
   'graphile-tuned': 32,
   'pgboss-default': 10,
   'pgboss-tuned': 8,
   raw: 400,
+  'bullmq-redis-default': 10,
+  'bullmq-redis-tuned-keep': 100,
+  'bullmq-redis-tuned-remove': 100,
+  'bullmq-pg-default': 10,
+  'bullmq-pg-tuned-keep': 100,
+  'bullmq-pg-tuned-remove': 100,
 };
+
+/** The variants (systems, for enqueue) each section runs, before --variants narrows them. */
+export const sections = {
+  enqueue: ['ours', 'graphile', 'pgboss', 'raw', 'bullmq-redis', 'bullmq-pg'],
+  latency: ['ours-tuned', 'graphile-tuned', 'pgboss-tuned', 'raw', 'bullmq-redis-tuned-keep', 'bullmq-redis-tuned-remove', 'bullmq-pg-tuned-keep', 'bullmq-pg-tuned-remove'],
+  future: ['ours-tuned', 'graphile-tuned', 'pgboss-tuned', 'raw'],
+  retry: ['ours-tuned', 'graphile-tuned', 'pgboss-tuned'],
+  crash: ['ours-tuned', 'graphile-tuned', 'pgboss-tuned', 'bullmq-redis-tuned-keep', 'bullmq-pg-tuned-keep'],
+};
+
+/**
+ * Whether this build can run a variant: null if so, else why not. A system says through
+ * `accepts(settings)`; ours refuses a setting its library does not have yet (ours-tuned-lean).
+ */
+export function unsupported(variantId, c = headline[variantId]) {
+  const variant = variants[variantId];
+  return systems[variant.system].accepts?.(variant.settings(c)) ?? null;
+}

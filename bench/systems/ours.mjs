@@ -4,6 +4,19 @@ import { DataSource } from 'typeorm';
 import { PostgresJobStore } from '../../dist/lib/index.js';
 import { FunctionInvoker, WorkerNode } from '../../dist/lib/worker/public-api.js';
 import { SchedulerTelemetry } from '../../dist/lib/telemetry/index.js';
+import { WORKER_OPTION_KEYS } from '../../dist/lib/worker/worker-options.js';
+
+/**
+ * A variant's settings, split where the library takes them: WorkerOptions keys to the WorkerNode,
+ * any other key to PostgresJobStore (asyncClaimCommit, and whatever store option comes next). Both
+ * refuse keys they do not know, so a setting the library does not have yet fails loudly.
+ */
+function split({ telemetry, ...settings }) {
+  const node = {};
+  const store = {};
+  for (const [key, value] of Object.entries(settings)) (WORKER_OPTION_KEYS.includes(key) ? node : store)[key] = value;
+  return { telemetry, node, store };
+}
 
 /**
  * An SDK as a host would register it, exporting nowhere: spans are recorded and batched, then
@@ -55,9 +68,22 @@ export default {
       close: () => dataSource.destroy(),
     };
   },
-  /** settings: WorkerOptions, plus the store option asyncClaimCommit and `telemetry` ('api', 'sdk', 'sdk-traces' or 'sdk-metrics'). */
-  async worker(url, { asyncClaimCommit, telemetry: otel, ...settings }, handler, max = 10) {
-    const { dataSource, store } = await open(url, max, { asyncClaimCommit });
+  /**
+   * Why this build refuses the settings (a key neither WorkerOptions nor PostgresJobStore has), or
+   * null. The store checks its keys before it looks at the DataSource, so an uninitialized one serves.
+   */
+  accepts(settings) {
+    try {
+      new PostgresJobStore({ dataSource: new DataSource({ type: 'postgres' }), ...split(settings).store });
+    } catch (error) {
+      if (error.argument !== 'dataSource') return error.message;
+    }
+    return null;
+  },
+  /** settings: WorkerOptions and PostgresJobStore options (asyncClaimCommit), and `telemetry` ('api', 'sdk', 'sdk-traces' or 'sdk-metrics'). */
+  async worker(url, allSettings, handler, max = 10) {
+    const { telemetry: otel, node: settings, store: storeOptions } = split(allSettings);
+    const { dataSource, store } = await open(url, max, storeOptions);
     if (otel?.startsWith('sdk')) await registerNoopSdk();
     const silent = { log() {}, warn() {}, error() {} };
     // sdk-traces and sdk-metrics split the SDK's cost between spans and samples.

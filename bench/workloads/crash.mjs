@@ -11,15 +11,21 @@ export const crashSettings = {
   'ours-tuned': { settings: { concurrency: 100, claimBatchSize: 100, leaseMs: 5_000, heartbeatIntervalMs: 1_000, pollIntervalMs: 1_000 }, lease_s: 5 },
   'graphile-tuned': { settings: { concurrency: 100, preset: { worker: { localQueue: { size: 500 }, completeJobBatchDelay: 0, failJobBatchDelay: 0 } } }, lease_s: 4 * 3600 },
   'pgboss-tuned': { settings: { workers: 1, batchSize: 100, pollingIntervalSeconds: 0.5 }, lease_s: 15 * 60 },
+  // BullMQ's defaults, written out: a lock of 30 s, renewed every 15 s, and a stalled check run at
+  // most once per 30 s per queue. A pass marks every active job; a later pass moves back to wait
+  // those still marked whose lock has lapsed. So a job comes back only after its lock lapses (up
+  // to 30 s after the kill) and a pass that had marked it has been followed by another.
+  'bullmq-redis-tuned-keep': { settings: { concurrency: 100, lockDuration: 30_000, stalledInterval: 30_000, maxStalledCount: 1 }, lease_s: 30, stalled_s: 30 },
+  'bullmq-pg-tuned-keep': { settings: { concurrency: 100, lockDuration: 30_000, stalledInterval: 30_000, maxStalledCount: 1 }, lease_s: 30, stalled_s: 30 },
 };
 
 export async function crashCell(server, variantId, capMs) {
   const variant = variants[variantId];
   const system = systems[variant.system];
-  const { settings, lease_s } = crashSettings[variantId];
+  const { settings, lease_s, stalled_s = null } = crashSettings[variantId];
   const db = await server.database(system);
   try {
-    const producer = await system.producer(db.url);
+    const producer = await system.producer(db.url, 10, settings);
     await prefill(producer, system, 0, 100, { maxAttempts: 5 });
     await producer.close();
     const victim = await startWorkers({ system: variant.system, url: db.url, settings, mode: 'hang' });
@@ -34,7 +40,7 @@ export async function crashCell(server, variantId, capMs) {
     const rescued = new Set(rescuer.starts.map(([k]) => k)).size;
     await rescuer.stop();
     // heldForS: the lease was already this old at the kill (ours measures the lease from the claim).
-    return { variant: variantId, held, heldForS: (killedAt - heldAt) / 1_000, recovered, seconds: recovered ? seconds : null, capSeconds: capMs / 1_000, rescued, lease_s };
+    return { variant: variantId, held, heldForS: (killedAt - heldAt) / 1_000, recovered, seconds: recovered ? seconds : null, capSeconds: capMs / 1_000, rescued, lease_s, stalled_s };
   } finally {
     await db.drop();
   }

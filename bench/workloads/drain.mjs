@@ -1,7 +1,6 @@
 // Drain: prefill N jobs (optionally behind F future-dated ones), then start the workers and time
 // from the first handler start until the system's own table says nothing is left to run.
 import { now, payload, startWorkers, until } from '../peers/cell.mjs';
-import { postgresCpuMs } from '../support.mjs';
 import { systems, variants } from '../systems/index.mjs';
 
 export async function prefill(producer, system, from, count, opts) {
@@ -21,7 +20,8 @@ export async function drainCell(server, variantId, { c, processes = 1, jobs, fut
   const system = systems[variant.system];
   const db = await server.database(system);
   try {
-    const producer = await system.producer(db.url);
+    const settings = variant.settings(c);
+    const producer = await system.producer(db.url, 10, settings);
     const priority = (p) => (p === undefined ? {} : { priority: p });
     if (futures) await prefill(producer, system, 10_000_000, futures, { runAt: new Date(Date.now() + 30 * 86_400_000), ...priority(futurePriority) });
     await prefill(producer, system, 0, jobs, priority(duePriority));
@@ -32,8 +32,8 @@ export async function drainCell(server, variantId, { c, processes = 1, jobs, fut
     await server.admin.query('CHECKPOINT');
     await db.settle();
     const before = await db.counters();
-    const serverCpu0 = postgresCpuMs();
-    const workers = await startWorkers({ system: variant.system, url: db.url, settings: variant.settings(c), processes });
+    const serverCpu0 = await db.serverCpuMs();
+    const workers = await startWorkers({ system: variant.system, url: db.url, settings, processes });
     const started = now();
     await until(() => workers.count() >= jobs, capMs, 20);
     let left = jobs;
@@ -42,7 +42,7 @@ export async function drainCell(server, variantId, { c, processes = 1, jobs, fut
     const t0 = Number.isFinite(workers.first()) ? workers.first() : started;
     const done = jobs - left;
     const procs = await workers.stop();
-    const serverCpu = serverCpu0 === null ? null : postgresCpuMs() - serverCpu0;
+    const serverCpu = serverCpu0 === null ? null : (await db.serverCpuMs()) - serverCpu0;
     await db.settle();
     const after = await db.counters();
     const tables = await db.tables();
@@ -56,8 +56,9 @@ export async function drainCell(server, variantId, { c, processes = 1, jobs, fut
       capped: left > 0,
       seconds: (end - t0) / 1_000,
       jobsPerSec: done / ((end - t0) / 1_000),
-      commitsPerJob: (after.commits - before.commits - db.polls()) / Math.max(1, done),
-      walBytesPerJob: (after.wal - before.wal) / Math.max(1, done),
+      // null where the server has no such counter (Redis): a dash in the tables.
+      commitsPerJob: before.commits === null ? null : (after.commits - before.commits - db.polls()) / Math.max(1, done),
+      walBytesPerJob: before.wal === null ? null : (after.wal - before.wal) / Math.max(1, done),
       deadTuples: tables.dead,
       tableBytes: tables.bytes,
       cpuMsPerJob: procs.reduce((a, p) => a + p.cpuMs, 0) / Math.max(1, done),

@@ -32,8 +32,8 @@ export async function enqueueCell(server, systemId, mode, jobs) {
       mode,
       jobs,
       jobsPerSec: jobs / seconds,
-      commitsPerJob: (after.commits - before.commits) / jobs,
-      walBytesPerJob: (after.wal - before.wal) / jobs,
+      commitsPerJob: before.commits === null ? null : (after.commits - before.commits) / jobs,
+      walBytesPerJob: before.wal === null ? null : (after.wal - before.wal) / jobs,
       tableBytes: tables.bytes,
     };
   } finally {

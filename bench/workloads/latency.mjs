@@ -23,8 +23,9 @@ export async function latencyCell(server, variantId, c, { serial = 0, rate = 0, 
   const system = systems[variant.system];
   const db = await server.database(system);
   try {
-    const producer = await system.producer(db.url);
-    const workers = await startWorkers({ system: variant.system, url: db.url, settings: variant.settings(c), keys: true });
+    const settings = variant.settings(c);
+    const producer = await system.producer(db.url, 10, settings);
+    const workers = await startWorkers({ system: variant.system, url: db.url, settings, keys: true });
     await sleep(500); // let every peer reach its steady idle state (pollers, LISTEN)
     const commits = new Map();
     const seen = () => new Set(workers.starts.map(([k]) => k));
