@@ -19,7 +19,7 @@ for (let r = 0; r < Number(values.runs); r++) {
   for (const v of ids) {
     const cell = await drainCell(server, v, { c: concurrency[v], jobs: Number(values.jobs), capMs: 120_000 });
     rates[v].push(Math.round(cell.jobsPerSec));
-    console.log(`  ${v} (c=${concurrency[v]}): ${rates[v].at(-1)} jobs/s, commits/job ${cell.commitsPerJob?.toFixed(3) ?? '–'}, WAL B/job ${cell.walBytesPerJob === null ? '–' : Math.round(cell.walBytesPerJob)}, CPU ms/job node ${cell.cpuMsPerJob.toFixed(3)} server ${cell.serverCpuMsPerJob?.toFixed(3) ?? '–'}`);
+    console.log(`  ${v} (c=${concurrency[v]}): ${rates[v].at(-1)} jobs/s, commits/job ${cell.commitsPerJob?.toFixed(3) ?? '–'}, WAL B/job ${cell.walBytesPerJob === null ? '–' : Math.round(cell.walBytesPerJob)}, FPI/job ${cell.fpiPerJob?.toFixed(3) ?? '–'}, checkpoints ${cell.checkpoints ?? '–'}, CPU ms/job node ${cell.cpuMsPerJob.toFixed(3)} server ${cell.serverCpuMsPerJob?.toFixed(3) ?? '–'}`);
   }
 }
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

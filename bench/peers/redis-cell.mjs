@@ -76,7 +76,7 @@ export class RedisServer {
       settle: async () => true,
       idle: async () => true,
       serverCpuMs: () => this.cpuMs(),
-      counters: async () => ({ commits: null, wal: null }),
+      counters: async () => ({ commits: null, wal: null, fpi: null, checkpoints: null }),
       // No tables: the growth of used_memory over the cell (server-wide, as WAL is) stands in for their size.
       tables: async () => ({ dead: null, bytes: (await this.usedMemory()) - memory0 }),
       drop: async () => {

@@ -59,6 +59,8 @@ export async function drainCell(server, variantId, { c, processes = 1, jobs, fut
       // null where the server has no such counter (Redis): a dash in the tables.
       commitsPerJob: before.commits === null ? null : (after.commits - before.commits - db.polls()) / Math.max(1, done),
       walBytesPerJob: before.wal === null ? null : (after.wal - before.wal) / Math.max(1, done),
+      fpiPerJob: before.fpi == null ? null : (after.fpi - before.fpi) / Math.max(1, done),
+      checkpoints: before.checkpoints == null ? null : after.checkpoints - before.checkpoints,
       deadTuples: tables.dead,
       tableBytes: tables.bytes,
       cpuMsPerJob: procs.reduce((a, p) => a + p.cpuMs, 0) / Math.max(1, done),
