@@ -1,5 +1,5 @@
 import type { JobRecord } from '../core/index.js';
-import type { HeartbeatResult, MemoryJobStore, MemoryStoreProbe } from '../store/index.js';
+import type { CompleteAndClaimParams, CompleteAndClaimResult, HeartbeatResult, MemoryJobStore, MemoryStoreProbe, OutcomeResult } from '../store/index.js';
 import { errorLine, rowView, type Caller, type EventLog } from './sim-event.js';
 import type { VirtualScheduler } from './virtual-scheduler.js';
 
@@ -32,6 +32,7 @@ export class StoreGateway {
   }
 
   async execute(caller: Caller, op: string, args: readonly unknown[]): Promise<CallResult> {
+    if (op === 'jobCompleteAndClaim') return this.completeAndClaim(caller, args[0] as CompleteAndClaimParams);
     const at = this.clock.now();
     const method = (this.store as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[op]!;
     let result: unknown;
@@ -39,11 +40,35 @@ export class StoreGateway {
     try {
       result = await method.apply(this.store, args as unknown[]);
     } catch (thrown) {
-      error = thrown instanceof Error ? thrown : new Error(String(thrown));
+      error = toError(thrown);
     }
-    this.log.emit({ type: 'call', at, caller, op, args: summarizeArgs(op, args), result: error ? null : summarizeResult(op, result), error: error && `${error.name}: ${error.message}` });
+    this.log.emit({ type: 'call', at, caller, op, args: summarizeArgs(op, args), result: error ? null : summarizeResult(op, result), error: errorText(error) });
     return { result, error };
   }
+
+  /**
+   * The outcomes and the claim of one call, run and logged as the two calls they stand for, in the
+   * order the store applies them, each after its own writes: the oracles read outcome writes and
+   * claims, however they travel. As on a store that sends the two in turn, a claim that fails
+   * after the outcomes were written comes back as `claimError`.
+   */
+  private async completeAndClaim(caller: Caller, { workerId, outcomes, claim }: CompleteAndClaimParams): Promise<CallResult> {
+    const complete = await this.execute(caller, 'jobCompleteMany', [{ workerId, outcomes }]);
+    if (complete.error) return complete;
+    const claimed = await this.execute(caller, 'jobClaim', [{ workerId, ...claim }]);
+    const result: CompleteAndClaimResult = claimed.error
+      ? { results: complete.result as OutcomeResult[], jobs: [], claimError: claimed.error }
+      : { results: complete.result as OutcomeResult[], jobs: claimed.result as JobRecord[] };
+    return { result, error: null };
+  }
+}
+
+function toError(thrown: unknown): Error {
+  return thrown instanceof Error ? thrown : new Error(String(thrown));
+}
+
+function errorText(error: Error | null): string | null {
+  return error && `${error.name}: ${error.message}`;
 }
 
 /** Calls are logged without payloads: the oracles read ids, attempts and leases. */

@@ -241,6 +241,27 @@ export interface CompleteParams {
   readonly outcomes: readonly Outcome[];
 }
 
+/**
+ * A worker's outcomes and its next claim in one call ({@link WorkerStore.jobCompleteAndClaim}):
+ * `outcomes` as for jobCompleteMany, `claim` as for jobClaim, both for `workerId`.
+ */
+export interface CompleteAndClaimParams {
+  readonly workerId: string;
+  readonly outcomes: readonly Outcome[];
+  readonly claim: Omit<ClaimParams, 'workerId'>;
+}
+
+/** What {@link WorkerStore.jobCompleteAndClaim} did: each outcome's result, and the jobs it leased. */
+export interface CompleteAndClaimResult {
+  readonly results: OutcomeResult[];
+  readonly jobs: JobRecord[];
+  /**
+   * Set when the outcomes were written but the claim after them failed (it then leased nothing):
+   * a store that cannot claim in the outcomes' own statement claims in a second one.
+   */
+  readonly claimError?: unknown;
+}
+
 /** Leases a draining worker hands back without an outcome ({@link WorkerStore.jobRelinquishMany}), fenced like an outcome. */
 export interface RelinquishParams {
   readonly workerId: string;
@@ -881,6 +902,14 @@ export interface WorkerStore extends StoreInfo {
    * exact attempt; otherwise its result is `stale` and the job is untouched.
    */
   jobCompleteMany(params: CompleteParams): Promise<OutcomeResult[]>;
+
+  /**
+   * The fenced outcome write and a claim, as one call: on PostgreSQL one statement, one round trip
+   * and one commit while the database has no limit. The outcomes are written first, so their
+   * effects (freed slots, released dependants) are there for the claim; if the call throws,
+   * neither happened. Optional: a worker given a store without it sends the two calls.
+   */
+  jobCompleteAndClaim?(params: CompleteAndClaimParams): Promise<CompleteAndClaimResult>;
 
   /**
    * Hands held leases back at once (graceful shutdown): the job is due again with its attempt

@@ -37,6 +37,8 @@ export class Completer {
   private failures = 0;
   private idleWaiters: Array<() => void> = [];
   private closed = false;
+  /** Outcomes handed to a caller's write by {@link take}, not yet settled or given back. */
+  private lent = 0;
 
   constructor(private readonly deps: CompleterDeps) {}
 
@@ -57,58 +59,123 @@ export class Completer {
 
   /** Resolves once nothing is pending or in flight. */
   idle(): Promise<void> {
-    if (!this.flushing && this.pending.length === 0) return Promise.resolve();
+    if (this.isIdle()) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
+  /**
+   * Hands the outcomes waiting for a write to a caller that sends them in a write of its own (the
+   * node's claim, which carries them when the store writes outcomes and claims in one statement).
+   * None while a failed write waits to be retried: those go in the retry, in order. The caller
+   * reports back through {@link settle} or {@link giveBack}.
+   */
+  take(): Outcome[] {
+    if (this.closed || this.retryTimer !== undefined) return [];
+    const batch = this.held(this.pending.splice(0, MAX_BATCH));
+    this.lent += batch.length;
+    return batch;
+  }
+
+  /** What the caller's write did with outcomes it took. */
+  settle(batch: readonly Outcome[], results: readonly OutcomeResult[]): void {
+    this.lent -= batch.length;
+    this.failures = 0;
+    this.applied(batch, results);
+    this.notifyIdle();
+  }
+
+  /** The caller's write of outcomes it took failed: they are written as any failed write is. */
+  giveBack(batch: readonly Outcome[], error: unknown): void {
+    this.lent -= batch.length;
+    if (this.failed([...batch], error) && this.retryTimer === undefined && !this.flushing) this.scheduleRetry();
+    this.notifyIdle();
+  }
+
+  private isIdle(): boolean {
+    return !this.flushing && this.pending.length === 0 && this.lent === 0;
+  }
+
+  private notifyIdle(): void {
+    if (this.isIdle() && this.retryTimer === undefined) for (const waiter of this.idleWaiters.splice(0)) waiter();
+  }
+
+  /** The outcomes of `batch` whose lease the node still holds; the others are settled as dropped. */
+  private held(batch: Outcome[]): Outcome[] {
+    return batch.filter((outcome) => {
+      if (this.deps.stillHeld(outcome.jobId, outcome.attempt)) return true;
+      this.deps.onSettled(outcome, 'dropped');
+      return false;
+    });
+  }
+
+  private applied(batch: readonly Outcome[], results: readonly OutcomeResult[]): void {
+    batch.forEach((outcome, i) => {
+      const result = results[i]!;
+      if (result.status === 'stale') {
+        this.deps.logger.warn(`stale outcome for ${outcome.jobId} attempt ${outcome.attempt}: this worker no longer held the lease, so nothing was recorded.`, { jobId: outcome.jobId, attempt: outcome.attempt });
+      }
+      this.deps.onSettled(outcome, result);
+    });
+  }
+
+  /**
+   * A write of `batch` failed. A refused report is dropped (retrying cannot fix it; its lease
+   * lapses and the job runs again), as is everything once closed; otherwise the batch goes back to
+   * the front of the queue and true is returned: a retry is due, with backoff.
+   */
+  private failed(batch: Outcome[], error: unknown): boolean {
+    if (error instanceof InvalidArgumentError) {
+      this.deps.logger.error(`an outcome batch was refused (${describeError(error, this.deps.errorLogDetail)}); dropping ${batch.length} outcome(s).`);
+      for (const outcome of batch) this.deps.onSettled(outcome, 'dropped');
+      return false;
+    }
+    if (this.closed) {
+      // Closed while this write was in flight: no retry; the leases lapse instead.
+      for (const outcome of batch) this.deps.onSettled(outcome, 'dropped');
+      return false;
+    }
+    this.pending.unshift(...batch);
+    this.failures += 1;
+    this.deps.logger.warn(`recording ${batch.length} outcome(s) failed (${describeError(error, this.deps.errorLogDetail)}); retrying in ${this.retryDelay()} ms.`);
+    return true;
+  }
+
+  private retryDelay(): number {
+    return Math.min(5_000, 50 * 2 ** Math.min(this.failures, 7));
+  }
+
+  private scheduleRetry(): void {
+    this.retryTimer = this.deps.timers.setTimeout(() => {
+      this.retryTimer = undefined;
+      void this.flush();
+    }, this.retryDelay());
+  }
+
   private async flush(): Promise<void> {
-    if (this.flushing || this.closed) return;
+    // A write that waits for its retry goes first, with its backoff (it may have been given back by a claim).
+    if (this.flushing || this.closed || this.retryTimer !== undefined) return;
     this.flushing = true;
     try {
       while (this.pending.length > 0 && !this.closed) {
-        const batch = this.pending.splice(0, MAX_BATCH).filter((outcome) => {
-          if (this.deps.stillHeld(outcome.jobId, outcome.attempt)) return true;
-          this.deps.onSettled(outcome, 'dropped');
-          return false;
-        });
+        const batch = this.held(this.pending.splice(0, MAX_BATCH));
         if (batch.length === 0) continue;
         let results: OutcomeResult[];
         try {
           results = await this.deps.store.jobCompleteMany({ workerId: this.deps.workerId, outcomes: batch });
         } catch (error) {
-          if (error instanceof InvalidArgumentError) {
-            // Retrying cannot fix a refused report; drop it and let the lease lapse (the job runs again).
-            this.deps.logger.error(`an outcome batch was refused (${describeError(error, this.deps.errorLogDetail)}); dropping ${batch.length} outcome(s).`);
-            for (const outcome of batch) this.deps.onSettled(outcome, 'dropped');
-            continue;
-          }
-          if (this.closed) {
-            // Closed while this write was in flight: no retry; the leases lapse instead.
-            for (const outcome of batch) this.deps.onSettled(outcome, 'dropped');
+          if (this.failed(batch, error)) {
+            this.scheduleRetry();
             return;
           }
-          this.pending.unshift(...batch);
-          this.failures += 1;
-          const delay = Math.min(5_000, 50 * 2 ** Math.min(this.failures, 7));
-          this.deps.logger.warn(`recording ${batch.length} outcome(s) failed (${describeError(error, this.deps.errorLogDetail)}); retrying in ${delay} ms.`);
-          this.retryTimer = this.deps.timers.setTimeout(() => {
-            this.retryTimer = undefined;
-            void this.flush();
-          }, delay);
-          return;
+          if (this.closed) return;
+          continue;
         }
         this.failures = 0;
-        batch.forEach((outcome, i) => {
-          const result = results[i]!;
-          if (result.status === 'stale') {
-            this.deps.logger.warn(`stale outcome for ${outcome.jobId} attempt ${outcome.attempt}: this worker no longer held the lease, so nothing was recorded.`, { jobId: outcome.jobId, attempt: outcome.attempt });
-          }
-          this.deps.onSettled(outcome, result);
-        });
+        this.applied(batch, results);
       }
     } finally {
       this.flushing = false;
-      if (this.pending.length === 0 && this.retryTimer === undefined) for (const waiter of this.idleWaiters.splice(0)) waiter();
+      this.notifyIdle();
     }
   }
 

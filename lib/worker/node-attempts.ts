@@ -1,5 +1,5 @@
 import type { Clock, JobRecord, RandomSource } from '../core/index.js';
-import type { JobStore, LeaseRef, Outcome, OutcomeResult } from '../store/index.js';
+import type { CompleteAndClaimResult, JobStore, LeaseRef, Outcome, OutcomeResult } from '../store/index.js';
 import { AttemptAbort } from './attempt-abort.js';
 import { checkAttemptHooks, type AttemptHook } from './attempt-hook.js';
 import { AttemptExecutor, describe, type AttemptReport } from './attempt-executor.js';
@@ -85,7 +85,11 @@ export class NodeAttempts {
     });
   }
 
-  /** Claims as many jobs as the driver has room for now, and tells the driver what came back. */
+  /**
+   * Claims as many jobs as the driver has room for now, and tells the driver what came back. The
+   * outcomes waiting for their write go with it when the store writes outcomes and claims in one
+   * call (on PostgreSQL one statement): one round trip instead of two.
+   */
   async claim(asked: number, lapsed: boolean): Promise<void> {
     const sentAt = this.clock.now();
     // Sized now, not when asked: slots freed since then count. None means shutdown began before
@@ -95,17 +99,34 @@ export class NodeAttempts {
       this.emit({ type: 'claimed', now: sentAt, sentAt, limit: asked, jobs: [] });
       return;
     }
+    const claim = { limit, queues: this.options.queues, leaseMs: this.options.leaseMs, includeLapsed: lapsed };
+    const outcomes = this.store.jobCompleteAndClaim ? this.completer.take() : [];
+    let jobs: JobRecord[];
     try {
-      const jobs = await this.store.jobClaim({ workerId: this.workerId, limit, queues: this.options.queues, leaseMs: this.options.leaseMs, includeLapsed: lapsed });
-      for (const job of jobs) this.jobs.set(job.id, job);
-      this.stats.claimed += jobs.length;
-      this.contact();
-      this.emit({ type: 'claimed', now: this.clock.now(), sentAt, limit, jobs: jobs.map((job) => ({ jobId: job.id, attempt: job.attempt })) });
+      if (outcomes.length === 0) {
+        jobs = await this.store.jobClaim({ workerId: this.workerId, ...claim });
+      } else {
+        let both: CompleteAndClaimResult;
+        try {
+          both = await this.store.jobCompleteAndClaim!({ workerId: this.workerId, outcomes, claim });
+        } catch (error) {
+          this.completer.giveBack(outcomes, error);
+          throw error;
+        }
+        this.completer.settle(outcomes, both.results);
+        if (both.claimError !== undefined) throw both.claimError;
+        jobs = both.jobs;
+      }
     } catch (error) {
       this.logger.warn(`claim failed (${describe(error)}); polling will try again.`);
       this.events.publish('claimFailed', { error: describe(error) });
       this.emit({ type: 'claim_failed', now: this.clock.now(), lapsed });
+      return;
     }
+    for (const job of jobs) this.jobs.set(job.id, job);
+    this.stats.claimed += jobs.length;
+    this.contact();
+    this.emit({ type: 'claimed', now: this.clock.now(), sentAt, limit, jobs: jobs.map((job) => ({ jobId: job.id, attempt: job.attempt })) });
   }
 
   /** Runs a claimed job's attempt; its outcome goes to the completer unless its own transaction wrote it. */

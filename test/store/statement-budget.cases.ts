@@ -15,6 +15,8 @@ export interface Budget {
   readonly enqueueOne: number;
   readonly claim32: number;
   readonly complete32: number;
+  /** 32 outcomes and a claim of 32 in one jobCompleteAndClaim (issue 36 item 2). */
+  readonly completeAndClaim32: number;
   readonly sweep32: number;
   readonly list200: number;
 }
@@ -71,6 +73,18 @@ export function statementBudgetCases(target: () => BudgetTarget, budget: Budget)
     const complete = await count(async () => (results = await store.jobCompleteMany({ workerId: 'budget', outcomes })));
     expect(results.filter((r) => r.status === 'applied')).toHaveLength(32);
     expect(complete.statements).toBe(budget.complete32);
+  });
+
+  it(`issue 36 item 2: reports 32 outcomes and claims the next 32 in ${budget.completeAndClaim32} statement(s)`, async () => {
+    const { store, count } = target();
+    await store.jobEnqueueMany({ jobs: Array.from({ length: 64 }, () => input('both')) });
+    const claimed = await store.jobClaim({ workerId: 'budget', limit: 32, queues: ['both'], leaseMs: 60_000 });
+    const outcomes = claimed.map((job) => ({ jobId: job.id, attempt: job.attempt, kind: 'succeeded' as const }));
+    let both: Awaited<ReturnType<NonNullable<JobStore['jobCompleteAndClaim']>>> | undefined;
+    const sent = await count(async () => (both = await store.jobCompleteAndClaim!({ workerId: 'budget', outcomes, claim: { limit: 32, queues: ['both'], leaseMs: 60_000 } })));
+    expect(both!.results.filter((r) => r.status === 'applied')).toHaveLength(32);
+    expect(both!.jobs).toHaveLength(32);
+    expect(sent.statements).toBe(budget.completeAndClaim32);
   });
 
   it(`sweeps 32 lapsed leases in ${budget.sweep32} statement(s)`, async () => {

@@ -39,5 +39,5 @@ afterAll(async () => {
 // page is two in one transaction: the planner settings that pin its plan to the ordered index scan
 // whatever the statistics say (list-jobs.query.ts says why), then the page.
 describe('statement budget on PostgreSQL', () => {
-  statementBudgetCases(() => target, { enqueueOne: 1, claim32: 1, complete32: 1, sweep32: 1, list200: 2 });
+  statementBudgetCases(() => target, { enqueueOne: 1, claim32: 1, complete32: 1, completeAndClaim32: 1, sweep32: 1, list200: 2 });
 });

@@ -37,5 +37,5 @@ afterAll(async () => {
 // before it leases them, so that a priority with only future-dated jobs is never walked;
 // the outcome write is one UPDATE per outcome (its triggers apply the effects).
 describe('statement budget on SQLite', () => {
-  statementBudgetCases(() => target, { enqueueOne: 3, claim32: 4, complete32: 34, sweep32: 3, list200: 1 });
+  statementBudgetCases(() => target, { enqueueOne: 3, claim32: 4, complete32: 34, completeAndClaim32: 38, sweep32: 3, list200: 1 });
 });

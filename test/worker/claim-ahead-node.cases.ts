@@ -28,6 +28,13 @@ export function runClaimAheadNodeCases(makeTarget: () => Promise<ConformanceTarg
       claims.push({ limit: params.limit, got: jobs.length });
       return jobs;
     };
+    // A claim that carries outcomes travels as one call with them.
+    const both = store.jobCompleteAndClaim!.bind(store);
+    store.jobCompleteAndClaim = async (params) => {
+      const result = await both(params);
+      claims.push({ limit: params.claim.limit, got: result.jobs.length });
+      return result;
+    };
     return claims;
   }
 

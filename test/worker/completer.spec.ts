@@ -93,3 +93,56 @@ describe('Completer after close', () => {
     expect(settled).toEqual([{ jobId: 'late', result: 'dropped' }]);
   });
 });
+
+describe('Completer lending outcomes to a claim (issue 36 item 2)', () => {
+  it('hands its waiting outcomes to a claim that carries them, and settles them from that write', async () => {
+    const { gate, settled, completer } = setup();
+    completer.submit(outcome('a'));
+    completer.submit(outcome('b'));
+    const lent = completer.take();
+    expect(lent.map((o) => o.jobId)).toEqual(['a', 'b']);
+    await settle();
+    // Taken before its own flush ran: nothing is written twice.
+    expect(gate.calls).toHaveLength(0);
+    let idle = false;
+    void completer.idle().then(() => (idle = true));
+    await settle();
+    expect(idle).toBe(false);
+    completer.settle(lent, [
+      { jobId: 'a', attempt: 1, status: 'applied', state: 'succeeded' },
+      { jobId: 'b', attempt: 1, status: 'stale' },
+    ]);
+    await settle();
+    expect(idle).toBe(true);
+    expect(settled).toEqual([
+      { jobId: 'a', result: { jobId: 'a', attempt: 1, status: 'applied', state: 'succeeded' } },
+      { jobId: 'b', result: { jobId: 'b', attempt: 1, status: 'stale' } },
+    ]);
+  });
+
+  it('writes outcomes a failed claim gave back, after the backoff, and lends none while that retry waits', async () => {
+    const { timers, gate, settled, completer } = setup();
+    completer.submit(outcome('a'));
+    const lent = completer.take();
+    completer.giveBack(lent, new Error('connection terminated'));
+    completer.submit(outcome('b'));
+    expect(completer.take()).toEqual([]);
+    await settle();
+    expect(gate.calls).toHaveLength(0);
+    await timers.advance(100);
+    expect(gate.calls.map((c) => c.outcomes.map((o) => o.jobId))).toEqual([['a', 'b']]);
+    gate.succeed();
+    await settle();
+    expect(settled.map((s) => s.jobId)).toEqual(['a', 'b']);
+  });
+
+  it('drops outcomes whose claim was refused as bad input: retrying cannot fix them', async () => {
+    const { timers, gate, settled, completer } = setup();
+    const { InvalidArgumentError } = await import('../../lib/core/index.js');
+    completer.submit(outcome('a'));
+    completer.giveBack(completer.take(), new InvalidArgumentError('output is too large.', 'output'));
+    await timers.advance(600_000);
+    expect(gate.calls).toHaveLength(0);
+    expect(settled).toEqual([{ jobId: 'a', result: 'dropped' }]);
+  });
+});

@@ -247,6 +247,12 @@ describe('WorkerNode on the in-memory store', () => {
         get(target, prop, receiver) {
           if (prop === 'jobClaim') return (input: Parameters<JobStore['jobClaim']>[0]) => (claims.push(input.limit), target.jobClaim(input));
           if (prop === 'jobCompleteMany') return (input: Parameters<JobStore['jobCompleteMany']>[0]) => (writes.push(input.outcomes.length), target.jobCompleteMany(input));
+          // A claim that carries outcomes: one call, counted as the claim and the write it stands for.
+          if (prop === 'jobCompleteAndClaim') {
+            return (input: Parameters<NonNullable<JobStore['jobCompleteAndClaim']>>[0]) => (
+              claims.push(input.claim.limit), writes.push(input.outcomes.length), target.jobCompleteAndClaim(input)
+            );
+          }
           const value = Reflect.get(target, prop, receiver);
           return typeof value === 'function' ? value.bind(target) : value;
         },

@@ -26,6 +26,7 @@ import { scheduleListCases } from './cases/schedule-list.cases.js';
 import { retentionCases } from './cases/retention.cases.js';
 import { enqueueCases } from './cases/enqueue.cases.js';
 import { fenceCases } from './cases/fence.cases.js';
+import { completeAndClaimCases } from './cases/complete-and-claim.cases.js';
 import { foreignIdCases } from './cases/foreign-id.cases.js';
 import { leaseCases } from './cases/lease.cases.js';
 import { discardCases } from './cases/discard.cases.js';
@@ -70,6 +71,7 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('priorities', () => priorityCases(ctx));
   describe('claims past held-back jobs', () => heldBackCases(ctx));
   describe('the fenced outcome write', () => fenceCases(ctx));
+  describe('outcomes and a claim in one call', () => completeAndClaimCases(ctx));
   describe('leases, heartbeats and the sweep', () => leaseCases(ctx));
   describe('retry schedule', () => retryCases(ctx));
   describe('operator actions and listings', () => operatorCases(ctx));

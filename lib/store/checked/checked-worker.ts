@@ -3,6 +3,8 @@ import { normalizeEnqueueMany } from '../enqueue-input.js';
 import type {
   AttemptTransaction,
   ClaimParams,
+  CompleteAndClaimParams,
+  CompleteAndClaimResult,
   CompleteParams,
   EnqueueManyParams,
   EnqueueParams,
@@ -58,6 +60,24 @@ export class CheckedWorker extends CheckedBase implements WorkerStore, ProducerS
 
   async jobCompleteMany(params: CompleteParams): Promise<OutcomeResult[]> {
     return this.driver.jobCompleteMany(checkCompleteParams(params, this.limits));
+  }
+
+  /**
+   * Both checks run before anything is written. A driver that cannot do both in one round trip
+   * gets the two calls in turn; a claim that fails after the outcomes were written is reported in
+   * `claimError`, never thrown, so the caller does not send applied outcomes again.
+   */
+  async jobCompleteAndClaim(params: CompleteAndClaimParams): Promise<CompleteAndClaimResult> {
+    const { workerId, outcomes, claim } = paramsOf('jobCompleteAndClaim', params, '{ workerId, outcomes, claim }');
+    const complete = checkCompleteParams({ workerId, outcomes }, this.limits);
+    const claimParams = checkClaimParams({ ...paramsOf('jobCompleteAndClaim claim', claim, '{ limit, queues, leaseMs, includeLapsed? }'), workerId });
+    if (this.driver.jobCompleteAndClaim) return this.driver.jobCompleteAndClaim({ ...complete, claim: claimParams });
+    const results = complete.outcomes.length === 0 ? [] : await this.driver.jobCompleteMany(complete);
+    try {
+      return { results, jobs: await this.driver.jobClaim(claimParams) };
+    } catch (claimError) {
+      return { results, jobs: [], claimError };
+    }
   }
 
   async jobRelinquishMany(params: RelinquishParams): Promise<OutcomeResult[]> {

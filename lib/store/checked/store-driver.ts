@@ -4,6 +4,7 @@ import type { NewJob, Rate } from '../enqueue-input.js';
 import type {
   AttemptTransaction,
   AuditRecord,
+  CompleteAndClaimResult,
   ConcurrencyLimit,
   RateLimit,
   RateLimitStatus,
@@ -149,6 +150,8 @@ export interface StoreDriver {
   jobClaim(params: CheckedClaimParams): Promise<JobRecord[]>;
   jobHeartbeat(params: DriverHeartbeatParams): Promise<HeartbeatResult>;
   jobCompleteMany(params: DriverCompleteParams): Promise<OutcomeResult[]>;
+  /** Outcomes, then a claim, in one round trip where the store can; without it CheckedStore sends the two in turn. */
+  jobCompleteAndClaim?(params: DriverCompleteParams & { readonly claim: CheckedClaimParams }): Promise<CompleteAndClaimResult>;
   jobRelinquishMany(params: DriverRelinquishParams): Promise<OutcomeResult[]>;
   jobExpireLeases(params: { readonly limit: number }): Promise<ExpiredLease[]>;
   jobParentOutput(params: DriverParentOutputParams): Promise<ParentOutput>;

@@ -1,8 +1,11 @@
 import { claimOrder, type JobRow } from '../job-row.js';
-import type { CheckedClaimParams } from '../checked/store-params.js';
+import type { OutcomeResult } from '../job-store.types.js';
+import type { CheckedClaimParams, NormalizedOutcome } from '../checked/store-params.js';
 import type { PgExecutor } from './pg-executor.js';
 import type { claimLimitedQuery } from './queries/claim-limited.query.js';
 import type { claimUnlimitedQuery } from './queries/claim-unlimited.query.js';
+import type { completeAndClaimQuery } from './queries/complete-and-claim.query.js';
+import type { completeJobsQuery } from './queries/complete-jobs.query.js';
 
 /** Runs `work` in a short transaction of its own. */
 export type ClaimTransaction = <T>(work: (db: PgExecutor) => Promise<T>) => Promise<T>;
@@ -49,6 +52,8 @@ export class PostgresClaimPath {
     private readonly sql: {
       readonly claimUnlimited: ReturnType<typeof claimUnlimitedQuery>;
       readonly claimLimited: ReturnType<typeof claimLimitedQuery>;
+      readonly complete: ReturnType<typeof completeJobsQuery>;
+      readonly completeAndClaim: ReturnType<typeof completeAndClaimQuery>;
     },
     private readonly transaction: ClaimTransaction,
     /** Provisions the limits declared at enqueue, in a transaction of its own (provision-pending-limits.query.ts). */
@@ -73,6 +78,37 @@ export class PostgresClaimPath {
       }
     }
     return rows.sort(claimOrder);
+  }
+
+  /**
+   * Writes `outcomes` for `workerId`, then leases up to `params.limit` jobs. While the database has
+   * no limit both go in one statement (complete-and-claim.query.ts); with one, the outcomes are
+   * written first and the limited claim follows, so it counts what they freed. `claimError` is set
+   * when that second claim failed: the outcomes were written all the same.
+   */
+  async completeAndClaim(
+    db: PgExecutor,
+    outcomes: readonly NormalizedOutcome[],
+    params: CheckedClaimParams,
+  ): Promise<{ results: OutcomeResult[]; rows: JobRow[]; claimError?: unknown }> {
+    let results: OutcomeResult[];
+    if (this.limitedClaimsLeft === 0) {
+      const both = await this.sql.completeAndClaim(db, outcomes, params);
+      if (!both.limited) {
+        this.signals.held(false);
+        return { results: both.results, rows: both.rows.sort(claimOrder) };
+      }
+      this.limitedClaimsLeft = LIMITED_CLAIMS_BEFORE_RETRY;
+      results = both.results;
+    } else {
+      this.limitedClaimsLeft -= 1;
+      results = await this.sql.complete(db, params.workerId, outcomes);
+    }
+    try {
+      return { results, rows: (await this.limitedThenProvision(params)).sort(claimOrder) };
+    } catch (claimError) {
+      return { results, rows: [], claimError };
+    }
   }
 
   /**

@@ -11,7 +11,7 @@ import type {
 import { assertAcyclic } from '../dependencies/dependency-plan.js';
 import type { NewJob } from '../enqueue-input.js';
 import { toJob } from '../job-row.js';
-import type { AttemptTransaction, EnqueueResult, HeartbeatResult, OutcomeResult, ParentOutput } from '../job-store.types.js';
+import type { AttemptTransaction, CompleteAndClaimResult, EnqueueResult, HeartbeatResult, OutcomeResult, ParentOutput } from '../job-store.types.js';
 import { type CheckedClaimParams } from '../checked/store-params.js';
 import { hasUniqueKeys } from '../unique/unique-plan.js';
 import type { PgExecutor } from './pg-executor.js';
@@ -71,6 +71,14 @@ export class PostgresDriverWorker extends PostgresDriverBase {
     const results = await this.sql.complete(this.db, workerId, outcomes);
     this.heldWake.applied(results);
     return results;
+  }
+
+  async jobCompleteAndClaim({ outcomes, claim }: DriverCompleteParams & { readonly claim: CheckedClaimParams }): Promise<CompleteAndClaimResult> {
+    const { results, rows, claimError } = await this.claims.completeAndClaim(this.db, outcomes, claim);
+    this.heldWake.applied(results);
+    if (rows.length === claim.limit) this.statistics = this.analyzeGuard.check(this.db);
+    const jobs = rows.map(toJob);
+    return claimError === undefined ? { results, jobs } : { results, jobs, claimError };
   }
 
   async jobRelinquishMany({ workerId, leases }: DriverRelinquishParams): Promise<OutcomeResult[]> {

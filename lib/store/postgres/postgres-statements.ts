@@ -1,6 +1,7 @@
 import type { PostgresNaming } from './postgres-naming.js';
 import { claimLimitedQuery } from './queries/claim-limited.query.js';
 import { claimUnlimitedQuery } from './queries/claim-unlimited.query.js';
+import { completeAndClaimQuery } from './queries/complete-and-claim.query.js';
 import { completeJobsQuery } from './queries/complete-jobs.query.js';
 import { databaseNowQuery } from './queries/database-now.query.js';
 import { deleteScheduleQuery } from './queries/delete-schedule.query.js';
@@ -76,6 +77,7 @@ export interface PostgresStatements {
   readonly claimLimited: ReturnType<typeof claimLimitedQuery>;
   readonly heartbeat: ReturnType<typeof heartbeatJobsQuery>;
   readonly complete: ReturnType<typeof completeJobsQuery>;
+  readonly completeAndClaim: ReturnType<typeof completeAndClaimQuery>;
   readonly relinquish: ReturnType<typeof relinquishJobsQuery>;
   readonly expire: ReturnType<typeof expireLeasesQuery>;
   // Reads and operator actions
@@ -149,6 +151,7 @@ export function postgresStatements(t: PostgresNaming, options: { readonly asyncC
     claimLimited: claimLimitedQuery(t, claim),
     heartbeat: heartbeatJobsQuery(t),
     complete: completeJobsQuery(t),
+    completeAndClaim: completeAndClaimQuery(t),
     relinquish: relinquishJobsQuery(t),
     expire: expireLeasesQuery(t),
     get: getJobQuery(t),

@@ -30,13 +30,18 @@ import { outcomeResults } from './outcome-results.js';
  * takes no such lock. A cancel request that commits between this statement's snapshot and its
  * write turns a retry into a cancel without that lock; a dependant enqueued at that very moment
  * is then released by the maintenance sweep.
+ *
+ * {@link completeCtes} gives its steps as CTEs for a statement's WITH list: `ending`, `applied` (it
+ * returns `id`, `state`, `schedule_id`) and the schedules it halts. `$1` is the worker id; the
+ * reports' arrays (ids, attempts, kinds, outputs, errors, retry delays) are the six parameters from
+ * `$first` on. complete-and-claim.query.ts puts them before a claim in one statement.
  */
-export function completeJobsQuery(t: PostgresNaming) {
+export function completeCtes(t: PostgresNaming, first: number): string {
+  const [ids, attempts, kinds, outputs, errors, delays] = [0, 1, 2, 3, 4, 5].map((i) => `$${first + i}`);
   const retry = `(r.kind = 'failed' AND NOT j.cancel_requested AND j.attempt < j.max_attempts)`;
   const fence = `CASE WHEN j.state = 'running' THEN j.worker_id = $1 AND j.leased_until > statement_timestamp() ELSE false END`;
-  const text = `
-    WITH ending AS MATERIALIZED (
-      SELECT j.id FROM ${t.jobs} j, unnest($2::uuid[], $3::integer[], $4::text[]) AS r(id, attempt, kind)
+  return `ending AS MATERIALIZED (
+      SELECT j.id FROM ${t.jobs} j, unnest(${ids}::uuid[], ${attempts}::integer[], ${kinds}::text[]) AS r(id, attempt, kind)
       WHERE j.id = r.id AND j.attempt = r.attempt AND ${fence} AND NOT ${retry}
       ORDER BY j.id
       FOR UPDATE OF j
@@ -55,24 +60,34 @@ export function completeJobsQuery(t: PostgresNaming) {
       output = CASE WHEN r.kind = 'succeeded' THEN r.output::jsonb ELSE j.output END,
       finished_at = CASE WHEN ${retry} THEN j.finished_at ELSE statement_timestamp() END,
       updated_at = statement_timestamp()
-    FROM unnest($2::uuid[], $3::integer[], $4::text[], $5::text[], $6::text[], $7::bigint[])
+    FROM unnest(${ids}::uuid[], ${attempts}::integer[], ${kinds}::text[], ${outputs}::text[], ${errors}::text[], ${delays}::bigint[])
       AS r(id, attempt, kind, output, error, delay_ms)
     WHERE (SELECT count(*) FROM ending) >= 0 AND j.id = r.id AND j.attempt = r.attempt AND ${fence}
     RETURNING j.id, j.state, j.schedule_id
-    ), ${haltSchedulesCte(t, 'applied')}
+    ), ${haltSchedulesCte(t, 'applied')}`;
+}
+
+/** The outcome write's parameters after the worker id, in the order {@link completeCtes} reads them. */
+export function completeValues(outcomes: readonly NormalizedOutcome[]): unknown[] {
+  return [
+    outcomes.map((o) => o.jobId),
+    outcomes.map((o) => o.attempt),
+    outcomes.map((o) => o.kind),
+    outcomes.map((o) => o.output),
+    outcomes.map((o) => o.error),
+    outcomes.map((o) => o.retryDelayMs),
+  ];
+}
+
+/** The outcome write alone: {@link completeCtes}, and the rows it changed. */
+export function completeJobsQuery(t: PostgresNaming) {
+  const text = `
+    WITH ${completeCtes(t, 2)}
     SELECT id, state FROM applied`;
 
   return async (db: PgExecutor, workerId: string, outcomes: readonly NormalizedOutcome[]): Promise<OutcomeResult[]> => {
     if (outcomes.length === 0) return [];
-    const rows = await db.query<{ id: string; state: OutcomeResult['status'] }>(text, [
-      workerId,
-      outcomes.map((o) => o.jobId),
-      outcomes.map((o) => o.attempt),
-      outcomes.map((o) => o.kind),
-      outcomes.map((o) => o.output),
-      outcomes.map((o) => o.error),
-      outcomes.map((o) => o.retryDelayMs),
-    ]);
+    const rows = await db.query<{ id: string; state: OutcomeResult['status'] }>(text, [workerId, ...completeValues(outcomes)]);
     return outcomeResults(outcomes, rows);
   };
 }

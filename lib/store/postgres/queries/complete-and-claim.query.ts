@@ -1,0 +1,74 @@
+import type { JobRow } from '../../job-row.js';
+import type { OutcomeResult } from '../../job-store.js';
+import type { CheckedClaimParams, NormalizedOutcome } from '../../checked/store-params.js';
+import type { PgExecutor } from '../pg-executor.js';
+import { limitFunction } from '../postgres-limits.js';
+import type { PostgresNaming } from '../postgres-naming.js';
+import { fromPgRow, jobColumns, type PgJobRow } from '../postgres-row.js';
+import { claimCandidates, claimDue, claimLease, claimPaused, claimValues } from './claim-steps.sql.js';
+import { completeCtes, completeValues } from './complete-jobs.query.js';
+import { outcomeResults } from './outcome-results.js';
+import { perQueueList } from './queue-list.sql.js';
+
+/**
+ * A worker's outcomes and its next claim in one statement, one round trip and one commit: the
+ * fenced outcome write (complete-jobs.query.ts) and the unlimited claim (claim-unlimited.query.ts),
+ * each as it is alone. The claim's parameters come first ($1 worker id, which the fence shares, $2
+ * batch size, $3 lease, $4 lapsed search), the reports' arrays after them ($5 to $10).
+ *
+ * Both parts read one snapshot, and they never touch the same row: the outcomes apply to running
+ * jobs whose lease is live at the statement's time, the claim takes due scheduled jobs and leases
+ * that had lapsed by then. A job the outcomes reschedule to run at once is due for the next claim,
+ * not this one. The statement's triggers fire once, for the rows of both parts. What the outcomes
+ * did comes back on the first row alone: on every row it would be a batch of ids for each job
+ * claimed, sent and parsed a hundred times over for a claim of 100 (2.5 times the statement's
+ * own time).
+ *
+ * It is used only while the database has no limit: with one, a claim must count the slots and
+ * starts the outcomes free, which the same snapshot cannot see, so the limited claim then runs
+ * after the outcomes, in a transaction of its own (postgres-claim.ts). If a limit appeared since
+ * the last claim, the claim part takes nothing and says so (`limited`), as the unlimited claim
+ * does, and the outcomes are written all the same. The commit waits for its WAL flush, whatever
+ * `asyncClaimCommit` says: it records outcomes.
+ */
+export function completeAndClaimQuery(t: PostgresNaming) {
+  const statement = (steps: string, picked: string) => `
+    WITH ${completeCtes(t, 5)}, ${claimPaused(t)}, limited AS MATERIALIZED (
+      SELECT ${limitFunction(t, 'limits_gate')}() AS yes
+    ), ${steps}, picked AS (
+      ${picked}
+    ), claimed AS (
+      ${claimLease(t)}
+      RETURNING ${jobColumns('j')}
+    )
+    SELECT c.*, l.yes AS limited,
+      CASE WHEN row_number() OVER () = 1 THEN (SELECT array_agg(a.id::text) FROM applied a) END AS applied_ids,
+      CASE WHEN row_number() OVER () = 1 THEN (SELECT array_agg(a.state) FROM applied a) END AS applied_states
+    FROM limited l LEFT JOIN claimed c ON true`;
+  const statements = perQueueList((listed) => ({
+    withLapsed: statement(
+      claimCandidates(t, listed, 'id, priority, run_at, seq', 'NOT (SELECT yes FROM limited)'),
+      'SELECT id FROM (SELECT * FROM due UNION ALL SELECT * FROM lapsed) c ORDER BY priority, run_at, seq LIMIT $2',
+    ),
+    // The same parameters in both texts (an unused $4 included), so the reports stay at $5 on.
+    dueOnly: statement(claimDue(t, listed, 'id', 'NOT (SELECT yes FROM limited) AND $4::boolean IS NOT NULL'), 'SELECT id FROM due'),
+  }));
+
+  return async (
+    db: PgExecutor,
+    outcomes: readonly NormalizedOutcome[],
+    params: CheckedClaimParams,
+  ): Promise<{ results: OutcomeResult[]; rows: JobRow[]; limited: boolean }> => {
+    const { withLapsed, dueOnly } = statements(params.queues);
+    type Row = PgJobRow & { limited: boolean; applied_ids: string[] | null; applied_states: string[] | null };
+    const rows = await db.query<Row>(params.includeLapsed ? withLapsed : dueOnly, [...claimValues(params), ...completeValues(outcomes)]);
+    const first = rows[0];
+    const ids = first?.applied_ids ?? [];
+    const states = first?.applied_states ?? [];
+    return {
+      results: outcomeResults(outcomes, ids.map((id, i) => ({ id, state: states[i]! }))),
+      rows: rows.filter((row) => row.id !== null).map(fromPgRow),
+      limited: first?.limited === true,
+    };
+  };
+}
