@@ -1,7 +1,9 @@
+import type { FinishMode } from '../../../core/index.js';
 import type { OutcomeResult } from '../../job-store.js';
 import type { NormalizedOutcome } from '../../checked/store-params.js';
 import type { PgExecutor } from '../pg-executor.js';
 import type { PostgresNaming } from '../postgres-naming.js';
+import { leanFinishSetting } from '../postgres-effects.js';
 import { haltSchedulesCte } from './halt-schedules.cte.js';
 import { outcomeResults } from './outcome-results.js';
 
@@ -30,8 +32,15 @@ import { outcomeResults } from './outcome-results.js';
  * takes no such lock. A cancel request that commits between this statement's snapshot and its
  * write turns a retry into a cancel without that lock; a dependant enqueued at that very moment
  * is then released by the maintenance sweep.
+ *
+ * Under the `lean` finish the statement first marks its transaction lean (`lean`, a transaction-local
+ * setting naming this installation's jobs table), and the effects trigger (postgres-effects.ts)
+ * deletes, in this same statement, each success that nothing needs, instead of logging it. The
+ * trigger decides, not this statement: it runs after this statement's row locks are held, with a
+ * snapshot of its own, so it sees a dependant whose enqueue committed while this write waited for
+ * a parent's lock (parent-guard.sql.ts). An attempt transaction sends this same statement.
  */
-export function completeJobsQuery(t: PostgresNaming) {
+export function completeJobsQuery(t: PostgresNaming, finish: FinishMode = 'keep') {
   const retry = `(r.kind = 'failed' AND NOT j.cancel_requested AND j.attempt < j.max_attempts)`;
   const fence = `CASE WHEN j.state = 'running' THEN j.worker_id = $1 AND j.leased_until > statement_timestamp() ELSE false END`;
   const text = `
@@ -40,7 +49,7 @@ export function completeJobsQuery(t: PostgresNaming) {
       WHERE j.id = r.id AND j.attempt = r.attempt AND ${fence} AND NOT ${retry}
       ORDER BY j.id
       FOR UPDATE OF j
-    ), applied AS (
+    ),${finish === 'lean' ? ` lean AS MATERIALIZED (SELECT ${leanFinishSetting(t)} IS NOT NULL AS marked),` : ''} applied AS (
     UPDATE ${t.jobs} j SET
       state = CASE
         WHEN r.kind = 'succeeded' THEN 'succeeded'
@@ -57,7 +66,7 @@ export function completeJobsQuery(t: PostgresNaming) {
       updated_at = statement_timestamp()
     FROM unnest($2::uuid[], $3::integer[], $4::text[], $5::text[], $6::text[], $7::bigint[])
       AS r(id, attempt, kind, output, error, delay_ms)
-    WHERE (SELECT count(*) FROM ending) >= 0 AND j.id = r.id AND j.attempt = r.attempt AND ${fence}
+    WHERE (SELECT count(*) FROM ending) >= 0${finish === 'lean' ? ' AND (SELECT marked FROM lean)' : ''} AND j.id = r.id AND j.attempt = r.attempt AND ${fence}
     RETURNING j.id, j.state, j.schedule_id
     ), ${haltSchedulesCte(t, 'applied')}
     SELECT id, state FROM applied`;
