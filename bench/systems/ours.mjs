@@ -55,9 +55,9 @@ export default {
       close: () => dataSource.destroy(),
     };
   },
-  /** settings: WorkerOptions, plus the store option asyncClaimCommit and `telemetry` ('api', 'sdk', 'sdk-traces' or 'sdk-metrics'). */
-  async worker(url, { asyncClaimCommit, telemetry: otel, ...settings }, handler, max = 10) {
-    const { dataSource, store } = await open(url, max, { asyncClaimCommit });
+  /** settings: WorkerOptions, plus the store options asyncClaimCommit and finish, and `telemetry` ('api', 'sdk', 'sdk-traces' or 'sdk-metrics'). */
+  async worker(url, { asyncClaimCommit, finish, telemetry: otel, ...settings }, handler, max = 10) {
+    const { dataSource, store } = await open(url, max, { asyncClaimCommit, finish });
     if (otel?.startsWith('sdk')) await registerNoopSdk();
     const silent = { log() {}, warn() {}, error() {} };
     // sdk-traces and sdk-metrics split the SDK's cost between spans and samples.
