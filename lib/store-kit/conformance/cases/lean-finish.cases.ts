@@ -258,6 +258,23 @@ export function leanFinishCases(ctx: SuiteContext): void {
     await expectGone(h, retried);
   });
 
+  it.each(['off', 'transitions'] as const)('issue 36 item 4: under lean with historyPolicy %s a success nothing needs is deleted and a failure kept', async (historyPolicy) => {
+    const h = await ctx.open({ finish: 'lean', historyPolicy });
+    const done = await enqueue(h.store, { name: 'report.send' });
+    const failed = await enqueue(h.store, { name: 'report.send', maxAttempts: 1 });
+    await h.store.jobClaim({ workerId: 'w', limit: 2, queues: ['default'], leaseMs: LEASE_MS });
+    await h.store.jobCompleteMany({
+      workerId: 'w',
+      outcomes: [
+        { jobId: done, attempt: 1, kind: 'succeeded' },
+        { jobId: failed, attempt: 1, kind: 'failed', error: 'x', retryDelayMs: 0 },
+      ],
+    });
+    await expectGone(h, done);
+    expect((await mustGet(h.store, failed)).state).toBe('dead_lettered');
+    expect((await h.store.jobHistory({ jobId: failed })).map((entry) => entry.state)).toEqual(historyPolicy === 'off' ? [] : ['scheduled', 'running', 'dead_lettered']);
+  });
+
   it('issue 36 item 4: under lean a stale success deletes nothing and comes back stale', async () => {
     const h = await ctx.open({ finish: 'lean' });
     const id = await enqueue(h.store, { name: 'report.send' });
