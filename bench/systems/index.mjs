@@ -15,6 +15,8 @@ export const variants = {
   'ours-default': { system: 'ours', label: 'ours, defaults', settings: (c) => ({ concurrency: c }) },
   // Short handlers: claims as large as the concurrency, committed without waiting for the flush (README, "Performance").
   'ours-tuned': { system: 'ours', label: 'ours, tuned', settings: (c) => ({ concurrency: c, claimBatchSize: Math.min(c, 200), asyncClaimCommit: true }) },
+  // The same with the store option finish: 'lean': a success that nothing needs is deleted in its outcome write (docs/stores.md#lean-finish).
+  'ours-tuned-lean': { system: 'ours', label: 'ours, tuned, lean finish', settings: (c) => ({ concurrency: c, claimBatchSize: Math.min(c, 200), asyncClaimCommit: true, finish: 'lean' }) },
   // The same with OpenTelemetry: the API installed and no SDK (what every app with the package pays),
   // and an SDK whose spans go to a no-op exporter and whose metrics are aggregated (docs/observability.md).
   'ours-tuned-otel-api': { system: 'ours', label: 'ours, tuned, OTel API without SDK', settings: (c) => ({ concurrency: c, claimBatchSize: Math.min(c, 200), asyncClaimCommit: true, telemetry: 'api' }) },
@@ -42,6 +44,7 @@ export const variants = {
 export const headline = {
   'ours-default': 10,
   'ours-tuned': 200,
+  'ours-tuned-lean': 200,
   'ours-tuned-otel-api': 200,
   'ours-tuned-otel-sdk': 200,
   'ours-tuned-otel-traces': 200,

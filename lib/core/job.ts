@@ -21,6 +21,13 @@ export type DependencyMode = 'on_success' | 'on_any_terminal';
 /** What the transition history keeps: nothing, each state change, or each change with its error text. */
 export type HistoryPolicy = 'off' | 'transitions' | 'transitions_and_errors';
 
+/**
+ * What a store does with a job that succeeds: `keep` it (retention deletes it later), or, under
+ * `lean`, delete it inside its fenced outcome write when nothing needs it: no dependants, no
+ * output, no unique key, and no observer still to be fed its entries (docs/stores.md#lean-finish).
+ */
+export type FinishMode = 'keep' | 'lean';
+
 /** A job as every store reports it. Times are instants taken from the store's clock. */
 export interface JobRecord<TPayload = unknown> {
   readonly id: string;

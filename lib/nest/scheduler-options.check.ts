@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { FactoryProvider, InjectionToken } from '@nestjs/common';
 import { assertMaxAttempts, assertPositiveInteger, assertQueueName, assertOptionsObject, assertRate, checkLimitTarget, checkOptions, InvalidArgumentError, resolveLimits, showKey, showValue, type SchedulerLimits } from '../core/index.js';
-import { assertHistoryPolicy, type JobStore } from '../store/index.js';
+import { assertFinishMode, assertHistoryPolicy, type JobStore } from '../store/index.js';
 import { checkAttemptHooks, resolveWorkerOptions, WORKER_OPTION_KEYS, type ResolvedWorkerOptions } from '../worker/index.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
 import { HOOKS_WITHOUT_WORKER, OPTION_NEEDS_BUILT_STORE } from './scheduler.messages.js';
@@ -11,7 +11,7 @@ import { SCHEDULER_WORKER_OPTIONS } from './scheduler.tokens.js';
 /** Every key forRoot/forRootAsync understands: the worker's (from its defaults), the module's, and the builder's extras. */
 export const SCHEDULER_OPTION_KEYS: ReadonlySet<string> = new Set<string>([
   ...WORKER_OPTION_KEYS,
-  'store', 'dataSource', 'schema', 'tablePrefix', 'limits', 'maxAttempts', 'autoStart', 'migrationsRun', 'historyPolicy', 'queueLimits', 'rateLimits', 'asyncClaimCommit',
+  'store', 'dataSource', 'schema', 'tablePrefix', 'limits', 'maxAttempts', 'autoStart', 'migrationsRun', 'historyPolicy', 'finish', 'queueLimits', 'rateLimits', 'asyncClaimCommit',
   'worker', 'jobs', 'attemptHooks', 'telemetry',
   'isGlobal', 'dataSourceName',
 ]);
@@ -32,6 +32,7 @@ export function checkModuleOptions(options: SchedulerModuleOptions, limits: Sche
   checkOptions(options, SCHEDULER_OPTION_KEYS, { what: 'SchedulerModule', argument: 'SchedulerModule options', docs: 'docs/module-options.md' });
   const worker = resolveWorkerOptions(options);
   if (options.historyPolicy !== undefined) assertHistoryPolicy(options.historyPolicy);
+  if (options.finish !== undefined) assertFinishMode(options.finish);
   for (const flag of ['autoStart', 'migrationsRun', 'asyncClaimCommit'] as const) {
     if (options[flag] !== undefined && typeof options[flag] !== 'boolean') {
       throw new InvalidArgumentError(`${flag} must be true or false, got ${showValue(options[flag])}.`, flag);
@@ -102,5 +103,8 @@ export function checkExplicitStore(options: SchedulerModuleOptions, store: JobSt
   }
   if (options.limits !== undefined && !isDeepStrictEqual({ ...resolveLimits(options.limits) }, { ...store.limits })) {
     throw new InvalidArgumentError(OPTION_NEEDS_BUILT_STORE('limits'), 'limits');
+  }
+  if (options.finish !== undefined && options.finish !== store.finish) {
+    throw new InvalidArgumentError(OPTION_NEEDS_BUILT_STORE('finish'), 'finish');
   }
 }

@@ -23,13 +23,14 @@ export function createStore(options: SchedulerModuleOptions, dataSource: DataSou
       tablePrefix: options.tablePrefix,
       limits: options.limits,
       historyPolicy: options.historyPolicy,
+      finish: options.finish,
       asyncClaimCommit: options.asyncClaimCommit,
     });
   }
   if (type === 'better-sqlite3') {
     if (options.schema !== undefined) throw new InvalidArgumentError(SCHEMA_ON_SQLITE(), 'schema');
     if (options.asyncClaimCommit !== undefined) throw new InvalidArgumentError(ASYNC_CLAIM_COMMIT_ON_SQLITE(), 'asyncClaimCommit');
-    return new SqliteJobStore({ dataSource, tablePrefix: options.tablePrefix, limits: options.limits, historyPolicy: options.historyPolicy });
+    return new SqliteJobStore({ dataSource, tablePrefix: options.tablePrefix, limits: options.limits, historyPolicy: options.historyPolicy, finish: options.finish });
   }
   throw new InvalidArgumentError(UNSUPPORTED_DATA_SOURCE(type), 'dataSource');
 }

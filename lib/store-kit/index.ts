@@ -68,6 +68,7 @@ export {
   checkThroughputParams,
 } from '../store/checked/operator-read-params.js';
 export {
+  assertFinishMode,
   assertHistoryPolicy,
   assertLimitMax,
   assertPosition,

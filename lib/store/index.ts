@@ -8,7 +8,7 @@ export * from './checked/store-params.js';
 export { checkNodeBeatParams, checkNodeListParams, checkNodePruneParams, checkNodeRef, DEFAULT_NODE_LIST_LIMIT, MAX_NODE_PRUNE_BATCH } from './checked/node-params.js';
 export { cutPage, LIST_SCAN_LIMIT, matchesFilters, type DriverListParams, type ScannedJob } from './job-page.js';
 export * from './operator-reads.js';
-export { assertHistoryPolicy, limitKey } from './checked/effect-params.js';
+export { assertFinishMode, assertHistoryPolicy, limitKey } from './checked/effect-params.js';
 export * from './system-clock.js';
 export { MemoryJobStore, type MemoryJobStoreOptions, type MemoryStoreProbe } from './memory/memory-job-store.js';
 export { PostgresJobStore, type PostgresJobStoreOptions } from './postgres/postgres-job-store.js';

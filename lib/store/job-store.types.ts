@@ -2,7 +2,7 @@
 // made of. Type-only, and a leaf of lib/store: it imports types from lib/core and from small
 // type files only, never from an implementation, so nothing here can close an import cycle.
 import type { EntityManager } from 'typeorm';
-import type { CancelOutcome, HistoryPolicy, JobRecord, JobState, SchedulerLimits, TraceContext } from '../core/index.js';
+import type { CancelOutcome, FinishMode, HistoryPolicy, JobRecord, JobState, SchedulerLimits, TraceContext } from '../core/index.js';
 import type { EnqueueInput, Rate } from './enqueue-input.types.js';
 import type { StoreCapabilities } from './store-capabilities.js';
 import type { MintResult, Schedule, ScheduleInput, ScheduleReplayResult, ScheduleUpsertResult } from './schedules/schedule.types.js';
@@ -587,6 +587,11 @@ export interface NodeRecord {
   readonly lastSeenAt: Date;
   /** When the node recorded a graceful stop; null while it runs, and for a node that died without one. */
   readonly stoppedAt: Date | null;
+  /**
+   * The finish mode of the store the node's beats went through ({@link StoreInfo.finish}): whether
+   * its outcome writes delete the successes nothing needs. Null for a node of a release before it.
+   */
+  readonly finish: FinishMode | null;
 }
 
 /**
@@ -800,6 +805,13 @@ export interface ObserverHolderParams {
 /** A worker's request for an observer's delivery lease, held for `leaseMs`. */
 export interface ObserverLeaseParams extends ObserverHolderParams {
   readonly leaseMs: number;
+  /**
+   * The states the observer hears about, recorded on its cursor by each lease taken, so that a
+   * store under the `lean` finish keeps the jobs it would still be fed. Absent: every state.
+   */
+  readonly to?: readonly JobState[];
+  /** The wire names it hears about, recorded with `to`. Absent: every job. */
+  readonly jobs?: readonly string[];
 }
 
 /** A lease holder moving its observer's cursor past what it delivered. */
@@ -867,6 +879,13 @@ export interface StoreInfo {
 
   /** Which state changes the store appends to job history (`off` records none, and observers get nothing). */
   readonly historyPolicy: HistoryPolicy;
+
+  /**
+   * What this store's outcome writes do with a job that succeeds: `keep` it, or (`lean`) delete it
+   * in the same write when nothing needs it (docs/stores.md#lean-finish). Per store, not per
+   * installation: each node's outcome writes follow its own store's option.
+   */
+  readonly finish: FinishMode;
 }
 
 /** Writes jobs: what an application that only enqueues needs. */

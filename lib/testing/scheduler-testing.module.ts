@@ -83,10 +83,15 @@ function checkKitOptions(options: SchedulerTestingOptions): SchedulerTestingOpti
 }
 
 /** The store the kit runs on, on the kit's clock. */
-function testStore(kind: 'memory' | 'sqlite', clock: ManualClock, dataSource: DataSource | undefined, options: Pick<SchedulerModuleOptions, 'limits' | 'historyPolicy' | 'tablePrefix'>): JobStore {
+function testStore(
+  kind: 'memory' | 'sqlite',
+  clock: ManualClock,
+  dataSource: DataSource | undefined,
+  options: Pick<SchedulerModuleOptions, 'limits' | 'historyPolicy' | 'finish' | 'tablePrefix'>,
+): JobStore {
   if (kind === 'memory') {
     if (options.tablePrefix !== undefined) throw new InvalidArgumentError('tablePrefix applies only to the sqlite store; the memory store has no tables.', 'tablePrefix');
-    return new MemoryJobStore({ clock, limits: options.limits, historyPolicy: options.historyPolicy });
+    return new MemoryJobStore({ clock, limits: options.limits, historyPolicy: options.historyPolicy, finish: options.finish });
   }
   if (dataSource === undefined) {
     throw new InvalidArgumentError('The sqlite store runs on the application\'s TypeORM DataSource; register one with TypeOrmModule.forRoot({ type: "better-sqlite3", ... }).', 'store');
@@ -94,5 +99,5 @@ function testStore(kind: 'memory' | 'sqlite', clock: ManualClock, dataSource: Da
   if (dataSource.options.type !== 'better-sqlite3') {
     throw new InvalidArgumentError(`The sqlite store needs a better-sqlite3 DataSource, got one of type ${showValue(String(dataSource.options.type))}.`, 'store');
   }
-  return new SqliteJobStore({ dataSource, clock, tablePrefix: options.tablePrefix, limits: options.limits, historyPolicy: options.historyPolicy });
+  return new SqliteJobStore({ dataSource, clock, tablePrefix: options.tablePrefix, limits: options.limits, historyPolicy: options.historyPolicy, finish: options.finish });
 }

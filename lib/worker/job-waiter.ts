@@ -11,6 +11,7 @@ import {
   JobWaitTimeoutError,
   showValue,
   type FailedJobState,
+  type FinishMode,
 } from '../core/index.js';
 import { JOB_STATUS_BATCH, type JobStatus, type OperatorStore } from '../store/index.js';
 import type { FinishHints } from './finish-hints.js';
@@ -22,8 +23,13 @@ export interface JobWaitResult {
   readonly state: 'succeeded';
   /** What the handler stored with `setOutput`; null when it stored nothing. */
   readonly output: unknown;
-  /** The attempt that succeeded. */
+  /**
+   * The attempt that succeeded. For a job that a store under the `lean` finish deleted with its
+   * success, the least it can have been: the attempt a read last saw running, or the one after
+   * the last it saw waiting (docs/awaiting-results.md#the-lean-finish).
+   */
   readonly attempt: number;
+  /** When it succeeded; null for a job a store under the `lean` finish deleted with its success. */
   readonly finishedAt: Date | null;
 }
 
@@ -45,8 +51,11 @@ export interface JobWaiterOptions {
   readonly maxPollMs?: number;
 }
 
-/** What the waiter reads: job statuses, and whether the caller holds the store's only connection. */
-export type WaiterStore = Pick<OperatorStore, 'jobStatusMany' | 'callerHoldsConnection'>;
+/**
+ * What the waiter reads: job statuses, whether the caller holds the store's only connection, and
+ * the store's finish mode (a store that leaves it out keeps its jobs).
+ */
+export type WaiterStore = Pick<OperatorStore, 'jobStatusMany' | 'callerHoldsConnection'> & { readonly finish?: FinishMode };
 
 /** The longest `timeoutMs` a timer can hold (about 24.8 days). */
 const MAX_TIMEOUT_MS = 2_147_483_647;
@@ -67,6 +76,11 @@ interface Waiter {
  * A wait is registered before its first read, so a job that finishes at any moment after the call
  * is seen by a read that starts after it: a completion can land between a read and a hint, never
  * between the read and the registration.
+ *
+ * A store under the `lean` finish deletes a job that succeeds without output and that nothing else
+ * needs. So on such a store a job that a read saw unfinished and a later read cannot find has
+ * succeeded, without output: the wait resolves. One no read saw before it went is not found, as on
+ * any store: a wait that begins after the job finished cannot tell it from an unknown id.
  */
 export class JobWaiter {
   private readonly store: WaiterStore;
@@ -74,6 +88,8 @@ export class JobWaiter {
   private readonly minPollMs: number;
   private readonly maxPollMs: number;
   private readonly waiting = new Map<string, Set<Waiter>>();
+  /** Under the lean finish, each waited-on job's last unfinished status a read saw: if it then vanishes, it succeeded. */
+  private readonly unfinished = new Map<string, JobStatus>();
   private intervalMs: number;
   private timer: unknown;
   private soon = false;
@@ -211,6 +227,7 @@ export class JobWaiter {
     const set = this.waiting.get(id);
     if (!set?.delete(waiter) || set.size > 0) return;
     this.waiting.delete(id);
+    this.unfinished.delete(id);
     if (this.waiting.size === 0) this.stopPolling();
   }
 
@@ -305,10 +322,14 @@ export class JobWaiter {
   private settle(id: string, status: JobStatus | undefined): void {
     const set = this.waiting.get(id);
     if (!set) return;
-    if (status !== undefined && !isTerminalState(status.state)) return;
+    if (status !== undefined && !isTerminalState(status.state)) {
+      if (this.store.finish === 'lean') this.unfinished.set(id, status);
+      return;
+    }
+    const vanished = status === undefined ? this.unfinished.get(id) : undefined;
     // An outcome each: callers never share an error object.
     for (const waiter of [...set]) {
-      const outcome = outcomeOf(id, status)!;
+      const outcome = vanished ? leanSuccess(id, vanished) : outcomeOf(id, status)!;
       if (outcome instanceof Error) waiter.reject(outcome);
       else waiter.resolve(outcome);
     }
@@ -321,6 +342,15 @@ function outcomeOf(id: string, status: JobStatus | undefined): JobWaitResult | E
   if (!isTerminalState(status.state)) return null;
   if (status.state === 'succeeded') return { jobId: id, state: 'succeeded', output: status.output, attempt: status.attempt, finishedAt: status.finishedAt };
   return new JobFailedError(id, status.state as FailedJobState, status.lastError, status.attempt);
+}
+
+/**
+ * A job a read saw unfinished that a store under the lean finish has since deleted: it succeeded
+ * without output. Its attempt is the least it can have been: a running attempt succeeds as itself,
+ * a waiting job's next attempt is one more than it was charged.
+ */
+function leanSuccess(id: string, seen: JobStatus): JobWaitResult {
+  return { jobId: id, state: 'succeeded', output: null, attempt: seen.state === 'running' ? seen.attempt : seen.attempt + 1, finishedAt: null };
 }
 
 /** The keys `waitFor` takes. */

@@ -1,5 +1,5 @@
 import { retryDelayMs, type RandomSource, type RetryPolicy } from '../core/index.js';
-import type { HistoryEntry, JobStore } from '../store/index.js';
+import type { HistoryEntry, JobStore, ObserverLeaseParams } from '../store/index.js';
 import { describe } from './attempt-executor.js';
 import { describeError, errorText, type ErrorLogDetail } from './log-text.js';
 import type { SchedulerLogger } from './scheduler-logger.js';
@@ -59,7 +59,7 @@ export class ObserverDispatcher {
     const { store, options, logger } = this.deps;
     for (const observer of this.deps.observers) {
       try {
-        await store.observerLease({ observer: observer.id, workerId: options.workerId, leaseMs: options.leaseMs });
+        await store.observerLease(leaseParams(observer, options));
       } catch (error) {
         logger.warn(`registering observer ${observer.id} failed (${describe(error)}); its first pass will try again.`);
       }
@@ -100,7 +100,7 @@ export class ObserverDispatcher {
     const { store, options, logger } = this.deps;
     let delivered = 0;
     try {
-      const lease = await store.observerLease({ observer: observer.id, workerId: options.workerId, leaseMs: options.leaseMs });
+      const lease = await store.observerLease(leaseParams(observer, options));
       if (!lease) return 0;
       let position = lease.position;
       let committed = position;
@@ -142,6 +142,14 @@ export class ObserverDispatcher {
     const work = Promise.resolve().then(() => observer.deliver(event));
     return withTimeout(work, options.leaseMs, timers, () => new DeliveryTimeoutError(options.leaseMs));
   }
+}
+
+/**
+ * A lease request that records what the observer hears about on its cursor, so that a store under
+ * the lean finish keeps the jobs whose entries it would still be fed.
+ */
+function leaseParams(observer: TransitionObserver, options: ObserverDispatcherOptions): ObserverLeaseParams {
+  return { observer: observer.id, workerId: options.workerId, leaseMs: options.leaseMs, to: observer.to, ...(observer.jobs ? { jobs: observer.jobs } : {}) };
 }
 
 function matches(observer: TransitionObserver, entry: HistoryEntry): boolean {

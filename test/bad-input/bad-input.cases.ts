@@ -478,6 +478,8 @@ export const BAD_MODULE_OPTIONS: Array<[string, SchedulerModuleOptions, RegExp]>
   ['queueLimits as a string', { queueLimits: 'none' as never }, /^queueLimits must be an object/],
   ...(['', 'w\u0000', 'a\nb', 'w'.repeat(201)] as const).map((workerId): [string, SchedulerModuleOptions, RegExp] => [`workerId ${JSON.stringify(workerId.slice(0, 10))}`, { workerId }, /^workerId must be 1 to 200 characters without control characters/]),
   ['historyPolicy "sometimes"', { historyPolicy: 'sometimes' as never }, /^historyPolicy must be "off", "transitions" or "transitions_and_errors"/],
+  ['finish "sometimes"', { finish: 'sometimes' as never }, /^finish must be "keep" or "lean", got "sometimes"\.$/],
+  ['finish "lean" beside a store passed in that keeps', { finish: 'lean' }, /^finish shapes the store the module builds, but a store was passed in; set finish on that store instead\.$/],
 ];
 
 /** Naming options: what each store does with hostile schema and table prefix names. */

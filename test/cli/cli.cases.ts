@@ -10,6 +10,8 @@ export interface CliTarget {
   readonly table: string;
   /** A store on the same tables, for seeding and checking. */
   readonly store: JobStore;
+  /** Another store on the same tables, under the lean finish: its node beats say so. */
+  readonly leanStore: JobStore;
   /** Every row of the scheduler's tables. */
   snapshot(): Promise<unknown>;
   cleanup(): Promise<void>;
@@ -261,6 +263,27 @@ export function cliCases(createTarget: () => Promise<CliTarget>): void {
     // 54 still dead-lettered (one was replayed and is due), one cancelled, one due in an hour.
     expect(run.stdout).toMatch(/^default\s+no\s+2\s+0\s+0\s+0\s+54\s+1\s+0$/m);
     expect(run.stdout).toMatch(/^Oldest due job has waited \d+ (ms|s|min|h)\.$/m);
+  });
+
+  it('issue 36 item 4: stats says what becomes of a job that succeeds, from the finish mode of the running nodes', async () => {
+    const last = async () => (await cli(['stats', ...conn])).stdout.trimEnd().split('\n').at(-1);
+    const counts = async () => {
+      const { runningNodes, leanNodes } = JSON.parse((await cli(['stats', ...conn, '--format', 'json'])).stdout);
+      return [runningNodes, leanNodes];
+    };
+    expect(await last()).toBe('No node is running, so none says what becomes of a job that succeeds.');
+    const beat = { host: 'h', pid: 1, version: '1.0.0', queues: ['default'], concurrency: 1, running: 0 };
+    await t.store.nodeBeat({ id: 'cli-keep', ...beat });
+    expect(await last()).toBe('A job that succeeds is kept, with its history, until retention deletes it (finish: keep on every running node).');
+    expect(await counts()).toEqual([1, 0]);
+    await t.leanStore.nodeBeat({ id: 'cli-lean', ...beat });
+    expect(await last()).toBe(
+      'A job that succeeds without output, dependants, unique key or an observer that needs it is deleted at once, with its history, so it is in no count or chart (finish: lean on 1 of 2 running nodes; the others keep theirs).',
+    );
+    expect(await counts()).toEqual([2, 1]);
+    await t.store.nodeStop({ id: 'cli-keep' });
+    expect(await last()).toMatch(/\(finish: lean on every running node\)\.$/);
+    await t.leanStore.nodeStop({ id: 'cli-lean' });
   });
 
   it('issue 19 item 15: queues list shows every queue with its pause state, and stats shows pause state too', async () => {

@@ -13,11 +13,13 @@ describe('the durable-scheduler CLI on SQLite', () => {
     const dataSource = await new DataSource({ type: 'better-sqlite3', database }).initialize();
     const store = new SqliteJobStore({ dataSource, tablePrefix: 'ops_' });
     await store.migrate();
+    const leanStore = new SqliteJobStore({ dataSource, tablePrefix: 'ops_', finish: 'lean' });
     const tables = ['ops_jobs', 'ops_queues', 'ops_schedules', 'ops_audit_log'];
     return {
       conn: `sqlite:${database}`,
       table: 'ops_jobs',
       store,
+      leanStore,
       snapshot: async () => Promise.all(tables.map((t) => dataSource.query(`SELECT * FROM ${t} ORDER BY rowid`))),
       cleanup: async () => {
         await dataSource.destroy();

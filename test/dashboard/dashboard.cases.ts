@@ -235,6 +235,33 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       expect((await browser.get('/queues/reports')).text).toContain('<strong>none</strong>: its jobs wait until a node that claims from it starts');
     });
 
+    it('issue 36 item 4: the overview and a queue page say what becomes of a job that succeeds, from the running nodes\' finish modes', async () => {
+      const kept = (text: string) => /<p id="kept" data-live>([^<]*)<\/p>/.exec(text)?.[1];
+      const queueKept = (text: string) => /<dt>Jobs that succeed<\/dt><dd id="kept">([^<]*)<\/dd>/.exec(text)?.[1];
+      expect(kept((await browser.get('/')).text)).toBe('No node is running, so none says what becomes of a job that succeeds.');
+      await h.store.nodeBeat({ id: 'node-a', host: 'box', pid: 7, version: '1.0.0', queues: ['mail'], concurrency: 4, running: 0 });
+      expect(kept((await browser.get('/')).text)).toBe('A job that succeeds is kept, with its history, until retention deletes it (finish: keep on every running node).');
+      expect(queueKept((await browser.get('/queues/mail')).text)).toMatch(/^A job that succeeds is kept/);
+
+      // A store under the lean finish: its node says so, and its successes are in no count or chart.
+      const lean = await target.open({ finish: 'lean' });
+      const served = await serveDashboard(lean.store);
+      try {
+        await lean.store.nodeBeat({ id: 'node-lean', host: 'box', pid: 8, version: '1.0.0', queues: ['mail'], concurrency: 4, running: 0 });
+        const { id } = await lean.store.jobEnqueue({ job: { name: 'mail.send', payload: {}, queue: 'mail' } });
+        await lean.store.jobClaim({ workerId: 'node-lean', limit: 1, queues: ['mail'], leaseMs: 30_000 });
+        await lean.store.jobCompleteMany({ workerId: 'node-lean', outcomes: [{ jobId: id, attempt: 1, kind: 'succeeded' }] });
+        const sentence = 'A job that succeeds without output, dependants, unique key or an observer that needs it is deleted at once, with its history, so it is in no count or chart (finish: lean on every running node).';
+        const overview = (await served.browser.get('/')).text;
+        expect(kept(overview)).toBe(sentence);
+        expect(overview).toMatch(/<span class="value">0<\/span><span class="label">Finished in the last hour<\/span>/);
+        expect(queueKept((await served.browser.get('/queues/mail')).text)).toBe(sentence);
+        expect((await served.browser.get(`/jobs/${id}`)).status).toBe(404);
+      } finally {
+        await served.server.close();
+      }
+    });
+
     it('the observers page shows each cursor lag, its oldest undelivered entry, its holder and its failures', async () => {
       await h.store.observerLease({ observer: 'audit-trail', workerId: 'node-x', leaseMs: 30_000 });
       await h.store.observerLease({ observer: 'billing-sync', workerId: 'node-y', leaseMs: 30_000 });

@@ -18,11 +18,15 @@ const POSTGRES_FINGERPRINTS: Record<number, string> = {
   1: 'a90c93a9f1c74e23',
   // Lanes of held-back jobs (migration 0018): claim_pick, limits_gate reads parked jobs, log entries on the statement's clock.
   2: '817b1265e68ca824',
+  // The lean finish (migration 0019): the effects trigger deletes the successes an outcome write under `lean` marks.
+  3: '6755dcf0bc461bbb',
 };
 const SQLITE_FINGERPRINTS: Record<number, string> = {
   1: '5e1b42476d6e1bdb',
   // Migration 0018 (lanes of held-back jobs); the installed SQL is unchanged.
   2: '5e1b42476d6e1bdb',
+  // Migration 0019 (observer filters, the node's finish mode); the installed SQL is unchanged.
+  3: '5e1b42476d6e1bdb',
 };
 
 function fingerprint(render: (policy: (typeof POLICIES)[number]) => string): string {

@@ -125,7 +125,7 @@ describe('issue 35 item 6: closing a PostgreSQL store and its DataSource ends, i
   it.each(cases)('issue 35 item 6: closing %s, with %s in flight, ends', async (order, what) => {
     const naming = await migratedSchema();
     const dataSource = await openPostgresDataSource(6);
-    const settings = { dataSource, naming, limits: resolveLimits(), historyPolicy: 'transitions_and_errors', asyncClaimCommit: false, closeWaitMs: 0 } as const;
+    const settings = { dataSource, naming, limits: resolveLimits(), historyPolicy: 'transitions_and_errors', finish: 'keep', asyncClaimCommit: false, closeWaitMs: 0 } as const;
     const store = new ClosingStore(new PostgresDriver(settings));
     const held = await inFlight[what]!(store, dataSource, naming);
     try {

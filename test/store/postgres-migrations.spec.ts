@@ -34,6 +34,7 @@ describe('PostgreSQL migrations', () => {
       { version: 16, name: 'progress' },
       { version: 17, name: 'rate_limits' },
       { version: 18, name: 'held_back_lanes' },
+      { version: 19, name: 'lean_finish' },
     ]);
     const { id } = await a.jobEnqueue({ job: { name: 'after.migrate', payload: 1 } });
     expect(await b.jobGet({ jobId: id })).toMatchObject({ name: 'after.migrate', progress: null });

@@ -28,7 +28,7 @@ describe('store factories refuse options they do not take', () => {
 
   it('issue 35 item 7: MemoryJobStore refuses a misspelt option, naming the one it most likely meant', () => {
     expect(refusal(() => new MemoryJobStore({ historypolicy: 'off' } as never))).toBe(
-      'historypolicy is not a known MemoryJobStore option (did you mean historyPolicy?); known options are clock, limits, historyPolicy, probe, lifecycle, enforceUniqueKeys.',
+      'historypolicy is not a known MemoryJobStore option (did you mean historyPolicy?); known options are clock, limits, historyPolicy, finish, probe, lifecycle, enforceUniqueKeys.',
     );
     expect(refusal(() => new MemoryJobStore([] as never))).toBe('options must be an object, got an array.');
   });
@@ -38,6 +38,30 @@ describe('store factories refuse options they do not take', () => {
     expect(refusal(() => new SqliteJobStore({ dataSource, busyTimeout: 5 } as never))).toMatch(/^busyTimeout is not a known SqliteJobStore option \(did you mean busyTimeoutMs\?\)/);
     expect(refusal(() => new SqliteJobStore(undefined as never))).toBe('SqliteJobStore options must be an object, got undefined.');
     expect(await dataSource.query("SELECT name FROM sqlite_master WHERE type = 'table'")).toEqual([]);
+  });
+
+  it('issue 36 item 4: every store refuses a finish mode other than keep or lean, naming the option, before it writes anything', async () => {
+    const message = 'finish must be "keep" or "lean", got "sometimes".';
+    const refused = (build: () => unknown) => {
+      let error: unknown;
+      try {
+        build();
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(InvalidArgumentError);
+      expect((error as InvalidArgumentError).argument).toBe('finish');
+      return (error as Error).message;
+    };
+    expect(refused(() => new MemoryJobStore({ finish: 'sometimes' as never }))).toBe(message);
+    expect(refused(() => new SqliteJobStore({ dataSource, finish: 'sometimes' as never }))).toBe(message);
+    expect(await dataSource.query("SELECT name FROM sqlite_master WHERE type = 'table'")).toEqual([]);
+    // Refused before the store builds anything on its DataSource: this stand-in has no pool to touch.
+    const standIn = { options: { type: 'postgres' }, isInitialized: true };
+    expect(refused(() => new PostgresJobStore({ dataSource: standIn as never, finish: 'sometimes' as never }))).toBe(message);
+    expect(refused(() => new PostgresJobStore({ dataSource: standIn as never, finish: null as never }))).toBe('finish must be "keep" or "lean", got null.');
+    expect(new MemoryJobStore({ finish: 'lean' }).finish).toBe('lean');
+    expect(new MemoryJobStore().finish).toBe('keep');
   });
 
   it('issue 35 item 7: PostgresJobStore refuses a misspelt option before it reads its DataSource', () => {

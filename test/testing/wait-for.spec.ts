@@ -13,6 +13,11 @@ class QuotePrice implements JobHandler<{ items: number }> {
   }
 }
 
+@Job({ name: 'mail.ping', transaction: false })
+class MailPing implements JobHandler<{ to: string }> {
+  async handle() {}
+}
+
 /** The promise's outcome so far, without waiting for it. */
 function track<T>(promise: Promise<T>): { readonly value?: T; readonly error?: unknown; readonly settled: boolean } {
   const state: { value?: T; error?: unknown; settled: boolean } = { settled: false };
@@ -44,6 +49,24 @@ describe('waitFor under the testing kit', () => {
     app = await moduleRef.init();
     return { client: app.get(SchedulerClient), tester: app.get(SchedulerTester) };
   }
+
+  it('issue 36 item 4: under finish lean, a wait on a job its drain deletes with its success resolves, and the job then reads as unknown', async () => {
+    const moduleRef = await Test.createTestingModule({ imports: [SchedulerTestingModule.forRoot({ finish: 'lean' })], providers: [QuotePrice, MailPing] }).compile();
+    app = await moduleRef.init();
+    const client = app.get(SchedulerClient);
+    const tester = app.get(SchedulerTester);
+    const { id } = await client.enqueue('mail.ping', { to: 'ops' });
+    const { id: priced } = await client.enqueue('quote.price', { items: 2 });
+    const wait = track(client.waitFor(id));
+    await turns();
+    expect(wait.settled).toBe(false);
+    await tester.drain();
+    expect(wait).toMatchObject({ settled: true, value: { jobId: id, state: 'succeeded', output: null, attempt: 1, finishedAt: null } });
+    expect(await client.get(id)).toBeNull();
+    expect(await client.history(id)).toEqual([]);
+    // A job with output is kept, as under keep.
+    expect(await client.get(priced)).toMatchObject({ state: 'succeeded', output: { total: 6 } });
+  });
 
   it('issue 35 item 14: rejects a wait on an unknown id at once with JobNotFoundError, before the test moves the clock', async () => {
     const { client } = await boot();

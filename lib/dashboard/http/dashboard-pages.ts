@@ -8,6 +8,7 @@ import { overviewPage, QUEUES_PER_PAGE } from '../pages/overview.page.js';
 import { queuePage } from '../pages/queue.page.js';
 import { workersPage } from '../pages/workers.page.js';
 import { liveNodes } from '../why/live-nodes.js';
+import { whatIsKept } from './what-is-kept.js';
 import { scheduleActions, schedulePage, schedulesPage, type ScheduleAction } from '../pages/schedules.page.js';
 import { BULK_COPY, bulkActionOf, bulkIds, bulkTargets } from './bulk-actions.js';
 import { DashboardHttpError, type DashboardRequest } from './dashboard-request.js';
@@ -95,7 +96,17 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
       ]);
       const throughput = await store.jobThroughput({ since: lastHour(oldestDue.now), bucketMs: MINUTE_MS });
       const queues = page.slice(0, QUEUES_PER_PAGE);
-      return overviewPage(ctx, { queues, totals, after: after ?? null, next: page.length > QUEUES_PER_PAGE ? queues.at(-1)!.name : null, oldestDue, throughput, runningNodes: liveNodes(nodes, oldestDue.now).length });
+      const kept = whatIsKept(nodes, oldestDue.now);
+      return overviewPage(ctx, {
+        queues,
+        totals,
+        after: after ?? null,
+        next: page.length > QUEUES_PER_PAGE ? queues.at(-1)!.name : null,
+        oldestDue,
+        throughput,
+        runningNodes: kept.running,
+        kept: kept.sentence,
+      });
     }
     case 'workers': {
       if (id !== undefined) return null;
@@ -145,6 +156,7 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
           store.nodeList({ limit: 1_000 }),
         ]);
         const throughput = await store.jobThroughput({ since: lastHour(oldest.now), bucketMs: MINUTE_MS, queue });
+        const serving = liveNodes(nodes, oldest.now).filter((node) => node.queues.includes(queue));
         return queuePage(ctx, {
           name: queue,
           summary: summaries[0] ?? null,
@@ -152,8 +164,9 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
           due: { count: oldest.queues[0]?.dueCount ?? 0, bounded: oldest.examinedUntil !== null },
           limit,
           rate,
-          nodes: liveNodes(nodes, oldest.now).filter((node) => node.queues.includes(queue)),
+          nodes: serving,
           throughput,
+          kept: whatIsKept(serving, oldest.now).sentence,
         });
       }
       if (action !== 'pause' && action !== 'resume') return null;

@@ -24,6 +24,8 @@ export interface OverviewData {
   readonly throughput: JobThroughput;
   /** Nodes running now. */
   readonly runningNodes: number;
+  /** What becomes of a job that succeeds, as the running nodes' finish modes say (http/what-is-kept.ts). */
+  readonly kept: string;
 }
 
 /** Which queues the table holds, of how many. */
@@ -76,6 +78,7 @@ ${JOB_STATES.map((state) => html`<td class="num">${queue.counts[state] ?? 0}</td
 ${cards.map(([label, value, link]) => html`<a class="card" href="${link}"><span class="value">${value}</span><span class="label">${label}</span></a>`)}
 </section>
 <section id="throughput" data-live>${throughputChart(data.throughput, 'All queues')}</section>
+<p id="kept" data-live>${data.kept}</p>
 <h2>Queues</h2>
 <form class="filters" method="get" action="${href(ctx.base, ['queues'])}"><label>Open a queue <input name="name" size="16" aria-label="queue name"></label> <button type="submit">Open</button></form>
 <p id="queues-shown" data-live>${queuesShown(data)}</p>

@@ -18,6 +18,8 @@ export interface QueueDetail {
   readonly rate: RateLimitStatus | null;
   readonly nodes: readonly NodeRecord[];
   readonly throughput: JobThroughput;
+  /** What becomes of its jobs that succeed, as the finish modes of the nodes serving it say (http/what-is-kept.ts). */
+  readonly kept: string;
 }
 
 /** How many of the nodes serving a queue its page names. */
@@ -42,6 +44,7 @@ export function queuePage(ctx: PageContext, detail: QueueDetail): SafeHtml {
       ? html`${detail.nodes.slice(0, NODES_NAMED).map((node, i) => html`${i ? ', ' : ''}<code>${node.id}</code>`)}${detail.nodes.length > NODES_NAMED ? html` and ${detail.nodes.length - NODES_NAMED} more (<a href="${href(ctx.base, ['workers'])}">Workers</a>)` : ''}`
       : html`<strong>none</strong>: its jobs wait until a node that claims from it starts`
   }</dd>
+<dt>Jobs that succeed</dt><dd id="kept">${detail.kept}</dd>
 </dl>
 <h2>Finished per minute</h2>
 ${throughputChart(detail.throughput, `Queue ${name}`)}

@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import type { HistoryPolicy, SchedulerLimits } from '../../core/index.js';
+import type { FinishMode, HistoryPolicy, SchedulerLimits } from '../../core/index.js';
 import type { JobStore, RateLimit } from '../../store/index.js';
 import type { AttemptHook, WorkerOptions } from '../../worker/index.js';
 import type { SchedulerTelemetryOptions } from '../../telemetry/index.js';
@@ -44,6 +44,13 @@ export interface SchedulerModuleOptions extends WorkerOptions {
    * text), or `off` (no history, and `@OnJobTransition` observers are refused at boot).
    */
   readonly historyPolicy?: HistoryPolicy;
+  /**
+   * What the store's outcome writes do with a job that succeeds: `keep` it (default; retention
+   * deletes it later), or `lean`: delete it, with its history, in the same write, when it has no
+   * dependants, no output, no unique key, and no observer still to be fed its entries. See
+   * docs/stores.md#lean-finish for what is lost (the job reads as unknown at once).
+   */
+  readonly finish?: FinishMode;
   /**
    * PostgreSQL only: commit claims without waiting for their WAL flush. Default false. See
    * `PostgresJobStoreOptions.asyncClaimCommit` for exactly what a server crash can then undo.

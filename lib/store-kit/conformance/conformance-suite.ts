@@ -11,6 +11,7 @@ import { dependencyRaceCases } from './cases/dependency-race.cases.js';
 import { historyCases } from './cases/history.cases.js';
 import { jobCountCases } from './cases/job-counts.cases.js';
 import { jobWaitCases } from './cases/job-wait.cases.js';
+import { leanFinishCases } from './cases/lean-finish.cases.js';
 import { jsonWalkCases } from './cases/json-walk.cases.js';
 import { limitCases } from './cases/limit.cases.js';
 import { heldBackCases } from './cases/held-back.cases.js';
@@ -72,6 +73,7 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('claims past held-back jobs', () => heldBackCases(ctx));
   describe('the fenced outcome write', () => fenceCases(ctx));
   describe('outcomes and a claim in one call', () => completeAndClaimCases(ctx));
+  describe('the lean finish', () => leanFinishCases(ctx));
   describe('leases, heartbeats and the sweep', () => leaseCases(ctx));
   describe('retry schedule', () => retryCases(ctx));
   describe('operator actions and listings', () => operatorCases(ctx));

@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import type { HistoryPolicy, SchedulerLimits } from '../../core/index.js';
+import type { FinishMode, HistoryPolicy, SchedulerLimits } from '../../core/index.js';
 import type { JobStore } from '../../store/index.js';
 
 /** One freshly opened, empty store and the levers a test needs around it. */
@@ -21,6 +21,8 @@ export interface StoreUnderTest {
 export interface OpenOptions {
   readonly limits?: Partial<SchedulerLimits>;
   readonly historyPolicy?: HistoryPolicy;
+  /** The store's `finish` option; the lean-finish cases open stores with `lean`. */
+  readonly finish?: FinishMode;
 }
 
 /** An adapter under test. Each `open` returns an isolated, empty store. */

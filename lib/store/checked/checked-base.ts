@@ -1,4 +1,4 @@
-import type { HistoryPolicy, SchedulerLimits } from '../../core/index.js';
+import type { FinishMode, HistoryPolicy, SchedulerLimits } from '../../core/index.js';
 import type { StoreInfo } from '../job-store.types.js';
 import type { StoreCapabilities } from '../store-capabilities.js';
 import type { StoreDriver } from './store-driver.js';
@@ -21,5 +21,9 @@ export class CheckedBase implements StoreInfo {
 
   get historyPolicy(): HistoryPolicy {
     return this.driver.historyPolicy;
+  }
+
+  get finish(): FinishMode {
+    return this.driver.finish;
   }
 }

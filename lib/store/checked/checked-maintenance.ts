@@ -76,7 +76,7 @@ export class CheckedMaintenance extends CheckedSchedules implements ObserverStor
   }
 
   async observerLease(params: ObserverLeaseParams): Promise<ObserverLease | null> {
-    return this.driver.observerLease(checkObserverLease(params));
+    return this.driver.observerLease(checkObserverLease(params, this.limits.maxNameLength));
   }
 
   async observerCommit(params: ObserverCommitParams): Promise<boolean> {

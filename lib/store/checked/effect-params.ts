@@ -2,11 +2,17 @@ import {
   assertDelayMs,
   assertNonEmptyString,
   assertPositiveInteger,
+  assertWireName,
   checkLimitTarget,
   InvalidArgumentError,
+  isJobState,
+  JOB_STATES,
+  showValue,
   storableText,
   truncateUtf8,
+  type FinishMode,
   type HistoryPolicy,
+  type JobState,
 } from '../../core/index.js';
 import type {
   ConcurrencyLimit,
@@ -75,9 +81,43 @@ function checkObserverHolder(method: string, params: ObserverHolderParams, shape
   };
 }
 
-/** Checks an observer lease request: the observer's name, the worker, and a lease length of at most {@link MAX_LEASE_MS}. */
-export function checkObserverLease(params: ObserverLeaseParams) {
-  return { ...checkObserverHolder('observerLease', params, '{ observer, workerId, leaseMs }'), leaseMs: assertPositiveInteger(params.leaseMs, 'leaseMs', MAX_LEASE_MS) };
+/** Wire names an observer's `jobs` filter may list, at most. */
+export const MAX_OBSERVER_JOBS = 1_000;
+
+/**
+ * Checks an observer lease request: the observer's name, the worker, a lease length of at most
+ * {@link MAX_LEASE_MS}, and the filter the cursor records (`to`: distinct job states; `jobs`: up to
+ * {@link MAX_OBSERVER_JOBS} wire names of at most `maxNameLength`), null where absent (everything).
+ */
+export function checkObserverLease(params: ObserverLeaseParams, maxNameLength: number) {
+  const holder = checkObserverHolder('observerLease', params, '{ observer, workerId, leaseMs, to?, jobs? }');
+  const leaseMs = assertPositiveInteger(params.leaseMs, 'leaseMs', MAX_LEASE_MS);
+  return { ...holder, leaseMs, to: observerStates(params.to), jobs: observerJobs(params.jobs, maxNameLength) };
+}
+
+/** A list as a refusal names it: its size, since its entries are checked one by one. */
+function listShown(value: unknown): string {
+  if (!Array.isArray(value)) return showValue(value);
+  return value.length === 0 ? 'an empty list' : `a list of ${value.length}`;
+}
+
+function observerStates(to: unknown): readonly JobState[] | null {
+  if (to === undefined) return null;
+  if (!Array.isArray(to) || to.length === 0 || to.length > JOB_STATES.length) {
+    throw new InvalidArgumentError(`to must be a list of 1 to ${JOB_STATES.length} job states, got ${listShown(to)}.`, 'to');
+  }
+  to.forEach((state: unknown, i) => {
+    if (!isJobState(state)) throw new InvalidArgumentError(`to[${i}] must be a job state (${JOB_STATES.join(', ')}), got ${showValue(state)}.`, `to[${i}]`);
+  });
+  return [...new Set(to as JobState[])].sort();
+}
+
+function observerJobs(jobs: unknown, maxNameLength: number): readonly string[] | null {
+  if (jobs === undefined) return null;
+  if (!Array.isArray(jobs) || jobs.length === 0 || jobs.length > MAX_OBSERVER_JOBS) {
+    throw new InvalidArgumentError(`jobs must be a list of 1 to ${MAX_OBSERVER_JOBS} wire names, got ${listShown(jobs)}.`, 'jobs');
+  }
+  return [...new Set(jobs.map((name: unknown, i) => assertWireName(name, maxNameLength, `jobs[${i}]`)))].sort();
 }
 
 /** Checks an observer commit: the holder and a position of this store's shape. */
@@ -92,6 +132,13 @@ export function checkObserverFail(params: ObserverFailParams, maxErrorBytes: num
     error: truncateUtf8(storableText(String(params.error)), maxErrorBytes),
     retryDelayMs: assertDelayMs(params.retryDelayMs, 'retryDelayMs'),
   };
+}
+
+/** Checks a finish mode, defaulting to `keep`. */
+export function assertFinishMode(finish: unknown): FinishMode {
+  if (finish === undefined || finish === 'keep') return 'keep';
+  if (finish === 'lean') return 'lean';
+  throw new InvalidArgumentError(`finish must be "keep" or "lean", got ${showValue(finish)}.`, 'finish');
 }
 
 /** Checks a history policy, defaulting to `transitions_and_errors`. */

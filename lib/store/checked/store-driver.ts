@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import type { HistoryPolicy, JobRecord, JobState, SchedulerLimits } from '../../core/index.js';
+import type { FinishMode, HistoryPolicy, JobRecord, JobState, SchedulerLimits } from '../../core/index.js';
 import type { NewJob, Rate } from '../enqueue-input.js';
 import type {
   AttemptTransaction,
@@ -117,8 +117,14 @@ export type DriverRateLimitSetParams = { readonly key: string; readonly rate: Ra
 /** A node's beat, checked. */
 export type DriverNodeBeatParams = NodeBeatParams;
 
-/** An observer cursor's lease to take, checked. */
-export type DriverObserverLeaseParams = { readonly observer: string; readonly workerId: string; readonly leaseMs: number };
+/** An observer cursor's lease to take, checked, with the filter to record on it (null: everything). */
+export type DriverObserverLeaseParams = {
+  readonly observer: string;
+  readonly workerId: string;
+  readonly leaseMs: number;
+  readonly to: readonly JobState[] | null;
+  readonly jobs: readonly string[] | null;
+};
 
 /** A delivered position to commit, checked against the store's position shape. */
 export type DriverObserverCommitParams = { readonly observer: string; readonly workerId: string; readonly position: string };
@@ -136,6 +142,8 @@ export interface StoreDriver {
   readonly capabilities: StoreCapabilities;
   readonly limits: SchedulerLimits;
   readonly historyPolicy: HistoryPolicy;
+  /** Under `lean` the driver's outcome writes delete the successes nothing needs; its node beats record the mode. */
+  readonly finish: FinishMode;
   readonly positions: HistoryPositions;
 
   migrate(): Promise<void>;

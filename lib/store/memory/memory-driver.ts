@@ -1,6 +1,7 @@
 import {
   CapabilityNotSupportedError,
   type Clock,
+  type FinishMode,
   type HistoryPolicy,
   type JobRecord,
   type LifecycleRules,
@@ -85,6 +86,7 @@ export interface MemoryDriverSettings {
   readonly clock: Clock;
   readonly limits: SchedulerLimits;
   readonly historyPolicy: HistoryPolicy;
+  readonly finish: FinishMode;
   readonly probe: MemoryStoreProbe;
   readonly rules: LifecycleRules;
   readonly enforceUniqueKeys: boolean;
@@ -107,6 +109,7 @@ export class MemoryDriver implements StoreDriver {
   readonly clock: Clock;
   readonly limits: SchedulerLimits;
   readonly historyPolicy: HistoryPolicy;
+  readonly finish: FinishMode;
   readonly tables = new MemoryTables();
   private readonly hints = new WakeHub();
   /** Wakes this process's claims when an outcome may free room for held-back jobs. */
@@ -125,7 +128,16 @@ export class MemoryDriver implements StoreDriver {
     this.clock = settings.clock;
     this.limits = settings.limits;
     this.historyPolicy = settings.historyPolicy;
-    const state: MemoryState = { tables: this.tables, clock: this.clock, probe: settings.probe, rules: settings.rules, hints: this.hints, historyPolicy: this.historyPolicy };
+    this.finish = settings.finish;
+    const state: MemoryState = {
+      tables: this.tables,
+      clock: this.clock,
+      probe: settings.probe,
+      rules: settings.rules,
+      hints: this.hints,
+      historyPolicy: this.historyPolicy,
+      finish: this.finish,
+    };
     this.life = new MemoryLifecycle(state);
     this.enqueue = new MemoryEnqueue(state, this.life, settings.enforceUniqueKeys);
     this.leases = new MemoryLeases(state, this.life);

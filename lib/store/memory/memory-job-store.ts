@@ -1,6 +1,6 @@
-import { checkOptions, LIFECYCLE_RULES, ManualClock, resolveLimits, type Clock, type HistoryPolicy, type LifecycleRules, type SchedulerLimits } from '../../core/index.js';
+import { checkOptions, LIFECYCLE_RULES, ManualClock, resolveLimits, type Clock, type FinishMode, type HistoryPolicy, type LifecycleRules, type SchedulerLimits } from '../../core/index.js';
 import { CheckedStore } from '../checked/checked-store.js';
-import { assertHistoryPolicy } from '../checked/effect-params.js';
+import { assertFinishMode, assertHistoryPolicy } from '../checked/effect-params.js';
 import type { JobRow } from '../job-row.js';
 import type { HistoryEntry } from '../job-store.types.js';
 import type { ScheduleRow } from '../schedules/index.js';
@@ -17,6 +17,11 @@ export interface MemoryJobStoreOptions {
   readonly limits?: Partial<SchedulerLimits>;
   /** What the transition history keeps. Default `transitions_and_errors`. */
   readonly historyPolicy?: HistoryPolicy;
+  /**
+   * What outcome writes do with a job that succeeds: `keep` it (default), or `lean`: delete it, with
+   * its history, when nothing needs it (docs/stores.md#lean-finish).
+   */
+  readonly finish?: FinishMode;
   /** Told of every write as it happens: the simulator's oracles read the run's history from it. */
   readonly probe?: MemoryStoreProbe;
   /**
@@ -32,7 +37,7 @@ export interface MemoryJobStoreOptions {
 }
 
 /** The keys {@link MemoryJobStoreOptions} has: a misspelt one would otherwise leave its default in place. */
-const MEMORY_STORE_KEYS = ['clock', 'limits', 'historyPolicy', 'probe', 'lifecycle', 'enforceUniqueKeys'];
+const MEMORY_STORE_KEYS = ['clock', 'limits', 'historyPolicy', 'finish', 'probe', 'lifecycle', 'enforceUniqueKeys'];
 
 /**
  * A store that lives in one process's memory and runs on an injected clock. It applies the core
@@ -51,6 +56,7 @@ export class MemoryJobStore extends CheckedStore {
       clock: options.clock ?? new ManualClock(),
       limits: resolveLimits(options.limits),
       historyPolicy: assertHistoryPolicy(options.historyPolicy),
+      finish: assertFinishMode(options.finish),
       probe: options.probe ?? {},
       rules: options.lifecycle ?? LIFECYCLE_RULES,
       enforceUniqueKeys: options.enforceUniqueKeys ?? true,

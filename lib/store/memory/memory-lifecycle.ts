@@ -23,12 +23,53 @@ export class MemoryLifecycle {
     return this.write(row, result.next, result.effects);
   }
 
-  /** A worker's report, applied only if the lifecycle accepts it from this reporter. */
+  /**
+   * A worker's report, applied only if the lifecycle accepts it from this reporter. Under the `lean`
+   * finish a success that nothing needs is applied without its history entry, then deleted.
+   */
   fenced(jobId: string, attempt: number, event: JobEvent, now: number): OutcomeResult {
     const row = this.state.tables.jobs.get(jobId);
     const result = row && this.state.rules.transition(row, event, now);
     if (!row || !result?.ok) return { jobId, attempt, status: 'stale' };
+    if (event.kind === 'succeed' && this.state.finish === 'lean' && !this.neededAfterSuccess(row, result.next.output)) {
+      this.write(row, result.next, result.effects.filter((effect) => effect.type !== 'history'));
+      this.forget(row.id);
+      return { jobId, attempt, status: 'applied', state: 'succeeded' };
+    }
     return { jobId, attempt, status: 'applied', state: this.write(row, result.next, result.effects).state };
+  }
+
+  /**
+   * Whether a job that succeeds with `output` must be kept under the lean finish: it has output (not
+   * JSON null), holds a unique key, has a dependant (any edge, settled or not), or an observer whose
+   * filter matches its name hears `succeeded` or has yet to be fed one of its entries in a state it
+   * hears (docs/stores.md#lean-finish; the SQL stores encode the same rules).
+   */
+  private neededAfterSuccess(row: JobRow, output: string | null): boolean {
+    const { children, cursors, history } = this.state.tables;
+    if ((output !== null && output !== 'null') || row.uniqueKey !== null || (children.get(row.id)?.length ?? 0) > 0) return true;
+    for (const cursor of cursors.values()) {
+      if (cursor.jobs !== null && !cursor.jobs.includes(row.name)) continue;
+      const hears = cursor.states;
+      if (hears === null || hears.includes('succeeded')) return true;
+      if (history.some((entry) => entry.jobId === row.id && entry.id > cursor.lastId && hears.includes(entry.state))) return true;
+    }
+    return false;
+  }
+
+  /** Deletes a job with its history and its own edges to its parents, as retention would. */
+  private forget(jobId: string): void {
+    const { jobs, children, parents, history } = this.state.tables;
+    jobs.delete(jobId);
+    for (const parent of parents.get(jobId) ?? []) {
+      const edges = children.get(parent);
+      if (edges) children.set(parent, edges.filter((edge) => edge.childId !== jobId));
+    }
+    parents.delete(jobId);
+    children.delete(jobId);
+    const kept = history.filter((entry) => entry.jobId !== jobId);
+    history.length = 0;
+    history.push(...kept);
   }
 
   /** An operator event: the row before and after, and the verdict, for the caller to decide on. */

@@ -26,7 +26,7 @@ export class MemoryNodes {
     const now = this.state.clock.now();
     const known = nodes.get(params.id);
     const startedAt = known === undefined || known.stoppedAt !== null ? now : known.startedAt;
-    nodes.set(params.id, { ...params, queues: [...params.queues], startedAt, lastSeenAt: now, stoppedAt: null });
+    nodes.set(params.id, { ...params, queues: [...params.queues], startedAt, lastSeenAt: now, stoppedAt: null, finish: this.state.finish });
   }
 
   stop({ id }: { readonly id: string }): void {

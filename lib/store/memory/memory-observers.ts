@@ -12,14 +12,14 @@ export class MemoryObservers {
     return this.state.tables.history.filter((entry) => entry.id > Number(after)).slice(0, limit);
   }
 
-  lease({ observer, workerId, leaseMs }: DriverObserverLeaseParams): ObserverLease | null {
+  lease({ observer, workerId, leaseMs, to, jobs }: DriverObserverLeaseParams): ObserverLease | null {
     const { tables, clock } = this.state;
     const now = clock.now();
     const tail = tables.history.at(-1)?.id ?? 0;
-    const cursor = tables.cursors.get(observer) ?? { lastId: tail, leasedBy: null, leasedUntil: null, failures: 0, retryAt: null, lastError: null, updatedAt: now };
+    const cursor = tables.cursors.get(observer) ?? { lastId: tail, leasedBy: null, leasedUntil: null, failures: 0, retryAt: null, lastError: null, updatedAt: now, states: null, jobs: null };
     const heldByOther = cursor.leasedBy !== null && cursor.leasedBy !== workerId && cursor.leasedUntil !== null && cursor.leasedUntil > now;
     if (heldByOther || (cursor.retryAt !== null && cursor.retryAt > now)) return null;
-    tables.cursors.set(observer, { ...cursor, leasedBy: workerId, leasedUntil: now + leaseMs, updatedAt: now });
+    tables.cursors.set(observer, { ...cursor, leasedBy: workerId, leasedUntil: now + leaseMs, updatedAt: now, states: to, jobs });
     return { observer, position: String(cursor.lastId), failures: cursor.failures };
   }
 

@@ -1,5 +1,5 @@
 import type { RateWindow } from '../rate-window.js';
-import type { Clock, HistoryPolicy, LifecycleRules } from '../../core/index.js';
+import type { Clock, FinishMode, HistoryPolicy, JobState, LifecycleRules } from '../../core/index.js';
 import type { JobRow } from '../job-row.js';
 import type { AuditRecord, HistoryEntry } from '../job-store.types.js';
 import type { ScheduleRow } from '../schedules/schedule.js';
@@ -32,6 +32,9 @@ export interface MemoryCursor {
   lastError: string | null;
   /** The store's clock at the last lease, commit or failure. */
   updatedAt: number;
+  /** The states and wire names the observer hears about, as its last lease recorded them; null for everything. */
+  states: readonly JobState[] | null;
+  jobs: readonly string[] | null;
 }
 
 /** A dependency edge, kept under its parent. */
@@ -53,6 +56,7 @@ export interface MemoryNode {
   readonly startedAt: number;
   readonly lastSeenAt: number;
   readonly stoppedAt: number | null;
+  readonly finish: FinishMode;
 }
 
 /**
@@ -93,4 +97,5 @@ export interface MemoryState {
   readonly rules: LifecycleRules;
   readonly hints: WakeHub;
   readonly historyPolicy: HistoryPolicy;
+  readonly finish: FinishMode;
 }

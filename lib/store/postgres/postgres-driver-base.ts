@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import type { HistoryPolicy, SchedulerLimits } from '../../core/index.js';
+import type { FinishMode, HistoryPolicy, SchedulerLimits } from '../../core/index.js';
 import type { HistoryPositions } from '../checked/store-driver.js';
 import { PG_POSITION } from '../checked/effect-params.js';
 import type { NewJob } from '../enqueue-input.js';
@@ -28,6 +28,7 @@ export interface PostgresDriverSettings {
   readonly naming: PostgresNaming;
   readonly limits: SchedulerLimits;
   readonly historyPolicy: HistoryPolicy;
+  readonly finish: FinishMode;
   readonly asyncClaimCommit: boolean;
   readonly onStatement?: StatementListener;
   /** How long closing waits for a statement or heartbeat in flight (tests shorten it). */
@@ -43,6 +44,7 @@ export class PostgresDriverBase {
   readonly positions: HistoryPositions = { shape: PG_POSITION, start: '0:0' };
   readonly limits: SchedulerLimits;
   readonly historyPolicy: HistoryPolicy;
+  readonly finish: FinishMode;
   readonly connections: PostgresConnections;
   /** The LISTEN connection, opened with the first wake-hint subscriber. */
   readonly wakeListener: PgWakeListener;
@@ -67,6 +69,7 @@ export class PostgresDriverBase {
     const { naming, onStatement } = settings;
     this.limits = settings.limits;
     this.historyPolicy = settings.historyPolicy;
+    this.finish = settings.finish;
     this.connections = new PostgresConnections(settings.dataSource, onStatement, settings.closeWaitMs);
     // Declared here, not as a field: the pool's size is known only once the pool is.
     this.capabilities = Object.freeze({
@@ -82,7 +85,7 @@ export class PostgresDriverBase {
     // A host that destroys its DataSource before closing the store: its pool waits for the
     // heartbeat and LISTEN connections, so they go back (as close gives them back) at once.
     this.unhookPoolEnd = this.connections.onPoolEnd(() => void this.close());
-    this.sql = postgresStatements(naming, { asyncClaimCommit: settings.asyncClaimCommit });
+    this.sql = postgresStatements(naming, { asyncClaimCommit: settings.asyncClaimCommit, finish: settings.finish });
     this.analyzeGuard = analyzeJobsGuard(naming);
     this.claims = new PostgresClaimPath(
       this.sql,

@@ -96,7 +96,7 @@ export class PostgresDriverWorker extends PostgresDriverBase {
    * hold a lease renewal up behind it.
    */
   async nodeBeat(params: DriverNodeBeatParams): Promise<void> {
-    await this.sql.nodeBeat(this.db, params);
+    await this.sql.nodeBeat(this.db, params, this.finish);
   }
 
   async nodeStop({ id }: { readonly id: string }): Promise<void> {

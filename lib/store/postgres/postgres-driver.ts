@@ -96,8 +96,8 @@ export class PostgresDriver extends PostgresDriverReads implements StoreDriver {
     return this.sql.foldCounts(this.db, limit);
   }
 
-  async observerLease({ observer, workerId, leaseMs }: DriverObserverLeaseParams): Promise<ObserverLease | null> {
-    return this.sql.observerLease(this.db, observer, workerId, leaseMs);
+  async observerLease(params: DriverObserverLeaseParams): Promise<ObserverLease | null> {
+    return this.sql.observerLease(this.db, params);
   }
 
   async observerCommit({ observer, workerId, position }: DriverObserverCommitParams): Promise<boolean> {

@@ -12,6 +12,49 @@ export const INLINE_SETTLE_LIMIT = 1_000;
 const TERMINAL = `('succeeded', 'dead_lettered', 'cancelled', 'quarantined')`;
 /** Set while the settle function runs, so that the trigger its own updates fire does not settle too. */
 const SETTLING = 'durable_scheduler.settling';
+/**
+ * Set, for its transaction, by an outcome write under the `lean` finish, to the jobs table it writes:
+ * the effects trigger of that installation then deletes the successes nothing needs.
+ */
+const LEAN_FINISH = 'durable_scheduler.lean_finish';
+
+/** The expression an outcome write under the `lean` finish evaluates before it writes (complete-jobs.query.ts). */
+export function leanFinishSetting(t: PostgresNaming): string {
+  return `set_config('${LEAN_FINISH}', ${quoteLiteral(t.jobs)}, true)`;
+}
+
+function quoteLiteral(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`;
+}
+
+/**
+ * Of the pairs of an outcome write under the `lean` finish: the successes nothing needs, which the
+ * trigger deletes instead of logging (docs/stores.md#lean-finish). A job is kept when it
+ * - has a dependant: any edge names it as parent, settled or not (a dependant may read its output
+ *   through jobParentOutput, and an edge is how the dependant finds its parent);
+ * - has output: anything but SQL NULL or JSON null;
+ * - holds a unique key;
+ * - is needed by an observer whose cursor's filter matches its name (a cursor with no filter, one
+ *   leased by an earlier release, matches everything): one that hears `succeeded`, or one that has
+ *   yet to be fed an entry of this job in a state it hears, after its position in the log.
+ * Each test is a scalar subquery, never a NOT EXISTS: the trigger function turns nested loops off
+ * (see jobs_after_update), and a NOT EXISTS would become an anti join that hashes every edge. As a
+ * subquery each is one probe per success: the edges through their parent index, the job's history
+ * through its (job_id, id) index, and the cursors, a table of one row per observer.
+ */
+function leanCandidates(t: PostgresNaming): string {
+  return `SELECT p.id FROM pairs p
+    WHERE p.old_state = 'running' AND p.state = 'succeeded'
+      AND (p.output IS NULL OR p.output = 'null'::jsonb) AND p.unique_key IS NULL
+      AND (SELECT 1 FROM ${t.dependencies} d WHERE d.parent_id = p.id LIMIT 1) IS NULL
+      AND (
+        SELECT 1 FROM ${t.cursors} c
+        WHERE (c.jobs IS NULL OR p.name = ANY(c.jobs))
+          AND (c.states IS NULL OR 'succeeded' = ANY(c.states) OR EXISTS (
+            SELECT 1 FROM ${t.history} h
+            WHERE h.job_id = p.id AND h.state = ANY(c.states) AND (h.tx, h.id) > (c.last_tx, c.last_id)))
+        LIMIT 1) IS NULL`;
+}
 
 /**
  * One level of a cascade: settles at most the edges left in the budget among those `which` picks
@@ -101,15 +144,29 @@ export function effectsSql(t: PostgresNaming, policy: HistoryPolicy): string {
       ? ''
       : `INSERT INTO ${t.history} (job_id, name, at, state, attempt, error)
            SELECT n.id, n.name, statement_timestamp(), n.state, n.attempt, ${insertError} FROM new_rows n ORDER BY n.id;`;
-  const logUpdates =
+  const logUpdates = (lean: boolean) =>
     policy === 'off'
       ? ''
       : `, logged AS (
     INSERT INTO ${t.history} (job_id, name, at, state, attempt, error)
     SELECT p.id, p.name, statement_timestamp(), p.state, p.attempt, ${updateError} FROM pairs p
-    WHERE p.state IS DISTINCT FROM p.old_state OR p.attempt IS DISTINCT FROM p.old_attempt
+    WHERE (p.state IS DISTINCT FROM p.old_state OR p.attempt IS DISTINCT FROM p.old_attempt)${lean ? ' AND p.id NOT IN (SELECT id FROM lean)' : ''}
     ORDER BY p.id
   )`;
+  // The pairing and what the other effects need, in one statement; under the lean finish it also
+  // picks the successes to delete, and logs none of them.
+  const pairing = (lean: boolean) => `WITH pairs AS MATERIALIZED (
+    SELECT n.id, n.name, n.queue, n.state, o.state AS old_state, n.attempt, o.attempt AS old_attempt,
+      n.last_error AS error, o.last_error AS old_error${lean ? ', n.output, n.unique_key' : ''}
+    FROM new_rows n JOIN old_rows o ON o.id = n.id
+  )${lean ? `, lean AS MATERIALIZED (
+    ${leanCandidates(t)}
+  )` : ''}${logUpdates(lean)}
+  SELECT array_agg(p.id) FILTER (WHERE p.state IN ${TERMINAL} AND p.old_state NOT IN ${TERMINAL}),
+    array_agg(p.id) FILTER (WHERE p.old_state = 'running' AND p.state <> 'running'),
+    array_agg(DISTINCT p.queue) FILTER (WHERE p.old_state = 'awaiting_parents' AND p.state = 'scheduled')${lean ? ',\n    (SELECT array_agg(id) FROM lean)' : ''}
+  INTO finished, stopped, woken${lean ? ', leaned' : ''}
+  FROM pairs p;`;
   return `
 -- Level by level, never recursively: the UPDATE of each level fires jobs_after_update, which
 -- leaves the settling to this loop while SETTLING is on (the function's SET clause turns it on for
@@ -156,17 +213,15 @@ DECLARE
   finished uuid[];
   stopped uuid[];
   woken text[];
+  leaned uuid[];
 BEGIN
-  WITH pairs AS MATERIALIZED (
-    SELECT n.id, n.name, n.queue, n.state, o.state AS old_state, n.attempt, o.attempt AS old_attempt,
-      n.last_error AS error, o.last_error AS old_error
-    FROM new_rows n JOIN old_rows o ON o.id = n.id
-  )${logUpdates}
-  SELECT array_agg(p.id) FILTER (WHERE p.state IN ${TERMINAL} AND p.old_state NOT IN ${TERMINAL}),
-    array_agg(p.id) FILTER (WHERE p.old_state = 'running' AND p.state <> 'running'),
-    array_agg(DISTINCT p.queue) FILTER (WHERE p.old_state = 'awaiting_parents' AND p.state = 'scheduled')
-  INTO finished, stopped, woken
-  FROM pairs p;
+  -- Only an outcome write under the lean finish sets the setting (complete-jobs.query.ts); every
+  -- other statement, claims included, runs the statement it always ran.
+  IF current_setting('${LEAN_FINISH}', true) IS DISTINCT FROM ${quoteLiteral(t.jobs)} THEN
+  ${pairing(false)}
+  ELSE
+  ${pairing(true)}
+  END IF;
   -- Settling first: it may wait for an enqueue that holds a dependant it cancels, and that wait
   -- must not hold the limits lock release_slots takes.
   IF finished IS NOT NULL AND current_setting('${SETTLING}', true) IS DISTINCT FROM 'on'
@@ -183,6 +238,17 @@ BEGIN
   -- sent once), so a process waiting on jobs (waitFor) reads them now instead of at its next poll.
   IF finished IS NOT NULL THEN
     PERFORM pg_notify('${t.channel}', '${FINISH_HINT}');
+  END IF;
+  -- Last, once their slots are back: the lean successes go, with the entries they had and their
+  -- own (settled) edges to their parents, as retention would delete them. The delete's counting
+  -- trigger takes them out of the counts.
+  IF leaned IS NOT NULL THEN
+    WITH history AS (
+      DELETE FROM ${t.history} WHERE job_id = ANY(leaned)
+    ), edges AS (
+      DELETE FROM ${t.dependencies} WHERE child_id = ANY(leaned)
+    )
+    DELETE FROM ${t.jobs} WHERE id = ANY(leaned);
   END IF;
   RETURN NULL;
 END

@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
-import { assertOptionsObject, checkOptions, InvalidArgumentError, resolveLimits, showValue, type HistoryPolicy, type SchedulerLimits } from '../../core/index.js';
+import { assertOptionsObject, checkOptions, InvalidArgumentError, resolveLimits, showValue, type FinishMode, type HistoryPolicy, type SchedulerLimits } from '../../core/index.js';
 import { CheckedStore } from '../checked/checked-store.js';
-import { assertHistoryPolicy } from '../checked/effect-params.js';
+import { assertFinishMode, assertHistoryPolicy } from '../checked/effect-params.js';
 import type { StatementListener } from './pg-executor.js';
 import type { PgWakeListener } from './pg-wake-listener.js';
 import { PostgresDriver } from './postgres-driver.js';
@@ -21,6 +21,13 @@ export interface PostgresJobStoreOptions {
   /** What the transition history keeps. Default `transitions_and_errors`; installation-wide (the last migrate sets it). */
   readonly historyPolicy?: HistoryPolicy;
   /**
+   * What this store's outcome writes do with a job that succeeds: `keep` it (default), or `lean`:
+   * delete it, with its history, inside the fenced outcome write, when it has no dependants, no
+   * output, no unique key, and no observer still to be fed its entries (docs/stores.md#lean-finish).
+   * Per store: each node's outcome writes follow its own option.
+   */
+  readonly finish?: FinishMode;
+  /**
    * Commit claims without waiting for their WAL flush (`synchronous_commit = off` for the claim's
    * transaction only). Default false. Saves a disk flush per claim (about 0.3 ms on the
    * development machine). If the PostgreSQL server itself crashes within that window, the claim is
@@ -33,7 +40,7 @@ export interface PostgresJobStoreOptions {
 }
 
 /** The keys {@link PostgresJobStoreOptions} has. */
-const POSTGRES_STORE_KEYS = ['dataSource', 'schema', 'tablePrefix', 'limits', 'onStatement', 'historyPolicy', 'asyncClaimCommit'];
+const POSTGRES_STORE_KEYS = ['dataSource', 'schema', 'tablePrefix', 'limits', 'onStatement', 'historyPolicy', 'finish', 'asyncClaimCommit'];
 
 /**
  * The production store, on PostgreSQL. Claims use `FOR NO KEY UPDATE SKIP LOCKED`, every instant comes
@@ -64,11 +71,12 @@ export class PostgresJobStore extends CheckedStore {
     const naming = postgresNaming(options.schema, options.tablePrefix);
     const limits = resolveLimits(options.limits);
     const historyPolicy = assertHistoryPolicy(options.historyPolicy);
+    const finish = assertFinishMode(options.finish);
     if (options.asyncClaimCommit !== undefined && typeof options.asyncClaimCommit !== 'boolean') {
       throw new InvalidArgumentError(`asyncClaimCommit must be true or false, got ${showValue(options.asyncClaimCommit)}.`, 'asyncClaimCommit');
     }
     const asyncClaimCommit = options.asyncClaimCommit === true;
-    const driver = new PostgresDriver({ dataSource, naming, limits, historyPolicy, asyncClaimCommit, onStatement: options.onStatement });
+    const driver = new PostgresDriver({ dataSource, naming, limits, historyPolicy, finish, asyncClaimCommit, onStatement: options.onStatement });
     super(driver);
     this.pg = driver;
     this.naming = naming;

@@ -1,3 +1,4 @@
+import type { FinishMode } from '../../core/index.js';
 import type { PostgresNaming } from './postgres-naming.js';
 import { claimLimitedQuery } from './queries/claim-limited.query.js';
 import { claimUnlimitedQuery } from './queries/claim-unlimited.query.js';
@@ -139,8 +140,8 @@ export interface PostgresStatements {
   readonly pruneNodes: ReturnType<typeof pruneNodesQuery>;
 }
 
-/** Builds the statements of the installation `t` names; `asyncClaimCommit` as in PostgresJobStoreOptions. */
-export function postgresStatements(t: PostgresNaming, options: { readonly asyncClaimCommit: boolean }): PostgresStatements {
+/** Builds the statements of the installation `t` names; `asyncClaimCommit` and `finish` as in PostgresJobStoreOptions. */
+export function postgresStatements(t: PostgresNaming, options: { readonly asyncClaimCommit: boolean; readonly finish: FinishMode }): PostgresStatements {
   const claim = { asyncCommit: options.asyncClaimCommit };
   return {
     enqueue: enqueueJobsQuery(t),
@@ -150,8 +151,8 @@ export function postgresStatements(t: PostgresNaming, options: { readonly asyncC
     claimUnlimited: claimUnlimitedQuery(t, claim),
     claimLimited: claimLimitedQuery(t, claim),
     heartbeat: heartbeatJobsQuery(t),
-    complete: completeJobsQuery(t),
-    completeAndClaim: completeAndClaimQuery(t),
+    complete: completeJobsQuery(t, options.finish),
+    completeAndClaim: completeAndClaimQuery(t, options.finish),
     relinquish: relinquishJobsQuery(t),
     expire: expireLeasesQuery(t),
     get: getJobQuery(t),

@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import type { Clock, HistoryPolicy, SchedulerLimits } from '../../core/index.js';
+import type { Clock, FinishMode, HistoryPolicy, SchedulerLimits } from '../../core/index.js';
 import type { HistoryPositions } from '../checked/store-driver.js';
 import { SERIAL_POSITION } from '../checked/effect-params.js';
 import type { StoreCapabilities } from '../store-capabilities.js';
@@ -21,6 +21,7 @@ export interface SqliteDriverSettings {
   readonly naming: SqliteNaming;
   readonly limits: SchedulerLimits;
   readonly historyPolicy: HistoryPolicy;
+  readonly finish: FinishMode;
   readonly busyTimeoutMs: number;
   readonly clock?: Clock;
 }
@@ -40,6 +41,7 @@ export class SqliteDriverBase {
   readonly positions: HistoryPositions = { shape: SERIAL_POSITION, start: '0' };
   readonly limits: SchedulerLimits;
   readonly historyPolicy: HistoryPolicy;
+  readonly finish: FinishMode;
   protected readonly conn: SqliteConnection;
   protected readonly hints: SqliteHints;
   /** Wakes this process's workers when a rate limit a claim spent frees a start. */
@@ -56,6 +58,7 @@ export class SqliteDriverBase {
   constructor(settings: SqliteDriverSettings) {
     this.limits = settings.limits;
     this.historyPolicy = settings.historyPolicy;
+    this.finish = settings.finish;
     this.conn = new SqliteConnection(settings.dataSource, settings.naming, settings.busyTimeoutMs, settings.clock);
     this.hints = new SqliteHints(this.conn);
     this.operator = new SqliteOperator(this.conn, this.hints);

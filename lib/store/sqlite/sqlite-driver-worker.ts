@@ -103,7 +103,7 @@ export class SqliteDriverWorker extends SqliteDriverBase {
    * transaction as a heartbeat may be, whose rollback would undo it.
    */
   async nodeBeat(params: DriverNodeBeatParams): Promise<void> {
-    await this.conn.write((now) => this.conn.statements().nodeBeat(params, now));
+    await this.conn.write((now) => this.conn.statements().nodeBeat(params, this.finish, now));
   }
 
   async nodeStop({ id }: { readonly id: string }): Promise<void> {
@@ -113,7 +113,7 @@ export class SqliteDriverWorker extends SqliteDriverBase {
   /** The fenced outcome write, on every path that writes one (a batch, or an attempt's own transaction). */
   private complete(workerId: string, outcomes: readonly NormalizedOutcome[], now: number): OutcomeResult[] {
     this.hints.ifReleasing(outcomes.map((o) => o.jobId));
-    const results = this.conn.statements().complete(workerId, outcomes, now);
+    const results = this.conn.statements().complete(workerId, outcomes, now, this.finish);
     // Inside the write: a claim the hint wakes waits for the gate, so it reads after the commit.
     this.heldWake.applied(results);
     return results;

@@ -98,8 +98,8 @@ export class SqliteDriver extends SqliteDriverReads implements StoreDriver {
     return 0;
   }
 
-  async observerLease({ observer, workerId, leaseMs }: DriverObserverLeaseParams): Promise<ObserverLease | null> {
-    return this.conn.write((now) => this.conn.statements().observerLease(observer, workerId, leaseMs, now));
+  async observerLease(params: DriverObserverLeaseParams): Promise<ObserverLease | null> {
+    return this.conn.write((now) => this.conn.statements().observerLease(params, now));
   }
 
   async observerCommit({ observer, workerId, position }: DriverObserverCommitParams): Promise<boolean> {

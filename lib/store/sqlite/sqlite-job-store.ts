@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
-import { assertOptionsObject, checkOptions, InvalidArgumentError, resolveLimits, type Clock, type HistoryPolicy, type SchedulerLimits } from '../../core/index.js';
+import { assertOptionsObject, checkOptions, InvalidArgumentError, resolveLimits, type Clock, type FinishMode, type HistoryPolicy, type SchedulerLimits } from '../../core/index.js';
 import { CheckedStore } from '../checked/checked-store.js';
-import { assertHistoryPolicy } from '../checked/effect-params.js';
+import { assertFinishMode, assertHistoryPolicy } from '../checked/effect-params.js';
 import { SqliteDriver } from './sqlite-driver.js';
 import type { SqliteDriverSettings } from './sqlite-driver-base.js';
 import type { SqliteGate } from './sqlite-gate.js';
@@ -23,6 +23,12 @@ export interface SqliteJobStoreOptions {
   readonly busyTimeoutMs?: number;
   /** What the transition history keeps. Default `transitions_and_errors`; installation-wide (the last migrate sets it). */
   readonly historyPolicy?: HistoryPolicy;
+  /**
+   * What this store's outcome writes do with a job that succeeds: `keep` it (default), or `lean`:
+   * delete it, with its history, inside the fenced outcome write, when it has no dependants, no
+   * output, no unique key, and no observer still to be fed its entries (docs/stores.md#lean-finish).
+   */
+  readonly finish?: FinishMode;
   /**
    * The clock the store stamps and compares job times by, instead of the database's. For tests (the
    * testing kit passes its manual clock); the history's timestamps and the migrations' still come
@@ -55,7 +61,7 @@ export class SqliteJobStore extends CheckedStore {
 function sqliteDriverSettings(options: SqliteJobStoreOptions): SqliteDriverSettings {
   assertOptionsObject(options, 'SqliteJobStore options');
   // A misspelt option (`busyTimeout`) would otherwise leave its default in place, in silence.
-  checkOptions(options, ['dataSource', 'tablePrefix', 'limits', 'busyTimeoutMs', 'historyPolicy', 'clock'], { what: 'SqliteJobStore' });
+  checkOptions(options, ['dataSource', 'tablePrefix', 'limits', 'busyTimeoutMs', 'historyPolicy', 'finish', 'clock'], { what: 'SqliteJobStore' });
   const { dataSource } = options;
   if (dataSource?.options?.type !== 'better-sqlite3') {
     throw new InvalidArgumentError('SqliteJobStore needs a TypeORM DataSource of type "better-sqlite3".', 'dataSource');
@@ -72,6 +78,7 @@ function sqliteDriverSettings(options: SqliteJobStoreOptions): SqliteDriverSetti
     naming: sqliteNaming(options.tablePrefix),
     limits: resolveLimits(options.limits),
     historyPolicy: assertHistoryPolicy(options.historyPolicy),
+    finish: assertFinishMode(options.finish),
     busyTimeoutMs,
     ...(options.clock === undefined ? {} : { clock: options.clock }),
   };

@@ -7,7 +7,7 @@ export async function memoryTarget(): Promise<ConformanceTarget> {
     name: 'memory',
     async open(options) {
       const clock = new ManualClock();
-      const store = new MemoryJobStore({ clock, limits: options?.limits, historyPolicy: options?.historyPolicy });
+      const store = new MemoryJobStore({ clock, limits: options?.limits, historyPolicy: options?.historyPolicy, finish: options?.finish });
       return {
         store,
         advance: async (ms) => clock.advance(ms),

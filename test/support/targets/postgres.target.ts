@@ -24,7 +24,7 @@ export async function postgresTarget(): Promise<ConformanceTarget> {
     async open(options) {
       const schema = uniqueSchema('conf');
       schemas.push(schema);
-      const store = new PostgresJobStore({ dataSource, schema, limits: options?.limits, historyPolicy: options?.historyPolicy });
+      const store = new PostgresJobStore({ dataSource, schema, limits: options?.limits, historyPolicy: options?.historyPolicy, finish: options?.finish });
       stores.push(store);
       await store.migrate();
       const { jobs, queues, schedules, audit, history, dependencies, limits, slots, cursors, maintenance, nodes, rateLimits, rateStarts } = store.naming;

@@ -23,7 +23,7 @@ export async function sqliteTarget(): Promise<ConformanceTarget> {
       const prefix = `t${++opened}_`;
       const dataSource = await new DataSource({ type: 'better-sqlite3', database: join(dir, `store-${opened}.db`) }).initialize();
       dataSources.push(dataSource);
-      const store = new SqliteJobStore({ dataSource, tablePrefix: prefix, limits: options?.limits, historyPolicy: options?.historyPolicy });
+      const store = new SqliteJobStore({ dataSource, tablePrefix: prefix, limits: options?.limits, historyPolicy: options?.historyPolicy, finish: options?.finish });
       await store.migrate();
       const { jobs, queues, schedules, audit, history, dependencies, limits, cursors, maintenance, nodes, rateLimits, rateStarts } = store.naming;
       return {

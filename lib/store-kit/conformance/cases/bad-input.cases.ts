@@ -83,7 +83,7 @@ export const PARAMS_SHAPES: Array<[method: string, shape: string, optional: bool
   ['scheduleReplay', '{ scheduleId, actor? }', false],
   ['scheduleMintDue', '{ limit }', false],
   ['historyRead', '{ after?, limit }', false],
-  ['observerLease', '{ observer, workerId, leaseMs }', false],
+  ['observerLease', '{ observer, workerId, leaseMs, to?, jobs? }', false],
   ['observerCommit', '{ observer, workerId, position }', false],
   ['observerFail', '{ observer, workerId, error, retryDelayMs }', false],
   ['jobExpireLeases', '{ limit }', false],

@@ -133,4 +133,52 @@ export function jobWaitCases(ctx: SuiteContext): void {
     expect(errors[3]).toBeInstanceOf(JobNotFoundError);
     expect(timers.size).toBe(0);
   });
+
+  it('issue 36 item 4: under the lean finish waitFor resolves as succeeded, without output, when a job it saw unfinished is deleted by its success; one it never saw is not found', async () => {
+    const h = await ctx.open({ finish: 'lean' });
+    const timers = new PollTimers();
+    const waiter = new JobWaiter({ store: h.store, timers });
+    const seenWaiting = await enqueue(h.store, { queue: 'w' });
+    const seenRunning = await enqueue(h.store, { queue: 'r', maxAttempts: 3 });
+    const unseen = await enqueue(h.store, { queue: 'u' });
+    await claimOne(h.store, 'worker-a', ['r']);
+    await h.store.jobCompleteMany({ workerId: 'worker-a', outcomes: [{ jobId: seenRunning, attempt: 1, kind: 'failed', error: 'retry', retryDelayMs: 0 }] });
+    await claimOne(h.store, 'worker-a', ['r']);
+    const waits = [seenWaiting, seenRunning].map((id) => track(waiter.waitFor(id)));
+    await waiter.pollOnce();
+    expect(waits.map((w) => w.settled)).toEqual([false, false]);
+    // Both succeed; a store under lean deletes them, so the next read finds neither.
+    await claimOne(h.store, 'worker-a', ['w']);
+    await h.store.jobCompleteMany({
+      workerId: 'worker-a',
+      outcomes: [
+        { jobId: seenWaiting, attempt: 1, kind: 'succeeded' },
+        { jobId: seenRunning, attempt: 2, kind: 'succeeded' },
+      ],
+    });
+    expect(await h.store.jobStatusMany({ jobIds: [seenWaiting, seenRunning] })).toEqual([]);
+    await waiter.pollOnce();
+    expect(waits[0]!.value).toEqual({ jobId: seenWaiting, state: 'succeeded', output: null, attempt: 1, finishedAt: null });
+    expect(waits[1]!.value).toEqual({ jobId: seenRunning, state: 'succeeded', output: null, attempt: 2, finishedAt: null });
+    // A job that was gone before the wait's first read cannot be told from an unknown id.
+    await claimOne(h.store, 'worker-a', ['u']);
+    await h.store.jobCompleteMany({ workerId: 'worker-a', outcomes: [{ jobId: unseen, attempt: 1, kind: 'succeeded' }] });
+    await expect(waiter.waitFor(unseen)).rejects.toBeInstanceOf(JobNotFoundError);
+    expect(waiter.pending).toBe(0);
+    expect(timers.size).toBe(0);
+  });
+
+  it('issue 36 item 4: under keep a job that a wait saw unfinished and then cannot find is not found', async () => {
+    const h = await ctx.open();
+    const timers = new PollTimers();
+    const store = { jobStatusMany: h.store.jobStatusMany.bind(h.store), finish: h.store.finish };
+    let hide = false;
+    const waiter = new JobWaiter({ store: { ...store, jobStatusMany: async (params) => (hide ? [] : store.jobStatusMany(params)) }, timers });
+    const id = await enqueue(h.store);
+    const wait = waiter.waitFor(id);
+    await waiter.pollOnce();
+    hide = true;
+    await waiter.pollOnce();
+    await expect(wait).rejects.toBeInstanceOf(JobNotFoundError);
+  });
 }

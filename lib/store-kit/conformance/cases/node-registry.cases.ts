@@ -34,6 +34,7 @@ export function nodeRegistryCases(ctx: SuiteContext): void {
       startedAt: expect.any(Date),
       lastSeenAt: expect.any(Date),
       stoppedAt: null,
+      finish: 'keep',
     });
     expect(node.lastSeenAt.getTime()).toBe(node.startedAt.getTime());
   });

@@ -1,3 +1,4 @@
+import type { FinishMode } from '../../../core/index.js';
 import type { JobRow } from '../../job-row.js';
 import type { OutcomeResult } from '../../job-store.js';
 import type { CheckedClaimParams, NormalizedOutcome } from '../../checked/store-params.js';
@@ -31,9 +32,9 @@ import { perQueueList } from './queue-list.sql.js';
  * does, and the outcomes are written all the same. The commit waits for its WAL flush, whatever
  * `asyncClaimCommit` says: it records outcomes.
  */
-export function completeAndClaimQuery(t: PostgresNaming) {
+export function completeAndClaimQuery(t: PostgresNaming, finish: FinishMode = 'keep') {
   const statement = (steps: string, picked: string) => `
-    WITH ${completeCtes(t, 5)}, ${claimPaused(t)}, limited AS MATERIALIZED (
+    WITH ${completeCtes(t, 5, finish)}, ${claimPaused(t)}, limited AS MATERIALIZED (
       SELECT ${limitFunction(t, 'limits_gate')}() AS yes
     ), ${steps}, picked AS (
       ${picked}

@@ -1,7 +1,9 @@
+import type { FinishMode } from '../../../core/index.js';
 import type { OutcomeResult } from '../../job-store.js';
 import type { NormalizedOutcome } from '../../checked/store-params.js';
 import type { PgExecutor } from '../pg-executor.js';
 import type { PostgresNaming } from '../postgres-naming.js';
+import { leanFinishSetting } from '../postgres-effects.js';
 import { haltSchedulesCte } from './halt-schedules.cte.js';
 import { outcomeResults } from './outcome-results.js';
 
@@ -31,12 +33,19 @@ import { outcomeResults } from './outcome-results.js';
  * write turns a retry into a cancel without that lock; a dependant enqueued at that very moment
  * is then released by the maintenance sweep.
  *
+ * Under the `lean` finish the statement first marks its transaction lean (`lean`, a transaction-local
+ * setting naming this installation's jobs table), and the effects trigger (postgres-effects.ts)
+ * deletes, in this same statement, each success that nothing needs, instead of logging it. The
+ * trigger decides, not this statement: it runs after this statement's row locks are held, with a
+ * snapshot of its own, so it sees a dependant whose enqueue committed while this write waited for
+ * a parent's lock (parent-guard.sql.ts). An attempt transaction sends this same statement.
+ *
  * {@link completeCtes} gives its steps as CTEs for a statement's WITH list: `ending`, `applied` (it
  * returns `id`, `state`, `schedule_id`) and the schedules it halts. `$1` is the worker id; the
  * reports' arrays (ids, attempts, kinds, outputs, errors, retry delays) are the six parameters from
  * `$first` on. complete-and-claim.query.ts puts them before a claim in one statement.
  */
-export function completeCtes(t: PostgresNaming, first: number): string {
+export function completeCtes(t: PostgresNaming, first: number, finish: FinishMode = 'keep'): string {
   const [ids, attempts, kinds, outputs, errors, delays] = [0, 1, 2, 3, 4, 5].map((i) => `$${first + i}`);
   const retry = `(r.kind = 'failed' AND NOT j.cancel_requested AND j.attempt < j.max_attempts)`;
   const fence = `CASE WHEN j.state = 'running' THEN j.worker_id = $1 AND j.leased_until > statement_timestamp() ELSE false END`;
@@ -45,7 +54,7 @@ export function completeCtes(t: PostgresNaming, first: number): string {
       WHERE j.id = r.id AND j.attempt = r.attempt AND ${fence} AND NOT ${retry}
       ORDER BY j.id
       FOR UPDATE OF j
-    ), applied AS (
+    ),${finish === 'lean' ? ` lean AS MATERIALIZED (SELECT ${leanFinishSetting(t)} IS NOT NULL AS marked),` : ''} applied AS (
     UPDATE ${t.jobs} j SET
       state = CASE
         WHEN r.kind = 'succeeded' THEN 'succeeded'
@@ -62,7 +71,7 @@ export function completeCtes(t: PostgresNaming, first: number): string {
       updated_at = statement_timestamp()
     FROM unnest(${ids}::uuid[], ${attempts}::integer[], ${kinds}::text[], ${outputs}::text[], ${errors}::text[], ${delays}::bigint[])
       AS r(id, attempt, kind, output, error, delay_ms)
-    WHERE (SELECT count(*) FROM ending) >= 0 AND j.id = r.id AND j.attempt = r.attempt AND ${fence}
+    WHERE (SELECT count(*) FROM ending) >= 0${finish === 'lean' ? ' AND (SELECT marked FROM lean)' : ''} AND j.id = r.id AND j.attempt = r.attempt AND ${fence}
     RETURNING j.id, j.state, j.schedule_id
     ), ${haltSchedulesCte(t, 'applied')}`;
 }
@@ -80,9 +89,9 @@ export function completeValues(outcomes: readonly NormalizedOutcome[]): unknown[
 }
 
 /** The outcome write alone: {@link completeCtes}, and the rows it changed. */
-export function completeJobsQuery(t: PostgresNaming) {
+export function completeJobsQuery(t: PostgresNaming, finish: FinishMode = 'keep') {
   const text = `
-    WITH ${completeCtes(t, 2)}
+    WITH ${completeCtes(t, 2, finish)}
     SELECT id, state FROM applied`;
 
   return async (db: PgExecutor, workerId: string, outcomes: readonly NormalizedOutcome[]): Promise<OutcomeResult[]> => {

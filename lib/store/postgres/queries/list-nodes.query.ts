@@ -1,3 +1,4 @@
+import type { FinishMode } from '../../../core/index.js';
 import type { NodeRecord } from '../../job-store.types.js';
 import type { PgExecutor } from '../pg-executor.js';
 import type { PostgresNaming } from '../postgres-naming.js';
@@ -13,6 +14,7 @@ interface PgNodeRow {
   started_at: Date;
   last_seen_at: Date;
   stopped_at: Date | null;
+  finish: FinishMode | null;
 }
 
 /**
@@ -20,7 +22,7 @@ interface PgNodeRow {
  * or from `seenSince` down, stopped at the page size.
  */
 export function listNodesQuery(t: PostgresNaming) {
-  const columns = `id, host, pid, version, queues, concurrency, running, started_at, last_seen_at, stopped_at`;
+  const columns = `id, host, pid, version, queues, concurrency, running, started_at, last_seen_at, stopped_at, finish`;
   const all = `SELECT ${columns} FROM ${t.nodes} ORDER BY last_seen_at DESC, id DESC LIMIT $1`;
   const since = `SELECT ${columns} FROM ${t.nodes} WHERE last_seen_at >= $2 ORDER BY last_seen_at DESC, id DESC LIMIT $1`;
   return async (db: PgExecutor, seenSince: Date | null, limit: number): Promise<NodeRecord[]> => {
@@ -36,6 +38,7 @@ export function listNodesQuery(t: PostgresNaming) {
       startedAt: row.started_at,
       lastSeenAt: row.last_seen_at,
       stoppedAt: row.stopped_at,
+      finish: row.finish,
     }));
   };
 }

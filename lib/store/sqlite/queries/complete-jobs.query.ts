@@ -2,13 +2,20 @@ import type { Database } from 'better-sqlite3';
 import type { OutcomeResult } from '../../job-store.js';
 import type { NormalizedOutcome } from '../../checked/store-params.js';
 import type { SqliteNaming } from '../sqlite-naming.js';
-import type { JobState } from '../../../core/index.js';
+import type { FinishMode, JobState } from '../../../core/index.js';
 import { haltScheduleQuery } from './halt-schedule.query.js';
 
 /**
  * The fenced outcome write. A report changes its row only while that worker holds the live lease
  * for that attempt; otherwise it matches nothing and is stale. The state rules are the core
  * lifecycle's, as in the PostgreSQL statement.
+ *
+ * Under the `lean` finish a success without output first tries the lean delete: the same fence,
+ * and the rules of the PostgreSQL effects trigger for what keeps a job (a dependant, a unique key,
+ * an observer still to be fed its entries). A job it deletes never writes its success to the
+ * history, and its earlier entries and its own edges go with it. A report it matches nothing for
+ * goes on to the write above, which keeps the job, or finds it stale. One writer at a time, so
+ * nothing can add a dependant between the two.
  */
 export function completeJobsQuery(db: Database, t: SqliteNaming) {
   const retry = `(@kind = 'failed' AND cancel_requested = 0 AND attempt < max_attempts)`;
@@ -29,9 +36,33 @@ export function completeJobsQuery(db: Database, t: SqliteNaming) {
       updated_at = @now
     WHERE id = @id AND attempt = @attempt AND state = 'running' AND worker_id = @worker_id AND leased_until > @now
     RETURNING id, state, schedule_id`);
+  // A cursor with no filter (null) hears everything; its position is the id of the last entry it was fed.
+  const leanDelete = db.prepare(`
+    DELETE FROM ${t.jobs}
+    WHERE id = @id AND attempt = @attempt AND state = 'running' AND worker_id = @worker_id AND leased_until > @now
+      AND unique_key IS NULL
+      AND NOT EXISTS (SELECT 1 FROM ${t.dependencies} d WHERE d.parent_id = @id)
+      AND NOT EXISTS (
+        SELECT 1 FROM ${t.cursors} c
+        WHERE (c.jobs IS NULL OR EXISTS (SELECT 1 FROM json_each(c.jobs) n WHERE n.value = ${t.jobs}.name))
+          AND (c.states IS NULL OR EXISTS (
+            SELECT 1 FROM json_each(c.states) s
+            WHERE s.value = 'succeeded'
+              OR EXISTS (SELECT 1 FROM ${t.history} h WHERE h.job_id = @id AND h.state = s.value AND h.id > c.last_id))))
+    RETURNING id`);
+  const leanHistory = db.prepare(`DELETE FROM ${t.history} WHERE job_id = ?`);
+  const leanEdges = db.prepare(`DELETE FROM ${t.dependencies} WHERE child_id = ?`);
   const halt = haltScheduleQuery(db, t);
-  return (workerId: string, outcomes: readonly NormalizedOutcome[], now: number): OutcomeResult[] =>
+  const lean = (workerId: string, o: NormalizedOutcome, now: number): boolean => {
+    if (o.kind !== 'succeeded' || (o.output !== null && o.output !== 'null')) return false;
+    if (leanDelete.get({ id: o.jobId, attempt: o.attempt, worker_id: workerId, now }) === undefined) return false;
+    leanHistory.run(o.jobId);
+    leanEdges.run(o.jobId);
+    return true;
+  };
+  return (workerId: string, outcomes: readonly NormalizedOutcome[], now: number, finish: FinishMode): OutcomeResult[] =>
     outcomes.map((o) => {
+      if (finish === 'lean' && lean(workerId, o, now)) return { jobId: o.jobId, attempt: o.attempt, status: 'applied', state: 'succeeded' };
       const row = complete.get({
         id: o.jobId,
         attempt: o.attempt,
