@@ -69,6 +69,28 @@ export function completeAndClaimCases(ctx: SuiteContext): void {
     expect(again.map((j) => [j.id, j.attempt])).toEqual([[id, 2]]);
   });
 
+  it('issue 36 items 2 and 4: under the lean finish a success written with a claim is deleted as one written alone', async () => {
+    const h = await ctx.open({ finish: 'lean' });
+    const gone = await enqueue(h.store, { payload: 1 });
+    const kept = await enqueue(h.store, { payload: 2 });
+    const next = await enqueue(h.store, { payload: 3 });
+    const [a, b] = await h.store.jobClaim({ workerId: 'worker-a', ...claim(2) });
+    expect([a!.id, b!.id]).toEqual([gone, kept]);
+    const both = await h.store.jobCompleteAndClaim!({
+      workerId: 'worker-a',
+      outcomes: [
+        { jobId: gone, attempt: 1, kind: 'succeeded' },
+        { jobId: kept, attempt: 1, kind: 'succeeded', output: { receipt: 7 } },
+      ],
+      claim: claim(5),
+    });
+    expect(both.results.map((r) => r.status)).toEqual(['applied', 'applied']);
+    expect(both.jobs.map((j) => j.id)).toEqual([next]);
+    expect(await h.store.jobGet({ jobId: gone })).toBeNull();
+    expect(await h.store.jobHistory({ jobId: gone })).toEqual([]);
+    expect(await mustGet(h.store, kept)).toMatchObject({ state: 'succeeded', output: { receipt: 7 } });
+  });
+
   it('issue 36 item 2: refuses bad input before anything is written', async () => {
     const h = await ctx.open();
     const id = await enqueue(h.store);
