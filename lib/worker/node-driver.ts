@@ -217,7 +217,8 @@ export class NodeDriver {
         if (this.state !== 'running') {
           // Claimed while shutting down: hand these straight back.
           const leases = event.jobs.map(({ jobId, attempt }) => ({ jobId, attempt }));
-          for (const lease of leases) this.held.set(lease.jobId, { ...lease, phase: 'queued', expiresAt: event.sentAt + this.config.leaseMs, forfeited: false, aborted: null });
+          // Forfeited at once: being handed back, they are never started from the local queue.
+          for (const lease of leases) this.held.set(lease.jobId, { ...lease, phase: 'queued', expiresAt: event.sentAt + this.config.leaseMs, forfeited: true, aborted: null });
           return leases.length > 0 ? [{ type: 'relinquish', leases }, ...this.maybeStop()] : this.maybeStop();
         }
         for (const { jobId, attempt } of event.jobs) {

@@ -130,3 +130,22 @@ describe('NodeDriver claiming ahead (issue 36 item 3)', () => {
     expect(d.claimLimit()).toBe(3);
   });
 });
+
+describe('NodeDriver claiming ahead while it drains (issue 36 item 3)', () => {
+  it('never starts jobs a claim returned after shutdown began, though a slot frees before they are handed back', () => {
+    const d = driver({ concurrency: 1 });
+    d.step({ type: 'start', now: 0 });
+    d.step({ type: 'claimed', now: 0, sentAt: 0, limit: 1, jobs: refs('a') });
+    runThrough(d, 0, 1, ['a']);
+    d.step({ type: 'claimed', now: 2, sentAt: 2, limit: 5, jobs: refs('b') });
+    d.step({ type: 'heartbeat_due', now: 3 });
+    const claim = only(d.step({ type: 'poll', now: 3 }), 'claim');
+    expect(claim).toHaveLength(1);
+    d.step({ type: 'drain', now: 4 });
+    const late = d.step({ type: 'claimed', now: 5, sentAt: 3, limit: 5, jobs: refs('c', 'd') });
+    expect(only(late, 'relinquish')).toEqual([{ type: 'relinquish', leases: refs('c', 'd') }]);
+    // b settles and frees the slot before c and d are back: neither starts.
+    expect(only(d.step({ type: 'attempt_settled', now: 6, jobId: 'b', attempt: 1 }), 'execute')).toEqual([]);
+    expect(d.mayReport('c', 1)).toBe(false);
+  });
+});
