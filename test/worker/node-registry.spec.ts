@@ -100,6 +100,7 @@ describe('the node registry, written by the worker', () => {
         version: packageVersion(),
         queues: ['default', 'mail'],
         concurrency: 3,
+        finish: 'keep',
         running: 0,
         startedAt: new Date(startedAt),
         lastSeenAt: new Date(startedAt),
