@@ -22,23 +22,8 @@ import { perQueueList } from './queue-list.sql.js';
  */
 export function claimUnlimitedQuery(t: PostgresNaming, options: { readonly asyncCommit?: boolean } = {}) {
   const asyncCommit = claimAsyncCommit(options.asyncCommit === true);
-  const fastClaim = (steps: string, picked: string) => `
-    WITH ${claimPaused(t)}, limited AS MATERIALIZED (
-      SELECT ${limitFunction(t, 'limits_gate')}() AS yes
-    ), ${steps}, picked AS (
-      ${picked}
-    ), claimed AS (
-      ${claimLease(t)}
-      RETURNING ${jobColumns('j')}
-    )
-    SELECT c.*, l.yes AS limited${asyncCommit} FROM limited l LEFT JOIN claimed c ON true`;
-  const statements = perQueueList((listed) => ({
-    withLapsed: fastClaim(
-      claimCandidates(t, listed, 'id, priority, run_at, seq', 'NOT (SELECT yes FROM limited)'),
-      'SELECT id FROM (SELECT * FROM due UNION ALL SELECT * FROM lapsed) c ORDER BY priority, run_at, seq LIMIT $2',
-    ),
-    dueOnly: fastClaim(claimDue(t, listed, 'id', 'NOT (SELECT yes FROM limited)'), 'SELECT id FROM due'),
-  }));
+  const statements = unlimitedClaimStatements(t, '', `
+    SELECT c.*, l.yes AS limited${asyncCommit} FROM limited l LEFT JOIN claimed c ON true`);
 
   return async (db: PgExecutor, params: CheckedClaimParams): Promise<{ rows: JobRow[]; limited: boolean }> => {
     const { withLapsed, dueOnly } = statements(params.queues);
@@ -48,4 +33,31 @@ export function claimUnlimitedQuery(t: PostgresNaming, options: { readonly async
       : db.query<PgJobRow & { limited: boolean }>(dueOnly, values.slice(0, 3)));
     return { rows: rows.filter((row) => row.id !== null).map(fromPgRow), limited: rows[0]?.limited === true };
   };
+}
+
+/**
+ * The unlimited claim's statements, one pair per queue list, built once: the paused queues, the
+ * limit gate, the candidates, the picks and the leasing UPDATE (its rows in `claimed`), after
+ * `prefix` (CTEs that come first, or '') and before `select`. `withLapsed` also takes lapsed
+ * leases ($4), `dueOnly` leaves that step out; both read $1 to $4 (dueOnly reads $4 in a one-time
+ * filter when `keepLapsedParam`, so a statement with parameters after it keeps their numbers).
+ */
+export function unlimitedClaimStatements(t: PostgresNaming, prefix: string, select: string, keepLapsedParam = false) {
+  const steps = (candidates: string, picked: string) => `
+    WITH ${prefix}${claimPaused(t)}, limited AS MATERIALIZED (
+      SELECT ${limitFunction(t, 'limits_gate')}() AS yes
+    ), ${candidates}, picked AS (
+      ${picked}
+    ), claimed AS (
+      ${claimLease(t)}
+      RETURNING ${jobColumns('j')}
+    )${select}`;
+  const gate = 'NOT (SELECT yes FROM limited)';
+  return perQueueList((listed) => ({
+    withLapsed: steps(
+      claimCandidates(t, listed, 'id, priority, run_at, seq', gate),
+      'SELECT id FROM (SELECT * FROM due UNION ALL SELECT * FROM lapsed) c ORDER BY priority, run_at, seq LIMIT $2',
+    ),
+    dueOnly: steps(claimDue(t, listed, 'id', keepLapsedParam ? `${gate} AND $4::boolean IS NOT NULL` : gate), 'SELECT id FROM due'),
+  }));
 }

@@ -3,13 +3,12 @@ import type { JobRow } from '../../job-row.js';
 import type { OutcomeResult } from '../../job-store.js';
 import type { CheckedClaimParams, NormalizedOutcome } from '../../checked/store-params.js';
 import type { PgExecutor } from '../pg-executor.js';
-import { limitFunction } from '../postgres-limits.js';
 import type { PostgresNaming } from '../postgres-naming.js';
-import { fromPgRow, jobColumns, type PgJobRow } from '../postgres-row.js';
-import { claimCandidates, claimDue, claimLease, claimPaused, claimValues } from './claim-steps.sql.js';
+import { fromPgRow, type PgJobRow } from '../postgres-row.js';
+import { claimValues } from './claim-steps.sql.js';
+import { unlimitedClaimStatements } from './claim-unlimited.query.js';
 import { completeCtes, completeValues } from './complete-jobs.query.js';
 import { outcomeResults } from './outcome-results.js';
-import { perQueueList } from './queue-list.sql.js';
 
 /**
  * A worker's outcomes and its next claim in one statement, one round trip and one commit: the
@@ -33,27 +32,13 @@ import { perQueueList } from './queue-list.sql.js';
  * `asyncClaimCommit` says: it records outcomes.
  */
 export function completeAndClaimQuery(t: PostgresNaming, finish: FinishMode = 'keep') {
-  const statement = (steps: string, picked: string) => `
-    WITH ${completeCtes(t, 5, finish)}, ${claimPaused(t)}, limited AS MATERIALIZED (
-      SELECT ${limitFunction(t, 'limits_gate')}() AS yes
-    ), ${steps}, picked AS (
-      ${picked}
-    ), claimed AS (
-      ${claimLease(t)}
-      RETURNING ${jobColumns('j')}
-    )
+  const select = `
     SELECT c.*, l.yes AS limited,
       CASE WHEN row_number() OVER () = 1 THEN (SELECT array_agg(a.id::text) FROM applied a) END AS applied_ids,
       CASE WHEN row_number() OVER () = 1 THEN (SELECT array_agg(a.state) FROM applied a) END AS applied_states
     FROM limited l LEFT JOIN claimed c ON true`;
-  const statements = perQueueList((listed) => ({
-    withLapsed: statement(
-      claimCandidates(t, listed, 'id, priority, run_at, seq', 'NOT (SELECT yes FROM limited)'),
-      'SELECT id FROM (SELECT * FROM due UNION ALL SELECT * FROM lapsed) c ORDER BY priority, run_at, seq LIMIT $2',
-    ),
-    // The same parameters in both texts (an unused $4 included), so the reports stay at $5 on.
-    dueOnly: statement(claimDue(t, listed, 'id', 'NOT (SELECT yes FROM limited) AND $4::boolean IS NOT NULL'), 'SELECT id FROM due'),
-  }));
+  // The same parameters in both texts (an unused $4 included), so the reports stay at $5 on.
+  const statements = unlimitedClaimStatements(t, `${completeCtes(t, 5, finish)}, `, select, true);
 
   return async (
     db: PgExecutor,
