@@ -41,6 +41,8 @@ export class NodeAttempts {
   private readonly executor: AttemptExecutor;
   private readonly completer: Completer;
   private readonly jobs = new Map<string, JobRecord>();
+  /** Whether claims carry the outcomes waiting for their write (see StoreCapabilities.claimsCarryOutcomes). */
+  private readonly carryOutcomes: boolean;
   private readonly aborts = new Map<string, AttemptAbort>();
   /**
    * What `settled` tells of each attempt this node started: its name and queue, and when it started
@@ -60,6 +62,7 @@ export class NodeAttempts {
     this.stats = deps.stats;
     this.emit = deps.emit;
     this.contact = deps.contact;
+    this.carryOutcomes = this.store.jobCompleteAndClaim !== undefined && this.store.capabilities?.claimsCarryOutcomes !== false;
     this.executor = new AttemptExecutor({
       store: this.store,
       invoker: deps.invoker,
@@ -100,7 +103,7 @@ export class NodeAttempts {
       return;
     }
     const claim = { limit, queues: this.options.queues, leaseMs: this.options.leaseMs, includeLapsed: lapsed };
-    const outcomes = this.store.jobCompleteAndClaim ? this.completer.take() : [];
+    const outcomes = this.carryOutcomes ? this.completer.take() : [];
     let jobs: JobRecord[];
     try {
       if (outcomes.length === 0) {

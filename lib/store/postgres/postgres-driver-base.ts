@@ -77,6 +77,7 @@ export class PostgresDriverBase {
       wakeHints: 'cluster',
       concurrentTransactions: true,
       attemptTransactions: true,
+      claimsCarryOutcomes: !settings.asyncClaimCommit,
       connectionPool: Object.freeze({ size: this.connections.poolSize }),
     });
     this.db = this.connections.db;
