@@ -107,6 +107,8 @@ export type NodeState = 'idle' | 'running' | 'draining' | 'relinquishing' | 'sto
 export class NodeDriver {
   private state: NodeState = 'idle';
   private readonly held = new Map<string, HeldLease>();
+  /** The local queue: leases claimed ahead that wait for a slot, in claim order (never forfeited ones). */
+  private readonly waiting = new Set<string>();
   private claimInFlight = false;
   private heartbeatInFlight = false;
   private beatInFlight = false;
@@ -147,12 +149,14 @@ export class NodeDriver {
 
   /** Handlers running now: leases in their `running` phase, forfeited ones included (their code still runs). */
   get running(): number {
-    return this.count('running');
+    let n = 0;
+    for (const lease of this.held.values()) if (lease.phase === 'running') n += 1;
+    return n;
   }
 
   /** Jobs claimed ahead that wait in the local queue for a slot. */
   get queued(): number {
-    return this.count('queued');
+    return this.waiting.size;
   }
 
   /**
@@ -165,12 +169,6 @@ export class NodeDriver {
     if (most === 0 || this.averageRunMs === undefined) return 0;
     const perHorizon = (this.config.concurrency * (this.config.claimAheadMs ?? CLAIM_AHEAD_HORIZON_MS)) / Math.max(this.averageRunMs, 0.01);
     return Math.min(most, Math.floor(perHorizon));
-  }
-
-  private count(phase: HeldLease['phase']): number {
-    let n = 0;
-    for (const lease of this.held.values()) if (lease.phase === phase) n += 1;
-    return n;
   }
 
   /**
@@ -223,6 +221,7 @@ export class NodeDriver {
         }
         for (const { jobId, attempt } of event.jobs) {
           this.held.set(jobId, { jobId, attempt, phase: 'queued', expiresAt: event.sentAt + this.config.leaseMs, forfeited: false, aborted: null });
+          this.waiting.add(jobId);
         }
         return [...this.startQueued(event.now), ...this.maybeClaim()];
       }
@@ -294,7 +293,10 @@ export class NodeDriver {
           if (lease.phase === 'reporting' || lease.forfeited) continue;
           if (lease.phase === 'running' && lease.aborted === null) commands.push(this.abort(lease, 'shutdown'));
           // A queued job never started: it goes back as a running one does (docs/worker.md, "Claiming ahead").
-          if (lease.phase === 'queued') lease.forfeited = true;
+          if (lease.phase === 'queued') {
+            lease.forfeited = true;
+            this.waiting.delete(lease.jobId);
+          }
           leases.push({ jobId: lease.jobId, attempt: lease.attempt });
         }
         this.state = 'relinquishing';
@@ -319,7 +321,10 @@ export class NodeDriver {
         // Handed back (or, if the write failed, left to lapse): either way these outcomes are no longer ours.
         for (const { jobId, attempt } of event.leases) {
           const lease = this.held.get(jobId);
-          if (lease && lease.attempt === attempt) this.held.delete(jobId);
+          if (lease && lease.attempt === attempt) {
+            this.held.delete(jobId);
+            this.waiting.delete(jobId);
+          }
         }
         if (this.state === 'relinquishing' || this.state === 'draining') {
           this.state = 'relinquishing';
@@ -356,17 +361,20 @@ export class NodeDriver {
     lease.forfeited = true;
     if (lease.phase !== 'queued') return this.abort(lease, reason);
     this.held.delete(lease.jobId);
+    this.waiting.delete(lease.jobId);
     return { type: 'discard', jobId: lease.jobId, attempt: lease.attempt, reason };
   }
 
   /** Starts queued jobs, in claim order, while a slot is free (also while draining: they are leased). */
   private startQueued(now: number): NodeCommand[] {
-    if (this.state !== 'running' && this.state !== 'draining') return [];
+    if ((this.state !== 'running' && this.state !== 'draining') || this.waiting.size === 0) return [];
     const commands: NodeCommand[] = [];
     let running = this.running;
-    for (const lease of this.held.values()) {
+    for (const jobId of this.waiting) {
       if (running >= this.config.concurrency) break;
-      if (lease.phase !== 'queued' || lease.forfeited) continue;
+      this.waiting.delete(jobId);
+      const lease = this.held.get(jobId);
+      if (lease === undefined || lease.phase !== 'queued' || lease.forfeited) continue;
       lease.phase = 'running';
       lease.startedAt = now;
       running += 1;
