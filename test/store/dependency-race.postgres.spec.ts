@@ -60,8 +60,11 @@ describe('issue 19 item 4: a dependant and its parent\'s outcome write serialize
     }
   });
 
-  it('a dependant enqueued in a transaction still open: the parent\'s outcome write waits for it and then releases the dependant', async () => {
-    const store = await openStore();
+  /**
+   * A dependant enqueued in a transaction still open, then its parent's success: the outcome write
+   * must wait for that transaction (checked), and is applied once it commits.
+   */
+  async function outcomeBehindOpenEnqueue(store: PostgresJobStore) {
     const parent = await runningParent(store);
     const hold = gate();
     const inserted = gate();
@@ -78,27 +81,18 @@ describe('issue 19 item 4: a dependant and its parent\'s outcome write serialize
     await host;
     expect(await outcome.promise).toMatchObject([{ status: 'applied', state: 'succeeded' }]);
     expect(waited).toBe(true);
+    return { parent, child };
+  }
+
+  it('a dependant enqueued in a transaction still open: the parent\'s outcome write waits for it and then releases the dependant', async () => {
+    const store = await openStore();
+    const { child } = await outcomeBehindOpenEnqueue(store);
     expect(await store.jobGet({ jobId: child })).toMatchObject({ state: 'scheduled', pendingParents: 0 });
   });
 
   it('issue 36 item 4: under the lean finish, a parent whose outcome write waited for a dependant\'s enqueue still open is kept, and releases it', async () => {
     const store = await openStore('lean');
-    const parent = await runningParent(store);
-    const hold = gate();
-    const inserted = gate();
-    let child = '';
-    const host = dataSource.transaction(async (manager: EntityManager) => {
-      child = (await store.jobEnqueue({ job: { name: 'child', payload: {}, dependsOn: [parent] }, manager })).id;
-      inserted.open();
-      await hold.opened;
-    });
-    await inserted.opened;
-    const outcome = tracked(store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: parent, attempt: 1, kind: 'succeeded' }] }));
-    const waited = await untilWaiting(admin, 'WITH ending AS', outcome.isDone);
-    hold.open();
-    await host;
-    expect(await outcome.promise).toMatchObject([{ status: 'applied', state: 'succeeded' }]);
-    expect(waited).toBe(true);
+    const { parent, child } = await outcomeBehindOpenEnqueue(store);
     // The statement's own snapshot predates the edge; the trigger that decides reads after the wait.
     expect(await store.jobGet({ jobId: parent })).toMatchObject({ state: 'succeeded' });
     expect(await store.jobGet({ jobId: child })).toMatchObject({ state: 'scheduled', pendingParents: 0 });

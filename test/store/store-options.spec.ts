@@ -3,8 +3,8 @@ import { DataSource } from 'typeorm';
 import { InvalidArgumentError, PostgresJobStore, SqliteJobStore } from '../../lib/index.js';
 import { MemoryJobStore } from '../../lib/testing/index.js';
 
-/** The typed, one-sentence message `build` throws. */
-function refusal(build: () => unknown): string {
+/** The typed error `build` throws, whose message is one sentence. */
+function refused(build: () => unknown): InvalidArgumentError {
   let error: unknown;
   try {
     build();
@@ -13,8 +13,11 @@ function refusal(build: () => unknown): string {
   }
   expect(error).toBeInstanceOf(InvalidArgumentError);
   expect((error as Error).message).toMatch(/^[^\n]+\.$/);
-  return (error as Error).message;
+  return error as InvalidArgumentError;
 }
+
+/** The typed, one-sentence message `build` throws. */
+const refusal = (build: () => unknown): string => refused(build).message;
 
 describe('store factories refuse options they do not take', () => {
   let dataSource: DataSource;
@@ -42,24 +45,18 @@ describe('store factories refuse options they do not take', () => {
 
   it('issue 36 item 4: every store refuses a finish mode other than keep or lean, naming the option, before it writes anything', async () => {
     const message = 'finish must be "keep" or "lean", got "sometimes".';
-    const refused = (build: () => unknown) => {
-      let error: unknown;
-      try {
-        build();
-      } catch (e) {
-        error = e;
-      }
-      expect(error).toBeInstanceOf(InvalidArgumentError);
-      expect((error as InvalidArgumentError).argument).toBe('finish');
-      return (error as Error).message;
+    const finishRefusal = (build: () => unknown) => {
+      const error = refused(build);
+      expect(error.argument).toBe('finish');
+      return error.message;
     };
-    expect(refused(() => new MemoryJobStore({ finish: 'sometimes' as never }))).toBe(message);
-    expect(refused(() => new SqliteJobStore({ dataSource, finish: 'sometimes' as never }))).toBe(message);
+    expect(finishRefusal(() => new MemoryJobStore({ finish: 'sometimes' as never }))).toBe(message);
+    expect(finishRefusal(() => new SqliteJobStore({ dataSource, finish: 'sometimes' as never }))).toBe(message);
     expect(await dataSource.query("SELECT name FROM sqlite_master WHERE type = 'table'")).toEqual([]);
     // Refused before the store builds anything on its DataSource: this stand-in has no pool to touch.
     const standIn = { options: { type: 'postgres' }, isInitialized: true };
-    expect(refused(() => new PostgresJobStore({ dataSource: standIn as never, finish: 'sometimes' as never }))).toBe(message);
-    expect(refused(() => new PostgresJobStore({ dataSource: standIn as never, finish: null as never }))).toBe('finish must be "keep" or "lean", got null.');
+    expect(finishRefusal(() => new PostgresJobStore({ dataSource: standIn as never, finish: 'sometimes' as never }))).toBe(message);
+    expect(finishRefusal(() => new PostgresJobStore({ dataSource: standIn as never, finish: null as never }))).toBe('finish must be "keep" or "lean", got null.');
     expect(new MemoryJobStore({ finish: 'lean' }).finish).toBe('lean');
     expect(new MemoryJobStore().finish).toBe('keep');
   });

@@ -20,6 +20,20 @@ function runThrough(d: NodeDriver, now: number, ms: number, ids: string[]): Node
   return commands;
 }
 
+/**
+ * A driver that has run one claim of its concurrency to the end, each handler taking `ms`, so it
+ * knows its handlers' time; then a claim of `ids` comes back at now = 2 (sent at 2).
+ */
+function warmed(options: Parameters<typeof driver>[0], ids: string[], ms = 1): NodeDriver {
+  const d = driver(options);
+  const first = Array.from({ length: options?.concurrency ?? 2 }, (_, i) => `warm-${i}`);
+  d.step({ type: 'start', now: 0 });
+  d.step({ type: 'claimed', now: 0, sentAt: 0, limit: first.length, jobs: refs(...first) });
+  runThrough(d, 0, ms, first);
+  if (ids.length > 0) d.step({ type: 'claimed', now: 2, sentAt: 2, limit: 5, jobs: refs(...ids) });
+  return d;
+}
+
 describe('NodeDriver claiming ahead (issue 36 item 3)', () => {
   it('claims no further than its free slots until a handler has settled: nothing is known of their time before', () => {
     const d = driver();
@@ -63,11 +77,7 @@ describe('NodeDriver claiming ahead (issue 36 item 3)', () => {
   });
 
   it('heartbeats queued leases, and forgets a queued job whose lease was lost without ever starting it', () => {
-    const d = driver();
-    d.step({ type: 'start', now: 0 });
-    d.step({ type: 'claimed', now: 0, sentAt: 0, limit: 2, jobs: refs('a', 'b') });
-    runThrough(d, 0, 1, ['a', 'b']);
-    d.step({ type: 'claimed', now: 2, sentAt: 2, limit: 6, jobs: refs('c', 'd', 'e') });
+    const d = warmed({}, ['c', 'd', 'e']);
     const beat = d.step({ type: 'heartbeat_due', now: 10 });
     expect(only(beat, 'heartbeat')[0]!.leases.map((l) => l.jobId)).toEqual(['c', 'd', 'e']);
     const lost = d.step({ type: 'heartbeat_done', now: 11, sentAt: 10, renewed: refs('c', 'd').map((r) => ({ ...r, cancelRequested: false })), lost: refs('e') });
@@ -79,11 +89,7 @@ describe('NodeDriver claiming ahead (issue 36 item 3)', () => {
   });
 
   it('drops a queued job whose lease lapsed by its own clock, as it fences a running one', () => {
-    const d = driver({ concurrency: 1 });
-    d.step({ type: 'start', now: 0 });
-    d.step({ type: 'claimed', now: 0, sentAt: 0, limit: 1, jobs: refs('a') });
-    runThrough(d, 0, 1, ['a']);
-    d.step({ type: 'claimed', now: 2, sentAt: 2, limit: 5, jobs: refs('b', 'c') });
+    const d = warmed({ concurrency: 1 }, ['b', 'c']);
     const expired = d.step({ type: 'poll', now: 2 + LEASE });
     expect(only(expired, 'abort')).toEqual([{ type: 'abort', jobId: 'b', attempt: 1, reason: 'lease_expired' }]);
     expect(only(expired, 'discard')).toEqual([{ type: 'discard', jobId: 'c', attempt: 1, reason: 'lease_expired' }]);
@@ -91,11 +97,7 @@ describe('NodeDriver claiming ahead (issue 36 item 3)', () => {
   });
 
   it('starts a queued job whose cancel was requested while it waited with its signal aborted', () => {
-    const d = driver({ concurrency: 1 });
-    d.step({ type: 'start', now: 0 });
-    d.step({ type: 'claimed', now: 0, sentAt: 0, limit: 1, jobs: refs('a') });
-    runThrough(d, 0, 1, ['a']);
-    d.step({ type: 'claimed', now: 2, sentAt: 2, limit: 5, jobs: refs('b', 'c') });
+    const d = warmed({ concurrency: 1 }, ['b', 'c']);
     d.step({ type: 'heartbeat_due', now: 3 });
     d.step({ type: 'heartbeat_done', now: 4, sentAt: 3, renewed: [{ jobId: 'b', attempt: 1, cancelRequested: false }, { jobId: 'c', attempt: 1, cancelRequested: true }], lost: [] });
     const started = d.step({ type: 'attempt_settled', now: 5, jobId: 'b', attempt: 1 });
@@ -106,11 +108,7 @@ describe('NodeDriver claiming ahead (issue 36 item 3)', () => {
   });
 
   it('runs its queued jobs while draining, and hands back those still queued when the grace period ends, without aborting them', () => {
-    const d = driver({ concurrency: 1 });
-    d.step({ type: 'start', now: 0 });
-    d.step({ type: 'claimed', now: 0, sentAt: 0, limit: 1, jobs: refs('a') });
-    runThrough(d, 0, 1, ['a']);
-    d.step({ type: 'claimed', now: 2, sentAt: 2, limit: 5, jobs: refs('b', 'c', 'd') });
+    const d = warmed({ concurrency: 1 }, ['b', 'c', 'd']);
     expect(d.step({ type: 'drain', now: 3 })).toEqual([]);
     // A slot freed while draining starts the next queued job: it is leased, and due now.
     expect(only(d.step({ type: 'attempt_settled', now: 4, jobId: 'b', attempt: 1 }), 'execute')).toEqual([{ type: 'execute', jobId: 'c', attempt: 1 }]);
@@ -133,11 +131,7 @@ describe('NodeDriver claiming ahead (issue 36 item 3)', () => {
 
 describe('NodeDriver claiming ahead while it drains (issue 36 item 3)', () => {
   it('never starts jobs a claim returned after shutdown began, though a slot frees before they are handed back', () => {
-    const d = driver({ concurrency: 1 });
-    d.step({ type: 'start', now: 0 });
-    d.step({ type: 'claimed', now: 0, sentAt: 0, limit: 1, jobs: refs('a') });
-    runThrough(d, 0, 1, ['a']);
-    d.step({ type: 'claimed', now: 2, sentAt: 2, limit: 5, jobs: refs('b') });
+    const d = warmed({ concurrency: 1 }, ['b']);
     d.step({ type: 'heartbeat_due', now: 3 });
     const claim = only(d.step({ type: 'poll', now: 3 }), 'claim');
     expect(claim).toHaveLength(1);
