@@ -36,6 +36,8 @@ for (let i = 0; i < JOBS; i += 1_000) await store.jobEnqueueMany({ jobs: Array.f
 await dataSource.query('ANALYZE');
 // NOTRIGGER=1: drop the effects trigger, to see what the bare claim and outcome write cost (experiment only).
 if (process.env.NOTRIGGER) await dataSource.query('DROP TRIGGER jobs_effects_update ON durable_scheduler.jobs');
+// ABLATE='sql; sql': any other removal, e.g. 'DROP INDEX durable_scheduler.jobs_state_seq_idx' (experiment only).
+if (process.env.ABLATE) await dataSource.query(process.env.ABLATE);
 kinds.clear();
 // Time each statement kind as the client sees it (round trip included).
 const spent = new Map();

@@ -117,12 +117,13 @@ export class Server {
   async counters(name) {
     const { rows } = await this.admin.query(
       `SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = $1)::bigint AS commits, (SELECT wal_bytes FROM pg_stat_wal)::bigint AS wal,
-         (SELECT wal_fpi FROM pg_stat_wal)::bigint AS fpi, (SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter)::bigint AS checkpoints`,
+         (SELECT wal_fpi FROM pg_stat_wal)::bigint AS fpi, (SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter)::bigint AS checkpoints,
+         pg_current_wal_lsn()::text AS lsn`,
       [name],
     );
     // Full-page images and checkpoints are server-wide: a checkpoint that starts during a cell makes
     // the first change to every page after it write the whole page to the WAL again.
-    return { commits: Number(rows[0].commits), wal: Number(rows[0].wal), fpi: Number(rows[0].fpi), checkpoints: Number(rows[0].checkpoints) };
+    return { commits: Number(rows[0].commits), wal: Number(rows[0].wal), fpi: Number(rows[0].fpi), checkpoints: Number(rows[0].checkpoints), lsn: rows[0].lsn };
   }
 
   async close() {

@@ -23,8 +23,6 @@ export const variants = {
   'ours-tuned-otel-sdk': { system: 'ours', label: 'ours, tuned, OTel SDK with no-op exporter', settings: (c) => ({ concurrency: c, claimBatchSize: Math.min(c, 200), asyncClaimCommit: true, telemetry: 'sdk' }) },
   'ours-tuned-otel-traces': { system: 'ours', label: 'ours, tuned, OTel SDK, spans only', settings: (c) => ({ concurrency: c, claimBatchSize: Math.min(c, 200), asyncClaimCommit: true, telemetry: 'sdk-traces' }) },
   'ours-tuned-otel-metrics': { system: 'ours', label: 'ours, tuned, OTel SDK, metrics only', settings: (c) => ({ concurrency: c, claimBatchSize: Math.min(c, 200), asyncClaimCommit: true, telemetry: 'sdk-metrics' }) },
-  // The tuned drain with the lean finish, once the library has it (a run leaves it out until then).
-  'ours-tuned-lean': { system: 'ours', label: 'ours, tuned, lean finish', settings: (c) => ({ concurrency: c, claimBatchSize: Math.min(c, 200), asyncClaimCommit: true, finish: 'lean' }) },
   'graphile-default': { system: 'graphile', label: 'graphile-worker, defaults', settings: (c) => ({ concurrency: c }) },
   'graphile-tuned': { system: 'graphile', label: 'graphile-worker, tuned', settings: (c) => ({ concurrency: c, preset: { worker: graphileTuned } }) },
   'pgboss-default': { system: 'pgboss', label: 'pg-boss, defaults', settings: (c) => ({ workers: c }) },
@@ -49,7 +47,6 @@ export const headline = {
   'ours-tuned-otel-sdk': 200,
   'ours-tuned-otel-traces': 200,
   'ours-tuned-otel-metrics': 200,
-  'ours-tuned-lean': 200,
   'graphile-default': 10,
   'graphile-tuned': 32,
   'pgboss-default': 10,

@@ -61,6 +61,8 @@ export async function drainCell(server, variantId, { c, processes = 1, jobs, fut
       walBytesPerJob: before.wal === null ? null : (after.wal - before.wal) / Math.max(1, done),
       fpiPerJob: before.fpi == null ? null : (after.fpi - before.fpi) / Math.max(1, done),
       checkpoints: before.checkpoints == null ? null : after.checkpoints - before.checkpoints,
+      // The cell's stretch of the server's WAL, for diagnose/wal-records.mjs (null on Redis).
+      lsns: before.lsn ? [before.lsn, after.lsn] : null,
       deadTuples: tables.dead,
       tableBytes: tables.bytes,
       cpuMsPerJob: procs.reduce((a, p) => a + p.cpuMs, 0) / Math.max(1, done),
