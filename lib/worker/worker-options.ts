@@ -23,12 +23,12 @@ export interface WorkerOptions {
   readonly heartbeatIntervalMs?: number;
   /** Time between claims when no hint arrives. Default 1 s. Polling alone is always correct. */
   readonly pollIntervalMs?: number;
-  /** Most jobs one claim asks for. Default 100. */
+  /** Most jobs one claim asks for. Default 200. */
   readonly claimBatchSize?: number;
   /**
    * Most jobs the node claims ahead of a free slot, into a local queue whose leases are renewed
    * and handed back like running ones. It holds only as many as its handlers would start within
-   * `claimAheadMs` at their average time, so slow handlers claim nothing ahead. Default 100; 0
+   * `claimAheadMs` at their average time, so slow handlers claim nothing ahead. Default 500; 0
    * turns it off.
    */
   readonly claimAhead?: number;
@@ -94,8 +94,8 @@ export const WORKER_DEFAULTS = Object.freeze({
   leaseMs: 30_000,
   heartbeatIntervalMs: 10_000,
   pollIntervalMs: 1_000,
-  claimBatchSize: 100,
-  claimAhead: 100,
+  claimBatchSize: 200,
+  claimAhead: 500,
   claimAheadMs: 100,
   shutdownGraceMs: 10_000,
   maintenanceIntervalMs: 15_000,

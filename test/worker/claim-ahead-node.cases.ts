@@ -91,6 +91,42 @@ export function runClaimAheadNodeCases(makeTarget: () => Promise<ConformanceTarg
     for (const { id } of enqueued) expect(await store.jobGet({ jobId: id })).toMatchObject({ state: 'succeeded', attempt: 1 });
   });
 
+  it('issue 36 item 3: at the defaults, quick handlers at concurrency 10 are claimed 200 at a time, beyond their free slots', async () => {
+    const { store } = await target.open();
+    const claims = recorded(store);
+    const jobs = 700;
+    await store.jobEnqueueMany({ jobs: Array.from({ length: jobs }, (_, i) => ({ name: 'quick', payload: { i } })) });
+    let running = 0;
+    let most = 0;
+    let handled = 0;
+    let done!: () => void;
+    const finished = new Promise<void>((resolve) => (done = resolve));
+    const { worker } = node(
+      store,
+      {
+        quick: {
+          handle: async () => {
+            running += 1;
+            most = Math.max(most, running);
+            await settle(1);
+            running -= 1;
+            if (++handled === jobs) done();
+          },
+        },
+      },
+      { concurrency: 10 },
+    );
+    await worker.start();
+    await finished;
+    await worker.stop();
+    expect(most).toBeLessThanOrEqual(10);
+    // claimBatchSize defaults to 200 and the local queue to 500: with room for 510, a claim asks
+    // for a whole batch, never more, and one claim fills it.
+    expect(Math.max(...claims.map((c) => c.limit))).toBe(200);
+    expect(claims.some((c) => c.got === 200)).toBe(true);
+    expect(await store.jobList({ state: 'succeeded', limit: 1_000 })).toHaveLength(jobs);
+  });
+
   it('issue 36 item 3: claims no further than its free slots while handlers are slow', async () => {
     const { store } = await target.open();
     const claims = recorded(store);
