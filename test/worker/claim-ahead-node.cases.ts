@@ -51,36 +51,41 @@ export function runClaimAheadNodeCases(makeTarget: () => Promise<ConformanceTarg
     return { timers, worker };
   }
 
+  /**
+   * A handler that takes no time by the node's clock (it yields once), counting how many run at
+   * once; `finished` resolves when `jobs` runs have ended.
+   */
+  function quickHandler(jobs: number, onRun: (payload: { i: number }) => void = () => {}) {
+    let running = 0;
+    let most = 0;
+    let handled = 0;
+    let done!: () => void;
+    const finished = new Promise<void>((resolve) => (done = resolve));
+    const handler = {
+      handle: async (payload: { i: number }) => {
+        running += 1;
+        most = Math.max(most, running);
+        onRun(payload);
+        await settle(1);
+        running -= 1;
+        if (++handled === jobs) done();
+      },
+    };
+    return { handler, finished, most: () => most };
+  }
+
   it('issue 36 item 3: claims ahead of its free slots once handlers are quick, runs them in claim order, never more than its concurrency at once', async () => {
     const { store } = await target.open();
     const claims = recorded(store);
     const jobs = 60;
     const enqueued = await store.jobEnqueueMany({ jobs: Array.from({ length: jobs }, (_, i) => ({ name: 'quick', payload: { i } })) });
-    let running = 0;
-    let most = 0;
     const order: number[] = [];
-    let done!: () => void;
-    const finished = new Promise<void>((resolve) => (done = resolve));
-    const { worker } = node(
-      store,
-      {
-        quick: {
-          handle: async (payload: { i: number }) => {
-            running += 1;
-            most = Math.max(most, running);
-            order.push(payload.i);
-            await settle(1);
-            running -= 1;
-            if (order.length === jobs) done();
-          },
-        },
-      },
-      { concurrency: 2, claimBatchSize: 100, claimAhead: 8 },
-    );
+    const quick = quickHandler(jobs, (payload) => order.push(payload.i));
+    const { worker } = node(store, { quick: quick.handler }, { concurrency: 2, claimBatchSize: 100, claimAhead: 8 });
     await worker.start();
-    await finished;
+    await quick.finished;
     await worker.stop();
-    expect(most).toBe(2);
+    expect(quick.most()).toBe(2);
     // The first claim knows nothing of the handlers' time and takes the free slots only; later
     // ones take the slots and the local queue.
     expect(claims[0]).toEqual({ limit: 2, got: 2 });
@@ -96,30 +101,12 @@ export function runClaimAheadNodeCases(makeTarget: () => Promise<ConformanceTarg
     const claims = recorded(store);
     const jobs = 700;
     await store.jobEnqueueMany({ jobs: Array.from({ length: jobs }, (_, i) => ({ name: 'quick', payload: { i } })) });
-    let running = 0;
-    let most = 0;
-    let handled = 0;
-    let done!: () => void;
-    const finished = new Promise<void>((resolve) => (done = resolve));
-    const { worker } = node(
-      store,
-      {
-        quick: {
-          handle: async () => {
-            running += 1;
-            most = Math.max(most, running);
-            await settle(1);
-            running -= 1;
-            if (++handled === jobs) done();
-          },
-        },
-      },
-      { concurrency: 10 },
-    );
+    const quick = quickHandler(jobs);
+    const { worker } = node(store, { quick: quick.handler }, { concurrency: 10 });
     await worker.start();
-    await finished;
+    await quick.finished;
     await worker.stop();
-    expect(most).toBeLessThanOrEqual(10);
+    expect(quick.most()).toBeLessThanOrEqual(10);
     // claimBatchSize defaults to 200 and the local queue to 500: with room for 510, a claim asks
     // for a whole batch, never more, and one claim fills it.
     expect(Math.max(...claims.map((c) => c.limit))).toBe(200);
