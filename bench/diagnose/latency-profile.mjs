@@ -18,18 +18,6 @@ const dataSource = await new DataSource({ type: 'postgres', url: db.url, extra: 
 let mark = {};
 const store = new PostgresJobStore({ dataSource, asyncClaimCommit: values['async-claim-commit'], onStatement: (text) => text.includes('WITH paused AS') && (mark.claimSent ??= performance.now()) });
 await store.migrate();
-// The claim statement's own round trip, from the pool's query call to its rows.
-const rtt = [];
-{
-  const pool = dataSource.driver.master;
-  const query = pool.query.bind(pool);
-  pool.query = async (config, ...rest) => {
-    const t = performance.now();
-    const result = await query(config, ...rest);
-    if (config?.text?.includes('WITH paused AS') && result.rows.some((r) => r.id)) rtt.push(performance.now() - t);
-    return result;
-  };
-}
 const claim = store.jobClaim.bind(store);
 store.jobClaim = async (params) => {
   const jobs = await claim(params);
@@ -58,8 +46,6 @@ for (const client of held) {
   if (rows.length) console.log('claim plans on one connection:', rows);
   client.release();
 }
-// The claim runs on a checked-out client when the store holds one; then only claimSent → claimBack shows its trip.
-if (rtt.length) console.log(`claim statement round trip (pool.query → rows): ${median(rtt).toFixed(2)} ms`);
 console.log(Object.fromEntries(Object.entries(steps).map(([k, v]) => [k, `${median(v).toFixed(2)} ms (n=${v.length})`])));
 await sub.close();
 await node.stop();

@@ -22,22 +22,25 @@ await admin.query('CREATE EXTENSION IF NOT EXISTS pg_walinspect');
 const { rows: kept } = await admin.query(`SELECT setting FROM pg_settings WHERE name = 'wal_keep_size'`);
 await admin.query(`ALTER SYSTEM SET wal_keep_size = '4GB'`);
 await admin.query('SELECT pg_reload_conf()');
-for (const v of values.variants.split(',')) {
-  const cell = await drainCell(server, v, { c: headline[v], jobs: Number(values.jobs), capMs: 120_000 });
-  const { rows } = await admin.query(
-    `SELECT "resource_manager/record_type" AS kind, count, record_size, fpi_size
-     FROM pg_get_wal_stats($1::pg_lsn, $2::pg_lsn, true) WHERE count > 0 ORDER BY combined_size DESC`,
-    cell.lsns,
-  );
-  const perJob = (n) => (Number(n) / cell.done).toFixed(2);
-  console.log(`\n${v}: ${Math.round(cell.jobsPerSec)} jobs/s, ${Math.round(cell.walBytesPerJob)} WAL bytes per job`);
-  console.log('record                          per job   bytes/job   FPI bytes/job');
-  for (const r of rows.slice(0, Number(values.top))) {
-    console.log(`${r.kind.padEnd(32)}${perJob(r.count).padStart(7)}${perJob(r.record_size).padStart(12)}${perJob(r.fpi_size).padStart(16)}`);
+try {
+  for (const v of values.variants.split(',')) {
+    const cell = await drainCell(server, v, { c: headline[v], jobs: Number(values.jobs), capMs: 120_000 });
+    const { rows } = await admin.query(
+      `SELECT "resource_manager/record_type" AS kind, count, record_size, fpi_size
+       FROM pg_get_wal_stats($1::pg_lsn, $2::pg_lsn, true) WHERE count > 0 ORDER BY combined_size DESC`,
+      cell.lsns,
+    );
+    const perJob = (n) => (Number(n) / cell.done).toFixed(2);
+    console.log(`\n${v}: ${Math.round(cell.jobsPerSec)} jobs/s, ${Math.round(cell.walBytesPerJob)} WAL bytes per job`);
+    console.log('record                          per job   bytes/job   FPI bytes/job');
+    for (const r of rows.slice(0, Number(values.top))) {
+      console.log(`${r.kind.padEnd(32)}${perJob(r.count).padStart(7)}${perJob(r.record_size).padStart(12)}${perJob(r.fpi_size).padStart(16)}`);
+    }
   }
+} finally {
+  await admin.query(kept[0].setting === '0' ? 'ALTER SYSTEM RESET wal_keep_size' : `ALTER SYSTEM SET wal_keep_size = '${Number(kept[0].setting)}MB'`);
+  await admin.query('SELECT pg_reload_conf()');
 }
-await admin.query(kept[0].setting === '0' ? 'ALTER SYSTEM RESET wal_keep_size' : `ALTER SYSTEM SET wal_keep_size = '${Number(kept[0].setting)}MB'`);
-await admin.query('SELECT pg_reload_conf()');
 await admin.end();
 await server.close();
 await pgServer.stop();
