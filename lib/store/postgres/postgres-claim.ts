@@ -2,6 +2,7 @@ import { claimOrder, type JobRow } from '../job-row.js';
 import type { OutcomeResult } from '../job-store.types.js';
 import type { CheckedClaimParams, NormalizedOutcome } from '../checked/store-params.js';
 import type { PgExecutor } from './pg-executor.js';
+import { ClaimCursors } from './claim-cursor.js';
 import type { claimLimitedQuery } from './queries/claim-limited.query.js';
 import type { claimUnlimitedQuery } from './queries/claim-unlimited.query.js';
 import type { completeAndClaimQuery } from './queries/complete-and-claim.query.js';
@@ -47,6 +48,8 @@ const NO_SIGNALS: ClaimSignals = { rateWake: () => {}, claimAgain: () => {}, hel
  */
 export class PostgresClaimPath {
   private limitedClaimsLeft = 0;
+  /** Where the unlimited claim reads from while a held horizon leaves dead entries in its way. */
+  readonly cursors = new ClaimCursors();
 
   constructor(
     private readonly sql: {
@@ -68,12 +71,14 @@ export class PostgresClaimPath {
       this.limitedClaimsLeft -= 1;
       rows = await this.limitedThenProvision(params);
     } else {
-      const fast = await this.sql.claimUnlimited(db, params);
+      const cursor = this.cursors.plan(params);
+      const fast = await this.sql.claimUnlimited(db, params, cursor);
       if (fast.limited) {
         this.limitedClaimsLeft = LIMITED_CLAIMS_BEFORE_RETRY;
         rows = await this.limitedThenProvision(params);
       } else {
         this.signals.held(false);
+        this.cursors.observe(params, fast.rows, fast.walked, cursor !== undefined);
         rows = fast.rows;
       }
     }
@@ -93,9 +98,11 @@ export class PostgresClaimPath {
   ): Promise<{ results: OutcomeResult[]; rows: JobRow[]; claimError?: unknown }> {
     let results: OutcomeResult[];
     if (this.limitedClaimsLeft === 0) {
-      const both = await this.sql.completeAndClaim(db, outcomes, params);
+      const cursor = this.cursors.plan(params);
+      const both = await this.sql.completeAndClaim(db, outcomes, params, cursor);
       if (!both.limited) {
         this.signals.held(false);
+        this.cursors.observe(params, both.rows, both.walked, cursor !== undefined);
         return { results: both.results, rows: both.rows.sort(claimOrder) };
       }
       this.limitedClaimsLeft = LIMITED_CLAIMS_BEFORE_RETRY;

@@ -31,7 +31,7 @@ export const claimPaused = (t: PostgresNaming) => `paused AS (
     )`;
 
 /** A job of one of the `listed` queues that is not paused. */
-const claimQueue = (listed: string) => `j.queue = ANY(${listed}) AND j.queue NOT IN (SELECT name FROM paused)`;
+export const claimQueue = (listed: string) => `j.queue = ANY(${listed}) AND j.queue NOT IN (SELECT name FROM paused)`;
 
 /**
  * Due scheduled jobs, in the claim index's order: (priority, run_at, seq). The index is read one

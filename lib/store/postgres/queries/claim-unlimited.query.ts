@@ -6,6 +6,7 @@ import type { PostgresNaming } from '../postgres-naming.js';
 import { fromPgRow, jobColumns, type PgJobRow } from '../postgres-row.js';
 import { claimAsyncCommit, claimCandidates, claimDue, claimLease, claimPaused, claimValues } from './claim-steps.sql.js';
 import { perQueueList } from './queue-list.sql.js';
+import { claimWalk, cursorDue } from './claim-cursor.sql.js';
 
 /**
  * The claim for a database with no limit at all, which is most of them: leases up to $2 jobs in
@@ -22,27 +23,62 @@ import { perQueueList } from './queue-list.sql.js';
  */
 export function claimUnlimitedQuery(t: PostgresNaming, options: { readonly asyncCommit?: boolean } = {}) {
   const asyncCommit = claimAsyncCommit(options.asyncCommit === true);
-  const statements = unlimitedClaimStatements(t, '', `
-    SELECT c.*, l.yes AS limited${asyncCommit} FROM limited l LEFT JOIN claimed c ON true`);
+  const statements = unlimitedClaimStatements(
+    t,
+    '',
+    `
+    SELECT c.*, l.yes AS limited, ${claimWalk(t)}${asyncCommit} FROM limited l LEFT JOIN claimed c ON true`,
+    false,
+    { priorities: '$4', runAts: '$5' },
+  );
 
-  return async (db: PgExecutor, params: CheckedClaimParams): Promise<{ rows: JobRow[]; limited: boolean }> => {
-    const { withLapsed, dueOnly } = statements(params.queues);
+  return async (db: PgExecutor, params: CheckedClaimParams, cursor?: ClaimCursorValues): Promise<UnlimitedClaimResult> => {
+    const { withLapsed, dueOnly, fromCursor } = statements(params.queues);
     const values = claimValues(params);
     const rows = await (params.includeLapsed
-      ? db.query<PgJobRow & { limited: boolean }>(withLapsed, values)
-      : db.query<PgJobRow & { limited: boolean }>(dueOnly, values.slice(0, 3)));
-    return { rows: rows.filter((row) => row.id !== null).map(fromPgRow), limited: rows[0]?.limited === true };
+      ? db.query<ClaimRow>(withLapsed, values)
+      : cursor
+        ? db.query<ClaimRow>(fromCursor, [...values.slice(0, 3), cursor.priorities, cursor.runAts])
+        : db.query<ClaimRow>(dueOnly, values.slice(0, 3)));
+    return {
+      rows: rows.filter((row) => row.id !== null).map(fromPgRow),
+      limited: rows[0]?.limited === true,
+      walked: Number(rows[0]?.walked ?? 0),
+    };
   };
 }
 
+type ClaimRow = PgJobRow & { limited: boolean; walked: string | number | null };
+
+/** What an unlimited claim leased, whether a limit stopped it, and how many claim-index entries it read. */
+export interface UnlimitedClaimResult {
+  readonly rows: JobRow[];
+  readonly limited: boolean;
+  readonly walked: number;
+}
+
+/** A claim cursor's parameters (claim-cursor.ts): priorities ascending, and the run time each is read from. */
+export interface ClaimCursorValues {
+  readonly priorities: readonly number[];
+  readonly runAts: readonly string[];
+}
+
 /**
- * The unlimited claim's statements, one pair per queue list, built once: the paused queues, the
+ * The unlimited claim's statements, three per queue list, built once: the paused queues, the
  * limit gate, the candidates, the picks and the leasing UPDATE (its rows in `claimed`), after
  * `prefix` (CTEs that come first, or '') and before `select`. `withLapsed` also takes lapsed
  * leases ($4), `dueOnly` leaves that step out; both read $1 to $4 (dueOnly reads $4 in a one-time
  * filter when `keepLapsedParam`, so a statement with parameters after it keeps their numbers).
+ * `fromCursor` is `dueOnly` reading each priority from a cursor, whose arrays are the parameters
+ * `cursor` names (claim-cursor.sql.ts).
  */
-export function unlimitedClaimStatements(t: PostgresNaming, prefix: string, select: string, keepLapsedParam = false) {
+export function unlimitedClaimStatements(
+  t: PostgresNaming,
+  prefix: string,
+  select: string,
+  keepLapsedParam: boolean,
+  cursor: { readonly priorities: string; readonly runAts: string },
+) {
   const steps = (candidates: string, picked: string) => `
     WITH ${prefix}${claimPaused(t)}, limited AS MATERIALIZED (
       SELECT ${limitFunction(t, 'limits_gate')}() AS yes
@@ -59,5 +95,6 @@ export function unlimitedClaimStatements(t: PostgresNaming, prefix: string, sele
       'SELECT id FROM (SELECT * FROM due UNION ALL SELECT * FROM lapsed) c ORDER BY priority, run_at, seq LIMIT $2',
     ),
     dueOnly: steps(claimDue(t, listed, 'id', keepLapsedParam ? `${gate} AND $4::boolean IS NOT NULL` : gate), 'SELECT id FROM due'),
+    fromCursor: steps(cursorDue(t, listed, 'id', keepLapsedParam ? `${gate} AND $4::boolean IS NOT NULL` : gate, cursor), 'SELECT id FROM due'),
   }));
 }

@@ -6,7 +6,8 @@ import type { PgExecutor } from '../pg-executor.js';
 import type { PostgresNaming } from '../postgres-naming.js';
 import { fromPgRow, type PgJobRow } from '../postgres-row.js';
 import { claimValues } from './claim-steps.sql.js';
-import { unlimitedClaimStatements } from './claim-unlimited.query.js';
+import { unlimitedClaimStatements, type ClaimCursorValues } from './claim-unlimited.query.js';
+import { claimWalk } from './claim-cursor.sql.js';
 import { completeCtes, completeValues } from './complete-jobs.query.js';
 import { outcomeResults } from './outcome-results.js';
 
@@ -33,21 +34,28 @@ import { outcomeResults } from './outcome-results.js';
  */
 export function completeAndClaimQuery(t: PostgresNaming, finish: FinishMode = 'keep') {
   const select = `
-    SELECT c.*, l.yes AS limited,
+    SELECT c.*, l.yes AS limited, ${claimWalk(t)},
       CASE WHEN row_number() OVER () = 1 THEN (SELECT array_agg(a.id::text) FROM applied a) END AS applied_ids,
       CASE WHEN row_number() OVER () = 1 THEN (SELECT array_agg(a.state) FROM applied a) END AS applied_states
     FROM limited l LEFT JOIN claimed c ON true`;
-  // The same parameters in both texts (an unused $4 included), so the reports stay at $5 on.
-  const statements = unlimitedClaimStatements(t, `${completeCtes(t, 5, finish)}, `, select, true);
+  // The same parameters in every text (an unused $4 included), so the reports stay at $5 on; a
+  // cursor's arrays come after them.
+  const statements = unlimitedClaimStatements(t, `${completeCtes(t, 5, finish)}, `, select, true, { priorities: '$11', runAts: '$12' });
 
   return async (
     db: PgExecutor,
     outcomes: readonly NormalizedOutcome[],
     params: CheckedClaimParams,
-  ): Promise<{ results: OutcomeResult[]; rows: JobRow[]; limited: boolean }> => {
-    const { withLapsed, dueOnly } = statements(params.queues);
-    type Row = PgJobRow & { limited: boolean; applied_ids: string[] | null; applied_states: string[] | null };
-    const rows = await db.query<Row>(params.includeLapsed ? withLapsed : dueOnly, [...claimValues(params), ...completeValues(outcomes)]);
+    cursor?: ClaimCursorValues,
+  ): Promise<{ results: OutcomeResult[]; rows: JobRow[]; limited: boolean; walked: number }> => {
+    const { withLapsed, dueOnly, fromCursor } = statements(params.queues);
+    type Row = PgJobRow & { limited: boolean; walked: string | number | null; applied_ids: string[] | null; applied_states: string[] | null };
+    const values = [...claimValues(params), ...completeValues(outcomes)];
+    const rows = await (params.includeLapsed
+      ? db.query<Row>(withLapsed, values)
+      : cursor
+        ? db.query<Row>(fromCursor, [...values, cursor.priorities, cursor.runAts])
+        : db.query<Row>(dueOnly, values));
     const first = rows[0];
     const ids = first?.applied_ids ?? [];
     const states = first?.applied_states ?? [];
@@ -55,6 +63,7 @@ export function completeAndClaimQuery(t: PostgresNaming, finish: FinishMode = 'k
       results: outcomeResults(outcomes, ids.map((id, i) => ({ id, state: states[i]! }))),
       rows: rows.filter((row) => row.id !== null).map(fromPgRow),
       limited: first?.limited === true,
+      walked: Number(first?.walked ?? 0),
     };
   };
 }

@@ -1,0 +1,86 @@
+import type { JobRow } from '../job-row.js';
+import type { CheckedClaimParams } from '../checked/store-params.js';
+import type { ClaimCursorValues } from './queries/claim-unlimited.query.js';
+
+/**
+ * Entries a claim may read in the claim index beyond the jobs it took before the claims after it
+ * read from a cursor. Passing a dead entry costs a heap check, about 0.2 µs: a thousand cost about
+ * what the claim itself does.
+ */
+const WALK_ALLOWANCE = 1_000;
+
+/**
+ * How far behind the first job a claim took at a priority the cursor starts. Jobs commit in another
+ * order than they were dated (`run_at` is their transaction's start), so a job that a transaction
+ * shorter than this enqueued after a claim is still read by the next one. Each cursor claim passes
+ * this much of its priority's recent claims again: at 800 jobs/s, some 200 entries; on a backlog
+ * enqueued in bulk, a few thousand.
+ */
+const SLACK_MS = 250;
+
+/** How many queue lists the cursors are kept for; a worker's list is fixed when it starts. */
+const LISTS_KEPT = 32;
+
+interface ListCursor {
+  /** Whether the last claim that read every priority from its start walked past many dead entries. */
+  walking: boolean;
+  /** Per priority, the run time (epoch ms) a cursor claim reads it from. */
+  readonly from: Map<number, number>;
+}
+
+/**
+ * Decides, claim by claim, whether the unlimited claim reads each priority from its start or from a
+ * cursor (claim-cursor.sql.ts), and keeps the cursors: per queue list, where each priority's due
+ * jobs begin, from the jobs the last claims took.
+ *
+ * The cursor is used only while claims walk: a claim that read every priority from its start
+ * reports how many claim-index entries it passed (`walked`), and one that passed many more than it
+ * took tells that a transaction is holding back vacuum's horizon. Until then every claim reads from
+ * the start, exactly as before. While the cursor is used, the claim that searches lapsed leases (one
+ * per poll interval) still reads from the start; it is also the one that tells when the walking has
+ * stopped. So a job that becomes due behind a cursor (a dependant its parents released, a job
+ * handed back at shutdown, one enqueued by a transaction open for longer than {@link SLACK_MS}, a
+ * queue resumed, a priority the cursor does not list yet) is claimed by that claim, within one poll
+ * interval, and never lost.
+ */
+export class ClaimCursors {
+  private readonly lists = new Map<string, ListCursor>();
+
+  /** The cursor the next claim of `params` reads from, or undefined to read every priority from its start. */
+  plan(params: CheckedClaimParams): ClaimCursorValues | undefined {
+    if (params.includeLapsed) return undefined;
+    const list = this.lists.get(listKey(params.queues));
+    if (list === undefined || !list.walking || list.from.size === 0) return undefined;
+    const priorities = [...list.from.keys()].sort((a, b) => a - b);
+    return { priorities, runAts: priorities.map((p) => new Date(list.from.get(p)!).toISOString()) };
+  }
+
+  /** What a claim took, how many entries it read, and whether it read from a cursor. */
+  observe(params: CheckedClaimParams, rows: readonly JobRow[], walked: number, fromCursor: boolean): void {
+    const key = listKey(params.queues);
+    let list = this.lists.get(key);
+    if (list === undefined) {
+      if (this.lists.size >= LISTS_KEPT) this.lists.delete(this.lists.keys().next().value!);
+      list = { walking: false, from: new Map() };
+      this.lists.set(key, list);
+    }
+    const first = new Map<number, number>();
+    for (const row of rows) {
+      const seen = first.get(row.priority);
+      if (seen === undefined || row.runAt < seen) first.set(row.priority, row.runAt);
+    }
+    for (const [priority, runAt] of first) {
+      const from = runAt - SLACK_MS;
+      if (from > (list.from.get(priority) ?? -Infinity)) list.from.set(priority, from);
+    }
+    if (!fromCursor) list.walking = walked - rows.length > WALK_ALLOWANCE;
+  }
+
+  /** Whether claims of `queues` read from a cursor now (for tests and telemetry). */
+  walking(queues: readonly string[]): boolean {
+    return this.lists.get(listKey(queues))?.walking === true;
+  }
+}
+
+/** Queue names are checked (no NUL), so joining them keeps lists apart. */
+const listKey = (queues: readonly string[]) => queues.join('\u0000');

@@ -1,0 +1,104 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import type { QueryRunner } from 'typeorm';
+import type { PostgresJobStore } from '../../lib/store/index.js';
+import { dataSource, freshStore, useAdapterDataSource } from '../support/postgres-adapter.js';
+
+// Issue 37: while a transaction holds back vacuum's horizon, the entries claimed jobs leave in the
+// claim index cannot be removed or marked dead, and a claim that reads each priority from its start
+// walks all of them. Here an open transaction with an xid holds the horizon for real, the claims
+// walk what a drain left, and the claims after them read from a cursor (claim-cursor.ts).
+
+useAdapterDataSource();
+
+const queues = ['cursor'];
+const isCursor = (text: string) => text.includes('WITH paused AS') && text.includes('::timestamptz[]');
+const isClaim = (text: string) => text.includes('WITH paused AS');
+
+describe('PostgreSQL claims under a held horizon', () => {
+  let holder: QueryRunner | undefined;
+  afterEach(async () => {
+    if (holder?.isTransactionActive) await holder.rollbackTransaction();
+    await holder?.release();
+    holder = undefined;
+  });
+
+  /** Holds an xid open, so no claimed job's entry can be removed until `holder` ends. */
+  async function holdHorizon(): Promise<void> {
+    holder = dataSource.createQueryRunner();
+    await holder.connect();
+    await holder.startTransaction();
+    await holder.query('SELECT pg_current_xact_id()');
+  }
+
+  async function enqueue(store: PostgresJobStore, count: number, priority = 0, runAt?: Date): Promise<string[]> {
+    const jobs = Array.from({ length: count }, (_, i) => ({ name: 'cursor.job', queue: 'cursor', payload: i, priority, ...(runAt ? { runAt } : {}) }));
+    return (await store.jobEnqueueMany({ jobs })).map((job) => job.id);
+  }
+
+  /** Claims and succeeds everything due, 200 at a time, each claim reading every priority from its start. */
+  async function drain(store: PostgresJobStore): Promise<number> {
+    let done = 0;
+    for (;;) {
+      const jobs = await store.jobClaim({ workerId: 'w', limit: 200, queues, leaseMs: 60_000, includeLapsed: true });
+      if (jobs.length === 0) return done;
+      await store.jobCompleteMany({ workerId: 'w', outcomes: jobs.map((j) => ({ jobId: j.id, attempt: j.attempt, kind: 'succeeded' as const })) });
+      done += jobs.length;
+    }
+  }
+
+  it('reads from a cursor once a claim walked the entries a drain left, in claim order, and finds what lands behind it on the next claim that searches lapsed leases', async () => {
+    const texts: string[] = [];
+    const store = freshStore({ onStatement: (text) => texts.push(text) });
+    await store.migrate();
+    await holdHorizon();
+    // 1,500 jobs at each of two priorities, claimed and finished under the held horizon. The last
+    // claim, which found nothing, walked the 3,000 entries they left.
+    await enqueue(store, 1_500, 0);
+    await enqueue(store, 1_500, 3);
+    expect(await drain(store)).toBe(3_000);
+    expect(texts.filter(isClaim).some(isCursor)).toBe(false);
+
+    // From here a claim reads each priority from its cursor, and still in claim order.
+    const late = await enqueue(store, 2, 3);
+    const early = await enqueue(store, 2, 0);
+    const first = await store.jobClaim({ workerId: 'w', limit: 1, queues, leaseMs: 60_000, includeLapsed: false });
+    expect(first.map((j) => j.id)).toEqual([early[0]]);
+    expect(isCursor(texts.filter(isClaim).at(-1)!)).toBe(true);
+    const next = await store.jobClaim({ workerId: 'w', limit: 10, queues, leaseMs: 60_000, includeLapsed: false });
+    expect(next.map((j) => j.id)).toEqual([early[1], ...late]);
+    expect(isCursor(texts.filter(isClaim).at(-1)!)).toBe(true);
+
+    // Outcomes and the next claim in one statement read from the cursor too.
+    const fresh = await enqueue(store, 1, 0);
+    const both = await store.jobCompleteAndClaim!({
+      workerId: 'w',
+      outcomes: [...first, ...next].map((j) => ({ jobId: j.id, attempt: j.attempt, kind: 'succeeded' as const })),
+      claim: { limit: 10, queues, leaseMs: 60_000, includeLapsed: false },
+    });
+    expect(both.results.map((r) => r.status)).toEqual(Array(first.length + next.length).fill('applied'));
+    expect(both.jobs.map((j) => j.id)).toEqual(fresh);
+    expect(isCursor(texts.filter(isClaim).at(-1)!)).toBe(true);
+
+    // Behind the cursor: a job dated an hour back, and one of a priority no claim took yet. A claim
+    // from the cursor passes them over; the claim that searches lapsed leases takes them, urgent first.
+    const hourAgo = await enqueue(store, 1, 0, new Date(Date.now() - 3_600_000));
+    const urgent = await enqueue(store, 1, -5);
+    const ahead = await enqueue(store, 1, 0);
+    expect((await store.jobClaim({ workerId: 'w', limit: 10, queues, leaseMs: 60_000, includeLapsed: false })).map((j) => j.id)).toEqual(ahead);
+    expect(isCursor(texts.filter(isClaim).at(-1)!)).toBe(true);
+    expect((await store.jobClaim({ workerId: 'w', limit: 10, queues, leaseMs: 60_000, includeLapsed: true })).map((j) => j.id)).toEqual([...urgent, ...hourAgo]);
+    expect(isCursor(texts.filter(isClaim).at(-1)!)).toBe(false);
+  });
+
+  it('reads every priority from its start while no claim walked far, as before', async () => {
+    const texts: string[] = [];
+    const store = freshStore({ onStatement: (text) => texts.push(text) });
+    await store.migrate();
+    await enqueue(store, 300, 0);
+    expect(await drain(store)).toBe(300);
+    // Behind where the drain's claims began: a claim from a cursor would pass it over.
+    const hourAgo = await enqueue(store, 1, 0, new Date(Date.now() - 3_600_000));
+    expect((await store.jobClaim({ workerId: 'w', limit: 10, queues, leaseMs: 60_000, includeLapsed: false })).map((j) => j.id)).toEqual(hourAgo);
+    expect(texts.filter(isClaim).some(isCursor)).toBe(false);
+  });
+});
