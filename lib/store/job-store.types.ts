@@ -532,6 +532,29 @@ export interface JobCountTotals {
   readonly queues: number;
 }
 
+/**
+ * What holds back the database's cleanup of the jobs table ({@link OperatorStore.storeHealth}). On
+ * PostgreSQL, a row a claim or an outcome replaced stays until vacuum removes it, and vacuum removes
+ * none that the oldest open snapshot may still see: while a transaction stays open, the claim has
+ * more dead rows to pass. Fields a store cannot tell are null: all of them on SQLite and in memory,
+ * which keep no old row versions.
+ */
+export interface StoreHealth {
+  /**
+   * The oldest transaction of another session on this database that holds the horizon back (it has
+   * an xid or a snapshot), or null when there is none or the store's role may not see it: on
+   * PostgreSQL other roles' sessions need `pg_read_all_stats`.
+   */
+  readonly oldestTransaction: { readonly ageMs: number; readonly pid: number; readonly state: string } | null;
+  /** Transactions begun since the oldest one still running (PostgreSQL: from the snapshot, visible to every role). */
+  readonly horizonXids: number | null;
+  /** Dead and live rows of the jobs table, as the database's statistics last counted them. */
+  readonly deadJobRows: number | null;
+  readonly liveJobRows: number | null;
+  /** When the jobs table was last vacuumed, by hand or by autovacuum; null if never (or unknown). */
+  readonly lastVacuumAt: Date | null;
+}
+
 /** A job's history, whole or a page of its newest entries ({@link OperatorStore.jobHistory}). */
 export interface JobHistoryParams extends JobRef {
   /** The newest entries only, at most this many (1 to 1,000), still oldest first. Every entry when absent. */
@@ -1085,6 +1108,13 @@ export interface OperatorStore extends StoreInfo {
    * totals are returned.
    */
   jobCountTotals(): Promise<JobCountTotals>;
+
+  /**
+   * What holds back the cleanup of the jobs table: the oldest open transaction and the dead rows it
+   * keeps (see {@link StoreHealth}). Reads the database's activity and statistics views, never the
+   * jobs table.
+   */
+  storeHealth(): Promise<StoreHealth>;
 
   /** Stops claims from `queue` without losing its jobs' places. */
   queuePause(params: QueueActionParams): Promise<void>;

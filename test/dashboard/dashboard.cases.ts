@@ -50,6 +50,13 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       expect((await browser.get('/queues/mail')).text).toContain('<dt>Due now</dt><dd>2</dd>');
     });
 
+    it('the overview says what holds back vacuum where the store keeps old row versions (PostgreSQL), and nothing elsewhere', async () => {
+      const health = await h.store.storeHealth();
+      const page = await browser.get('/');
+      expect(page.text.includes('<p id="database" data-live')).toBe(health.deadJobRows !== null);
+      if (health.deadJobRows !== null) expect(page.text).toMatch(/Jobs table: [\d,]+ dead rows beside [\d,]+ live, last vacuumed /);
+    });
+
     it('the overview shows the oldest due job of all queues, and a paused queue’s counts too', async () => {
       expect((await browser.get('/')).text).toMatch(/<span class="value">none waiting<\/span><span class="label">Oldest due job waits<\/span>/);
       await h.store.jobEnqueue({ job: { name: 'report.build', payload: {}, queue: 'slow' } });

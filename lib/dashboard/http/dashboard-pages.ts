@@ -88,11 +88,12 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
       // are summed by the store, and the oldest due job, the due counts and the clock come from one
       // oldest-due read.
       const after = optional(req.query, 'after');
-      const [page, totals, oldestDue, nodes] = await Promise.all([
+      const [page, totals, oldestDue, nodes, health] = await Promise.all([
         store.queueList({ limit: QUEUES_PER_PAGE + 1, ...(after === undefined ? {} : { after: assertQueueName(after, 'after') }) }),
         store.jobCountTotals(),
         store.queueOldestDue(),
         store.nodeList({ limit: 1_000 }),
+        store.storeHealth(),
       ]);
       const throughput = await store.jobThroughput({ since: lastHour(oldestDue.now), bucketMs: MINUTE_MS });
       const queues = page.slice(0, QUEUES_PER_PAGE);
@@ -106,6 +107,7 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
         throughput,
         runningNodes: kept.running,
         kept: kept.sentence,
+        health,
       });
     }
     case 'workers': {

@@ -1,9 +1,10 @@
 import { JOB_STATES, type JobState } from '../../core/index.js';
-import type { JobCountTotals, JobThroughput, QueueOldestDueResult, QueueSummary } from '../../store/index.js';
+import type { JobCountTotals, JobThroughput, QueueOldestDueResult, QueueSummary, StoreHealth } from '../../store/index.js';
 import { html, href, type SafeHtml } from '../html/html.js';
 import { layout, relativeTime, stateBadge, type PageContext } from '../html/layout.js';
 import { throughputChart } from '../html/throughput-chart.js';
 import { waitText } from './queue.page.js';
+import { databaseHealthView } from './database-health.view.js';
 
 /** How many queues the overview's table shows at once. */
 export const QUEUES_PER_PAGE = 100;
@@ -26,6 +27,8 @@ export interface OverviewData {
   readonly runningNodes: number;
   /** What becomes of a job that succeeds, as the running nodes' finish modes say (http/what-is-kept.ts). */
   readonly kept: string;
+  /** What holds back the cleanup of the jobs table (PostgreSQL; every field null elsewhere). */
+  readonly health: StoreHealth;
 }
 
 /** Which queues the table holds, of how many. */
@@ -79,6 +82,7 @@ ${cards.map(([label, value, link]) => html`<a class="card" href="${link}"><span 
 </section>
 <section id="throughput" data-live>${throughputChart(data.throughput, 'All queues')}</section>
 <p id="kept" data-live>${data.kept}</p>
+${databaseHealthView(data.health, now)}
 <h2>Queues</h2>
 <form class="filters" method="get" action="${href(ctx.base, ['queues'])}"><label>Open a queue <input name="name" size="16" aria-label="queue name"></label> <button type="submit">Open</button></form>
 <p id="queues-shown" data-live>${queuesShown(data)}</p>

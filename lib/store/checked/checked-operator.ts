@@ -23,6 +23,7 @@ import type {
   JobActionParams,
   JobCancelParams,
   JobCountTotals,
+  StoreHealth,
   JobEdges,
   JobEdgesParams,
   JobThroughput,
@@ -140,6 +141,11 @@ export class CheckedOperator extends CheckedWorker implements OperatorStore {
 
   async jobCountTotals(): Promise<JobCountTotals> {
     return this.driver.jobCountTotals();
+  }
+
+  async storeHealth(): Promise<StoreHealth> {
+    if (this.driver.storeHealth) return this.driver.storeHealth();
+    return { oldestTransaction: null, horizonXids: null, deadJobRows: null, liveJobRows: null, lastVacuumAt: null };
   }
 
   async concurrencyLimitList(params?: LimitListParams): Promise<ConcurrencyLimit[]> {

@@ -15,6 +15,7 @@ import type {
   JobPage,
   HistoryTrimResult,
   JobCountTotals,
+  StoreHealth,
   JobStats,
   JobStatus,
   LeaseRef,
@@ -191,6 +192,8 @@ export interface StoreDriver {
   queueList(params: DriverQueueListParams): Promise<QueueSummary[]>;
   /** Job counts per state over every queue, and the number of queues. */
   jobCountTotals(): Promise<JobCountTotals>;
+  /** See {@link OperatorStore.storeHealth}; absent on a store that keeps no old row versions (every field null). */
+  storeHealth?(): Promise<StoreHealth>;
   /** Limits in storage-key order: every one, or `limit` of them after the key `after`. */
   concurrencyLimitList(params: DriverLimitListParams): Promise<ConcurrencyLimit[]>;
   rateLimitList(params: DriverLimitListParams): Promise<RateLimit[]>;

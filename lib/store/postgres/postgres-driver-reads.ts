@@ -25,6 +25,7 @@ import type {
   HistoryEntry,
   JobPage,
   JobCountTotals,
+  StoreHealth,
   JobStats,
   JobStatus,
   NodeRecord,
@@ -99,6 +100,10 @@ export class PostgresDriverReads extends PostgresDriverWorker {
   async jobCountTotals(): Promise<JobCountTotals> {
     await foldBeforeRead(this.sql.foldCounts, this.db);
     return this.sql.jobCountTotals(this.db);
+  }
+
+  async storeHealth(): Promise<StoreHealth> {
+    return this.sql.storeHealth(this.db);
   }
 
   async concurrencyLimitList(params: DriverLimitListParams): Promise<ConcurrencyLimit[]> {

@@ -21,6 +21,7 @@ import { insertAuditQuery } from './queries/insert-audit.query.js';
 import { insertScheduleQuery } from './queries/insert-schedule.query.js';
 import { jobEdgesQuery } from './queries/job-edges.query.js';
 import { jobCountTotalsQuery } from './queries/job-count-totals.query.js';
+import { storeHealthQuery } from './queries/store-health.query.js';
 import { jobHistoryQuery } from './queries/job-history.query.js';
 import { jobStatesQuery } from './queries/job-states.query.js';
 import { jobStatsQuery } from './queries/job-stats.query.js';
@@ -126,6 +127,7 @@ export interface PostgresStatements {
   // Operator reads and the audit log
   readonly jobStats: ReturnType<typeof jobStatsQuery>;
   readonly jobCountTotals: ReturnType<typeof jobCountTotalsQuery>;
+  readonly storeHealth: ReturnType<typeof storeHealthQuery>;
   readonly jobEdges: ReturnType<typeof jobEdgesQuery>;
   readonly limitHolders: ReturnType<typeof limitHoldersQuery>;
   readonly queueOldestDue: ReturnType<typeof queueOldestDueQuery>;
@@ -195,6 +197,7 @@ export function postgresStatements(t: PostgresNaming, options: { readonly asyncC
     reactivateSchedule: reactivateScheduleQuery(t),
     jobStats: jobStatsQuery(t),
     jobCountTotals: jobCountTotalsQuery(t),
+    storeHealth: storeHealthQuery(t),
     jobEdges: jobEdgesQuery(t),
     limitHolders: limitHoldersQuery(t),
     queueOldestDue: queueOldestDueQuery(t),
