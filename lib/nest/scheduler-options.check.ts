@@ -12,9 +12,13 @@ import { SCHEDULER_WORKER_OPTIONS } from './scheduler.tokens.js';
 export const SCHEDULER_OPTION_KEYS: ReadonlySet<string> = new Set<string>([
   ...WORKER_OPTION_KEYS,
   'store', 'dataSource', 'schema', 'tablePrefix', 'limits', 'maxAttempts', 'autoStart', 'migrationsRun', 'historyPolicy', 'finish', 'queueLimits', 'rateLimits', 'asyncClaimCommit',
+  'poolMode', 'preparedStatements', 'listenUrl',
   'worker', 'jobs', 'attemptHooks', 'telemetry',
   'isGlobal', 'dataSourceName',
 ]);
+
+/** The options only a PostgreSQL store the module builds takes: SQLite refuses them, and a store passed in has its own. */
+export const POSTGRES_ONLY_OPTIONS = ['asyncClaimCommit', 'poolMode', 'preparedStatements', 'listenUrl'] as const;
 
 /** The keys `forRootAsync` takes: Nest's async-provider keys and the module's extras. */
 export const SCHEDULER_ASYNC_OPTION_KEYS: ReadonlySet<string> = new Set<string>([
@@ -33,7 +37,7 @@ export function checkModuleOptions(options: SchedulerModuleOptions, limits: Sche
   const worker = resolveWorkerOptions(options);
   if (options.historyPolicy !== undefined) assertHistoryPolicy(options.historyPolicy);
   if (options.finish !== undefined) assertFinishMode(options.finish);
-  for (const flag of ['autoStart', 'migrationsRun', 'asyncClaimCommit'] as const) {
+  for (const flag of ['autoStart', 'migrationsRun', 'asyncClaimCommit', 'preparedStatements'] as const) {
     if (options[flag] !== undefined && typeof options[flag] !== 'boolean') {
       throw new InvalidArgumentError(`${flag} must be true or false, got ${showValue(options[flag])}.`, flag);
     }
@@ -98,7 +102,7 @@ export function workerOptionsProvider(optionsToken: InjectionToken): FactoryProv
  * than ignore them, unless they say what the store already does.
  */
 export function checkExplicitStore(options: SchedulerModuleOptions, store: JobStore): void {
-  for (const option of ['schema', 'tablePrefix', 'dataSource', 'asyncClaimCommit'] as const) {
+  for (const option of ['schema', 'tablePrefix', 'dataSource', ...POSTGRES_ONLY_OPTIONS] as const) {
     if (options[option] !== undefined) throw new InvalidArgumentError(OPTION_NEEDS_BUILT_STORE(option), option);
   }
   if (options.limits !== undefined && !isDeepStrictEqual({ ...resolveLimits(options.limits) }, { ...store.limits })) {

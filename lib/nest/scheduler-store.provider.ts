@@ -4,8 +4,8 @@ import type { DataSource } from 'typeorm';
 import { InvalidArgumentError } from '../core/index.js';
 import { PostgresJobStore, SqliteJobStore, type JobStore } from '../store/index.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
-import { checkExplicitStore } from './scheduler-options.check.js';
-import { ASYNC_CLAIM_COMMIT_ON_SQLITE, NO_DATA_SOURCE, SCHEMA_ON_SQLITE, UNSUPPORTED_DATA_SOURCE } from './scheduler.messages.js';
+import { checkExplicitStore, POSTGRES_ONLY_OPTIONS } from './scheduler-options.check.js';
+import { NO_DATA_SOURCE, POSTGRES_ONLY_ON_SQLITE, SCHEMA_ON_SQLITE, UNSUPPORTED_DATA_SOURCE } from './scheduler.messages.js';
 import { SCHEDULER_STORE, SCHEDULER_WORKER_OPTIONS } from './scheduler.tokens.js';
 
 /** Picks the adapter for a DataSource by its driver type. */
@@ -25,11 +25,16 @@ export function createStore(options: SchedulerModuleOptions, dataSource: DataSou
       historyPolicy: options.historyPolicy,
       finish: options.finish,
       asyncClaimCommit: options.asyncClaimCommit,
+      poolMode: options.poolMode,
+      preparedStatements: options.preparedStatements,
+      listenUrl: options.listenUrl,
     });
   }
   if (type === 'better-sqlite3') {
     if (options.schema !== undefined) throw new InvalidArgumentError(SCHEMA_ON_SQLITE(), 'schema');
-    if (options.asyncClaimCommit !== undefined) throw new InvalidArgumentError(ASYNC_CLAIM_COMMIT_ON_SQLITE(), 'asyncClaimCommit');
+    for (const option of POSTGRES_ONLY_OPTIONS) {
+      if (options[option] !== undefined) throw new InvalidArgumentError(POSTGRES_ONLY_ON_SQLITE(option), option);
+    }
     return new SqliteJobStore({ dataSource, tablePrefix: options.tablePrefix, limits: options.limits, historyPolicy: options.historyPolicy, finish: options.finish });
   }
   throw new InvalidArgumentError(UNSUPPORTED_DATA_SOURCE(type), 'dataSource');

@@ -39,8 +39,7 @@ export const HISTORY_POLICY_MISMATCH = (option: string, store: string) =>
 export const OPTION_NEEDS_BUILT_STORE = (option: string) =>
   `${option} shapes the store the module builds, but a store was passed in; set ${option} on that store instead.`;
 
-export const ASYNC_CLAIM_COMMIT_ON_SQLITE = () =>
-  'asyncClaimCommit only applies to PostgreSQL; leave it unset on SQLite.';
+export const POSTGRES_ONLY_ON_SQLITE = (option: string) => `${option} only applies to PostgreSQL; leave it unset on SQLite.`;
 export const SCHEMA_ON_SQLITE = () =>
   'schema only applies to PostgreSQL; on SQLite the tables are named by tablePrefix alone.';
 

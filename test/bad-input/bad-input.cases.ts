@@ -471,6 +471,9 @@ export const BAD_MODULE_OPTIONS: Array<[string, SchedulerModuleOptions, RegExp]>
   ['migrationsRun as a number', { migrationsRun: 0 as never }, /^migrationsRun must be true or false, got 0\.$/],
   ['asyncClaimCommit as a string', { asyncClaimCommit: 'yes' as never }, /^asyncClaimCommit must be true or false, got "yes"\.$/],
   ['asyncClaimCommit beside a store passed in', { asyncClaimCommit: true }, /^asyncClaimCommit shapes the store the module builds, but a store was passed in/],
+  ['preparedStatements as a string', { preparedStatements: 'no' as never }, /^preparedStatements must be true or false, got "no"\.$/],
+  ['poolMode beside a store passed in', { poolMode: 'transaction' }, /^poolMode shapes the store the module builds, but a store was passed in/],
+  ['listenUrl beside a store passed in', { listenUrl: 'postgres://db/x' }, /^listenUrl shapes the store the module builds, but a store was passed in/],
   ['maxAttempts 0', { maxAttempts: 0 }, /^maxAttempts must be a whole number from 1 to 10000/],
   ['maxAttempts 1e9', { maxAttempts: 1e9 }, /^maxAttempts must be a whole number from 1 to 10000/],
   ...HOSTILE_NAMES.filter((n) => RULES.queue[n] === 'refused').map((n): [string, SchedulerModuleOptions, RegExp] => [`queueLimits with ${n}`, { queueLimits: { [HOSTILE[n]]: 2 } }, /^queueLimits key must be 1 to 64 characters/]),
@@ -638,6 +641,23 @@ export function badInputCases(createTarget: () => Promise<BadInputTarget>): void
       const options = { dataSource: opened.dataSource, asyncClaimCommit: true };
       if (target.name === 'sqlite') expectTypedRefusal(await thrown(() => boot(options)), InvalidArgumentError, /^asyncClaimCommit only applies to PostgreSQL; leave it unset on SQLite\.$/);
       else expect((createStore(options, opened.dataSource) as PostgresJobStore).asyncClaimCommit).toBe(true);
+      expect(await opened.snapshot()).toEqual(before);
+    });
+
+    it('poolMode and listenUrl on a DataSource the module builds a SQLite store on are refused (PostgreSQL builds one with them, and checks them)', async () => {
+      if (!opened.dataSource) {
+        expect(target.name).toBe('memory');
+        return;
+      }
+      const before = await opened.snapshot();
+      if (target.name === 'sqlite') {
+        expectTypedRefusal(await thrown(() => boot({ dataSource: opened.dataSource, poolMode: 'transaction' })), InvalidArgumentError, /^poolMode only applies to PostgreSQL; leave it unset on SQLite\.$/);
+        expectTypedRefusal(await thrown(() => boot({ dataSource: opened.dataSource, listenUrl: 'postgres://db/x' })), InvalidArgumentError, /^listenUrl only applies to PostgreSQL; leave it unset on SQLite\.$/);
+      } else {
+        expect((createStore({ dataSource: opened.dataSource, poolMode: 'transaction' }, opened.dataSource) as PostgresJobStore).poolMode).toBe('transaction');
+        expectTypedRefusal(await thrown(() => boot({ dataSource: opened.dataSource, listenUrl: 'postgres://db/x' })), InvalidArgumentError, /^listenUrl only applies with poolMode: 'transaction'/);
+        expectTypedRefusal(await thrown(() => boot({ dataSource: opened.dataSource, poolMode: 'pooled' as never })), InvalidArgumentError, /^poolMode must be "session" or "transaction", got "pooled"\.$/);
+      }
       expect(await opened.snapshot()).toEqual(before);
     });
 

@@ -13,8 +13,8 @@ export function uniqueSchema(prefix = 't'): string {
   return `${prefix}_${process.pid}_${randomBytes(4).toString('hex')}`;
 }
 
-export async function openPostgresDataSource(poolSize = 12): Promise<DataSource> {
-  const dataSource = new DataSource({ type: 'postgres', url: databaseUrl(), extra: { max: poolSize } });
+export async function openPostgresDataSource(poolSize = 12, url = databaseUrl()): Promise<DataSource> {
+  const dataSource = new DataSource({ type: 'postgres', url, extra: { max: poolSize } });
   return dataSource.initialize();
 }
 

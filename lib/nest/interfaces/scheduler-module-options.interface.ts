@@ -57,6 +57,16 @@ export interface SchedulerModuleOptions extends WorkerOptions {
    */
   readonly asyncClaimCommit?: boolean;
   /**
+   * PostgreSQL only: `transaction` when the DataSource's connections go through a pooler in
+   * transaction mode (PgBouncer `pool_mode = transaction`). Default `session`. See
+   * `PostgresJobStoreOptions.poolMode` and docs/operations.md#pgbouncer.
+   */
+  readonly poolMode?: 'session' | 'transaction';
+  /** PostgreSQL only: prepare statements once per connection (default true in session mode, false in transaction mode). */
+  readonly preparedStatements?: boolean;
+  /** PostgreSQL only, with `poolMode: 'transaction'`: a connection string straight to the server, for LISTEN alone. */
+  readonly listenUrl?: string;
+  /**
    * Cluster-wide caps on running jobs per queue, set at boot (`{ mail: 5 }`). A queue not listed
    * keeps whatever limit it has; `null` removes one.
    */

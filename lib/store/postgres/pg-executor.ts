@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
+import { StoreUnavailableError } from '../../core/index.js';
 
 /** The slice of node-postgres this adapter uses: a pool, or one client checked out of it. */
 export interface PgQueryable {
@@ -78,17 +79,36 @@ function statementName(text: string): string {
   return name;
 }
 
-/** Sends named (prepared) statements on whichever pooled connection is free. */
+/**
+ * The SQLSTATEs of a named statement that reached another server session than the one that
+ * prepared it (26000: no such statement there; 42P05: one of that name is already there): what a
+ * pooler in transaction mode does to prepared statements.
+ */
+const STATEMENT_CROSSED_SESSIONS = new Set(['26000', '42P05']);
+const STATEMENT_CROSSED_MESSAGE =
+  "A statement the store prepared on one server session reached another: the DataSource's connections go through a pooler in transaction mode (PgBouncer pool_mode = transaction); give the store poolMode: 'transaction' (docs/operations.md#pgbouncer).";
+
+/**
+ * Sends statements on whichever pooled connection is free: named (prepared once per connection)
+ * when `prepared`, else unnamed, parsed and planned each time, which a pooler in transaction mode
+ * needs (postgres-job-store.ts, `poolMode`).
+ */
 export class PoolExecutor implements PgExecutor {
   constructor(
     private readonly target: PgQueryable,
     private readonly listener?: StatementListener,
+    private readonly prepared = true,
   ) {}
 
   async query<R>(text: string, values: readonly unknown[] = []): Promise<R[]> {
     this.listener?.(text);
-    const result = await this.target.query({ name: statementName(text), text, values: values as unknown[] });
-    return result.rows as R[];
+    if (!this.prepared) return (await this.target.query({ text, values: values as unknown[] })).rows as R[];
+    try {
+      return (await this.target.query({ name: statementName(text), text, values: values as unknown[] })).rows as R[];
+    } catch (error) {
+      if (STATEMENT_CROSSED_SESSIONS.has((error as { code?: string })?.code ?? '')) throw new StoreUnavailableError(STATEMENT_CROSSED_MESSAGE, { cause: error });
+      throw error;
+    }
   }
 }
 

@@ -34,10 +34,20 @@ export class PgWakeListener {
   /** How many times a LISTEN connection was established. */
   connections = 0;
 
+  /**
+   * `pool` is where the LISTEN connection comes from: the DataSource's pool, a pool of one straight
+   * to the server behind a transaction pooler (`listenUrl`), or null to listen nowhere (polling
+   * alone), when hints still reach this process's own subscribers through {@link emit}.
+   */
   constructor(
-    private readonly pool: PgPool,
+    private readonly pool: PgPool | null,
     private readonly channel: string,
   ) {}
+
+  /** Whether hints from other processes arrive at all (false when polling alone). */
+  get listening(): boolean {
+    return this.pool !== null;
+  }
 
   get size(): number {
     return this.listeners.size;
@@ -55,7 +65,7 @@ export class PgWakeListener {
 
   add(listener: WakeListener): void {
     this.listeners.add(listener);
-    if (this.listeners.size === 1 && !this.client && !this.pending) void this.connect(0);
+    if (this.listeners.size === 1 && this.pool && !this.client && !this.pending) void this.connect(0);
   }
 
   remove(listener: WakeListener): void {
@@ -96,7 +106,7 @@ export class PgWakeListener {
   }
 
   private async connect(attempt: number): Promise<void> {
-    if (this.closed || this.client || this.pending) return;
+    if (this.closed || this.client || this.pending || !this.pool) return;
     const generation = this.generation;
     const current = () => !this.closed && this.generation === generation;
     let client: ListenClient | undefined;

@@ -23,10 +23,12 @@ export class PostgresConnections {
     private readonly onStatement: StatementListener | undefined,
     /** How long the pool's end waits for a statement in flight before destroying its connection. */
     closeWaitMs?: number,
+    /** Whether statements are prepared once per connection (not through a pooler in transaction mode). */
+    private readonly prepared = true,
   ) {
     this.hostPool = (dataSource.driver as unknown as { master: PgPool }).master;
     this.pool = new HeldPool(this.hostPool, closeWaitMs);
-    this.db = new PoolExecutor(this.pool, onStatement);
+    this.db = new PoolExecutor(this.pool, onStatement, prepared);
   }
 
   /** The most connections the DataSource's pool opens (node-postgres defaults to 10). */
@@ -46,7 +48,7 @@ export class PostgresConnections {
 
   /** Runs `work` in its own short transaction on one pooled connection. */
   transaction<T>(work: (db: PgExecutor) => Promise<T>): Promise<T> {
-    return withPooledTransaction(this.pool, (client) => work(new PoolExecutor(client, this.onStatement)));
+    return withPooledTransaction(this.pool, (client) => work(new PoolExecutor(client, this.onStatement, this.prepared)));
   }
 
   /**

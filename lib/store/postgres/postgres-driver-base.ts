@@ -3,9 +3,9 @@ import type { FinishMode, HistoryPolicy, SchedulerLimits } from '../../core/inde
 import type { HistoryPositions } from '../checked/store-driver.js';
 import { PG_POSITION } from '../checked/effect-params.js';
 import type { NewJob } from '../enqueue-input.js';
-import type { WakeListener, WakeSubscription } from '../job-store.types.js';
+import type { OutcomeResult, WakeListener, WakeSubscription } from '../job-store.types.js';
 import type { StoreCapabilities } from '../store-capabilities.js';
-import type { PgExecutor, StatementListener } from './pg-executor.js';
+import type { PgExecutor, PgPool, StatementListener } from './pg-executor.js';
 import { PgDedicatedClient } from './pg-dedicated-client.js';
 import { PgWakeListener } from './pg-wake-listener.js';
 import { PostgresClaimPath } from './postgres-claim.js';
@@ -33,6 +33,12 @@ export interface PostgresDriverSettings {
   readonly onStatement?: StatementListener;
   /** How long closing waits for a statement or heartbeat in flight (tests shorten it). */
   readonly closeWaitMs?: number;
+  /** Whether the DataSource's connections are sessions (the default) or go through a pooler in transaction mode. */
+  readonly poolMode?: 'session' | 'transaction';
+  /** Whether statements are prepared once per connection (default true). */
+  readonly preparedStatements?: boolean;
+  /** Straight to the server, for LISTEN alone, behind a pooler in transaction mode. */
+  readonly listenUrl?: string;
 }
 
 /**
@@ -62,6 +68,8 @@ export class PostgresDriverBase {
   protected readonly rateWake = new RateWake((queue) => this.wakeListener.emit(queue));
   /** Removes the hook that closes this store when the host destroys its DataSource (onPoolEnd). */
   private readonly unhookPoolEnd: () => void;
+  /** The pool of one that LISTENs straight to the server (`listenUrl`), which the store opens and ends. */
+  private readonly listenPool: (PgPool & { end(): Promise<void> }) | null;
   /** Wakes them when an outcome may free room for held-back jobs. */
   protected readonly heldWake = new HeldWake(() => this.wakeListener.emit(ANY_QUEUE));
 
@@ -70,11 +78,14 @@ export class PostgresDriverBase {
     this.limits = settings.limits;
     this.historyPolicy = settings.historyPolicy;
     this.finish = settings.finish;
-    this.connections = new PostgresConnections(settings.dataSource, onStatement, settings.closeWaitMs);
+    this.connections = new PostgresConnections(settings.dataSource, onStatement, settings.closeWaitMs, settings.preparedStatements ?? true);
+    // LISTEN needs a session: behind a transaction pooler it goes straight to the server, or nowhere.
+    this.listenPool = settings.listenUrl === undefined ? null : openListenPool(settings.dataSource, settings.listenUrl);
+    const listenFrom = settings.poolMode === 'transaction' ? this.listenPool : this.connections.pool;
     // Declared here, not as a field: the pool's size is known only once the pool is.
     this.capabilities = Object.freeze({
       transactionalEnqueue: true,
-      wakeHints: 'cluster',
+      wakeHints: listenFrom === null ? 'process' : 'cluster',
       concurrentTransactions: true,
       attemptTransactions: true,
       claimsCarryOutcomes: !settings.asyncClaimCommit,
@@ -82,7 +93,7 @@ export class PostgresDriverBase {
     });
     this.db = this.connections.db;
     this.heartbeatDb = new PgDedicatedClient(this.connections.pool, onStatement, settings.closeWaitMs);
-    this.wakeListener = new PgWakeListener(this.connections.pool, naming.channel);
+    this.wakeListener = new PgWakeListener(listenFrom, naming.channel);
     // A host that destroys its DataSource before closing the store: its pool waits for the
     // heartbeat and LISTEN connections, so they go back (as close gives them back) at once.
     this.unhookPoolEnd = this.connections.onPoolEnd(() => void this.close());
@@ -114,11 +125,24 @@ export class PostgresDriverBase {
     this.unhookPoolEnd();
     this.rateWake.close();
     await Promise.all([this.heartbeatDb.close(), this.wakeListener.close()]);
+    await this.listenPool?.end().catch(() => undefined);
+  }
+
+  /**
+   * After an outcome write: held-back jobs may have room now (held-wake.ts). Polling alone, no
+   * NOTIFY tells this process's workers of the dependants an applied outcome released, or the job
+   * it rescheduled, so a hint from here does.
+   */
+  protected outcomesApplied(results: readonly OutcomeResult[]): void {
+    this.heldWake.applied(results);
+    if (!this.wakeListener.listening && results.some((result) => result.status === 'applied')) this.wakeListener.emit(ANY_QUEUE);
   }
 
   async subscribeWakeHints(listener: WakeListener): Promise<WakeSubscription> {
     this.wakeListener.add(listener);
     const wakeListener = this.wakeListener;
+    // Polling alone: no connection carries hints, so there is none to report on.
+    if (!wakeListener.listening) return { close: async () => wakeListener.remove(listener) };
     return {
       get connection() {
         if (wakeListener.pid !== undefined) return 'connected' as const;
@@ -139,4 +163,16 @@ export class PostgresDriverBase {
   protected insertJobs(db: PgExecutor, jobs: readonly NewJob[]): Promise<Set<string>> {
     return insertWithParentGuard(db, jobs, this.sql, this.connections.autocommits(db));
   }
+}
+
+/**
+ * A pool of one connection to `url` for LISTEN, built with the node-postgres that the DataSource
+ * loaded (so the store imports no driver of its own). Errors on its idle connection are the
+ * listener's to notice and reconnect from; the pool must not crash the process with them.
+ */
+function openListenPool(dataSource: DataSource, url: string): PgPool & { end(): Promise<void> } {
+  const { Pool } = (dataSource.driver as unknown as { postgres: { Pool: new (config: object) => PgPool & { end(): Promise<void>; on(event: 'error', listener: () => void): void } } }).postgres;
+  const pool = new Pool({ connectionString: url, max: 1 });
+  pool.on('error', () => undefined);
+  return pool;
 }

@@ -1,3 +1,4 @@
+import { ANY_QUEUE } from '../wake-hints.js';
 import type { JobRecord } from '../../core/index.js';
 import type {
   DriverCompleteParams,
@@ -27,10 +28,19 @@ export class PostgresDriverWorker extends PostgresDriverBase {
    */
   beginAttempt({ checkSuccess }: { readonly checkSuccess: SuccessCheck }): AttemptTransaction {
     const { dataSource, onStatement } = this.settings;
-    return new PostgresAttemptTransaction(dataSource, this.sql.complete, checkSuccess, onStatement, (results) => this.heldWake.applied(results));
+    return new PostgresAttemptTransaction(dataSource, this.sql.complete, checkSuccess, onStatement, (results) => this.outcomesApplied(results));
   }
 
-  async jobEnqueueMany({ jobs, manager }: DriverEnqueueParams): Promise<EnqueueResult[]> {
+  async jobEnqueueMany(params: DriverEnqueueParams): Promise<EnqueueResult[]> {
+    const results = await this.enqueueMany(params);
+    // Polling alone (a transaction pooler and no listenUrl): no NOTIFY reaches anyone, so this
+    // process's own workers hear of the jobs from here. Inside the caller's transaction the hint
+    // comes before the commit, and a claim it wakes may find nothing yet; the next poll will.
+    if (!this.wakeListener.listening && results.length > 0) this.wakeListener.emit(ANY_QUEUE);
+    return results;
+  }
+
+  private async enqueueMany({ jobs, manager }: DriverEnqueueParams): Promise<EnqueueResult[]> {
     const db = manager === undefined ? this.db : this.connections.joined(manager);
     if (jobs.length === 0) return [];
     // A batch that declares a rate limit writes it first, in the transaction its jobs commit in, so
@@ -69,13 +79,13 @@ export class PostgresDriverWorker extends PostgresDriverBase {
 
   async jobCompleteMany({ workerId, outcomes }: DriverCompleteParams): Promise<OutcomeResult[]> {
     const results = await this.sql.complete(this.db, workerId, outcomes);
-    this.heldWake.applied(results);
+    this.outcomesApplied(results);
     return results;
   }
 
   async jobCompleteAndClaim({ outcomes, claim }: DriverCompleteParams & { readonly claim: CheckedClaimParams }): Promise<CompleteAndClaimResult> {
     const { results, rows, claimError } = await this.claims.completeAndClaim(this.db, outcomes, claim);
-    this.heldWake.applied(results);
+    this.outcomesApplied(results);
     if (rows.length === claim.limit) this.statistics = this.analyzeGuard.check(this.db);
     const jobs = rows.map(toJob);
     return claimError === undefined ? { results, jobs } : { results, jobs, claimError };
@@ -83,7 +93,7 @@ export class PostgresDriverWorker extends PostgresDriverBase {
 
   async jobRelinquishMany({ workerId, leases }: DriverRelinquishParams): Promise<OutcomeResult[]> {
     const results = await this.sql.relinquish(this.db, workerId, leases);
-    this.heldWake.applied(results);
+    this.outcomesApplied(results);
     return results;
   }
 

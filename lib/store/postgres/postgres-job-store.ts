@@ -37,10 +37,31 @@ export interface PostgresJobStoreOptions {
    * actions always wait for the flush.
    */
   readonly asyncClaimCommit?: boolean;
+  /**
+   * How the DataSource's connections reach PostgreSQL. `session` (default): each is a server
+   * session of its own (a direct connection, or PgBouncer in session mode). `transaction`: they go
+   * through a pooler in transaction mode (PgBouncer `pool_mode = transaction`), which hands each
+   * transaction to any server connection, so nothing the store does may outlive a transaction:
+   * statements are not prepared (unless `preparedStatements` says so) and wake-ups come over
+   * `listenUrl`, or from polling alone (docs/operations.md#pgbouncer).
+   */
+  readonly poolMode?: 'session' | 'transaction';
+  /**
+   * Prepare each statement once per connection. Default true in session mode and false in
+   * transaction mode, where PgBouncer 1.21 and later keeps prepared statements when its
+   * `max_prepared_statements` is set.
+   */
+  readonly preparedStatements?: boolean;
+  /**
+   * With `poolMode: 'transaction'`: a connection string straight to the PostgreSQL server, past the
+   * pooler, on which the store holds one connection in LISTEN for wake-ups. Without it, workers
+   * hear of jobs from other processes at their next poll (`pollIntervalMs`).
+   */
+  readonly listenUrl?: string;
 }
 
 /** The keys {@link PostgresJobStoreOptions} has. */
-const POSTGRES_STORE_KEYS = ['dataSource', 'schema', 'tablePrefix', 'limits', 'onStatement', 'historyPolicy', 'finish', 'asyncClaimCommit'];
+const POSTGRES_STORE_KEYS = ['dataSource', 'schema', 'tablePrefix', 'limits', 'onStatement', 'historyPolicy', 'finish', 'asyncClaimCommit', 'poolMode', 'preparedStatements', 'listenUrl'];
 
 /**
  * The production store, on PostgreSQL. Claims use `FOR NO KEY UPDATE SKIP LOCKED`, every instant comes
@@ -55,6 +76,8 @@ export class PostgresJobStore extends CheckedStore {
   readonly asyncClaimCommit: boolean;
   /** The LISTEN connection, opened with the first wake-hint subscriber. */
   readonly wakeListener: PgWakeListener;
+  /** Whether the DataSource's connections are sessions or go through a pooler in transaction mode (see the option). */
+  readonly poolMode: 'session' | 'transaction';
   private readonly pg: PostgresDriver;
 
   constructor(options: PostgresJobStoreOptions) {
@@ -76,12 +99,14 @@ export class PostgresJobStore extends CheckedStore {
       throw new InvalidArgumentError(`asyncClaimCommit must be true or false, got ${showValue(options.asyncClaimCommit)}.`, 'asyncClaimCommit');
     }
     const asyncClaimCommit = options.asyncClaimCommit === true;
-    const driver = new PostgresDriver({ dataSource, naming, limits, historyPolicy, finish, asyncClaimCommit, onStatement: options.onStatement });
+    const pooling = checkPooling(options);
+    const driver = new PostgresDriver({ dataSource, naming, limits, historyPolicy, finish, asyncClaimCommit, onStatement: options.onStatement, ...pooling });
     super(driver);
     this.pg = driver;
     this.naming = naming;
     this.asyncClaimCommit = asyncClaimCommit;
     this.wakeListener = driver.wakeListener;
+    this.poolMode = pooling.poolMode;
   }
 
   /** The most connections the DataSource's pool opens (node-postgres defaults to 10). */
@@ -93,4 +118,27 @@ export class PostgresJobStore extends CheckedStore {
   get statistics(): Promise<boolean> {
     return this.pg.statistics;
   }
+}
+
+/**
+ * Checks poolMode, preparedStatements and listenUrl and resolves their defaults. A connection
+ * string carries a password, so no message repeats it.
+ */
+function checkPooling(options: PostgresJobStoreOptions): { poolMode: 'session' | 'transaction'; preparedStatements: boolean; listenUrl?: string } {
+  const { poolMode = 'session', preparedStatements, listenUrl } = options;
+  if (poolMode !== 'session' && poolMode !== 'transaction') {
+    throw new InvalidArgumentError(`poolMode must be "session" or "transaction", got ${showValue(poolMode)}.`, 'poolMode');
+  }
+  if (preparedStatements !== undefined && typeof preparedStatements !== 'boolean') {
+    throw new InvalidArgumentError(`preparedStatements must be true or false, got ${showValue(preparedStatements)}.`, 'preparedStatements');
+  }
+  if (listenUrl !== undefined) {
+    if (typeof listenUrl !== 'string' || !/^postgres(ql)?:\/\/\S+$/.test(listenUrl)) {
+      throw new InvalidArgumentError('listenUrl must be a postgres:// or postgresql:// connection string straight to the server.', 'listenUrl');
+    }
+    if (poolMode !== 'transaction') {
+      throw new InvalidArgumentError("listenUrl only applies with poolMode: 'transaction'; in session mode the store listens on the DataSource's own connections.", 'listenUrl');
+    }
+  }
+  return { poolMode, preparedStatements: preparedStatements ?? poolMode === 'session', ...(listenUrl === undefined ? {} : { listenUrl }) };
 }

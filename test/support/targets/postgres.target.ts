@@ -1,4 +1,4 @@
-import { PostgresJobStore } from '../../../lib/store/index.js';
+import { PostgresJobStore, type PostgresJobStoreOptions } from '../../../lib/store/index.js';
 import type { ConformanceTarget } from '../../../lib/store-kit/conformance/index.js';
 import { dropSchemas, openPostgresDataSource, uniqueSchema } from '../postgres.js';
 
@@ -7,10 +7,12 @@ import { dropSchemas, openPostgresDataSource, uniqueSchema } from '../postgres.j
  * its case. Dropping them all at the end took over a minute on a loaded machine (about 400
  * schemas, a fifth of a second each), past the hook's timeout.
  */
-export async function postgresTarget(): Promise<ConformanceTarget> {
+export async function postgresTarget(
+  through: { readonly url?: string; readonly name?: string; readonly store?: Pick<PostgresJobStoreOptions, 'poolMode' | 'preparedStatements' | 'listenUrl'> } = {},
+): Promise<ConformanceTarget> {
   // Every store that has sent a heartbeat keeps a connection of its own until it is closed (its
   // dedicated heartbeat client), and a case may heartbeat from several stores.
-  const dataSource = await openPostgresDataSource(48);
+  const dataSource = await openPostgresDataSource(48, through.url);
   let schemas: string[] = [];
   let stores: PostgresJobStore[] = [];
   const discard = async () => {
@@ -20,11 +22,11 @@ export async function postgresTarget(): Promise<ConformanceTarget> {
     await dropSchemas(dataSource, dropping);
   };
   return {
-    name: 'postgres',
+    name: through.name ?? 'postgres',
     async open(options) {
       const schema = uniqueSchema('conf');
       schemas.push(schema);
-      const store = new PostgresJobStore({ dataSource, schema, limits: options?.limits, historyPolicy: options?.historyPolicy, finish: options?.finish });
+      const store = new PostgresJobStore({ dataSource, schema, limits: options?.limits, historyPolicy: options?.historyPolicy, finish: options?.finish, ...through.store });
       stores.push(store);
       await store.migrate();
       const { jobs, queues, schedules, audit, history, dependencies, limits, slots, cursors, maintenance, nodes, rateLimits, rateStarts } = store.naming;
