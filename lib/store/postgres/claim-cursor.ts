@@ -3,8 +3,8 @@ import type { CheckedClaimParams } from '../checked/store-params.js';
 import type { ClaimCursorValues } from './queries/claim-unlimited.query.js';
 
 /**
- * Entries a claim may read in the claim index beyond the jobs it took before the claims after it
- * read from a cursor. Passing a dead entry costs a heap check, about 0.2 µs: a thousand cost about
+ * Entries the claim that searches lapsed leases may read in the claim index beyond the jobs it took
+ * before the claims after it read from a cursor. Passing a dead entry costs a heap check, about 0.2 µs: a thousand cost about
  * what the claim itself does.
  */
 const WALK_ALLOWANCE = 1_000;
@@ -22,7 +22,7 @@ const SLACK_MS = 250;
 const LISTS_KEPT = 32;
 
 interface ListCursor {
-  /** Whether the last claim that read every priority from its start walked past many dead entries. */
+  /** Whether the last claim that searched lapsed leases walked past many dead entries. */
   walking: boolean;
   /** Per priority, the run time (epoch ms) a cursor claim reads it from. */
   readonly from: Map<number, number>;
@@ -33,15 +33,15 @@ interface ListCursor {
  * cursor (claim-cursor.sql.ts), and keeps the cursors: per queue list, where each priority's due
  * jobs begin, from the jobs the last claims took.
  *
- * The cursor is used only while claims walk: a claim that read every priority from its start
- * reports how many claim-index entries it passed (`walked`), and one that passed many more than it
- * took tells that a transaction is holding back vacuum's horizon. Until then every claim reads from
- * the start, exactly as before. While the cursor is used, the claim that searches lapsed leases (one
- * per poll interval) still reads from the start; it is also the one that tells when the walking has
- * stopped. So a job that becomes due behind a cursor (a dependant its parents released, a job
- * handed back at shutdown, one enqueued by a transaction open for longer than {@link SLACK_MS}, a
- * queue resumed, a priority the cursor does not list yet) is claimed by that claim, within one poll
- * interval, and never lost.
+ * The claim that also searches lapsed leases (one per poll interval) reads every priority from its
+ * start, always, and reports how many claim-index entries it passed (`walked`). One that passed
+ * many more than it took tells that a transaction is holding back vacuum's horizon, and the claims
+ * until the next such claim read from the cursor; one that passed few ends that. Until the walking
+ * is seen every claim reads from the start, exactly as before, and the claims between poll ticks
+ * carry no count. While the cursor is used, a job that becomes due behind it (a dependant its
+ * parents released, a job handed back at shutdown, one enqueued by a transaction open for longer
+ * than {@link SLACK_MS}, a queue resumed, a priority the cursor does not list yet) is claimed by the
+ * next claim that reads from the start, within one poll interval, and never lost.
  */
 export class ClaimCursors {
   private readonly lists = new Map<string, ListCursor>();
@@ -55,8 +55,8 @@ export class ClaimCursors {
     return { priorities, runAts: priorities.map((p) => new Date(list.from.get(p)!).toISOString()) };
   }
 
-  /** What a claim took, how many entries it read, and whether it read from a cursor. */
-  observe(params: CheckedClaimParams, rows: readonly JobRow[], walked: number, fromCursor: boolean): void {
+  /** What a claim took, and, for one that searched lapsed leases, how many claim-index entries it read. */
+  observe(params: CheckedClaimParams, rows: readonly JobRow[], walked: number | null): void {
     const key = listKey(params.queues);
     let list = this.lists.get(key);
     if (list === undefined) {
@@ -73,7 +73,7 @@ export class ClaimCursors {
       const from = runAt - SLACK_MS;
       if (from > (list.from.get(priority) ?? -Infinity)) list.from.set(priority, from);
     }
-    if (!fromCursor) list.walking = walked - rows.length > WALK_ALLOWANCE;
+    if (walked !== null) list.walking = walked - rows.length > WALK_ALLOWANCE;
   }
 
   /** Whether claims of `queues` read from a cursor now (for tests and telemetry). */

@@ -78,7 +78,7 @@ export class PostgresClaimPath {
         rows = await this.limitedThenProvision(params);
       } else {
         this.signals.held(false);
-        this.cursors.observe(params, fast.rows, fast.walked, cursor !== undefined);
+        this.cursors.observe(params, fast.rows, fast.walked);
         rows = fast.rows;
       }
     }
@@ -102,7 +102,7 @@ export class PostgresClaimPath {
       const both = await this.sql.completeAndClaim(db, outcomes, params, cursor);
       if (!both.limited) {
         this.signals.held(false);
-        this.cursors.observe(params, both.rows, both.walked, cursor !== undefined);
+        this.cursors.observe(params, both.rows, both.walked);
         return { results: both.results, rows: both.rows.sort(claimOrder) };
       }
       this.limitedClaimsLeft = LIMITED_CLAIMS_BEFORE_RETRY;

@@ -26,8 +26,8 @@ export function claimUnlimitedQuery(t: PostgresNaming, options: { readonly async
   const statements = unlimitedClaimStatements(
     t,
     '',
-    `
-    SELECT c.*, l.yes AS limited, ${claimWalk(t)}${asyncCommit} FROM limited l LEFT JOIN claimed c ON true`,
+    (walk) => `
+    SELECT c.*, l.yes AS limited${walk}${asyncCommit} FROM limited l LEFT JOIN claimed c ON true`,
     false,
     { priorities: '$4', runAts: '$5' },
   );
@@ -43,18 +43,22 @@ export function claimUnlimitedQuery(t: PostgresNaming, options: { readonly async
     return {
       rows: rows.filter((row) => row.id !== null).map(fromPgRow),
       limited: rows[0]?.limited === true,
-      walked: Number(rows[0]?.walked ?? 0),
+      walked: walkedOf(rows[0]),
     };
   };
 }
 
-type ClaimRow = PgJobRow & { limited: boolean; walked: string | number | null };
+type ClaimRow = PgJobRow & { limited: boolean; walked?: string | number | null };
 
-/** What an unlimited claim leased, whether a limit stopped it, and how many claim-index entries it read. */
+/** The claim-index entries a claim that searched lapsed leases read; null for any other claim. */
+export const walkedOf = (row: { walked?: string | number | null } | undefined): number | null =>
+  row?.walked === undefined || row.walked === null ? null : Number(row.walked);
+
+/** What an unlimited claim leased, whether a limit stopped it, and (searching lapsed leases) how many claim-index entries it read. */
 export interface UnlimitedClaimResult {
   readonly rows: JobRow[];
   readonly limited: boolean;
-  readonly walked: number;
+  readonly walked: number | null;
 }
 
 /** A claim cursor's parameters (claim-cursor.ts): priorities ascending, and the run time each is read from. */
@@ -66,8 +70,9 @@ export interface ClaimCursorValues {
 /**
  * The unlimited claim's statements, three per queue list, built once: the paused queues, the
  * limit gate, the candidates, the picks and the leasing UPDATE (its rows in `claimed`), after
- * `prefix` (CTEs that come first, or '') and before `select`. `withLapsed` also takes lapsed
- * leases ($4), `dueOnly` leaves that step out; both read $1 to $4 (dueOnly reads $4 in a one-time
+ * `prefix` (CTEs that come first, or '') and before `select`, which is given the column that
+ * counts the claim-index entries read (claim-cursor.sql.ts) for `withLapsed` alone, and '' for the
+ * others. `withLapsed` also takes lapsed leases ($4), `dueOnly` leaves that step out; both read $1 to $4 (dueOnly reads $4 in a one-time
  * filter when `keepLapsedParam`, so a statement with parameters after it keeps their numbers).
  * `fromCursor` is `dueOnly` reading each priority from a cursor, whose arrays are the parameters
  * `cursor` names (claim-cursor.sql.ts).
@@ -75,11 +80,11 @@ export interface ClaimCursorValues {
 export function unlimitedClaimStatements(
   t: PostgresNaming,
   prefix: string,
-  select: string,
+  select: (walk: string) => string,
   keepLapsedParam: boolean,
   cursor: { readonly priorities: string; readonly runAts: string },
 ) {
-  const steps = (candidates: string, picked: string) => `
+  const steps = (candidates: string, picked: string, walk = '') => `
     WITH ${prefix}${claimPaused(t)}, limited AS MATERIALIZED (
       SELECT ${limitFunction(t, 'limits_gate')}() AS yes
     ), ${candidates}, picked AS (
@@ -87,12 +92,13 @@ export function unlimitedClaimStatements(
     ), claimed AS (
       ${claimLease(t)}
       RETURNING ${jobColumns('j')}
-    )${select}`;
+    )${select(walk)}`;
   const gate = 'NOT (SELECT yes FROM limited)';
   return perQueueList((listed) => ({
     withLapsed: steps(
       claimCandidates(t, listed, 'id, priority, run_at, seq', gate),
       'SELECT id FROM (SELECT * FROM due UNION ALL SELECT * FROM lapsed) c ORDER BY priority, run_at, seq LIMIT $2',
+      `, ${claimWalk(t)}`,
     ),
     dueOnly: steps(claimDue(t, listed, 'id', keepLapsedParam ? `${gate} AND $4::boolean IS NOT NULL` : gate), 'SELECT id FROM due'),
     fromCursor: steps(cursorDue(t, listed, 'id', keepLapsedParam ? `${gate} AND $4::boolean IS NOT NULL` : gate, cursor), 'SELECT id FROM due'),

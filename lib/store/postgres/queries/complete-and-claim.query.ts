@@ -6,8 +6,7 @@ import type { PgExecutor } from '../pg-executor.js';
 import type { PostgresNaming } from '../postgres-naming.js';
 import { fromPgRow, type PgJobRow } from '../postgres-row.js';
 import { claimValues } from './claim-steps.sql.js';
-import { unlimitedClaimStatements, type ClaimCursorValues } from './claim-unlimited.query.js';
-import { claimWalk } from './claim-cursor.sql.js';
+import { unlimitedClaimStatements, walkedOf, type ClaimCursorValues } from './claim-unlimited.query.js';
 import { completeCtes, completeValues } from './complete-jobs.query.js';
 import { outcomeResults } from './outcome-results.js';
 
@@ -33,8 +32,8 @@ import { outcomeResults } from './outcome-results.js';
  * `asyncClaimCommit` says: it records outcomes.
  */
 export function completeAndClaimQuery(t: PostgresNaming, finish: FinishMode = 'keep') {
-  const select = `
-    SELECT c.*, l.yes AS limited, ${claimWalk(t)},
+  const select = (walk: string) => `
+    SELECT c.*, l.yes AS limited${walk},
       CASE WHEN row_number() OVER () = 1 THEN (SELECT array_agg(a.id::text) FROM applied a) END AS applied_ids,
       CASE WHEN row_number() OVER () = 1 THEN (SELECT array_agg(a.state) FROM applied a) END AS applied_states
     FROM limited l LEFT JOIN claimed c ON true`;
@@ -47,9 +46,9 @@ export function completeAndClaimQuery(t: PostgresNaming, finish: FinishMode = 'k
     outcomes: readonly NormalizedOutcome[],
     params: CheckedClaimParams,
     cursor?: ClaimCursorValues,
-  ): Promise<{ results: OutcomeResult[]; rows: JobRow[]; limited: boolean; walked: number }> => {
+  ): Promise<{ results: OutcomeResult[]; rows: JobRow[]; limited: boolean; walked: number | null }> => {
     const { withLapsed, dueOnly, fromCursor } = statements(params.queues);
-    type Row = PgJobRow & { limited: boolean; walked: string | number | null; applied_ids: string[] | null; applied_states: string[] | null };
+    type Row = PgJobRow & { limited: boolean; walked?: string | number | null; applied_ids: string[] | null; applied_states: string[] | null };
     const values = [...claimValues(params), ...completeValues(outcomes)];
     const rows = await (params.includeLapsed
       ? db.query<Row>(withLapsed, values)
@@ -63,7 +62,7 @@ export function completeAndClaimQuery(t: PostgresNaming, finish: FinishMode = 'k
       results: outcomeResults(outcomes, ids.map((id, i) => ({ id, state: states[i]! }))),
       rows: rows.filter((row) => row.id !== null).map(fromPgRow),
       limited: first?.limited === true,
-      walked: Number(first?.walked ?? 0),
+      walked: walkedOf(first),
     };
   };
 }
