@@ -35,15 +35,19 @@ describe('PostgreSQL claims under a held horizon', () => {
     return (await store.jobEnqueueMany({ jobs })).map((job) => job.id);
   }
 
-  /** Claims and succeeds everything due, 200 at a time, each claim reading every priority from its start. */
-  async function drain(store: PostgresJobStore): Promise<number> {
+  /**
+   * Claims and succeeds `count` due jobs, 200 at a time, each claim asked to search lapsed leases as
+   * a poll tick's is; under a held horizon some of those read from the cursor, and a priority the
+   * cursor does not list waits for the next that reads from the start.
+   */
+  async function drain(store: PostgresJobStore, count: number): Promise<number> {
     let done = 0;
-    for (;;) {
+    for (let claims = 0; done < count && claims < 100; claims++) {
       const jobs = await store.jobClaim({ workerId: 'w', limit: 200, queues, leaseMs: 60_000, includeLapsed: true });
-      if (jobs.length === 0) return done;
-      await store.jobCompleteMany({ workerId: 'w', outcomes: jobs.map((j) => ({ jobId: j.id, attempt: j.attempt, kind: 'succeeded' as const })) });
+      if (jobs.length > 0) await store.jobCompleteMany({ workerId: 'w', outcomes: jobs.map((j) => ({ jobId: j.id, attempt: j.attempt, kind: 'succeeded' as const })) });
       done += jobs.length;
     }
+    return done;
   }
 
   it('reads from a cursor once a claim walked the entries a drain left, in claim order, and finds what lands behind it on the next claim that searches lapsed leases', async () => {
@@ -51,12 +55,17 @@ describe('PostgreSQL claims under a held horizon', () => {
     const store = freshStore({ onStatement: (text) => texts.push(text) });
     await store.migrate();
     await holdHorizon();
-    // 1,500 jobs at each of two priorities, claimed and finished under the held horizon. The last
-    // claim, which found nothing, walked the 3,000 entries they left.
+    // 1,500 jobs at each of two priorities, claimed and finished under the held horizon: claims
+    // from the start walk what the earlier ones left, and past a thousand entries the cursor is used.
     await enqueue(store, 1_500, 0);
     await enqueue(store, 1_500, 3);
-    expect(await drain(store)).toBe(3_000);
-    expect(texts.filter(isClaim).some(isCursor)).toBe(false);
+    expect(await drain(store, 3_000)).toBe(3_000);
+    expect(texts.filter(isClaim).some(isCursor)).toBe(true);
+    // The next claim that reads from the start walks all 3,000 entries, and keeps the cursor on.
+    for (let tick = 0; tick < 10 && isCursor(texts.filter(isClaim).at(-1)!); tick++) {
+      expect(await store.jobClaim({ workerId: 'w', limit: 200, queues, leaseMs: 60_000, includeLapsed: true })).toEqual([]);
+    }
+    expect(isCursor(texts.filter(isClaim).at(-1)!)).toBe(false);
 
     // From here a claim reads each priority from its cursor, and still in claim order.
     const late = await enqueue(store, 2, 3);
@@ -79,15 +88,20 @@ describe('PostgreSQL claims under a held horizon', () => {
     expect(both.jobs.map((j) => j.id)).toEqual(fresh);
     expect(isCursor(texts.filter(isClaim).at(-1)!)).toBe(true);
 
-    // Behind the cursor: a job dated an hour back, and one of a priority no claim took yet. A claim
-    // from the cursor passes them over; the claim that searches lapsed leases takes them, urgent first.
+    // Behind the cursor: a job dated an hour back, and one of a priority no claim took yet. Claims
+    // from the cursor pass them over, and so do the claims asked to search lapsed leases, but one
+    // in ten of those, which reads from the start and takes them, urgent first.
     const hourAgo = await enqueue(store, 1, 0, new Date(Date.now() - 3_600_000));
     const urgent = await enqueue(store, 1, -5);
     const ahead = await enqueue(store, 1, 0);
     expect((await store.jobClaim({ workerId: 'w', limit: 10, queues, leaseMs: 60_000, includeLapsed: false })).map((j) => j.id)).toEqual(ahead);
     expect(isCursor(texts.filter(isClaim).at(-1)!)).toBe(true);
-    expect((await store.jobClaim({ workerId: 'w', limit: 10, queues, leaseMs: 60_000, includeLapsed: true })).map((j) => j.id)).toEqual([...urgent, ...hourAgo]);
-    expect(isCursor(texts.filter(isClaim).at(-1)!)).toBe(false);
+    const found: string[][] = [];
+    for (let tick = 1; tick <= 10; tick++) {
+      found.push((await store.jobClaim({ workerId: 'w', limit: 10, queues, leaseMs: 60_000, includeLapsed: true })).map((j) => j.id));
+      expect(isCursor(texts.filter(isClaim).at(-1)!)).toBe(tick < 10);
+    }
+    expect(found).toEqual([...Array(9).fill([]), [...urgent, ...hourAgo]]);
   });
 
   it('reads every priority from its start while no claim walked far, as before', async () => {
@@ -95,7 +109,7 @@ describe('PostgreSQL claims under a held horizon', () => {
     const store = freshStore({ onStatement: (text) => texts.push(text) });
     await store.migrate();
     await enqueue(store, 300, 0);
-    expect(await drain(store)).toBe(300);
+    expect(await drain(store, 300)).toBe(300);
     // Behind where the drain's claims began: a claim from a cursor would pass it over.
     const hourAgo = await enqueue(store, 1, 0, new Date(Date.now() - 3_600_000));
     expect((await store.jobClaim({ workerId: 'w', limit: 10, queues, leaseMs: 60_000, includeLapsed: false })).map((j) => j.id)).toEqual(hourAgo);

@@ -71,14 +71,14 @@ export class PostgresClaimPath {
       this.limitedClaimsLeft -= 1;
       rows = await this.limitedThenProvision(params);
     } else {
-      const cursor = this.cursors.plan(params);
-      const fast = await this.sql.claimUnlimited(db, params, cursor);
+      const { params: sent, cursor } = this.cursors.plan(params);
+      const fast = await this.sql.claimUnlimited(db, sent, cursor);
       if (fast.limited) {
         this.limitedClaimsLeft = LIMITED_CLAIMS_BEFORE_RETRY;
         rows = await this.limitedThenProvision(params);
       } else {
         this.signals.held(false);
-        this.cursors.observe(params, fast.rows, fast.walked);
+        this.cursors.observe(sent, fast.rows, fast.walked);
         rows = fast.rows;
       }
     }
@@ -98,11 +98,11 @@ export class PostgresClaimPath {
   ): Promise<{ results: OutcomeResult[]; rows: JobRow[]; claimError?: unknown }> {
     let results: OutcomeResult[];
     if (this.limitedClaimsLeft === 0) {
-      const cursor = this.cursors.plan(params);
-      const both = await this.sql.completeAndClaim(db, outcomes, params, cursor);
+      const { params: sent, cursor } = this.cursors.plan(params);
+      const both = await this.sql.completeAndClaim(db, outcomes, sent, cursor);
       if (!both.limited) {
         this.signals.held(false);
-        this.cursors.observe(params, both.rows, both.walked);
+        this.cursors.observe(sent, both.rows, both.walked);
         return { results: both.results, rows: both.rows.sort(claimOrder) };
       }
       this.limitedClaimsLeft = LIMITED_CLAIMS_BEFORE_RETRY;
