@@ -64,12 +64,14 @@ describe('a fleet behind PgBouncer in transaction mode', () => {
       const store = new PostgresJobStore({ dataSource, schema, poolMode: 'transaction' });
       await store.migrate();
       await admin.query(`CREATE TABLE "${schema}".ledger (job_id uuid NOT NULL, attempt int NOT NULL, worker text NOT NULL)`);
+      // Every node is up before the first job exists, so none drains the queue before the others
+      // start (on a loaded machine they start seconds apart). About 4 s of work at 32 slots.
+      const workers = await Promise.all(Array.from({ length: PROCESSES }, (_, i) => startWorker(`fleet-${i}`)));
       const ids: string[] = [];
       for (let i = 0; i < JOBS; i += 100) {
-        const jobs = Array.from({ length: 100 }, (_, k) => ({ name: 'fleet.job', payload: { ms: 20 + ((i + k) % 7) * 10 }, maxAttempts: 10 }));
+        const jobs = Array.from({ length: 100 }, (_, k) => ({ name: 'fleet.job', payload: { ms: 100 + ((i + k) % 5) * 50 }, maxAttempts: 10 }));
         ids.push(...(await store.jobEnqueueMany({ jobs })).map((r) => r.id));
       }
-      const workers = await Promise.all(Array.from({ length: PROCESSES }, (_, i) => startWorker(`fleet-${i}`)));
 
       // Two nodes die holding jobs: their leases lapse and other nodes claim the jobs again.
       for (const victim of ['fleet-0', 'fleet-1']) {
@@ -115,5 +117,6 @@ describe('a fleet behind PgBouncer in transaction mode', () => {
       );
       await dataSource.destroy();
     }
-  });
+    // Eight Node processes starting beside the rest of CI's runs on two cores, and two lapsed leases.
+  }, 300_000);
 });
