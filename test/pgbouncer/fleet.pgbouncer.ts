@@ -110,11 +110,9 @@ describe('a fleet behind PgBouncer in transaction mode', () => {
       expect(await count(`SELECT count(*) AS n FROM "${schema}".jobs WHERE id = ANY($1::uuid[]) AND attempt > 1`, [held])).toBeGreaterThan(0);
       expect(ids).toHaveLength(JOBS);
     } finally {
-      await Promise.all(
-        children
-          .filter((child) => child.exitCode === null && child.signalCode === null)
-          .map((child) => new Promise((resolve) => (child.once('exit', resolve), child.kill('SIGTERM')))),
-      );
+      // A node still stopped, or still draining, must not keep the file waiting: go on, then kill.
+      for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGCONT');
+      for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await dataSource.destroy();
     }
     // Eight Node processes starting beside the rest of CI's runs on two cores, and two lapsed leases.
