@@ -134,8 +134,9 @@ export class PostgresDriverBase {
    * it rescheduled, so a hint from here does.
    */
   protected outcomesApplied(results: readonly OutcomeResult[]): void {
-    this.heldWake.applied(results);
-    if (!this.wakeListener.listening && results.some((result) => result.status === 'applied')) this.wakeListener.emit(ANY_QUEUE);
+    // Polling alone, the one hint covers the held-back jobs' wake too (the same hint, sent once).
+    if (this.wakeListener.listening) this.heldWake.applied(results);
+    else if (results.some((result) => result.status === 'applied')) this.wakeListener.emit(ANY_QUEUE);
   }
 
   async subscribeWakeHints(listener: WakeListener): Promise<WakeSubscription> {
