@@ -61,4 +61,42 @@ describe('PostgreSQL wake-up hints', () => {
       await listener.close();
     }
   });
+
+  it('polling alone, hints this process after an outcome that ends a job dependants wait on, through every outcome path, and after no other', async () => {
+    // A transaction pooler's setting without listenUrl: no connection LISTENs, so no NOTIFY is heard.
+    const store = freshStore({ poolMode: 'transaction' });
+    await store.migrate();
+    expect(store.capabilities.wakeHints).toBe('process');
+    const hints: string[] = [];
+    const subscription = await store.subscribeWakeHints({ listener: (queue) => void hints.push(queue) });
+    const claim = async () => (await store.jobClaim({ workerId: 'w', limit: 1, queues: ['parents'], leaseMs: 30_000 }))[0]!;
+    const hinted = async (work: () => Promise<unknown>) => {
+      hints.length = 0;
+      await work();
+      return hints.length;
+    };
+    try {
+      const parents = await store.jobEnqueueMany({ jobs: Array.from({ length: 4 }, (_, i) => ({ name: 'parent', payload: i, queue: 'parents' })) });
+      const leaf = await store.jobEnqueue({ job: { name: 'leaf', payload: 0, queue: 'parents' } });
+      await store.jobEnqueueMany({ jobs: parents.map((parent, i) => ({ name: 'child', payload: i, queue: 'children', dependsOn: [parent.id] })) });
+
+      const [a, b, c, d] = [await claim(), await claim(), await claim(), await claim()];
+      const e = await claim();
+      expect(e.id).toBe(leaf.id);
+      // An outcome that ends a job nothing waits on sends no hint; one that retries sends none either.
+      expect(await hinted(() => store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: e.id, attempt: 1, kind: 'succeeded' }] }))).toBe(0);
+      expect(await hinted(() => store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: a.id, attempt: 1, kind: 'failed', error: 'again', retryDelayMs: 60_000 }] }))).toBe(0);
+      // Each outcome path, ending a parent: one hint.
+      expect(await hinted(() => store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: b.id, attempt: 1, kind: 'succeeded' }] }))).toBe(1);
+      expect(await hinted(() => store.jobCompleteAndClaim!({ workerId: 'w', outcomes: [{ jobId: c.id, attempt: 1, kind: 'succeeded' }], claim: { limit: 1, queues: ['nothing'], leaseMs: 30_000 } }))).toBe(1);
+      const tx = store.beginAttempt();
+      await tx.run(() => tx.manager.query('SELECT 1'));
+      expect(await hinted(() => tx.commitSuccess('w', d.id, 1, null))).toBe(1);
+      // A relinquished job is due again at once.
+      const [child] = await store.jobClaim({ workerId: 'w', limit: 1, queues: ['children'], leaseMs: 30_000 });
+      expect(await hinted(() => store.jobRelinquishMany({ workerId: 'w', leases: [{ jobId: child!.id, attempt: 1 }] }))).toBe(1);
+    } finally {
+      await subscription.close();
+    }
+  });
 });

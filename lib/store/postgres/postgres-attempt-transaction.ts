@@ -3,9 +3,10 @@ import type { AttemptTransaction } from '../job-store.js';
 import type { OutcomeResult } from '../job-store.js';
 import type { NormalizedOutcome } from '../checked/store-params.js';
 import type { SuccessCheck } from '../checked/store-driver.js';
+import type { AppliedOutcomes } from './queries/outcome-results.js';
 import { ManagerExecutor, type PgExecutor, type StatementListener } from './pg-executor.js';
 
-type Complete = (db: PgExecutor, workerId: string, outcomes: readonly NormalizedOutcome[]) => Promise<OutcomeResult[]>;
+type Complete = (db: PgExecutor, workerId: string, outcomes: readonly NormalizedOutcome[]) => Promise<AppliedOutcomes>;
 
 /**
  * An attempt transaction on PostgreSQL: a QueryRunner of its own (never the heartbeat's
@@ -25,7 +26,7 @@ export class PostgresAttemptTransaction implements AttemptTransaction {
     private readonly encode: SuccessCheck,
     private readonly listener?: StatementListener,
     /** Told after a success committed (held-wake.ts). */
-    private readonly committed: (results: readonly OutcomeResult[]) => void = () => {},
+    private readonly committed: (applied: AppliedOutcomes) => void = () => {},
   ) {
     const runner = dataSource.createQueryRunner();
     this.runner = runner;
@@ -58,9 +59,10 @@ export class PostgresAttemptTransaction implements AttemptTransaction {
   async commitSuccess(workerId: string, jobId: string, attempt: number, output: unknown): Promise<OutcomeResult> {
     const encoded = this.encode(workerId, jobId, attempt, output);
     try {
-      const [result] = await this.complete(new ManagerExecutor(this.manager), encoded.workerId, encoded.outcomes);
+      const applied = await this.complete(new ManagerExecutor(this.manager), encoded.workerId, encoded.outcomes);
+      const [result] = applied.results;
       await this.finish(result?.status === 'applied' ? 'COMMIT' : 'ROLLBACK');
-      this.committed([result!]);
+      this.committed(applied);
       return result!;
     } catch (error) {
       await this.finish('ROLLBACK').catch(() => undefined);

@@ -1,5 +1,5 @@
 import { claimOrder, type JobRow } from '../job-row.js';
-import type { OutcomeResult } from '../job-store.types.js';
+import type { AppliedOutcomes } from './queries/outcome-results.js';
 import type { CheckedClaimParams, NormalizedOutcome } from '../checked/store-params.js';
 import type { PgExecutor } from './pg-executor.js';
 import { ClaimCursors } from './claim-cursor.js';
@@ -95,26 +95,27 @@ export class PostgresClaimPath {
     db: PgExecutor,
     outcomes: readonly NormalizedOutcome[],
     params: CheckedClaimParams,
-  ): Promise<{ results: OutcomeResult[]; rows: JobRow[]; claimError?: unknown }> {
-    let results: OutcomeResult[];
+  ): Promise<AppliedOutcomes & { rows: JobRow[]; claimError?: unknown }> {
+    let applied: AppliedOutcomes;
     if (this.limitedClaimsLeft === 0) {
       const { params: sent, cursor } = this.cursors.plan(params);
       const both = await this.sql.completeAndClaim(db, outcomes, sent, cursor);
       if (!both.limited) {
         this.signals.held(false);
         this.cursors.observe(sent, both.rows, both.walked);
-        return { results: both.results, rows: both.rows.sort(claimOrder) };
+        return { results: both.results, releasing: both.releasing, rows: both.rows.sort(claimOrder) };
       }
       this.limitedClaimsLeft = LIMITED_CLAIMS_BEFORE_RETRY;
-      results = both.results;
+      applied = both;
     } else {
       this.limitedClaimsLeft -= 1;
-      results = await this.sql.complete(db, params.workerId, outcomes);
+      applied = await this.sql.complete(db, params.workerId, outcomes);
     }
+    const { results, releasing } = applied;
     try {
-      return { results, rows: (await this.limitedThenProvision(params)).sort(claimOrder) };
+      return { results, releasing, rows: (await this.limitedThenProvision(params)).sort(claimOrder) };
     } catch (claimError) {
-      return { results, rows: [], claimError };
+      return { results, releasing, rows: [], claimError };
     }
   }
 

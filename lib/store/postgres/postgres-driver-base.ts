@@ -3,7 +3,7 @@ import type { FinishMode, HistoryPolicy, SchedulerLimits } from '../../core/inde
 import type { HistoryPositions } from '../checked/store-driver.js';
 import { PG_POSITION } from '../checked/effect-params.js';
 import type { NewJob } from '../enqueue-input.js';
-import type { OutcomeResult, WakeListener, WakeSubscription } from '../job-store.types.js';
+import type { WakeListener, WakeSubscription } from '../job-store.types.js';
 import type { StoreCapabilities } from '../store-capabilities.js';
 import type { PgExecutor, PgPool, StatementListener } from './pg-executor.js';
 import { PgDedicatedClient } from './pg-dedicated-client.js';
@@ -20,6 +20,7 @@ import { PostgresOperatorWrites } from './postgres-operator-writes.js';
 import { insertWithParentGuard } from './postgres-parent-guard.js';
 import { postgresStatements, type PostgresStatements } from './postgres-statements.js';
 import { analyzeJobsGuard } from './queries/analyze-jobs.query.js';
+import type { AppliedOutcomes } from './queries/outcome-results.js';
 
 /** The driver's settings, checked and resolved from PostgresJobStoreOptions by PostgresJobStore. */
 export interface PostgresDriverSettings {
@@ -97,7 +98,7 @@ export class PostgresDriverBase {
     // A host that destroys its DataSource before closing the store: its pool waits for the
     // heartbeat and LISTEN connections, so they go back (as close gives them back) at once.
     this.unhookPoolEnd = this.connections.onPoolEnd(() => void this.close());
-    this.sql = postgresStatements(naming, { asyncClaimCommit: settings.asyncClaimCommit, finish: settings.finish });
+    this.sql = postgresStatements(naming, { asyncClaimCommit: settings.asyncClaimCommit, finish: settings.finish, releasing: listenFrom === null });
     this.analyzeGuard = analyzeJobsGuard(naming);
     this.claims = new PostgresClaimPath(
       this.sql,
@@ -130,13 +131,13 @@ export class PostgresDriverBase {
 
   /**
    * After an outcome write: held-back jobs may have room now (held-wake.ts). Polling alone, no
-   * NOTIFY tells this process's workers of the dependants an applied outcome released, or the job
-   * it rescheduled, so a hint from here does.
+   * NOTIFY tells this process's workers of the dependants an applied outcome released, so the
+   * write says whether it ended a job they wait on (`releasing`), and a hint from here tells them.
+   * One hint covers both.
    */
-  protected outcomesApplied(results: readonly OutcomeResult[]): void {
-    // Polling alone, the one hint covers the held-back jobs' wake too (the same hint, sent once).
-    if (this.wakeListener.listening) this.heldWake.applied(results);
-    else if (results.some((result) => result.status === 'applied')) this.wakeListener.emit(ANY_QUEUE);
+  protected outcomesApplied({ results, releasing }: AppliedOutcomes): void {
+    if (releasing) this.wakeListener.emit(ANY_QUEUE);
+    else this.heldWake.applied(results);
   }
 
   async subscribeWakeHints(listener: WakeListener): Promise<WakeSubscription> {

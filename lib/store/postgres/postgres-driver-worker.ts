@@ -78,14 +78,14 @@ export class PostgresDriverWorker extends PostgresDriverBase {
   }
 
   async jobCompleteMany({ workerId, outcomes }: DriverCompleteParams): Promise<OutcomeResult[]> {
-    const results = await this.sql.complete(this.db, workerId, outcomes);
-    this.outcomesApplied(results);
-    return results;
+    const applied = await this.sql.complete(this.db, workerId, outcomes);
+    this.outcomesApplied(applied);
+    return applied.results;
   }
 
   async jobCompleteAndClaim({ outcomes, claim }: DriverCompleteParams & { readonly claim: CheckedClaimParams }): Promise<CompleteAndClaimResult> {
-    const { results, rows, claimError } = await this.claims.completeAndClaim(this.db, outcomes, claim);
-    this.outcomesApplied(results);
+    const { results, releasing, rows, claimError } = await this.claims.completeAndClaim(this.db, outcomes, claim);
+    this.outcomesApplied({ results, releasing });
     if (rows.length === claim.limit) this.statistics = this.analyzeGuard.check(this.db);
     const jobs = rows.map(toJob);
     return claimError === undefined ? { results, jobs } : { results, jobs, claimError };
@@ -93,7 +93,9 @@ export class PostgresDriverWorker extends PostgresDriverBase {
 
   async jobRelinquishMany({ workerId, leases }: DriverRelinquishParams): Promise<OutcomeResult[]> {
     const results = await this.sql.relinquish(this.db, workerId, leases);
-    this.outcomesApplied(results);
+    // A relinquished job is due again; its statement's NOTIFY says so, and polling alone this hint does.
+    const released = !this.wakeListener.listening && results.some((result) => result.status === 'applied');
+    this.outcomesApplied({ results, releasing: released });
     return results;
   }
 

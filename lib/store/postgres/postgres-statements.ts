@@ -142,8 +142,14 @@ export interface PostgresStatements {
   readonly pruneNodes: ReturnType<typeof pruneNodesQuery>;
 }
 
-/** Builds the statements of the installation `t` names; `asyncClaimCommit` and `finish` as in PostgresJobStoreOptions. */
-export function postgresStatements(t: PostgresNaming, options: { readonly asyncClaimCommit: boolean; readonly finish: FinishMode }): PostgresStatements {
+/**
+ * Builds the statements of the installation `t` names; `asyncClaimCommit` and `finish` as in
+ * PostgresJobStoreOptions, and `releasing` when the store polls alone (outcome-results.ts).
+ */
+export function postgresStatements(
+  t: PostgresNaming,
+  options: { readonly asyncClaimCommit: boolean; readonly finish: FinishMode; readonly releasing?: boolean },
+): PostgresStatements {
   const claim = { asyncCommit: options.asyncClaimCommit };
   return {
     enqueue: enqueueJobsQuery(t),
@@ -153,8 +159,8 @@ export function postgresStatements(t: PostgresNaming, options: { readonly asyncC
     claimUnlimited: claimUnlimitedQuery(t, claim),
     claimLimited: claimLimitedQuery(t, claim),
     heartbeat: heartbeatJobsQuery(t),
-    complete: completeJobsQuery(t, options.finish),
-    completeAndClaim: completeAndClaimQuery(t, options.finish),
+    complete: completeJobsQuery(t, options.finish, options.releasing),
+    completeAndClaim: completeAndClaimQuery(t, options.finish, options.releasing),
     relinquish: relinquishJobsQuery(t),
     expire: expireLeasesQuery(t),
     get: getJobQuery(t),

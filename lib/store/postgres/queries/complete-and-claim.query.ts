@@ -7,7 +7,7 @@ import type { PostgresNaming } from '../postgres-naming.js';
 import { fromPgRow, type PgJobRow } from '../postgres-row.js';
 import { claimValues } from './claim-steps.sql.js';
 import { unlimitedClaimStatements, walkedOf, type ClaimCursorValues } from './claim-unlimited.query.js';
-import { completeCtes, completeValues } from './complete-jobs.query.js';
+import { completeCtes, completeValues, releasingSql } from './complete-jobs.query.js';
 import { outcomeResults } from './outcome-results.js';
 
 /**
@@ -31,11 +31,12 @@ import { outcomeResults } from './outcome-results.js';
  * does, and the outcomes are written all the same. The commit waits for its WAL flush, whatever
  * `asyncClaimCommit` says: it records outcomes.
  */
-export function completeAndClaimQuery(t: PostgresNaming, finish: FinishMode = 'keep') {
+export function completeAndClaimQuery(t: PostgresNaming, finish: FinishMode = 'keep', releasing = false) {
   const select = (walk: string) => `
     SELECT c.*, l.yes AS limited${walk},
       CASE WHEN row_number() OVER () = 1 THEN (SELECT array_agg(a.id::text) FROM applied a) END AS applied_ids,
-      CASE WHEN row_number() OVER () = 1 THEN (SELECT array_agg(a.state) FROM applied a) END AS applied_states
+      CASE WHEN row_number() OVER () = 1 THEN (SELECT array_agg(a.state) FROM applied a) END AS applied_states${
+        releasing ? `,\n      CASE WHEN row_number() OVER () = 1 THEN ${releasingSql(t)} END AS releasing` : ''}
     FROM limited l LEFT JOIN claimed c ON true`;
   // The same parameters in every text (an unused $4 included), so the reports stay at $5 on; a
   // cursor's arrays come after them.
@@ -46,9 +47,9 @@ export function completeAndClaimQuery(t: PostgresNaming, finish: FinishMode = 'k
     outcomes: readonly NormalizedOutcome[],
     params: CheckedClaimParams,
     cursor?: ClaimCursorValues,
-  ): Promise<{ results: OutcomeResult[]; rows: JobRow[]; limited: boolean; walked: number | null }> => {
+  ): Promise<{ results: OutcomeResult[]; releasing: boolean; rows: JobRow[]; limited: boolean; walked: number | null }> => {
     const { withLapsed, dueOnly, fromCursor } = statements(params.queues);
-    type Row = PgJobRow & { limited: boolean; walked?: string | number | null; applied_ids: string[] | null; applied_states: string[] | null };
+    type Row = PgJobRow & { limited: boolean; walked?: string | number | null; applied_ids: string[] | null; applied_states: string[] | null; releasing?: boolean | null };
     const values = [...claimValues(params), ...completeValues(outcomes)];
     const rows = await (params.includeLapsed
       ? db.query<Row>(withLapsed, values)
@@ -60,6 +61,7 @@ export function completeAndClaimQuery(t: PostgresNaming, finish: FinishMode = 'k
     const states = first?.applied_states ?? [];
     return {
       results: outcomeResults(outcomes, ids.map((id, i) => ({ id, state: states[i]! }))),
+      releasing: first?.releasing === true,
       rows: rows.filter((row) => row.id !== null).map(fromPgRow),
       limited: first?.limited === true,
       walked: walkedOf(first),

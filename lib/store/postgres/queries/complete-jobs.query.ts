@@ -5,7 +5,7 @@ import type { PgExecutor } from '../pg-executor.js';
 import type { PostgresNaming } from '../postgres-naming.js';
 import { leanFinishSetting } from '../postgres-effects.js';
 import { haltSchedulesCte } from './halt-schedules.cte.js';
-import { outcomeResults } from './outcome-results.js';
+import { outcomeResults, type AppliedOutcomes } from './outcome-results.js';
 
 /**
  * The fenced outcome write, for a whole batch in one statement. A report applies only where the
@@ -88,15 +88,29 @@ export function completeValues(outcomes: readonly NormalizedOutcome[]): unknown[
   ];
 }
 
-/** The outcome write alone: {@link completeCtes}, and the rows it changed. */
-export function completeJobsQuery(t: PostgresNaming, finish: FinishMode = 'keep') {
+/**
+ * Whether the outcomes {@link completeCtes} applied end a job with an open edge to a dependant.
+ * The statement's snapshot still shows the edges its own trigger settles after it, as SQLite's
+ * `ifReleasing` reads them before its write. A job that ends on a failure counts too: the hint it
+ * may send for nothing costs one claim.
+ */
+export function releasingSql(t: PostgresNaming): string {
+  return `EXISTS (SELECT 1 FROM applied a JOIN ${t.dependencies} d ON d.parent_id = a.id WHERE NOT d.settled AND a.state <> 'scheduled')`;
+}
+
+/**
+ * The outcome write alone: {@link completeCtes}, and the rows it changed; with `releasing`, also
+ * whether it ended a job that dependants wait on (outcome-results.ts).
+ */
+export function completeJobsQuery(t: PostgresNaming, finish: FinishMode = 'keep', releasing = false) {
   const text = `
     WITH ${completeCtes(t, 2, finish)}
-    SELECT id, state FROM applied`;
+    SELECT id, state${releasing ? `, ${releasingSql(t)} AS releasing` : ''} FROM applied`;
 
-  return async (db: PgExecutor, workerId: string, outcomes: readonly NormalizedOutcome[]): Promise<OutcomeResult[]> => {
-    if (outcomes.length === 0) return [];
-    const rows = await db.query<{ id: string; state: OutcomeResult['status'] }>(text, [workerId, ...completeValues(outcomes)]);
-    return outcomeResults(outcomes, rows);
+  return async (db: PgExecutor, workerId: string, outcomes: readonly NormalizedOutcome[]): Promise<AppliedOutcomes> => {
+    if (outcomes.length === 0) return { results: [], releasing: false };
+    type Row = { id: string; state: OutcomeResult['status']; releasing?: boolean };
+    const rows = await db.query<Row>(text, [workerId, ...completeValues(outcomes)]);
+    return { results: outcomeResults(outcomes, rows), releasing: rows[0]?.releasing === true };
   };
 }

@@ -9,3 +9,14 @@ export function outcomeResults(reports: readonly LeaseRef[], applied: readonly {
     return state === undefined ? { jobId, attempt, status: 'stale' } : { jobId, attempt, status: 'applied', state };
   });
 }
+
+/**
+ * An outcome write's results, and whether it ended a job that dependants wait on. The store asks
+ * only when it polls alone (a transaction pooler and no listenUrl): no NOTIFY then tells its own
+ * workers of the dependants the write released, so a hint from the store does
+ * (postgres-driver-base.ts). Otherwise `releasing` is false.
+ */
+export interface AppliedOutcomes {
+  readonly results: OutcomeResult[];
+  readonly releasing: boolean;
+}
