@@ -8,7 +8,8 @@ import { databaseUrl, dropSchemas, uniqueSchema } from '../support/postgres.js';
 // Issue 37 item 3: a fleet of 8 worker processes behind one PgBouncer in transaction mode, polling
 // alone. Two are killed with SIGKILL while they hold jobs, and one is stopped (SIGSTOP) while it
 // holds jobs until every one of its leases has lapsed and been claimed by another node, then let go
-// on (SIGCONT) to report what it ran. Each handler writes a ledger row inside its attempt's
+// on (SIGCONT) to report what it ran. A stop can land between an outcome write and its COMMIT; the
+// transaction it leaves open holds the job's row, so PgBouncer closes it after 4 s idle. Each handler writes a ledger row inside its attempt's
 // transaction, which commits only with the fenced success write: so no job may be missing, and none
 // may have two rows. Every step waits for what the database says, never for a length of time.
 
@@ -22,7 +23,9 @@ let admin: DataSource;
 const children: ChildProcess[] = [];
 
 beforeAll(async () => {
-  bouncer = await startPgBouncer(databaseUrl(), { poolSize: 24 });
+  // As docs/operations.md advises: a node frozen between its outcome write and its COMMIT holds its
+  // job's row lock, and no other node can take the job until that transaction ends.
+  bouncer = await startPgBouncer(databaseUrl(), { poolSize: 24, idleTransactionTimeoutS: 4 });
   admin = await new DataSource({ type: 'postgres', url: databaseUrl(), extra: { max: 2 } }).initialize();
 });
 afterAll(async () => {
@@ -32,13 +35,33 @@ afterAll(async () => {
   await bouncer.stop();
 });
 
-/** Polls `check` (a read of the database) until it returns true. */
-async function until(what: string, check: () => Promise<boolean>, capMs = 90_000): Promise<void> {
+/**
+ * Polls `check` (a read of the database) until it returns true. On timeout the error says what it
+ * waited for and how the jobs stood, so a failure in CI shows which step stalled.
+ */
+async function until(what: string, check: () => Promise<boolean>, capMs = 60_000): Promise<void> {
   const end = Date.now() + capMs;
   while (!(await check())) {
-    if (Date.now() > end) throw new Error(`waited ${capMs} ms for ${what}`);
+    if (Date.now() > end) throw new Error(`waited ${capMs} ms for ${what}; jobs by state and attempt: ${JSON.stringify(await standing())}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
+}
+
+/** How the jobs stand: a count per state, attempt and worker. */
+async function standing(): Promise<unknown> {
+  return admin
+    .query(`SELECT state, attempt, worker_id, count(*)::int AS n FROM "${schema}".jobs GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`)
+    .catch((error: unknown) => String(error));
+}
+
+/** Sends SIGTERM and waits, at most `capMs`, for the node to stop; a node that does not is a failure. */
+function stop(child: ChildProcess, capMs = 30_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`fleet worker ${child.pid} did not stop within ${capMs} ms of SIGTERM`)), capMs);
+    child.once('exit', () => (clearTimeout(timer), resolve()));
+    child.kill('SIGTERM');
+  });
 }
 
 function startWorker(workerId: string): Promise<ChildProcess> {
@@ -93,13 +116,9 @@ describe('a fleet behind PgBouncer in transaction mode', () => {
       );
       stalled.kill('SIGCONT');
 
-      await until('every job to succeed', async () => (await count(`SELECT count(*) AS n FROM "${schema}".jobs WHERE state = 'succeeded'`)) === JOBS, 180_000);
+      await until('every job to succeed', async () => (await count(`SELECT count(*) AS n FROM "${schema}".jobs WHERE state = 'succeeded'`)) === JOBS, 120_000);
       // Every node stops gracefully first, so each attempt transaction has committed or rolled back.
-      await Promise.all(
-        workers
-          .filter((child) => child.exitCode === null && child.signalCode === null)
-          .map((child) => new Promise((resolve) => (child.once('exit', resolve), child.kill('SIGTERM')))),
-      );
+      await Promise.all(workers.map((child) => stop(child)));
 
       expect(await count(`SELECT count(*) AS n FROM "${schema}".jobs WHERE state <> 'succeeded'`)).toBe(0);
       expect(await count(`SELECT count(*) AS n FROM "${schema}".ledger`)).toBe(JOBS);
@@ -115,6 +134,7 @@ describe('a fleet behind PgBouncer in transaction mode', () => {
       for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await dataSource.destroy();
     }
-    // Eight Node processes starting beside the rest of CI's runs on two cores, and two lapsed leases.
-  }, 300_000);
+    // Eight Node processes starting beside the rest of CI's runs on two cores, and two lapsed
+    // leases: the steps' own caps (4 x 60 s, 120 s, 30 s) end it first, each saying which step.
+  }, 420_000);
 });

@@ -24,7 +24,8 @@ const node = new WorkerNode({
   store,
   invoker,
   logger: quiet,
-  options: { workerId, concurrency: 4, pollIntervalMs: 100, leaseMs: 2_000, heartbeatIntervalMs: 500, scheduling: false, shutdownGraceMs: 2_000 },
+  // A lease of 5 s renewed every second: on two loaded cores a 2 s lease lapsed under running jobs.
+  options: { workerId, concurrency: 4, pollIntervalMs: 100, leaseMs: 5_000, heartbeatIntervalMs: 1_000, scheduling: false, shutdownGraceMs: 2_000 },
 });
 await node.start();
 process.stderr.write('ready\n');

@@ -55,8 +55,14 @@ const quoted = (value: string, what: string) => {
   return value;
 };
 
-/** Starts PgBouncer in transaction mode in front of `serverUrl`, with `poolSize` server connections. */
-export async function startPgBouncer(serverUrl: string, { poolSize = 20 }: { poolSize?: number } = {}): Promise<PgBouncer> {
+/**
+ * Starts PgBouncer in transaction mode in front of `serverUrl`, with `poolSize` server connections;
+ * with `idleTransactionTimeoutS`, it closes a client that leaves a transaction idle that long.
+ */
+export async function startPgBouncer(
+  serverUrl: string,
+  { poolSize = 20, idleTransactionTimeoutS = 0 }: { poolSize?: number; idleTransactionTimeoutS?: number } = {},
+): Promise<PgBouncer> {
   const server = new URL(serverUrl);
   const database = quoted(decodeURIComponent(server.pathname.slice(1)), 'database name');
   const user = quoted(decodeURIComponent(server.username), 'user');
@@ -78,6 +84,7 @@ export async function startPgBouncer(serverUrl: string, { poolSize = 20 }: { poo
       `auth_file = ${join(dir, 'users.txt')}`,
       'pool_mode = transaction',
       `default_pool_size = ${poolSize}`,
+      `idle_transaction_timeout = ${idleTransactionTimeoutS}`,
       'max_client_conn = 1000',
       'ignore_startup_parameters = extra_float_digits',
       'logfile =',
