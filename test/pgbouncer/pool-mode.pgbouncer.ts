@@ -66,6 +66,27 @@ describe('the PostgreSQL store behind PgBouncer in transaction mode', () => {
     );
   });
 
+  it('without poolMode, refuses at migrate a pool that goes through a transaction pooler, before it writes anything', async () => {
+    const dataSource = await new DataSource({ type: 'postgres', url: bouncer.url, extra: { max: 2 } }).initialize();
+    dataSources.push(dataSource);
+    const schema = uniqueSchema('bouncer');
+    schemas.push(schema);
+    const store = new PostgresJobStore({ dataSource, schema });
+    stores.push(store);
+    const failed = await store.migrate().then(() => null, (error: unknown) => error);
+    expect(failed).toBeInstanceOf(StoreUnavailableError);
+    expect((failed as Error).message).toBe(
+      "The DataSource's connections go through a pooler in transaction mode (one connection's statements ran in two server sessions); give the store poolMode: 'transaction' (docs/operations.md#pgbouncer).",
+    );
+    const created = (await admin.query(`SELECT count(*)::int AS n FROM pg_namespace WHERE nspname = $1`, [schema])) as [{ n: number }];
+    expect(created[0].n).toBe(0);
+    // Told, the same pool migrates.
+    const told = new PostgresJobStore({ dataSource, schema, poolMode: 'transaction' });
+    stores.push(told);
+    await told.migrate();
+    expect(await told.schemaVersion()).toBeGreaterThan(0);
+  });
+
   it("with poolMode: 'transaction', sends unprepared statements that any server connection runs", async () => {
     const store = await storeThroughBouncer({ poolMode: 'transaction' });
     const { id } = await store.jobEnqueue({ job: { name: 'bounced', payload: {} } });

@@ -7,6 +7,7 @@ import type { WakeListener, WakeSubscription } from '../job-store.types.js';
 import type { StoreCapabilities } from '../store-capabilities.js';
 import type { PgExecutor, PgPool, StatementListener } from './pg-executor.js';
 import { PgDedicatedClient } from './pg-dedicated-client.js';
+import { refuseTransactionPooler } from './pg-pooler-check.js';
 import { PgWakeListener } from './pg-wake-listener.js';
 import { PostgresClaimPath } from './postgres-claim.js';
 import { HeldWake } from '../held-wake.js';
@@ -111,6 +112,7 @@ export class PostgresDriverBase {
 
   async migrate(): Promise<void> {
     const { naming } = this.settings;
+    if (this.settings.poolMode !== 'transaction') await refuseTransactionPooler(this.connections.pool, this.connections.poolSize);
     await migratePostgres(this.connections.pool, naming, postgresInstall(naming, this.historyPolicy));
   }
 
