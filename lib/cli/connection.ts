@@ -103,9 +103,12 @@ export async function connect(options: ConnectionOptions, { create = false } = {
     const reason = (error as { code?: string; message?: string }).code ?? (error as Error).message ?? String(error);
     throw new CliError(`Could not connect to ${target.shown} (${String(reason).split('\n')[0]}).`);
   }
+  // The CLI and the standalone dashboard never LISTEN and keep nothing between transactions, so they
+  // run as behind a pooler in transaction mode wherever --conn points: through PgBouncer as well as
+  // straight to the server. Unprepared statements cost a command nothing it would notice.
   const store =
     target.kind === 'postgres'
-      ? new PostgresJobStore({ dataSource, schema: target.schema, tablePrefix: target.prefix })
+      ? new PostgresJobStore({ dataSource, schema: target.schema, tablePrefix: target.prefix, poolMode: 'transaction' })
       : new SqliteJobStore({ dataSource, tablePrefix: target.prefix });
   const close = async () => {
     await store.close().catch(() => undefined);
