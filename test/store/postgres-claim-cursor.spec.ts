@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import type { QueryRunner } from 'typeorm';
 import type { PostgresJobStore } from '../../lib/store/index.js';
+import { ManagerExecutor } from '../../lib/store/postgres/pg-executor.js';
+import { claimUnlimitedQuery } from '../../lib/store/postgres/queries/claim-unlimited.query.js';
 import { dataSource, freshStore, useAdapterDataSource } from '../support/postgres-adapter.js';
 
 // Issue 37: while a transaction holds back vacuum's horizon, the entries claimed jobs leave in the
@@ -119,5 +121,34 @@ describe('PostgreSQL claims under a held horizon', () => {
     const counting = (text: string) => text.includes('pg_stat_get_xact_tuples_returned');
     expect(counting(texts.filter(isClaim).at(-1)!)).toBe(false);
     expect(texts.filter(isClaim).filter(counting).length).toBeGreaterThan(0);
+  });
+
+  it('counts only the entries its own statement read, however many its connection read just before', async () => {
+    // The server's count is the session's since it last flushed its counts, at most once a second
+    // and only between transactions: one transaction keeps the earlier read in it for certain, as
+    // a second of busy claims on one connection may.
+    const store = freshStore();
+    await store.migrate();
+    await enqueue(store, 1_500, 0);
+    await dataSource.query(`ANALYZE ${store.naming.jobs}`);
+    const claim = claimUnlimitedQuery(store.naming);
+    const runner = dataSource.createQueryRunner();
+    await runner.connect();
+    try {
+      await runner.startTransaction();
+      await runner.query('SET LOCAL enable_seqscan = off');
+      await runner.query('SET LOCAL enable_bitmapscan = off');
+      const [read] = (await runner.query(`SELECT count(*)::int AS n FROM (SELECT 1 FROM ${store.naming.jobs} WHERE state = 'scheduled' AND parked_key IS NULL AND priority = 0 ORDER BY priority, run_at, seq LIMIT 100000) x`)) as { n: number }[];
+      expect(read!.n).toBe(1_500);
+      const walkedBefore = (await runner.query(`SELECT pg_stat_get_xact_tuples_returned('${store.naming.table('jobs_claim_idx')}'::regclass)::int AS n`)) as { n: number }[];
+      expect(walkedBefore[0]!.n).toBeGreaterThanOrEqual(1_500);
+      const claimed = await claim(new ManagerExecutor(runner.manager), { workerId: 'w', limit: 1, queues, leaseMs: 60_000, includeLapsed: true });
+      expect(claimed.rows).toHaveLength(1);
+      expect(claimed.walked).toBeGreaterThan(0);
+      expect(claimed.walked).toBeLessThan(10);
+    } finally {
+      if (runner.isTransactionActive) await runner.rollbackTransaction();
+      await runner.release();
+    }
   });
 });

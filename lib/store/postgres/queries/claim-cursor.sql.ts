@@ -33,12 +33,26 @@ export const cursorDue = (
     )`;
 
 /**
- * How many claim-index entries this statement's transaction read (`walked`), counted once the
- * claim has finished: the count of `claimed` comes first, so the UPDATE and every scan before it
- * have run. An entry the scan had to check in the heap and pass over counts as read; one an earlier
- * scan marked dead does not. A claim that read many more entries than it took walked the entries
- * of claimed jobs that vacuum could not remove yet. With `track_counts` off it reads 0, and claims
- * never switch to the cursor.
+ * How many claim-index entries this statement read (`walked`): the server's count for its session
+ * when the claim has finished (the count of `claimed` comes first, so the UPDATE and every scan
+ * before it have run), less the count before it began ({@link claimWalkFrom}). The count is the
+ * session's since its counts were last flushed, which happens at most once a second, between
+ * transactions: read alone, it also holds every claim this connection sent in that second, and a
+ * busy connection seemed to walk when it did not. An entry the scan had to check in the heap and
+ * pass over counts as read; one an earlier scan marked dead does not. A claim that read many more
+ * entries than it took walked the entries of claimed jobs that vacuum could not remove yet. With
+ * `track_counts` off it reads 0, and claims never switch to the cursor.
  */
 export const claimWalk = (t: PostgresNaming) =>
-  `(SELECT pg_stat_get_xact_tuples_returned('${t.table('jobs_claim_idx')}'::regclass) FROM (SELECT count(*) FROM claimed) done) AS walked`;
+  `(SELECT ${entriesRead(t)} - w.n FROM walk_from w, (SELECT count(*) FROM claimed) done) AS walked`;
+
+/**
+ * The count before the claim reads the index, as a CTE, and the LIMIT of the step that picks the
+ * claimed ids, which reads it: a LIMIT's count is evaluated when its node starts, before the node
+ * asks its input for a row, so before any scan of the index. That step is the first the statement
+ * runs (the UPDATE's id array).
+ */
+export const claimWalkFrom = (t: PostgresNaming) => `walk_from AS MATERIALIZED (SELECT ${entriesRead(t)} AS n)`;
+export const WALK_FROM_LIMIT = '(SELECT $2::bigint FROM walk_from)';
+
+const entriesRead = (t: PostgresNaming) => `pg_stat_get_xact_tuples_returned('${t.table('jobs_claim_idx')}'::regclass)`;

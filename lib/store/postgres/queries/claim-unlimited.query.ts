@@ -6,7 +6,7 @@ import type { PostgresNaming } from '../postgres-naming.js';
 import { fromPgRow, jobColumns, type PgJobRow } from '../postgres-row.js';
 import { claimAsyncCommit, claimCandidates, claimDue, claimLease, claimPaused, claimValues } from './claim-steps.sql.js';
 import { perQueueList } from './queue-list.sql.js';
-import { claimWalk, cursorDue } from './claim-cursor.sql.js';
+import { claimWalk, claimWalkFrom, cursorDue, WALK_FROM_LIMIT } from './claim-cursor.sql.js';
 
 /**
  * The claim for a database with no limit at all, which is most of them: leases up to $2 jobs in
@@ -96,8 +96,8 @@ export function unlimitedClaimStatements(
   const gate = 'NOT (SELECT yes FROM limited)';
   return perQueueList((listed) => ({
     withLapsed: steps(
-      claimCandidates(t, listed, 'id, priority, run_at, seq', gate),
-      'SELECT id FROM (SELECT * FROM due UNION ALL SELECT * FROM lapsed) c ORDER BY priority, run_at, seq LIMIT $2',
+      `${claimWalkFrom(t)}, ${claimCandidates(t, listed, 'id, priority, run_at, seq', gate)}`,
+      `SELECT id FROM (SELECT * FROM due UNION ALL SELECT * FROM lapsed) c ORDER BY priority, run_at, seq LIMIT ${WALK_FROM_LIMIT}`,
       `, ${claimWalk(t)}`,
     ),
     dueOnly: steps(claimDue(t, listed, 'id', keepLapsedParam ? `${gate} AND $4::boolean IS NOT NULL` : gate), 'SELECT id FROM due'),
