@@ -40,8 +40,9 @@ describe('the CLI through PgBouncer in transaction mode', () => {
 
     const store = new PostgresJobStore({ dataSource: admin, schema });
     const [kept, cancelled] = await store.jobEnqueueMany({ jobs: [{ name: 'kept', payload: 1 }, { name: 'cancelled', payload: 2 }] });
-    // Another client holds the server connection the CLI's last transaction used, so its next
-    // statements run on the other: a prepared statement would fail there.
+    // Two runs, the second while another client holds one of the two server connections: a
+    // statement the first run prepared stays on its server connection, where the second run's
+    // prepare of the same statement would fail (42P05), or it would not be there (26000).
     const other = await new DataSource({ type: 'postgres', url: bouncer.url, extra: { max: 1 } }).initialize();
     const runner = other.createQueryRunner();
     try {

@@ -87,6 +87,27 @@ describe('the PostgreSQL store behind PgBouncer in transaction mode', () => {
     expect(await told.schemaVersion()).toBeGreaterThan(0);
   });
 
+  it('without poolMode, gives the check up when the pooler has no server connection to spare, and leaves no transaction open', async () => {
+    // One server connection: while the check's second connection holds it in a transaction, the
+    // first connection's read waits in PgBouncer's queue. The check stops waiting, checks nothing,
+    // and destroys both connections rather than hand one back inside its transaction.
+    const narrow = await startPgBouncer(databaseUrl(), { poolSize: 1 });
+    const dataSource = await new DataSource({ type: 'postgres', url: narrow.url, extra: { max: 2 } }).initialize();
+    try {
+      const schema = uniqueSchema('bouncer');
+      schemas.push(schema);
+      const store = new PostgresJobStore({ dataSource, schema });
+      await store.migrate();
+      expect(await store.schemaVersion()).toBeGreaterThan(0);
+      await store.close();
+      const open = (await admin.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE state LIKE 'idle in transaction%' AND query = 'SELECT 1'`)) as [{ n: number }];
+      expect(open[0].n).toBe(0);
+    } finally {
+      await dataSource.destroy();
+      await narrow.stop();
+    }
+  });
+
   it("with poolMode: 'transaction', sends unprepared statements that any server connection runs", async () => {
     const store = await storeThroughBouncer({ poolMode: 'transaction' });
     const { id } = await store.jobEnqueue({ job: { name: 'bounced', payload: {} } });

@@ -94,7 +94,7 @@ export class PostgresDriverWorker extends PostgresDriverBase {
   async jobRelinquishMany({ workerId, leases }: DriverRelinquishParams): Promise<OutcomeResult[]> {
     const results = await this.sql.relinquish(this.db, workerId, leases);
     // A relinquished job is due again; its statement's NOTIFY says so, and polling alone this hint does.
-    const released = !this.wakeListener.listening && results.some((result) => result.status === 'applied');
+    const released = !this.wakeListener.listening && results.some((result) => result.status === 'applied' && result.state === 'scheduled');
     this.outcomesApplied({ results, releasing: released });
     return results;
   }

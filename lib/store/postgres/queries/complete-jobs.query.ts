@@ -92,7 +92,9 @@ export function completeValues(outcomes: readonly NormalizedOutcome[]): unknown[
  * Whether the outcomes {@link completeCtes} applied end a job with an open edge to a dependant.
  * The statement's snapshot still shows the edges its own trigger settles after it, as SQLite's
  * `ifReleasing` reads them before its write. A job that ends on a failure counts too: the hint it
- * may send for nothing costs one claim.
+ * may send for nothing costs one claim. A dependant whose enqueue commits while this write waits
+ * for its parent's row lock is not in that snapshot: the trigger still releases it, and this
+ * process's workers find it at their next poll.
  */
 export function releasingSql(t: PostgresNaming): string {
   return `EXISTS (SELECT 1 FROM applied a JOIN ${t.dependencies} d ON d.parent_id = a.id WHERE NOT d.settled AND a.state <> 'scheduled')`;
