@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { DataSource } from 'typeorm';
+import { IncompatibleSchemaError, StoreBusyError } from '../../lib/core/index.js';
+import { LATEST_SCHEMA_VERSION, loadMigrations } from '../../lib/store/sql-migrations.js';
+import { MysqlConnections } from '../../lib/store/mysql/mysql-connections.js';
+import { mysqlInstall } from '../../lib/store/mysql/mysql-install.js';
+import { migrateMysql } from '../../lib/store/mysql/mysql-migrator.js';
+import { mysqlNaming, type MysqlNaming } from '../../lib/store/mysql/mysql-naming.js';
+import { dropInstallation, openMariadbDataSource, uniquePrefix } from '../support/mariadb.js';
+import { fileURLToPath } from 'node:url';
+
+const MIGRATIONS = loadMigrations(fileURLToPath(new URL('../../lib/store/mysql/migrations/', import.meta.url)));
+const TABLES = [
+  'audit_log', 'concurrency_limits', 'concurrency_slots', 'dependencies', 'installed', 'job_count_deltas', 'job_counts', 'job_history',
+  'jobs', 'maintenance', 'migrations', 'nodes', 'observer_cursors', 'queues', 'rate_limits', 'rate_starts', 'schedules',
+];
+
+describe('MySQL store migrations (MariaDB)', () => {
+  let dataSource: DataSource;
+  const made: MysqlNaming[] = [];
+  const connections: MysqlConnections[] = [];
+  const install = (prefix = uniquePrefix('mig')) => {
+    const naming = mysqlNaming(prefix);
+    made.push(naming);
+    const conns = new MysqlConnections(dataSource, 3);
+    connections.push(conns);
+    return { naming, conns };
+  };
+  const tablesOf = async (naming: MysqlNaming) =>
+    ((await dataSource.query(`SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE ?`, [`${naming.prefix}%`])) as { name: string }[])
+      .map((r) => r.name.slice(naming.prefix.length))
+      .sort();
+
+  beforeAll(async () => {
+    dataSource = await openMariadbDataSource();
+  });
+  afterAll(async () => {
+    await Promise.all(connections.map((c) => c.close()));
+    for (const naming of made) await dropInstallation(dataSource, naming);
+    await dataSource.destroy();
+  });
+
+  it('creates every table once, at the version the other SQL stores have reached, and a second run applies nothing', async () => {
+    const { naming, conns } = install();
+    expect(await migrateMysql(conns, naming, mysqlInstall())).toEqual([LATEST_SCHEMA_VERSION]);
+    expect(await tablesOf(naming)).toEqual(TABLES);
+    expect(await migrateMysql(conns, naming, mysqlInstall())).toEqual([]);
+    expect(await dataSource.query(`SELECT version FROM ${naming.migrations}`)).toEqual([{ version: LATEST_SCHEMA_VERSION }]);
+    // Every table is InnoDB (row locks, SKIP LOCKED) with the binary utf8mb4 collation.
+    const engines = (await dataSource.query(
+      `SELECT DISTINCT engine, table_collation AS collation FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE ?`,
+      [`${naming.prefix}%`],
+    )) as unknown[];
+    expect(engines).toEqual([{ engine: 'InnoDB', collation: 'utf8mb4_bin' }]);
+  });
+
+  it('lets nodes that boot together take turns under the lock: each finishes, and every migration is applied once', async () => {
+    const prefix = uniquePrefix('race');
+    const nodes = [install(prefix), install(prefix), install(prefix), install(prefix)];
+    const applied = await Promise.all(nodes.map(({ naming, conns }) => migrateMysql(conns, naming, mysqlInstall())));
+    expect(applied.flat()).toEqual([LATEST_SCHEMA_VERSION]);
+    expect(await tablesOf(nodes[0]!.naming)).toEqual(TABLES);
+  });
+
+  it('finishes a migration that a node cut short: the statements it ran are run again without error', async () => {
+    const { naming, conns } = install();
+    // A node died after the first statements of migration 19: the jobs and queues tables exist, nothing is recorded.
+    const first = MIGRATIONS.at(-1)!.sql.split('CREATE TABLE IF NOT EXISTS {{dependencies}}')[0]!;
+    await migrateMysql(conns, naming, mysqlInstall(), [{ version: 19, name: 'schema', sql: first }]);
+    await dataSource.query(`DELETE FROM ${naming.migrations}`);
+    expect(await tablesOf(naming)).toEqual(['installed', 'jobs', 'migrations', 'queues']);
+    expect(await migrateMysql(conns, naming, mysqlInstall())).toEqual([LATEST_SCHEMA_VERSION]);
+    expect(await tablesOf(naming)).toEqual(TABLES);
+  });
+
+  it('gives up with StoreBusyError, applying nothing, while another session holds the lock past the wait', async () => {
+    const { naming, conns } = install();
+    const holder = dataSource.createQueryRunner();
+    try {
+      const lockName = `CONCAT('durable_scheduler.', SHA1(CONCAT(DATABASE(), '.', ?)))`;
+      expect(await holder.query(`SELECT GET_LOCK(${lockName}, 0) AS got`, [naming.prefix])).toEqual([{ got: 1 }]);
+      await expect(migrateMysql(conns, naming, mysqlInstall(), undefined, 0)).rejects.toThrow(StoreBusyError);
+      expect(await tablesOf(naming)).toEqual([]);
+      // The server frees a lock whose session ends, so a node killed while migrating never blocks the next.
+      const [{ id }] = (await holder.query('SELECT CONNECTION_ID() AS id')) as { id: number }[];
+      await dataSource.query(`KILL CONNECTION ${Number(id)}`);
+      expect(await migrateMysql(conns, naming, mysqlInstall(), undefined, 5)).toEqual([LATEST_SCHEMA_VERSION]);
+    } finally {
+      await holder.release().catch(() => undefined);
+    }
+  });
+
+  it('refuses tables a newer, incompatible version installed, writing nothing', async () => {
+    const { naming, conns } = install();
+    await migrateMysql(conns, naming, mysqlInstall());
+    await dataSource.query(`UPDATE ${naming.table('installed')} SET version = 99, compatible_from = 99`);
+    await expect(migrateMysql(conns, naming, mysqlInstall())).rejects.toThrow(IncompatibleSchemaError);
+    expect(await dataSource.query(`SELECT version FROM ${naming.table('installed')}`)).toEqual([{ version: 99 }]);
+  });
+});
