@@ -74,5 +74,12 @@ export {
 export { PermanentJobError, JobTimeoutError } from './worker/index.js';
 
 // The stores an application builds itself (a script, a busy timeout, a second DataSource).
-export { PostgresJobStore, SqliteJobStore, type PostgresJobStoreOptions, type SqliteJobStoreOptions } from './store/index.js';
+export {
+  MysqlJobStore,
+  PostgresJobStore,
+  SqliteJobStore,
+  type MysqlJobStoreOptions,
+  type PostgresJobStoreOptions,
+  type SqliteJobStoreOptions,
+} from './store/index.js';
 export type { JobStore, StoreCapabilities } from './store/index.js';

@@ -2,10 +2,10 @@ import type { FactoryProvider, InjectionToken } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { InvalidArgumentError } from '../core/index.js';
-import { PostgresJobStore, SqliteJobStore, type JobStore } from '../store/index.js';
+import { MysqlJobStore, PostgresJobStore, SqliteJobStore, type JobStore } from '../store/index.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
 import { checkExplicitStore, POSTGRES_ONLY_OPTIONS } from './scheduler-options.check.js';
-import { NO_DATA_SOURCE, POSTGRES_ONLY_ON_SQLITE, SCHEMA_ON_SQLITE, UNSUPPORTED_DATA_SOURCE } from './scheduler.messages.js';
+import { NO_DATA_SOURCE, POSTGRES_ONLY_ON_MYSQL, POSTGRES_ONLY_ON_SQLITE, SCHEMA_ON_SQLITE, UNSUPPORTED_DATA_SOURCE } from './scheduler.messages.js';
 import { SCHEDULER_STORE, SCHEDULER_WORKER_OPTIONS } from './scheduler.tokens.js';
 
 /** Picks the adapter for a DataSource by its driver type. */
@@ -29,6 +29,13 @@ export function createStore(options: SchedulerModuleOptions, dataSource: DataSou
       preparedStatements: options.preparedStatements,
       listenUrl: options.listenUrl,
     });
+  }
+  if (type === 'mysql' || type === 'mariadb') {
+    for (const option of POSTGRES_ONLY_OPTIONS) {
+      if (options[option] !== undefined) throw new InvalidArgumentError(POSTGRES_ONLY_ON_MYSQL(option), option);
+    }
+    // MySQL calls a database a schema: `schema` names the database that holds the tables.
+    return new MysqlJobStore({ dataSource, database: options.schema, tablePrefix: options.tablePrefix, limits: options.limits, historyPolicy: options.historyPolicy, finish: options.finish });
   }
   if (type === 'better-sqlite3') {
     if (options.schema !== undefined) throw new InvalidArgumentError(SCHEMA_ON_SQLITE(), 'schema');

@@ -13,7 +13,7 @@ export const NO_DATA_SOURCE = (name: string | undefined) =>
   `SchedulerModule found no TypeORM DataSource${name ? ` named "${name}"` : ''}; import TypeOrmModule.forRoot(...) or pass a store or dataSource option.`;
 
 export const UNSUPPORTED_DATA_SOURCE = (type: string) =>
-  `SchedulerModule supports PostgreSQL ("postgres") and SQLite ("better-sqlite3") DataSources, not "${type}"; pass a store option for anything else.`;
+  `SchedulerModule supports PostgreSQL ("postgres"), MySQL ("mysql"), MariaDB ("mariadb") and SQLite ("better-sqlite3") DataSources, not "${type}"; pass a store option for anything else.`;
 
 /** `shown` is the name as an error message shows it (quoted and escaped). */
 export const UNKNOWN_JOB_NAME = (shown: string) =>
@@ -40,6 +40,7 @@ export const OPTION_NEEDS_BUILT_STORE = (option: string) =>
   `${option} shapes the store the module builds, but a store was passed in; set ${option} on that store instead.`;
 
 export const POSTGRES_ONLY_ON_SQLITE = (option: string) => `${option} only applies to PostgreSQL; leave it unset on SQLite.`;
+export const POSTGRES_ONLY_ON_MYSQL = (option: string) => `${option} only applies to PostgreSQL; leave it unset on MySQL and MariaDB.`;
 export const SCHEMA_ON_SQLITE = () =>
   'schema only applies to PostgreSQL; on SQLite the tables are named by tablePrefix alone.';
 

@@ -12,6 +12,7 @@ export { assertFinishMode, assertHistoryPolicy, limitKey } from './checked/effec
 export * from './system-clock.js';
 export { MemoryJobStore, type MemoryJobStoreOptions, type MemoryStoreProbe } from './memory/memory-job-store.js';
 export { PostgresJobStore, type PostgresJobStoreOptions } from './postgres/postgres-job-store.js';
+export { MysqlJobStore, type MysqlJobStoreOptions } from './mysql/mysql-job-store.js';
 export { DEFAULT_POSTGRES_SCHEMA } from './postgres/postgres-naming.js';
 export type { StatementListener } from './postgres/pg-executor.js';
 export { SqliteJobStore, type SqliteJobStoreOptions } from './sqlite/sqlite-job-store.js';

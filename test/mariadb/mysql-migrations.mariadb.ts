@@ -11,8 +11,8 @@ import { fileURLToPath } from 'node:url';
 
 const MIGRATIONS = loadMigrations(fileURLToPath(new URL('../../lib/store/mysql/migrations/', import.meta.url)));
 const TABLES = [
-  'audit_log', 'concurrency_limits', 'concurrency_slots', 'dependencies', 'installed', 'job_count_deltas', 'job_counts', 'job_history',
-  'jobs', 'maintenance', 'migrations', 'nodes', 'observer_cursors', 'queues', 'rate_limits', 'rate_starts', 'schedules',
+  'audit_log', 'concurrency_limits', 'dependencies', 'installed', 'job_count_deltas', 'job_counts', 'job_history',
+  'jobs', 'locks', 'maintenance', 'migrations', 'nodes', 'observer_cursors', 'queues', 'rate_limits', 'rate_starts', 'schedules',
 ];
 
 describe('MySQL store migrations (MariaDB)', () => {

@@ -15,7 +15,10 @@ export interface SchedulerModuleOptions extends WorkerOptions {
   readonly store?: JobStore;
   /** A DataSource instance to build the store on, instead of the one registered by `@nestjs/typeorm`. */
   readonly dataSource?: DataSource;
-  /** PostgreSQL schema of the store's tables. Default `durable_scheduler`. */
+  /**
+   * Where the store's tables live: the PostgreSQL schema (default `durable_scheduler`), or on MySQL
+   * and MariaDB the database (default the DataSource's own). SQLite has neither.
+   */
   readonly schema?: string;
   /** Prefix of the store's table names. Default none on PostgreSQL, `durable_scheduler_` on SQLite. */
   readonly tablePrefix?: string;

@@ -1,10 +1,11 @@
 import { freeStarts, useStart } from '../rate-window.js';
 import type { DriverCompleteParams, DriverHeartbeatParams, DriverRelinquishParams } from '../checked/store-driver.js';
-import type { JobEvent, JobRecord, LifecycleFields } from '../../core/index.js';
+import type { JobRecord, LifecycleFields } from '../../core/index.js';
 import { claimOrder, toJob, type JobRow } from '../job-row.js';
 import type { ExpiredLease, HeartbeatResult, OutcomeResult } from '../job-store.types.js';
 import { limitKeysOf, pickWithinLimits } from '../limit-room.js';
-import type { CheckedClaimParams, NormalizedOutcome } from '../checked/store-params.js';
+import type { CheckedClaimParams } from '../checked/store-params.js';
+import { outcomeEvent } from '../outcome-event.js';
 import type { MemoryLifecycle } from './memory-lifecycle.js';
 import type { MemoryState } from './memory-tables.js';
 
@@ -91,19 +92,5 @@ export class MemoryLeases {
       for (const key of keysOf(row)) running.set(key, (running.get(key) ?? 0) + 1);
     }
     return pickWithinLimits(candidates, keysOf, concurrencyLimits, running, limit, rateRoom, () => (this.heldSeen = true));
-  }
-}
-
-function outcomeEvent(workerId: string, outcome: NormalizedOutcome): JobEvent {
-  const { attempt } = outcome;
-  switch (outcome.kind) {
-    case 'succeeded':
-      return { kind: 'succeed', workerId, attempt, output: outcome.output };
-    case 'failed':
-      return { kind: 'fail', workerId, attempt, error: outcome.error!, retryDelayMs: outcome.retryDelayMs };
-    case 'dead_lettered':
-      return { kind: 'dead_letter', workerId, attempt, error: outcome.error! };
-    case 'quarantined':
-      return { kind: 'quarantine', workerId, attempt, reason: outcome.error! };
   }
 }

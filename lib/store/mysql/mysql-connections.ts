@@ -3,6 +3,7 @@ import { InvalidArgumentError, StoreUnavailableError } from '../../core/index.js
 import type { MysqlConnection, MysqlPool } from './mysql-driver-types.js';
 import { ConnectionExecutor, isLockFailure, mysqlFailure, sendQuery, type MysqlExecutor, type MysqlStatementListener } from './mysql-executor.js';
 import { openStorePool } from './mysql-pool.js';
+import { MysqlTransaction } from './mysql-transaction.js';
 
 /** How often a store-owned transaction that lost a lock (1213, 1205) runs again before failing with StoreBusyError. */
 export const MYSQL_LOCK_RETRIES = 5;
@@ -43,26 +44,29 @@ export class MysqlConnections {
   }
 
   /**
-   * Runs `work` in one transaction of the store's own, from START TRANSACTION to COMMIT. A
-   * deadlock (1213) rolls the whole transaction back on the server and a lock wait timeout (1205)
-   * only its statement, so either way the transaction is rolled back here and `work` runs again
-   * from the start, up to {@link MYSQL_LOCK_RETRIES} times; then the StoreBusyError stands. `work`
-   * must keep its effects outside the database (hints, caches) until this returns.
+   * Runs `work` in one transaction of the store's own (mysql-transaction.ts), committed when `work`
+   * returns unless `work` committed with its last statements itself. A deadlock (1213) rolls the
+   * whole transaction back on the server and a lock wait timeout (1205) only its statement, so
+   * either way the transaction is rolled back here and `work` runs again from the start, up to
+   * {@link MYSQL_LOCK_RETRIES} times; then the StoreBusyError stands. `work` must keep its effects
+   * outside the database (hints, caches) until this returns.
    */
-  async transaction<T>(work: (db: MysqlExecutor) => Promise<T>): Promise<T> {
+  async transaction<T>(work: (tx: MysqlTransaction) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt += 1) {
       try {
         return await this.session(async (db) => {
-          await db.run('START TRANSACTION');
-          let committed = false;
+          const tx = new MysqlTransaction(db);
           try {
-            const result = await work(db);
-            await db.run('COMMIT');
-            committed = true;
+            const result = await work(tx);
+            if (!tx.committed) await tx.commitWith();
             return result;
           } finally {
             // A session whose ROLLBACK fails is in an unknown state: session() destroys it.
-            if (!committed) await db.run('ROLLBACK').catch((error: unknown) => Promise.reject(new StoreUnavailableError('The store could not roll back a failed transaction; its session is discarded.', { cause: error })));
+            if (!tx.committed && tx.begun) {
+              await db.run('ROLLBACK').catch((error: unknown) =>
+                Promise.reject(new StoreUnavailableError('The store could not roll back a failed transaction; its session is discarded.', { cause: error })),
+              );
+            }
           }
         });
       } catch (error) {

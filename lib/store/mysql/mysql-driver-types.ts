@@ -7,7 +7,7 @@
 export interface MysqlField {
   readonly type: string;
   readonly length: number;
-  string(): string | null;
+  string(encoding?: string): string | null;
   buffer(): Buffer | null;
 }
 

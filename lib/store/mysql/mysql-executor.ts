@@ -28,15 +28,24 @@ export interface MysqlExecutor {
  * (mysql-instant.ts says why), BIGINTs as numbers while they are exact, JSON as its text. A
  * caller's session (an enqueue in the host's transaction) has the host's `dateStrings`,
  * `timezone` and `bigNumberStrings`, so the cast goes with every query rather than with the pool.
+ * The VARBINARY keys (the schema says why they are bytes) come back as the UTF-8 text they hold.
  */
 export const MYSQL_TYPE_CAST: MysqlTypeCast = (field: MysqlField, next) => {
   switch (field.type) {
+    case 'VAR_STRING':
+    case 'STRING':
+    case 'BLOB': {
+      // A binary string is read as a Buffer (the field does not say its character set).
+      const value = next();
+      return Buffer.isBuffer(value) ? value.toString('utf8') : value;
+    }
     case 'DATETIME':
     case 'TIMESTAMP':
     case 'DATE':
     case 'NEWDECIMAL':
-    case 'JSON':
       return field.string();
+    case 'JSON':
+      return field.string('utf8');
     case 'LONGLONG': {
       const text = field.string();
       if (text === null) return null;

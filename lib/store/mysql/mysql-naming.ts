@@ -27,7 +27,6 @@ export interface MysqlNaming extends MigrationNames {
   readonly audit: string;
   readonly dependencies: string;
   readonly limits: string;
-  readonly slots: string;
   readonly history: string;
   readonly cursors: string;
   /** Stored jobs per (queue, state), as of the last fold. */
@@ -38,8 +37,8 @@ export interface MysqlNaming extends MigrationNames {
   readonly nodes: string;
   readonly rateLimits: string;
   readonly rateStarts: string;
-  /** The name `GET_LOCK` takes for migrations: one per installation. */
-  readonly lockName: string;
+  /** Transaction-scoped named locks (mysql-locks.ts). */
+  readonly locks: string;
 }
 
 /** Backticks around a name that passed {@link assertSqlIdentifier}: it holds no backtick to escape. */
@@ -74,7 +73,6 @@ export function mysqlNaming(prefix = DEFAULT_MYSQL_PREFIX, database: string | nu
     audit: table('audit_log'),
     dependencies: table('dependencies'),
     limits: table('concurrency_limits'),
-    slots: table('concurrency_slots'),
     history: table('job_history'),
     cursors: table('observer_cursors'),
     counts: table('job_counts'),
@@ -83,7 +81,7 @@ export function mysqlNaming(prefix = DEFAULT_MYSQL_PREFIX, database: string | nu
     nodes: table('nodes'),
     rateLimits: table('rate_limits'),
     rateStarts: table('rate_starts'),
-    lockName: `durable_scheduler:${database ?? ''}.${prefix}`,
+    locks: table('locks'),
     table,
     local: quoteMysqlIdentifier,
   };

@@ -10,6 +10,10 @@
 -- * Instants are DATETIME(3) holding UTC, written from UTC_TIMESTAMP(3) or from UTC text.
 -- * Ids are UUID text in ascii_bin; names are ASCII wire names in ascii_bin; free text is utf8mb4
 --   with the binary collation, so 'Queue' and 'queue' are two names and 4-byte characters keep.
+-- * Keys a caller writes freely (concurrency and unique keys, observer, worker and task names) are
+--   VARBINARY, their UTF-8 bytes: the _bin collations ignore trailing spaces when they compare
+--   (PAD SPACE), which would make 'tenant' and 'tenant ' one key. Bytes compare exactly, and sort
+--   in code point order, as PostgreSQL's C collation does.
 -- * JSON is kept as its text in LONGTEXT (MariaDB's JSON type is LONGTEXT too); the store
 --   validates it before writing and never asks the server to parse it on the hot path.
 -- * A partial index becomes a generated column that is NULL outside the predicate, indexed (a
@@ -37,17 +41,19 @@ CREATE TABLE IF NOT EXISTS {{jobs}} (
   schedule_id       CHAR(36) CHARACTER SET ascii COLLATE ascii_bin NULL,
   pending_parents   INT NOT NULL DEFAULT 0,
   dependency_mode   ENUM('on_success', 'on_any_terminal') NULL,
-  concurrency_key   VARCHAR(255) NULL,
-  unique_key        VARCHAR(255) NULL,
+  concurrency_key   VARBINARY(1024) NULL,
+  unique_key        VARBINARY(1024) NULL,
   retry             TEXT NULL,
   traceparent       VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL,
   tracestate        VARCHAR(512) CHARACTER SET ascii COLLATE ascii_bin NULL,
   priority          SMALLINT NOT NULL DEFAULT 0,
   progress          TEXT NULL,
-  parked_key        VARCHAR(255) NULL,
+  parked_key        VARBINARY(1024) NULL,
   -- The unique key while the job is live, NULL once it is terminal: UNIQUE (name, live_unique_key)
   -- is PostgreSQL's partial unique index.
-  live_unique_key   VARCHAR(255) AS (CASE WHEN state IN ('scheduled', 'awaiting_parents', 'running') THEN unique_key END) VIRTUAL,
+  live_unique_key   VARBINARY(1024) AS (CASE WHEN state IN ('scheduled', 'awaiting_parents', 'running') THEN unique_key END) VIRTUAL,
+  -- A parked (held-back) job's run time, NULL for every other job: PostgreSQL's partial jobs_parked_due_idx.
+  parked_due_at     DATETIME(3) AS (CASE WHEN state = 'scheduled' AND parked_key IS NOT NULL THEN run_at END) VIRTUAL,
   PRIMARY KEY (seq),
   UNIQUE KEY jobs_id_idx (id),
   -- The claim: equality on state and on parked_key IS NULL, then priority, run time, enqueue order.
@@ -55,7 +61,10 @@ CREATE TABLE IF NOT EXISTS {{jobs}} (
   -- Held-back lanes: a parked key's due jobs in claim order, per queue.
   KEY jobs_lane_idx (state, queue, parked_key, priority, run_at, seq),
   KEY jobs_lease_idx (state, leased_until),
-  KEY jobs_finished_idx (state, finished_at, seq),
+  -- A limited claim counts the jobs running under a concurrency key.
+  KEY jobs_running_key_idx (state, concurrency_key, leased_until),
+  KEY jobs_finished_idx (state, finished_at, seq, queue),
+  KEY jobs_parked_due_idx (parked_due_at, seq),
   KEY jobs_schedule_idx (schedule_id, scheduled_for),
   UNIQUE KEY jobs_unique_key_idx (name, live_unique_key),
   CONSTRAINT jobs_attempt_check CHECK (attempt >= 0 AND attempt <= max_attempts AND max_attempts >= 1),
@@ -75,7 +84,9 @@ CREATE TABLE IF NOT EXISTS {{dependencies}} (
   parent_id  CHAR(36) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   settled    BOOLEAN NOT NULL DEFAULT FALSE,
   PRIMARY KEY (child_id, parent_id),
-  KEY dependencies_parent_idx (parent_id, settled)
+  KEY dependencies_parent_idx (parent_id, settled),
+  -- The sweep's way to the open edges of any parent, when a write left some for it.
+  KEY dependencies_open_idx (settled, parent_id)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
 
 CREATE TABLE IF NOT EXISTS {{schedules}} (
@@ -119,32 +130,22 @@ CREATE TABLE IF NOT EXISTS {{audit_log}} (
   PRIMARY KEY (id)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
 
--- A concurrency limit and its slots: one row per unit of the cap, so claimers take free slots with
--- SKIP LOCKED instead of queueing on one counter row.
+-- A concurrency limit. A claim counts the jobs that run under the limit's key with a live lease,
+-- with the limit's row locked, so claims of one key take turns and each counts the last one's
+-- jobs; no slot rows are kept (docs/stores.md, MySQL, "Limits"). `pending`: declared at enqueue,
+-- in effect once a transaction of the store's own has marked it under the limits lock.
 CREATE TABLE IF NOT EXISTS {{concurrency_limits}} (
-  `key`       VARCHAR(255) NOT NULL,
+  `key`       VARBINARY(1024) NOT NULL,
   max         INT NOT NULL,
-  surplus     INT NOT NULL DEFAULT 0,
   pending     BOOLEAN NOT NULL DEFAULT FALSE,
   updated_at  DATETIME(3) NOT NULL,
   PRIMARY KEY (`key`),
-  CONSTRAINT concurrency_limits_max_check CHECK (max >= 1),
-  CONSTRAINT concurrency_limits_surplus_check CHECK (surplus >= 0)
-) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
-
-CREATE TABLE IF NOT EXISTS {{concurrency_slots}} (
-  `key`       VARCHAR(255) NOT NULL,
-  slot        INT NOT NULL,
-  job_id      CHAR(36) CHARACTER SET ascii COLLATE ascii_bin NULL,
-  -- '1000-01-01' stands for PostgreSQL's -infinity: a slot nobody holds.
-  held_until  DATETIME(3) NOT NULL DEFAULT '1000-01-01 00:00:00.000',
-  PRIMARY KEY (`key`, slot),
-  KEY concurrency_slots_free_idx (`key`, held_until),
-  KEY concurrency_slots_job_idx (job_id)
+  KEY concurrency_limits_pending_idx (pending),
+  CONSTRAINT concurrency_limits_max_check CHECK (max >= 1)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
 
 CREATE TABLE IF NOT EXISTS {{rate_limits}} (
-  `key`       VARCHAR(255) NOT NULL,
+  `key`       VARBINARY(1024) NOT NULL,
   max         INT NOT NULL,
   per_ms      BIGINT NOT NULL,
   updated_at  DATETIME(3) NOT NULL,
@@ -154,18 +155,22 @@ CREATE TABLE IF NOT EXISTS {{rate_limits}} (
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
 
 CREATE TABLE IF NOT EXISTS {{rate_starts}} (
-  `key`    VARCHAR(255) NOT NULL,
+  `key`    VARBINARY(1024) NOT NULL,
   n        INT NOT NULL,
   used_at  DATETIME(3) NOT NULL DEFAULT '1000-01-01 00:00:00.000',
   PRIMARY KEY (`key`, n),
   KEY rate_starts_used_idx (`key`, used_at)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
 
--- History in the order entries were written. An AUTO_INCREMENT id is handed out at INSERT and
--- transactions commit in another order, so readers that follow the log (observers, the trim) read
--- only below the oldest id still uncommitted (docs/stores.md, MySQL, "History order").
+-- History. `id` is the order entries were written in, which is not the order they commit in (an
+-- AUTO_INCREMENT value is taken at INSERT, and transactions commit in any order), so readers that
+-- follow the log (observers, the trim) follow `pos` instead: NULL when written, and numbered after
+-- commit by whichever reader comes first, one reader at a time, in a transaction that takes only
+-- committed entries (SKIP LOCKED passes over the ones still being written). A reader that has seen
+-- position P has seen every position below it (docs/stores.md, MySQL, "History order").
 CREATE TABLE IF NOT EXISTS {{job_history}} (
   id       BIGINT NOT NULL AUTO_INCREMENT,
+  pos      BIGINT NULL,
   job_id   CHAR(36) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   name     VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   at       DATETIME(3) NOT NULL,
@@ -173,11 +178,13 @@ CREATE TABLE IF NOT EXISTS {{job_history}} (
   attempt  INT NOT NULL,
   error    MEDIUMTEXT NULL,
   PRIMARY KEY (id),
+  UNIQUE KEY job_history_pos_idx (pos),
   KEY job_history_job_idx (job_id, id)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
 
 CREATE TABLE IF NOT EXISTS {{observer_cursors}} (
-  observer      VARCHAR(200) NOT NULL,
+  observer      VARBINARY(1024) NOT NULL,
+  -- The last history position (job_history.pos) delivered.
   last_id       BIGINT NOT NULL DEFAULT 0,
   leased_by     VARCHAR(256) NULL,
   leased_until  DATETIME(3) NULL,
@@ -192,9 +199,10 @@ CREATE TABLE IF NOT EXISTS {{observer_cursors}} (
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
 
 CREATE TABLE IF NOT EXISTS {{maintenance}} (
-  task          VARCHAR(64) NOT NULL,
+  task          VARBINARY(256) NOT NULL,
   leased_by     VARCHAR(256) NULL,
   leased_until  DATETIME(3) NULL,
+  -- The trim's place in the log: a history position (job_history.pos).
   last_id       BIGINT NOT NULL DEFAULT 0,
   updated_at    DATETIME(3) NOT NULL,
   PRIMARY KEY (task)
@@ -218,7 +226,7 @@ CREATE TABLE IF NOT EXISTS {{job_count_deltas}} (
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
 
 CREATE TABLE IF NOT EXISTS {{nodes}} (
-  id            VARCHAR(256) NOT NULL,
+  id            VARBINARY(1024) NOT NULL,
   host          VARCHAR(255) NOT NULL,
   pid           INT NOT NULL,
   version       VARCHAR(64) NOT NULL,
@@ -233,3 +241,16 @@ CREATE TABLE IF NOT EXISTS {{nodes}} (
   PRIMARY KEY (id),
   KEY nodes_seen_idx (last_seen_at, id)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+
+-- Transaction-scoped locks by name, which MySQL lacks (GET_LOCK belongs to a session, and a host
+-- transaction's session is the application's): a writer locks a row here with INSERT ... ON
+-- DUPLICATE KEY UPDATE, held until its transaction ends. Names hash into a fixed number of rows
+-- per space, so the table never grows; two names that share a row only take turns.
+CREATE TABLE IF NOT EXISTS {{locks}} (
+  space   VARCHAR(16) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  bucket  INT NOT NULL,
+  PRIMARY KEY (space, bucket)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+
+-- The limits lock (mysql-limits.ts): claims read it shared, limit changes take it exclusive.
+INSERT INTO {{locks}} (space, bucket) VALUES ('limits', 0) ON DUPLICATE KEY UPDATE bucket = bucket;

@@ -1,0 +1,211 @@
+import { isTerminalState, type JobRecord, type JobState } from '../../core/index.js';
+import type { DriverCompleteParams, DriverEnqueueParams, DriverHeartbeatParams, DriverRelinquishParams, SuccessCheck } from '../checked/store-driver.js';
+import type { CheckedClaimParams, NormalizedOutcome } from '../checked/store-params.js';
+import { claimOrder, toJob } from '../job-row.js';
+import type { AttemptTransaction, EnqueueResult, ExpiredLease, HeartbeatResult, OutcomeResult } from '../job-store.types.js';
+import { outcomeEvent } from '../outcome-event.js';
+import { enqueueResults } from '../unique/unique-plan.js';
+import { ANY_QUEUE } from '../wake-hints.js';
+import { MysqlAttemptTransaction } from './mysql-attempt-transaction.js';
+import { MysqlDriverReads } from './mysql-driver-reads.js';
+import { EffectWriter, LOCKED_JOB_COLUMNS, toLockedJob, type LockedJobRow } from './mysql-effects.js';
+import type { MysqlExecutor } from './mysql-executor.js';
+import { fromMysqlInstant } from './mysql-instant.js';
+import { lockClaimCandidates } from './queries/claim-jobs.query.js';
+import { claimLimited } from './queries/claim-limited.query.js';
+import { provisionPending } from './mysql-limits.js';
+import { isDuplicateId, planEnqueue } from './queries/enqueue-jobs.query.js';
+import { lockJobs } from './queries/lock-jobs.query.js';
+import { leanSuccesses } from './queries/lean-finish.query.js';
+
+/** Times an enqueue plans again after another transaction committed one of its ids first. */
+const DUPLICATE_ID_RETRIES = 3;
+
+
+/** MysqlDriver's hot path: enqueue, claim, heartbeat, outcomes, relinquish, the lease sweep and the settle sweep. */
+export class MysqlDriverWorker extends MysqlDriverReads {
+  beginAttempt({ checkSuccess }: { readonly checkSuccess: SuccessCheck }): AttemptTransaction {
+    return new MysqlAttemptTransaction(this.conns.dataSource, async (db, checked) => {
+      const { results, effects } = await this.outcomes(db, checked.workerId, checked.outcomes);
+      await db.script(effects.take());
+      return { result: results[0]!, after: () => this.afterOutcomes(results, effects) };
+    }, checkSuccess);
+  }
+
+  async jobEnqueueMany({ jobs, manager }: DriverEnqueueParams): Promise<EnqueueResult[]> {
+    if (jobs.length === 0 && manager === undefined) return [];
+    const write = async (db: MysqlExecutor, now: number, commit: (statements: ReturnType<EffectWriter['take']>) => Promise<unknown>) => {
+      for (let attempt = 0; ; attempt += 1) {
+        const effects = new EffectWriter(this.naming, this.historyPolicy, now);
+        const planned = await planEnqueue(db, this.naming, jobs, effects);
+        try {
+          await commit([...planned.statements, ...effects.take()]);
+          return { planned, effects };
+        } catch (error) {
+          // Another transaction committed one of these ids first: nothing of this batch ran; plan again.
+          if (!isDuplicateId(error) || attempt >= DUPLICATE_ID_RETRIES) throw error;
+        }
+      }
+    };
+    const { planned } =
+      manager !== undefined
+        ? await (async () => {
+            const db = await this.conns.joined(manager);
+            return write(db, await this.now(db), (statements) => db.script(statements));
+          })()
+        : await this.conns.transaction(async (tx) => write(tx, await this.now(tx), (statements) => tx.commitWith(statements)));
+    for (const queue of planned.due) this.hints.emit(queue);
+    return enqueueResults(jobs, planned.created, planned.plan, planned.replaced);
+  }
+
+  async jobClaim(params: CheckedClaimParams): Promise<JobRecord[]> {
+    for (let provisioned = false; ; provisioned = true) {
+      const claim = await this.conns.transaction(async (tx) => {
+        const candidates = await lockClaimCandidates(tx, this.naming, params);
+        // A limit declared at enqueue goes into effect first, in a transaction of its own (mysql-limits.ts).
+        if (candidates.pending && !provisioned) return null;
+        const effects = new EffectWriter(this.naming, this.historyPolicy, candidates.now);
+        const limited = candidates.limited ? await claimLimited(tx, this.naming, params, candidates.now, candidates.jobs) : null;
+        const rows = (limited?.picked ?? candidates.jobs).flatMap((job) => effects.apply(job, { kind: 'claim', workerId: params.workerId, leaseMs: params.leaseMs }) ?? []);
+        await tx.commitWith([...(limited?.statements ?? []), ...effects.take()]);
+        return { rows, limited };
+      });
+      if (claim === null) {
+        await this.conns.transaction((tx) => provisionPending(tx, this.naming));
+        continue;
+      }
+      this.heldWake.seen(claim.limited?.held ?? false);
+      if (claim.limited?.rateWakeMs != null) this.rateWake.after(claim.limited.rateWakeMs);
+      if (claim.limited?.again) this.heldWake.again();
+      return claim.rows.sort(claimOrder).map(toJob);
+    }
+  }
+
+  async jobHeartbeat({ workerId, leases, leaseMs }: DriverHeartbeatParams): Promise<HeartbeatResult> {
+    if (leases.length === 0) return { renewed: [], lost: [] };
+    return this.conns.transaction(async (tx) => {
+      const { now, jobs } = await lockJobs(tx, this.naming, [...new Set(leases.map((l) => l.jobId))]);
+      const effects = new EffectWriter(this.naming, this.historyPolicy, now);
+      const renewed: HeartbeatResult['renewed'][number][] = [];
+      const lost: HeartbeatResult['lost'][number][] = [];
+      for (const lease of leases) {
+        const job = jobs.get(lease.jobId);
+        const renewal = job && effects.renew(job, { kind: 'heartbeat', workerId, attempt: lease.attempt, leaseMs }, lease.progress);
+        if (!job || !renewal) {
+          lost.push({ jobId: lease.jobId, attempt: lease.attempt });
+          continue;
+        }
+        jobs.set(lease.jobId, { ...job, row: renewal });
+        renewed.push({ jobId: lease.jobId, attempt: lease.attempt, leasedUntil: new Date(renewal.leasedUntil!), cancelRequested: renewal.cancelRequested });
+      }
+      await tx.commitWith(effects.take());
+      return { renewed, lost };
+    });
+  }
+
+  async jobCompleteMany({ workerId, outcomes }: DriverCompleteParams): Promise<OutcomeResult[]> {
+    if (outcomes.length === 0) return [];
+    const { results, effects } = await this.conns.transaction(async (tx) => {
+      const written = await this.outcomes(tx, workerId, outcomes);
+      await tx.commitWith(written.effects.take());
+      return written;
+    });
+    this.afterOutcomes(results, effects);
+    return results;
+  }
+
+  async jobRelinquishMany({ workerId, leases }: DriverRelinquishParams): Promise<OutcomeResult[]> {
+    if (leases.length === 0) return [];
+    const { results, effects } = await this.conns.transaction(async (tx) => {
+      const { now, jobs } = await lockJobs(tx, this.naming, [...new Set(leases.map((l) => l.jobId))]);
+      const effects = new EffectWriter(this.naming, this.historyPolicy, now);
+      const results = leases.map((lease): OutcomeResult => {
+        const job = jobs.get(lease.jobId);
+        const after = job && effects.apply(job, { kind: 'relinquish', workerId, attempt: lease.attempt });
+        if (!job || !after) return { jobId: lease.jobId, attempt: lease.attempt, status: 'stale' };
+        jobs.set(lease.jobId, { ...job, row: after });
+        return { jobId: lease.jobId, attempt: lease.attempt, status: 'applied', state: after.state };
+      });
+      await effects.settle(tx);
+      await tx.commitWith(effects.take());
+      return { results, effects };
+    });
+    for (const queue of effects.woken) this.hints.emit(queue);
+    if (!results.some((r) => r.status === 'applied' && r.state === 'scheduled')) this.heldWake.applied(results);
+    return results;
+  }
+
+  async jobExpireLeases({ limit }: { readonly limit: number }): Promise<ExpiredLease[]> {
+    const { expired, effects } = await this.conns.transaction(async (tx) => {
+      // Lapsed leases no claim will take (exhausted, or cancel-requested), paused queues included.
+      const [clock, rows] = (await tx.script([
+        { sql: 'SET @now = UTC_TIMESTAMP(3)' },
+        {
+          sql: `SELECT ${LOCKED_JOB_COLUMNS(this.naming)} FROM ${this.naming.jobs} j
+                WHERE state = 'running' AND leased_until <= @now AND (attempt >= max_attempts OR cancel_requested = TRUE)
+                ORDER BY leased_until, seq LIMIT ? FOR UPDATE SKIP LOCKED`,
+          values: [limit],
+        },
+        { sql: 'SELECT @now AS now' },
+      ]).then((r) => [r[2], r[1]])) as [{ now: string }[], LockedJobRow[]];
+      const effects = new EffectWriter(this.naming, this.historyPolicy, fromMysqlInstant(clock[0]!.now).getTime());
+      const expired = rows.flatMap((r): ExpiredLease[] => {
+        const after = effects.apply(toLockedJob(r), { kind: 'expire' });
+        return after ? [{ jobId: after.id, attempt: after.attempt, state: after.state }] : [];
+      });
+      await effects.settle(tx);
+      await tx.commitWith(effects.take());
+      return { expired, effects };
+    });
+    for (const queue of effects.woken) this.hints.emit(queue);
+    return expired;
+  }
+
+  async jobSettleDependencies({ limit }: { readonly limit: number }): Promise<number> {
+    const { settled, effects } = await this.conns.transaction(async (tx) => {
+      // Open edges whose parent ended: left by a write that reached its edge budget, or by a crash.
+      const parents = await tx.query<{ id: string; state: JobState }>(
+        `SELECT DISTINCT p.id, p.state FROM ${this.naming.dependencies} e JOIN ${this.naming.jobs} p ON p.id = e.parent_id
+         WHERE e.settled = FALSE AND p.state IN ('succeeded', 'dead_lettered', 'cancelled', 'quarantined') LIMIT ?`,
+        [limit],
+      );
+      const effects = new EffectWriter(this.naming, this.historyPolicy, await this.now(tx));
+      if (parents.length === 0) return { settled: 0, effects };
+      let settled = await effects.settleRound(tx, new Map(parents.map((p) => [p.id, p])), limit);
+      settled += await effects.settle(tx);
+      await tx.commitWith(effects.take());
+      return { settled, effects };
+    });
+    if (settled > 0) this.hints.emit(ANY_QUEUE);
+    for (const queue of effects.woken) this.hints.emit(queue);
+    return settled;
+  }
+
+  /**
+   * The fenced outcome write, on every path that writes one (a batch, or an attempt's own
+   * transaction), staged in `db`'s open transaction: the jobs locked, each outcome judged by the
+   * lifecycle against the live lease on the database's clock, and its effects staged. Under the
+   * `lean` finish a success nothing needs is written without its history entry and deleted.
+   */
+  protected async outcomes(db: MysqlExecutor, workerId: string, outcomes: readonly NormalizedOutcome[]) {
+    const { now, jobs } = await lockJobs(db, this.naming, [...new Set(outcomes.map((o) => o.jobId))]);
+    const effects = new EffectWriter(this.naming, this.historyPolicy, now);
+    const lean = this.finish === 'lean' ? await leanSuccesses(db, this.naming, outcomes, jobs) : new Set<string>();
+    const results = outcomes.map((outcome): OutcomeResult => {
+      const job = jobs.get(outcome.jobId);
+      const after = job && (lean.has(outcome.jobId) ? effects.applyLean(job, outcomeEvent(workerId, outcome)) : effects.apply(job, outcomeEvent(workerId, outcome)));
+      if (!job || !after) return { jobId: outcome.jobId, attempt: outcome.attempt, status: 'stale' };
+      jobs.set(outcome.jobId, { ...job, row: after });
+      return { jobId: outcome.jobId, attempt: outcome.attempt, status: 'applied', state: after.state };
+    });
+    await effects.settle(db);
+    return { results, effects };
+  }
+
+  /** Hints once outcomes committed: queues that got due work, and room for held-back jobs. */
+  protected afterOutcomes(results: readonly OutcomeResult[], effects: EffectWriter): void {
+    for (const queue of effects.woken) this.hints.emit(queue);
+    if (results.some((r) => r.status === 'applied' && isTerminalState(r.state as JobState))) this.finishHints.emit(ANY_QUEUE);
+    this.heldWake.applied(results);
+  }
+}

@@ -1,0 +1,128 @@
+import type { JobState } from '../../../core/index.js';
+import { assertAcyclic, parentsToLookUp, planDependencies } from '../../dependencies/dependency-plan.js';
+import type { NewJob } from '../../enqueue-input.js';
+import type { JobRow } from '../../job-row.js';
+import { hasUniqueKeys, planUnique, uniqueSlot, type UniqueHolder, type UniquePlan } from '../../unique/unique-plan.js';
+import type { EffectWriter } from '../mysql-effects.js';
+import type { MysqlExecutor, MysqlStatement } from '../mysql-executor.js';
+import { lockNames } from '../mysql-locks.js';
+import type { MysqlNaming } from '../mysql-naming.js';
+import { instantParam } from '../mysql-row.js';
+import { declareLimitsStatements } from './declare-limits.query.js';
+
+/** What one batch wrote: ids inserted, queues with work due now, and what its unique keys did. */
+export interface EnqueueWrite {
+  readonly created: Set<string>;
+  readonly due: Set<string>;
+  readonly plan: UniquePlan | null;
+  /** Stored holders whose payload and run time were rewritten. */
+  readonly replaced: Set<string>;
+}
+
+const INSERT_COLUMNS =
+  'id, name, queue, payload, state, run_at, scheduled_for, max_attempts, schedule_id, pending_parents, dependency_mode, concurrency_key, last_error, finished_at, created_at, updated_at, unique_key, retry, traceparent, tracestate, priority';
+
+/** MySQL's error number for a duplicate key. */
+const ER_DUP_ENTRY = 1062;
+
+/**
+ * Plans and stages an enqueue in `db`'s open transaction (the store's own, or the host's): a job
+ * whose id exists writes nothing; a job whose unique key is held writes nothing or rewrites the
+ * holder (see planUnique); each new job gets its dependency edges and the limits it declares.
+ *
+ * What it reads, it locks, so nothing it decided on changes before it commits: the unique keys
+ * (a named lock each, mysql-locks.ts, so the second of two enqueues of one key waits and then
+ * finds the first's job), their holders, and the parents (a shared lock, so a parent's outcome
+ * write waits for this transaction and then settles the new edge; and an edge to a parent that
+ * already ended is written settled). The jobs' INSERT leads the statements handed back, so an id
+ * inserted meanwhile by another transaction fails it alone (1062, nothing after it runs) and the
+ * caller plans again with {@link enqueueJobs}' retry.
+ */
+export async function planEnqueue(db: MysqlExecutor, t: MysqlNaming, jobs: readonly NewJob[], effects: EffectWriter): Promise<EnqueueWrite & { statements: MysqlStatement[] }> {
+  const now = effects.now;
+  const keyed = hasUniqueKeys(jobs);
+  if (keyed) {
+    assertAcyclic(jobs);
+    await lockNames(db, t, 'unique', jobs.filter((j) => j.uniqueKey != null).map((j) => uniqueSlot(j.name, j.uniqueKey!)));
+  }
+  const checkIds = jobs.filter((job) => !job.freshId).map((job) => job.id);
+  const existing = new Set(checkIds.length === 0 ? [] : (await db.query<{ id: string }>(`SELECT id FROM ${t.jobs} WHERE id IN (?)`, [checkIds])).map((r) => r.id));
+  const notStored = jobs.filter((job) => !existing.has(job.id));
+  const held = keyed ? await holders(db, t, notStored) : null;
+  const plan = held ? planUnique(notStored, held.holders) : null;
+  const batch = plan ? plan.insert : jobs;
+  const parentIds = parentsToLookUp(batch);
+  const stored = new Map<string, JobState>();
+  if (parentIds.length > 0) {
+    for (const r of await db.query<{ id: string; state: JobState }>(`SELECT id, state FROM ${t.jobs} WHERE id IN (?) ORDER BY id LOCK IN SHARE MODE`, [parentIds])) {
+      stored.set(r.id, r.state);
+    }
+  }
+  const plans = planDependencies(batch, stored).filter((planned) => !existing.has(planned.job.id));
+  const created = new Set<string>();
+  const due = new Set<string>();
+  const rows: unknown[] = [];
+  const edges: unknown[] = [];
+  for (const { job, state, pendingParents, lastError, edges: jobEdges } of plans) {
+    const runAt = job.runAt ?? now + job.delayMs;
+    rows.push([
+      job.id, job.name, job.queue, job.payload, state, instantParam(runAt), instantParam(runAt), job.maxAttempts, job.scheduleId ?? null,
+      pendingParents, job.dependencyMode ?? null, job.concurrencyKey ?? null, lastError, state === 'cancelled' ? instantParam(now) : null,
+      instantParam(now), instantParam(now), job.uniqueKey ?? null, job.retry ?? null, job.traceparent ?? null, job.tracestate ?? null, job.priority ?? 0,
+    ]);
+    for (const edge of jobEdges) edges.push([job.id, edge.parentId, edge.settled]);
+    effects.record(asInserted(job, state, lastError), lastError);
+    effects.count(job.queue, state, 1);
+    created.add(job.id);
+    if (state === 'scheduled' && runAt <= now) due.add(job.queue);
+  }
+  const statements: MysqlStatement[] = [];
+  if (rows.length > 0) {
+    statements.push({ sql: `INSERT INTO ${t.jobs} (${INSERT_COLUMNS}) VALUES ${rows.map(() => `(${Array(21).fill('?').join(', ')})`).join(', ')}`, values: rows.flat() });
+  }
+  if (edges.length > 0) {
+    statements.push({ sql: `INSERT INTO ${t.dependencies} (child_id, parent_id, settled) VALUES ${edges.map(() => '(?, ?, ?)').join(', ')}`, values: edges.flat() });
+  }
+  statements.push(...declareLimitsStatements(t, plans.map((p) => p.job)));
+  const replaced = new Set<string>();
+  for (const replace of plan?.replace ?? []) {
+    // Locked with its key above, so the holder is as read: never claimed, or this would not be planned.
+    const runAt = replace.runAt ?? now + replace.delayMs;
+    statements.push({
+      sql: `UPDATE ${t.jobs} SET payload = ?, run_at = ?, scheduled_for = ?, updated_at = ? WHERE id = ? AND attempt = 0 AND state IN ('scheduled', 'awaiting_parents')`,
+      values: [replace.payload, instantParam(runAt), instantParam(runAt), instantParam(now), replace.id],
+    });
+    replaced.add(replace.id);
+    if (runAt <= now) due.add(held!.queues.get(replace.id)!);
+  }
+  return { created, due, plan, replaced, statements };
+}
+
+/** True for the error an INSERT gets when another transaction committed one of its ids first. */
+export function isDuplicateId(error: unknown): boolean {
+  const cause = (error as { errno?: number; cause?: { errno?: number } }) ?? {};
+  return cause.errno === ER_DUP_ENTRY || cause.cause?.errno === ER_DUP_ENTRY;
+}
+
+/** The stored holders of the batch's unique keys (and their queues), locked for the rest of the transaction. */
+async function holders(db: MysqlExecutor, t: MysqlNaming, jobs: readonly NewJob[]): Promise<{ holders: Map<string, UniqueHolder>; queues: Map<string, string> }> {
+  const keyed = jobs.filter((job) => job.uniqueKey != null);
+  const found = new Map<string, UniqueHolder>();
+  const queues = new Map<string, string>();
+  if (keyed.length === 0) return { holders: found, queues };
+  const rows = await db.query<{ id: string; name: string; queue: string; unique_key: string; state: JobState; attempt: number }>(
+    `SELECT id, name, queue, unique_key, state, attempt FROM ${t.jobs}
+     WHERE (name, live_unique_key) IN (${keyed.map(() => '(?, ?)').join(', ')}) ORDER BY id FOR UPDATE`,
+    keyed.flatMap((job) => [job.name, job.uniqueKey]),
+  );
+  for (const r of rows) {
+    found.set(uniqueSlot(r.name, r.unique_key), { id: r.id, state: r.state, attempt: r.attempt });
+    queues.set(r.id, r.queue);
+  }
+  return { holders: found, queues };
+}
+
+/** The fields a history entry of an inserted job reads. */
+function asInserted(job: NewJob, state: JobState, lastError: string | null): JobRow {
+  return { id: job.id, name: job.name, state, attempt: 0, lastError } as JobRow;
+}
