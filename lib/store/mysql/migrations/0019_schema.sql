@@ -178,7 +178,8 @@ CREATE TABLE IF NOT EXISTS {{job_history}} (
   attempt  INT NOT NULL,
   error    MEDIUMTEXT NULL,
   PRIMARY KEY (id),
-  UNIQUE KEY job_history_pos_idx (pos),
+  -- The entries still without a position come first, in id order, for the sequencer.
+  KEY job_history_pos_idx (pos, id),
   KEY job_history_job_idx (job_id, id)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
 
