@@ -2,7 +2,7 @@ import { isTerminalState, type JobRecord, type JobState } from '../../core/index
 import type { DriverCompleteParams, DriverEnqueueParams, DriverHeartbeatParams, DriverRelinquishParams, SuccessCheck } from '../checked/store-driver.js';
 import type { CheckedClaimParams, NormalizedOutcome } from '../checked/store-params.js';
 import { claimOrder, toJob } from '../job-row.js';
-import type { AttemptTransaction, EnqueueResult, ExpiredLease, HeartbeatResult, OutcomeResult } from '../job-store.types.js';
+import type { AttemptTransaction, CompleteAndClaimResult, EnqueueResult, ExpiredLease, HeartbeatResult, OutcomeResult } from '../job-store.types.js';
 import { outcomeEvent } from '../outcome-event.js';
 import { enqueueResults } from '../unique/unique-plan.js';
 import { ANY_QUEUE } from '../wake-hints.js';
@@ -15,7 +15,7 @@ import { lockClaimCandidates } from './queries/claim-jobs.query.js';
 import { claimLimited } from './queries/claim-limited.query.js';
 import { provisionPending } from './mysql-limits.js';
 import { isDuplicateId, planEnqueue } from './queries/enqueue-jobs.query.js';
-import { lockJobs } from './queries/lock-jobs.query.js';
+import { lockedJobsOf, lockJobs, lockJobsStatements, type LockedJobs } from './queries/lock-jobs.query.js';
 import { leanSuccesses } from './queries/lean-finish.query.js';
 
 /** Times an enqueue plans again after another transaction committed one of its ids first. */
@@ -187,8 +187,8 @@ export class MysqlDriverWorker extends MysqlDriverReads {
    * lifecycle against the live lease on the database's clock, and its effects staged. Under the
    * `lean` finish a success nothing needs is written without its history entry and deleted.
    */
-  protected async outcomes(db: MysqlExecutor, workerId: string, outcomes: readonly NormalizedOutcome[]) {
-    const { now, jobs } = await lockJobs(db, this.naming, [...new Set(outcomes.map((o) => o.jobId))]);
+  protected async outcomes(db: MysqlExecutor, workerId: string, outcomes: readonly NormalizedOutcome[], locked?: LockedJobs) {
+    const { now, jobs } = locked ?? (await lockJobs(db, this.naming, [...new Set(outcomes.map((o) => o.jobId))]));
     const effects = new EffectWriter(this.naming, this.historyPolicy, now);
     const lean = this.finish === 'lean' ? await leanSuccesses(db, this.naming, outcomes, jobs) : new Set<string>();
     const results = outcomes.map((outcome): OutcomeResult => {
@@ -200,6 +200,43 @@ export class MysqlDriverWorker extends MysqlDriverReads {
     });
     await effects.settle(db);
     return { results, effects };
+  }
+
+  /**
+   * Outcomes, then a claim, in one transaction of two round trips: the outcomes' locking read goes
+   * with the claim's reads, and the outcomes' writes with the claim's and the COMMIT. The claim
+   * judges by the outcomes' instant. A claim that must first put a declared limit into effect
+   * commits the outcomes alone and claims in a transaction of its own.
+   */
+  async jobCompleteAndClaim({ workerId, outcomes, claim }: DriverCompleteParams & { readonly claim: CheckedClaimParams }): Promise<CompleteAndClaimResult> {
+    const written = await this.conns.transaction(async (tx) => {
+      const ids = [...new Set(outcomes.map((o) => o.jobId))];
+      const candidates = await lockClaimCandidates(tx, this.naming, claim, lockJobsStatements(this.naming, ids));
+      const { results, effects } = await this.outcomes(tx, workerId, outcomes, { now: candidates.now, jobs: lockedJobsOf(candidates.before) });
+      if (candidates.pending) {
+        await tx.commitWith(effects.take());
+        return { results, effects, claimed: null };
+      }
+      // A limited claim counts the jobs that run: the outcomes' writes go first, so the room they free counts.
+      if (candidates.limited) await effects.flush(tx);
+      const limited = candidates.limited ? await claimLimited(tx, this.naming, claim, candidates.now, candidates.jobs) : null;
+      const rows = (limited?.picked ?? candidates.jobs).flatMap((job) => effects.apply(job, { kind: 'claim', workerId, leaseMs: claim.leaseMs }) ?? []);
+      await tx.commitWith([...(limited?.statements ?? []), ...effects.take()]);
+      return { results, effects, claimed: { rows, limited } };
+    });
+    this.afterOutcomes(written.results, written.effects);
+    if (written.claimed === null) {
+      try {
+        return { results: written.results, jobs: await this.jobClaim(claim) };
+      } catch (claimError) {
+        return { results: written.results, jobs: [], claimError };
+      }
+    }
+    const { rows, limited } = written.claimed;
+    this.heldWake.seen(limited?.held ?? false);
+    if (limited?.rateWakeMs != null) this.rateWake.after(limited.rateWakeMs);
+    if (limited?.again) this.heldWake.again();
+    return { results: written.results, jobs: rows.sort(claimOrder).map(toJob) };
   }
 
   /** Hints once outcomes committed: queues that got due work, and room for held-back jobs. */

@@ -45,7 +45,8 @@ interface HistoryRow {
  * round trips: the locking read, and the rest.
  */
 export class EffectWriter {
-  private readonly rows: MysqlStatement[] = [];
+  /** Each changed job's row as this write first read it and as it leaves it, by seq. */
+  private readonly rows = new Map<number, { readonly before: JobRow; after: JobRow }>();
   private readonly history: HistoryRow[] = [];
   private readonly deltas = new Map<string, number>();
   private readonly halts: MysqlStatement[] = [];
@@ -103,26 +104,9 @@ export class EffectWriter {
   /** Stages a row's new fields and the effects its transition asked for. */
   change(job: LockedJob, after: JobRow, effects: readonly Effect[], options: { readonly history?: boolean } = {}): void {
     const before = job.row;
-    this.rows.push({
-      sql: `UPDATE ${this.naming.jobs} SET state = ?, run_at = ?, attempt = ?, worker_id = ?, leased_until = ?, cancel_requested = ?,
-              last_error = ?, output = ?, finished_at = ?, updated_at = ?, pending_parents = ?, progress = ?,
-              parked_key = IF(state = 'scheduled', parked_key, NULL) WHERE seq = ?`,
-      values: [
-        after.state,
-        instantParam(after.runAt),
-        after.attempt,
-        after.workerId,
-        instantParam(after.leasedUntil),
-        after.cancelRequested,
-        after.lastError,
-        after.output,
-        instantParam(after.finishedAt),
-        instantParam(after.updatedAt),
-        after.pendingParents,
-        after.progress,
-        after.seq,
-      ],
-    });
+    const staged = this.rows.get(after.seq);
+    if (staged) staged.after = after;
+    else this.rows.set(after.seq, { before, after });
     if (before.state !== after.state) {
       this.count(after.queue, before.state, -1);
       this.count(after.queue, after.state, 1);
@@ -213,16 +197,25 @@ export class EffectWriter {
         const lowered: LockedJob = { ...child, row: { ...child.row, pendingParents: child.row.pendingParents - 1 } };
         children.set(r.id, lowered);
       } else {
-        const cancelled = this.apply(child, { kind: 'cascade_cancel', parentId: parent.id, parentState: parent.state });
-        if (cancelled) children.set(r.id, { ...child, row: cancelled });
+        const cancel = LIFECYCLE_RULES.transition(child.row, { kind: 'cascade_cancel', parentId: parent.id, parentState: parent.state }, this.now);
+        if (!cancel.ok) continue;
+        const cancelled: JobRow = { ...child.row, ...cancel.next };
+        // Staged from the row as read, so a latch lowered by an earlier edge of this round is written too.
+        this.change(originals.get(r.id)!, cancelled, cancel.effects);
+        children.set(r.id, { ...child, row: cancelled });
       }
     }
     for (const child of children.values()) {
       const original = originals.get(child.row.id)!;
       if (child.row.state !== 'awaiting_parents' || child.row.pendingParents === original.row.pendingParents) continue;
-      // A lowered latch: at zero the job is released, else only the count changes.
-      if (child.row.pendingParents <= 0) this.apply(child, { kind: 'release' });
-      else this.change(original, child.row, []);
+      // A lowered latch: at zero the job is released, else only the count changes. Either way the
+      // change is staged from the row as read, so its lowered count is written.
+      if (child.row.pendingParents > 0) {
+        this.change(original, child.row, []);
+        continue;
+      }
+      const released = LIFECYCLE_RULES.transition(child.row, { kind: 'release' }, this.now);
+      if (released.ok) this.change(original, { ...child.row, ...released.next }, released.effects);
     }
     return rows.length;
   }
@@ -233,10 +226,32 @@ export class EffectWriter {
     if (statements.length > 0) await db.script(statements);
   }
 
+  /**
+   * The staged rows as UPDATEs: each row's columns that changed, rows that change the same columns
+   * to the same values in one statement (a claim's fresh jobs, a batch of plain successes), so a
+   * write of 200 jobs is a statement or two rather than 200.
+   */
+  private rowUpdates(): MysqlStatement[] {
+    const groups = new Map<string, { set: [string, unknown][]; seqs: number[] }>();
+    for (const { before, after } of this.rows.values()) {
+      const set = changedColumns(before, after);
+      if (set.length === 0) continue;
+      const key = JSON.stringify(set);
+      const group = groups.get(key);
+      if (group) group.seqs.push(after.seq);
+      else groups.set(key, { set, seqs: [after.seq] });
+    }
+    this.rows.clear();
+    return [...groups.values()].map(({ set, seqs }) => ({
+      sql: `UPDATE ${this.naming.jobs} SET ${set.map(([column]) => (column === 'parked_key' ? 'parked_key = NULL' : `${column} = ?`)).join(', ')} WHERE seq IN (?)`,
+      values: [...set.filter(([column]) => column !== 'parked_key').map(([, value]) => value), seqs],
+    }));
+  }
+
   /** What is staged, in the order it must run, emptied. */
   take(): MysqlStatement[] {
     const t = this.naming;
-    const statements = this.rows.splice(0);
+    const statements = this.rowUpdates();
     statements.push(...this.extra.splice(0));
     if (this.history.length > 0) {
       const entries = this.history.splice(0);
@@ -257,4 +272,31 @@ export class EffectWriter {
     statements.push(...this.halts.splice(0));
     return statements;
   }
+}
+
+/** The lifecycle columns and how each is written, from a JobRow. */
+const COLUMNS: readonly [keyof JobRow, string, (row: JobRow) => unknown][] = [
+  ['state', 'state', (r) => r.state],
+  ['runAt', 'run_at', (r) => instantParam(r.runAt)],
+  ['attempt', 'attempt', (r) => r.attempt],
+  ['workerId', 'worker_id', (r) => r.workerId],
+  ['leasedUntil', 'leased_until', (r) => instantParam(r.leasedUntil)],
+  ['cancelRequested', 'cancel_requested', (r) => r.cancelRequested],
+  ['lastError', 'last_error', (r) => r.lastError],
+  ['output', 'output', (r) => r.output],
+  ['finishedAt', 'finished_at', (r) => instantParam(r.finishedAt)],
+  ['updatedAt', 'updated_at', (r) => instantParam(r.updatedAt)],
+  ['pendingParents', 'pending_parents', (r) => r.pendingParents],
+  ['progress', 'progress', (r) => r.progress],
+];
+
+/**
+ * The columns a change writes, with their values; a job that leaves `scheduled` also leaves the
+ * lane it was parked in (`parked_key`, queries/claim-limited.query.ts).
+ */
+function changedColumns(before: JobRow, after: JobRow): [string, unknown][] {
+  const set: [string, unknown][] = [];
+  for (const [field, column, value] of COLUMNS) if (before[field] !== after[field]) set.push([column, value(after)]);
+  if (before.state === 'scheduled' && after.state !== 'scheduled') set.push(['parked_key', null]);
+  return set;
 }

@@ -11,6 +11,8 @@ import type { MysqlTransaction } from '../mysql-transaction.js';
 /** What a claim's locking reads found: the database's clock, and the jobs they locked, in claim order. */
 export interface ClaimCandidates {
   readonly now: number;
+  /** The results of the statements sent ahead of the claim's reads. */
+  readonly before: unknown[];
   readonly jobs: LockedJob[];
   /** Whether any limit exists (the claim must pick within them), and any declared one is not yet in effect. */
   readonly limited: boolean;
@@ -29,9 +31,10 @@ export interface ClaimCandidates {
  * comes from the lowest in use, found in the same query through a session variable, so a claim
  * that fills its batch from the first priority in use costs one round trip for its reads; each
  * priority it has to move past costs one more. The clock and the paused queues are read into
- * session variables too, so every statement of the claim judges by one instant.
+ * session variables too, so every statement of the claim judges by one instant. `ahead` goes first
+ * in the same query (an outcome write's locking read, when a claim carries outcomes).
  */
-export async function lockClaimCandidates(tx: MysqlTransaction, t: MysqlNaming, params: CheckedClaimParams): Promise<ClaimCandidates> {
+export async function lockClaimCandidates(tx: MysqlTransaction, t: MysqlNaming, params: CheckedClaimParams, ahead: readonly MysqlStatement[] = []): Promise<ClaimCandidates> {
   const { limit, queues, includeLapsed } = params;
   const inQueues = `queue IN (?) AND FIND_IN_SET(queue, @paused) = 0`;
   const first = `SET @p = (SELECT MIN(priority) FROM ${t.jobs} WHERE state = 'scheduled' AND queue IN (?) AND parked_key IS NULL)`;
@@ -58,7 +61,9 @@ export async function lockClaimCandidates(tx: MysqlTransaction, t: MysqlNaming, 
     });
   }
   statements.push(due(limit));
-  const results = await tx.script(statements);
+  const all = await tx.script([...ahead, ...statements]);
+  const before = all.slice(0, ahead.length);
+  const results = all.slice(ahead.length);
   const [gate] = results[0] as { limited: number; pending: number }[];
   const [{ now: nowText, p }] = results[4] as { now: string; p: number | null }[];
   const now = fromMysqlInstant(nowText!).getTime();
@@ -79,7 +84,7 @@ export async function lockClaimCandidates(tx: MysqlTransaction, t: MysqlNaming, 
   const jobs = found.map(fromMysqlRow).sort(claimOrder);
   const limited = Number(gate?.limited ?? 0) === 1;
   // Under limits every candidate locked counts: the pick may pass some over for the ones behind them.
-  return { now, limited, pending: Number(gate?.pending ?? 0) === 1, jobs: (limited ? jobs : jobs.slice(0, limit)).map((row) => ({ row, openEdges: false })) };
+  return { now, before, limited, pending: Number(gate?.pending ?? 0) === 1, jobs: (limited ? jobs : jobs.slice(0, limit)).map((row) => ({ row, openEdges: false })) };
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { LockedJob, LockedJobRow } from '../mysql-effects.js';
 import { LOCKED_JOB_COLUMNS, toLockedJob } from '../mysql-effects.js';
-import type { MysqlExecutor } from '../mysql-executor.js';
+import type { MysqlExecutor, MysqlStatement } from '../mysql-executor.js';
 import { fromMysqlInstant } from '../mysql-instant.js';
 import type { MysqlNaming } from '../mysql-naming.js';
 
@@ -17,10 +17,17 @@ export interface LockedJobs {
  * of a store-owned transaction goes with it).
  */
 export async function lockJobs(db: MysqlExecutor, t: MysqlNaming, ids: readonly string[]): Promise<LockedJobs> {
-  const statements = [{ sql: 'SELECT UTC_TIMESTAMP(3) AS now' }];
-  if (ids.length > 0) {
-    statements.push({ sql: `SELECT ${LOCKED_JOB_COLUMNS(t)} FROM ${t.jobs} j WHERE j.id IN (?) ORDER BY j.id FOR UPDATE`, values: [ids] } as never);
-  }
-  const [clock, rows = []] = (await db.script(statements)) as [{ now: string }[], LockedJobRow[]?];
-  return { now: fromMysqlInstant(clock[0]!.now).getTime(), jobs: new Map(rows.map((r) => [r.id, toLockedJob(r)])) };
+  const [clock, ...rest] = (await db.script([{ sql: 'SELECT UTC_TIMESTAMP(3) AS now' }, ...lockJobsStatements(t, ids)])) as [{ now: string }[], ...unknown[]];
+  return { now: fromMysqlInstant(clock[0]!.now).getTime(), jobs: lockedJobsOf(rest) };
+}
+
+/** The locking read of {@link lockJobs}, for a caller that sends it with statements of its own: none when `ids` is empty. */
+export function lockJobsStatements(t: MysqlNaming, ids: readonly string[]): MysqlStatement[] {
+  return ids.length === 0 ? [] : [{ sql: `SELECT ${LOCKED_JOB_COLUMNS(t)} FROM ${t.jobs} j WHERE j.id IN (?) ORDER BY j.id FOR UPDATE`, values: [ids] }];
+}
+
+/** The jobs the statements of {@link lockJobsStatements} locked, from their results. */
+export function lockedJobsOf(results: readonly unknown[]): Map<string, LockedJob> {
+  const rows = (results[0] ?? []) as LockedJobRow[];
+  return new Map(rows.map((r) => [r.id, toLockedJob(r)]));
 }
