@@ -14,12 +14,10 @@ import { fromMysqlInstant } from './mysql-instant.js';
 import { lockClaimCandidates } from './queries/claim-jobs.query.js';
 import { claimLimited } from './queries/claim-limited.query.js';
 import { provisionPending } from './mysql-limits.js';
-import { isDuplicateId, planEnqueue } from './queries/enqueue-jobs.query.js';
+import { writeEnqueue } from './queries/enqueue-jobs.query.js';
 import { lockedJobsOf, lockJobs, lockJobsStatements, type LockedJobs } from './queries/lock-jobs.query.js';
 import { leanSuccesses } from './queries/lean-finish.query.js';
 
-/** Times an enqueue plans again after another transaction committed one of its ids first. */
-const DUPLICATE_ID_RETRIES = 3;
 
 
 /** MysqlDriver's hot path: enqueue, claim, heartbeat, outcomes, relinquish, the lease sweep and the settle sweep. */
@@ -34,26 +32,15 @@ export class MysqlDriverWorker extends MysqlDriverReads {
 
   async jobEnqueueMany({ jobs, manager }: DriverEnqueueParams): Promise<EnqueueResult[]> {
     if (jobs.length === 0 && manager === undefined) return [];
-    const write = async (db: MysqlExecutor, now: number, commit: (statements: ReturnType<EffectWriter['take']>) => Promise<unknown>) => {
-      for (let attempt = 0; ; attempt += 1) {
-        const effects = new EffectWriter(this.naming, this.historyPolicy, now);
-        const planned = await planEnqueue(db, this.naming, jobs, effects);
-        try {
-          await commit([...planned.statements, ...effects.take()]);
-          return { planned, effects };
-        } catch (error) {
-          // Another transaction committed one of these ids first: nothing of this batch ran; plan again.
-          if (!isDuplicateId(error) || attempt >= DUPLICATE_ID_RETRIES) throw error;
-        }
-      }
-    };
-    const { planned } =
+    const planned =
       manager !== undefined
         ? await (async () => {
             const db = await this.conns.joined(manager);
-            return write(db, await this.now(db), (statements) => db.script(statements));
+            return writeEnqueue(db, this.naming, jobs, new EffectWriter(this.naming, this.historyPolicy, await this.now(db)), (statements) => db.script(statements));
           })()
-        : await this.conns.transaction(async (tx) => write(tx, await this.now(tx), (statements) => tx.commitWith(statements)));
+        : await this.conns.transaction(async (tx) =>
+            writeEnqueue(tx, this.naming, jobs, new EffectWriter(this.naming, this.historyPolicy, await this.now(tx)), (statements) => tx.commitWith(statements)),
+          );
     for (const queue of planned.due) this.hints.emit(queue);
     return enqueueResults(jobs, planned.created, planned.plan, planned.replaced);
   }

@@ -117,13 +117,53 @@ export class ConnectionExecutor implements MysqlExecutor {
   }
 
   async script(statements: readonly MysqlStatement[]): Promise<unknown[]> {
-    if (!this.multiStatement || statements.length < 2) {
-      const results: unknown[] = [];
-      for (const statement of statements) results.push(await this.query(statement.sql, statement.values));
-      return results;
+    const results: unknown[] = [];
+    for (const group of this.multiStatement ? bySize(statements) : statements.map((s) => [s])) {
+      if (group.length === 1) {
+        results.push(await this.query(group[0]!.sql, group[0]!.values));
+        continue;
+      }
+      const sql = group.map((s) => s.sql).join(';\n');
+      this.listener?.(sql);
+      results.push(...((await sendQuery(this.connection, sql, group.flatMap((s) => s.values ?? []))) as unknown[]));
     }
-    const sql = statements.map((s) => s.sql).join(';\n');
-    this.listener?.(sql);
-    return (await sendQuery(this.connection, sql, statements.flatMap((s) => s.values ?? []))) as unknown[];
+    return results;
   }
+}
+
+/**
+ * The most one query carries, in characters of SQL and values: well under the server's
+ * `max_allowed_packet` (16 MiB by default on MariaDB 10.11, 64 MiB on MySQL 8), which a query
+ * must fit whole. Statements that would go past it travel in the next query.
+ */
+export const QUERY_BUDGET = 4 * 1024 * 1024;
+
+/** Statements in order, grouped into queries of at most {@link QUERY_BUDGET} (a larger one alone). */
+function bySize(statements: readonly MysqlStatement[]): MysqlStatement[][] {
+  const groups: MysqlStatement[][] = [];
+  let size = 0;
+  for (const statement of statements) {
+    const cost = sizeOf(statement);
+    if (groups.length === 0 || size + cost > QUERY_BUDGET) {
+      groups.push([statement]);
+      size = cost;
+    } else {
+      groups.at(-1)!.push(statement);
+      size += cost;
+    }
+  }
+  return groups;
+}
+
+/** About what a statement adds to a query: its text and its values as they are written into it. */
+export function sizeOf(statement: MysqlStatement): number {
+  let size = statement.sql.length;
+  for (const value of statement.values ?? []) size += valueSize(value);
+  return size;
+}
+
+function valueSize(value: unknown): number {
+  if (typeof value === 'string') return value.length * 2 + 2;
+  if (Array.isArray(value)) return value.reduce((sum: number, v) => sum + valueSize(v) + 2, 0);
+  return 24;
 }

@@ -7,7 +7,7 @@ import type { MysqlNaming } from './mysql-naming.js';
 import type { MysqlOperator } from './mysql-operator.js';
 import { instantParam } from './mysql-row.js';
 import { fromMysqlScheduleRow, SCHEDULE_COLUMNS, scheduleValues, type MysqlScheduleRow } from './mysql-schedule-row.js';
-import { isDuplicateId, planEnqueue } from './queries/enqueue-jobs.query.js';
+import { isDuplicateId, writeEnqueue } from './queries/enqueue-jobs.query.js';
 import { insertAuditStatement } from './queries/insert-audit.query.js';
 
 /**
@@ -61,18 +61,11 @@ export function mysqlScheduleTx(db: MysqlExecutor, t: MysqlNaming, effects: Effe
       return new Map((await db.query<{ id: string; state: JobState }>(`SELECT id, state FROM ${t.jobs} WHERE id IN (?)`, [ids])).map((r) => [r.id, r.state]));
     },
     insertJobs: async (jobs) => {
-      for (let attempt = 0; ; attempt += 1) {
-        const planned = await planEnqueue(db, t, jobs, effects);
-        try {
-          await db.script([...planned.statements, ...effects.take()]);
-        } catch (error) {
-          // Another node committed one of these occurrence ids first: nothing of this batch ran; plan again.
-          if (isDuplicateId(error) && attempt < 3) continue;
-          throw error;
-        }
-        for (const queue of planned.due) due.add(queue);
-        return planned.created;
-      }
+      // What earlier steps staged goes first, so a retried batch rolls back its own rows only.
+      await effects.flush(db);
+      const planned = await writeEnqueue(db, t, jobs, effects, (statements) => db.script(statements));
+      for (const queue of planned.due) due.add(queue);
+      return planned.created;
     },
     replayJob: async (jobId) => {
       const transition = await operator.replayJob(db, effects, jobId);

@@ -4,7 +4,7 @@ import type { NewJob } from '../../enqueue-input.js';
 import type { JobRow } from '../../job-row.js';
 import { hasUniqueKeys, planUnique, uniqueSlot, type UniqueHolder, type UniquePlan } from '../../unique/unique-plan.js';
 import type { EffectWriter } from '../mysql-effects.js';
-import type { MysqlExecutor, MysqlStatement } from '../mysql-executor.js';
+import { QUERY_BUDGET, sizeOf, type MysqlExecutor, type MysqlStatement } from '../mysql-executor.js';
 import { lockNames } from '../mysql-locks.js';
 import type { MysqlNaming } from '../mysql-naming.js';
 import { instantParam } from '../mysql-row.js';
@@ -34,9 +34,8 @@ const ER_DUP_ENTRY = 1062;
  * (a named lock each, mysql-locks.ts, so the second of two enqueues of one key waits and then
  * finds the first's job), their holders, and the parents (a shared lock, so a parent's outcome
  * write waits for this transaction and then settles the new edge; and an edge to a parent that
- * already ended is written settled). The jobs' INSERT leads the statements handed back, so an id
- * inserted meanwhile by another transaction fails it alone (1062, nothing after it runs) and the
- * caller plans again with {@link enqueueJobs}' retry.
+ * already ended is written settled). An id inserted meanwhile by another transaction fails the
+ * INSERT (1062), and {@link writeEnqueue} plans again.
  */
 export async function planEnqueue(db: MysqlExecutor, t: MysqlNaming, jobs: readonly NewJob[], effects: EffectWriter): Promise<EnqueueWrite & { statements: MysqlStatement[] }> {
   const now = effects.now;
@@ -77,8 +76,10 @@ export async function planEnqueue(db: MysqlExecutor, t: MysqlNaming, jobs: reado
     if (state === 'scheduled' && runAt <= now) due.add(job.queue);
   }
   const statements: MysqlStatement[] = [];
-  if (rows.length > 0) {
-    statements.push({ sql: `INSERT INTO ${t.jobs} (${INSERT_COLUMNS}) VALUES ${rows.map(() => `(${Array(21).fill('?').join(', ')})`).join(', ')}`, values: rows.flat() });
+  // The jobs' INSERT in as many statements as the query budget needs (mysql-executor.ts): a batch
+  // of large payloads would not fit one query, which the server refuses whole.
+  for (const chunk of chunkBySize(rows as unknown[][])) {
+    statements.push({ sql: `INSERT INTO ${t.jobs} (${INSERT_COLUMNS}) VALUES ${chunk.map(() => `(${Array(21).fill('?').join(', ')})`).join(', ')}`, values: chunk.flat() });
   }
   if (edges.length > 0) {
     statements.push({ sql: `INSERT INTO ${t.dependencies} (child_id, parent_id, settled) VALUES ${edges.map(() => '(?, ?, ?)').join(', ')}`, values: edges.flat() });
@@ -96,6 +97,35 @@ export async function planEnqueue(db: MysqlExecutor, t: MysqlNaming, jobs: reado
     if (runAt <= now) due.add(held!.queues.get(replace.id)!);
   }
   return { created, due, plan, replaced, statements };
+}
+
+/** Times an enqueue plans again after another transaction committed one of its ids first. */
+const DUPLICATE_ID_RETRIES = 3;
+
+/**
+ * Plans and writes an enqueue in `db`'s open transaction, staging its effects on `effects` and
+ * handing the statements to `send` (with a COMMIT, when the caller owns the transaction). They
+ * run after a savepoint: if another transaction committed one of the ids first (1062), the
+ * batch's rows written so far are rolled back to it, and the batch is planned again, now seeing
+ * that job.
+ */
+export async function writeEnqueue(
+  db: MysqlExecutor,
+  t: MysqlNaming,
+  jobs: readonly NewJob[],
+  effects: EffectWriter,
+  send: (statements: MysqlStatement[]) => Promise<unknown>,
+): Promise<EnqueueWrite> {
+  for (let attempt = 0; ; attempt += 1) {
+    const planned = await planEnqueue(db, t, jobs, effects);
+    try {
+      await send([{ sql: 'SAVEPOINT durable_scheduler_enqueue' }, ...planned.statements, ...effects.take()]);
+      return planned;
+    } catch (error) {
+      if (!isDuplicateId(error) || attempt >= DUPLICATE_ID_RETRIES) throw error;
+      await db.run('ROLLBACK TO SAVEPOINT durable_scheduler_enqueue');
+    }
+  }
 }
 
 /** True for the error an INSERT gets when another transaction committed one of its ids first. */
@@ -125,4 +155,21 @@ async function holders(db: MysqlExecutor, t: MysqlNaming, jobs: readonly NewJob[
 /** The fields a history entry of an inserted job reads. */
 function asInserted(job: NewJob, state: JobState, lastError: string | null): JobRow {
   return { id: job.id, name: job.name, state, attempt: 0, lastError } as JobRow;
+}
+
+/** Rows in runs whose values fit half a query's budget each, so a run and the statements beside it fit one query. */
+function chunkBySize(rows: readonly unknown[][]): unknown[][][] {
+  const chunks: unknown[][][] = [];
+  let size = 0;
+  for (const row of rows) {
+    const cost = sizeOf({ sql: '', values: row });
+    if (chunks.length === 0 || size + cost > QUERY_BUDGET / 2) {
+      chunks.push([row]);
+      size = cost;
+    } else {
+      chunks.at(-1)!.push(row);
+      size += cost;
+    }
+  }
+  return chunks;
 }
