@@ -27,6 +27,10 @@ describe('MySQL store enqueue (MariaDB)', () => {
     await dataSource.destroy();
   });
 
+  it("declares no shared connection pool: its claims and heartbeats never wait behind attempts on the DataSource's", () => {
+    expect(store.capabilities).toEqual({ transactionalEnqueue: true, wakeHints: 'process', concurrentTransactions: true, attemptTransactions: true });
+  });
+
   it("writes a batch larger than the server's max_allowed_packet, split over several queries", async () => {
     const [{ packet }] = (await dataSource.query('SELECT @@max_allowed_packet AS packet')) as { packet: number | string }[];
     const payloadChars = 200 * 1024;

@@ -56,12 +56,13 @@ export class MysqlDriverBase {
     this.finish = settings.finish;
     this.naming = settings.naming;
     this.conns = new MysqlConnections(settings.dataSource, settings.poolSize, settings.onStatement);
+    // No connectionPool: claims, outcomes and heartbeats run on the store's own pool, so attempts
+    // holding the DataSource's connections cannot starve them (the sizing rule it states is PostgreSQL's).
     this.capabilities = Object.freeze({
       transactionalEnqueue: true,
       wakeHints: 'process',
       concurrentTransactions: true,
       attemptTransactions: true,
-      connectionPool: { size: settings.poolSize },
     });
   }
 
