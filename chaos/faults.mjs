@@ -2,8 +2,9 @@
 // injector that picks each fault's target from the live system when its time comes.
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export const FAULT_KINDS = ['kill_worker', 'kill_producer', 'terminate_backends', 'pause_worker', 'restart_db'];
-const WEIGHTS = { kill_worker: 0.28, kill_producer: 0.1, terminate_backends: 0.32, pause_worker: 0.2, restart_db: 0.1 };
+// The session fault is pg_terminate_backend on PostgreSQL and KILL CONNECTION on MariaDB; each
+// database lists its kinds (chaos/postgres.mjs, chaos/mariadb.mjs).
+const WEIGHTS = { kill_worker: 0.28, kill_producer: 0.1, terminate_backends: 0.32, kill_connections: 0.32, pause_worker: 0.2, restart_db: 0.1 };
 
 /** Fault times (ms from the start of the safety phase) and kinds; every kind occurs at least once. */
 export function planFaults(random, durationMs, kinds) {
@@ -28,12 +29,12 @@ export function planFaults(random, durationMs, kinds) {
 
 export class FaultInjector {
   /**
-   * @param {{ cluster, sql: (text: string, params?: unknown[]) => Promise<object[]>, restartDatabase: ((o: object) => Promise<void>) | null,
-   *   respawn: (role: string, slot: number) => Promise<void>, random, leaseMs: number, schedulerSchema: string, say: (line: string) => void }} deps
+   * @param {{ cluster, db: object, respawn: (role: string, slot: number) => Promise<void>, random, leaseMs: number, say: (line: string) => void }} deps
+   *   `db`: the run's database (chaos/postgres.mjs or chaos/mariadb.mjs): its leases, its session fault, its restart.
    */
   constructor(deps) {
     this.deps = deps;
-    this.counts = { kill_worker: 0, kill_producer: 0, respawn: 0, terminate_backends: 0, terminated_backends: 0, terminated_listen: 0, pause_worker: 0, restart_db: 0, skipped: 0 };
+    this.counts = { kill_worker: 0, kill_producer: 0, respawn: 0, ...deps.db.sessionCounts, pause_worker: 0, restart_db: 0, skipped: 0 };
     /** Pauses that ran their course: { worker_id, stopped_at, resumed_at } in ms. */
     this.pauses = [];
     this.pending = new Set();
@@ -74,12 +75,7 @@ export class FaultInjector {
     for (let tries = 0; ; tries += 1) {
       const candidates = this.deps.cluster.live('worker').filter((m) => m.ready && !m.paused);
       if (candidates.length === 0) throw new Error('no running worker');
-      const rows = await this.deps
-        .sql(
-          `SELECT worker_id, count(*)::int AS n, count(*) FILTER (WHERE attempt >= max_attempts)::int AS final
-           FROM "${this.deps.schedulerSchema}".jobs WHERE state = 'running' AND leased_until > now() GROUP BY worker_id`,
-        )
-        .catch(() => []);
+      const rows = await this.deps.db.leases().catch(() => []);
       const leases = new Map(rows.map((r) => [r.worker_id, r]));
       const busy = candidates.filter((m) => leases.has(m.name));
       const final = busy.filter((m) => leases.get(m.name).final > 0);
@@ -123,27 +119,22 @@ export class FaultInjector {
     );
   }
 
-  /** pg_terminate_backend on 1-3 of the app's connections; one time in three, only LISTEN connections. */
+  /** pg_terminate_backend (PostgreSQL) on 1-3 of the app's connections. */
   async terminate_backends() {
-    const rows = await this.deps.sql(
-      `SELECT pid, application_name, query FROM pg_stat_activity
-       WHERE datname = current_database() AND application_name LIKE 'chaos-%' AND pid <> pg_backend_pid()`,
-    );
-    const listenOnly = this.deps.random.next() < 1 / 3;
-    const pool = listenOnly ? rows.filter((r) => /^LISTEN/i.test(r.query ?? '')) : rows;
-    if (pool.length === 0) throw new Error('no app connection');
-    const victims = new Map();
-    const n = 1 + Math.floor(this.deps.random.next() * 3);
-    for (let i = 0; i < n; i += 1) {
-      const row = this.pick(pool);
-      victims.set(row.pid, row);
-    }
-    for (const row of victims.values()) await this.deps.sql('SELECT pg_terminate_backend($1)', [row.pid]);
-    const listen = [...victims.values()].filter((r) => /^LISTEN/i.test(r.query ?? '')).length;
-    this.counts.terminate_backends += 1;
-    this.counts.terminated_backends += victims.size;
-    this.counts.terminated_listen += listen;
-    this.deps.say(`pg_terminate_backend x${victims.size} (${listen} LISTEN): ${[...victims.values()].map((r) => r.application_name).join(', ')}`);
+    await this.killSessions();
+  }
+
+  /** KILL CONNECTION (MariaDB) of 1-3 of the app's sessions. */
+  async kill_connections() {
+    await this.killSessions();
+  }
+
+  async killSessions() {
+    const { cluster, db, random } = this.deps;
+    const members = [...cluster.live('worker'), ...cluster.live('producer')];
+    const { counts, line } = await db.killSessions({ random, pick: (items) => this.pick(items), members });
+    for (const [key, n] of Object.entries(counts)) this.counts[key] += n;
+    this.deps.say(line);
   }
 
   /** SIGSTOP a worker for longer than its lease, then SIGCONT: its late reports must come back stale. */
@@ -166,15 +157,17 @@ export class FaultInjector {
   }
 
   async restart_db() {
-    if (!this.deps.restartDatabase) {
+    const { db } = this.deps;
+    if (!db.restart) {
       this.counts.skipped += 1;
       return;
     }
     const immediate = this.deps.random.next() < 0.5;
     const downMs = 500 + Math.floor(this.deps.random.next() * 2_500);
-    this.deps.say(`restarting PostgreSQL (${immediate ? 'immediate: crash recovery' : 'fast shutdown'}, down ${downMs} ms)`);
-    await this.deps.restartDatabase({ immediate, downMs });
+    const [fast, crash] = db.restartKinds ?? ['fast shutdown', 'immediate: crash recovery'];
+    this.deps.say(`restarting ${db.name} (${immediate ? crash : fast}, down ${downMs} ms)`);
+    await db.restart({ immediate, downMs });
     this.counts.restart_db += 1;
-    this.deps.say('PostgreSQL is back');
+    this.deps.say(`${db.name} is back`);
   }
 }

@@ -38,39 +38,27 @@ export function readLogs(dir) {
   return { executions, settled, producers, unreadable };
 }
 
-/** Inserts rows through unnest, a few thousand per statement; instants are epoch milliseconds. */
-export async function insertRows(sql, table, columns, rows) {
-  for (let i = 0; i < rows.length; i += 2_000) {
-    const chunk = rows.slice(i, i + 2_000);
-    const params = columns.map(([name]) => chunk.map((row) => row[name]));
-    const unnest = columns.map(([, type], j) => `$${j + 1}::${type === 'timestamptz' ? 'double precision' : type}[]`).join(', ');
-    const select = columns.map(([name, type]) => (type === 'timestamptz' ? `CASE WHEN ${name} IS NULL THEN NULL ELSE to_timestamp(${name} / 1000.0) END` : name)).join(', ');
-    await sql(
-      `INSERT INTO ${table} (${columns.map(([name]) => name).join(', ')})
-       SELECT ${select} FROM unnest(${unnest}) AS r(${columns.map(([name]) => name).join(', ')})`,
-      params,
-    );
-  }
-}
-
-export async function loadLogs(sql, schema, dir, pauses) {
+/**
+ * Loads the logs through the database's `insertRows(table, columns, rows)`: each column as
+ * [name, type], where type is PostgreSQL's ('timestamptz' columns hold epoch milliseconds).
+ */
+export async function loadLogs(db, dir, pauses) {
   const logs = readLogs(dir);
-  const s = `"${schema}"`;
-  await insertRows(sql, `${s}.executions`, [['worker_id', 'text'], ['job_id', 'uuid'], ['attempt', 'integer'], ['name', 'text'], ['key', 'text'], ['started_at', 'timestamptz'], ['ended_at', 'timestamptz'], ['threw', 'boolean']], logs.executions);
-  await insertRows(sql, `${s}.settled`, [['worker_id', 'text'], ['job_id', 'uuid'], ['attempt', 'integer'], ['kind', 'text'], ['status', 'text'], ['state', 'text'], ['at', 'timestamptz']], logs.settled);
-  await insertRows(sql, `${s}.pauses`, [['worker_id', 'text'], ['stopped_at', 'timestamptz'], ['resumed_at', 'timestamptz']], pauses);
+  await db.insertRows('executions', [['worker_id', 'text'], ['job_id', 'uuid'], ['attempt', 'integer'], ['name', 'text'], ['key', 'text'], ['started_at', 'timestamptz'], ['ended_at', 'timestamptz'], ['threw', 'boolean']], logs.executions);
+  await db.insertRows('settled', [['worker_id', 'text'], ['job_id', 'uuid'], ['attempt', 'integer'], ['kind', 'text'], ['status', 'text'], ['state', 'text'], ['at', 'timestamptz']], logs.settled);
+  await db.insertRows('pauses', [['worker_id', 'text'], ['stopped_at', 'timestamptz'], ['resumed_at', 'timestamptz']], pauses);
   return logs;
 }
 
-/** After a failed run: the tables the checks read, as JSON files in <dir>, since an embedded server's data goes with it. */
-export async function dumpTables(sql, dir, { chaos, scheduler }) {
+/** After a failed run: the tables the checks read, as JSON files in <dir>, since a private server's data goes with it. */
+export async function dumpTables(db, dir) {
   mkdirSync(dir, { recursive: true });
   const tables = [
-    ...['enqueued', 'effects', 'executions', 'settled', 'pauses', 'lease_audit'].map((t) => [chaos, t]),
-    ...['jobs', 'job_history', 'dependencies', 'concurrency_limits'].map((t) => [scheduler, t]),
+    ...['enqueued', 'effects', 'executions', 'settled', 'pauses', 'lease_audit'].map((t) => ['chaos', t]),
+    ...['jobs', 'job_history', 'dependencies', 'concurrency_limits'].map((t) => ['scheduler', t]),
   ];
-  for (const [schema, table] of tables) {
-    const [{ rows }] = await sql(`SELECT coalesce(json_agg(t), '[]') AS rows FROM "${schema}"."${table}" t`);
-    writeFileSync(`${dir}/${schema}.${table}.json`, JSON.stringify(rows));
+  for (const [owner, table] of tables) {
+    const { name, rows } = await db.tableRows(owner, table);
+    writeFileSync(`${dir}/${name}.json`, JSON.stringify(rows));
   }
 }

@@ -8,8 +8,11 @@ const FAULT_ROWS = [
   ['terminate_backends', 'pg_terminate_backend rounds'],
   ['terminated_backends', '  app connections terminated'],
   ['terminated_listen', '  of them LISTEN connections'],
+  ['kill_connections', 'KILL CONNECTION rounds'],
+  ['killed_connections', '  app sessions killed'],
+  ['killed_in_transaction', '  of them inside an open transaction'],
   ['pause_worker', 'SIGSTOP of a worker for longer than its lease, then SIGCONT'],
-  ['restart_db', 'PostgreSQL restarts (same data directory and port)'],
+  ['restart_db', 'database server restarts (same data directory and port)'],
   ['skipped', 'faults skipped (no target at that moment)'],
 ];
 
@@ -28,7 +31,8 @@ export function table(header, rows) {
 }
 
 export function report(run, safetyLabels) {
-  const faults = table(['Fault injected', 'count'], FAULT_ROWS.map(([key, label]) => [label, run.faults[key] ?? 0]));
+  // Each database has its own session fault; only its rows are printed.
+  const faults = table(['Fault injected', 'count'], FAULT_ROWS.filter(([key]) => key in run.faults).map(([key, label]) => [label, run.faults[key]]));
   const safety = table(['Safety check (must be 0)', 'count'], safetyLabels.map(([key, label]) => [label, run.safety[key]]));
   const observed = table(
     ['Observed (allowed)', 'count'],

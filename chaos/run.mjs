@@ -1,20 +1,20 @@
-// The chaos test on real PostgreSQL (`npm run chaos`, which builds first). Worker and producer
-// processes run the real SchedulerModule against one database while seeded faults hit them:
-// kill -9, pg_terminate_backend (LISTEN connections included), database restarts, and workers
-// paused past their lease. Then the faults stop, everything must drain (liveness), and SQL checks
-// count every safety anomaly by name (see chaos/checks.ts). Exit code 1 if any count is not 0.
+// The chaos test on a real database (`npm run chaos`, which builds first): PostgreSQL by default,
+// MariaDB with `--store mariadb`. Worker and producer processes run the real SchedulerModule
+// against one database while seeded faults hit them: kill -9, killed sessions
+// (pg_terminate_backend, LISTEN connections included; KILL CONNECTION on MariaDB), database
+// restarts, and workers paused past their lease. Then the faults stop, everything must drain
+// (liveness), and SQL checks count every safety anomaly by name (see chaos/checks.ts). Exit code 1
+// if any count is not 0.
 import { cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
 import { tmpdir, cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import pg from 'pg';
-import { DataSource } from 'typeorm';
-import { startEmbeddedPostgres } from '../scripts/embedded-postgres.mjs';
 import { Cluster } from './cluster.mjs';
-import { FAULT_KINDS, FaultInjector, planFaults } from './faults.mjs';
+import { FaultInjector, planFaults } from './faults.mjs';
 import { dumpTables, loadLogs } from './logs.mjs';
+import { openMariadb } from './mariadb.mjs';
 import { parseOptions } from './options.mjs';
+import { openPostgres } from './postgres.mjs';
 import { report, writeResult } from './report.mjs';
 
 const options = parseOptions(process.argv.slice(2));
@@ -29,38 +29,28 @@ const runDir = mkdtempSync(join(tmpdir(), `durable-scheduler-chaos-${options.see
 for (const part of ['lib', 'chaos']) cpSync(join(root, 'dist', part), join(runDir, 'dist', part), { recursive: true });
 writeFileSync(join(runDir, 'package.json'), '{ "type": "module" }\n');
 symlinkSync(join(root, 'node_modules'), join(runDir, 'node_modules'));
-const { PostgresJobStore } = await import(pathToFileURL(join(runDir, 'dist/lib/index.js')).href);
+const lib = await import(pathToFileURL(join(runDir, 'dist/lib/index.js')).href);
 const { SeededRandom } = await import(pathToFileURL(join(runDir, 'dist/lib/worker/public-api.js')).href);
-const { chaosTablesSql, leaseAuditSql, runChecks, safe, SAFETY } = await import(pathToFileURL(join(runDir, 'dist/chaos/checks.js')).href);
+const checks = await import(pathToFileURL(join(runDir, 'dist/chaos/checks.js')).href);
+const { runChecks, safe, SAFETY } = checks;
 
-const external = process.env.DATABASE_URL;
-const server = external ? null : await startEmbeddedPostgres('chaos', { onError: () => {} });
-const url = external ?? server.url;
-const pool = new pg.Pool({ connectionString: url, application_name: 'chaos-controller', max: 2 });
-pool.on('error', () => {}); // idle connections die with every restart; the next query reconnects
-const sql = async (text, params) => (await pool.query(text, params)).rows;
-const version = (await sql('SHOW server_version'))[0].server_version;
-const suffix = randomBytes(3).toString('hex');
-const schema = `chaos_${suffix}`;
-const schedulerSchema = `chaos_${suffix}_scheduler`;
-await pool.query(chaosTablesSql(schema));
-// The scheduler's tables exist before any process starts, so the lease audit sees every outcome.
-const migrator = await new DataSource({ type: 'postgres', url, applicationName: 'chaos-controller' }).initialize();
-await new PostgresJobStore({ dataSource: migrator, schema: schedulerSchema }).migrate();
-await migrator.destroy();
-await pool.query(leaseAuditSql({ chaos: schema, scheduler: schedulerSchema }));
+// The database: its server, the fresh schemas (or databases), the scheduler's tables migrated and
+// the lease audit installed, before any process starts.
+const db = await (options.store === 'mariadb' ? openMariadb : openPostgres)({ lib, checks, runDir });
+const { names } = db;
 
 const random = new SeededRandom(options.seed);
 const durationMs = options.duration * 1_000;
-const kinds = external ? FAULT_KINDS.filter((k) => k !== 'restart_db') : FAULT_KINDS;
+const kinds = db.faultKinds;
 const plan = planFaults(random, durationMs, kinds);
 const planned = Object.fromEntries(kinds.map((k) => [k, plan.filter((f) => f.kind === k).length]));
+const storeFlag = options.store === 'postgres' ? '' : ` --store ${options.store}`;
 console.log(
   `chaos: seed ${options.seed}, ${options.duration} s of faults, ${options.workers} workers + ${options.producers} producers, lease ${options.leaseMs} ms, ` +
-    `${options.rate} tx/s per producer, PostgreSQL ${version} (${external ? 'DATABASE_URL' : 'embedded'}), ${cpus().length} cores`,
+    `${options.rate} tx/s per producer, ${db.name} ${db.server}, ${cpus().length} cores`,
 );
-console.log(`chaos: fault plan ${JSON.stringify(planned)}; repeat with: npm run chaos -- --seed ${options.seed} --duration ${options.duration} --workers ${options.workers} --producers ${options.producers} --lease-ms ${options.leaseMs} --rate ${options.rate}`);
-if (external) console.log('chaos: DATABASE_URL is set, so the database-restart fault is skipped (only the embedded server can be restarted).');
+console.log(`chaos: fault plan ${JSON.stringify(planned)}; repeat with: npm run chaos --${storeFlag} --seed ${options.seed} --duration ${options.duration} --workers ${options.workers} --producers ${options.producers} --lease-ms ${options.leaseMs} --rate ${options.rate}`);
+for (const note of db.notes) console.log(`chaos: ${note}`);
 console.log(`chaos: logs in ${runDir}`);
 
 let phase = 'starting';
@@ -69,9 +59,7 @@ const cluster = new Cluster({
   runDir,
   appMain: join(runDir, 'dist/chaos/app/main.js'),
   env: {
-    CHAOS_DATABASE_URL: url,
-    CHAOS_SCHEMA: schema,
-    CHAOS_SCHEDULER_SCHEMA: schedulerSchema,
+    ...db.appEnv,
     CHAOS_SEED: String(options.seed),
     CHAOS_LEASE_MS: String(options.leaseMs),
     CHAOS_RATE: String(options.rate),
@@ -105,7 +93,7 @@ const abort = async (reason) => {
     if (member.paused) member.child.kill('SIGCONT');
     member.child.kill('SIGKILL');
   }
-  await server?.stop().catch(() => {});
+  await db.abort()?.catch(() => {});
   process.exit(reason === 'SIGINT' ? 130 : reason === 'SIGTERM' ? 143 : 1);
 };
 process.once('SIGINT', () => abort('SIGINT'));
@@ -123,12 +111,10 @@ try {
   phase = 'safety';
   const injector = new FaultInjector({
     cluster,
-    sql,
-    restartDatabase: server ? (o) => server.restart(o) : null,
+    db,
     respawn: (role, slot) => respawn(role, slot),
     random,
     leaseMs: options.leaseMs,
-    schedulerSchema,
     say,
   });
   const safetyStart = Date.now();
@@ -149,12 +135,7 @@ try {
   let remaining = Infinity;
   let lastSaid = 0;
   while (Date.now() - drainStart < drainTimeoutMs) {
-    remaining = Number(
-      (
-        await sql(`SELECT count(*) AS n FROM "${schema}".enqueued e LEFT JOIN "${schedulerSchema}".jobs j ON j.id = e.job_id
-                   WHERE j.id IS NULL OR j.state NOT IN ('succeeded', 'dead_lettered', 'cancelled', 'quarantined')`).catch(() => [{ n: Infinity }])
-      )[0].n,
-    );
+    remaining = await db.unfinished().catch(() => Infinity);
     if (remaining === 0) break;
     if (Date.now() - lastSaid > 10_000) {
       say(`${remaining} job(s) still to finish`);
@@ -168,8 +149,8 @@ try {
   await Promise.all(cluster.members.map((m) => cluster.terminate(m)));
 
   // Verdict.
-  const logs = await loadLogs(sql, schema, join(runDir, 'exec'), injector.pauses);
-  const { safety, observed } = await runChecks(sql, { chaos: schema, scheduler: schedulerSchema }, options.leaseMs);
+  const logs = await loadLogs(db, join(runDir, 'exec'), injector.pauses);
+  const { safety, observed } = await runChecks(db.sql, names, options.leaseMs, db.dialect);
   const liveness = { drained: remaining === 0, drainSeconds, remaining, unexpectedExits: unexpectedExits.length };
   // A run that enqueued or executed nothing proves nothing, so it cannot pass.
   const exercised = observed.jobs > 0 && observed.executions > 0;
@@ -181,7 +162,8 @@ try {
     workers: options.workers,
     producers: options.producers,
     leaseMs: options.leaseMs,
-    postgres: `${version} (${external ? 'DATABASE_URL' : 'embedded'})`,
+    store: options.store,
+    server: `${db.name} ${db.server}`,
     faults: injector.counts,
     safety,
     observed,
@@ -194,19 +176,11 @@ try {
   if (!exercised) console.log('FAILED: the run committed or executed no jobs, so it checked nothing.');
   if (observed.staleRejected === 0) console.log('note: no stale report was observed in this run (no pause caught a handler that went on to report).');
   if (options.result) writeResult(options.result, run);
-  if (!passed) await dumpTables(sql, join(runDir, 'db'), { chaos: schema, scheduler: schedulerSchema });
+  if (!passed) await dumpTables(db, join(runDir, 'db'));
 
-  await pool.end();
-  if (passed && !options.keep) {
-    if (external) {
-      const admin = new pg.Client({ connectionString: url });
-      await admin.connect();
-      await admin.query(`DROP SCHEMA "${schema}" CASCADE; DROP SCHEMA "${schedulerSchema}" CASCADE`);
-      await admin.end();
-    }
-    rmSync(runDir, { recursive: true, force: true });
-  }
-  await server?.stop();
+  await db.close({ drop: passed && !options.keep });
+  if (!passed && db.external) console.log(`chaos: the run's schemas are kept: ${names.chaos} and ${names.scheduler}`);
+  if (passed && !options.keep) rmSync(runDir, { recursive: true, force: true });
   console.log(`chaos: ${passed ? 'PASSED' : `FAILED (logs kept in ${runDir})`} in ${run.wallSeconds} s; seed ${options.seed}`);
   process.exit(passed ? 0 : 1);
 } catch (error) {

@@ -1,6 +1,7 @@
 import { Inject } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { InjectJobEntityManager, Job, type JobContext, type JobHandler } from '../../lib/index.js';
+import { ChaosTables } from './chaos-tables.js';
 import { ExecutionLog } from './execution-log.js';
 import { DEFAULT_MAX_ATTEMPTS, POISON_MAX_ATTEMPTS, TENANT_LIMIT, tenantKey, type ChaosPayload } from './workload.js';
 
@@ -16,6 +17,7 @@ abstract class ChaosJob implements JobHandler<ChaosPayload> {
   constructor(
     @InjectJobEntityManager() private readonly em: EntityManager,
     @Inject(ExecutionLog) private readonly log: ExecutionLog,
+    @Inject(ChaosTables) private readonly tables: ChaosTables,
   ) {}
 
   protected abstract fails(payload: ChaosPayload, ctx: JobContext<ChaosPayload>): boolean;
@@ -28,7 +30,7 @@ abstract class ChaosJob implements JobHandler<ChaosPayload> {
     const ids = { job: ctx.jobId, attempt: ctx.attempt };
     this.log.append({ ev: 'start', ...ids, name: ctx.name, key: this.key(payload) });
     await sleep(payload.ms / 3);
-    await this.em.query(`INSERT INTO "${this.log.schema}".effects (job_id, attempt, worker_id) VALUES ($1, $2, $3)`, [ctx.jobId, ctx.attempt, this.log.workerId]);
+    await this.tables.recordEffect(this.em, ctx.jobId, ctx.attempt, this.log.workerId);
     await sleep((2 * payload.ms) / 3);
     const fail = this.fails(payload, ctx);
     this.log.append({ ev: 'end', ...ids, threw: fail });

@@ -2,12 +2,14 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { SchedulerModule } from '../../lib/index.js';
 import type { ChaosConfig } from './chaos-config.js';
+import { ChaosTables } from './chaos-tables.js';
 import { CHAOS_JOBS } from './chaos.jobs.js';
 import { ChaosProducer } from './chaos.producer.js';
 import { ExecutionLog } from './execution-log.js';
 
 /**
- * The chaos app: TypeORM on PostgreSQL and the real SchedulerModule. Workers run the scheduler;
+ * The chaos app: TypeORM on PostgreSQL (or MariaDB, where the module picks the MySQL store and
+ * `schema` names the scheduler's database) and the real SchedulerModule. Workers run the scheduler;
  * producers only enqueue (autoStart off). Leases are short (2.5 s by default, a heartbeat every
  * 0.8 s) so that a paused worker loses its lease within the run, and retries are quick so the
  * liveness phase drains in seconds.
@@ -19,15 +21,26 @@ export class ChaosModule {
     return {
       module: ChaosModule,
       imports: [
-        TypeOrmModule.forRoot({
-          type: 'postgres',
-          url: config.databaseUrl,
-          applicationName: config.name,
-          // The pool the scheduler needs (concurrency + 3), plus one for the producer's own transactions.
-          extra: { max: concurrency + 4 },
-          retryAttempts: 30,
-          retryDelay: 500,
-        }),
+        TypeOrmModule.forRoot(
+          config.store === 'mariadb'
+            ? {
+                type: 'mariadb',
+                url: config.databaseUrl,
+                // The attempt transactions (concurrency) and the producer's own; the store has a pool of its own.
+                poolSize: concurrency + 4,
+                retryAttempts: 30,
+                retryDelay: 500,
+              }
+            : {
+                type: 'postgres',
+                url: config.databaseUrl,
+                applicationName: config.name,
+                // The pool the scheduler needs (concurrency + 3), plus one for the producer's own transactions.
+                extra: { max: concurrency + 4 },
+                retryAttempts: 30,
+                retryDelay: 500,
+              },
+        ),
         SchedulerModule.forRoot({
           autoStart: config.role === 'worker',
           schema: config.schedulerSchema,
@@ -44,7 +57,12 @@ export class ChaosModule {
           retry: { baseDelayMs: 100, maxDelayMs: 2_000 },
         }),
       ],
-      providers: [{ provide: ExecutionLog, useValue: new ExecutionLog(config.logFile, config.name, config.schema) }, ...CHAOS_JOBS, ChaosProducer],
+      providers: [
+        { provide: ExecutionLog, useValue: new ExecutionLog(config.logFile, config.name) },
+        { provide: ChaosTables, useValue: new ChaosTables(config) },
+        ...CHAOS_JOBS,
+        ChaosProducer,
+      ],
     };
   }
 }

@@ -3,6 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { SchedulerClient, type JobSpec } from '../../lib/index.js';
 import { SeededRandom } from '../../lib/worker/public-api.js';
+import { ChaosTables } from './chaos-tables.js';
 import { ExecutionLog } from './execution-log.js';
 import type { ChaosPayload } from './workload.js';
 
@@ -34,6 +35,7 @@ export class ChaosProducer {
     private readonly dataSource: DataSource,
     private readonly scheduler: SchedulerClient,
     @Inject(ExecutionLog) private readonly log: ExecutionLog,
+    @Inject(ChaosTables) private readonly tables: ChaosTables,
   ) {}
 
   stop(): void {
@@ -48,18 +50,9 @@ export class ChaosProducer {
       try {
         await this.dataSource.transaction(async (manager) => {
           await this.scheduler.enqueueMany(batch.map((p) => p.spec), { manager });
-          await manager.query(
-            `INSERT INTO "${this.log.schema}".enqueued (job_id, name, kind, expected, producer, parents, mode)
-             SELECT id, name, kind, expected, producer, parents::uuid[], mode FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) AS r(id, name, kind, expected, producer, parents, mode)`,
-            [
-              batch.map((p) => p.spec.id),
-              batch.map((p) => p.spec.name),
-              batch.map((p) => p.kind),
-              batch.map((p) => p.expected),
-              batch.map(() => this.log.workerId),
-              batch.map((p) => `{${p.parents.join(',')}}`),
-              batch.map((p) => p.mode),
-            ],
+          await this.tables.recordEnqueued(
+            manager,
+            batch.map((p) => ({ id: p.spec.id!, name: p.spec.name, kind: p.kind, expected: p.expected, producer: this.log.workerId, parents: p.parents, mode: p.mode })),
           );
           if (rollBack) throw new RolledBackOnPurpose();
         });

@@ -9,8 +9,6 @@ export class ExecutionLog {
   constructor(
     private readonly file: string,
     readonly workerId: string,
-    /** The schema of the chaos tables, for the handlers' and producers' writes. */
-    readonly schema: string,
   ) {}
 
   append(event: Record<string, unknown>): void {
