@@ -3,7 +3,8 @@ import base from './jest.config.js';
 /**
  * The browser tests of the dashboard (`npm run test:e2e`): a real Chromium drives the built sample
  * app. They live in their own root, so `npm test` runs none of them and needs no browser. They use
- * SQLite only, so they need no PostgreSQL either: no global setup.
+ * SQLite, and one file MariaDB (MARIADB_URL, or the machine's server as in `npm run test:mariadb`),
+ * so they need no PostgreSQL: no global setup.
  * @type {import('jest').Config}
  */
 export default {

@@ -1,14 +1,15 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
+import { TypeOrmModule } from '@nestjs/typeorm';
 import { SchedulerDashboardModule } from '../lib/dashboard/index.js';
 import { SchedulerModule, type SchedulerModuleOptions } from '../lib/index.js';
 import { LocalOnlyGuard } from './dashboard/local-only.guard.js';
+import { sampleDatabase } from './sample-database.js';
 import { SAMPLE_ENTITIES, SampleModule } from './sample.module.js';
 
 export interface SampleConfig {
-  /** A PostgreSQL URL; without one the sample uses SQLite. */
+  /** A postgres://, mysql:// or mariadb:// URL; without one the sample uses SQLite. */
   readonly databaseUrl?: string;
-  /** The SQLite file, when there is no PostgreSQL URL. */
+  /** The SQLite file, when there is no database URL. */
   readonly sqliteFile: string;
   readonly scheduler?: Partial<SchedulerModuleOptions>;
 }
@@ -16,9 +17,7 @@ export interface SampleConfig {
 @Module({})
 export class AppModule {
   static forRoot(config: SampleConfig): DynamicModule {
-    const database: TypeOrmModuleOptions = config.databaseUrl
-      ? { type: 'postgres', url: config.databaseUrl }
-      : { type: 'better-sqlite3', database: config.sqliteFile };
+    const database = sampleDatabase(config.databaseUrl, config.sqliteFile).options;
     return {
       module: AppModule,
       imports: [

@@ -1,6 +1,7 @@
 /**
  * The sample app. `npm start` runs it on a SQLite file under sample/data/ (no server needed);
- * with DATABASE_URL set it runs on PostgreSQL instead.
+ * with DATABASE_URL set it runs on the server that URL names: postgres:// for PostgreSQL,
+ * mysql:// or mariadb:// for MySQL or MariaDB.
  */
 import 'reflect-metadata';
 import { mkdirSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { NestFactory } from '@nestjs/core';
 // First: the SDK must be registered before anything creates a span.
 import { requestSpans, tracingEnabled } from './tracing.js';
 import { AppModule } from './app.module.js';
+import { sampleDatabase } from './sample-database.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const dataDir = join(root, 'sample', 'data');
@@ -18,6 +20,8 @@ const databaseUrl = process.env.DATABASE_URL || undefined;
 if (!databaseUrl) mkdirSync(dataDir, { recursive: true });
 
 const sqliteFile = process.env.SAMPLE_SQLITE_FILE || join(dataDir, 'sample.db');
+// Read first: a DATABASE_URL of no scheme the sample knows stops it before Nest starts.
+const database = sampleDatabase(databaseUrl, sqliteFile);
 // SAMPLE_WORKER=0 makes a producer-only node; another process (the same sample) runs the jobs.
 const worker = process.env.SAMPLE_WORKER !== '0';
 const app = await NestFactory.create(AppModule.forRoot({ databaseUrl, sqliteFile, scheduler: { worker } }));
@@ -28,7 +32,7 @@ await app.listen(port);
 
 const base = `http://localhost:${port}`;
 const logger = new Logger('Sample');
-logger.log(`listening on ${base}, storing jobs in ${databaseUrl ? 'PostgreSQL' : sqliteFile}${tracingEnabled ? ', printing spans' : ''}`);
+logger.log(`listening on ${base}, storing jobs in ${database.shown}${tracingEnabled ? ', printing spans' : ''}`);
 console.log(`
 The dashboard: ${base}/scheduler  (open it in a browser on this machine)
 

@@ -39,8 +39,8 @@ export function createContext(out: (text: string) => void): CliContext {
 /** Adds --conn and --table, which every command that touches the database takes. */
 export function withConnection(command: Command): Command {
   return command
-    .option('--conn <url>', 'postgres://user@host/db or sqlite:PATH (default: DATABASE_URL)')
-    .option('--table <name>', 'the jobs table: [schema.]<prefix>jobs on PostgreSQL, <prefix>jobs on SQLite');
+    .option('--conn <url>', 'postgres://user@host/db, mysql://user@host/db, mariadb://user@host/db or sqlite:PATH (default: DATABASE_URL)')
+    .option('--table <name>', 'the jobs table: [schema.]<prefix>jobs on PostgreSQL, [database.]<prefix>jobs on MySQL, <prefix>jobs on SQLite');
 }
 
 /** Adds --format text|json. */

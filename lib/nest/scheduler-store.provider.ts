@@ -1,7 +1,7 @@
 import type { FactoryProvider, InjectionToken } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { InvalidArgumentError } from '../core/index.js';
+import { assertSqlIdentifier, InvalidArgumentError } from '../core/index.js';
 import { MysqlJobStore, PostgresJobStore, SqliteJobStore, type JobStore } from '../store/index.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
 import { checkExplicitStore, POSTGRES_ONLY_OPTIONS } from './scheduler-options.check.js';
@@ -34,7 +34,9 @@ export function createStore(options: SchedulerModuleOptions, dataSource: DataSou
     for (const option of POSTGRES_ONLY_OPTIONS) {
       if (options[option] !== undefined) throw new InvalidArgumentError(POSTGRES_ONLY_ON_MYSQL(option), option);
     }
-    // MySQL calls a database a schema: `schema` names the database that holds the tables.
+    // MySQL calls a database a schema: `schema` names the database that holds the tables, and is
+    // checked under the name the module's user gave it.
+    if (options.schema !== undefined) assertSqlIdentifier(options.schema, 'schema');
     return new MysqlJobStore({ dataSource, database: options.schema, tablePrefix: options.tablePrefix, limits: options.limits, historyPolicy: options.historyPolicy, finish: options.finish });
   }
   if (type === 'better-sqlite3') {

@@ -5,7 +5,7 @@ import type { JobStore } from '../../lib/store/index.js';
 import { HOSTILE, HOSTILE_NAMES, HOSTILE_TEXT, RAW_CONTROL, RULES } from './hostile.js';
 
 export interface CliBadInputTarget {
-  readonly kind: 'sqlite' | 'postgres';
+  readonly kind: 'sqlite' | 'postgres' | 'mysql';
   /** The --conn value. */
   readonly conn: string;
   /** The --table value naming this target's tables. */
@@ -69,7 +69,7 @@ export const CLI_REFUSALS: Refusal[] = [
   ['issue 35 item 7: a misspelt flag after a command that takes an id', (conn) => ['dead-letter', 'replay', '0190a5a0-0000-7000-8000-000000000001', '--tabel', 'x', ...conn], /^Unknown option '--tabel' \(did you mean --table\?\)\.$/, 2],
   ['issue 35 item 7: a misspelt command, naming the nearest one', (conn) => ['job', 'list', ...conn], /^Unknown command 'job' \(did you mean jobs\?\)\.$/, 2],
   ['an unknown command', (conn) => ['drop', ...conn], /drop/, 2],
-  ['a --conn that is neither postgres:// nor sqlite:', () => ['stats', '--conn', "mysql://o'brien"], /^The --conn value must start with postgres:\/\/ or sqlite:/, 1],
+  ['a --conn that is none of postgres://, mysql://, mariadb:// and sqlite:', () => ['stats', '--conn', "mongodb://o'brien"], /^The --conn value must start with postgres:\/\/, mysql:\/\/, mariadb:\/\/ or sqlite:/, 1],
   // issue 19 item 15: a bad escape names the part of the URL, and never shows it (it may be the password).
   ...(
     [

@@ -153,9 +153,9 @@ export function cliCases(createTarget: () => Promise<CliTarget>): void {
     expect(wrong).toMatchObject({ code: 1, stdout: '' });
     expect(wrong.stderr).toMatch(/^Could not connect to postgres:\/\/127\.0\.0\.1:1\/nowhere \(ECONNREFUSED\)\.\n$/);
     const none = await cli(['stats']);
-    expect(none).toMatchObject({ code: 1, stderr: 'No database given; pass --conn postgres://user@host/db or --conn sqlite:./file.db, or set DATABASE_URL.\n' });
-    const odd = await cli(['stats', '--conn', 'mysql://x']);
-    expect(odd.stderr).toBe('The --conn value must start with postgres:// or sqlite: (for example sqlite:./jobs.db).\n');
+    expect(none).toMatchObject({ code: 1, stderr: 'No database given; pass --conn postgres://user@host/db, --conn mysql://user@host/db or --conn sqlite:./file.db, or set DATABASE_URL.\n' });
+    const odd = await cli(['stats', '--conn', 'mongodb://x']);
+    expect(odd.stderr).toBe('The --conn value must start with postgres://, mysql://, mariadb:// or sqlite: (for example sqlite:./jobs.db).\n');
 
     const verbose = await cli(['dead-letter', 'replay', ids[0]!, ...conn, '--verbose']);
     expect(verbose.code).toBe(1);

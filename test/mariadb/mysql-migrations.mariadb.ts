@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { DataSource } from 'typeorm';
-import { IncompatibleSchemaError, StoreBusyError } from '../../lib/core/index.js';
+import { IncompatibleSchemaError, StoreBusyError, StoreUnavailableError } from '../../lib/core/index.js';
+import { MysqlJobStore } from '../../lib/store/index.js';
 import { LATEST_SCHEMA_VERSION, loadMigrations } from '../../lib/store/sql-migrations.js';
 import { MysqlConnections } from '../../lib/store/mysql/mysql-connections.js';
 import { mysqlInstall } from '../../lib/store/mysql/mysql-install.js';
@@ -87,6 +88,18 @@ describe('MySQL store migrations (MariaDB)', () => {
       expect(await migrateMysql(conns, naming, mysqlInstall(), undefined, 5)).toEqual([LATEST_SCHEMA_VERSION]);
     } finally {
       await holder.release().catch(() => undefined);
+    }
+  });
+
+  it('refuses a database that does not exist, and reads before migrate, in one typed sentence each', async () => {
+    const nowhere = new MysqlJobStore({ dataSource, database: 'no_such_database_here', tablePrefix: uniquePrefix('nodb') });
+    const unmigrated = new MysqlJobStore({ dataSource, tablePrefix: uniquePrefix('unmigrated') });
+    try {
+      await expect(nowhere.migrate()).rejects.toThrow(new StoreUnavailableError('The database "no_such_database_here" does not exist on the server; create it, or name another.'));
+      await expect(unmigrated.jobList({})).rejects.toThrow(StoreUnavailableError);
+      await expect(unmigrated.jobList({})).rejects.toThrow(/^The scheduler's tables do not exist/);
+    } finally {
+      await Promise.all([nowhere.close(), unmigrated.close()]);
     }
   });
 

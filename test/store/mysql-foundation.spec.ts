@@ -48,6 +48,10 @@ describe('MySQL store: names, instants, servers and errors', () => {
     for (const lost of [{ code: 'ECONNREFUSED' }, { code: 'PROTOCOL_CONNECTION_LOST', fatal: true }, { fatal: true }]) {
       expect(mysqlFailure(Object.assign(new Error('gone'), lost))).toBeInstanceOf(StoreUnavailableError);
     }
+    expect(mysqlFailure(Object.assign(new Error("Table 'test.x_jobs' doesn't exist"), { errno: 1146 }))).toEqual(
+      expect.objectContaining({ name: 'StoreUnavailableError', message: expect.stringMatching(/^The scheduler's tables do not exist.*run migrate\(\).*\.$/) }),
+    );
+    expect(mysqlFailure(Object.assign(new Error("Unknown database 'nowhere'"), { errno: 1049 }))).toBeInstanceOf(StoreUnavailableError);
     const duplicate = Object.assign(new Error('Duplicate entry'), { errno: 1062, code: 'ER_DUP_ENTRY' });
     expect(mysqlFailure(duplicate)).toBe(duplicate);
     expect(isLockFailure(duplicate)).toBe(false);

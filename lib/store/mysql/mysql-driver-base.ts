@@ -71,7 +71,7 @@ export class MysqlDriverBase {
    * migrations under the migration lock.
    */
   async migrate(): Promise<void> {
-    await this.conns.session((db) => checkServer(db));
+    await this.conns.session((db) => checkServer(db, this.naming.database));
     await checkHostSessions(this.conns.dataSource);
     await migrateMysql(this.conns, this.naming, mysqlInstall());
   }

@@ -8,9 +8,8 @@ import { enqueueResults } from '../unique/unique-plan.js';
 import { ANY_QUEUE } from '../wake-hints.js';
 import { MysqlAttemptTransaction } from './mysql-attempt-transaction.js';
 import { MysqlDriverReads } from './mysql-driver-reads.js';
-import { EffectWriter, LOCKED_JOB_COLUMNS, toLockedJob, type LockedJobRow } from './mysql-effects.js';
+import { EffectWriter } from './mysql-effects.js';
 import type { MysqlExecutor } from './mysql-executor.js';
-import { fromMysqlInstant } from './mysql-instant.js';
 import { lockClaimCandidates } from './queries/claim-jobs.query.js';
 import { claimLimited } from './queries/claim-limited.query.js';
 import { provisionPending } from './mysql-limits.js';
@@ -104,7 +103,7 @@ export class MysqlDriverWorker extends MysqlDriverReads {
   async jobRelinquishMany({ workerId, leases }: DriverRelinquishParams): Promise<OutcomeResult[]> {
     if (leases.length === 0) return [];
     const { results, effects } = await this.conns.transaction(async (tx) => {
-      const { now, jobs } = await lockJobs(tx, this.naming, [...new Set(leases.map((l) => l.jobId))]);
+      const { now, jobs } = await lockJobs(tx, this.naming, [...new Set(leases.map((l) => l.jobId))], { guard: true });
       const effects = new EffectWriter(this.naming, this.historyPolicy, now);
       const results = leases.map((lease): OutcomeResult => {
         const job = jobs.get(lease.jobId);
@@ -124,20 +123,19 @@ export class MysqlDriverWorker extends MysqlDriverReads {
 
   async jobExpireLeases({ limit }: { readonly limit: number }): Promise<ExpiredLease[]> {
     const { expired, effects } = await this.conns.transaction(async (tx) => {
-      // Lapsed leases no claim will take (exhausted, or cancel-requested), paused queues included.
-      const [clock, rows] = (await tx.script([
-        { sql: 'SET @now = UTC_TIMESTAMP(3)' },
-        {
-          sql: `SELECT ${LOCKED_JOB_COLUMNS(this.naming)} FROM ${this.naming.jobs} j
-                WHERE state = 'running' AND leased_until <= @now AND (attempt >= max_attempts OR cancel_requested = TRUE)
-                ORDER BY leased_until, seq LIMIT ? FOR UPDATE SKIP LOCKED`,
-          values: [limit],
-        },
-        { sql: 'SELECT @now AS now' },
-      ]).then((r) => [r[2], r[1]])) as [{ now: string }[], LockedJobRow[]];
-      const effects = new EffectWriter(this.naming, this.historyPolicy, fromMysqlInstant(clock[0]!.now).getTime());
-      const expired = rows.flatMap((r): ExpiredLease[] => {
-        const after = effects.apply(toLockedJob(r), { kind: 'expire' });
+      // Lapsed leases no claim will take (exhausted, or cancel-requested), paused queues included:
+      // found first, then guarded and locked by id, so their open edges are read under the guard.
+      const found = await tx.query<{ id: string }>(
+        `SELECT id FROM ${this.naming.jobs}
+         WHERE state = 'running' AND leased_until <= UTC_TIMESTAMP(3) AND (attempt >= max_attempts OR cancel_requested = TRUE)
+         ORDER BY leased_until, seq LIMIT ?`,
+        [limit],
+      );
+      const locked = await lockJobs(tx, this.naming, found.map((r) => r.id), { guard: true });
+      const rows = [...locked.jobs.values()];
+      const effects = new EffectWriter(this.naming, this.historyPolicy, locked.now);
+      const expired = rows.flatMap((job): ExpiredLease[] => {
+        const after = effects.apply(job, { kind: 'expire' });
         return after ? [{ jobId: after.id, attempt: after.attempt, state: after.state }] : [];
       });
       await effects.settle(tx);
@@ -175,7 +173,7 @@ export class MysqlDriverWorker extends MysqlDriverReads {
    * `lean` finish a success nothing needs is written without its history entry and deleted.
    */
   protected async outcomes(db: MysqlExecutor, workerId: string, outcomes: readonly NormalizedOutcome[], locked?: LockedJobs) {
-    const { now, jobs } = locked ?? (await lockJobs(db, this.naming, [...new Set(outcomes.map((o) => o.jobId))]));
+    const { now, jobs } = locked ?? (await lockJobs(db, this.naming, [...new Set(outcomes.map((o) => o.jobId))], { guard: true }));
     const effects = new EffectWriter(this.naming, this.historyPolicy, now);
     const lean = this.finish === 'lean' ? await leanSuccesses(db, this.naming, outcomes, jobs) : new Set<string>();
     const results = outcomes.map((outcome): OutcomeResult => {
@@ -198,7 +196,7 @@ export class MysqlDriverWorker extends MysqlDriverReads {
   async jobCompleteAndClaim({ workerId, outcomes, claim }: DriverCompleteParams & { readonly claim: CheckedClaimParams }): Promise<CompleteAndClaimResult> {
     const written = await this.conns.transaction(async (tx) => {
       const ids = [...new Set(outcomes.map((o) => o.jobId))];
-      const candidates = await lockClaimCandidates(tx, this.naming, claim, lockJobsStatements(this.naming, ids));
+      const candidates = await lockClaimCandidates(tx, this.naming, claim, lockJobsStatements(this.naming, ids, { guard: true }));
       const { results, effects } = await this.outcomes(tx, workerId, outcomes, { now: candidates.now, jobs: lockedJobsOf(candidates.before) });
       if (candidates.pending) {
         await tx.commitWith(effects.take());

@@ -3,6 +3,7 @@ import type { JobRow } from '../job-row.js';
 import type { MysqlExecutor, MysqlStatement } from './mysql-executor.js';
 import type { MysqlNaming } from './mysql-naming.js';
 import { fromMysqlRow, instantParam, JOB_COLUMNS, type MysqlJobRow } from './mysql-row.js';
+import { parentGuard } from './mysql-locks.js';
 
 /** Edges one write settles at most; the sweep (jobSettleDependencies) settles the rest. */
 export const SETTLE_EDGES_PER_WRITE = 1_000;
@@ -166,8 +167,9 @@ export class EffectWriter {
     while (this.settleFrom.length > 0 && settled < SETTLE_EDGES_PER_WRITE) {
       const parents = new Map(this.settleFrom.map((parent) => [parent.id, parent]));
       this.settleFrom = [];
-      // The staged rows first: the edges' parents must read as finished to anyone after this write.
-      await this.flush(db);
+      // The staged rows first (the edges' parents must read as finished to anyone after this
+      // write), and the parents' guards, so the edges read next include every committed one.
+      await db.script([...this.take(), ...parentGuard(this.naming, [...parents.keys()], 'exclusive')]);
       settled += await this.settleRound(db, parents, SETTLE_EDGES_PER_WRITE - settled);
     }
     return settled;
@@ -201,7 +203,10 @@ export class EffectWriter {
         if (!cancel.ok) continue;
         const cancelled: JobRow = { ...child.row, ...cancel.next };
         // Staged from the row as read, so a latch lowered by an earlier edge of this round is written too.
-        this.change(originals.get(r.id)!, cancelled, cancel.effects);
+        const original = originals.get(r.id)!;
+        this.change(original, cancelled, cancel.effects);
+        // Its open edges were read before its guard was held: the next round reads them under it.
+        if (!original.openEdges) this.settleFrom.push(cancelled);
         children.set(r.id, { ...child, row: cancelled });
       }
     }

@@ -60,6 +60,9 @@ export const MYSQL_TYPE_CAST: MysqlTypeCast = (field: MysqlField, next) => {
 /** MySQL's error numbers for a transaction that lost a lock: rolled back (deadlock) or timed out waiting. */
 export const ER_LOCK_DEADLOCK = 1213;
 export const ER_LOCK_WAIT_TIMEOUT = 1205;
+/** A table, or a database, the statement names does not exist. */
+const ER_NO_SUCH_TABLE = 1146;
+const ER_BAD_DB_ERROR = 1049;
 
 type DriverError = Error & { errno?: number; code?: string; fatal?: boolean; sqlMessage?: string };
 
@@ -74,6 +77,15 @@ export function mysqlFailure(error: unknown): unknown {
         : "A row the store needed stayed locked by another transaction past the server's innodb_lock_wait_timeout, so nothing was written; try again.",
       { cause: error },
     );
+  }
+  if (e?.errno === ER_NO_SUCH_TABLE) {
+    return new StoreUnavailableError(
+      "The scheduler's tables do not exist where the store looks for them; run migrate() (the Nest module does at boot), or check the store's database and tablePrefix.",
+      { cause: error },
+    );
+  }
+  if (e?.errno === ER_BAD_DB_ERROR) {
+    return new StoreUnavailableError("The store's database does not exist on the server; create it, or name another with the database option.", { cause: error });
   }
   if (e?.fatal || (typeof e?.code === 'string' && /^(ECONN|ETIMEDOUT|EPIPE|PROTOCOL_|ER_CON_COUNT|EHOSTUNREACH|ENOTFOUND|POOL_CLOSED)/.test(e.code))) {
     return new StoreUnavailableError(`The MySQL server could not be reached or closed the store's connection (${e.code ?? 'fatal error'}); nothing more ran on it.`, { cause: error });

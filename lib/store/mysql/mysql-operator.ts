@@ -82,7 +82,8 @@ export class MysqlOperator {
 
   /** Applies an operator event to a locked job, staging its effects; the transition says whether it applied. */
   private async event(db: MysqlExecutor, effects: EffectWriter, jobId: string, event: JobEvent): Promise<OperatorTransition> {
-    const { jobs } = await lockJobs(db, this.naming, [jobId]);
+    // A cancel can end the job and a replay bring it back: both hold its parent guard (mysql-locks.ts).
+    const { jobs } = await lockJobs(db, this.naming, [jobId], { guard: event.kind === 'cancel' || event.kind === 'replay' });
     const job = jobs.get(jobId);
     if (!job) throw new JobNotFoundError(jobId);
     const result = LIFECYCLE_RULES.transition(job.row, event, effects.now);

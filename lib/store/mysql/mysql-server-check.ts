@@ -32,11 +32,24 @@ export function assertServerSupported(server: MysqlServer): void {
   }
 }
 
-/** Reads the server's version on one of the store's sessions and refuses one the store cannot run on. */
-export async function checkServer(db: MysqlExecutor): Promise<MysqlServer> {
-  const [row] = await db.query<{ version: string }>('SELECT VERSION() AS version');
+/**
+ * Reads the server's version on one of the store's sessions and refuses one the store cannot run
+ * on, or a database that is not there (`database`, or the session's own when null).
+ */
+export async function checkServer(db: MysqlExecutor, database: string | null): Promise<MysqlServer> {
+  const [row] = await db.query<{ version: string; name: string | null; found: number }>(
+    `SELECT VERSION() AS version, COALESCE(?, DATABASE()) AS name,
+            (SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = COALESCE(?, DATABASE())) AS found`,
+    [database, database],
+  );
   const server = parseServerVersion(String(row?.version ?? ''));
   assertServerSupported(server);
+  if (row?.name == null) {
+    throw new StoreUnavailableError("The DataSource names no database and the store was given none; set the DataSource's database, or the store's database option.");
+  }
+  if (Number(row.found) === 0) {
+    throw new StoreUnavailableError(`The database ${JSON.stringify(row.name)} does not exist on the server; create it, or name another.`);
+  }
   return server;
 }
 

@@ -37,8 +37,10 @@ export interface ClaimCandidates {
 export async function lockClaimCandidates(tx: MysqlTransaction, t: MysqlNaming, params: CheckedClaimParams, ahead: readonly MysqlStatement[] = []): Promise<ClaimCandidates> {
   const { limit, queues, includeLapsed } = params;
   const inQueues = `queue IN (?) AND FIND_IN_SET(queue, @paused) = 0`;
-  const first = `SET @p = (SELECT MIN(priority) FROM ${t.jobs} WHERE state = 'scheduled' AND queue IN (?) AND parked_key IS NULL)`;
-  const next = `SET @p = (SELECT MIN(priority) FROM ${t.jobs} WHERE state = 'scheduled' AND queue IN (?) AND parked_key IS NULL AND priority > @p)`;
+  // SELECT … INTO, never SET @v = (SELECT …): MariaDB runs the subquery of a SET as a locking read
+  // (shared locks, at READ COMMITTED too), so a claim would wait on rows another writer holds.
+  const first = `SELECT MIN(priority) INTO @p FROM ${t.jobs} WHERE state = 'scheduled' AND queue IN (?) AND parked_key IS NULL`;
+  const next = `SELECT MIN(priority) INTO @p FROM ${t.jobs} WHERE state = 'scheduled' AND queue IN (?) AND parked_key IS NULL AND priority > @p`;
   const due = (wanted: number): MysqlStatement => ({
     sql: `SELECT ${JOB_COLUMNS} FROM ${t.jobs} j
           WHERE state = 'scheduled' AND parked_key IS NULL AND priority = @p AND run_at <= @now AND attempt < max_attempts AND ${inQueues}
@@ -48,7 +50,7 @@ export async function lockClaimCandidates(tx: MysqlTransaction, t: MysqlNaming, 
   const statements: MysqlStatement[] = [
     limitsGate(t),
     { sql: 'SET @now = UTC_TIMESTAMP(3)' },
-    { sql: `SET @paused = (SELECT COALESCE(GROUP_CONCAT(name), '') FROM ${t.queues} WHERE paused = TRUE)` },
+    { sql: `SELECT COALESCE(GROUP_CONCAT(name), '') INTO @paused FROM ${t.queues} WHERE paused = TRUE` },
     { sql: first, values: [queues] },
     { sql: 'SELECT @now AS now, @p AS p' },
   ];

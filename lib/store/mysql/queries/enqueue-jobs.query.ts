@@ -5,7 +5,7 @@ import type { JobRow } from '../../job-row.js';
 import { hasUniqueKeys, planUnique, uniqueSlot, type UniqueHolder, type UniquePlan } from '../../unique/unique-plan.js';
 import type { EffectWriter } from '../mysql-effects.js';
 import { QUERY_BUDGET, sizeOf, type MysqlExecutor, type MysqlStatement } from '../mysql-executor.js';
-import { lockNames } from '../mysql-locks.js';
+import { lockNames, parentGuard } from '../mysql-locks.js';
 import type { MysqlNaming } from '../mysql-naming.js';
 import { instantParam } from '../mysql-row.js';
 import { declareLimitsStatements } from './declare-limits.query.js';
@@ -32,8 +32,8 @@ const ER_DUP_ENTRY = 1062;
  *
  * What it reads, it locks, so nothing it decided on changes before it commits: the unique keys
  * (a named lock each, mysql-locks.ts, so the second of two enqueues of one key waits and then
- * finds the first's job), their holders, and the parents (a shared lock, so a parent's outcome
- * write waits for this transaction and then settles the new edge; and an edge to a parent that
+ * finds the first's job), their holders, and the parents' guards (shared, so a write that ends a
+ * parent waits for this transaction and then settles the new edge; and an edge to a parent that
  * already ended is written settled). An id inserted meanwhile by another transaction fails the
  * INSERT (1062), and {@link writeEnqueue} plans again.
  */
@@ -53,9 +53,10 @@ export async function planEnqueue(db: MysqlExecutor, t: MysqlNaming, jobs: reado
   const parentIds = parentsToLookUp(batch);
   const stored = new Map<string, JobState>();
   if (parentIds.length > 0) {
-    for (const r of await db.query<{ id: string; state: JobState }>(`SELECT id, state FROM ${t.jobs} WHERE id IN (?) ORDER BY id LOCK IN SHARE MODE`, [parentIds])) {
-      stored.set(r.id, r.state);
-    }
+    // The parents' guard shared, then their states: a write that ends a parent holds its guard
+    // exclusive, so the states read here stay true until this transaction ends (mysql-locks.ts).
+    const results = await db.script([...parentGuard(t, parentIds, 'shared'), { sql: `SELECT id, state FROM ${t.jobs} WHERE id IN (?)`, values: [parentIds] }]);
+    for (const r of results.at(-1) as { id: string; state: JobState }[]) stored.set(r.id, r.state);
   }
   const plans = planDependencies(batch, stored).filter((planned) => !existing.has(planned.job.id));
   const created = new Set<string>();

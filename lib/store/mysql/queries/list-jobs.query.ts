@@ -93,11 +93,11 @@ export async function listJobs(
   const filters = filterSql(params);
   const bounded = filters.sql !== '';
   const statements: MysqlStatement[] = cursored
-    ? [{ sql: `SET @list_cursor = (SELECT seq FROM ${t.jobs} WHERE id = ?)`, values: [params.cursor] }, { sql: 'SELECT @list_cursor AS found_seq' }]
+    ? [{ sql: `SELECT (SELECT seq FROM ${t.jobs} WHERE id = ?) INTO @list_cursor`, values: [params.cursor] }, { sql: 'SELECT @list_cursor AS found_seq' }]
     : [];
   if (bounded) {
     statements.push(
-      { sql: `SET @list_edge = (SELECT j.seq FROM ${source.from} WHERE ${range} ORDER BY j.seq ${order.direction} LIMIT 1 OFFSET ?)`, values: [...source.values, scan - 1] },
+      { sql: `SELECT (SELECT j.seq FROM ${source.from} WHERE ${range} ORDER BY j.seq ${order.direction} LIMIT 1 OFFSET ?) INTO @list_edge`, values: [...source.values, scan - 1] },
       { sql: `SELECT ${JOB_COLUMNS} FROM ${t.jobs} j WHERE j.seq = @list_edge` },
     );
   }
