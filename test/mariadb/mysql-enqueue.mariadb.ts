@@ -2,15 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { DataSource } from 'typeorm';
 import { MysqlJobStore } from '../../lib/store/index.js';
 import { dropInstallation, openMariadbDataSource, uniquePrefix } from '../support/mariadb.js';
-
-/** Resolves once `predicate` holds, checking between turns of the event loop; fails after `ms`. */
-async function until(predicate: () => Promise<boolean>, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`Gave up waiting: ${what}.`);
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-}
+import { untilLockWait } from '../support/mariadb-lock-waits.js';
 
 describe('MySQL store enqueue (MariaDB)', () => {
   let dataSource: DataSource;
@@ -58,17 +50,9 @@ describe('MySQL store enqueue (MariaDB)', () => {
     });
     await written;
     const batch = store.jobEnqueueMany({ jobs: [{ id: own, name: 'batch', payload: 2 }, { id: shared, name: 'batch', payload: 3 }] });
-    // The batch's INSERT waits on the host's uncommitted row for the shared id (other suites share
-    // the server, so only a wait on this installation's jobs table counts).
-    await until(
-      async () =>
-        Number(
-          (await dataSource.query(`SELECT COUNT(*) AS n FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT' AND trx_query LIKE ?`, [
-            `%INSERT INTO ${store.naming.jobs}%`,
-          ]))[0].n,
-        ) > 0,
-      'the batch to wait on the host row',
-    );
+    // The batch's INSERT waits on the host's uncommitted row for the shared id (read from InnoDB's
+    // own status: information_schema.innodb_trx is a cache a poller never sees refreshed).
+    expect(await untilLockWait(dataSource, store.naming.jobs, () => false)).toBe(true);
     releaseHost();
     await host;
     expect(await batch).toEqual([

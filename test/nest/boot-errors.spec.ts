@@ -91,10 +91,15 @@ describe('SchedulerModule boot errors', () => {
   });
 
   it('refuses a DataSource type it has no store for, and a missing DataSource', async () => {
-    const mysql = { options: { type: 'mysql' }, isInitialized: true } as unknown as DataSource;
-    const moduleRef = Test.createTestingModule({ imports: [SchedulerModule.forRoot({ dataSource: mysql, autoStart: false })] });
+    const mongo = { options: { type: 'mongodb' }, isInitialized: true } as unknown as DataSource;
+    const moduleRef = Test.createTestingModule({ imports: [SchedulerModule.forRoot({ dataSource: mongo, autoStart: false })] });
     await expect(moduleRef.compile()).rejects.toThrow(
-      'SchedulerModule supports PostgreSQL ("postgres") and SQLite ("better-sqlite3") DataSources, not "mysql"; pass a store option for anything else.',
+      'SchedulerModule supports PostgreSQL ("postgres"), MySQL ("mysql"), MariaDB ("mariadb") and SQLite ("better-sqlite3") DataSources, not "mongodb"; pass a store option for anything else.',
+    );
+    // A MySQL DataSource whose driver is not mysql2 (here: none at all) is refused at boot, in one sentence.
+    const driverless = { options: { type: 'mysql' }, isInitialized: true } as unknown as DataSource;
+    await expect(Test.createTestingModule({ imports: [SchedulerModule.forRoot({ dataSource: driverless, autoStart: false })] }).compile()).rejects.toThrow(
+      'The MySQL store needs a DataSource of type "mysql" or "mariadb" whose driver is mysql2 (npm install mysql2), got type "mysql".',
     );
     await expect(Test.createTestingModule({ imports: [SchedulerModule.forRoot({ autoStart: false })] }).compile()).rejects.toThrow(
       'SchedulerModule found no TypeORM DataSource; import TypeOrmModule.forRoot(...) or pass a store or dataSource option.',

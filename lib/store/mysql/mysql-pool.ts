@@ -36,10 +36,10 @@ interface TypeormMysqlDriver {
  * (an enqueue in a host transaction, an attempt's EntityManager).
  */
 export async function openStorePool(dataSource: DataSource, size: number): Promise<MysqlPool> {
-  const driver = dataSource.driver as unknown as TypeormMysqlDriver;
-  if (!driver.mysql || typeof driver.createConnectionOptions !== 'function') {
+  const driver = dataSource.driver as unknown as TypeormMysqlDriver | undefined;
+  if (!driver?.mysql || typeof driver.createConnectionOptions !== 'function') {
     throw new InvalidArgumentError(
-      `The MySQL store needs a DataSource of type "mysql" or "mariadb" whose driver is mysql2 (npm install mysql2), got type ${JSON.stringify(driver.options?.type)}.`,
+      `The MySQL store needs a DataSource of type "mysql" or "mariadb" whose driver is mysql2 (npm install mysql2), got type ${JSON.stringify(dataSource.options?.type)}.`,
       'dataSource',
     );
   }
