@@ -84,7 +84,10 @@ export class SampleProcess {
     for (;;) {
       const { json } = await this.request('GET', `/jobs/${jobId}`);
       if (json.state === state) return json;
-      if (Date.now() > deadline) throw new Error(`job ${jobId} is ${json.state}, not ${state}, after 15 s`);
+      if (Date.now() > deadline) {
+        // The job as the app reads it and the app's last lines: enough to say why it has not moved.
+        throw new Error(`job ${jobId} is ${json.state}, not ${state}, after 15 s: ${JSON.stringify(json)}\n${this.output.split('\n').slice(-40).join('\n')}`);
+      }
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }

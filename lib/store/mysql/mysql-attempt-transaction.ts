@@ -9,8 +9,8 @@ export type AttemptComplete = (db: MysqlExecutor, check: ReturnType<SuccessCheck
 
 /**
  * An attempt transaction on MySQL: a QueryRunner of the DataSource's own (the handler's writes run
- * in the application's session, with its settings), that TypeORM sees as already inside a
- * transaction, and that sends START TRANSACTION only with its first statement. A handler that
+ * in the application's session, with its settings, at READ COMMITTED), that TypeORM sees as
+ * already inside a transaction, and that opens the transaction only with its first statement. A handler that
  * never uses the manager costs no round trip and no connection. The success write runs on the
  * same session, fenced like every outcome, and commits with the handler's writes; a stale lease
  * rolls them back.
@@ -30,18 +30,15 @@ export class MysqlAttemptTransaction implements AttemptTransaction {
   ) {
     const runner = dataSource.createQueryRunner();
     this.runner = runner;
-    const send = runner.query.bind(runner);
-    this.send = ((...args: Parameters<QueryRunner['query']>) => {
-      this.listener?.(args[0]);
-      return send(...args);
-    }) as QueryRunner['query'];
+    // The handler's own statements are the application's: the listener hears only the store's.
+    this.send = runner.query.bind(runner);
     // TypeORM then treats every save as part of an outer transaction and opens savepoints, never its own START/COMMIT.
     setTransactionState(runner, true);
     runner.query = (async (...args: Parameters<QueryRunner['query']>) => {
       if (this.ended) throw new Error('This attempt transaction has ended; its EntityManager can no longer be used.');
       if (!this.begun) {
         this.begun = true;
-        await this.send('START TRANSACTION');
+        await this.begin();
       }
       return this.send(...args);
     }) as QueryRunner['query'];
@@ -62,7 +59,7 @@ export class MysqlAttemptTransaction implements AttemptTransaction {
       // The outcome commits with the handler's writes, or alone in a transaction of its own if there were none.
       if (!this.begun) {
         this.begun = true;
-        await this.send('START TRANSACTION');
+        await this.begin();
       }
       const connection = (await (this.runner as unknown as { connect(): Promise<MysqlConnection> }).connect()) as MysqlConnection;
       const { result, after } = await this.complete(new ConnectionExecutor(connection, false, this.listener), checked);
@@ -75,6 +72,22 @@ export class MysqlAttemptTransaction implements AttemptTransaction {
     }
   }
 
+  /**
+   * READ COMMITTED for this one transaction (SET TRANSACTION without a scope leaves the session's
+   * own level to the application's next transaction). At MySQL's default REPEATABLE READ the
+   * outcome write's locking reads would take gap locks, and a scan on a small table would lock
+   * every row it passes: concurrent outcomes then deadlock, each one a lease left to lapse.
+   */
+  private async begin(): Promise<void> {
+    await this.control('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
+    await this.control('START TRANSACTION');
+  }
+
+  private control(statement: string): Promise<unknown> {
+    this.listener?.(statement);
+    return this.send(statement);
+  }
+
   async rollback(): Promise<void> {
     await this.finish('ROLLBACK');
   }
@@ -83,7 +96,7 @@ export class MysqlAttemptTransaction implements AttemptTransaction {
     if (this.ended) return;
     this.ended = true;
     try {
-      if (this.begun) await this.send(statement);
+      if (this.begun) await this.control(statement);
     } finally {
       setTransactionState(this.runner, false);
       await this.runner.release();

@@ -20,7 +20,7 @@ export class MysqlConnections {
   constructor(
     readonly dataSource: DataSource,
     readonly poolSize: number,
-    private readonly onStatement?: MysqlStatementListener,
+    readonly onStatement?: MysqlStatementListener,
     /** Waits between tries after a lost lock; tests pass one that records instead of sleeping. */
     private readonly backOff: (attempt: number) => Promise<void> = jitteredBackOff,
   ) {}

@@ -26,7 +26,7 @@ export class MysqlDriverWorker extends MysqlDriverReads {
       const { results, effects } = await this.outcomes(db, checked.workerId, checked.outcomes);
       await db.script(effects.take());
       return { result: results[0]!, after: () => this.afterOutcomes(results, effects) };
-    }, checkSuccess);
+    }, checkSuccess, this.conns.onStatement);
   }
 
   async jobEnqueueMany({ jobs, manager }: DriverEnqueueParams): Promise<EnqueueResult[]> {
