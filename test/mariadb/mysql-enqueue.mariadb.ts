@@ -3,6 +3,7 @@ import type { DataSource } from 'typeorm';
 import { MysqlJobStore } from '../../lib/store/index.js';
 import { dropInstallation, openMariadbDataSource, uniquePrefix } from '../support/mariadb.js';
 import { untilLockWait } from '../support/mariadb-lock-waits.js';
+import { tracked } from '../support/lock-waits.js';
 
 describe('MySQL store enqueue (MariaDB)', () => {
   let dataSource: DataSource;
@@ -63,5 +64,52 @@ describe('MySQL store enqueue (MariaDB)', () => {
     expect((await store.jobGet({ jobId: own }))!.name).toBe('batch');
     const [{ n }] = (await dataSource.query(`SELECT COUNT(*) AS n FROM ${store.naming.jobs} WHERE id IN (?, ?)`, [shared, own])) as { n: number }[];
     expect(Number(n)).toBe(2);
+  });
+
+  it("enqueues different unique keys from open REPEATABLE READ transactions without either waiting on the other's gap", async () => {
+    // MySQL's default level, as an application leaves its sessions: a locking read that found no
+    // holder took a gap lock, so the second transaction's INSERT waited on the first, and the
+    // first's next key then closed a cycle the server broke with a deadlock.
+    const [{ level }] = (await dataSource.query('SELECT @@session.tx_isolation AS level')) as { level: string }[];
+    expect(level).toBe('REPEATABLE-READ');
+    const name = `gap-${Date.now()}`;
+    const first = dataSource.createQueryRunner();
+    const second = dataSource.createQueryRunner();
+    await Promise.all([first.startTransaction(), second.startTransaction()]);
+    try {
+      const a1 = await store.jobEnqueue({ job: { name, payload: 1, uniqueKey: 'a1' }, manager: first.manager });
+      const b = tracked(store.jobEnqueue({ job: { name, payload: 2, uniqueKey: 'a2' }, manager: second.manager }));
+      expect(await untilLockWait(dataSource, store.naming.jobs, b.isDone)).toBe(false);
+      const a3 = await store.jobEnqueue({ job: { name, payload: 3, uniqueKey: 'a3' }, manager: first.manager });
+      const a2 = await b.promise;
+      await first.commitTransaction();
+      await second.commitTransaction();
+      expect([a1.created, a2.created, a3.created]).toEqual([true, true, true]);
+      // The same key again, now held: no new job, the holder's id.
+      expect(await store.jobEnqueue({ job: { name, payload: 4, uniqueKey: 'a2' } })).toMatchObject({ id: a2.id, created: false });
+    } finally {
+      for (const runner of [first, second]) {
+        if (runner.isTransactionActive) await runner.rollbackTransaction();
+        await runner.release();
+      }
+    }
+  });
+
+  it('finds a holder committed after a REPEATABLE READ snapshot was taken, and enqueues nothing new', async () => {
+    const name = `snap-${Date.now()}`;
+    const runner = dataSource.createQueryRunner();
+    await runner.startTransaction();
+    try {
+      // The snapshot is taken by the first read, before the holder commits on another session.
+      await runner.query(`SELECT COUNT(*) AS n FROM ${store.naming.jobs}`);
+      const holder = await store.jobEnqueue({ job: { name, payload: 1, uniqueKey: 'k' } });
+      const again = await store.jobEnqueue({ job: { name, payload: 2, uniqueKey: 'k' }, manager: runner.manager });
+      await runner.commitTransaction();
+      expect(again).toMatchObject({ id: holder.id, created: false });
+      expect(await dataSource.query(`SELECT COUNT(*) AS n FROM ${store.naming.jobs} WHERE name = ?`, [name])).toEqual([{ n: '1' }]);
+    } finally {
+      if (runner.isTransactionActive) await runner.rollbackTransaction();
+      await runner.release();
+    }
   });
 });

@@ -35,9 +35,11 @@ const ER_DUP_ENTRY = 1062;
  * finds the first's job), their holders, and the parents' guards (shared, so a write that ends a
  * parent waits for this transaction and then settles the new edge; and an edge to a parent that
  * already ended is written settled). An id inserted meanwhile by another transaction fails the
- * INSERT (1062), and {@link writeEnqueue} plans again.
+ * INSERT (1062), and {@link writeEnqueue} plans again with `fresh` reads: locking reads, which see
+ * what committed after a REPEATABLE READ transaction's snapshot. Only then: a locking read that
+ * finds nothing takes a gap lock, which two enqueues in one gap would deadlock on.
  */
-export async function planEnqueue(db: MysqlExecutor, t: MysqlNaming, jobs: readonly NewJob[], effects: EffectWriter): Promise<EnqueueWrite & { statements: MysqlStatement[] }> {
+export async function planEnqueue(db: MysqlExecutor, t: MysqlNaming, jobs: readonly NewJob[], effects: EffectWriter, fresh = false): Promise<EnqueueWrite & { statements: MysqlStatement[] }> {
   const now = effects.now;
   const keyed = hasUniqueKeys(jobs);
   if (keyed) {
@@ -45,9 +47,9 @@ export async function planEnqueue(db: MysqlExecutor, t: MysqlNaming, jobs: reado
     await lockNames(db, t, 'unique', jobs.filter((j) => j.uniqueKey != null).map((j) => uniqueSlot(j.name, j.uniqueKey!)));
   }
   const checkIds = jobs.filter((job) => !job.freshId).map((job) => job.id);
-  const existing = new Set(checkIds.length === 0 ? [] : (await db.query<{ id: string }>(`SELECT id FROM ${t.jobs} WHERE id IN (?)`, [checkIds])).map((r) => r.id));
+  const existing = new Set(checkIds.length === 0 ? [] : (await db.query<{ id: string }>(`SELECT id FROM ${t.jobs} WHERE id IN (?)${fresh ? ' LOCK IN SHARE MODE' : ''}`, [checkIds])).map((r) => r.id));
   const notStored = jobs.filter((job) => !existing.has(job.id));
-  const held = keyed ? await holders(db, t, notStored) : null;
+  const held = keyed ? await holders(db, t, notStored, fresh) : null;
   const plan = held ? planUnique(notStored, held.holders) : null;
   const batch = plan ? plan.insert : jobs;
   const parentIds = parentsToLookUp(batch);
@@ -118,7 +120,7 @@ export async function writeEnqueue(
   send: (statements: MysqlStatement[]) => Promise<unknown>,
 ): Promise<EnqueueWrite> {
   for (let attempt = 0; ; attempt += 1) {
-    const planned = await planEnqueue(db, t, jobs, effects);
+    const planned = await planEnqueue(db, t, jobs, effects, attempt > 0);
     try {
       await send([{ sql: 'SAVEPOINT durable_scheduler_enqueue' }, ...planned.statements, ...effects.take()]);
       return planned;
@@ -135,18 +137,34 @@ export function isDuplicateId(error: unknown): boolean {
   return cause.errno === ER_DUP_ENTRY || cause.cause?.errno === ER_DUP_ENTRY;
 }
 
-/** The stored holders of the batch's unique keys (and their queues), locked for the rest of the transaction. */
-async function holders(db: MysqlExecutor, t: MysqlNaming, jobs: readonly NewJob[]): Promise<{ holders: Map<string, UniqueHolder>; queues: Map<string, string> }> {
+/**
+ * The stored holders of the batch's unique keys (and their queues), locked for the rest of the
+ * transaction. Found by a plain read, then locked by id: a locking read that finds no holder
+ * would take a gap lock on the unique index, even under this batch's named locks, and at
+ * REPEATABLE READ (an application's transaction, by MySQL's default) two enqueues of different
+ * keys in one gap each hold the gap and wait on the other's INSERT. The plain read may be older
+ * than the named lock (REPEATABLE READ reads the transaction's first snapshot): a holder it
+ * missed fails the INSERT (1062) and {@link writeEnqueue} plans again with `fresh`, a locking
+ * read, which then finds the holder's row and locks only it.
+ */
+async function holders(db: MysqlExecutor, t: MysqlNaming, jobs: readonly NewJob[], fresh: boolean): Promise<{ holders: Map<string, UniqueHolder>; queues: Map<string, string> }> {
   const keyed = jobs.filter((job) => job.uniqueKey != null);
   const found = new Map<string, UniqueHolder>();
   const queues = new Map<string, string>();
   if (keyed.length === 0) return { holders: found, queues };
-  const rows = await db.query<{ id: string; name: string; queue: string; unique_key: string; state: JobState; attempt: number }>(
-    `SELECT id, name, queue, unique_key, state, attempt FROM ${t.jobs}
-     WHERE (name, live_unique_key) IN (${keyed.map(() => '(?, ?)').join(', ')}) ORDER BY id FOR UPDATE`,
-    keyed.flatMap((job) => [job.name, job.uniqueKey]),
-  );
+  const columns = 'id, name, queue, unique_key, live_unique_key, state, attempt';
+  const byKey = `(name, live_unique_key) IN (${keyed.map(() => '(?, ?)').join(', ')})`;
+  const keys = keyed.flatMap((job) => [job.name, job.uniqueKey]);
+  type Holder = { id: string; name: string; queue: string; unique_key: string; live_unique_key: string | null; state: JobState; attempt: number };
+  let rows: Holder[];
+  if (fresh) rows = await db.query<Holder>(`SELECT ${columns} FROM ${t.jobs} WHERE ${byKey} ORDER BY id FOR UPDATE`, keys);
+  else {
+    const seen = await db.query<{ id: string }>(`SELECT id FROM ${t.jobs} WHERE ${byKey}`, keys);
+    // The rows as they are now, locked: a holder that ended meanwhile no longer holds its key.
+    rows = seen.length === 0 ? [] : await db.query<Holder>(`SELECT ${columns} FROM ${t.jobs} WHERE id IN (?) ORDER BY id FOR UPDATE`, [seen.map((r) => r.id)]);
+  }
   for (const r of rows) {
+    if (r.live_unique_key === null) continue;
     found.set(uniqueSlot(r.name, r.unique_key), { id: r.id, state: r.state, attempt: r.attempt });
     queues.set(r.id, r.queue);
   }
