@@ -112,4 +112,25 @@ describe('MySQL store enqueue (MariaDB)', () => {
       await runner.release();
     }
   });
+
+  it("settles a dependant's edge at once when its parent ended after the host transaction's REPEATABLE READ snapshot", async () => {
+    const name = `late-${Date.now()}`;
+    await store.jobEnqueue({ job: { name, payload: null, queue: name } });
+    const [parent] = await store.jobClaim({ workerId: 'w', limit: 1, queues: [name], leaseMs: 60_000 });
+    const runner = dataSource.createQueryRunner();
+    await runner.startTransaction();
+    try {
+      // The snapshot sees the parent running; it succeeds on another session before the enqueue.
+      expect(await runner.query(`SELECT state FROM ${store.naming.jobs} WHERE id = ?`, [parent!.id])).toEqual([{ state: 'running' }]);
+      expect(await store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: parent!.id, attempt: 1, kind: 'succeeded' }] })).toMatchObject([{ status: 'applied', state: 'succeeded' }]);
+      const child = await store.jobEnqueue({ job: { name: `${name}.child`, payload: null, queue: name, dependsOn: [parent!.id] }, manager: runner.manager });
+      await runner.commitTransaction();
+      // Due now: an edge written open would have waited for the settle sweep.
+      expect(await store.jobGet({ jobId: child.id })).toMatchObject({ state: 'scheduled' });
+      expect(await dataSource.query(`SELECT settled FROM ${store.naming.dependencies} WHERE child_id = ?`, [child.id])).toEqual([{ settled: 1 }]);
+    } finally {
+      if (runner.isTransactionActive) await runner.rollbackTransaction();
+      await runner.release();
+    }
+  });
 });

@@ -39,7 +39,14 @@ const ER_DUP_ENTRY = 1062;
  * what committed after a REPEATABLE READ transaction's snapshot. Only then: a locking read that
  * finds nothing takes a gap lock, which two enqueues in one gap would deadlock on.
  */
-export async function planEnqueue(db: MysqlExecutor, t: MysqlNaming, jobs: readonly NewJob[], effects: EffectWriter, fresh = false): Promise<EnqueueWrite & { statements: MysqlStatement[] }> {
+export async function planEnqueue(
+  db: MysqlExecutor,
+  t: MysqlNaming,
+  jobs: readonly NewJob[],
+  effects: EffectWriter,
+  fresh = false,
+  latest?: LatestStates,
+): Promise<EnqueueWrite & { statements: MysqlStatement[] }> {
   const now = effects.now;
   const keyed = hasUniqueKeys(jobs);
   if (keyed) {
@@ -59,6 +66,10 @@ export async function planEnqueue(db: MysqlExecutor, t: MysqlNaming, jobs: reado
     // exclusive, so the states read here stay true until this transaction ends (mysql-locks.ts).
     const results = await db.script([...parentGuard(t, parentIds, 'shared'), { sql: `SELECT id, state FROM ${t.jobs} WHERE id IN (?)`, values: [parentIds] }]);
     for (const r of results.at(-1) as { id: string; state: JobState }[]) stored.set(r.id, r.state);
+    // In a host transaction at REPEATABLE READ the read above is as old as its first snapshot: a
+    // parent that ended since would look unfinished, and its edge would wait for the settle sweep.
+    // Read once more where each statement sees the latest commit, now that the guard is held.
+    if (latest && stored.size > 0) for (const [id, state] of await latest([...stored.keys()])) stored.set(id, state);
   }
   const plans = planDependencies(batch, stored).filter((planned) => !existing.has(planned.job.id));
   const created = new Set<string>();
@@ -102,6 +113,14 @@ export async function planEnqueue(db: MysqlExecutor, t: MysqlNaming, jobs: reado
   return { created, due, plan, replaced, statements };
 }
 
+/** Jobs' states as last committed, read outside the caller's transaction (a host enqueue's parents). */
+export type LatestStates = (ids: readonly string[]) => Promise<Map<string, JobState>>;
+
+/** The jobs' states as `db` sees them: on a session of the store's own, as last committed. */
+export async function readStates(db: MysqlExecutor, t: MysqlNaming, ids: readonly string[]): Promise<Map<string, JobState>> {
+  return new Map((await db.query<{ id: string; state: JobState }>(`SELECT id, state FROM ${t.jobs} WHERE id IN (?)`, [ids])).map((r) => [r.id, r.state]));
+}
+
 /** Times an enqueue plans again after another transaction committed one of its ids first. */
 const DUPLICATE_ID_RETRIES = 3;
 
@@ -118,9 +137,10 @@ export async function writeEnqueue(
   jobs: readonly NewJob[],
   effects: EffectWriter,
   send: (statements: MysqlStatement[]) => Promise<unknown>,
+  latest?: LatestStates,
 ): Promise<EnqueueWrite> {
   for (let attempt = 0; ; attempt += 1) {
-    const planned = await planEnqueue(db, t, jobs, effects, attempt > 0);
+    const planned = await planEnqueue(db, t, jobs, effects, attempt > 0, latest);
     try {
       await send([{ sql: 'SAVEPOINT durable_scheduler_enqueue' }, ...planned.statements, ...effects.take()]);
       return planned;
