@@ -2,7 +2,7 @@
 // rate, drain rate (defaults and tuned) and idle pickup latency with polling alone, and what that
 // polling costs an idle server. Ratios, not rates, are the result (bench/README.md, "The rules").
 //
-//   npm run build && node bench/mariadb.bench.mjs [--jobs 20000] [--rounds 3] [--latency 200] [--only drain,enqueue,latency,idle]
+//   npm run build && node bench/mariadb.bench.mjs [--jobs 20000] [--rounds 3] [--latency 200] [--only drain,enqueue,latency,idle] [--polls 1000,100,40,30]
 //
 // PostgreSQL: DATABASE_URL (default the machine's, postgres://postgres@127.0.0.1:5432/test).
 // MariaDB: MARIADB_URL (default mysql://root@127.0.0.1:3306/test). Each cell gets a fresh schema
@@ -22,12 +22,15 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '3' },
     latency: { type: 'string', default: '200' },
     only: { type: 'string', default: 'enqueue,drain,latency,idle' },
+    // MariaDB's poll intervals for the latency and idle-cost cells, in ms.
+    polls: { type: 'string', default: '1000,100,40,30' },
   },
 });
 const JOBS = Number(args.jobs);
 const ROUNDS = Number(args.rounds);
 const SERIAL = Number(args.latency);
 const ONLY = new Set(args.only.split(','));
+const POLLS = args.polls.split(',').map(Number);
 const PG_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const MARIADB_URL = process.env.MARIADB_URL ?? 'mysql://root@127.0.0.1:3306/test';
 const PAYLOAD = { order: 'x'.repeat(80) };
@@ -225,13 +228,13 @@ for (let round = 1; round <= ROUNDS; round += 1) {
   }
 }
 if (ONLY.has('latency')) {
-  for (const [id, poll] of [['pg-default', 1_000], ['mariadb-default', 1_000], ['mariadb-default', 100], ['mariadb-default', 40]]) {
+  for (const [id, poll] of [['pg-default', 1_000], ...POLLS.map((poll) => ['mariadb-default', poll])]) {
     (results.latency[`${id} poll ${poll}`] = await latencyCell(id, poll));
     console.log(`latency ${id} poll ${poll}: ${JSON.stringify(results.latency[`${id} poll ${poll}`])}`);
   }
 }
 if (ONLY.has('idle')) {
-  for (const poll of [1_000, 100, 40]) {
+  for (const poll of POLLS) {
     results.idle.push(await idleCost(poll));
     console.log(`idle cost: ${JSON.stringify(results.idle.at(-1))}`);
   }
