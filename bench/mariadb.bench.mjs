@@ -152,7 +152,9 @@ async function latencyCell(id, pollIntervalMs) {
       await producer.jobEnqueue({ job: { name: 'noop', payload: PAYLOAD } });
       const committed = performance.now();
       latencies.push((await start) - committed);
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 20));
+      // A pause of up to one poll interval, so enqueues fall at any point of the worker's poll
+      // cycle, as independent producers' do (a fixed short pause lands each just after a poll).
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.max(20, pollIntervalMs)));
     }
     await node.stop();
     await producer.close();
