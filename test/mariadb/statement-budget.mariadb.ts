@@ -26,7 +26,8 @@ import { dropInstallation, openMariadbDataSource, uniquePrefix } from '../suppor
  * - complete-and-claim, 2 (13): the outcomes' guard and locking read go with the claim's reads,
  *   and their writes with the claim's.
  * - sweep, 3 (7): the lapsed leases found, then guarded and locked by id (so their open edges are
- *   read under the guard), then the writes. A listing, 1 (3): the page's edge into
+ *   read under the guard), then the writes; with nothing lapsed, the search and its COMMIT, 2 (1),
+ *   and the settle sweep's likewise. A listing, 1 (3): the page's edge into
  *   a session variable, then its rows.
  * - under the lean finish, an outcome write takes one round trip more, to read whether a success
  *   is needed (dependants, observers), and deletes each success it may with three statements of
@@ -51,6 +52,8 @@ interface MysqlBudget {
   readonly completeAndClaim32: Omit<Sent, 'texts'>;
   readonly relinquish32: Omit<Sent, 'texts'>;
   readonly sweep32: Omit<Sent, 'texts'>;
+  /** A lease sweep and a settle sweep that find nothing, together. */
+  readonly idleSweeps: Omit<Sent, 'texts'>;
   readonly list200: Omit<Sent, 'texts'>;
 }
 
@@ -164,6 +167,14 @@ function mysqlBudgetCases(target: () => MysqlBudgetTarget, budget: MysqlBudget):
     expect(counted(sent)).toEqual(budget.sweep32);
   });
 
+  it(`sweeps leases and edges with nothing to do in ${budget.idleSweeps.roundTrips} round trips`, async () => {
+    const { store, measure } = target();
+    let found = -1;
+    const sent = await measure(async () => (found = (await store.jobExpireLeases({ limit: 32 })).length + (await store.jobSettleDependencies({ limit: 32 }))));
+    expect(found).toBe(0);
+    expect(counted(sent)).toEqual(budget.idleSweeps);
+  });
+
   it(`lists 200 jobs in ${budget.list200.roundTrips} round trip`, async () => {
     const { store, measure } = target();
     await store.jobEnqueueMany({ jobs: Array.from({ length: 200 }, () => input('m-list')) });
@@ -197,6 +208,7 @@ const KEEP: MysqlBudget = {
   completeAndClaim32: { roundTrips: 2, statements: 13 },
   relinquish32: { roundTrips: 2, statements: 6 },
   sweep32: { roundTrips: 3, statements: 7 },
+  idleSweeps: { roundTrips: 4, statements: 2 },
   list200: { roundTrips: 1, statements: 3 },
 };
 

@@ -124,7 +124,7 @@ export class MysqlDriverWorker extends MysqlDriverReads {
   }
 
   async jobExpireLeases({ limit }: { readonly limit: number }): Promise<ExpiredLease[]> {
-    const { expired, effects } = await this.conns.transaction(async (tx) => {
+    const { expired, woken } = await this.conns.transaction(async (tx) => {
       // Lapsed leases no claim will take (exhausted, or cancel-requested), paused queues included:
       // found first, then guarded and locked by id, so their open edges are read under the guard.
       const found = await tx.query<{ id: string }>(
@@ -133,6 +133,7 @@ export class MysqlDriverWorker extends MysqlDriverReads {
          ORDER BY leased_until, seq LIMIT ?`,
         [limit],
       );
+      if (found.length === 0) return { expired: [], woken: [] };
       const locked = await lockJobs(tx, this.naming, found.map((r) => r.id), { guard: true });
       const rows = [...locked.jobs.values()];
       const effects = new EffectWriter(this.naming, this.historyPolicy, locked.now);
@@ -142,29 +143,29 @@ export class MysqlDriverWorker extends MysqlDriverReads {
       });
       await effects.settle(tx);
       await tx.commitWith(effects.take());
-      return { expired, effects };
+      return { expired, woken: [...effects.woken] };
     });
-    for (const queue of effects.woken) this.hints.emit(queue);
+    for (const queue of woken) this.hints.emit(queue);
     return expired;
   }
 
   async jobSettleDependencies({ limit }: { readonly limit: number }): Promise<number> {
-    const { settled, effects } = await this.conns.transaction(async (tx) => {
+    const { settled, woken } = await this.conns.transaction(async (tx) => {
       // Open edges whose parent ended: left by a write that reached its edge budget, or by a crash.
       const parents = await tx.query<{ id: string; state: JobState }>(
         `SELECT DISTINCT p.id, p.state FROM ${this.naming.dependencies} e JOIN ${this.naming.jobs} p ON p.id = e.parent_id
          WHERE e.settled = FALSE AND p.state IN ('succeeded', 'dead_lettered', 'cancelled', 'quarantined') LIMIT ?`,
         [limit],
       );
+      if (parents.length === 0) return { settled: 0, woken: [] };
       const effects = new EffectWriter(this.naming, this.historyPolicy, await this.now(tx));
-      if (parents.length === 0) return { settled: 0, effects };
       let settled = await effects.settleRound(tx, new Map(parents.map((p) => [p.id, p])), limit);
       settled += await effects.settle(tx);
       await tx.commitWith(effects.take());
-      return { settled, effects };
+      return { settled, woken: [...effects.woken] };
     });
     if (settled > 0) this.hints.emit(ANY_QUEUE);
-    for (const queue of effects.woken) this.hints.emit(queue);
+    for (const queue of woken) this.hints.emit(queue);
     return settled;
   }
 

@@ -55,8 +55,6 @@ export class EffectWriter {
   private settleFrom: JobRow[] = [];
   /** Queues with jobs that became due: hinted once the write commits. */
   readonly woken = new Set<string>();
-  /** Jobs that became terminal in this write. */
-  readonly finished: JobRow[] = [];
 
   constructor(
     private readonly naming: MysqlNaming,
@@ -92,7 +90,6 @@ export class EffectWriter {
     if (!result.ok) return null;
     const after: JobRow = { ...job.row, ...result.next };
     this.count(after.queue, job.row.state, -1);
-    this.finished.push(after);
     const t = this.naming;
     this.extra.push(
       { sql: `DELETE FROM ${t.history} WHERE job_id = ?`, values: [after.id] },
@@ -132,7 +129,6 @@ export class EffectWriter {
           }
           break;
         case 'settle_dependants':
-          this.finished.push(after);
           if (job.openEdges) this.settleFrom.push(after);
           break;
       }
