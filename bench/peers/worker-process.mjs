@@ -1,6 +1,7 @@
 // One worker process of a cell. argv[2] is JSON: { system, url, settings, mode, keys, pool }.
 // mode: 'noop' (return at once), 'fail-twice' (throw on a key's first two attempts), 'hang'
-// (never return: the crash cell's victim). It reports handler starts to the runner every 20 ms, and
+// (never return: the crash cell's victim), 'fail-once' (throw on a key's first attempt), 'snooze-once'
+// (ours only: snooze each job once, for 0 ms, then succeed). It reports handler starts to the runner every 20 ms, and
 // on 'stop' stops its worker and reports its CPU time and peak RSS.
 import { performance } from 'node:perf_hooks';
 import { systems } from '../systems/index.mjs';
@@ -14,7 +15,7 @@ let starts = [];
 const attempts = new Map();
 let peakRss = process.memoryUsage().rss;
 
-function handler(payload) {
+function handler(payload, _attempt, context) {
   count += 1;
   if (!first) first = now();
   if (config.keys) {
@@ -22,6 +23,12 @@ function handler(payload) {
     if (starts.length === 1) setImmediate(flush); // serial latency cells wait on this report
   }
   if (config.mode === 'hang') return new Promise(() => {});
+  if (config.mode === 'snooze-once' && context.snoozes === 0) return context.snooze(0);
+  if (config.mode === 'fail-once') {
+    const seen = (attempts.get(payload.k) ?? 0) + 1;
+    attempts.set(payload.k, seen);
+    if (seen < 2) return Promise.reject(new Error('planned failure'));
+  }
   if (config.mode === 'fail-twice') {
     const seen = (attempts.get(payload.k) ?? 0) + 1;
     attempts.set(payload.k, seen);

@@ -90,7 +90,7 @@ export default {
     const options = otel === 'sdk-traces' ? { metrics: false } : otel === 'sdk-metrics' ? { tracing: false } : true;
     const telemetry = otel ? SchedulerTelemetry.create(options, { store, logger: silent, errorLogDetail: 'message' }) : null;
     const invoker = new FunctionInvoker({
-      noop: { handle: (payload, context) => handler(payload, context.attempt), retry: { baseDelayMs: 10, maxDelayMs: 100 } },
+      noop: { handle: (payload, context) => handler(payload, context.attempt, context), retry: { baseDelayMs: 10, maxDelayMs: 100 } },
     });
     const attemptHooks = telemetry?.attemptHook ? [telemetry.attemptHook] : [];
     const node = new WorkerNode({ store, invoker, options: { scheduling: false, shutdownGraceMs: 1_000, ...settings }, attemptHooks });

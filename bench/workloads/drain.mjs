@@ -13,9 +13,9 @@ export async function prefill(producer, system, from, count, opts) {
 /**
  * One drain cell. Returns jobs/s and the per-job cost counters. `futurePriority` and `duePriority`
  * (a number or a function of the payload) set the priorities of the future-dated and the due jobs,
- * for systems that take one (ours).
+ * for systems that take one (ours). `mode` is the handlers' (peers/worker-process.mjs), `noop` by default.
  */
-export async function drainCell(server, variantId, { c, processes = 1, jobs, futures = 0, capMs, futurePriority, duePriority }) {
+export async function drainCell(server, variantId, { c, processes = 1, jobs, futures = 0, capMs, futurePriority, duePriority, mode = 'noop' }) {
   const variant = variants[variantId];
   const system = systems[variant.system];
   const db = await server.database(system);
@@ -33,7 +33,7 @@ export async function drainCell(server, variantId, { c, processes = 1, jobs, fut
     await db.settle();
     const before = await db.counters();
     const serverCpu0 = await db.serverCpuMs();
-    const workers = await startWorkers({ system: variant.system, url: db.url, settings, processes });
+    const workers = await startWorkers({ system: variant.system, url: db.url, settings, processes, mode });
     const started = now();
     await until(() => workers.count() >= jobs, capMs, 20);
     let left = jobs;

@@ -42,7 +42,13 @@ export interface JobRecord<TPayload = unknown> {
   readonly priority: number;
   /** Attempts charged so far, including a running one. */
   readonly attempt: number;
+  /** Attempts allowed, including one more for each snooze. */
   readonly maxAttempts: number;
+  /**
+   * Times a handler snoozed the job (`ctx.snooze`). Each snooze counted as an attempt and raised
+   * `maxAttempts` by one, so snoozes never spend the retry budget.
+   */
+  readonly snoozes: number;
   /** The worker that holds (or last held) the lease. */
   readonly workerId: string | null;
   readonly leasedUntil: Date | null;

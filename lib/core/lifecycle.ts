@@ -16,6 +16,8 @@ export interface LifecycleFields {
   readonly runAt: number;
   readonly attempt: number;
   readonly maxAttempts: number;
+  /** Times the job snoozed; each snooze also raised `maxAttempts` by one. */
+  readonly snoozes: number;
   readonly workerId: string | null;
   readonly leasedUntil: number | null;
   readonly cancelRequested: boolean;
@@ -38,6 +40,8 @@ export type JobEvent =
       readonly retryDelayMs: number;
     }
   | { readonly kind: 'dead_letter'; readonly workerId: string; readonly attempt: number; readonly error: string }
+  /** The handler asked to run again after `delayMs`, without an error and without spending its retry budget. */
+  | { readonly kind: 'snooze'; readonly workerId: string; readonly attempt: number; readonly delayMs: number }
   | { readonly kind: 'quarantine'; readonly workerId: string; readonly attempt: number; readonly reason: string }
   | { readonly kind: 'relinquish'; readonly workerId: string; readonly attempt: number }
   | { readonly kind: 'expire' }
@@ -188,6 +192,13 @@ function decide(job: LifecycleFields, event: JobEvent, now: number): Transition 
       if (!holdsLiveLease(job, event.workerId, event.attempt, now)) return STALE;
       return ok(finish(job, job.cancelRequested ? 'cancelled' : 'dead_lettered', now, { lastError: event.error }));
 
+    case 'snooze':
+      if (!holdsLiveLease(job, event.workerId, event.attempt, now)) return STALE;
+      // The attempt counter still counts this run: (workerId, attempt) must never name two runs, or a
+      // late report of this one could land on the next. The budget grows by one instead.
+      if (job.cancelRequested) return ok(finish(job, 'cancelled', now, { lastError: null }));
+      return ok({ ...requeue(job, now, now + event.delayMs, null), maxAttempts: job.maxAttempts + 1, snoozes: job.snoozes + 1 });
+
     case 'quarantine':
       if (!holdsLiveLease(job, event.workerId, event.attempt, now)) return STALE;
       return ok(finish(job, job.cancelRequested ? 'cancelled' : 'quarantined', now, { lastError: event.reason }));
@@ -212,6 +223,9 @@ function decide(job: LifecycleFields, event: JobEvent, now: number): Transition 
           ...job,
           state: 'scheduled',
           attempt: 0,
+          // The budget snoozes added goes with them: a replayed job starts as it was enqueued.
+          maxAttempts: job.maxAttempts - job.snoozes,
+          snoozes: 0,
           runAt: now,
           workerId: null,
           leasedUntil: null,

@@ -16,7 +16,7 @@ import {
   showValue,
 } from '../core/index.js';
 import { declaredScheduleId, DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE, normalizeSchedule, type JobStore, type ScheduleInput } from '../store/index.js';
-import type { ResolvedWorkerOptions, TransitionEvent, TransitionObserver } from '../worker/index.js';
+import { assertMaxSnoozes, type ResolvedWorkerOptions, type TransitionEvent, type TransitionObserver } from '../worker/index.js';
 import type { JobOptions } from './interfaces/job-options.interface.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
 import { JobHandlerRegistry } from './job-handler.registry.js';
@@ -37,7 +37,7 @@ import { assertObserversHaveWorker, registerDefinedJobs } from './defined-jobs.j
 import { SCHEDULER_STORE, SCHEDULER_WORKER_OPTIONS } from './scheduler.tokens.js';
 
 /** Every option `@Job` takes; anything else is a typo, refused rather than ignored. */
-const JOB_OPTION_KEYS = new Set(['name', 'queue', 'maxAttempts', 'priority', 'retry', 'timeoutMs', 'transaction', 'schedule', 'validate', 'concurrencyKey', 'concurrencyLimit', 'rateLimit']);
+const JOB_OPTION_KEYS = new Set(['name', 'queue', 'maxAttempts', 'priority', 'retry', 'timeoutMs', 'transaction', 'schedule', 'validate', 'maxSnoozes', 'concurrencyKey', 'concurrencyLimit', 'rateLimit']);
 /** Longest `timeoutMs`: the longest a timer can wait (about 24.8 days). */
 const MAX_TIMEOUT_MS = 2_147_483_647;
 
@@ -133,6 +133,7 @@ export class SchedulerExplorer implements OnModuleInit {
       }
       const retry = owned(() => resolveRetryPolicy(options.retry, worker.retry));
       const timeoutMs = options.timeoutMs === undefined ? undefined : owned(() => assertPositiveInteger(options.timeoutMs, 'timeoutMs', MAX_TIMEOUT_MS));
+      const maxSnoozes = options.maxSnoozes === undefined ? {} : { maxSnoozes: owned(() => assertMaxSnoozes(options.maxSnoozes)) };
       this.registry.add({
         name,
         ...concurrency,
@@ -148,6 +149,7 @@ export class SchedulerExplorer implements OnModuleInit {
           timeoutMs,
           transaction: options.transaction ?? true,
           validate: options.validate,
+          ...maxSnoozes,
         },
       });
     }

@@ -51,6 +51,8 @@ export async function runBatch(
       scheduleCatchUps: 0,
       lowerBoundCounts: 0,
       stopsGivenUp: 0,
+      snoozesApplied: 0,
+      snoozeLimitsReached: 0,
     },
     jobs: 0,
     events: 0,

@@ -10,6 +10,7 @@ export interface RowView {
   readonly state: JobState;
   readonly attempt: number;
   readonly maxAttempts: number;
+  readonly snoozes: number;
   readonly workerId: string | null;
   readonly leasedUntil: number | null;
   readonly runAt: number;
@@ -37,8 +38,8 @@ export function errorLine(error: string | null): string | null {
 
 /** The fields of a row the event log keeps (the payload and output stay out of it; the simulator's progress is ids and a step). */
 export function rowView(row: JobRow): RowView {
-  const { id, name, queue, state, attempt, maxAttempts, workerId, leasedUntil, runAt, priority, cancelRequested, scheduleId, scheduledFor, concurrencyKey, uniqueKey, pendingParents, lastError, progress } = row;
-  return { id, name, queue, state, attempt, maxAttempts, workerId, leasedUntil, runAt, priority, cancelRequested, scheduleId, scheduledFor, concurrencyKey, uniqueKey, pendingParents, lastError: errorLine(lastError), progress };
+  const { id, name, queue, state, attempt, maxAttempts, snoozes, workerId, leasedUntil, runAt, priority, cancelRequested, scheduleId, scheduledFor, concurrencyKey, uniqueKey, pendingParents, lastError, progress } = row;
+  return { id, name, queue, state, attempt, maxAttempts, snoozes, workerId, leasedUntil, runAt, priority, cancelRequested, scheduleId, scheduledFor, concurrencyKey, uniqueKey, pendingParents, lastError: errorLine(lastError), progress };
 }
 
 /** Who made a store call: a worker node, the producer, or the operator. */

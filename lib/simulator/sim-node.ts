@@ -2,7 +2,7 @@ import { SeededRandom } from '../core/index.js';
 import type { JobStore } from '../store/index.js';
 import { FunctionInvoker, PermanentJobError, WorkerNode, type JobContext } from '../worker/index.js';
 import type { EventLog } from './sim-event.js';
-import type { SimSettings } from './sim-settings.js';
+import { SIM_MAX_SNOOZES, type SimSettings } from './sim-settings.js';
 import type { NodeTimers, VirtualScheduler } from './virtual-scheduler.js';
 import { SIM_JOB, SIM_QUEUE, type SimPayload } from './workload.js';
 
@@ -45,14 +45,19 @@ export function createSimNode(deps: SimNodeDeps): WorkerNode {
         throw new Error('poison job');
       case 'permanent':
         throw new PermanentJobError('permanent failure');
+      case 'snoozy':
+        if (context.snoozes < (payload.snoozeTimes ?? 0)) return context.snooze(payload.snoozeMs ?? 0);
+        if (attempt - context.snoozes <= payload.failTimes) throw new Error(`planned failure ${attempt - context.snoozes} of ${payload.failTimes}`);
+        return undefined;
       default:
         if (attempt <= payload.failTimes) throw new Error(`planned failure ${attempt} of ${payload.failTimes}`);
+        return undefined;
     }
   };
 
   return new WorkerNode({
     store,
-    invoker: new FunctionInvoker({ [SIM_JOB]: { handle: run, retry: { baseDelayMs: w.retryBaseMs, maxDelayMs: w.retryMaxMs } } }),
+    invoker: new FunctionInvoker({ [SIM_JOB]: { handle: run, retry: { baseDelayMs: w.retryBaseMs, maxDelayMs: w.retryMaxMs }, maxSnoozes: SIM_MAX_SNOOZES } }),
     clock: scheduler,
     timers,
     random: new SeededRandom(BigInt(random.nextUint32())),

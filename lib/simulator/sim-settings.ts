@@ -76,7 +76,17 @@ export interface WorkloadSettings {
    */
   readonly hotJobs: number;
   readonly hotCap: number;
+  /** Jobs whose handler snoozes one to three times (the last over its limit) before it runs on. */
+  readonly snoozy: number;
 }
+
+/**
+ * The simulated handler's `maxSnoozes`. Snoozy jobs ask for up to one more, so some reach the
+ * limit and are dead-lettered for it.
+ */
+export const SIM_MAX_SNOOZES = 2;
+/** The longest snooze a simulated handler asks for. */
+export const SIM_SNOOZE_MAX_MS = 1_500;
 
 /** The longest window a simulated rate limit has, declared or set by the operator. */
 export const SIM_RATE_MAX_PER_MS = 2_000;
@@ -85,6 +95,8 @@ export const SIM_RATE_MAX_PER_MS = 2_000;
 type RateSettings = 'keyRateMax' | 'keyRatePerMs' | 'queueRateMax' | 'queueRatePerMs';
 /** The hot key's settings, drawn last. */
 type HotSettings = 'hotJobs' | 'hotCap';
+/** Snoozy jobs, drawn after everything else. */
+type SnoozeSettings = 'snoozy';
 
 const SIM_TEN_YEARS_MS = 10 * 365 * 86_400_000;
 
@@ -135,7 +147,7 @@ export function deriveSettings(seed: bigint): SimSettings {
   const pollIntervalMs = int(2, 15) * 100;
   const maintenanceIntervalMs = int(2, 8) * 500;
   const safetyMs = int(15, 45) * 1000;
-  const drawn: Omit<WorkloadSettings, 'unique' | 'uniqueKeys' | 'scheduleOutageMs' | 'misfireGraceMs' | RateSettings | HotSettings> = {
+  const drawn: Omit<WorkloadSettings, 'unique' | 'uniqueKeys' | 'scheduleOutageMs' | 'misfireGraceMs' | RateSettings | HotSettings | SnoozeSettings> = {
     plain: int(5, 40),
     flaky: int(0, 15),
     poison: int(0, 6),
@@ -173,7 +185,7 @@ export function deriveSettings(seed: bigint): SimSettings {
   const uniqueKeys = int(1, 3);
   const outageMs = on(0.3) ? Math.round(60_000 * 10 ** (r.next() * Math.log10(SIM_TEN_YEARS_MS / 60_000))) : 0;
   const grace = [1_000, 10_000, 60_000][r.nextInt(3)]!;
-  const workload: Omit<WorkloadSettings, RateSettings | HotSettings> = { ...drawn, unique, uniqueKeys, scheduleOutageMs: outageMs, misfireGraceMs: grace };
+  const workload: Omit<WorkloadSettings, RateSettings | HotSettings | SnoozeSettings> = { ...drawn, unique, uniqueKeys, scheduleOutageMs: outageMs, misfireGraceMs: grace };
   // Schedules mint at most one occurrence a second each while the safety phase lasts, plus what
   // was within the grace when the run began after an outage.
   const perSchedule = Math.ceil(safetyMs / 1000) + Math.ceil(grace / 1000) + 1;
@@ -204,12 +216,17 @@ export function deriveSettings(seed: bigint): SimSettings {
   // jobs do wait in it, through lapses, isolations, cancels and shutdowns.
   const claimAhead = on(0.7) ? int(1, 2 * concurrency) : 0;
   const claimAheadMs = int(1, 30) * 100;
+  // Snoozy jobs, drawn last. Each may run its snoozes and all its attempts, a snooze's wait each time.
+  const snoozy = on(0.6) ? int(1, 12) : 0;
+  const snoozeRuns = SIM_MAX_SNOOZES + 1;
+  const snoozeDrainMs =
+    snoozy === 0 ? 0 : snoozeRuns * (perAttempt + SIM_SNOOZE_MAX_MS) + Math.ceil(snoozy / (nodes * concurrency)) * (snoozeRuns + workload.maxAttempts) * (workload.handlerMaxMs + pollIntervalMs);
   return {
     seed, nodes, concurrency, claimBatchSize, claimAhead, claimAheadMs, leaseMs, heartbeatIntervalMs, pollIntervalMs, maintenanceIntervalMs, safetyMs,
-    livenessBoundMs: livenessBoundMs + rateDrainMs + hotDrainMs,
+    livenessBoundMs: livenessBoundMs + rateDrainMs + hotDrainMs + snoozeDrainMs,
     workload: {
       ...workload, keyRateMax: keyRate?.max ?? 0, keyRatePerMs: keyRate?.perMs ?? 0, queueRateMax: queueRate?.max ?? 0, queueRatePerMs: queueRate?.perMs ?? 0,
-      hotJobs, hotCap,
+      hotJobs, hotCap, snoozy,
     },
     faults: { ...faults, shutdownEveryMs, rateChangeEveryMs },
   };

@@ -46,6 +46,9 @@ export interface SimCoverage {
   lowerBoundCounts: number;
   /** Graceful stops that waited until their deadline and then gave up on what was still in flight. */
   stopsGivenUp: number;
+  /** Snoozes the fenced write applied, and jobs dead-lettered for asking one more than their limit. */
+  snoozesApplied: number;
+  snoozeLimitsReached: number;
 }
 
 /** What one seed's run did: its settings, a hash of every event, counts, and each oracle's verdict. */
@@ -149,6 +152,10 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
       if (event.type === 'call' && (event.op === 'jobCompleteMany' || event.op === 'jobRelinquishMany') && Array.isArray(event.result)) {
         coverage.staleOutcomesFenced += (event.result as { status: string }[]).filter((r) => r.status === 'stale').length;
       }
+      if (event.type === 'write' && event.after.snoozes > (event.before?.snoozes ?? 0)) coverage.snoozesApplied += 1;
+      if (event.type === 'write' && event.after.state === 'dead_lettered' && event.before?.state === 'running' && event.after.lastError?.startsWith('asked to snooze again')) {
+        coverage.snoozeLimitsReached += 1;
+      }
       if (event.type === 'call' && event.op === 'jobEnqueueMany' && Array.isArray(event.result)) {
         for (const result of event.result as EnqueueResult[]) {
           if (result.deduplicated === 'kept') coverage.uniqueKept += 1;
@@ -183,6 +190,8 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
     scheduleCatchUps: 0,
     lowerBoundCounts: 0,
     stopsGivenUp: 0,
+    snoozesApplied: 0,
+    snoozeLimitsReached: 0,
   };
   const counters: LinkCounters = { ackLost: 0, refused: 0, withheld: 0 };
 

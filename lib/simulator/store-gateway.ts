@@ -86,8 +86,9 @@ function summarizeArgs(op: string, args: readonly unknown[]): unknown {
     }));
   }
   if (op === 'jobCompleteMany') {
-    const { workerId, outcomes } = first as { workerId: string; outcomes: { jobId: string; attempt: number; kind: string }[] };
-    return { workerId, outcomes: outcomes.map(({ jobId, attempt, kind }) => ({ jobId, attempt, kind })) };
+    const { workerId, outcomes } = first as { workerId: string; outcomes: { jobId: string; attempt: number; kind: string; delayMs?: number }[] };
+    // A snooze keeps its delay, for the snooze oracle.
+    return { workerId, outcomes: outcomes.map(({ jobId, attempt, kind, delayMs }) => (kind === 'snoozed' ? { jobId, attempt, kind, delayMs } : { jobId, attempt, kind })) };
   }
   return args;
 }

@@ -2,13 +2,16 @@ import type { SeededRandom } from '../core/index.js';
 import type { EnqueueInput, Rate, ScheduleInput } from '../store/index.js';
 import { planLimitChanges, type LimitChange } from './limit-changes.js';
 import { planRateChanges, type RateChange } from './rate-changes.js';
-import type { WorkloadSettings } from './sim-settings.js';
+import { SIM_MAX_SNOOZES, SIM_SNOOZE_MAX_MS, type WorkloadSettings } from './sim-settings.js';
 
 /** How a simulated handler behaves, carried in the job's payload. */
 export interface SimPayload {
-  readonly kind: 'plain' | 'flaky' | 'poison' | 'permanent' | 'graph' | 'keyed' | 'scheduled' | 'unique';
-  /** Attempts that throw before one succeeds (flaky and graph jobs). */
+  readonly kind: 'plain' | 'flaky' | 'poison' | 'permanent' | 'graph' | 'keyed' | 'scheduled' | 'unique' | 'snoozy';
+  /** Attempts that throw before one succeeds (flaky and graph jobs; snoozy ones after their snoozes). */
   readonly failTimes: number;
+  /** Snoozy jobs: how many times the handler snoozes before it runs on, and for how long each time. */
+  readonly snoozeTimes?: number;
+  readonly snoozeMs?: number;
 }
 
 /** A batch the producer enqueues at one instant (a graph goes in one batch, parents first or children first). */
@@ -109,6 +112,12 @@ export function buildWorkload(
   // The hot key's backlog, drawn last: urgent, so every claim meets it before any other due job.
   if (w.hotJobs > 0) {
     batches.push({ atMs: 0, inputs: Array.from({ length: w.hotJobs }, () => job('keyed', { concurrencyKey: HOT_KEY, concurrencyLimit: w.hotCap, priority: -3, delayMs: 0 })) });
+  }
+  // Snoozy jobs, drawn after all of the above, so the jobs before them are as they were.
+  for (let i = 0; i < w.snoozy; i++) {
+    const snoozeTimes = 1 + r.nextInt(SIM_MAX_SNOOZES + 1);
+    const base = job('snoozy', {}, r.nextInt(w.maxAttempts));
+    single({ ...base, payload: { ...base.payload, snoozeTimes, snoozeMs: r.nextInt(SIM_SNOOZE_MAX_MS + 1) } });
   }
   batches.sort((a, b) => a.atMs - b.atMs);
   const changes = limitChanges ? planLimitChanges(keys, safetyMs, limitChanges.everyMs, limitChanges.random) : [];

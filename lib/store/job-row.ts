@@ -46,6 +46,7 @@ export function toJob(row: JobRow): JobRecord {
     priority: row.priority,
     attempt: row.attempt,
     maxAttempts: row.maxAttempts,
+    snoozes: row.snoozes,
     workerId: row.workerId,
     leasedUntil: row.leasedUntil === null ? null : new Date(row.leasedUntil),
     cancelRequested: row.cancelRequested,

@@ -232,6 +232,12 @@ export type Outcome =
     }
   /** A failure that must not be retried. */
   | { readonly jobId: string; readonly attempt: number; readonly kind: 'dead_lettered'; readonly error: string }
+  /**
+   * The handler asked to run again after `delayMs` (`ctx.snooze`): the job is rescheduled without an
+   * error, and its `maxAttempts` grows by one so the snoozed attempt does not spend the retry budget.
+   * A cancel request wins: the job ends `cancelled`.
+   */
+  | { readonly jobId: string; readonly attempt: number; readonly kind: 'snoozed'; readonly delayMs: number }
   /** The job cannot run here at all: no handler, or a payload that no longer decodes. */
   | { readonly jobId: string; readonly attempt: number; readonly kind: 'quarantined'; readonly reason: string };
 

@@ -11,6 +11,8 @@ export function outcomeEvent(workerId: string, outcome: NormalizedOutcome): JobE
       return { kind: 'fail', workerId, attempt, error: outcome.error!, retryDelayMs: outcome.retryDelayMs };
     case 'dead_lettered':
       return { kind: 'dead_letter', workerId, attempt, error: outcome.error! };
+    case 'snoozed':
+      return { kind: 'snooze', workerId, attempt, delayMs: outcome.retryDelayMs };
     case 'quarantined':
       return { kind: 'quarantine', workerId, attempt, reason: outcome.error! };
   }

@@ -18,6 +18,7 @@ export class JobMetrics {
   private readonly waitDuration: Histogram;
   private readonly succeeded: Counter;
   private readonly retried: Counter;
+  private readonly snoozed: Counter;
   private readonly deadLettered: Counter;
   private readonly quarantined: Counter;
   private readonly cancelled: Counter;
@@ -37,6 +38,7 @@ export class JobMetrics {
     this.waitDuration = seconds(METRIC.waitDuration, 'How long a job waited from its run time to the start of an attempt.');
     this.succeeded = counter(METRIC.succeeded, 'Attempts whose success this node recorded.');
     this.retried = counter(METRIC.retried, 'Failed attempts this node recorded that left the job scheduled for a retry.');
+    this.snoozed = counter(METRIC.snoozed, 'Attempts this node recorded that snoozed their job (ctx.snooze): it runs again later without spending its retry budget.');
     this.deadLettered = counter(METRIC.deadLettered, 'Attempts this node recorded that dead-lettered their job.');
     this.quarantined = counter(METRIC.quarantined, 'Attempts this node recorded that quarantined their job.');
     this.cancelled = counter(METRIC.cancelled, 'Attempts this node recorded that ended in a cancel an operator asked for.');
@@ -74,7 +76,7 @@ export class JobMetrics {
     if (event.status !== 'applied') return;
     const counter = {
       succeeded: this.succeeded,
-      scheduled: this.retried,
+      scheduled: event.kind === 'snoozed' ? this.snoozed : this.retried,
       dead_lettered: this.deadLettered,
       quarantined: this.quarantined,
       cancelled: this.cancelled,

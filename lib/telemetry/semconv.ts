@@ -19,7 +19,7 @@ export const ATTR = {
   workerId: 'durable_scheduler.worker.id',
   /** `applied` (the fenced write took it), `stale` (the fence refused it) or `dropped` (never sent). */
   outcome: 'durable_scheduler.outcome',
-  /** What the attempt's outcome asked for: succeeded, failed, dead_lettered, quarantined. */
+  /** What the attempt's outcome asked for: succeeded, failed, dead_lettered, snoozed, quarantined. */
   outcomeKind: 'durable_scheduler.outcome.kind',
   /** The job's state after an applied outcome: succeeded, scheduled (a retry), dead_lettered, ... */
   state: 'durable_scheduler.job.state',
@@ -45,6 +45,7 @@ export const METRIC = {
   waitDuration: 'durable_scheduler.job.wait.duration',
   succeeded: 'durable_scheduler.jobs.succeeded',
   retried: 'durable_scheduler.jobs.retried',
+  snoozed: 'durable_scheduler.jobs.snoozed',
   deadLettered: 'durable_scheduler.jobs.dead_lettered',
   quarantined: 'durable_scheduler.jobs.quarantined',
   cancelled: 'durable_scheduler.jobs.cancelled',

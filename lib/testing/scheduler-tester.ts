@@ -87,12 +87,13 @@ export class SchedulerTester implements OnModuleInit {
     }
     if (this.draining) throw new InvalidArgumentError('drain is already running; await the drain in progress instead of starting another.', 'drain');
     this.draining = true;
-    const counts = { attempts: 0, succeeded: 0, retried: 0, deadLettered: 0, quarantined: 0, cancelled: 0 };
+    const counts = { attempts: 0, succeeded: 0, retried: 0, snoozed: 0, deadLettered: 0, quarantined: 0, cancelled: 0 };
     const events = this.orchestrator.node.events;
     const started = () => (counts.attempts += 1);
     const settled = (event: SettledEvent) => {
       if (event.status !== 'applied') return;
       if (event.state === 'succeeded') counts.succeeded += 1;
+      else if (event.state === 'scheduled' && event.kind === 'snoozed') counts.snoozed += 1;
       else if (event.state === 'scheduled') counts.retried += 1;
       else if (event.state === 'dead_lettered') counts.deadLettered += 1;
       else if (event.state === 'quarantined') counts.quarantined += 1;

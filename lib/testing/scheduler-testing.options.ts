@@ -47,6 +47,8 @@ export interface DrainSummary {
   readonly succeeded: number;
   /** Failed attempts whose job waits for a retry. */
   readonly retried: number;
+  /** Attempts that snoozed their job (`ctx.snooze`); with `advanceTime`, drain runs it again once the snooze ends. */
+  readonly snoozed: number;
   readonly deadLettered: number;
   readonly quarantined: number;
   readonly cancelled: number;

@@ -4,6 +4,7 @@ import type { AttemptAbort } from './attempt-abort.js';
 import { attemptHookContext, runAttemptHooks, type AttemptHook } from './attempt-hook.js';
 import { AttemptContext } from './job-context.js';
 import type { JobInvoker, PayloadValidator } from './job-invoker.js';
+import { DEFAULT_MAX_SNOOZES, snoozeLimitError } from './job-snooze.js';
 import { describeError, errorDetail, errorText, isInstance, type ErrorLogDetail } from './log-text.js';
 import { PermanentJobError } from './permanent-job.error.js';
 import type { ProgressBoard } from './progress-board.js';
@@ -85,8 +86,9 @@ export class AttemptExecutor {
         logger.warn(`${job.name} ${job.id} attempt ${job.attempt} failed permanently: ${message}`, jobLogFields(job));
         return report({ jobId: job.id, attempt: job.attempt, kind: 'dead_lettered', error: errorDetail(error) }, describeError(error, 'class'));
       }
-      // The job's own retry fields, set at enqueue on whichever node produced it, win over the handler's.
-      const delay = retryDelayMs(job.attempt, effectiveRetryPolicy(definition.retry, job.retry), this.deps.random);
+      // The job's own retry fields, set at enqueue on whichever node produced it, win over the
+      // handler's. Snoozed runs are not failures: the backoff counts the failed attempts only.
+      const delay = retryDelayMs(job.attempt - job.snoozes, effectiveRetryPolicy(definition.retry, job.retry), this.deps.random);
       logger.warn(
         job.attempt < job.maxAttempts
           ? `${job.name} ${job.id} attempt ${job.attempt} of ${job.maxAttempts} failed (${message}); retrying in ${delay} ms.`
@@ -100,6 +102,16 @@ export class AttemptExecutor {
     // reported skips this without a statement.
     const ending = this.endProgress(job, context);
     if (ending) await ending;
+    const snooze = context.snoozed;
+    if (snooze) {
+      await transaction?.rollback();
+      const maxSnoozes = definition.maxSnoozes ?? DEFAULT_MAX_SNOOZES;
+      if (job.snoozes >= maxSnoozes) {
+        logger.warn(`${job.name} ${job.id} attempt ${job.attempt} snoozed once more than maxSnoozes (${maxSnoozes}) allows; dead-lettering it.`, jobLogFields(job));
+        return report({ jobId: job.id, attempt: job.attempt, kind: 'dead_lettered', error: snoozeLimitError(job.snoozes, maxSnoozes) });
+      }
+      return report({ jobId: job.id, attempt: job.attempt, kind: 'snoozed', delayMs: snooze.delayMs });
+    }
     const outcome: Outcome = { jobId: job.id, attempt: job.attempt, kind: 'succeeded', output: context.output };
     if (transaction?.opened) {
       const result = await transaction.commitSuccess(this.deps.workerId, job.id, job.attempt, context.output);

@@ -1,16 +1,19 @@
 import { DEFAULT_RETRY_POLICY, resolveRetryPolicy, type JobRecord, type RetryPolicy } from '../core/index.js';
 import type { JobContext } from './job-context.js';
+import { assertMaxSnoozes } from './job-snooze.js';
 import type { JobDefinition, JobInvoker, PayloadValidator } from './job-invoker.js';
 
 /** A handler as a plain function, with the same options a `@Job` class takes. */
 export interface FunctionHandler<TPayload = unknown> {
-  handle(payload: TPayload, context: JobContext<TPayload>): Promise<void> | void;
+  handle(payload: TPayload, context: JobContext<TPayload>): Promise<unknown> | unknown;
   readonly retry?: Partial<RetryPolicy>;
   readonly timeoutMs?: number;
   /** Default false here: plain functions have no DI scope to inject an EntityManager into. */
   readonly transaction?: boolean;
   /** Checks the payload first; `false` or a throw quarantines the job. */
   readonly validate?: PayloadValidator;
+  /** How many times one job may snooze (`ctx.snooze`); the next snooze dead-letters it. Default 100. */
+  readonly maxSnoozes?: number;
 }
 
 /**
@@ -28,6 +31,7 @@ export class FunctionInvoker implements JobInvoker {
         timeoutMs: handler.timeoutMs,
         transaction: handler.transaction ?? false,
         validate: handler.validate,
+        ...(handler.maxSnoozes === undefined ? {} : { maxSnoozes: assertMaxSnoozes(handler.maxSnoozes) }),
       });
     }
   }

@@ -8,6 +8,7 @@ export * from './completer.js';
 export * from './job-context.js';
 export * from './job-invoker.js';
 export * from './permanent-job.error.js';
+export * from './job-snooze.js';
 export * from './scheduler-logger.js';
 export * from './log-text.js';
 export * from './timers.js';

@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import { encodeJson, ProgressRefusedError, type JobRecord } from '../core/index.js';
 import type { AttemptTransaction, JobStore } from '../store/index.js';
+import { snoozeOf, type JobSnooze } from './job-snooze.js';
 import type { ProgressBoard } from './progress-board.js';
 import { jobLogFields, type SchedulerLogger } from './scheduler-logger.js';
 
@@ -16,6 +17,8 @@ export interface JobContext<TPayload = unknown> {
   /** This attempt's number, from 1. */
   readonly attempt: number;
   readonly maxAttempts: number;
+  /** Times this job snoozed before this attempt (see {@link snooze}). */
+  readonly snoozes: number;
   /** The instant the job was meant to run. */
   readonly scheduledFor: Date;
   /**
@@ -60,6 +63,15 @@ export interface JobContext<TPayload = unknown> {
    * an ancestor of this job.
    */
   parentOutput<T = unknown>(ancestorId: string): Promise<T | undefined>;
+  /**
+   * Ends this attempt without an error and runs the job again after `delayMs` milliseconds:
+   * `return ctx.snooze(60_000)`. The snooze does not spend the retry budget (the job's
+   * `maxAttempts` grows by one; `attempt` keeps counting every run), and the attempt's transaction,
+   * if it opened one, is rolled back. A handler that throws after calling it fails as usual. After
+   * `maxSnoozes` snoozes (`@Job` option, default 100) the next one dead-letters the job. A bad delay
+   * throws InvalidArgumentError. See docs/snooze.md.
+   */
+  snooze(delayMs: number): JobSnooze;
 }
 
 /** The context of one attempt, plus what the worker needs to finish it. */
@@ -70,11 +82,14 @@ export class AttemptContext<TPayload = unknown> implements JobContext<TPayload> 
   readonly payload: TPayload;
   readonly attempt: number;
   readonly maxAttempts: number;
+  readonly snoozes: number;
   readonly scheduledFor: Date;
   readonly logger: SchedulerLogger;
   private encodedOutput: { value: unknown } | undefined;
   /** Set when the attempt ended: a report after that has no lease left to ride on. */
   private ended = false;
+  /** The handler's last `snooze` call, if it made one. */
+  private snoozeRequest: JobSnooze | undefined;
 
   constructor(
     private readonly job: JobRecord,
@@ -92,6 +107,7 @@ export class AttemptContext<TPayload = unknown> implements JobContext<TPayload> 
     this.payload = job.payload as TPayload;
     this.attempt = job.attempt;
     this.maxAttempts = job.maxAttempts;
+    this.snoozes = job.snoozes;
     this.scheduledFor = job.scheduledFor;
     const prefix = `${job.name} ${job.id} attempt ${job.attempt}: `;
     // The fields are built per line: most attempts log nothing.
@@ -136,6 +152,16 @@ export class AttemptContext<TPayload = unknown> implements JobContext<TPayload> 
   private leaseGone(): boolean {
     const reason = this.abort.reason;
     return reason === 'lease_lost' || reason === 'lease_expired';
+  }
+
+  snooze(delayMs: number): JobSnooze {
+    this.snoozeRequest = snoozeOf(delayMs);
+    return this.snoozeRequest;
+  }
+
+  /** The snooze the handler asked for, if it did. */
+  get snoozed(): JobSnooze | undefined {
+    return this.snoozeRequest;
   }
 
   /** Marks the attempt over: later reports are refused at once. */

@@ -13,6 +13,8 @@ export interface JobDefinition {
    * without using an attempt; any other return value accepts the payload.
    */
   readonly validate?: PayloadValidator;
+  /** How many times one job may snooze; the next snooze dead-letters it. Default 100. */
+  readonly maxSnoozes?: number;
 }
 
 /** A payload check: `false` or a throw rejects the payload. Assertion functions fit as they are. */

@@ -182,6 +182,7 @@ export class NodeAttempts {
     if (result === 'dropped') this.stats.forfeitedOutcomes += 1;
     else if (result.status === 'stale') this.stats.staleOutcomes += 1;
     else if (result.state === 'succeeded') this.stats.succeeded += 1;
+    else if (result.state === 'scheduled' && outcome.kind === 'snoozed') this.stats.snoozed += 1;
     else if (result.state === 'scheduled') this.stats.failed += 1;
     else if (result.state === 'dead_lettered') this.stats.deadLettered += 1;
     else if (result.state === 'quarantined') this.stats.quarantined += 1;

@@ -15,6 +15,7 @@ export class NodeMonitor {
     failed: 0,
     deadLettered: 0,
     quarantined: 0,
+    snoozed: 0,
     cancelled: 0,
     staleOutcomes: 0,
     forfeitedOutcomes: 0,

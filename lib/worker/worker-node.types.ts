@@ -40,6 +40,8 @@ export interface WorkerStats {
   deadLettered: number;
   quarantined: number;
   cancelled: number;
+  /** Attempts that snoozed their job (`ctx.snooze`): it waits to run again, with its budget intact. */
+  snoozed: number;
   /** Outcomes the fenced write refused because the lease was no longer this node's. */
   staleOutcomes: number;
   /** Outcomes not sent because the node already knew its lease was gone. */

@@ -332,5 +332,11 @@ export function cliCases(createTarget: () => Promise<CliTarget>): void {
     expect(JSON.parse((await cli(['jobs', 'show', id, ...conn, '--format', 'json'])).stdout).progress).toEqual(progress);
     const { id: quiet } = await t.store.jobEnqueue({ job: { name: 'report.build', payload: 2, delayMs: 3_600_000 } });
     expect((await cli(['jobs', 'show', quiet, ...conn])).stdout).toMatch(/^progress\s+-$/m);
+    // Issue 39 item 5: a snoozed job shows its snoozes and the attempts they added.
+    await t.store.jobCompleteMany({ workerId: 'seed', outcomes: [{ jobId: id, attempt: 1, kind: 'snoozed', delayMs: 3_600_000 }] });
+    const snoozed = await cli(['jobs', 'show', id, ...conn]);
+    expect(snoozed.stdout).toMatch(/^snoozes\s+1$/m);
+    expect(snoozed.stdout).toMatch(/^maxAttempts\s+11$/m);
+    expect(JSON.parse((await cli(['jobs', 'show', id, ...conn, '--format', 'json'])).stdout)).toMatchObject({ state: 'scheduled', attempt: 1, maxAttempts: 11, snoozes: 1 });
   });
 }

@@ -23,6 +23,7 @@ function job(fields: Partial<LifecycleFields> = {}): LifecycleFields {
     runAt: NOW,
     attempt: 0,
     maxAttempts: 3,
+    snoozes: 0,
     workerId: null,
     leasedUntil: null,
     cancelRequested: false,
@@ -132,6 +133,39 @@ describe('outcomes', () => {
       state: 'cancelled',
       lastError: 'e',
     });
+  });
+
+  it('issue 39 item 5: a snooze reschedules after its delay with no error, keeps the attempt and grows the budget by one', () => {
+    const failedBefore = running({ lastError: 'timeout' });
+    expect(next(failedBefore, { kind: 'snooze', workerId: 'w', attempt: 1, delayMs: 5_000 })).toEqual({
+      ...failedBefore,
+      state: 'scheduled',
+      runAt: NOW + 5_000,
+      maxAttempts: 4,
+      snoozes: 1,
+      workerId: null,
+      leasedUntil: null,
+      lastError: null,
+      updatedAt: NOW,
+    });
+    // On the last attempt too: a snooze is no failure.
+    expect(next(running({ attempt: 3 }), { kind: 'snooze', workerId: 'w', attempt: 3, delayMs: 0 })).toMatchObject({ state: 'scheduled', attempt: 3, maxAttempts: 4 });
+  });
+
+  it('issue 39 item 5: a snooze of a cancel-requested job cancels it, budget untouched; a stale snooze changes nothing', () => {
+    expect(next(running({ cancelRequested: true }), { kind: 'snooze', workerId: 'w', attempt: 1, delayMs: 5_000 })).toMatchObject({
+      state: 'cancelled',
+      maxAttempts: 3,
+      snoozes: 0,
+      lastError: null,
+      finishedAt: NOW,
+    });
+    expect(transition(running(), { kind: 'snooze', workerId: 'other', attempt: 1, delayMs: 0 }, NOW)).toEqual({ ok: false, rejection: 'stale_lease' });
+    expect(transition(running(), { kind: 'snooze', workerId: 'w', attempt: 2, delayMs: 0 }, NOW)).toEqual({ ok: false, rejection: 'stale_lease' });
+  });
+
+  it('issue 39 item 5: a replay takes back the budget the snoozes added', () => {
+    expect(next(job({ state: 'dead_lettered', attempt: 5, maxAttempts: 5, snoozes: 2 }), { kind: 'replay' })).toMatchObject({ state: 'scheduled', attempt: 0, maxAttempts: 3, snoozes: 0 });
   });
 
   it('an explicit dead-letter ignores the remaining budget', () => {

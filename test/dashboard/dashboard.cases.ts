@@ -407,6 +407,19 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       expect(text).toContain('attempt 1 failed with <span class="error">boom</span>');
     });
 
+    it('issue 39 item 5: its handler snoozed it, until when, and how often; the job shows its snoozes', async () => {
+      const polled = await h.store.jobEnqueue({ job: { name: 'poll', payload: {}, queue: 'snooze', maxAttempts: 3 } });
+      await h.store.jobClaim({ workerId: 'worker-1', limit: 1, queues: ['snooze'], leaseMs: 30_000 });
+      await h.store.jobCompleteMany({ workerId: 'worker-1', outcomes: [{ jobId: polled.id, attempt: 1, kind: 'snoozed', delayMs: 600_000 }] });
+      const text = await reasons(polled.id);
+      expect(text).toContain('Its handler snoozed attempt 1: it runs again at');
+      expect(text).toContain('this job has snoozed 1 time.');
+      expect(text).not.toContain('waits for a retry');
+      const page = await browser.get(`/jobs/${polled.id}`);
+      expect(page.text).toMatch(/<dt>Attempt<\/dt><dd>1 of 4<\/dd>/);
+      expect(page.text).toMatch(/<dt>Snoozes<\/dt><dd>1 \(each added one attempt\)<\/dd>/);
+    });
+
     it('a worker holds its lease, and until when', async () => {
       const { id } = await h.store.jobEnqueue({ job: { name: 'long', payload: {}, queue: 'mail' } });
       await h.store.jobClaim({ workerId: 'worker-9', limit: 1, queues: ['mail'], leaseMs: 30_000 });

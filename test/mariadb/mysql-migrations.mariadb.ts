@@ -11,6 +11,8 @@ import { dropInstallation, openMariadbDataSource, uniquePrefix } from '../suppor
 import { fileURLToPath } from 'node:url';
 
 const MIGRATIONS = loadMigrations(fileURLToPath(new URL('../../lib/store/mysql/migrations/', import.meta.url)));
+/** The MySQL store's migrations: its schema at 19 (the version the other stores had reached when it came), and each one since. */
+const VERSIONS = MIGRATIONS.map((m) => m.version);
 const TABLES = [
   'audit_log', 'concurrency_limits', 'dependencies', 'installed', 'job_count_deltas', 'job_counts', 'job_history',
   'jobs', 'locks', 'maintenance', 'migrations', 'nodes', 'observer_cursors', 'queues', 'rate_limits', 'rate_starts', 'schedules',
@@ -43,10 +45,11 @@ describe('MySQL store migrations (MariaDB)', () => {
 
   it('creates every table once, at the version the other SQL stores have reached, and a second run applies nothing', async () => {
     const { naming, conns } = install();
-    expect(await migrateMysql(conns, naming, mysqlInstall())).toEqual([LATEST_SCHEMA_VERSION]);
+    expect(await migrateMysql(conns, naming, mysqlInstall())).toEqual(VERSIONS);
     expect(await tablesOf(naming)).toEqual(TABLES);
     expect(await migrateMysql(conns, naming, mysqlInstall())).toEqual([]);
-    expect(await dataSource.query(`SELECT version FROM ${naming.migrations}`)).toEqual([{ version: LATEST_SCHEMA_VERSION }]);
+    expect(await dataSource.query(`SELECT version FROM ${naming.migrations} ORDER BY version`)).toEqual(VERSIONS.map((version) => ({ version })));
+    expect(VERSIONS.at(-1)).toBe(LATEST_SCHEMA_VERSION);
     // Every table is InnoDB (row locks, SKIP LOCKED) with the binary utf8mb4 collation.
     const engines = (await dataSource.query(
       `SELECT DISTINCT engine, table_collation AS collation FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE ?`,
@@ -59,18 +62,18 @@ describe('MySQL store migrations (MariaDB)', () => {
     const prefix = uniquePrefix('race');
     const nodes = [install(prefix), install(prefix), install(prefix), install(prefix)];
     const applied = await Promise.all(nodes.map(({ naming, conns }) => migrateMysql(conns, naming, mysqlInstall())));
-    expect(applied.flat()).toEqual([LATEST_SCHEMA_VERSION]);
+    expect(applied.flat().sort((a, b) => a - b)).toEqual(VERSIONS);
     expect(await tablesOf(nodes[0]!.naming)).toEqual(TABLES);
   });
 
   it('finishes a migration that a node cut short: the statements it ran are run again without error', async () => {
     const { naming, conns } = install();
     // A node died after the first statements of migration 19: the jobs and queues tables exist, nothing is recorded.
-    const first = MIGRATIONS.at(-1)!.sql.split('CREATE TABLE IF NOT EXISTS {{dependencies}}')[0]!;
+    const first = MIGRATIONS.find((m) => m.version === 19)!.sql.split('CREATE TABLE IF NOT EXISTS {{dependencies}}')[0]!;
     await migrateMysql(conns, naming, mysqlInstall(), [{ version: 19, name: 'schema', sql: first }]);
     await dataSource.query(`DELETE FROM ${naming.migrations}`);
     expect(await tablesOf(naming)).toEqual(['installed', 'jobs', 'migrations', 'queues']);
-    expect(await migrateMysql(conns, naming, mysqlInstall())).toEqual([LATEST_SCHEMA_VERSION]);
+    expect(await migrateMysql(conns, naming, mysqlInstall())).toEqual(VERSIONS);
     expect(await tablesOf(naming)).toEqual(TABLES);
   });
 
@@ -85,7 +88,7 @@ describe('MySQL store migrations (MariaDB)', () => {
       // The server frees a lock whose session ends, so a node killed while migrating never blocks the next.
       const [{ id }] = (await holder.query('SELECT CONNECTION_ID() AS id')) as { id: number }[];
       await dataSource.query(`KILL CONNECTION ${Number(id)}`);
-      expect(await migrateMysql(conns, naming, mysqlInstall(), undefined, 5)).toEqual([LATEST_SCHEMA_VERSION]);
+      expect(await migrateMysql(conns, naming, mysqlInstall(), undefined, 5)).toEqual(VERSIONS);
     } finally {
       await holder.release().catch(() => undefined);
     }

@@ -41,6 +41,7 @@ interface LedgerPayload {
   waitAfterFirstWrite?: boolean;
   waitBeforeWriting?: boolean;
   enqueueChild?: boolean;
+  snooze?: boolean;
 }
 
 @Job({ name: 'ledger.write', maxAttempts: 1 })
@@ -65,6 +66,8 @@ class LedgerWriter implements JobHandler<LedgerPayload> {
     await this.em.createQueryBuilder().insert().into(LedgerEntry).values({ id: `${payload.key}-2`, note: 'query builder' }).execute();
     if (payload.enqueueChild) await this.client.enqueue('ledger.noop', { key: payload.key }, { manager: this.em });
     if (payload.fail) throw new Error('handler failed after writing');
+    if (payload.snooze) return this.ctx.snooze(3_600_000);
+    return undefined;
   }
 }
 
@@ -176,6 +179,18 @@ export function attemptTransactionCases(createTarget: () => Promise<AttemptTrans
     expect(await second).toMatchObject({ status: 'applied', state: 'succeeded' });
     const notes = await dataSource.getRepository(LedgerEntry).findBy({ id: 'lapsed-1' });
     expect(notes.map((entry) => entry.note)).toEqual(['attempt 2']);
+  });
+
+  it('issue 39 item 5: rolls the handler\'s writes back when it snoozes, and reschedules the job with its budget intact', async () => {
+    const before = commits;
+    const { id } = await client.enqueue('ledger.write', { key: 'snoozed', snooze: true, enqueueChild: true });
+    expect(await settled(app, id)).toMatchObject({ attempt: 1, kind: 'snoozed', status: 'applied', state: 'scheduled' });
+    expect(await rows('snoozed')).toEqual([]);
+    expect(commits).toBe(before);
+    const job = await client.get(id);
+    expect(job).toMatchObject({ state: 'scheduled', attempt: 1, maxAttempts: 2, snoozes: 1, lastError: null });
+    expect(job!.runAt.getTime() - job!.updatedAt.getTime()).toBe(3_600_000);
+    expect((await client.list({ name: 'ledger.noop', limit: 10 })).map((j) => j.payload)).not.toContainEqual({ key: 'snoozed' });
   });
 
   it('commits a job enqueued with the attempt\'s manager only if the attempt commits', async () => {

@@ -16,7 +16,7 @@ const NAME = 'nestjs-durable-scheduler';
 const ROOT_VALUES = [
   'CapabilityNotSupportedError', 'IllegalTransitionError', 'IncompatibleSchemaError', 'InjectJobContext',
   'InjectJobEntityManager', 'InvalidArgumentError', 'InvalidIdentifierError', 'JOB_CONTEXT',
-  'JOB_ENTITY_MANAGER', 'Job', 'JobFailedError', 'JobNotFoundError', 'JobTimeoutError', 'JobWaitAbortedError',
+  'JOB_ENTITY_MANAGER', 'Job', 'JobFailedError', 'JobNotFoundError', 'JobSnooze', 'JobTimeoutError', 'JobWaitAbortedError',
   'JobWaitTimeoutError', 'JobWaiterClosedError', 'MysqlJobStore', 'OnJobTransition',
   'PayloadTooLargeError', 'PermanentJobError', 'PostgresJobStore', 'ProgressRefusedError', 'SCHEDULER_STORE',
   'ScheduleNotFoundError', 'SchedulerClient', 'SchedulerError', 'SchedulerModule',

@@ -11,6 +11,7 @@ export function row(overrides: Partial<RowView> = {}): RowView {
     state: 'scheduled',
     attempt: 0,
     maxAttempts: 3,
+    snoozes: 0,
     workerId: null,
     leasedUntil: null,
     runAt: T0,

@@ -12,6 +12,7 @@ import {
   ProgressProvenanceOracle,
   RateLimitOracle,
   SingleLeaseOracle,
+  SnoozeOracle,
   TerminalStateOracle,
   UniqueKeyOracle,
   type Oracle,
@@ -132,6 +133,37 @@ describe('attempt budget oracle', () => {
   it('counts a write past maxAttempts', () => {
     expect(violations(new AttemptBudgetOracle(), [write(row(), running({ attempt: 3 }))])).toBe(0);
     expect(violations(new AttemptBudgetOracle(), [write(running({ attempt: 3 }), running({ attempt: 4 }))])).toBe(1);
+  });
+});
+
+describe('snooze oracle (issue 39 item 5)', () => {
+  const enqueued = write(undefined, row({ maxAttempts: 3 }));
+  const snoozeCall = (delayMs: number) =>
+    call('jobCompleteMany', worker('w1'), { workerId: 'w1', outcomes: [{ jobId: 'job-1', attempt: 1, kind: 'snoozed', delayMs }] }, [{ jobId: 'job-1', attempt: 1, status: 'applied', state: 'scheduled' }]);
+  const enqueueCall = call('jobEnqueueMany', { kind: 'producer' }, []);
+  const claimed = [write(row({ maxAttempts: 3 }), running({ maxAttempts: 3 })), call('jobClaim', worker('w1'), {})];
+
+  it('accepts a snooze that keeps the attempt, grows the budget by one, clears the error and waits exactly its delay', () => {
+    const snoozed = row({ attempt: 1, maxAttempts: 4, snoozes: 1, runAt: T0 + 700 });
+    expect(violations(new SnoozeOracle(), [enqueued, enqueueCall, ...claimed, write(running({ maxAttempts: 3 }), snoozed), snoozeCall(700)])).toBe(0);
+  });
+
+  it('accepts a snooze of a cancel-requested job that cancels it with the budget as it was', () => {
+    const was = running({ maxAttempts: 3, cancelRequested: true });
+    expect(violations(new SnoozeOracle(), [enqueued, enqueueCall, write(row({ maxAttempts: 3 }), was), call('jobClaim', worker('w1'), {}), write(was, row({ state: 'cancelled', attempt: 1, maxAttempts: 3 })), snoozeCall(0)])).toBe(0);
+  });
+
+  it('counts a snooze that spends the budget, keeps an error, or makes the job due at another time', () => {
+    const spent = row({ attempt: 1, maxAttempts: 3, snoozes: 1, runAt: T0 + 700 });
+    expect(violations(new SnoozeOracle(), [enqueued, enqueueCall, ...claimed, write(running({ maxAttempts: 3 }), spent), snoozeCall(700)])).toBe(2);
+    const erred = row({ attempt: 1, maxAttempts: 4, snoozes: 1, runAt: T0 + 700, lastError: 'old' });
+    expect(violations(new SnoozeOracle(), [enqueued, enqueueCall, ...claimed, write(running({ maxAttempts: 3 }), erred), snoozeCall(700)])).toBe(1);
+    const early = row({ attempt: 1, maxAttempts: 4, snoozes: 1, runAt: T0 });
+    expect(violations(new SnoozeOracle(), [enqueued, enqueueCall, ...claimed, write(running({ maxAttempts: 3 }), early), snoozeCall(700)])).toBe(1);
+  });
+
+  it('counts a job that snoozed more often than its handler allows', () => {
+    expect(violations(new SnoozeOracle(), [write(undefined, row({ maxAttempts: 8, snoozes: 5 })), enqueueCall])).toBe(1);
   });
 });
 

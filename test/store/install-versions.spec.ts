@@ -20,6 +20,8 @@ const POSTGRES_FINGERPRINTS: Record<number, string> = {
   2: '817b1265e68ca824',
   // The lean finish (migration 0019): the effects trigger deletes the successes an outcome write under `lean` marks.
   3: '6755dcf0bc461bbb',
+  // Snoozes (migration 0020): the jobs table gains `snoozes`; the installed SQL is unchanged.
+  4: '6755dcf0bc461bbb',
 };
 const SQLITE_FINGERPRINTS: Record<number, string> = {
   1: '5e1b42476d6e1bdb',
@@ -27,6 +29,8 @@ const SQLITE_FINGERPRINTS: Record<number, string> = {
   2: '5e1b42476d6e1bdb',
   // Migration 0019 (observer filters, the node's finish mode); the installed SQL is unchanged.
   3: '5e1b42476d6e1bdb',
+  // Migration 0020 (snoozes); the installed SQL is unchanged.
+  4: '5e1b42476d6e1bdb',
 };
 
 function fingerprint(render: (policy: (typeof POLICIES)[number]) => string): string {

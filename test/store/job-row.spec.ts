@@ -13,6 +13,7 @@ const row = (over: Partial<JobRow> = {}): JobRow => ({
   priority: 0,
   attempt: 1,
   maxAttempts: 3,
+  snoozes: 0,
   workerId: 'w',
   leasedUntil: Date.UTC(2026, 10, 30, 0, 1),
   cancelRequested: false,

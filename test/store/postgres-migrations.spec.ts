@@ -35,6 +35,7 @@ describe('PostgreSQL migrations', () => {
       { version: 17, name: 'rate_limits' },
       { version: 18, name: 'held_back_lanes' },
       { version: 19, name: 'lean_finish' },
+      { version: 20, name: 'snoozes' },
     ]);
     const { id } = await a.jobEnqueue({ job: { name: 'after.migrate', payload: 1 } });
     expect(await b.jobGet({ jobId: id })).toMatchObject({ name: 'after.migrate', progress: null });

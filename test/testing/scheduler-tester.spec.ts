@@ -74,7 +74,7 @@ describe('SchedulerTestingModule and SchedulerTester', () => {
     await client.enqueue('kit.parent', { id: 'a' });
     const summary = await tester.drain();
     expect(ran).toEqual(['parent a', 'child a']);
-    expect(summary).toEqual({ attempts: 2, succeeded: 2, retried: 0, deadLettered: 0, quarantined: 0, cancelled: 0, advancedMs: 0, waiting: 0 });
+    expect(summary).toEqual({ attempts: 2, succeeded: 2, retried: 0, snoozed: 0, deadLettered: 0, quarantined: 0, cancelled: 0, advancedMs: 0, waiting: 0 });
     expect((await tester.enqueued('kit.child')).map((job) => job.state)).toEqual(['succeeded']);
   });
 

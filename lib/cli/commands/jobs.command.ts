@@ -16,6 +16,7 @@ function view(job: JobRecord) {
     state: job.state,
     attempt: job.attempt,
     maxAttempts: job.maxAttempts,
+    snoozes: job.snoozes,
     priority: job.priority,
     runAt: job.runAt,
     scheduledFor: job.scheduledFor,

@@ -76,6 +76,7 @@ ${field('Name', job.name)}
 ${field('Queue', html`<a href="${href(ctx.base, ['jobs'], { queue: job.queue })}">${job.queue}</a>`)}
 ${field('State', html`${stateBadge(job.state)}${job.cancelRequested ? html` <span class="badge">cancel requested</span>` : ''}`)}
 ${field('Attempt', `${job.attempt} of ${job.maxAttempts}`)}
+${job.snoozes > 0 ? field('Snoozes', `${job.snoozes} (each added one attempt)`) : ''}
 ${field('Priority', job.priority === 0 ? '0 (default)' : String(job.priority))}
 ${field('Run at', timeCell(job.runAt, ctx.now))}
 ${field('Lease', job.workerId ? html`${job.workerId}${job.state === 'running' ? html`, until ${timeCell(job.leasedUntil, ctx.now)}` : ' (last holder)'}` : '—')}

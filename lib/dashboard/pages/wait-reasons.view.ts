@@ -27,6 +27,8 @@ function reasonItem(ctx: PageContext, reason: WaitReason): SafeHtml {
       return html`<li>Its run time is in the future: ${timeCell(reason.runAt, ctx.now)}.</li>`;
     case 'retry_wait':
       return html`<li>It waits for a retry until ${timeCell(reason.runAt, ctx.now)}: attempt ${reason.failedAttempt} failed${reason.lastError ? html` with <span class="error">${errorPreview(reason.lastError)}</span>` : ''}.</li>`;
+    case 'snoozed':
+      return html`<li>Its handler snoozed attempt ${reason.attempt}: it runs again at ${timeCell(reason.runAt, ctx.now)}. A snooze spends no attempt; this job has snoozed ${reason.snoozes} ${reason.snoozes === 1 ? 'time' : 'times'}.</li>`;
     case 'no_worker':
       return html`<li>No running worker serves its queue <strong>${reason.queue}</strong>: none has reported in with that queue lately. <a href="${href(ctx.base, ['workers'])}">Workers</a></li>`;
     case 'leased':

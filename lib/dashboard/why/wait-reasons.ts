@@ -9,6 +9,8 @@ export type WaitReason =
   | { readonly kind: 'awaiting_parents'; readonly open: readonly EdgeJob[]; readonly pending: number; readonly total: number | null }
   | { readonly kind: 'not_due'; readonly runAt: Date }
   | { readonly kind: 'retry_wait'; readonly runAt: Date; readonly failedAttempt: number; readonly lastError: string | null }
+  /** The handler snoozed its last attempt (`ctx.snooze`), which leaves no error; `snoozes` counts them all. */
+  | { readonly kind: 'snoozed'; readonly runAt: Date; readonly attempt: number; readonly snoozes: number }
   | { readonly kind: 'no_worker'; readonly queue: string }
   | { readonly kind: 'leased'; readonly workerId: string; readonly leasedUntil: Date; readonly lapsed: boolean }
   | { readonly kind: 'ready'; readonly queue: string };
@@ -31,6 +33,13 @@ export interface WaitFacts {
   readonly servingNodes: number | null;
 }
 
+/** Why a scheduled job is not due yet: its run time, a retry's backoff, or a snooze (the only way out of `running` that leaves no error). */
+function notDueReason(job: JobRecord): WaitReason {
+  if (job.attempt === 0) return { kind: 'not_due', runAt: job.runAt };
+  if (job.snoozes > 0 && job.lastError === null) return { kind: 'snoozed', runAt: job.runAt, attempt: job.attempt, snoozes: job.snoozes };
+  return { kind: 'retry_wait', runAt: job.runAt, failedAttempt: job.attempt, lastError: job.lastError };
+}
+
 /**
  * Why a job that has not finished is not running, or what it waits for while it runs: each reason
  * the facts support, in the order an operator would act on them. A due job that nothing holds back
@@ -47,7 +56,7 @@ export function waitReasons(facts: WaitFacts): WaitReason[] {
     const edges = facts.parents?.edges ?? [];
     reasons.push({ kind: 'awaiting_parents', open: edges.filter((edge) => !edge.settled), pending: job.pendingParents, total: facts.parents && !facts.parents.truncated ? edges.length : null });
   } else if (job.runAt.getTime() > now.getTime()) {
-    reasons.push(job.attempt > 0 ? { kind: 'retry_wait', runAt: job.runAt, failedAttempt: job.attempt, lastError: job.lastError } : { kind: 'not_due', runAt: job.runAt });
+    reasons.push(notDueReason(job));
   }
   if (facts.queuePaused) reasons.push({ kind: 'queue_paused', queue: job.queue });
   const full = (limit: { readonly max: number; readonly holders: readonly LimitHolder[]; readonly truncated: boolean }) => limit.truncated || limit.holders.length >= limit.max;

@@ -50,6 +50,12 @@ export interface JobOptions<N extends string = JobName> {
    */
   readonly validate?: (payload: unknown) => unknown;
   /**
+   * How many times one job may snooze (`return ctx.snooze(ms)`): the snooze after that
+   * dead-letters it, so a job cannot snooze forever. A whole number from 0 to 100,000; default
+   * 100. See docs/snooze.md.
+   */
+  readonly maxSnoozes?: number;
+  /**
    * The concurrency key of each job, computed from its payload at enqueue (for example the tenant
    * or customer). Jobs of any name that share a key share that key's limit.
    */
@@ -70,6 +76,6 @@ export interface JobOptions<N extends string = JobName> {
 }
 
 /** The options of `@Job(definition, options)`: what only a handler has, beside a shared definition. */
-export interface JobHandlerOptions<P = unknown> extends Pick<JobOptions<string>, 'timeoutMs' | 'transaction' | 'validate'> {
+export interface JobHandlerOptions<P = unknown> extends Pick<JobOptions<string>, 'timeoutMs' | 'transaction' | 'validate' | 'maxSnoozes'> {
   readonly schedule?: DeclaredSchedule<P>;
 }

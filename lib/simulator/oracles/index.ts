@@ -13,6 +13,7 @@ import { ProgressProvenanceOracle } from './progress-provenance.oracle.js';
 import { RateLimitOracle } from './rate-limit.oracle.js';
 import { ScheduleCatchUpOracle } from './schedule-catch-up.oracle.js';
 import { SingleLeaseOracle } from './single-lease.oracle.js';
+import { SnoozeOracle } from './snooze.oracle.js';
 import { ShutdownBoundOracle } from './shutdown-bound.oracle.js';
 import { TerminalStateOracle } from './terminal-state.oracle.js';
 import { UniqueKeyOracle } from './unique-key.oracle.js';
@@ -33,6 +34,7 @@ export {
   RateLimitOracle,
   ScheduleCatchUpOracle,
   SingleLeaseOracle,
+  SnoozeOracle,
   ShutdownBoundOracle,
   TerminalStateOracle,
   UniqueKeyOracle,
@@ -57,6 +59,7 @@ export function createOracles(
       new TerminalStateOracle(),
       new SingleLeaseOracle(),
       new AttemptBudgetOracle(),
+      new SnoozeOracle(),
       new EffectsOnceOracle(),
       limits,
       rates,

@@ -33,10 +33,11 @@ export type MutantName =
   | 'priority_ignored'
   | 'rate_limit_ignored'
   | 'progress_unfenced'
+  | 'snooze_spends_attempt'
   | 'claim_window';
 
 const real = LIFECYCLE_RULES;
-const REPORTS = new Set<JobEvent['kind']>(['succeed', 'fail', 'dead_letter', 'quarantine', 'relinquish']);
+const REPORTS = new Set<JobEvent['kind']>(['succeed', 'fail', 'dead_letter', 'snooze', 'quarantine', 'relinquish']);
 
 /** The job as if `event`'s reporter held its live lease. */
 function asIfHeld(job: LifecycleFields, now: number): LifecycleFields {
@@ -94,6 +95,16 @@ const progressUnfenced: LifecycleRules = {
     const result = real.transition(job, event, now);
     if (event.kind !== 'heartbeat' || result.ok || job.state !== 'running') return result;
     return { ok: true, next: job, effects: [] };
+  },
+};
+
+/** A snooze reschedules the job as a failure would: it counts, but the budget does not grow, so it spends an attempt. */
+const snoozeSpendsAttempt: LifecycleRules = {
+  ...real,
+  transition(job, event, now) {
+    const result = real.transition(job, event, now);
+    if (event.kind !== 'snooze' || !result.ok || result.next.state !== 'scheduled') return result;
+    return { ...result, next: { ...result.next, maxAttempts: job.maxAttempts } };
   },
 };
 
@@ -216,6 +227,7 @@ export const MUTANTS: readonly Mutant[] = [
   { name: 'priority_ignored', description: 'the claim takes due jobs by run time alone, whatever their priority', caughtBy: 'priority_order', rules: real, sabotageStore: priorityIgnored },
   { name: 'rate_limit_ignored', description: 'the claim ignores rate limits, taking jobs whatever starts their queue or key has left', caughtBy: 'rate_limit', rules: real, sabotageStore: rateLimitIgnored },
   { name: 'progress_unfenced', description: "a stale worker's heartbeat writes its progress", caughtBy: 'progress_provenance', rules: progressUnfenced },
+  { name: 'snooze_spends_attempt', description: 'a snooze spends an attempt of the retry budget, as a failure does', caughtBy: 'snooze_keeps_budget', rules: snoozeSpendsAttempt },
   {
     name: 'claim_window',
     description: 'the claim reads only as many due jobs as it may take, so held-back jobs ahead use up the read',

@@ -37,6 +37,7 @@ import { operatorCases } from './cases/operator.cases.js';
 import { operatorPageCases } from './cases/operator-pages.cases.js';
 import { operatorReadCases } from './cases/operator-reads.cases.js';
 import { retryCases } from './cases/retry.cases.js';
+import { snoozeCases } from './cases/snooze.cases.js';
 import { runNowCases } from './cases/run-now.cases.js';
 import { scheduleCases } from './cases/schedule.cases.js';
 import { scheduleOutageCases } from './cases/schedule-outage.cases.js';
@@ -76,6 +77,7 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('the lean finish', () => leanFinishCases(ctx));
   describe('leases, heartbeats and the sweep', () => leaseCases(ctx));
   describe('retry schedule', () => retryCases(ctx));
+  describe('snooze', () => snoozeCases(ctx));
   describe('operator actions and listings', () => operatorCases(ctx));
   describe('run now', () => runNowCases(ctx));
   describe('job statuses and waiting for a result', () => jobWaitCases(ctx));

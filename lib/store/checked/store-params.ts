@@ -67,6 +67,7 @@ export interface NormalizedOutcome {
   readonly output: string | null;
   /** Error or quarantine reason, cut to the error limit. */
   readonly error: string | null;
+  /** A failure's retry delay, or a snooze's delay. */
   readonly retryDelayMs: number;
 }
 
@@ -191,11 +192,13 @@ export function checkCompleteParams(
         };
       case 'dead_lettered':
         return { jobId, attempt, kind: outcome.kind, output: null, error: error(outcome.error, 'error'), retryDelayMs: 0 };
+      case 'snoozed':
+        return { jobId, attempt, kind: outcome.kind, output: null, error: null, retryDelayMs: assertDelayMs(outcome.delayMs, `${at}.delayMs`) };
       case 'quarantined':
         return { jobId, attempt, kind: outcome.kind, output: null, error: error(outcome.reason, 'reason'), retryDelayMs: 0 };
       default:
         throw new InvalidArgumentError(
-          `${at}.kind must be one of succeeded, failed, dead_lettered or quarantined, got ${String((outcome as { kind?: unknown }).kind)}.`,
+          `${at}.kind must be one of succeeded, failed, dead_lettered, snoozed or quarantined, got ${String((outcome as { kind?: unknown }).kind)}.`,
           `${at}.kind`,
         );
     }

@@ -60,6 +60,7 @@ export class MemoryEnqueue {
         tracestate: job.tracestate ?? null,
         attempt: 0,
         maxAttempts: job.maxAttempts,
+        snoozes: 0,
         workerId: null,
         leasedUntil: null,
         cancelRequested: false,

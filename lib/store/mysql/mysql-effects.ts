@@ -280,6 +280,8 @@ const COLUMNS: readonly [keyof JobRow, string, (row: JobRow) => unknown][] = [
   ['state', 'state', (r) => r.state],
   ['runAt', 'run_at', (r) => instantParam(r.runAt)],
   ['attempt', 'attempt', (r) => r.attempt],
+  ['maxAttempts', 'max_attempts', (r) => r.maxAttempts],
+  ['snoozes', 'snoozes', (r) => r.snoozes],
   ['workerId', 'worker_id', (r) => r.workerId],
   ['leasedUntil', 'leased_until', (r) => instantParam(r.leasedUntil)],
   ['cancelRequested', 'cancel_requested', (r) => r.cancelRequested],

@@ -23,6 +23,7 @@ export interface MysqlJobRow {
   tracestate: string | null;
   attempt: number;
   max_attempts: number;
+  snoozes: number;
   worker_id: string | null;
   leased_until: string | null;
   cancel_requested: number;
@@ -38,7 +39,7 @@ export interface MysqlJobRow {
 /** Every stored column of a job, for `SELECT ${JOB_COLUMNS} FROM jobs j` (aliased `j`). */
 export const JOB_COLUMNS = [
   'seq', 'id', 'name', 'queue', 'payload', 'state', 'run_at', 'scheduled_for', 'priority', 'schedule_id', 'pending_parents',
-  'dependency_mode', 'concurrency_key', 'unique_key', 'retry', 'traceparent', 'tracestate', 'attempt', 'max_attempts', 'worker_id',
+  'dependency_mode', 'concurrency_key', 'unique_key', 'retry', 'traceparent', 'tracestate', 'attempt', 'max_attempts', 'snoozes', 'worker_id',
   'leased_until', 'cancel_requested', 'last_error', 'output', 'progress', 'created_at', 'updated_at', 'finished_at', 'parked_key',
 ]
   .map((column) => `j.${column}`)
@@ -68,6 +69,7 @@ export function fromMysqlRow(row: MysqlJobRow): JobRow {
     tracestate: row.tracestate,
     attempt: row.attempt,
     maxAttempts: row.max_attempts,
+    snoozes: row.snoozes,
     workerId: row.worker_id,
     leasedUntil: msOrNull(row.leased_until),
     cancelRequested: Number(row.cancel_requested) === 1,

@@ -32,6 +32,7 @@ export function jobColumns(alias = 'j'): string {
     'tracestate',
     'attempt',
     'max_attempts',
+    'snoozes',
     'worker_id',
     'leased_until',
     'cancel_requested',
@@ -75,6 +76,7 @@ export interface PgJobRow {
   tracestate: string | null;
   attempt: number;
   max_attempts: number;
+  snoozes: number;
   worker_id: string | null;
   leased_until: number | null;
   cancel_requested: boolean;
@@ -107,6 +109,7 @@ export function fromPgRow(row: PgJobRow): JobRow {
     tracestate: row.tracestate,
     attempt: row.attempt,
     maxAttempts: row.max_attempts,
+    snoozes: row.snoozes,
     workerId: row.worker_id,
     leasedUntil: row.leased_until === null ? null : millis(row.leased_until),
     cancelRequested: row.cancel_requested,
@@ -132,5 +135,7 @@ export function lifecycleValues(row: JobRow): unknown[] {
     row.output,
     row.finishedAt === null ? null : pgInstant(row.finishedAt),
     pgInstant(row.updatedAt),
+    row.maxAttempts,
+    row.snoozes,
   ];
 }

@@ -23,6 +23,7 @@ export interface SqliteJobRow {
   tracestate: string | null;
   attempt: number;
   max_attempts: number;
+  snoozes: number;
   worker_id: string | null;
   leased_until: number | null;
   cancel_requested: number;
@@ -55,6 +56,7 @@ export function fromSqliteRow(row: SqliteJobRow): JobRow {
     tracestate: row.tracestate,
     attempt: row.attempt,
     maxAttempts: row.max_attempts,
+    snoozes: row.snoozes,
     workerId: row.worker_id,
     leasedUntil: row.leased_until,
     cancelRequested: row.cancel_requested === 1,
@@ -74,6 +76,8 @@ export function lifecycleParams(row: JobRow) {
     state: row.state,
     run_at: row.runAt,
     attempt: row.attempt,
+    max_attempts: row.maxAttempts,
+    snoozes: row.snoozes,
     worker_id: row.workerId,
     leased_until: row.leasedUntil,
     cancel_requested: row.cancelRequested ? 1 : 0,

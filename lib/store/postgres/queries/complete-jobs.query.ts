@@ -23,7 +23,8 @@ import { outcomeResults, type AppliedOutcomes } from './outcome-results.js';
  *
  * The state rules mirror the core lifecycle: success wins over a cancel request (the work
  * happened); a failure of a cancel-requested job cancels it; a failure with attempts left is
- * rescheduled after its retry delay, otherwise dead-lettered. A dead-lettered or quarantined
+ * rescheduled after its retry delay, otherwise dead-lettered; a snooze is rescheduled after its
+ * delay (in the retry delays' array) with one more attempt allowed and no error. A dead-lettered or quarantined
  * occurrence stops its schedule in the same statement.
  *
  * The reports that end their job first lock its row `FOR UPDATE` (`ending`, in id order, a
@@ -47,7 +48,8 @@ import { outcomeResults, type AppliedOutcomes } from './outcome-results.js';
  */
 export function completeCtes(t: PostgresNaming, first: number, finish: FinishMode = 'keep'): string {
   const [ids, attempts, kinds, outputs, errors, delays] = [0, 1, 2, 3, 4, 5].map((i) => `$${first + i}`);
-  const retry = `(r.kind = 'failed' AND NOT j.cancel_requested AND j.attempt < j.max_attempts)`;
+  const snooze = `(r.kind = 'snoozed' AND NOT j.cancel_requested)`;
+  const retry = `(NOT j.cancel_requested AND (r.kind = 'snoozed' OR (r.kind = 'failed' AND j.attempt < j.max_attempts)))`;
   const fence = `CASE WHEN j.state = 'running' THEN j.worker_id = $1 AND j.leased_until > statement_timestamp() ELSE false END`;
   return `ending AS MATERIALIZED (
       SELECT j.id FROM ${t.jobs} j, unnest(${ids}::uuid[], ${attempts}::integer[], ${kinds}::text[]) AS r(id, attempt, kind)
@@ -64,6 +66,8 @@ export function completeCtes(t: PostgresNaming, first: number, finish: FinishMod
         ELSE 'dead_lettered' END,
       run_at = CASE WHEN ${retry} THEN statement_timestamp() + r.delay_ms * interval '1 millisecond' ELSE j.run_at END,
       worker_id = CASE WHEN ${retry} THEN NULL ELSE j.worker_id END,
+      max_attempts = CASE WHEN ${snooze} THEN j.max_attempts + 1 ELSE j.max_attempts END,
+      snoozes = CASE WHEN ${snooze} THEN j.snoozes + 1 ELSE j.snoozes END,
       leased_until = NULL,
       last_error = CASE WHEN r.kind = 'succeeded' THEN j.last_error ELSE r.error END,
       output = CASE WHEN r.kind = 'succeeded' THEN r.output::jsonb ELSE j.output END,

@@ -16,7 +16,8 @@ export function operatorTransitionQuery(t: PostgresNaming) {
   const lock = `SELECT ${jobColumns('j')}, (extract(epoch from now()) * 1000)::bigint AS now_ms FROM ${t.jobs} j WHERE j.id = $1 FOR NO KEY UPDATE`;
   const write = `
     UPDATE ${t.jobs} j SET state = $2, run_at = $3, attempt = $4, worker_id = $5, leased_until = $6, cancel_requested = $7,
-      last_error = $8, output = $9::jsonb, finished_at = $10, updated_at = $11
+      last_error = $8, output = $9::jsonb, finished_at = $10, updated_at = $11,
+      max_attempts = $12, snoozes = $13
     WHERE j.id = $1
     RETURNING ${jobColumns('j')}`;
   const wake = `SELECT pg_notify($1, $2)`;

@@ -18,7 +18,8 @@ import { haltScheduleQuery } from './halt-schedule.query.js';
  * nothing can add a dependant between the two.
  */
 export function completeJobsQuery(db: Database, t: SqliteNaming) {
-  const retry = `(@kind = 'failed' AND cancel_requested = 0 AND attempt < max_attempts)`;
+  const snooze = `(@kind = 'snoozed' AND cancel_requested = 0)`;
+  const retry = `(cancel_requested = 0 AND (@kind = 'snoozed' OR (@kind = 'failed' AND attempt < max_attempts)))`;
   const complete = db.prepare(`
     UPDATE ${t.jobs} SET
       state = CASE
@@ -29,6 +30,8 @@ export function completeJobsQuery(db: Database, t: SqliteNaming) {
         ELSE 'dead_lettered' END,
       run_at = CASE WHEN ${retry} THEN @now + @delay_ms ELSE run_at END,
       worker_id = CASE WHEN ${retry} THEN NULL ELSE worker_id END,
+      max_attempts = CASE WHEN ${snooze} THEN max_attempts + 1 ELSE max_attempts END,
+      snoozes = CASE WHEN ${snooze} THEN snoozes + 1 ELSE snoozes END,
       leased_until = NULL,
       last_error = CASE WHEN @kind = 'succeeded' THEN last_error ELSE @error END,
       output = CASE WHEN @kind = 'succeeded' THEN @output ELSE output END,

@@ -8,7 +8,7 @@ import { fromSqliteRow, lifecycleParams, type SqliteJobRow } from '../sqlite-row
 export function operatorTransitionQuery(db: Database, t: SqliteNaming) {
   const read = db.prepare(`SELECT * FROM ${t.jobs} WHERE id = ?`);
   const write = db.prepare(`
-    UPDATE ${t.jobs} SET state = @state, run_at = @run_at, attempt = @attempt, worker_id = @worker_id, leased_until = @leased_until,
+    UPDATE ${t.jobs} SET state = @state, run_at = @run_at, attempt = @attempt, max_attempts = @max_attempts, snoozes = @snoozes, worker_id = @worker_id, leased_until = @leased_until,
       cancel_requested = @cancel_requested, last_error = @last_error, output = @output, finished_at = @finished_at, updated_at = @updated_at
     WHERE id = @id
     RETURNING *`);
