@@ -44,6 +44,13 @@ export const DEFAULT_LIMITS: SchedulerLimits = Object.freeze({
  */
 export const MAX_JSON_DEPTH_CEILING = 1_000;
 
+/**
+ * The highest `maxAttemptsCeiling` a store accepts. PostgreSQL and MySQL keep `max_attempts` in a
+ * 32-bit integer (at most 2,147,483,647), and each snooze adds one to it (at most 100,000 per job
+ * between replays), so a ceiling above this would promise budgets a store then fails to write.
+ */
+export const MAX_ATTEMPTS_CEILING_LIMIT = 2_000_000_000;
+
 /** Fills in defaults; each bound must be a positive whole number. */
 export function resolveLimits(partial?: Partial<SchedulerLimits>): SchedulerLimits {
   const limits = { ...DEFAULT_LIMITS };
@@ -60,6 +67,9 @@ export function resolveLimits(partial?: Partial<SchedulerLimits>): SchedulerLimi
     }
     if (key === 'maxJsonDepth' && value > MAX_JSON_DEPTH_CEILING) {
       throw new InvalidArgumentError(`limits.maxJsonDepth must be at most ${MAX_JSON_DEPTH_CEILING}, which every store keeps, got ${value}.`, `limits.${key}`);
+    }
+    if (key === 'maxAttemptsCeiling' && value > MAX_ATTEMPTS_CEILING_LIMIT) {
+      throw new InvalidArgumentError(`limits.maxAttemptsCeiling must be at most ${MAX_ATTEMPTS_CEILING_LIMIT}, which every store keeps with room for snoozes, got ${value}.`, `limits.${key}`);
     }
     (limits as Record<string, number>)[key] = value;
   }

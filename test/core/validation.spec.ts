@@ -258,6 +258,16 @@ describe('writeDeepJson', () => {
   });
 });
 
+describe('issue 39 item 5: limits.maxAttemptsCeiling', () => {
+  it('a ceiling above what a 32-bit max_attempts keeps, with room for snoozes, is refused with one sentence', () => {
+    // Issue 39 item 5: max_attempts is a 32-bit column on PostgreSQL and MySQL, and each snooze adds one.
+    expect(() => resolveLimits({ maxAttemptsCeiling: 2 ** 31 })).toThrow(
+      new InvalidArgumentError('limits.maxAttemptsCeiling must be at most 2000000000, which every store keeps with room for snoozes, got 2147483648.', 'limits.maxAttemptsCeiling'),
+    );
+    expect(resolveLimits({ maxAttemptsCeiling: 2_000_000_000 }).maxAttemptsCeiling).toBe(2_000_000_000);
+  });
+});
+
 describe('issue 19, smaller bad-input gaps: limits.maxJsonDepth', () => {
   it('a depth limit above what every store keeps is refused with one sentence', () => {
     expect(() => resolveLimits({ maxJsonDepth: 1e6 })).toThrow(new InvalidArgumentError('limits.maxJsonDepth must be at most 1000, which every store keeps, got 1000000.', 'limits.maxJsonDepth'));
