@@ -71,7 +71,8 @@ export {
   ProgressRefusedError,
   type SchedulerErrorCode,
 } from './core/index.js';
-export { PermanentJobError, JobTimeoutError, JobSnooze } from './worker/index.js';
+export { PermanentJobError, JobTimeoutError } from './worker/index.js';
+export type { JobSnooze } from './worker/index.js';
 
 // The stores an application builds itself (a script, a busy timeout, a second DataSource).
 export {

@@ -148,7 +148,8 @@ export function transition(job: LifecycleFields, event: JobEvent, now: number): 
  * than by success (a failure, a dead letter, a quarantine, a cancel, a lapse, a relinquish), even
  * when its text repeats the previous attempt's; and any error a transition newly sets (a cascade
  * cancel). A claim, a release or a replay carries none. The SQL adapters' triggers encode the same
- * rule, from the old and new row alone, which is why every way out of `running` sets `lastError`.
+ * rule, from the old and new row alone, which is why every way out of `running` sets `lastError`:
+ * an error, or null for a snooze, which ended without one.
  */
 export function historyError(before: LifecycleFields, after: LifecycleFields): string | null {
   if (after.lastError !== before.lastError) return after.lastError;

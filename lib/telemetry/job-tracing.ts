@@ -154,7 +154,8 @@ export class JobTracing {
       // The fence refused it: another worker holds the job now, and this attempt's result counts for nothing.
       span.addEvent(STALE_OUTCOME_EVENT, { [ATTR.outcomeKind]: event.kind });
     }
-    if (event.kind !== 'succeeded' && !this.failed.has(span)) {
+    // A snooze is no failure: the attempt ended as its handler asked.
+    if (event.kind !== 'succeeded' && event.kind !== 'snoozed' && !this.failed.has(span)) {
       // Failed without the hook seeing the error: a timeout (it settles while the handler still
       // runs), or a quarantine. The class is all the event carries, never the message.
       span.setAttribute(ATTR.errorType, event.errorType ?? event.kind);

@@ -109,7 +109,7 @@ export class SchedulerTester implements OnModuleInit {
         await pump.pass();
         if (counts.attempts > maxJobs) {
           throw new DrainLimitError(
-            `drain started ${counts.attempts} attempts, more than maxJobs (${maxJobs}): a job may be enqueueing itself again on every run; raise maxJobs if this much work is expected.`,
+            `drain started ${counts.attempts} attempts, more than maxJobs (${maxJobs}): a job may be enqueueing itself again, or snoozing, on every run; raise maxJobs if this much work is expected.`,
             counts.attempts,
           );
         }

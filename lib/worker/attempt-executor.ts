@@ -4,7 +4,7 @@ import type { AttemptAbort } from './attempt-abort.js';
 import { attemptHookContext, runAttemptHooks, type AttemptHook } from './attempt-hook.js';
 import { AttemptContext } from './job-context.js';
 import type { JobInvoker, PayloadValidator } from './job-invoker.js';
-import { DEFAULT_MAX_SNOOZES, snoozeLimitError } from './job-snooze.js';
+import { DEFAULT_MAX_SNOOZES, snoozeLimitError, type JobSnooze } from './job-snooze.js';
 import { describeError, errorDetail, errorText, isInstance, type ErrorLogDetail } from './log-text.js';
 import { PermanentJobError } from './permanent-job.error.js';
 import type { ProgressBoard } from './progress-board.js';
@@ -76,7 +76,7 @@ export class AttemptExecutor {
       const run = hooks.length === 0 ? invoke : () => runAttemptHooks(hooks, attemptHookContext(job, context, this.deps.workerId), invoke);
       await this.withTimeout(transaction ? transaction.run(run) : run(), definition.timeoutMs, abort);
     } catch (error) {
-      await transaction?.rollback().catch((rollbackError: unknown) => logger.warn(`rollback of ${job.name} ${job.id} failed: ${describe(rollbackError)}`, jobLogFields(job)));
+      await this.rollbackLogged(job, transaction);
       const ending = this.endProgress(job, context);
       if (ending) await ending;
       // The log line is bounded and escaped (a handler's error may quote the payload or carry
@@ -88,7 +88,7 @@ export class AttemptExecutor {
       }
       // The job's own retry fields, set at enqueue on whichever node produced it, win over the
       // handler's. Snoozed runs are not failures: the backoff counts the failed attempts only.
-      const delay = retryDelayMs(job.attempt - job.snoozes, effectiveRetryPolicy(definition.retry, job.retry), this.deps.random);
+      const delay = retryDelayMs(Math.max(1, job.attempt - job.snoozes), effectiveRetryPolicy(definition.retry, job.retry), this.deps.random);
       logger.warn(
         job.attempt < job.maxAttempts
           ? `${job.name} ${job.id} attempt ${job.attempt} of ${job.maxAttempts} failed (${message}); retrying in ${delay} ms.`
@@ -98,20 +98,12 @@ export class AttemptExecutor {
       return report({ jobId: job.id, attempt: job.attempt, kind: 'failed', error: errorDetail(error), retryDelayMs: delay }, describeError(error, 'class'));
     }
 
+    const snooze = context.snoozed;
+    if (snooze) return this.snoozed(job, context, snooze, transaction, definition.maxSnoozes ?? DEFAULT_MAX_SNOOZES);
     // The last progress lands before the outcome, while the lease is still live; a job that never
     // reported skips this without a statement.
     const ending = this.endProgress(job, context);
     if (ending) await ending;
-    const snooze = context.snoozed;
-    if (snooze) {
-      await transaction?.rollback();
-      const maxSnoozes = definition.maxSnoozes ?? DEFAULT_MAX_SNOOZES;
-      if (job.snoozes >= maxSnoozes) {
-        logger.warn(`${job.name} ${job.id} attempt ${job.attempt} snoozed once more than maxSnoozes (${maxSnoozes}) allows; dead-lettering it.`, jobLogFields(job));
-        return report({ jobId: job.id, attempt: job.attempt, kind: 'dead_lettered', error: snoozeLimitError(job.snoozes, maxSnoozes) });
-      }
-      return report({ jobId: job.id, attempt: job.attempt, kind: 'snoozed', delayMs: snooze.delayMs });
-    }
     const outcome: Outcome = { jobId: job.id, attempt: job.attempt, kind: 'succeeded', output: context.output };
     if (transaction?.opened) {
       const result = await transaction.commitSuccess(this.deps.workerId, job.id, job.attempt, context.output);
@@ -119,6 +111,28 @@ export class AttemptExecutor {
     }
     await transaction?.rollback();
     return report(outcome);
+  }
+
+  /**
+   * A handler that snoozed: its writes roll back first, as a failure's do (on SQLite a progress
+   * write sent inside the open transaction would go with them), then the last progress lands, then
+   * the snooze is reported, or a dead letter once the job has used its snoozes.
+   */
+  private async snoozed(job: JobRecord, context: AttemptContext, snooze: JobSnooze, transaction: AttemptTransaction | null, maxSnoozes: number): Promise<AttemptReport> {
+    const { logger } = this.deps;
+    await this.rollbackLogged(job, transaction);
+    const ending = this.endProgress(job, context);
+    if (ending) await ending;
+    if (job.snoozes >= maxSnoozes) {
+      logger.warn(`${job.name} ${job.id} attempt ${job.attempt} snoozed once more than maxSnoozes (${maxSnoozes}) allows; dead-lettering it.`, jobLogFields(job));
+      return report({ jobId: job.id, attempt: job.attempt, kind: 'dead_lettered', error: snoozeLimitError(job.snoozes, maxSnoozes) });
+    }
+    return report({ jobId: job.id, attempt: job.attempt, kind: 'snoozed', delayMs: snooze.delayMs });
+  }
+
+  /** Rolls the attempt's writes back; a rollback that fails is logged, and the outcome is still reported. */
+  private async rollbackLogged(job: JobRecord, transaction: AttemptTransaction | null): Promise<void> {
+    await transaction?.rollback().catch((rollbackError: unknown) => this.deps.logger.warn(`rollback of ${job.name} ${job.id} failed: ${describe(rollbackError)}`, jobLogFields(job)));
   }
 
   /** Undefined, with nothing to await, for an attempt that never reported progress. */

@@ -20,6 +20,8 @@ export interface NodeAttemptsDeps extends NodePartDeps {
   readonly events: NodeEventEmitter;
   readonly stats: WorkerStats;
   readonly attemptHooks: readonly AttemptHook[] | undefined;
+  /** A snooze of this node's was written: its job is due again after `delayMs`. */
+  readonly snoozed?: (delayMs: number) => void;
 }
 
 /**
@@ -40,6 +42,7 @@ export class NodeAttempts {
   private readonly contact: () => void;
   private readonly executor: AttemptExecutor;
   private readonly completer: Completer;
+  private readonly snoozedHook: ((delayMs: number) => void) | undefined;
   private readonly jobs = new Map<string, JobRecord>();
   /** Whether claims carry the outcomes waiting for their write (see StoreCapabilities.claimsCarryOutcomes). */
   private readonly carryOutcomes: boolean;
@@ -62,6 +65,7 @@ export class NodeAttempts {
     this.stats = deps.stats;
     this.emit = deps.emit;
     this.contact = deps.contact;
+    this.snoozedHook = deps.snoozed;
     this.carryOutcomes = this.store.jobCompleteAndClaim !== undefined && this.store.capabilities?.claimsCarryOutcomes !== false;
     this.executor = new AttemptExecutor({
       store: this.store,
@@ -182,7 +186,10 @@ export class NodeAttempts {
     if (result === 'dropped') this.stats.forfeitedOutcomes += 1;
     else if (result.status === 'stale') this.stats.staleOutcomes += 1;
     else if (result.state === 'succeeded') this.stats.succeeded += 1;
-    else if (result.state === 'scheduled' && outcome.kind === 'snoozed') this.stats.snoozed += 1;
+    else if (result.state === 'scheduled' && outcome.kind === 'snoozed') {
+      this.stats.snoozed += 1;
+      this.snoozedHook?.(outcome.delayMs);
+    }
     else if (result.state === 'scheduled') this.stats.failed += 1;
     else if (result.state === 'dead_lettered') this.stats.deadLettered += 1;
     else if (result.state === 'quarantined') this.stats.quarantined += 1;

@@ -27,7 +27,7 @@ export { silentLogger, type SchedulerLogger } from './scheduler-logger.js';
 export { realTimers, type Timers } from './timers.js';
 export type { ErrorLogDetail } from './log-text.js';
 export { PermanentJobError } from './permanent-job.error.js';
-export { JobSnooze, DEFAULT_MAX_SNOOZES } from './job-snooze.js';
+export { DEFAULT_MAX_SNOOZES, type JobSnooze } from './job-snooze.js';
 export { JobTimeoutError } from './attempt-executor.js';
 export { ManualClock, SeededRandom, type Clock, type RandomSource } from '../core/index.js';
 export { SystemClock } from '../store/index.js';

@@ -71,6 +71,8 @@ export class WorkerNode {
   /** When stop gives up waiting, by the node's clock (see {@link STOP_OVERRUN_MS}). */
   private stopDeadlineAt = Number.POSITIVE_INFINITY;
   private finished = false;
+  /** When the snooze wake-up armed now fires, by the node's clock (see {@link wakeAfterSnooze}). */
+  private snoozeWakeAt = Number.POSITIVE_INFINITY;
 
   constructor(deps: WorkerNodeDeps) {
     checkOptions(deps ?? null, WORKER_NODE_DEPS, { what: 'WorkerNode', argument: 'WorkerNode deps' });
@@ -104,10 +106,37 @@ export class WorkerNode {
       emit: (event: NodeEvent) => this.emit(event),
       contact: () => this.monitor.contact(),
     };
-    this.attempts = new NodeAttempts({ ...parts, invoker: deps.invoker, driver: this.driver, random, events: this.events, stats: this.stats, attemptHooks: deps.attemptHooks });
+    this.attempts = new NodeAttempts({
+      ...parts,
+      invoker: deps.invoker,
+      driver: this.driver,
+      random,
+      events: this.events,
+      stats: this.stats,
+      attemptHooks: deps.attemptHooks,
+      snoozed: (delayMs) => this.wakeAfterSnooze(delayMs),
+    });
     this.beats = new NodeBeats(parts);
     this.passes = new NodePasses({ ...parts, random, stats: this.stats, observers: deps.observers ?? [] });
     this.minter = this.passes.minter;
+  }
+
+  /**
+   * A snooze shorter than the poll interval would wait for the next poll, up to a whole interval
+   * past its end: the node that wrote it wakes itself when it ends instead. One timer, for the
+   * earliest such end; a later snooze, another node's, and a longer one wait for a poll, as a
+   * retry does.
+   */
+  private wakeAfterSnooze(delayMs: number): void {
+    if (delayMs >= this.options.pollIntervalMs || this.driver.status !== 'running') return;
+    const at = this.clock.now() + delayMs;
+    if (at >= this.snoozeWakeAt) return;
+    this.snoozeWakeAt = at;
+    this.named.cancel('snooze');
+    this.named.once('snooze', delayMs, () => {
+      this.snoozeWakeAt = Number.POSITIVE_INFINITY;
+      this.emit({ type: 'wake', now: this.clock.now() });
+    });
   }
 
   /** The driver's state: idle, running, draining, relinquishing or stopped. */

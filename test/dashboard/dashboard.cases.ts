@@ -418,6 +418,9 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       const page = await browser.get(`/jobs/${polled.id}`);
       expect(page.text).toMatch(/<dt>Attempt<\/dt><dd>1 of 4<\/dd>/);
       expect(page.text).toMatch(/<dt>Snoozes<\/dt><dd>1 \(each added one attempt\)<\/dd>/);
+      // Running it now cuts the snooze short; it has spent no attempt.
+      const ask = await browser.get(`/jobs/${polled.id}/run-now`);
+      expect(ask.text).toContain('It becomes due now instead of when its snooze ends.');
     });
 
     it('a worker holds its lease, and until when', async () => {

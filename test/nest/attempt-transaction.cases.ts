@@ -42,6 +42,7 @@ interface LedgerPayload {
   waitBeforeWriting?: boolean;
   enqueueChild?: boolean;
   snooze?: boolean;
+  progress?: boolean;
 }
 
 @Job({ name: 'ledger.write', maxAttempts: 1 })
@@ -66,6 +67,7 @@ class LedgerWriter implements JobHandler<LedgerPayload> {
     await this.em.createQueryBuilder().insert().into(LedgerEntry).values({ id: `${payload.key}-2`, note: 'query builder' }).execute();
     if (payload.enqueueChild) await this.client.enqueue('ledger.noop', { key: payload.key }, { manager: this.em });
     if (payload.fail) throw new Error('handler failed after writing');
+    if (payload.progress) await this.ctx.reportProgress({ step: 'written' });
     if (payload.snooze) return this.ctx.snooze(3_600_000);
     return undefined;
   }
@@ -183,12 +185,13 @@ export function attemptTransactionCases(createTarget: () => Promise<AttemptTrans
 
   it('issue 39 item 5: rolls the handler\'s writes back when it snoozes, and reschedules the job with its budget intact', async () => {
     const before = commits;
-    const { id } = await client.enqueue('ledger.write', { key: 'snoozed', snooze: true, enqueueChild: true });
+    const { id } = await client.enqueue('ledger.write', { key: 'snoozed', snooze: true, enqueueChild: true, progress: true });
     expect(await settled(app, id)).toMatchObject({ attempt: 1, kind: 'snoozed', status: 'applied', state: 'scheduled' });
     expect(await rows('snoozed')).toEqual([]);
     expect(commits).toBe(before);
     const job = await client.get(id);
-    expect(job).toMatchObject({ state: 'scheduled', attempt: 1, maxAttempts: 2, snoozes: 1, lastError: null });
+    // The progress it reported inside its transaction is written after the rollback, so it stays.
+    expect(job).toMatchObject({ state: 'scheduled', attempt: 1, maxAttempts: 2, snoozes: 1, lastError: null, progress: { step: 'written' } });
     expect(job!.runAt.getTime() - job!.updatedAt.getTime()).toBe(3_600_000);
     expect((await client.list({ name: 'ledger.noop', limit: 10 })).map((j) => j.payload)).not.toContainEqual({ key: 'snoozed' });
   });

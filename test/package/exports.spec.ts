@@ -16,7 +16,7 @@ const NAME = 'nestjs-durable-scheduler';
 const ROOT_VALUES = [
   'CapabilityNotSupportedError', 'IllegalTransitionError', 'IncompatibleSchemaError', 'InjectJobContext',
   'InjectJobEntityManager', 'InvalidArgumentError', 'InvalidIdentifierError', 'JOB_CONTEXT',
-  'JOB_ENTITY_MANAGER', 'Job', 'JobFailedError', 'JobNotFoundError', 'JobSnooze', 'JobTimeoutError', 'JobWaitAbortedError',
+  'JOB_ENTITY_MANAGER', 'Job', 'JobFailedError', 'JobNotFoundError', 'JobTimeoutError', 'JobWaitAbortedError',
   'JobWaitTimeoutError', 'JobWaiterClosedError', 'MysqlJobStore', 'OnJobTransition',
   'PayloadTooLargeError', 'PermanentJobError', 'PostgresJobStore', 'ProgressRefusedError', 'SCHEDULER_STORE',
   'ScheduleNotFoundError', 'SchedulerClient', 'SchedulerError', 'SchedulerModule',
@@ -29,7 +29,7 @@ const ROOT_TYPES = [
   'DefineJobOptions', 'DefinedJob', 'DefinedJobSpec', 'DefinedScheduleSpec', 'DependencyMode',
   'EnqueueJobOptions', 'EnqueueResult', 'ErrorLogDetail', 'FailedJobState', 'FinishMode', 'HistoryEntry', 'HistoryPolicy',
   'JobContext', 'JobHandler', 'JobHandlerOptions', 'JobLogFields', 'JobName', 'JobOptions', 'JobPage', 'JobPayload',
-  'JobRecord', 'JobRegistry', 'JobSpec', 'JobState', 'JobStore', 'JobWaitResult', 'LeaseLostEvent', 'LimitTarget', 'ListJobsParams', 'MysqlJobStoreOptions', 'NodeHealth', 'NodeStateChangedEvent',
+  'JobRecord', 'JobRegistry', 'JobSnooze', 'JobSpec', 'JobState', 'JobStore', 'JobWaitResult', 'LeaseLostEvent', 'LimitTarget', 'ListJobsParams', 'MysqlJobStoreOptions', 'NodeHealth', 'NodeStateChangedEvent',
   'OnJobTransitionOptions', 'PayloadOf', 'PostgresJobStoreOptions', 'Rate', 'RateLimit', 'RateLimitStatus', 'RetryPolicy', 'Schedule',
   'ScheduleInput', 'ScheduleListParams', 'ScheduleSpec', 'ScheduleState', 'SchedulerErrorCode', 'SchedulerLimits',
   'SchedulerLogger', 'SchedulerModuleExtras', 'SchedulerModuleOptions', 'SchedulerTelemetryOptions', 'SettledEvent',

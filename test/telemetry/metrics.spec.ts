@@ -57,6 +57,25 @@ describe('metrics', () => {
     expect(total(gauges.get(M.running))).toBe(0);
   });
 
+  it('issue 39 item 5: count a snooze as snoozed, not as a retry', async () => {
+    const handlers: Record<string, FunctionHandler<never>> = {
+      'mail.send': { handle: (_payload: never, ctx) => (ctx.snoozes === 0 ? ctx.snooze(1_000) : undefined) },
+    };
+    const { node, enqueue, timers } = telemetryNode(handlers);
+    await enqueue('mail.send', { kind: 'later' }, { queue: 'mail' });
+    await node.start();
+    await settle();
+    await timers.advance(2_000); // past the snooze, and the next poll
+    await settle();
+    const metrics = await sdk.metrics();
+    expect(total(metrics.get(M.snoozed), mail)).toBe(1);
+    expect(total(metrics.get(M.retried), mail)).toBe(0);
+    expect(total(metrics.get(M.succeeded), mail)).toBe(1);
+    expect(total(metrics.get(M.consumed), mail)).toBe(2);
+    expect(node.stats).toMatchObject({ snoozed: 1, failed: 0, succeeded: 1 });
+    await node.stop();
+  });
+
   it('report the running attempts of this node, and the oldest due job’s age', async () => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));

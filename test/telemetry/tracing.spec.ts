@@ -133,6 +133,17 @@ describe('tracing', () => {
     }
   });
 
+  it('issue 39 item 5: leaves a snoozed attempt unmarked: a snooze is no failure', async () => {
+    const { node, enqueue } = telemetryNode({ waiting: { handle: (_payload, ctx) => ctx.snooze(60_000) } });
+    const { id } = await enqueue('waiting', 1);
+    await node.start();
+    await settle();
+    const span = sdk.spans().find((s) => s.name === 'process default' && s.attributes['messaging.message.id'] === id)!;
+    expect(span.attributes).toMatchObject({ 'durable_scheduler.outcome.kind': 'snoozed', 'durable_scheduler.job.state': 'scheduled' });
+    expect(span.attributes['error.type']).toBeUndefined();
+    expect(span.status.code).toBe(SpanStatusCode.UNSET);
+  });
+
   it('marks an attempt that timed out as an error of class JobTimeoutError, though its handler never returned', async () => {
     const { node, enqueue, timers } = telemetryNode({ stuck: { handle: () => new Promise<void>(() => {}), timeoutMs: 5_000 } });
     await enqueue('stuck', 1);

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import type { INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { defineJob, InvalidArgumentError, Job, JobSnooze, SchedulerClient, SchedulerModule, type JobContext, type JobHandler } from '../../lib/index.js';
+import { defineJob, InvalidArgumentError, Job, SchedulerClient, SchedulerModule, type JobContext, type JobHandler } from '../../lib/index.js';
 import { MemoryJobStore, SchedulerTester, SchedulerTestingModule } from '../../lib/testing/index.js';
 
 interface PollPayload {
@@ -36,6 +36,13 @@ class SnoozeThenThrow implements JobHandler {
   }
 }
 
+@Job({ name: 'snooze.forbidden', maxAttempts: 3, maxSnoozes: 0 })
+class SnoozeForbidden implements JobHandler {
+  async handle(_payload: unknown, ctx: JobContext) {
+    return ctx.snooze(1_000);
+  }
+}
+
 @Job({ name: 'snooze.bad.delay', maxAttempts: 1 })
 class SnoozeBadDelay implements JobHandler {
   async handle(_payload: unknown, ctx: JobContext) {
@@ -55,7 +62,7 @@ describe('issue 39 item 5: ctx.snooze in a handler', () => {
     const imports = store === 'sqlite' ? [TypeOrmModule.forRoot({ type: 'better-sqlite3', database: ':memory:' })] : [];
     const moduleRef = await Test.createTestingModule({
       imports: [...imports, SchedulerTestingModule.forRoot({ store })],
-      providers: [PollPayment, SnoozeThenThrow, SnoozeBadDelay],
+      providers: [PollPayment, SnoozeThenThrow, SnoozeBadDelay, SnoozeForbidden],
     }).compile();
     app = await moduleRef.init();
     return { client: app.get(SchedulerClient), tester: app.get(SchedulerTester) };
@@ -87,6 +94,18 @@ describe('issue 39 item 5: ctx.snooze in a handler', () => {
     });
   });
 
+  it('dead-letters the first snooze of a handler with maxSnoozes 0', async () => {
+    const { client, tester } = await boot();
+    const { id } = await client.enqueue('snooze.forbidden', {});
+    expect(await tester.drain({ advanceTime: true })).toMatchObject({ attempts: 1, snoozed: 0, deadLettered: 1 });
+    expect(await client.get(id)).toMatchObject({
+      state: 'dead_lettered',
+      attempt: 1,
+      snoozes: 0,
+      lastError: 'asked to snooze, which its handler does not allow (maxSnoozes 0); raise maxSnoozes, then replay the job',
+    });
+  });
+
   it('backs a failure off by the failed attempts only: snoozes do not lengthen the retry delay', async () => {
     const { client, tester } = await boot();
     await client.enqueue('payment.poll', { snoozes: 2, failOn: [3] });
@@ -108,11 +127,13 @@ describe('issue 39 item 5: ctx.snooze in a handler', () => {
     expect(await tester.drain()).toMatchObject({ attempts: 1, snoozed: 0, deadLettered: 1 });
     expect((await client.get(id))?.lastError).toMatch(/^InvalidArgumentError: ctx\.snooze delayMs must be a finite number of milliseconds at or above 0, got -5\./);
   });
+});
 
-  it('returns the snooze as a value a handler can return', () => {
-    const snooze = new JobSnooze(5);
-    expect(Object.isFrozen(snooze)).toBe(true);
-    expect(snooze.delayMs).toBe(5);
+describe('issue 39 item 5: the snooze limit\'s error', () => {
+  it('counts in words, and says when the handler allows no snooze at all', async () => {
+    const { snoozeLimitError } = await import('../../lib/worker/job-snooze.js');
+    expect(snoozeLimitError(1, 1)).toBe('asked to snooze again after 1 snooze, the most its handler allows (maxSnoozes 1); raise maxSnoozes, then replay the job');
+    expect(snoozeLimitError(0, 0)).toBe('asked to snooze, which its handler does not allow (maxSnoozes 0); raise maxSnoozes, then replay the job');
   });
 });
 

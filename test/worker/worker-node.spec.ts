@@ -97,6 +97,48 @@ describe('WorkerNode on the in-memory store', () => {
     expect(await memory.jobGet({ jobId: broken.id })).toMatchObject({ state: 'dead_lettered', attempt: 1 });
   });
 
+  it('issue 39 item 5: a snooze after a cancel request ends the job cancelled, the budget untouched', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const { timers, memory, node } = setup({
+      polling: {
+        handle: async (_payload, ctx) => {
+          await released;
+          return ctx.snooze(60_000);
+        },
+      },
+    });
+    const { id } = await memory.jobEnqueue({ job: { name: 'polling', payload: 1, maxAttempts: 2 } });
+    await node.start();
+    await settle();
+    await memory.jobCancel({ jobId: id });
+    await timers.advance(10_000); // the heartbeat hears the request
+    release();
+    await settle();
+    expect(await memory.jobGet({ jobId: id })).toMatchObject({ state: 'cancelled', attempt: 1, maxAttempts: 2, snoozes: 0 });
+    expect(node.stats).toMatchObject({ snoozed: 0, cancelled: 1 });
+  });
+
+  it('issue 39 item 5: wakes itself when a snooze shorter than the poll interval ends, not at the next poll', async () => {
+    const runs: number[] = [];
+    const { timers, memory, node } = setup({
+      polling: { handle: (_payload, ctx) => (runs.push(timers.clock.now()), ctx.snoozes < 2 ? ctx.snooze(ctx.snoozes === 0 ? 200 : 1_500) : undefined) },
+    });
+    const { id } = await memory.jobEnqueue({ job: { name: 'polling', payload: 1 } });
+    const start = timers.clock.now();
+    await node.start();
+    await settle();
+    await timers.advance(200);
+    // Due again after 200 ms, and run then: the poll (every 1,000 ms) is still 800 ms away.
+    expect(runs.map((at) => at - start)).toEqual([0, 200]);
+    // A snooze as long as the poll interval or longer waits for a poll.
+    await timers.advance(1_500);
+    expect(runs).toHaveLength(2);
+    await timers.advance(300);
+    expect(runs.map((at) => at - start)).toEqual([0, 200, 2_000]);
+    expect(await memory.jobGet({ jobId: id })).toMatchObject({ state: 'succeeded', attempt: 3, snoozes: 2 });
+  });
+
   it('quarantines a job with no handler on this node, without charging more attempts', async () => {
     const { memory, node } = setup({});
     const { id } = await memory.jobEnqueue({ job: { name: 'unknown.job', payload: 1 } });

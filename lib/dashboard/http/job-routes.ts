@@ -1,4 +1,4 @@
-import { InvalidArgumentError, isDeadLetterState, isJobState, JobNotFoundError, type JobState } from '../../core/index.js';
+import { InvalidArgumentError, isDeadLetterState, isJobState, JobNotFoundError, type JobRecord, type JobState } from '../../core/index.js';
 import { html, href, type SafeHtml } from '../html/html.js';
 import { confirmPage } from '../pages/confirm.page.js';
 import { isJobTextPart, jobActions, jobPage } from '../pages/job.page.js';
@@ -6,7 +6,7 @@ import { jobTextPage } from '../pages/job-text.page.js';
 import { jobsPage, type JobFilters } from '../pages/jobs.page.js';
 import { TIMELINE_PAGE, type TimelinePage } from '../pages/timeline.view.js';
 import { gatherWaitFacts } from '../why/gather-wait-facts.js';
-import { waitReasons } from '../why/wait-reasons.js';
+import { waitReasons, waitsOutSnooze } from '../why/wait-reasons.js';
 import { bulkIds, bulkTargets } from './bulk-actions.js';
 import { DashboardHttpError, type DashboardRequest } from './dashboard-request.js';
 import type { DashboardStore } from './dashboard-store.js';
@@ -126,11 +126,19 @@ export async function renderJobRoute(deps: PageDeps, req: DashboardRequest): Pro
   const copy = {
     cancel: ['Cancel this job?', cancelConsequence(job.state), 'Cancel the job'],
     replay: ['Replay this job?', 'It becomes due now with its attempts reset to zero and its error cleared.', 'Replay the job'],
-    'run-now': ['Run this job now?', job.attempt > 0 ? `It becomes due now instead of waiting for its retry; it keeps its ${job.attempt} spent ${job.attempt === 1 ? 'attempt' : 'attempts'}.` : 'It becomes due now instead of at its run time.', 'Run it now'],
+    'run-now': ['Run this job now?', runNowText(job), 'Run it now'],
   } as const;
   const [question, consequence, verb] = copy[action];
   // The cancel the operator confirms is the one asked: discarding a dead letter, or stopping
   // work that waits or runs. The action refuses the other if the job moved in between.
   const fields = action === 'cancel' ? [['cancelling', isDeadLetterState(job.state) ? 'dead_letter' : 'work'] as const] : [];
   return confirmPage(ctx, { section: 'jobs', question, consequence, action: `${back}/${action}`, verb, tone: action === 'cancel' ? 'danger' : 'primary', back, fields, targets: [html`<code>${job.name}</code> ${job.id}`] });
+}
+
+/** What running a waiting job now changes: its run time, and (a retry's) the attempts it has spent; snoozed runs spent none. */
+function runNowText(job: JobRecord): string {
+  if (job.attempt === 0) return 'It becomes due now instead of at its run time.';
+  if (waitsOutSnooze(job)) return 'It becomes due now instead of when its snooze ends.';
+  const spent = job.attempt - job.snoozes;
+  return `It becomes due now instead of waiting for its retry; it keeps its ${spent} spent ${spent === 1 ? 'attempt' : 'attempts'}.`;
 }

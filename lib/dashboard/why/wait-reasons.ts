@@ -33,10 +33,18 @@ export interface WaitFacts {
   readonly servingNodes: number | null;
 }
 
-/** Why a scheduled job is not due yet: its run time, a retry's backoff, or a snooze (the only way out of `running` that leaves no error). */
+/**
+ * True when a scheduled job that has run waits out a snooze, not a retry's backoff: a snooze is the
+ * only way out of `running` that leaves no error.
+ */
+export function waitsOutSnooze(job: JobRecord): boolean {
+  return job.attempt > 0 && job.snoozes > 0 && job.lastError === null;
+}
+
+/** Why a scheduled job is not due yet: its run time, a retry's backoff, or a snooze. */
 function notDueReason(job: JobRecord): WaitReason {
   if (job.attempt === 0) return { kind: 'not_due', runAt: job.runAt };
-  if (job.snoozes > 0 && job.lastError === null) return { kind: 'snoozed', runAt: job.runAt, attempt: job.attempt, snoozes: job.snoozes };
+  if (waitsOutSnooze(job)) return { kind: 'snoozed', runAt: job.runAt, attempt: job.attempt, snoozes: job.snoozes };
   return { kind: 'retry_wait', runAt: job.runAt, failedAttempt: job.attempt, lastError: job.lastError };
 }
 

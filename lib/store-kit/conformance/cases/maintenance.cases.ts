@@ -43,7 +43,10 @@ export function maintenanceCases(ctx: SuiteContext): void {
       await claimOne(h.store, 'w');
       await h.store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: long, attempt, kind: 'failed', error: `e${attempt}`, retryDelayMs: 0 }] });
     }
-    const short = await enqueue(h.store, { name: 'short' });
+    // A millisecond later than `long`'s retry time, so the claim below takes `long`: PostgreSQL's
+    // enqueue stores its run time cut to the millisecond, a retry's keeps its microseconds, and
+    // within one millisecond `short` could otherwise sort first.
+    const short = await enqueue(h.store, { name: 'short', delayMs: 1 });
     // 13 entries for `long` (enqueue, then a claim and a failure per attempt) and 1 for `short`.
     expect(await h.store.jobHistory({ jobId: long })).toHaveLength(13);
 

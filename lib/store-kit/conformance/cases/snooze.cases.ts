@@ -142,6 +142,36 @@ export function snoozeCases(ctx: SuiteContext): void {
     expect(again.map((j) => [j.id, j.attempt, j.maxAttempts, j.snoozes])).toEqual([[id, 2, 2, 1]]);
   });
 
+  it('issue 39 item 5: a dependant waits through its parent\'s snooze; a snooze that ends in a cancel cascades to it', async () => {
+    const h = await ctx.open();
+    const parent = await enqueue(h.store, { id: '0190a5a0-0000-7000-8000-000000000901', payload: 'parent' });
+    const child = await enqueue(h.store, { dependsOn: [parent], payload: 'child' });
+    await claimOne(h.store, 'w');
+    await report(h.store, 'w', snooze(parent, 1, 0));
+    await h.store.jobSettleDependencies({ limit: 100 });
+    expect(await mustGet(h.store, child)).toMatchObject({ state: 'awaiting_parents', pendingParents: 1 });
+    expect(await claimOne(h.store, 'w')).toMatchObject({ id: parent, attempt: 2 });
+    await h.store.jobCancel({ jobId: parent });
+    await report(h.store, 'w', snooze(parent, 2, 0));
+    while ((await h.store.jobSettleDependencies({ limit: 100 })) > 0);
+    expect(await mustGet(h.store, parent)).toMatchObject({ state: 'cancelled', snoozes: 1 });
+    expect(await mustGet(h.store, child)).toMatchObject({ state: 'cancelled' });
+  });
+
+  it('issue 39 item 5: a snooze of a minted occurrence leaves its schedule minting; the dead letter at the snooze limit halts it', async () => {
+    const h = await ctx.open();
+    const { schedule } = await h.store.scheduleUpsert({ schedule: { name: 'report.build', payload: {}, everyMs: 60_000, maxAttempts: 3 } });
+    await h.advance(60_000);
+    const [occurrence] = (await h.store.scheduleMintDue({ limit: 10 })).minted;
+    await claimOne(h.store, 'w');
+    await report(h.store, 'w', snooze(occurrence!.jobId, 1, 0));
+    expect(await h.store.scheduleGet({ scheduleId: schedule.id })).toMatchObject({ state: 'active' });
+    await claimOne(h.store, 'w');
+    // The worker found the job at its handler's snooze limit and dead-lettered it.
+    await report(h.store, 'w', { jobId: occurrence!.jobId, attempt: 2, kind: 'dead_lettered', error: 'asked to snooze again after 1 snooze' });
+    expect(await h.store.scheduleGet({ scheduleId: schedule.id })).toMatchObject({ state: 'dead_lettered', haltedJobId: occurrence!.jobId });
+  });
+
   it('issue 39 item 5: refuses a snooze with a bad delay before anything is written', async () => {
     const h = await ctx.open();
     const id = await enqueue(h.store);
