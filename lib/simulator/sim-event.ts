@@ -25,6 +25,18 @@ export interface RowView {
   readonly lastError: string | null;
   /** The last progress reported, as the stored JSON text. */
   readonly progress: string | null;
+  /**
+   * The debounce or throttle window the job opened at enqueue (its end in epoch ms); absent when
+   * none, so the events of a job without one are as they were before windows.
+   */
+  readonly window?: RowWindow;
+}
+
+/** A job's debounce or throttle window, as {@link RowView} carries it. */
+export interface RowWindow {
+  readonly kind: 'debounce' | 'throttle';
+  readonly key: string;
+  readonly endsAt: number;
 }
 
 /**
@@ -39,7 +51,8 @@ export function errorLine(error: string | null): string | null {
 /** The fields of a row the event log keeps (the payload and output stay out of it; the simulator's progress is ids and a step). */
 export function rowView(row: JobRow): RowView {
   const { id, name, queue, state, attempt, maxAttempts, snoozes, workerId, leasedUntil, runAt, priority, cancelRequested, scheduleId, scheduledFor, concurrencyKey, uniqueKey, pendingParents, lastError, progress } = row;
-  return { id, name, queue, state, attempt, maxAttempts, snoozes, workerId, leasedUntil, runAt, priority, cancelRequested, scheduleId, scheduledFor, concurrencyKey, uniqueKey, pendingParents, lastError: errorLine(lastError), progress };
+  const view = { id, name, queue, state, attempt, maxAttempts, snoozes, workerId, leasedUntil, runAt, priority, cancelRequested, scheduleId, scheduledFor, concurrencyKey, uniqueKey, pendingParents, lastError: errorLine(lastError), progress };
+  return row.windowKind === null ? view : { ...view, window: { kind: row.windowKind, key: row.windowKey!, endsAt: row.windowEndsAt! } };
 }
 
 /** Who made a store call: a worker node, the producer, or the operator. */
@@ -64,8 +77,11 @@ export type SimEvent =
       readonly result: unknown;
       readonly error: string | null;
     }
-  /** A handler started or finished running an attempt. */
-  | { readonly type: 'exec'; readonly at: number; readonly workerId: string; readonly jobId: string; readonly attempt: number; readonly phase: 'start' | 'end' }
+  /**
+   * A handler started or finished running an attempt; a start with a payload from a debounced or
+   * throttled enqueue names that enqueue (`from`, see SimPayload).
+   */
+  | { readonly type: 'exec'; readonly at: number; readonly workerId: string; readonly jobId: string; readonly attempt: number; readonly phase: 'start' | 'end'; readonly from?: string }
   /** The producer learned these jobs are stored (its enqueue was acknowledged). */
   | { readonly type: 'ack'; readonly at: number; readonly ids: readonly string[] }
   | { readonly type: 'fault'; readonly at: number; readonly kind: FaultKind; readonly target: string }

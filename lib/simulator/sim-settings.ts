@@ -78,6 +78,13 @@ export interface WorkloadSettings {
   readonly hotCap: number;
   /** Jobs whose handler snoozes one to three times (the last over its limit) before it runs on. */
   readonly snoozy: number;
+  /**
+   * Enqueues that carry a debounce window, and enqueues that carry a throttle window (0 = none),
+   * in bursts under `windowKeys` keys (both kinds use the same key names, which must not meet).
+   */
+  readonly debounced: number;
+  readonly throttled: number;
+  readonly windowKeys: number;
 }
 
 /**
@@ -88,6 +95,16 @@ export const SIM_MAX_SNOOZES = 2;
 /** The longest snooze a simulated handler asks for. */
 export const SIM_SNOOZE_MAX_MS = 1_500;
 
+/** The longest quiet time a simulated debounce waits for (its window); windows are whole quarter seconds. */
+export const SIM_DEBOUNCE_MAX_WINDOW_MS = 2_000;
+/**
+ * The longest a simulated debounce can hold its job back: its `maxDelayMs`, which is one to three
+ * windows, or, left out, the store's default of ten.
+ */
+export const SIM_DEBOUNCE_MAX_DELAY_MS = 10 * SIM_DEBOUNCE_MAX_WINDOW_MS;
+/** The longest simulated throttle window; windows are whole half seconds from one second. */
+export const SIM_THROTTLE_MAX_WINDOW_MS = 5_000;
+
 /** The longest window a simulated rate limit has, declared or set by the operator. */
 export const SIM_RATE_MAX_PER_MS = 2_000;
 
@@ -97,6 +114,8 @@ type RateSettings = 'keyRateMax' | 'keyRatePerMs' | 'queueRateMax' | 'queueRateP
 type HotSettings = 'hotJobs' | 'hotCap';
 /** Snoozy jobs, drawn after everything else. */
 type SnoozeSettings = 'snoozy';
+/** Debounced and throttled enqueues, drawn after the snoozy jobs. */
+type WindowSettings = 'debounced' | 'throttled' | 'windowKeys';
 
 const SIM_TEN_YEARS_MS = 10 * 365 * 86_400_000;
 
@@ -147,7 +166,7 @@ export function deriveSettings(seed: bigint): SimSettings {
   const pollIntervalMs = int(2, 15) * 100;
   const maintenanceIntervalMs = int(2, 8) * 500;
   const safetyMs = int(15, 45) * 1000;
-  const drawn: Omit<WorkloadSettings, 'unique' | 'uniqueKeys' | 'scheduleOutageMs' | 'misfireGraceMs' | RateSettings | HotSettings | SnoozeSettings> = {
+  const drawn: Omit<WorkloadSettings, 'unique' | 'uniqueKeys' | 'scheduleOutageMs' | 'misfireGraceMs' | RateSettings | HotSettings | SnoozeSettings | WindowSettings> = {
     plain: int(5, 40),
     flaky: int(0, 15),
     poison: int(0, 6),
@@ -185,7 +204,7 @@ export function deriveSettings(seed: bigint): SimSettings {
   const uniqueKeys = int(1, 3);
   const outageMs = on(0.3) ? Math.round(60_000 * 10 ** (r.next() * Math.log10(SIM_TEN_YEARS_MS / 60_000))) : 0;
   const grace = [1_000, 10_000, 60_000][r.nextInt(3)]!;
-  const workload: Omit<WorkloadSettings, RateSettings | HotSettings | SnoozeSettings> = { ...drawn, unique, uniqueKeys, scheduleOutageMs: outageMs, misfireGraceMs: grace };
+  const workload: Omit<WorkloadSettings, RateSettings | HotSettings | SnoozeSettings | WindowSettings> = { ...drawn, unique, uniqueKeys, scheduleOutageMs: outageMs, misfireGraceMs: grace };
   // Schedules mint at most one occurrence a second each while the safety phase lasts, plus what
   // was within the grace when the run began after an outage.
   const perSchedule = Math.ceil(safetyMs / 1000) + Math.ceil(grace / 1000) + 1;
@@ -221,12 +240,22 @@ export function deriveSettings(seed: bigint): SimSettings {
   const snoozeRuns = SIM_MAX_SNOOZES + 1;
   const snoozeDrainMs =
     snoozy === 0 ? 0 : snoozeRuns * (perAttempt + SIM_SNOOZE_MAX_MS) + Math.ceil(snoozy / (nodes * concurrency)) * (snoozeRuns + workload.maxAttempts) * (workload.handlerMaxMs + pollIntervalMs);
+  // Debounced and throttled enqueues, drawn after the snoozy jobs. A debounced job may wait its
+  // longest delay past its last enqueue's burst; each enqueue may write a job that needs all its
+  // attempts, through every slot.
+  const debounced = on(0.6) ? int(4, 24) : 0;
+  const throttled = on(0.6) ? int(4, 24) : 0;
+  const windowKeys = int(1, 2);
+  const windowDrainMs =
+    debounced + throttled === 0
+      ? 0
+      : (debounced > 0 ? SIM_DEBOUNCE_MAX_DELAY_MS : 0) + Math.ceil((debounced + throttled) / (nodes * concurrency)) * workload.maxAttempts * (workload.handlerMaxMs + pollIntervalMs);
   return {
     seed, nodes, concurrency, claimBatchSize, claimAhead, claimAheadMs, leaseMs, heartbeatIntervalMs, pollIntervalMs, maintenanceIntervalMs, safetyMs,
-    livenessBoundMs: livenessBoundMs + rateDrainMs + hotDrainMs + snoozeDrainMs,
+    livenessBoundMs: livenessBoundMs + rateDrainMs + hotDrainMs + snoozeDrainMs + windowDrainMs,
     workload: {
       ...workload, keyRateMax: keyRate?.max ?? 0, keyRatePerMs: keyRate?.perMs ?? 0, queueRateMax: queueRate?.max ?? 0, queueRatePerMs: queueRate?.perMs ?? 0,
-      hotJobs, hotCap, snoozy,
+      hotJobs, hotCap, snoozy, debounced, throttled, windowKeys,
     },
     faults: { ...faults, shutdownEveryMs, rateChangeEveryMs },
   };

@@ -49,6 +49,12 @@ export interface SimCoverage {
   /** Snoozes the fenced write applied, and jobs dead-lettered for asking one more than their limit. */
   snoozesApplied: number;
   snoozeLimitsReached: number;
+  /** Enqueues answered `debounced`, and debounce rewrites whose run time the window's end cut short. */
+  debounced: number;
+  debouncesCapped: number;
+  /** Enqueues answered `throttled`, and throttle windows opened on a key after its last one closed. */
+  throttled: number;
+  throttleWindowsReopened: number;
 }
 
 /** What one seed's run did: its settings, a hash of every event, counts, and each oracle's verdict. */
@@ -160,6 +166,8 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
         for (const result of event.result as EnqueueResult[]) {
           if (result.deduplicated === 'kept') coverage.uniqueKept += 1;
           if (result.deduplicated === 'replaced') coverage.uniqueReplaced += 1;
+          if (result.deduplicated === 'debounced') coverage.debounced += 1;
+          if (result.deduplicated === 'throttled') coverage.throttled += 1;
         }
       }
       if (event.type === 'call' && event.op === 'jobReplay' && event.error?.includes('holds its unique key')) coverage.replaysRefusedForKey += 1;
@@ -192,6 +200,10 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
     stopsGivenUp: 0,
     snoozesApplied: 0,
     snoozeLimitsReached: 0,
+    debounced: 0,
+    debouncesCapped: 0,
+    throttled: 0,
+    throttleWindowsReopened: 0,
   };
   const counters: LinkCounters = { ackLost: 0, refused: 0, withheld: 0 };
 
@@ -308,6 +320,8 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
   coverage.limitChangesWhileRunning = oracles.limits.changesWhileRunning;
   coverage.rateLimitSaturations = oracles.rates.saturations;
   coverage.claimsShortBesideHeld = oracles.fill.shortBesideHeld;
+  coverage.debouncesCapped = oracles.windows.debouncesCapped;
+  coverage.throttleWindowsReopened = oracles.windows.throttleWindowsReopened;
   coverage.reExecutions = reExecutions;
   coverage.refusedCalls = counters.refused;
   coverage.withheldCalls = counters.withheld;

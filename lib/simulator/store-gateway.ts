@@ -75,7 +75,8 @@ function errorText(error: Error | null): string | null {
 function summarizeArgs(op: string, args: readonly unknown[]): unknown {
   const [first] = args;
   if (op === 'jobEnqueueMany') {
-    return (first as { jobs: { id: string; dependsOn?: string[]; dependencyMode?: string; concurrencyKey?: string; concurrencyLimit?: number; rateLimit?: unknown }[] }).jobs.map((input) => ({
+    type Input = { id: string; dependsOn?: string[]; dependencyMode?: string; concurrencyKey?: string; concurrencyLimit?: number; rateLimit?: unknown; debounce?: unknown; throttle?: unknown };
+    return (first as { jobs: Input[] }).jobs.map((input) => ({
       id: input.id,
       dependsOn: input.dependsOn ?? [],
       dependencyMode: input.dependencyMode ?? 'on_success',
@@ -83,6 +84,9 @@ function summarizeArgs(op: string, args: readonly unknown[]): unknown {
       concurrencyLimit: input.concurrencyLimit ?? null,
       // Only when declared, so the events of a run without rate limits are as they were.
       ...(input.rateLimit === undefined ? {} : { rateLimit: input.rateLimit }),
+      // The same for windows, which the window oracle reads.
+      ...(input.debounce === undefined ? {} : { debounce: input.debounce }),
+      ...(input.throttle === undefined ? {} : { throttle: input.throttle }),
     }));
   }
   if (op === 'jobCompleteMany') {
@@ -94,7 +98,13 @@ function summarizeArgs(op: string, args: readonly unknown[]): unknown {
 }
 
 function summarizeResult(op: string, result: unknown): unknown {
-  if (op === 'jobClaim') return (result as JobRecord[]).map((job) => ({ jobId: job.id, attempt: job.attempt, leasedUntil: job.leasedUntil!.getTime() }));
+  if (op === 'jobClaim') {
+    // A payload from a debounced or throttled enqueue names it (SimPayload.from), for the window oracle.
+    return (result as JobRecord[]).map((job) => {
+      const from = (job.payload as { from?: unknown } | null)?.from;
+      return { jobId: job.id, attempt: job.attempt, leasedUntil: job.leasedUntil!.getTime(), ...(typeof from === 'string' ? { from } : {}) };
+    });
+  }
   if (op === 'jobHeartbeat') {
     const { renewed, lost } = result as HeartbeatResult;
     return { renewed: renewed.map((l) => ({ jobId: l.jobId, attempt: l.attempt, leasedUntil: l.leasedUntil.getTime() })), lost };

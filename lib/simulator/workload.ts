@@ -2,16 +2,22 @@ import type { SeededRandom } from '../core/index.js';
 import type { EnqueueInput, Rate, ScheduleInput } from '../store/index.js';
 import { planLimitChanges, type LimitChange } from './limit-changes.js';
 import { planRateChanges, type RateChange } from './rate-changes.js';
-import { SIM_MAX_SNOOZES, SIM_SNOOZE_MAX_MS, type WorkloadSettings } from './sim-settings.js';
+import { SIM_DEBOUNCE_MAX_WINDOW_MS, SIM_MAX_SNOOZES, SIM_SNOOZE_MAX_MS, SIM_THROTTLE_MAX_WINDOW_MS, type WorkloadSettings } from './sim-settings.js';
 
 /** How a simulated handler behaves, carried in the job's payload. */
 export interface SimPayload {
-  readonly kind: 'plain' | 'flaky' | 'poison' | 'permanent' | 'graph' | 'keyed' | 'scheduled' | 'unique' | 'snoozy';
+  readonly kind: 'plain' | 'flaky' | 'poison' | 'permanent' | 'graph' | 'keyed' | 'scheduled' | 'unique' | 'snoozy' | 'debounced' | 'throttled';
   /** Attempts that throw before one succeeds (flaky and graph jobs; snoozy ones after their snoozes). */
   readonly failTimes: number;
   /** Snoozy jobs: how many times the handler snoozes before it runs on, and for how long each time. */
   readonly snoozeTimes?: number;
   readonly snoozeMs?: number;
+  /**
+   * Debounced and throttled jobs: the id of the enqueue that sent this payload. A debounce hands
+   * its payload to the job that holds its key, so the window oracle can tell which enqueue's
+   * payload a job was claimed and run with.
+   */
+  readonly from?: string;
 }
 
 /** A batch the producer enqueues at one instant (a graph goes in one batch, parents first or children first). */
@@ -119,6 +125,10 @@ export function buildWorkload(
     const base = job('snoozy', {}, r.nextInt(w.maxAttempts));
     single({ ...base, payload: { ...base.payload, snoozeTimes, snoozeMs: r.nextInt(SIM_SNOOZE_MAX_MS + 1) } });
   }
+  // Debounced and throttled enqueues, drawn after all of the above, so the jobs before them are as they were.
+  const windowKeys = Array.from({ length: w.windowKeys }, (_, i) => `window-${i}`);
+  if (w.debounced > 0) batches.push(...windowBursts('debounced', w.debounced, windowKeys, w, safetyMs, r, job));
+  if (w.throttled > 0) batches.push(...windowBursts('throttled', w.throttled, windowKeys, w, safetyMs, r, job));
   batches.sort((a, b) => a.atMs - b.atMs);
   const changes = limitChanges ? planLimitChanges(keys, safetyMs, limitChanges.everyMs, limitChanges.random) : [];
   return {
@@ -149,6 +159,64 @@ function graph(
   }
   // A batch is planned as a whole, in any order: half the graphs list children before parents.
   return r.next() < 0.5 ? nodes.reverse() : nodes;
+}
+
+/** How one key's debounced or throttled enqueues open their window (each key keeps its own all run). */
+interface WindowPlan {
+  readonly windowMs: number;
+  /** A debounce's `maxDelayMs`: one to three windows, or absent for the store's default (ten). */
+  readonly maxDelayMs?: number;
+}
+
+/**
+ * `count` enqueues that carry a debounce or a throttle window, in bursts of two to six under one
+ * key each: an enqueue follows the one before it by up to one and a half windows, so some find the
+ * window open and some find it closed, and a debounce whose `maxDelayMs` is short meets its cap.
+ * Now and then two enqueues of a burst go in one batch. Bursts begin anywhere in the first 80 % of
+ * the safety phase and end by then. Some of their jobs fail for good, so the operator may replay
+ * them while their key has another job.
+ */
+function windowBursts(
+  kind: 'debounced' | 'throttled',
+  count: number,
+  keys: readonly string[],
+  w: WorkloadSettings,
+  safetyMs: number,
+  r: SeededRandom,
+  job: (kind: SimPayload['kind'], extra?: Partial<EnqueueInput<SimPayload>>, failTimes?: number) => EnqueueInput<SimPayload>,
+): EnqueueBatch[] {
+  const plans: WindowPlan[] = keys.map(() => {
+    if (kind === 'throttled') return { windowMs: 500 * (2 + r.nextInt(SIM_THROTTLE_MAX_WINDOW_MS / 500 - 1)) };
+    const windowMs = 250 * (1 + r.nextInt(SIM_DEBOUNCE_MAX_WINDOW_MS / 250));
+    const windows = r.nextInt(4);
+    return windows === 0 ? { windowMs } : { windowMs, maxDelayMs: windows * windowMs };
+  });
+  const end = Math.floor(safetyMs * 0.8);
+  const input = (k: number): EnqueueInput<SimPayload> => {
+    const roll = r.next();
+    const failTimes = roll < 0.15 ? w.maxAttempts : roll < 0.4 ? 1 + r.nextInt(w.maxAttempts - 1) : 0;
+    const { delayMs, ...base } = job(kind, {}, failTimes);
+    const key = keys[k]!;
+    const plan = plans[k]!;
+    const payload = { ...base.payload, from: base.id! };
+    // A debounced job's run time is its window's: it takes no delay of its own.
+    if (kind === 'debounced') return { ...base, payload, debounce: { key, ...plan } };
+    return { ...base, delayMs, payload, throttle: { key, windowMs: plan.windowMs } };
+  };
+  const batches: EnqueueBatch[] = [];
+  for (let left = count; left > 0; ) {
+    const k = r.nextInt(keys.length);
+    const size = Math.min(left, 2 + r.nextInt(5));
+    let at = r.nextInt(end);
+    for (let i = 0; i < size; ) {
+      const pair = i + 1 < size && r.next() < 0.2;
+      batches.push({ atMs: Math.min(at, end), inputs: pair ? [input(k), input(k)] : [input(k)] });
+      i += pair ? 2 : 1;
+      at += r.nextInt(Math.floor(plans[k]!.windowMs * 1.5) + 1);
+    }
+    left -= size;
+  }
+  return batches;
 }
 
 /**

@@ -15,6 +15,7 @@ import {
   SnoozeOracle,
   TerminalStateOracle,
   UniqueKeyOracle,
+  WindowOracle,
   type Oracle,
 } from '../../lib/simulator/index.js';
 import { OccurrenceId, SeededRandom } from '../../lib/core/index.js';
@@ -344,6 +345,112 @@ describe('issue 19 item 9: unique key oracle', () => {
       write(keyed('a', { state: 'dead_lettered', attempt: 1 }), keyed('a')),
     ];
     expect(violations(new UniqueKeyOracle(), replayed)).toBe(1);
+  });
+});
+
+describe('windows oracle (debounce and throttle)', () => {
+  const producer = { kind: 'producer' } as const;
+  const enqueue = (inputs: readonly object[], results: readonly object[], at = T0) => call('jobEnqueueMany', producer, inputs, results, at);
+  const exec = (workerId: string, jobId: string, attempt: number, from: string, at = T0): SimEvent => ({ type: 'exec', at, workerId, jobId, attempt, phase: 'start', from });
+
+  describe('throttle', () => {
+    const throttle = { key: 'k', windowMs: 1_000 };
+    /** A job that opened the throttle window of key k at `opened`. */
+    const opener = (id: string, opened = T0, key = 'k') => row({ id, window: { kind: 'throttle', key, endsAt: opened + 1_000 } });
+    const open = (id: string, at = T0, key = 'k') => [write(undefined, opener(id, at, key), at), enqueue([{ id, throttle: { ...throttle, key } }], [{ id, created: true }], at)];
+    const throttledBy = (id: string, openerId: string, at: number) => enqueue([{ id, throttle }], [{ id: openerId, created: false, deduplicated: 'throttled' }], at);
+
+    it('accepts enqueues throttled while the window is open, and a new window once it closed', () => {
+      const oracle = new WindowOracle();
+      expect(violations(oracle, [...open('a'), throttledBy('x', 'a', T0 + 999), ...open('b', T0 + 1_000), throttledBy('y', 'b', T0 + 1_500)])).toBe(0);
+      expect(oracle.throttleWindowsReopened).toBe(1);
+    });
+
+    it('counts a job that opened a window while an earlier one of its key was open', () => {
+      expect(violations(new WindowOracle(), [...open('a'), ...open('b', T0 + 999)])).toBe(1);
+      // Another key, or another kind of window under the same key, is another window.
+      expect(violations(new WindowOracle(), [...open('a'), ...open('b', T0 + 10, 'other')])).toBe(0);
+    });
+
+    it('counts a throttled answer that names a closed window or a window of another key, or that wrote a job', () => {
+      expect(violations(new WindowOracle(), [...open('a'), throttledBy('x', 'a', T0 + 1_000)])).toBe(1);
+      expect(violations(new WindowOracle(), [...open('a', T0, 'other'), throttledBy('x', 'a', T0 + 10)])).toBe(1);
+      expect(violations(new WindowOracle(), [...open('a'), write(undefined, row({ id: 'x' }), T0 + 10), throttledBy('x', 'a', T0 + 10)])).toBe(1);
+    });
+
+    it('counts a window that does not end its windowMs after the insert', () => {
+      expect(violations(new WindowOracle(), [write(undefined, opener('a', T0 + 5)), enqueue([{ id: 'a', throttle }], [{ id: 'a', created: true }])])).toBe(1);
+    });
+  });
+
+  describe('debounce', () => {
+    const debounce = { key: 'k', windowMs: 500, maxDelayMs: 1_500 };
+    /** A debounced job of key k first enqueued at T0, not started, due at `runAt`. */
+    const waiting = (id: string, runAt: number, overrides = {}) => row({ id, runAt, scheduledFor: runAt, window: { kind: 'debounce', key: 'k', endsAt: T0 + 1_500 }, ...overrides });
+    const first = [write(undefined, waiting('a', T0 + 500)), enqueue([{ id: 'a', debounce }], [{ id: 'a', created: true }])];
+    /** Enqueue `id` debounced into a at `at`, which moves a from `from` to `to`. */
+    const push = (id: string, at: number, from: number, to: number, into = 'a') => [
+      write(waiting(into, from), waiting(into, to), at),
+      enqueue([{ id, debounce }], [{ id: into, created: false, deduplicated: 'debounced' }], at),
+    ];
+    const claim = (from: string, at = T0 + 1_500) => [
+      write(waiting('a', T0 + 1_500), running({ id: 'a', runAt: T0 + 1_500, window: { kind: 'debounce', key: 'k', endsAt: T0 + 1_500 } }), at),
+      call('jobClaim', worker('w1'), {}, [{ jobId: 'a', attempt: 1, leasedUntil: at + 5_000, from }], at),
+    ];
+
+    it('accepts pushes a window from each enqueue, capped at the window end, and a claim and run with the last payload', () => {
+      const oracle = new WindowOracle();
+      const events = [
+        ...first,
+        ...push('x', T0 + 400, T0 + 500, T0 + 900),
+        ...push('y', T0 + 1_200, T0 + 900, T0 + 1_500),
+        ...claim('y'),
+        exec('w1', 'a', 1, 'y', T0 + 1_500),
+        // Once a has started, the key's next enqueue writes a job of its own.
+        write(undefined, waiting('b', T0 + 2_100, { window: { kind: 'debounce', key: 'k', endsAt: T0 + 3_100 } }), T0 + 1_600),
+        enqueue([{ id: 'b', debounce }], [{ id: 'b', created: true }], T0 + 1_600),
+      ];
+      expect(violations(oracle, events)).toBe(0);
+      expect(oracle.debouncesCapped).toBe(1);
+    });
+
+    it('accepts a window that ends ten windows after the insert when maxDelayMs is left out', () => {
+      const job = row({ id: 'a', runAt: T0 + 500, window: { kind: 'debounce', key: 'k', endsAt: T0 + 5_000 } });
+      expect(violations(new WindowOracle(), [write(undefined, job), enqueue([{ id: 'a', debounce: { key: 'k', windowMs: 500 } }], [{ id: 'a', created: true }])])).toBe(0);
+      expect(violations(new WindowOracle(), [write(undefined, job), enqueue([{ id: 'a', debounce }], [{ id: 'a', created: true }])])).toBe(1);
+    });
+
+    it('counts a second job of the key that has not started, whether inserted or brought back by a replay', () => {
+      expect(violations(new WindowOracle(), [...first, write(undefined, waiting('b', T0 + 500)), enqueue([{ id: 'b', debounce }], [{ id: 'b', created: true }])])).toBe(1);
+      const dead = waiting('b', T0, { state: 'dead_lettered', attempt: 2 });
+      const replay = (others: readonly SimEvent[]) => [write(undefined, dead), call('jobEnqueueMany', producer, [], []), ...others, write(dead, waiting('b', T0 + 9_000, { attempt: 0 })), call('jobReplay', { kind: 'operator' }, [{ jobId: 'b' }])];
+      expect(violations(new WindowOracle(), replay(first))).toBe(1);
+      // Alone under its key, the replayed job may be due at once, past its window's end.
+      expect(violations(new WindowOracle(), replay([]))).toBe(0);
+    });
+
+    it('counts a push to another time than a window from now, or past the window end', () => {
+      expect(violations(new WindowOracle(), [...first, ...push('x', T0 + 400, T0 + 500, T0 + 700)])).toBe(1);
+      // Past the end: the run time set past it, and not the earlier of the two.
+      expect(violations(new WindowOracle(), [...first, ...push('x', T0 + 1_200, T0 + 500, T0 + 1_700)])).toBe(2);
+    });
+
+    it('counts a debounce into a job that had started, that it did not write, or whose window is another key', () => {
+      const started = running({ id: 'a', runAt: T0 + 900, window: { kind: 'debounce', key: 'k', endsAt: T0 + 1_500 } });
+      expect(violations(new WindowOracle(), [write(started, started, T0 + 400), enqueue([{ id: 'x', debounce }], [{ id: 'a', created: false, deduplicated: 'debounced' }], T0 + 400)])).toBe(1);
+      expect(violations(new WindowOracle(), [...first, enqueue([{ id: 'x', debounce }], [{ id: 'a', created: false, deduplicated: 'debounced' }], T0 + 400)])).toBe(1);
+      expect(violations(new WindowOracle(), [...first, ...push('x', T0 + 400, T0 + 500, T0 + 900).slice(0, 1), enqueue([{ id: 'x', debounce: { ...debounce, key: 'other' } }], [{ id: 'a', created: false, deduplicated: 'debounced' }], T0 + 400)])).toBe(1);
+    });
+
+    it('counts a claim with the payload of an earlier enqueue, and a run with another payload than the claim handed over', () => {
+      const pushed = [...first, ...push('x', T0 + 400, T0 + 500, T0 + 900), ...push('y', T0 + 1_200, T0 + 900, T0 + 1_500)];
+      expect(violations(new WindowOracle(), [...pushed, ...claim('x')])).toBe(1);
+      expect(violations(new WindowOracle(), [...pushed, ...claim('y'), exec('w1', 'a', 1, 'x', T0 + 1_500)])).toBe(1);
+    });
+
+    it('counts a window that changed after the insert', () => {
+      expect(violations(new WindowOracle(), [...first, write(waiting('a', T0 + 500), waiting('a', T0 + 500, { window: { kind: 'debounce', key: 'k', endsAt: T0 + 1_501 } })), call('jobRunNow', { kind: 'operator' }, [])])).toBe(1);
+    });
   });
 });
 

@@ -32,6 +32,12 @@ export async function expectCleanSeeds(base: bigint, count: number): Promise<voi
   // Handlers snoozed, some past their limit (issue 39 item 5).
   expect(summary.coverage.snoozesApplied).toBeGreaterThan(0);
   expect(summary.coverage.snoozeLimitsReached).toBeGreaterThan(0);
+  // Enqueues met open debounce and throttle windows; debounces reached their window's end, and
+  // throttle windows closed and opened again.
+  expect(summary.coverage.debounced).toBeGreaterThan(0);
+  expect(summary.coverage.debouncesCapped).toBeGreaterThan(0);
+  expect(summary.coverage.throttled).toBeGreaterThan(0);
+  expect(summary.coverage.throttleWindowsReopened).toBeGreaterThan(0);
   for (const kind of ['crash', 'isolate_fail', 'isolate_withhold', 'pause', 'hint_lost', 'hint_duplicated', 'hint_delayed', 'ack_lost', 'operator_cancel', 'operator_replay', 'operator_discard', 'operator_limit', 'operator_rate_limit', 'shutdown']) {
     expect({ kind, injected: (summary.faults[kind] ?? 0) > 0 }).toEqual({ kind, injected: true });
   }

@@ -17,6 +17,7 @@ import { SnoozeOracle } from './snooze.oracle.js';
 import { ShutdownBoundOracle } from './shutdown-bound.oracle.js';
 import { TerminalStateOracle } from './terminal-state.oracle.js';
 import { UniqueKeyOracle } from './unique-key.oracle.js';
+import { WindowOracle } from './window.oracle.js';
 
 export * from './oracle.js';
 export {
@@ -38,20 +39,23 @@ export {
   ShutdownBoundOracle,
   TerminalStateOracle,
   UniqueKeyOracle,
+  WindowOracle,
 };
 
 /** Every oracle, in the order their reports are printed. */
 export function createOracles(
   caps: ReadonlyMap<string, number>,
   options: { shutdownBoundMs: number },
-): { all: Oracle[]; limits: ConcurrencyLimitOracle; rates: RateLimitOracle; fill: ClaimFillOracle } {
+): { all: Oracle[]; limits: ConcurrencyLimitOracle; rates: RateLimitOracle; fill: ClaimFillOracle; windows: WindowOracle } {
   const limits = new ConcurrencyLimitOracle(caps);
   const rates = new RateLimitOracle();
   const fill = new ClaimFillOracle(caps);
+  const windows = new WindowOracle();
   return {
     limits,
     rates,
     fill,
+    windows,
     all: [
       new OutcomeProvenanceOracle(),
       new ProgressProvenanceOracle(),
@@ -66,6 +70,7 @@ export function createOracles(
       new DependencyOrderOracle(),
       new OccurrenceOracle(),
       new UniqueKeyOracle(),
+      windows,
       new PriorityOrderOracle(),
       fill,
       new ScheduleCatchUpOracle(),

@@ -34,7 +34,9 @@ export type MutantName =
   | 'rate_limit_ignored'
   | 'progress_unfenced'
   | 'snooze_spends_attempt'
-  | 'claim_window';
+  | 'claim_window'
+  | 'throttle_ignores_window'
+  | 'debounce_keeps_first_payload';
 
 const real = LIFECYCLE_RULES;
 const REPORTS = new Set<JobEvent['kind']>(['succeed', 'fail', 'dead_letter', 'snooze', 'quarantine', 'relinquish']);
@@ -208,6 +210,49 @@ function claimWindow(store: MemoryJobStore): void {
   };
 }
 
+/**
+ * An enqueue finds no throttle window open: every window is shut while the store looks its holders
+ * up (its end moved to now), then given back, so a throttled enqueue writes a job of its own.
+ */
+function throttleIgnoresWindow(store: MemoryJobStore): void {
+  const { tables } = store as unknown as { tables: MemoryTables };
+  const enqueue = store.jobEnqueueMany.bind(store);
+  store.jobEnqueueMany = async (params) => {
+    const now = store.clock.now();
+    const open = new Map<string, number>();
+    for (const row of tables.jobs.values()) {
+      if (row.windowKind !== 'throttle' || row.windowEndsAt! <= now) continue;
+      open.set(row.id, row.windowEndsAt!);
+      tables.jobs.set(row.id, { ...row, windowEndsAt: now });
+    }
+    try {
+      return await enqueue(params);
+    } finally {
+      for (const [id, windowEndsAt] of open) tables.jobs.set(id, { ...tables.jobs.get(id)!, windowEndsAt });
+    }
+  };
+}
+
+/**
+ * A debounce pushes its holder's run time but leaves it the payload it had: the payload of the
+ * first enqueue (or of the last one before a rewrite that forgot it), not of the last.
+ */
+function debounceKeepsFirstPayload(store: MemoryJobStore): void {
+  const { tables } = store as unknown as { tables: MemoryTables };
+  const enqueue = store.jobEnqueueMany.bind(store);
+  store.jobEnqueueMany = async (params) => {
+    const held = new Map<string, string>();
+    for (const row of tables.jobs.values()) {
+      if (row.windowKind === 'debounce' && row.state === 'scheduled' && row.attempt === 0) held.set(row.id, row.payload);
+    }
+    try {
+      return await enqueue(params);
+    } finally {
+      for (const [id, payload] of held) tables.jobs.set(id, { ...tables.jobs.get(id)!, payload });
+    }
+  };
+}
+
 /** Every mutant, with the oracle that must catch it. */
 export const MUTANTS: readonly Mutant[] = [
   { name: 'no_fence', description: 'the outcome write ignores the lease', caughtBy: 'outcome_provenance', rules: noFence },
@@ -234,6 +279,20 @@ export const MUTANTS: readonly Mutant[] = [
     caughtBy: 'claim_fill',
     rules: real,
     sabotageStore: claimWindow,
+  },
+  {
+    name: 'throttle_ignores_window',
+    description: 'an enqueue finds no throttle window open, so every throttled enqueue writes a job of its own',
+    caughtBy: 'windows_hold',
+    rules: real,
+    sabotageStore: throttleIgnoresWindow,
+  },
+  {
+    name: 'debounce_keeps_first_payload',
+    description: 'a debounce pushes its job back but leaves it the payload it had, not the last enqueued',
+    caughtBy: 'windows_hold',
+    rules: real,
+    sabotageStore: debounceKeepsFirstPayload,
   },
 ];
 
