@@ -319,7 +319,7 @@ export function cliCases(createTarget: () => Promise<CliTarget>): void {
     expect(run.stdout).toMatch(new RegExp(` is already at schema version ${LATEST_SCHEMA_VERSION}\\.\\n$`));
   });
 
-  // Last: its jobs would change the counts the listings above expect.
+  // Last (with the next case): their jobs would change the counts the listings above expect.
   it("jobs show prints a running job's progress as one escaped line of JSON, and --format json as the value", async () => {
     const { id } = await t.store.jobEnqueue({ job: { name: 'report.build', payload: 1, queue: 'progress' } });
     const [job] = await t.store.jobClaim({ workerId: 'seed', limit: 1, queues: ['progress'], leaseMs: 60_000 });
@@ -338,5 +338,34 @@ export function cliCases(createTarget: () => Promise<CliTarget>): void {
     expect(snoozed.stdout).toMatch(/^snoozes\s+1$/m);
     expect(snoozed.stdout).toMatch(/^maxAttempts\s+11$/m);
     expect(JSON.parse((await cli(['jobs', 'show', id, ...conn, '--format', 'json'])).stdout)).toMatchObject({ state: 'scheduled', attempt: 1, maxAttempts: 11, snoozes: 1 });
+  });
+
+  it('jobs show prints a debounce or throttle window, its kind, key and end, with hostile text made visible; --format json gives it exact', async () => {
+    // A window key cannot hold C0 controls, but can hold a C1 control (\x9b is an 8-bit CSI), bidi controls and separators.
+    const key = `<script>"&'</script> ünïcødé 🙂 \u202eevil\u2028 csi\x9b31m`;
+    const shown = `<script>"&'</script> ünïcødé 🙂 \\u202eevil\\u2028 csi\\x9b31m`;
+    const line = (stdout: string, field: string) => stdout.split('\n').find((text) => text.startsWith(`${field} `))?.replace(/^\S+\s+/, '');
+    for (const kind of ['debounce', 'throttle'] as const) {
+      const window = { key, windowMs: 3_600_000 };
+      const { id } = await t.store.jobEnqueue({ job: { name: 'digest.send', payload: 1, queue: 'windows', ...(kind === 'debounce' ? { debounce: window } : { throttle: window }) } });
+      const stored = (await t.store.jobGet({ jobId: id }))!.window;
+      expect(stored).toMatchObject({ kind, key });
+      const show = await cli(['jobs', 'show', id, ...conn]);
+      expect(show).toMatchObject({ code: 0, stderr: '' });
+      expect(line(show.stdout, 'window')).toBe(kind);
+      expect(line(show.stdout, 'windowKey')).toBe(shown);
+      expect(line(show.stdout, 'windowEndsAt')).toBe(stored!.endsAt.toISOString());
+      expect(show.stdout).not.toMatch(/[\u202e\u2028\x9b]/);
+      // The fields before and after it are still each on their own line.
+      expect(show.stdout).toMatch(/^scheduleId\s+-\nwindow\s+\S+\nwindowKey\s+.+\nwindowEndsAt\s+\S+\nworkerId\s+-$/m);
+      const asJson = await cli(['jobs', 'show', id, ...conn, '--format', 'json']);
+      expect(asJson.stdout).not.toMatch(/[\u202e\u2028\x9b]/);
+      expect(JSON.parse(asJson.stdout).window).toEqual({ kind, key, endsAt: stored!.endsAt.toISOString() });
+    }
+    const { id: plain } = await t.store.jobEnqueue({ job: { name: 'digest.send', payload: 1, queue: 'windows' } });
+    const show = await cli(['jobs', 'show', plain, ...conn]);
+    expect(show.stdout).toMatch(/^window\s+-$/m);
+    expect(show.stdout).not.toMatch(/^windowKey/m);
+    expect(JSON.parse((await cli(['jobs', 'show', plain, ...conn, '--format', 'json'])).stdout).window).toBeNull();
   });
 }

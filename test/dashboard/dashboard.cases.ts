@@ -423,6 +423,63 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       expect(ask.text).toContain('It becomes due now instead of when its snooze ends.');
     });
 
+    it('a debounced job runs at its run time unless its key is enqueued again, no later than its latest run; the job page shows the window', async () => {
+      const debounce = { key: 'digest-42', windowMs: 60_000, maxDelayMs: 150_000 };
+      const first = await h.store.jobEnqueue({ job: { name: 'digest', payload: 1, queue: 'debounce', debounce } });
+      await h.advance(30_000);
+      expect(await h.store.jobEnqueue({ job: { name: 'digest', payload: 2, queue: 'debounce', debounce } })).toEqual({ id: first.id, created: false, deduplicated: 'debounced' });
+      const pushed = (await h.store.jobGet({ jobId: first.id }))!;
+      const endsAt = pushed.window!.endsAt.toISOString();
+      expect(pushed.window).toMatchObject({ kind: 'debounce', key: 'digest-42' });
+      expect(pushed.runAt.getTime()).toBeLessThan(pushed.window!.endsAt.getTime());
+      const text = await reasons(first.id);
+      expect(text).toContain(`It is debounced: it runs at <time datetime="${pushed.runAt.toISOString()}">`);
+      expect(text).toContain(`unless another enqueue with key <strong>digest-42</strong> pushes it later, and no later than <time datetime="${endsAt}">`);
+      expect(text).not.toContain('Its run time is in the future');
+      const page = await browser.get(`/jobs/${first.id}`);
+      expect(page.text).toContain(`<dt>Debounce</dt><dd>key <code>digest-42</code>, latest run <time datetime="${endsAt}">`);
+      expect(page.text).not.toContain('it takes no more enqueues of its key');
+      expect(page.text).not.toContain('<dt>Throttle</dt>');
+      // Run now makes it due, but it stays debounced until a worker claims it.
+      expect((await browser.get(`/jobs/${first.id}/run-now`)).text).toContain('Until a worker claims it, an enqueue with its debounce key still replaces its payload and pushes it later.');
+      // Pushed as far as its window goes: another enqueue replaces the payload, not the run time.
+      await h.advance(100_000);
+      await h.store.jobEnqueue({ job: { name: 'digest', payload: 3, queue: 'debounce', debounce } });
+      const capped = (await h.store.jobGet({ jobId: first.id }))!;
+      expect(capped.runAt.toISOString()).toBe(capped.window!.endsAt.toISOString());
+      const last = await reasons(first.id);
+      expect(last).toContain(`It is debounced and has reached its latest run time: it runs at <time datetime="${capped.runAt.toISOString()}">`);
+      expect(last).toContain('Another enqueue with key <strong>digest-42</strong> replaces its payload but cannot push it later.');
+      // Once claimed it takes no more enqueues of its key, and says so.
+      await h.advance(60_000);
+      expect((await h.store.jobClaim({ workerId: 'worker-1', limit: 1, queues: ['debounce'], leaseMs: 30_000 })).map((job) => job.id)).toEqual([first.id]);
+      const started = await browser.get(`/jobs/${first.id}`);
+      expect(started.text).toMatch(/<dt>Debounce<\/dt><dd>key <code>digest-42<\/code>, latest run <time datetime="[^"]+">[^<]+<\/time> <small>[^<]+<\/small>; it takes no more enqueues of its key<\/dd>/);
+      expect(await reasons(first.id)).not.toContain('debounced');
+      expect((await h.store.jobEnqueue({ job: { name: 'digest', payload: 4, queue: 'debounce', debounce } })).created).toBe(true);
+    });
+
+    it('a throttle job shows its key and until when it drops enqueues, then that it dropped them; the window does not hold the job itself back', async () => {
+      const throttle = { key: 'acct-7', windowMs: 600_000 };
+      const opened = await h.store.jobEnqueue({ job: { name: 'sync', payload: 1, queue: 'throttle', throttle } });
+      expect(await h.store.jobEnqueue({ job: { name: 'sync', payload: 2, queue: 'throttle', throttle } })).toEqual({ id: opened.id, created: false, deduplicated: 'throttled' });
+      const endsAt = (await h.store.jobGet({ jobId: opened.id }))!.window!.endsAt.toISOString();
+      const page = await browser.get(`/jobs/${opened.id}`);
+      expect(page.text).toContain(`<dt>Throttle</dt><dd>key <code>acct-7</code>, drops enqueues until <time datetime="${endsAt}">`);
+      expect(page.text).not.toContain('<dt>Debounce</dt>');
+      const text = await reasons(opened.id);
+      expect(text).not.toContain('debounced');
+      expect(text).not.toContain('Its run time is in the future');
+      await h.advance(600_000);
+      const ended = await browser.get(`/jobs/${opened.id}`);
+      expect(ended.text).toMatch(/<dt>Throttle<\/dt><dd>key <code>acct-7<\/code>, dropped enqueues until <time datetime="[^"]+">/);
+      // A job without a window shows neither row.
+      const plain = await h.store.jobEnqueue({ job: { name: 'sync', payload: 3, queue: 'throttle', delayMs: 60_000 } });
+      const plainPage = await browser.get(`/jobs/${plain.id}`);
+      expect(plainPage.text).not.toMatch(/<dt>(Debounce|Throttle)<\/dt>/);
+      expect(await reasons(plain.id)).toContain('Its run time is in the future');
+    });
+
     it('a worker holds its lease, and until when', async () => {
       const { id } = await h.store.jobEnqueue({ job: { name: 'long', payload: {}, queue: 'mail' } });
       await h.store.jobClaim({ workerId: 'worker-9', limit: 1, queues: ['mail'], leaseMs: 30_000 });

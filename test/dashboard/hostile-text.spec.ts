@@ -135,5 +135,25 @@ describe('hostile text in the dashboard', () => {
       expect(reported).toContain('right-to-left \\u202eexe.txt');
       expect(job.text).toMatch(/<h2>Progress<\/h2>\s*<p>None reported\.<\/p>/);
     });
+
+    it('renders a debounce or throttle key as inert text on the job page, in why it waits and in the run-now question', async () => {
+      // A window key cannot hold C0 controls, but can hold a C1 control (\x9b is an 8-bit CSI), bidi controls and separators.
+      const key = `<script>"&'</script> ünïcødé 🙂 \u202eevil\u2028 csi\x9b31m`;
+      const debounced = await store.jobEnqueue({ job: { name: 'digest', payload: {}, debounce: { key, windowMs: 60_000 } } });
+      const throttled = await store.jobEnqueue({ job: { name: 'digest', payload: {}, throttle: { key, windowMs: 60_000 } } });
+      expect((await store.jobGet({ jobId: debounced.id }))!.window!.key).toBe(key);
+      const shown = '&lt;script&gt;&quot;&amp;&#39;&lt;/script&gt; ünïcødé 🙂 \\u202eevil\\u2028 csi\\x9b31m';
+      for (const path of [`/jobs/${debounced.id}`, `/jobs/${throttled.id}`, `/jobs/${debounced.id}/run-now`]) {
+        const page = await browser.get(path);
+        expect({ path, status: page.status }).toEqual({ path, status: 200 });
+        expectInert(page.text);
+        expect(page.text).not.toContain('\x9b');
+      }
+      const debouncePage = (await browser.get(`/jobs/${debounced.id}`)).text;
+      expect(debouncePage).toContain(`<dt>Debounce</dt><dd>key <code>${shown}</code>, latest run <time`);
+      expect(debouncePage).toContain(`It is debounced: it runs at <time`);
+      expect(debouncePage).toContain(`unless another enqueue with key <strong>${shown}</strong> pushes it later`);
+      expect((await browser.get(`/jobs/${throttled.id}`)).text).toContain(`<dt>Throttle</dt><dd>key <code>${shown}</code>, drops enqueues until <time`);
+    });
   });
 });

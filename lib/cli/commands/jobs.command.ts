@@ -8,6 +8,15 @@ import { iso, json, oneLine, table } from '../output.js';
 /** Characters of progress `jobs show` prints as text; `--format json` gives all of it. */
 const PROGRESS_WIDTH = 200;
 
+/**
+ * A job's debounce or throttle window as lines of `jobs show`: its kind, key and end (a debounce's
+ * latest run time; the instant a throttle stops dropping enqueues of its key), or `-` for none.
+ */
+function windowLines(window: JobRecord['window']): (readonly [string, string | Date | null])[] {
+  if (window === null) return [['window', null]];
+  return [['window', window.kind], ['windowKey', window.key], ['windowEndsAt', window.endsAt]];
+}
+
 function view(job: JobRecord) {
   return {
     id: job.id,
@@ -22,6 +31,7 @@ function view(job: JobRecord) {
     scheduledFor: job.scheduledFor,
     occurrenceId: job.occurrenceId,
     scheduleId: job.scheduleId,
+    window: job.window,
     workerId: job.workerId,
     leasedUntil: job.leasedUntil,
     cancelRequested: job.cancelRequested,
@@ -80,7 +90,10 @@ export function registerJobs(program: Command, ctx: CliContext): void {
         if (options.format === 'json') return ctx.out(json({ ...view(job), progress: job.progress, payload: job.payload, output: job.output }));
         // Progress is for people to read, unlike the payload: shown as one line of JSON, cut to a line's width.
         const progress = job.progress === null ? null : visibleText(JSON.stringify(job.progress), { maxLength: PROGRESS_WIDTH });
-        const fields = [...Object.entries(view(job)).filter(([key]) => key !== 'lastError'), ['progress', progress] as const];
+        const fields = [
+          ...Object.entries(view(job)).flatMap(([key, value]) => (key === 'lastError' ? [] : key === 'window' ? windowLines(job.window) : [[key, value] as const])),
+          ['progress', progress] as const,
+        ];
         const width = Math.max(...fields.map(([key]) => key.length));
         const lines = fields.map(([key, value]) => `${key.padEnd(width)}  ${visibleText(value instanceof Date ? value.toISOString() : value === null ? '-' : String(value))}`);
         // The error keeps its lines (a stack reads better so), each indented under the value

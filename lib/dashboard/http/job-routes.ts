@@ -6,7 +6,7 @@ import { jobTextPage } from '../pages/job-text.page.js';
 import { jobsPage, type JobFilters } from '../pages/jobs.page.js';
 import { TIMELINE_PAGE, type TimelinePage } from '../pages/timeline.view.js';
 import { gatherWaitFacts } from '../why/gather-wait-facts.js';
-import { waitReasons, waitsOutSnooze } from '../why/wait-reasons.js';
+import { takesDebounce, waitReasons, waitsOutSnooze } from '../why/wait-reasons.js';
 import { bulkIds, bulkTargets } from './bulk-actions.js';
 import { DashboardHttpError, type DashboardRequest } from './dashboard-request.js';
 import type { DashboardStore } from './dashboard-store.js';
@@ -135,8 +135,12 @@ export async function renderJobRoute(deps: PageDeps, req: DashboardRequest): Pro
   return confirmPage(ctx, { section: 'jobs', question, consequence, action: `${back}/${action}`, verb, tone: action === 'cancel' ? 'danger' : 'primary', back, fields, targets: [html`<code>${job.name}</code> ${job.id}`] });
 }
 
-/** What running a waiting job now changes: its run time, and (a retry's) the attempts it has spent; snoozed runs spent none. */
+/**
+ * What running a waiting job now changes: its run time, and (a retry's) the attempts it has spent;
+ * snoozed runs spent none. A debounced job stays debounced until a worker claims it.
+ */
 function runNowText(job: JobRecord): string {
+  if (takesDebounce(job)) return 'It becomes due now instead of at its run time. Until a worker claims it, an enqueue with its debounce key still replaces its payload and pushes it later.';
   if (job.attempt === 0) return 'It becomes due now instead of at its run time.';
   if (waitsOutSnooze(job)) return 'It becomes due now instead of when its snooze ends.';
   const spent = job.attempt - job.snoozes;

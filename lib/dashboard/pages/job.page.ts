@@ -1,6 +1,6 @@
 import { isDeadLetterState, isTerminalState, type JobRecord } from '../../core/index.js';
 import type { JobEdges } from '../../store/index.js';
-import type { WaitReason } from '../why/wait-reasons.js';
+import { takesDebounce, type WaitReason } from '../why/wait-reasons.js';
 import { edgesSection, waitReasonsSection } from './wait-reasons.view.js';
 import { clippedPre } from '../html/clipped-text.js';
 import { html, href, type SafeHtml } from '../html/html.js';
@@ -59,6 +59,24 @@ function field(label: string, value: SafeHtml | string | number): SafeHtml {
   return html`<dt>${label}</dt><dd>${value}</dd>`;
 }
 
+/**
+ * The debounce or throttle window the job opened at enqueue, or nothing. A debounced job takes the
+ * enqueues of its wire name and key (their payload, and a later run time, never past the window's
+ * end) while it is scheduled and has never been claimed; a throttle's opener drops those enqueues
+ * until its window ends, whatever became of the job itself. `now` is the store's clock.
+ */
+function windowField(ctx: PageContext, job: JobRecord, now: Date): SafeHtml | '' {
+  const { window } = job;
+  if (window === null) return '';
+  const key = html`<code>${window.key}</code>`;
+  if (window.kind === 'debounce') {
+    return field('Debounce', html`key ${key}, latest run ${timeCell(window.endsAt, ctx.now)}${takesDebounce(job) ? '' : '; it takes no more enqueues of its key'}`);
+  }
+  // Open or not by the store's clock, which the store decides by.
+  const open = window.endsAt.getTime() > now.getTime();
+  return field('Throttle', html`key ${key}, ${open ? 'drops enqueues until' : 'dropped enqueues until'} ${timeCell(window.endsAt, ctx.now)}`);
+}
+
 /** One job: its fields, lease, timeline, last reported progress, output, last error, payload (hidden by default) and actions. */
 export function jobPage(ctx: PageContext, detail: JobDetail): SafeHtml {
   const { job } = detail;
@@ -82,6 +100,7 @@ ${field('Run at', timeCell(job.runAt, ctx.now))}
 ${field('Lease', job.workerId ? html`${job.workerId}${job.state === 'running' ? html`, until ${timeCell(job.leasedUntil, ctx.now)}` : ' (last holder)'}` : '—')}
 ${job.concurrencyKey === null ? '' : field('Concurrency key', job.concurrencyKey)}
 ${job.uniqueKey === null ? '' : field('Unique key', job.uniqueKey)}
+${windowField(ctx, job, detail.now)}
 ${job.scheduleId === null ? '' : field('Schedule', html`<a href="${href(ctx.base, ['schedules', job.scheduleId])}">${job.scheduleId}</a>, for ${formatTime(job.scheduledFor)}`)}
 ${job.pendingParents > 0 ? field('Open parents', job.pendingParents) : ''}
 ${field('Enqueued', timeCell(job.createdAt, ctx.now))}

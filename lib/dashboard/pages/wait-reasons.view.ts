@@ -25,6 +25,11 @@ function reasonItem(ctx: PageContext, reason: WaitReason): SafeHtml {
       return html`<li>It awaits its parents: ${reason.pending} of ${reason.total ?? 'its'} ${reason.total === 1 ? 'parent is' : 'parents are'} still open${reason.open.length ? html`:<ul>${reason.open.map((edge) => html`<li><a href="${href(ctx.base, ['jobs', edge.id])}">${edge.name}</a> ${stateBadge(edge.state)}</li>`)}</ul>` : '.'}</li>`;
     case 'not_due':
       return html`<li>Its run time is in the future: ${timeCell(reason.runAt, ctx.now)}.</li>`;
+    case 'debounced':
+      // At its latest run time no enqueue can move it later; each still replaces its payload.
+      return reason.runAt.getTime() >= reason.endsAt.getTime()
+        ? html`<li>It is debounced and has reached its latest run time: it runs at ${timeCell(reason.runAt, ctx.now)}. Another enqueue with key <strong>${reason.key}</strong> replaces its payload but cannot push it later.</li>`
+        : html`<li>It is debounced: it runs at ${timeCell(reason.runAt, ctx.now)} unless another enqueue with key <strong>${reason.key}</strong> pushes it later, and no later than ${timeCell(reason.endsAt, ctx.now)}.</li>`;
     case 'retry_wait':
       return html`<li>It waits for a retry until ${timeCell(reason.runAt, ctx.now)}: attempt ${reason.failedAttempt} failed${reason.lastError ? html` with <span class="error">${errorPreview(reason.lastError)}</span>` : ''}.</li>`;
     case 'snoozed':

@@ -11,6 +11,11 @@ export type WaitReason =
   | { readonly kind: 'retry_wait'; readonly runAt: Date; readonly failedAttempt: number; readonly lastError: string | null }
   /** The handler snoozed its last attempt (`ctx.snooze`), which leaves no error; `snoozes` counts them all. */
   | { readonly kind: 'snoozed'; readonly runAt: Date; readonly attempt: number; readonly snoozes: number }
+  /**
+   * A debounced job that has not started: an enqueue of its wire name with `key` gives it that
+   * payload and moves `runAt` later, never past `endsAt` (its latest run time).
+   */
+  | { readonly kind: 'debounced'; readonly runAt: Date; readonly key: string; readonly endsAt: Date }
   | { readonly kind: 'no_worker'; readonly queue: string }
   | { readonly kind: 'leased'; readonly workerId: string; readonly leasedUntil: Date; readonly lapsed: boolean }
   | { readonly kind: 'ready'; readonly queue: string };
@@ -41,8 +46,17 @@ export function waitsOutSnooze(job: JobRecord): boolean {
   return job.attempt > 0 && job.snoozes > 0 && job.lastError === null;
 }
 
-/** Why a scheduled job is not due yet: its run time, a retry's backoff, or a snooze. */
+/**
+ * True when a scheduled job still takes the enqueues of its debounce key: it was never claimed, so
+ * an enqueue with the key moves its run time (the stores' debounce holder, by state and attempt).
+ */
+export function takesDebounce(job: JobRecord): job is JobRecord & { readonly window: { readonly kind: 'debounce' } } {
+  return job.window?.kind === 'debounce' && job.state === 'scheduled' && job.attempt === 0;
+}
+
+/** Why a scheduled job is not due yet: its run time, a debounce, a retry's backoff, or a snooze. */
 function notDueReason(job: JobRecord): WaitReason {
+  if (takesDebounce(job)) return { kind: 'debounced', runAt: job.runAt, key: job.window.key, endsAt: job.window.endsAt };
   if (job.attempt === 0) return { kind: 'not_due', runAt: job.runAt };
   if (waitsOutSnooze(job)) return { kind: 'snoozed', runAt: job.runAt, attempt: job.attempt, snoozes: job.snoozes };
   return { kind: 'retry_wait', runAt: job.runAt, failedAttempt: job.attempt, lastError: job.lastError };
