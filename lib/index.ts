@@ -18,7 +18,7 @@ export { Job, InjectJobContext, InjectJobEntityManager, OnJobTransition, type On
 export { defineJob, type DefineJobOptions, type DefinedJob, type DefinedJobSpec, type PayloadOf } from './nest/index.js';
 export type { JobHandler, JobOptions, JobHandlerOptions, DeclaredSchedule, JobRegistry, JobName, JobPayload } from './nest/index.js';
 export type { JobContext } from './worker/index.js';
-export type { JobRecord, JobState, DependencyMode, FinishMode, HistoryPolicy, RetryPolicy, SchedulerLimits } from './core/index.js';
+export type { JobRecord, JobWindowInfo, JobState, DependencyMode, FinishMode, HistoryPolicy, RetryPolicy, SchedulerLimits } from './core/index.js';
 
 // The client and what its calls take and return.
 export { SchedulerClient, type EnqueueJobOptions, type ScheduleSpec, type DefinedScheduleSpec, type JobSpec } from './nest/index.js';
@@ -27,6 +27,7 @@ export { declaredScheduleId } from './store/index.js';
 export type {
   CancelResult,
   ConcurrencyLimit,
+  DebounceOptions,
   EnqueueResult,
   HistoryEntry,
   JobPage,
@@ -39,6 +40,7 @@ export type {
   ScheduleInput,
   ScheduleListParams,
   ScheduleState,
+  ThrottleOptions,
   UniqueKeyMode,
 } from './store/index.js';
 

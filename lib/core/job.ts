@@ -28,6 +28,20 @@ export type HistoryPolicy = 'off' | 'transitions' | 'transitions_and_errors';
  */
 export type FinishMode = 'keep' | 'lean';
 
+/**
+ * A debounce or throttle window, as a job that opened it reports it (docs/debounce-and-throttle.md).
+ * Its key is scoped to the job's wire name.
+ */
+export interface JobWindowInfo {
+  readonly kind: 'debounce' | 'throttle';
+  readonly key: string;
+  /**
+   * A debounce's latest run time, however often its key is enqueued again; the instant a throttle
+   * stops dropping the enqueues of its key.
+   */
+  readonly endsAt: Date;
+}
+
 /** A job as every store reports it. Times are instants taken from the store's clock. */
 export interface JobRecord<TPayload = unknown> {
   readonly id: string;
@@ -77,6 +91,8 @@ export interface JobRecord<TPayload = unknown> {
   readonly concurrencyKey: string | null;
   /** The job's unique key: no other unfinished job of its wire name holds the same one. */
   readonly uniqueKey: string | null;
+  /** The debounce or throttle window the job opened when it was enqueued; null when none. */
+  readonly window: JobWindowInfo | null;
   /**
    * The retry fields set at enqueue, which win over the handler's policy; null when none were set.
    * Fields left out come from the handler's policy on the node that runs the attempt.

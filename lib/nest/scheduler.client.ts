@@ -5,6 +5,7 @@ import type {
   CancelResult,
   ConcurrencyLimit,
   EnqueueInput,
+  DebounceOptions,
   EnqueueResult,
   HistoryEntry,
   JobPage,
@@ -17,6 +18,7 @@ import type {
   ScheduleListParams,
   Schedule,
   ScheduleInput,
+  ThrottleOptions,
   UniqueKeyMode,
 } from '../store/index.js';
 import { DEFAULT_QUEUE } from '../store/index.js';
@@ -70,9 +72,22 @@ export interface EnqueueJobOptions {
   readonly uniqueKey?: string;
   /**
    * `keep` (default): leave the holder as it is. `replace`: give the holder this payload and run
-   * time if it has not started yet, which debounces it.
+   * time if it has not started yet (for a trailing debounce, see `debounce`).
    */
   readonly uniqueKeyMode?: UniqueKeyMode;
+  /**
+   * Trailing debounce (`{ key, windowMs, maxDelayMs? }`): while a job of this name with the key has
+   * not started, this enqueue gives it this payload and pushes its run time to `windowMs` from
+   * now, never past `maxDelayMs` (default ten windows) after the key's first enqueue. The result
+   * says `deduplicated: 'debounced'`. Not with `runAt`, `delayMs`, `uniqueKey` or `dependsOn`.
+   */
+  readonly debounce?: DebounceOptions;
+  /**
+   * Leading throttle (`{ key, windowMs }`): the first enqueue of this name with the key opens a
+   * window of `windowMs`; until it ends, enqueues with the key write nothing and return the
+   * opener's id with `deduplicated: 'throttled'`. Not with `uniqueKey` or `dependsOn`.
+   */
+  readonly throttle?: ThrottleOptions;
   /** Retry fields for this job, over the `@Job` (and module) retry policy; each one optional. */
   readonly retry?: Partial<RetryPolicy>;
   /**

@@ -21,13 +21,14 @@ import {
   type SchedulerLimits,
 } from '../core/index.js';
 import type { EnqueueInput, Rate, UniqueKeyMode } from './enqueue-input.types.js';
+import { normalizeWindow, type JobWindow } from './window/job-window.js';
 
 /** The queue a job lands in when none is named. */
 export const DEFAULT_QUEUE = 'default';
 /** Attempts a job gets when none are named. */
 export const DEFAULT_MAX_ATTEMPTS = 10;
 
-export type { EnqueueInput, Rate, UniqueKeyMode } from './enqueue-input.types.js';
+export type { DebounceOptions, EnqueueInput, Rate, ThrottleOptions, UniqueKeyMode } from './enqueue-input.types.js';
 
 /** A validated job, ready for an adapter to insert. */
 export interface NewJob {
@@ -59,6 +60,8 @@ export interface NewJob {
   readonly uniqueKey?: string | null;
   /** Set with `uniqueKey`. */
   readonly uniqueKeyMode?: UniqueKeyMode;
+  /** The debounce or throttle window the job opens, or absent. A debounced job's `delayMs` is its window. */
+  readonly window?: JobWindow;
   /** The retry override as JSON text, or null. */
   readonly retry?: string | null;
   /** The trace context to store with the job, or absent. */
@@ -66,7 +69,7 @@ export interface NewJob {
   readonly tracestate?: string | null;
 }
 
-const KNOWN_KEYS = new Set(['name', 'payload', 'id', 'queue', 'runAt', 'delayMs', 'priority', 'maxAttempts', 'dependsOn', 'dependencyMode', 'concurrencyKey', 'concurrencyLimit', 'rateLimit', 'uniqueKey', 'uniqueKeyMode', 'retry', 'traceContext']);
+const KNOWN_KEYS = new Set(['name', 'payload', 'id', 'queue', 'runAt', 'delayMs', 'priority', 'maxAttempts', 'dependsOn', 'dependencyMode', 'concurrencyKey', 'concurrencyLimit', 'rateLimit', 'uniqueKey', 'uniqueKeyMode', 'debounce', 'throttle', 'retry', 'traceContext']);
 
 /** Most parents one job may wait for. */
 export const MAX_PARENTS = 10_000;
@@ -142,6 +145,7 @@ export function normalizeEnqueue(given: EnqueueInput, limits: SchedulerLimits, i
     }
     if (uniqueKey === undefined) throw new InvalidArgumentError(`${where}uniqueKeyMode needs a uniqueKey.`, `${where}uniqueKeyMode`);
   }
+  const window = normalizeWindow(input as unknown as Record<string, unknown>, where);
   const retry = checkRetryOverride(input.retry, `${where}retry`);
   const trace = checkTraceContext(input.traceContext, `${where}traceContext`);
   return {
@@ -151,7 +155,7 @@ export function normalizeEnqueue(given: EnqueueInput, limits: SchedulerLimits, i
     queue,
     payload,
     runAt,
-    delayMs,
+    delayMs: window?.kind === 'debounce' ? window.windowMs : delayMs,
     maxAttempts,
     ...(priority === DEFAULT_PRIORITY ? {} : { priority }),
     dependsOn,
@@ -160,6 +164,7 @@ export function normalizeEnqueue(given: EnqueueInput, limits: SchedulerLimits, i
     concurrencyLimit: input.concurrencyLimit ?? null,
     rateLimit,
     ...(uniqueKey === undefined ? {} : { uniqueKey, uniqueKeyMode: uniqueKeyMode ?? 'keep' }),
+    ...(window === null ? {} : { window }),
     ...(retry === null ? {} : { retry: JSON.stringify(retry) }),
     ...(trace === null ? {} : { traceparent: trace.traceparent, tracestate: trace.tracestate ?? null }),
   };

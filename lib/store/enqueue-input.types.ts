@@ -51,6 +51,19 @@ export interface EnqueueInput<TPayload = unknown> {
    * `replace` gives it this enqueue's payload and run time if it has not started (never claimed).
    */
   readonly uniqueKeyMode?: UniqueKeyMode;
+  /**
+   * Trailing debounce: while a job of this wire name with this key has not started, an enqueue
+   * with the key gives it this payload and pushes its run time to `windowMs` from now, but never
+   * past `maxDelayMs` after the key's first enqueue. Not with `runAt`, `delayMs`, `uniqueKey`,
+   * `dependsOn` or `throttle` (docs/debounce-and-throttle.md).
+   */
+  readonly debounce?: DebounceOptions;
+  /**
+   * Leading throttle: the first enqueue of this wire name with this key opens a window of
+   * `windowMs`; an enqueue with the key inside the window writes no job and returns the opener's
+   * id (`deduplicated: 'throttled'`). Not with `uniqueKey`, `dependsOn` or `debounce`.
+   */
+  readonly throttle?: ThrottleOptions;
   /** Retry fields for this job, over the handler's policy (each one optional). */
   readonly retry?: Partial<RetryPolicy>;
   /**
@@ -58,6 +71,27 @@ export interface EnqueueInput<TPayload = unknown> {
    * span when OpenTelemetry is on; set it yourself to continue a trace from elsewhere.
    */
   readonly traceContext?: TraceContext;
+}
+
+/** See {@link EnqueueInput.debounce}. */
+export interface DebounceOptions {
+  /** 1 to 200 characters without control characters; scoped to the job's wire name. */
+  readonly key: string;
+  /** The quiet time, in milliseconds: a whole number from 1 to 2,592,000,000 (30 days). */
+  readonly windowMs: number;
+  /**
+   * The latest the job runs after the key's first enqueue, however often the key is enqueued
+   * again: from `windowMs` to 30 days. Default ten windows (at most 30 days).
+   */
+  readonly maxDelayMs?: number;
+}
+
+/** See {@link EnqueueInput.throttle}. */
+export interface ThrottleOptions {
+  /** 1 to 200 characters without control characters; scoped to the job's wire name. */
+  readonly key: string;
+  /** The window, in milliseconds: a whole number from 1 to 2,592,000,000 (30 days). */
+  readonly windowMs: number;
 }
 
 /** See {@link EnqueueInput.uniqueKeyMode}. */

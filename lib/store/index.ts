@@ -19,3 +19,4 @@ export { SqliteJobStore, type SqliteJobStoreOptions } from './sqlite/sqlite-job-
 export { DEFAULT_SQLITE_PREFIX } from './sqlite/sqlite-naming.js';
 export * from './schedules/index.js';
 export { LATEST_SCHEMA_VERSION } from './sql-migrations.js';
+export * from './window/job-window.js';

@@ -18,6 +18,10 @@ export interface JobRow extends LifecycleFields {
   readonly dependencyMode: DependencyMode | null;
   readonly concurrencyKey: string | null;
   readonly uniqueKey: string | null;
+  /** The window the job opened at enqueue: its kind, key and end (epoch ms), all null when none. */
+  readonly windowKind: 'debounce' | 'throttle' | null;
+  readonly windowKey: string | null;
+  readonly windowEndsAt: number | null;
   /** The retry override set at enqueue, as JSON text; null when none was set. */
   readonly retry: string | null;
   /** The W3C `traceparent` stored at enqueue, and `tracestate` with it; null without tracing. */
@@ -62,6 +66,7 @@ export function toJob(row: JobRow): JobRecord {
     dependencyMode: row.dependencyMode,
     concurrencyKey: row.concurrencyKey,
     uniqueKey: row.uniqueKey,
+    window: row.windowKind === null ? null : { kind: row.windowKind, key: row.windowKey!, endsAt: new Date(row.windowEndsAt!) },
     retry: row.retry === null ? null : (JSON.parse(row.retry) as Partial<RetryPolicy>),
     traceContext: storedTraceContext(row.traceparent, row.tracestate),
     createdAt: new Date(row.createdAt),

@@ -152,17 +152,27 @@ export interface EnqueueOptions {
 
 /** What one enqueue wrote. */
 export interface EnqueueResult {
-  /** The job's id; for a deduplicated enqueue, the id of the job that holds the unique key. */
+  /**
+   * The job's id; for a deduplicated enqueue, the id of the job that holds the unique key, took the
+   * debounce, or opened the throttle window.
+   */
   readonly id: string;
-  /** False when a job with this id already existed, or the unique key was held; no job was written for it. */
+  /** False when a job with this id already existed, or the enqueue was deduplicated; no job was written for it. */
   readonly created: boolean;
   /**
    * Set when the `uniqueKey` was held by an unfinished job (`id`): `kept` when that job was left as
    * it was (mode `keep`, or a `replace` of a job that had already started), `replaced` when it took
-   * this enqueue's payload and run time.
+   * this enqueue's payload and run time. `debounced` and `throttled`: see {@link Deduplicated}.
    */
-  readonly deduplicated?: 'kept' | 'replaced';
+  readonly deduplicated?: Deduplicated;
 }
+
+/**
+ * What an enqueue that wrote no job of its own did: `kept` and `replaced` for a held unique key (see
+ * {@link EnqueueResult.deduplicated}), `debounced` when a debounced job that had not started took
+ * its payload and run time, `throttled` when a throttle window of its key was open.
+ */
+export type Deduplicated = 'kept' | 'replaced' | 'debounced' | 'throttled';
 
 /** What a worker asks of {@link WorkerStore.jobClaim}: due jobs of `queues`, leased to `workerId` for `leaseMs`. */
 export interface ClaimParams {

@@ -22,6 +22,8 @@ const POSTGRES_FINGERPRINTS: Record<number, string> = {
   3: '6755dcf0bc461bbb',
   // Snoozes (migration 0020): the jobs table gains `snoozes`; the installed SQL is unchanged.
   4: '6755dcf0bc461bbb',
+  // Debounce and throttle windows (migration 0021): the lean finish keeps the opener of a throttle window.
+  5: '02900111fb117918',
 };
 const SQLITE_FINGERPRINTS: Record<number, string> = {
   1: '5e1b42476d6e1bdb',
@@ -31,6 +33,8 @@ const SQLITE_FINGERPRINTS: Record<number, string> = {
   3: '5e1b42476d6e1bdb',
   // Migration 0020 (snoozes); the installed SQL is unchanged.
   4: '5e1b42476d6e1bdb',
+  // Migration 0021 (debounce and throttle windows); the installed SQL is unchanged.
+  5: '5e1b42476d6e1bdb',
 };
 
 function fingerprint(render: (policy: (typeof POLICIES)[number]) => string): string {

@@ -28,6 +28,9 @@ const row = (over: Partial<JobRow> = {}): JobRow => ({
   dependencyMode: null,
   concurrencyKey: null,
   uniqueKey: null,
+  windowKind: null,
+  windowKey: null,
+  windowEndsAt: null,
   retry: null,
   traceparent: null,
   tracestate: null,
@@ -58,5 +61,11 @@ describe('toJob', () => {
   it('parses stored progress, and reads a job that never reported as null', () => {
     expect(toJob(row({ progress: '{"done":3,"of":10}' })).progress).toEqual({ done: 3, of: 10 });
     expect(toJob(row()).progress).toBeNull();
+  });
+
+  it('reports a window with its kind, key and end, and null for a job without one', () => {
+    expect(toJob(row()).window).toBeNull();
+    const end = Date.UTC(2026, 10, 30, 0, 5);
+    expect(toJob(row({ windowKind: 'throttle', windowKey: 'k', windowEndsAt: end })).window).toEqual({ kind: 'throttle', key: 'k', endsAt: new Date(end) });
   });
 });

@@ -36,6 +36,7 @@ describe('PostgreSQL migrations', () => {
       { version: 18, name: 'held_back_lanes' },
       { version: 19, name: 'lean_finish' },
       { version: 20, name: 'snoozes' },
+      { version: 21, name: 'windows' },
     ]);
     const { id } = await a.jobEnqueue({ job: { name: 'after.migrate', payload: 1 } });
     expect(await b.jobGet({ jobId: id })).toMatchObject({ name: 'after.migrate', progress: null });

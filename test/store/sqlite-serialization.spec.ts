@@ -251,6 +251,7 @@ describe('SQLite adapter setup', () => {
       { version: 18, name: 'held_back_lanes' },
       { version: 19, name: 'lean_finish' },
       { version: 20, name: 'snoozes' },
+      { version: 21, name: 'windows' },
     ]);
     const indexes = await dataSource.query(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'app_jobs' ORDER BY name`);
     const byName = Object.fromEntries(indexes.map((i: { name: string; sql: string | null }) => [i.name, i.sql]));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { MemoryJobStore, normalizeEnqueueMany, type EnqueueInput } from '../../lib/store/index.js';
-import { enqueueResults, planUnique, uniqueSlot } from '../../lib/store/unique/unique-plan.js';
+import { debounceFallbacks, enqueueResults, planUnique, uniqueSlot, windowSlot } from '../../lib/store/unique/unique-plan.js';
 import { InvalidArgumentError, resolveLimits } from '../../lib/core/index.js';
 
 const id = (n: number) => `0190a5a0-0000-7000-8000-${String(n).padStart(12, '0')}`;
@@ -44,5 +44,39 @@ describe('issue 19 item 9: planUnique, the one decision every store applies', ()
     expect(error).toBeInstanceOf(InvalidArgumentError);
     expect((error as Error).message).toBe(`dependsOn forms a cycle: ${id(1)} -> ${id(1)}.`);
     expect(store.rows()).toEqual([]);
+  });
+});
+
+describe('issue 39 item 4: planUnique with debounce and throttle windows', () => {
+  const debounced = (n: number): EnqueueInput => ({ id: id(n), name: 'n', payload: n, debounce: { key: 'k', windowMs: 1_000 } });
+  const throttled = (n: number): EnqueueInput => ({ id: id(n), name: 'n', payload: n, throttle: { key: 'k', windowMs: 1_000 } });
+
+  it('hands a stored debounce holder the last payload of the batch, with a fallback for a holder that started meanwhile', () => {
+    const stored = new Map([[windowSlot('debounce', 'n', 'k'), { id: id(9), state: 'scheduled' as const, attempt: 0 }]]);
+    const batch = jobs([debounced(1), debounced(2)]);
+    const plan = planUnique(batch, stored);
+    expect(plan.insert).toEqual([]);
+    expect(plan.replace).toEqual([{ id: id(9), payload: '2', runAt: null, delayMs: 1_000, fallback: batch[1] }]);
+    expect(enqueueResults(batch, new Set(), plan, new Set([id(9)]))).toEqual([
+      { id: id(9), created: false, deduplicated: 'debounced' },
+      { id: id(9), created: false, deduplicated: 'debounced' },
+    ]);
+    // A claim took the holder before the rewrite: the last job is inserted, and the batch points at it.
+    expect(debounceFallbacks(plan, new Set())).toEqual([batch[1]]);
+    expect(enqueueResults(batch, new Set([id(2)]), plan, new Set())).toEqual([
+      { id: id(2), created: false, deduplicated: 'debounced' },
+      { id: id(2), created: true },
+    ]);
+    expect(debounceFallbacks(plan, new Set([id(9)]))).toEqual([]);
+  });
+
+  it('drops the jobs a throttle window holds, stored or opened earlier in the batch; kinds never share a slot', () => {
+    const stored = new Map([[windowSlot('throttle', 'n', 'k'), { id: id(9), state: 'succeeded' as const, attempt: 1 }]]);
+    expect(enqueueResults(jobs([throttled(1)]), new Set(), planUnique(jobs([throttled(1)]), stored))).toEqual([{ id: id(9), created: false, deduplicated: 'throttled' }]);
+    const batch = jobs([throttled(1), throttled(2), debounced(3), keyed(4)]);
+    const plan = planUnique(batch, new Map());
+    expect(plan.insert.map((job) => job.id)).toEqual([id(1), id(3), id(4)]);
+    expect(enqueueResults(batch, new Set([id(1), id(3), id(4)]), plan)[1]).toEqual({ id: id(1), created: false, deduplicated: 'throttled' });
+    expect(new Set([uniqueSlot('n', 'k'), windowSlot('debounce', 'n', 'k'), windowSlot('throttle', 'n', 'k')]).size).toBe(3);
   });
 });

@@ -54,7 +54,12 @@ export async function produce(client: SchedulerClient) {
 
   // Unique jobs and per-enqueue retry (issue 19 items 9 and 10).
   const kept = await client.enqueue('orders.confirm', { orderId: 'o-4' }, { uniqueKey: 'order:o-4', uniqueKeyMode: 'replace', retry: { baseDelayMs: 0 }, maxAttempts: 3 });
-  const deduplicated: 'kept' | 'replaced' | undefined = kept.deduplicated;
+  const deduplicated: 'kept' | 'replaced' | 'debounced' | 'throttled' | undefined = kept.deduplicated;
+  // Debounce and throttle windows (issue 39 item 4).
+  await client.enqueue('orders.confirm', { orderId: 'o-7' }, { debounce: { key: 'order:o-7', windowMs: 1_000, maxDelayMs: 5_000 } });
+  await client.enqueue('orders.confirm', { orderId: 'o-8' }, { throttle: { key: 'order:o-8', windowMs: 1_000 } });
+  // @ts-expect-error a throttle takes no maxDelayMs
+  await client.enqueue('orders.confirm', { orderId: 'o-9' }, { throttle: { key: 'k', windowMs: 1_000, maxDelayMs: 5_000 } });
   await client.enqueueMany([{ name: 'mail.send', payload: { to: 'c@example.com', subject: 'x' }, uniqueKey: 'mail:c', retry: { jitter: false } }]);
   // @ts-expect-error a unique-key mode that does not exist
   await client.enqueue('orders.confirm', { orderId: 'o-5' }, { uniqueKey: 'k', uniqueKeyMode: 'merge' });

@@ -38,6 +38,7 @@ import { operatorPageCases } from './cases/operator-pages.cases.js';
 import { operatorReadCases } from './cases/operator-reads.cases.js';
 import { retryCases } from './cases/retry.cases.js';
 import { snoozeCases } from './cases/snooze.cases.js';
+import { windowCases } from './cases/window.cases.js';
 import { runNowCases } from './cases/run-now.cases.js';
 import { scheduleCases } from './cases/schedule.cases.js';
 import { scheduleOutageCases } from './cases/schedule-outage.cases.js';
@@ -78,6 +79,7 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('leases, heartbeats and the sweep', () => leaseCases(ctx));
   describe('retry schedule', () => retryCases(ctx));
   describe('snooze', () => snoozeCases(ctx));
+  describe('debounce and throttle windows', () => windowCases(ctx));
   describe('operator actions and listings', () => operatorCases(ctx));
   describe('run now', () => runNowCases(ctx));
   describe('job statuses and waiting for a result', () => jobWaitCases(ctx));

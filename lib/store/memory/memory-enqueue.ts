@@ -4,7 +4,7 @@ import { assertAcyclic, parentsToLookUp, planDependencies } from '../dependencie
 import type { NewJob } from '../enqueue-input.js';
 import type { JobRow } from '../job-row.js';
 import type { EnqueueResult } from '../job-store.types.js';
-import { enqueueResults, hasUniqueKeys, planUnique, type UniqueReplace } from '../unique/unique-plan.js';
+import { enqueueResults, hasKeys, planUnique, type UniqueReplace } from '../unique/unique-plan.js';
 import type { MemoryLifecycle } from './memory-lifecycle.js';
 import type { MemoryState } from './memory-tables.js';
 import { memoryHolders } from './memory-unique.js';
@@ -20,10 +20,11 @@ export class MemoryEnqueue {
 
   enqueueMany(jobs: readonly NewJob[]): EnqueueResult[] {
     const { tables } = this.state;
-    if (this.enforceUniqueKeys && hasUniqueKeys(jobs)) {
+    if (this.enforceUniqueKeys && hasKeys(jobs)) {
       assertAcyclic(jobs);
-      const plan = planUnique(jobs.filter((job) => !tables.jobs.has(job.id)), memoryHolders(tables.jobs.values(), jobs));
+      const plan = planUnique(jobs.filter((job) => !tables.jobs.has(job.id)), memoryHolders(tables.jobs.values(), jobs, this.state.clock.now()));
       const created = this.insertJobs(plan.insert);
+      // The look-up and the rewrite see the same rows, so every debounce rewrite applies.
       return enqueueResults(jobs, created, plan, new Set(plan.replace.map((op) => this.rewriteHolder(op))));
     }
     const created = this.insertJobs(jobs);
@@ -55,6 +56,9 @@ export class MemoryEnqueue {
         dependencyMode: job.dependencyMode ?? null,
         concurrencyKey: job.concurrencyKey ?? null,
         uniqueKey: job.uniqueKey ?? null,
+        windowKind: job.window?.kind ?? null,
+        windowKey: job.window?.key ?? null,
+        windowEndsAt: job.window ? now + job.window.endsInMs : null,
         retry: job.retry ?? null,
         traceparent: job.traceparent ?? null,
         tracestate: job.tracestate ?? null,
@@ -90,12 +94,16 @@ export class MemoryEnqueue {
     return created;
   }
 
-  /** Gives a holder that has not started (planUnique checked) a new payload and run time. */
+  /**
+   * Gives a holder that has not started (planUnique checked) a new payload and run time; a
+   * debounced holder's run time is capped by its window's end.
+   */
   private rewriteHolder(op: UniqueReplace): string {
     const { tables, clock, probe, hints } = this.state;
     const now = clock.now();
     const row = tables.jobs.get(op.id)!;
-    const runAt = op.runAt ?? now + op.delayMs;
+    const wanted = op.runAt ?? now + op.delayMs;
+    const runAt = row.windowEndsAt === null ? wanted : Math.min(wanted, row.windowEndsAt);
     const rewritten: JobRow = { ...row, payload: op.payload, runAt, scheduledFor: runAt, updatedAt: now };
     tables.jobs.set(row.id, rewritten);
     probe.rowWritten?.(row, rewritten);

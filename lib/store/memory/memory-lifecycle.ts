@@ -41,13 +41,13 @@ export class MemoryLifecycle {
 
   /**
    * Whether a job that succeeds with `output` must be kept under the lean finish: it has output (not
-   * JSON null), holds a unique key, has a dependant (any edge, settled or not), or an observer whose
+   * JSON null), holds a unique key or a throttle window, has a dependant (any edge, settled or not), or an observer whose
    * filter matches its name hears `succeeded` or has yet to be fed one of its entries in a state it
    * hears (docs/stores.md#lean-finish; the SQL stores encode the same rules).
    */
   private neededAfterSuccess(row: JobRow, output: string | null): boolean {
     const { children, cursors, history } = this.state.tables;
-    if ((output !== null && output !== 'null') || row.uniqueKey !== null || (children.get(row.id)?.length ?? 0) > 0) return true;
+    if ((output !== null && output !== 'null') || row.uniqueKey !== null || row.windowKind === 'throttle' || (children.get(row.id)?.length ?? 0) > 0) return true;
     for (const cursor of cursors.values()) {
       if (cursor.jobs !== null && !cursor.jobs.includes(row.name)) continue;
       const hears = cursor.states;

@@ -13,7 +13,7 @@ import type { MysqlExecutor } from './mysql-executor.js';
 import { lockClaimCandidates } from './queries/claim-jobs.query.js';
 import { claimLimited } from './queries/claim-limited.query.js';
 import { provisionPending } from './mysql-limits.js';
-import { readStates, writeEnqueue } from './queries/enqueue-jobs.query.js';
+import { readStates, windowCandidates, writeEnqueue } from './queries/enqueue-jobs.query.js';
 import { lockedJobsOf, lockJobs, lockJobsStatements, type LockedJobs } from './queries/lock-jobs.query.js';
 import { leanSuccesses } from './queries/lean-finish.query.js';
 
@@ -35,9 +35,10 @@ export class MysqlDriverWorker extends MysqlDriverReads {
       manager !== undefined
         ? await (async () => {
             const db = await this.conns.joined(manager);
-            return writeEnqueue(db, this.naming, jobs, new EffectWriter(this.naming, this.historyPolicy, await this.now(db)), (statements) => db.script(statements), (ids) =>
-              this.conns.session((own) => readStates(own, this.naming, ids)),
-            );
+            return writeEnqueue(db, this.naming, jobs, new EffectWriter(this.naming, this.historyPolicy, await this.now(db)), (statements) => db.script(statements), {
+              states: (ids) => this.conns.session((own) => readStates(own, this.naming, ids)),
+              windowHolders: (windowed, now) => this.conns.session((own) => windowCandidates(own, this.naming, windowed, now)),
+            });
           })()
         : await this.conns.transaction(async (tx) =>
             writeEnqueue(tx, this.naming, jobs, new EffectWriter(this.naming, this.historyPolicy, await this.now(tx)), (statements) => tx.commitWith(statements)),

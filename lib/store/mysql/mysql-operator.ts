@@ -1,7 +1,7 @@
 import { JobNotFoundError, LIFECYCLE_RULES, type JobEvent } from '../../core/index.js';
 import type { OperatorTransition } from '../checked/operator-transition.js';
 import type { DriverJobCancelParams, DriverJobWriteParams, DriverQueuePausedParams, OperatorWrite } from '../checked/store-driver.js';
-import { uniqueKeyTakenError, uniqueSlot } from '../unique/unique-plan.js';
+import { debounceKeyTakenError, uniqueKeyTakenError, uniqueSlot, windowSlot } from '../unique/unique-plan.js';
 import type { WakeHub } from '../wake-hints.js';
 import type { MysqlConnections } from './mysql-connections.js';
 import { EffectWriter } from './mysql-effects.js';
@@ -56,12 +56,17 @@ export class MysqlOperator {
 
   /**
    * Replays a job inside `db`'s open transaction: refused while another unfinished job holds its
-   * unique key (the key's lock is taken first, as an enqueue of that key takes it), and a schedule
-   * it stopped mints again.
+   * unique key, or another job that has not started takes the enqueues of its debounce key (the
+   * key's lock is taken first, as an enqueue of that key takes it), and a schedule it stopped mints
+   * again.
    */
   async replayJob(db: MysqlExecutor, effects: EffectWriter, jobId: string): Promise<OperatorTransition> {
-    const [peek] = await db.query<{ name: string; unique_key: string | null }>(`SELECT name, unique_key FROM ${this.naming.jobs} WHERE id = ?`, [jobId]);
+    const [peek] = await db.query<{ name: string; unique_key: string | null; window_kind: string | null; window_key: string | null }>(
+      `SELECT name, unique_key, window_kind, window_key FROM ${this.naming.jobs} WHERE id = ?`,
+      [jobId],
+    );
     if (peek?.unique_key != null) await lockNames(db, this.naming, 'unique', [uniqueSlot(peek.name, peek.unique_key)]);
+    if (peek?.window_kind === 'debounce') await lockNames(db, this.naming, 'unique', [windowSlot('debounce', peek.name, peek.window_key!)]);
     const transition = await this.event(db, effects, jobId, { kind: 'replay' });
     const { before, after, result } = transition;
     if (result.ok && before.uniqueKey !== null) {
@@ -70,6 +75,14 @@ export class MysqlOperator {
         [before.name, before.uniqueKey, before.id],
       );
       if (holder) throw uniqueKeyTakenError(before, before.uniqueKey, holder.id);
+    }
+    if (result.ok && before.windowKind === 'debounce') {
+      // Under the key's lock, so no enqueue of the key can add a holder before this commits.
+      const [holder] = await db.query<{ id: string }>(
+        `SELECT id FROM ${this.naming.jobs} WHERE window_key = ? AND name = ? AND window_kind = 'debounce' AND state = 'scheduled' AND attempt = 0 AND id <> ? LIMIT 1`,
+        [before.windowKey, before.name, before.id],
+      );
+      if (holder) throw debounceKeyTakenError(before, before.windowKey!, holder.id);
     }
     if (result.ok && after.scheduleId !== null) {
       effects.also({

@@ -14,7 +14,7 @@ import type { NewJob } from '../enqueue-input.js';
 import { toJob } from '../job-row.js';
 import type { AttemptTransaction, CompleteAndClaimResult, EnqueueResult, HeartbeatResult, OutcomeResult, ParentOutput } from '../job-store.types.js';
 import { type CheckedClaimParams } from '../checked/store-params.js';
-import { hasUniqueKeys } from '../unique/unique-plan.js';
+import { hasKeys } from '../unique/unique-plan.js';
 import type { PgExecutor } from './pg-executor.js';
 import { PostgresAttemptTransaction } from './postgres-attempt-transaction.js';
 import { PostgresDriverBase } from './postgres-driver-base.js';
@@ -57,7 +57,7 @@ export class PostgresDriverWorker extends PostgresDriverBase {
 
   /** Enqueues in `db`; `own` when `db` is the pool, so a unique-key batch needs a transaction of its own. */
   private async enqueueIn(db: PgExecutor, jobs: readonly NewJob[], own = false): Promise<EnqueueResult[]> {
-    if (hasUniqueKeys(jobs)) {
+    if (hasKeys(jobs)) {
       assertAcyclic(jobs);
       const enqueue = (tx: PgExecutor) => enqueueUniquePostgres(tx, jobs, this.sql.unique, (executor, batch) => this.insertJobs(executor, batch));
       return own ? this.connections.transaction(enqueue) : enqueue(db);

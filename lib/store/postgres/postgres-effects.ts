@@ -33,7 +33,7 @@ function quoteLiteral(text: string): string {
  * - has a dependant: any edge names it as parent, settled or not (a dependant may read its output
  *   through jobParentOutput, and an edge is how the dependant finds its parent);
  * - has output: anything but SQL NULL or JSON null;
- * - holds a unique key;
+ * - holds a unique key, or opened a throttle window (the window lives in the opener's row);
  * - is needed by an observer whose cursor's filter matches its name (a cursor with no filter, one
  *   leased by an earlier release, matches everything): one that hears `succeeded`, or one that has
  *   yet to be fed an entry of this job in a state it hears, after its position in the log.
@@ -46,6 +46,7 @@ function leanCandidates(t: PostgresNaming): string {
   return `SELECT p.id FROM pairs p
     WHERE p.old_state = 'running' AND p.state = 'succeeded'
       AND (p.output IS NULL OR p.output = 'null'::jsonb) AND p.unique_key IS NULL
+      AND p.window_kind IS DISTINCT FROM 'throttle'
       AND (SELECT 1 FROM ${t.dependencies} d WHERE d.parent_id = p.id LIMIT 1) IS NULL
       AND (
         SELECT 1 FROM ${t.cursors} c
@@ -157,7 +158,7 @@ export function effectsSql(t: PostgresNaming, policy: HistoryPolicy): string {
   // picks the successes to delete, and logs none of them.
   const pairing = (lean: boolean) => `WITH pairs AS MATERIALIZED (
     SELECT n.id, n.name, n.queue, n.state, o.state AS old_state, n.attempt, o.attempt AS old_attempt,
-      n.last_error AS error, o.last_error AS old_error${lean ? ', n.output, n.unique_key' : ''}
+      n.last_error AS error, o.last_error AS old_error${lean ? ', n.output, n.unique_key, n.window_kind' : ''}
     FROM new_rows n JOIN old_rows o ON o.id = n.id
   )${lean ? `, lean AS MATERIALIZED (
     ${leanCandidates(t)}

@@ -3,7 +3,7 @@ import type { JobRow } from '../job-row.js';
 import { pgInstant } from './pg-instant.js';
 
 /** The job's instants, each sent as epoch milliseconds. */
-const INSTANTS = new Set(['run_at', 'scheduled_for', 'leased_until', 'created_at', 'updated_at', 'finished_at']);
+const INSTANTS = new Set(['run_at', 'scheduled_for', 'leased_until', 'created_at', 'updated_at', 'finished_at', 'window_ends_at']);
 
 /**
  * The column list every query that returns whole jobs selects, with JSON as text and instants as
@@ -27,6 +27,9 @@ export function jobColumns(alias = 'j'): string {
     'dependency_mode',
     'concurrency_key',
     'unique_key',
+    'window_kind',
+    'window_key',
+    'window_ends_at',
     'retry::text AS retry',
     'traceparent',
     'tracestate',
@@ -71,6 +74,9 @@ export interface PgJobRow {
   dependency_mode: DependencyMode | null;
   concurrency_key: string | null;
   unique_key: string | null;
+  window_kind: 'debounce' | 'throttle' | null;
+  window_key: string | null;
+  window_ends_at: number | null;
   retry: string | null;
   traceparent: string | null;
   tracestate: string | null;
@@ -104,6 +110,9 @@ export function fromPgRow(row: PgJobRow): JobRow {
     dependencyMode: row.dependency_mode,
     concurrencyKey: row.concurrency_key,
     uniqueKey: row.unique_key,
+    windowKind: row.window_kind,
+    windowKey: row.window_key,
+    windowEndsAt: row.window_ends_at === null ? null : millis(row.window_ends_at),
     retry: row.retry,
     traceparent: row.traceparent,
     tracestate: row.tracestate,

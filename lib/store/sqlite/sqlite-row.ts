@@ -18,6 +18,9 @@ export interface SqliteJobRow {
   dependency_mode: DependencyMode | null;
   concurrency_key: string | null;
   unique_key: string | null;
+  window_kind: 'debounce' | 'throttle' | null;
+  window_key: string | null;
+  window_ends_at: number | null;
   retry: string | null;
   traceparent: string | null;
   tracestate: string | null;
@@ -51,6 +54,9 @@ export function fromSqliteRow(row: SqliteJobRow): JobRow {
     dependencyMode: row.dependency_mode,
     concurrencyKey: row.concurrency_key,
     uniqueKey: row.unique_key,
+    windowKind: row.window_kind,
+    windowKey: row.window_key,
+    windowEndsAt: row.window_ends_at,
     retry: row.retry,
     traceparent: row.traceparent,
     tracestate: row.tracestate,

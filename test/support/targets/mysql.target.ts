@@ -39,7 +39,7 @@ export async function mysqlTarget(through: { readonly store?: Pick<MysqlJobStore
       return {
         store,
         advance: async (ms) => {
-          await shift(jobs, ['run_at', 'leased_until', 'created_at', 'updated_at', 'finished_at'], ms);
+          await shift(jobs, ['run_at', 'leased_until', 'created_at', 'updated_at', 'finished_at', 'window_ends_at'], ms);
           await shift(rateStarts, ['used_at'], ms);
           await shift(cursors, ['leased_until', 'retry_at', 'updated_at'], ms);
           await shift(maintenance, ['leased_until', 'updated_at'], ms);

@@ -36,7 +36,7 @@ export async function postgresTarget(
           const shift = `$1 * interval '1 millisecond'`;
           await dataSource.query(
             `UPDATE ${jobs} SET run_at = run_at - ${shift}, leased_until = leased_until - ${shift}, created_at = created_at - ${shift},
-               updated_at = updated_at - ${shift}, finished_at = finished_at - ${shift}`,
+               updated_at = updated_at - ${shift}, finished_at = finished_at - ${shift}, window_ends_at = window_ends_at - ${shift}`,
             [ms],
           );
           await dataSource.query(`UPDATE ${slots} SET held_until = held_until - ${shift}`, [ms]);

@@ -31,8 +31,8 @@ export async function sqliteTarget(): Promise<ConformanceTarget> {
         advance: async (ms) => {
           await dataSource.query(
             `UPDATE ${jobs} SET run_at = run_at - ?, leased_until = leased_until - ?, created_at = created_at - ?,
-               updated_at = updated_at - ?, finished_at = finished_at - ?`,
-            [ms, ms, ms, ms, ms],
+               updated_at = updated_at - ?, finished_at = finished_at - ?, window_ends_at = window_ends_at - ?`,
+            [ms, ms, ms, ms, ms, ms],
           );
           await dataSource.query(`UPDATE ${cursors} SET leased_until = leased_until - ?, retry_at = retry_at - ?, updated_at = updated_at - ?`, [ms, ms, ms]);
           await dataSource.query(`UPDATE ${maintenance} SET leased_until = leased_until - ?, updated_at = updated_at - ?`, [ms, ms]);

@@ -2,11 +2,13 @@ import type { JobState } from '../../../core/index.js';
 import { assertAcyclic, parentsToLookUp, planDependencies } from '../../dependencies/dependency-plan.js';
 import type { NewJob } from '../../enqueue-input.js';
 import type { JobRow } from '../../job-row.js';
-import { hasUniqueKeys, planUnique, uniqueSlot, type UniqueHolder, type UniquePlan } from '../../unique/unique-plan.js';
+import { hasKeys, planUnique, slotOf, uniqueSlot, windowSlot, type UniqueHolder, type UniquePlan } from '../../unique/unique-plan.js';
+import type { WindowKind } from '../../window/job-window.js';
 import type { EffectWriter } from '../mysql-effects.js';
 import { QUERY_BUDGET, sizeOf, type MysqlExecutor, type MysqlStatement } from '../mysql-executor.js';
 import { lockNames, parentGuard } from '../mysql-locks.js';
 import type { MysqlNaming } from '../mysql-naming.js';
+import { fromMysqlInstant } from '../mysql-instant.js';
 import { instantParam } from '../mysql-row.js';
 import { declareLimitsStatements } from './declare-limits.query.js';
 
@@ -20,7 +22,7 @@ export interface EnqueueWrite {
 }
 
 const INSERT_COLUMNS =
-  'id, name, queue, payload, state, run_at, scheduled_for, max_attempts, schedule_id, pending_parents, dependency_mode, concurrency_key, last_error, finished_at, created_at, updated_at, unique_key, retry, traceparent, tracestate, priority';
+  'id, name, queue, payload, state, run_at, scheduled_for, max_attempts, schedule_id, pending_parents, dependency_mode, concurrency_key, last_error, finished_at, created_at, updated_at, unique_key, retry, traceparent, tracestate, priority, window_kind, window_key, window_ends_at';
 
 /** MySQL's error number for a duplicate key. */
 const ER_DUP_ENTRY = 1062;
@@ -45,18 +47,19 @@ export async function planEnqueue(
   jobs: readonly NewJob[],
   effects: EffectWriter,
   fresh = false,
-  latest?: LatestStates,
+  latest?: LatestReads,
 ): Promise<EnqueueWrite & { statements: MysqlStatement[] }> {
   const now = effects.now;
-  const keyed = hasUniqueKeys(jobs);
+  const keyed = hasKeys(jobs);
   if (keyed) {
     assertAcyclic(jobs);
-    await lockNames(db, t, 'unique', jobs.filter((j) => j.uniqueKey != null).map((j) => uniqueSlot(j.name, j.uniqueKey!)));
+    await lockNames(db, t, 'unique', jobs.flatMap((j) => slotOf(j) ?? []));
   }
   const checkIds = jobs.filter((job) => !job.freshId).map((job) => job.id);
   const existing = new Set(checkIds.length === 0 ? [] : (await db.query<{ id: string }>(`SELECT id FROM ${t.jobs} WHERE id IN (?)${fresh ? ' LOCK IN SHARE MODE' : ''}`, [checkIds])).map((r) => r.id));
   const notStored = jobs.filter((job) => !existing.has(job.id));
   const held = keyed ? await holders(db, t, notStored, fresh) : null;
+  if (held) await windowHolders(db, t, notStored, now, held, latest?.windowHolders);
   const plan = held ? planUnique(notStored, held.holders) : null;
   const batch = plan ? plan.insert : jobs;
   const parentIds = parentsToLookUp(batch);
@@ -69,7 +72,7 @@ export async function planEnqueue(
     // In a host transaction at REPEATABLE READ the read above is as old as its first snapshot: a
     // parent that ended since would look unfinished, and its edge would wait for the settle sweep.
     // Read once more where each statement sees the latest commit, now that the guard is held.
-    if (latest && stored.size > 0) for (const [id, state] of await latest([...stored.keys()])) stored.set(id, state);
+    if (latest && stored.size > 0) for (const [id, state] of await latest.states([...stored.keys()])) stored.set(id, state);
   }
   const plans = planDependencies(batch, stored).filter((planned) => !existing.has(planned.job.id));
   const created = new Set<string>();
@@ -82,6 +85,7 @@ export async function planEnqueue(
       job.id, job.name, job.queue, job.payload, state, instantParam(runAt), instantParam(runAt), job.maxAttempts, job.scheduleId ?? null,
       pendingParents, job.dependencyMode ?? null, job.concurrencyKey ?? null, lastError, state === 'cancelled' ? instantParam(now) : null,
       instantParam(now), instantParam(now), job.uniqueKey ?? null, job.retry ?? null, job.traceparent ?? null, job.tracestate ?? null, job.priority ?? 0,
+      job.window?.kind ?? null, job.window?.key ?? null, job.window ? instantParam(now + job.window.endsInMs) : null,
     ]);
     for (const edge of jobEdges) edges.push([job.id, edge.parentId, edge.settled]);
     effects.record(asInserted(job, state, lastError), lastError);
@@ -93,7 +97,7 @@ export async function planEnqueue(
   // The jobs' INSERT in as many statements as the query budget needs (mysql-executor.ts): a batch
   // of large payloads would not fit one query, which the server refuses whole.
   for (const chunk of chunkBySize(rows as unknown[][])) {
-    statements.push({ sql: `INSERT INTO ${t.jobs} (${INSERT_COLUMNS}) VALUES ${chunk.map(() => `(${Array(21).fill('?').join(', ')})`).join(', ')}`, values: chunk.flat() });
+    statements.push({ sql: `INSERT INTO ${t.jobs} (${INSERT_COLUMNS}) VALUES ${chunk.map(() => `(${Array(24).fill('?').join(', ')})`).join(', ')}`, values: chunk.flat() });
   }
   if (edges.length > 0) {
     statements.push({ sql: `INSERT INTO ${t.dependencies} (child_id, parent_id, settled) VALUES ${edges.map(() => '(?, ?, ?)').join(', ')}`, values: edges.flat() });
@@ -102,7 +106,10 @@ export async function planEnqueue(
   const replaced = new Set<string>();
   for (const replace of plan?.replace ?? []) {
     // Locked with its key above, so the holder is as read: never claimed, or this would not be planned.
-    const runAt = replace.runAt ?? now + replace.delayMs;
+    // A debounced holder runs no later than its window's end.
+    const wanted = replace.runAt ?? now + replace.delayMs;
+    const end = held!.ends.get(replace.id);
+    const runAt = end === undefined ? wanted : Math.min(wanted, end);
     statements.push({
       sql: `UPDATE ${t.jobs} SET payload = ?, run_at = ?, scheduled_for = ?, updated_at = ? WHERE id = ? AND attempt = 0 AND state IN ('scheduled', 'awaiting_parents')`,
       values: [replace.payload, instantParam(runAt), instantParam(runAt), instantParam(now), replace.id],
@@ -113,8 +120,15 @@ export async function planEnqueue(
   return { created, due, plan, replaced, statements };
 }
 
-/** Jobs' states as last committed, read outside the caller's transaction (a host enqueue's parents). */
-export type LatestStates = (ids: readonly string[]) => Promise<Map<string, JobState>>;
+/**
+ * Reads outside the caller's transaction, as last committed, for an enqueue in a host's transaction
+ * (whose REPEATABLE READ snapshot can be older than the named locks it waited for): the parents'
+ * states, and the ids of the jobs that may hold the batch's windows.
+ */
+export interface LatestReads {
+  readonly states: (ids: readonly string[]) => Promise<Map<string, JobState>>;
+  readonly windowHolders: (jobs: readonly NewJob[], now: number) => Promise<string[]>;
+}
 
 /** The jobs' states as `db` sees them: on a session of the store's own, as last committed. */
 export async function readStates(db: MysqlExecutor, t: MysqlNaming, ids: readonly string[]): Promise<Map<string, JobState>> {
@@ -137,7 +151,7 @@ export async function writeEnqueue(
   jobs: readonly NewJob[],
   effects: EffectWriter,
   send: (statements: MysqlStatement[]) => Promise<unknown>,
-  latest?: LatestStates,
+  latest?: LatestReads,
 ): Promise<EnqueueWrite> {
   for (let attempt = 0; ; attempt += 1) {
     const planned = await planEnqueue(db, t, jobs, effects, attempt > 0, latest);
@@ -167,11 +181,11 @@ export function isDuplicateId(error: unknown): boolean {
  * missed fails the INSERT (1062) and {@link writeEnqueue} plans again with `fresh`, a locking
  * read, which then finds the holder's row and locks only it.
  */
-async function holders(db: MysqlExecutor, t: MysqlNaming, jobs: readonly NewJob[], fresh: boolean): Promise<{ holders: Map<string, UniqueHolder>; queues: Map<string, string> }> {
+async function holders(db: MysqlExecutor, t: MysqlNaming, jobs: readonly NewJob[], fresh: boolean): Promise<Holders> {
   const keyed = jobs.filter((job) => job.uniqueKey != null);
   const found = new Map<string, UniqueHolder>();
   const queues = new Map<string, string>();
-  if (keyed.length === 0) return { holders: found, queues };
+  if (keyed.length === 0) return { holders: found, queues, ends: new Map() };
   const columns = 'id, name, queue, unique_key, live_unique_key, state, attempt';
   const byKey = `(name, live_unique_key) IN (${keyed.map(() => '(?, ?)').join(', ')})`;
   const keys = keyed.flatMap((job) => [job.name, job.uniqueKey]);
@@ -188,7 +202,54 @@ async function holders(db: MysqlExecutor, t: MysqlNaming, jobs: readonly NewJob[
     found.set(uniqueSlot(r.name, r.unique_key), { id: r.id, state: r.state, attempt: r.attempt });
     queues.set(r.id, r.queue);
   }
-  return { holders: found, queues };
+  return { holders: found, queues, ends: new Map() };
+}
+
+/** The stored holders a batch found, their queues, and a debounced holder's window end (epoch ms). */
+interface Holders {
+  readonly holders: Map<string, UniqueHolder>;
+  readonly queues: Map<string, string>;
+  readonly ends: Map<string, number>;
+}
+
+/**
+ * Adds to `held` the holders of the batch's windows, locked for the rest of the transaction: a
+ * debounce's job that has not started (locked, a claim skips it until this commits, so its rewrite
+ * applies), a throttle's job whose window is open at `now`. The candidates come from a plain read,
+ * and in a host's transaction also from `latest` (the plain read sees that transaction's own
+ * enqueues, `latest` what committed after its snapshot); then each is locked by id and judged as
+ * it is now. A locking read by the window index would take gap locks that two enqueues of
+ * different keys deadlock on (see {@link holders}), and no unique index backs a window up.
+ */
+async function windowHolders(db: MysqlExecutor, t: MysqlNaming, jobs: readonly NewJob[], now: number, held: Holders, latest?: LatestReads['windowHolders']): Promise<void> {
+  const windowed = jobs.filter((job) => job.uniqueKey == null && job.window !== undefined);
+  if (windowed.length === 0) return;
+  const ids = new Set([...(await windowCandidates(db, t, windowed, now)), ...(latest ? await latest(windowed, now) : [])]);
+  if (ids.size === 0) return;
+  type Holder = { id: string; name: string; queue: string; window_kind: WindowKind; window_key: string; window_ends_at: string; state: JobState; attempt: number };
+  const rows = await db.query<Holder>(
+    `SELECT id, name, queue, window_kind, window_key, window_ends_at, state, attempt FROM ${t.jobs} WHERE id IN (?) ORDER BY id FOR UPDATE`,
+    [[...ids]],
+  );
+  for (const r of rows) {
+    const end = fromMysqlInstant(r.window_ends_at).getTime();
+    const holds = r.window_kind === 'debounce' ? r.state === 'scheduled' && r.attempt === 0 : end > now;
+    if (!holds) continue;
+    held.holders.set(windowSlot(r.window_kind, r.name, r.window_key), { id: r.id, state: r.state, attempt: r.attempt });
+    held.queues.set(r.id, r.queue);
+    if (r.window_kind === 'debounce') held.ends.set(r.id, end);
+  }
+}
+
+/** The ids of the jobs that may hold the windows of `windowed` at `now`, as `db` sees them (no lock). */
+export async function windowCandidates(db: MysqlExecutor, t: MysqlNaming, windowed: readonly NewJob[], now: number): Promise<string[]> {
+  const rows = await db.query<{ id: string }>(
+    `SELECT id FROM ${t.jobs}
+     WHERE (window_key, name, window_kind) IN (${windowed.map(() => '(?, ?, ?)').join(', ')})
+       AND CASE WHEN window_kind = 'debounce' THEN state = 'scheduled' AND attempt = 0 ELSE window_ends_at > ? END`,
+    [...windowed.flatMap((job) => [job.window!.key, job.name, job.window!.kind]), instantParam(now)],
+  );
+  return rows.map((r) => r.id);
 }
 
 /** The fields a history entry of an inserted job reads. */

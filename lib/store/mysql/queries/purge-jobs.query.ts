@@ -38,6 +38,7 @@ export function purgeJobsQuery(t: MysqlNaming) {
   const candidates = `SELECT j.id, j.queue, j.state, j.finished_at FROM ${t.jobs} j
     WHERE j.state = ? AND j.finished_at < UTC_TIMESTAMP(3) - INTERVAL ? * 1000 MICROSECOND
       AND NOT EXISTS (SELECT 1 FROM ${t.dependencies} d WHERE d.parent_id = j.id AND NOT d.settled)
+      AND (j.window_kind IS NULL OR j.window_kind <> 'throttle' OR j.window_ends_at <= UTC_TIMESTAMP(3))
     ORDER BY j.finished_at, j.seq LIMIT ?
     FOR UPDATE SKIP LOCKED`;
   const owned = (ids: string[]): MysqlStatement[] => [

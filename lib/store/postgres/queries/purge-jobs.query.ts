@@ -3,7 +3,7 @@ import type { PostgresNaming } from '../postgres-naming.js';
 
 /**
  * Deletes finished (succeeded or cancelled) jobs older than the cutoff whose dependants have all
- * been settled, with their history and their edges, in one bounded statement. The candidates come
+ * been settled and whose throttle window (which lives in the opener's row) has ended, with their history and their edges, in one bounded statement. The candidates come
  * oldest first from the finished-jobs index (migration 0011), which holds exactly what retention may
  * delete, so a pass reads what it deletes and not the jobs retained. Each delete reaches its rows
  * through an index: history by job, edges by child (the primary key) and by parent.
@@ -13,6 +13,7 @@ export function purgeJobsQuery(t: PostgresNaming) {
            SELECT id FROM ${t.jobs} j
            WHERE state IN ('succeeded', 'cancelled') AND finished_at < now() - $1 * interval '1 millisecond'
              AND NOT EXISTS (SELECT 1 FROM ${t.dependencies} d WHERE d.parent_id = j.id AND NOT d.settled)
+             AND (j.window_kind IS DISTINCT FROM 'throttle' OR j.window_ends_at <= now())
            ORDER BY finished_at LIMIT $2
            FOR UPDATE SKIP LOCKED
          ), history AS (

@@ -1,36 +1,44 @@
 import type { JobState } from '../../../core/index.js';
 import type { NewJob } from '../../enqueue-input.js';
-import { uniqueSlot, type UniqueHolder, type UniqueReplace } from '../../unique/unique-plan.js';
+import { uniqueSlot, windowSlot, type UniqueHolder, type UniqueReplace } from '../../unique/unique-plan.js';
 import type { PgExecutor } from '../pg-executor.js';
 import type { PostgresNaming } from '../postgres-naming.js';
 import { pgInstant } from '../pg-instant.js';
 import { HOLDING, uniqueLockSpace } from './unique-lock.sql.js';
 
 /**
- * The statements of an enqueue that carries unique keys: lock the keys, look up their holders,
- * rewrite the holders that have not started (see unique-lock.sql.ts for the lock).
+ * The statements of an enqueue that carries unique keys or windows: lock the keys, look up their
+ * holders, rewrite the holders that have not started (see unique-lock.sql.ts for the lock). A
+ * window's lock hashes its kind with the name and key, so it never shares a unique key's lock.
  */
 export function uniqueEnqueueQueries(t: PostgresNaming) {
   const space = uniqueLockSpace(t);
   // Sorted and distinct, so two batches that share keys always lock them in the same order.
   const lock = `
     SELECT count(pg_advisory_xact_lock(hashtext($1), h)) AS n
-    FROM (SELECT DISTINCT hashtext(jsonb_build_array(u.n, u.k)::text) AS h FROM unnest($2::text[], $3::text[]) AS u(n, k) ORDER BY 1) s`;
+    FROM (
+      SELECT DISTINCT hashtext(CASE WHEN u.w IS NULL THEN jsonb_build_array(u.n, u.k) ELSE jsonb_build_array(u.w, u.n, u.k) END::text) AS h
+      FROM unnest($2::text[], $3::text[], $4::text[]) AS u(n, k, w) ORDER BY 1) s`;
   // A separate statement from the lock, so its snapshot is taken after the lock was granted.
   const lookup = `
     SELECT 'holder' AS kind, j.id, j.name, j.unique_key, j.state, j.attempt FROM ${t.jobs} j
     WHERE (j.name, j.unique_key) IN (SELECT * FROM unnest($1::text[], $2::text[])) AND j.unique_key IS NOT NULL AND j.state IN ${HOLDING}
     UNION ALL
-    SELECT 'id', j.id, NULL, NULL, NULL, NULL FROM ${t.jobs} j WHERE j.id = ANY($3::uuid[])`;
+    SELECT 'id', j.id, NULL, NULL, NULL, NULL FROM ${t.jobs} j WHERE j.id = ANY($3::uuid[])
+    UNION ALL
+    SELECT j.window_kind, j.id, j.name, j.window_key, j.state, j.attempt FROM ${t.jobs} j
+    WHERE (j.name, j.window_key, j.window_kind) IN (SELECT * FROM unnest($4::text[], $5::text[], $6::text[])) AND j.window_key IS NOT NULL
+      AND CASE WHEN j.window_kind = 'debounce' THEN j.state = 'scheduled' AND j.attempt = 0 ELSE j.window_ends_at > now() END`;
   // Rewrites only a holder that has still not started: a claim that took it meanwhile wins. A
   // holder a limit held back leaves its lane for the claim index with its new run time, since a
-  // lane holds only jobs that were due (claim-lanes.sql.ts).
+  // lane holds only jobs that were due (claim-lanes.sql.ts). A debounced holder runs no later than
+  // its window's end; LEAST ignores the NULL end of a unique-key holder.
   const replace = `
     WITH input AS (
       SELECT r.id, r.payload, date_trunc('milliseconds', COALESCE(r.run_at, now() + r.delay_ms * interval '1 millisecond')) AS at
       FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::bigint[]) AS r(id, payload, run_at, delay_ms)
     ), replaced AS (
-      UPDATE ${t.jobs} j SET payload = i.payload::jsonb, run_at = i.at, scheduled_for = i.at, parked_key = NULL, updated_at = now()
+      UPDATE ${t.jobs} j SET payload = i.payload::jsonb, run_at = LEAST(i.at, j.window_ends_at), scheduled_for = LEAST(i.at, j.window_ends_at), parked_key = NULL, updated_at = now()
       FROM input i
       WHERE j.id = i.id AND j.attempt = 0 AND j.state IN ('scheduled', 'awaiting_parents')
       RETURNING j.id, j.queue, j.state, j.run_at
@@ -40,23 +48,32 @@ export function uniqueEnqueueQueries(t: PostgresNaming) {
     SELECT id FROM replaced, (SELECT count(*) FROM wake) AS hinted`;
 
   return {
-    /** Locks the keys of `jobs` until the surrounding transaction ends. */
+    /** Locks the unique keys and windows of `jobs` until the surrounding transaction ends. */
     lock: async (db: PgExecutor, jobs: readonly NewJob[]): Promise<void> => {
-      await db.query(lock, [space, jobs.map((j) => j.name), jobs.map((j) => j.uniqueKey)]);
+      await db.query(lock, [space, jobs.map((j) => j.name), jobs.map((j) => j.uniqueKey ?? j.window?.key), jobs.map((j) => (j.uniqueKey == null ? (j.window?.kind ?? null) : null))]);
     },
 
-    /** The stored holders of the keys of `keyed`, and which of `ids` are stored already. */
+    /**
+     * The stored holders of the keys and windows of `keyed` (a unique key's unfinished job, a
+     * debounce's job that has not started, a throttle's job whose window is open), and which of
+     * `ids` are stored already.
+     */
     lookup: async (db: PgExecutor, keyed: readonly NewJob[], ids: readonly string[]) => {
-      const rows = await db.query<{ kind: 'holder' | 'id'; id: string; name: string; unique_key: string; state: JobState; attempt: number }>(lookup, [
-        keyed.map((j) => j.name),
-        keyed.map((j) => j.uniqueKey),
+      const unique = keyed.filter((j) => j.uniqueKey != null);
+      const windowed = keyed.filter((j) => j.uniqueKey == null && j.window !== undefined);
+      const rows = await db.query<{ kind: 'holder' | 'id' | 'debounce' | 'throttle'; id: string; name: string; unique_key: string; state: JobState; attempt: number }>(lookup, [
+        unique.map((j) => j.name),
+        unique.map((j) => j.uniqueKey),
         ids,
+        windowed.map((j) => j.name),
+        windowed.map((j) => j.window!.key),
+        windowed.map((j) => j.window!.kind),
       ]);
       const holders = new Map<string, UniqueHolder>();
       const existing = new Set<string>();
       for (const row of rows) {
         if (row.kind === 'id') existing.add(row.id);
-        else holders.set(uniqueSlot(row.name, row.unique_key), { id: row.id, state: row.state, attempt: row.attempt });
+        else holders.set(row.kind === 'holder' ? uniqueSlot(row.name, row.unique_key) : windowSlot(row.kind, row.name, row.unique_key), { id: row.id, state: row.state, attempt: row.attempt });
       }
       return { holders, existing };
     },

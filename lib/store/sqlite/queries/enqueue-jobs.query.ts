@@ -3,7 +3,7 @@ import type { JobState } from '../../../core/index.js';
 import { assertAcyclic, parentsToLookUp, planDependencies } from '../../dependencies/dependency-plan.js';
 import type { NewJob } from '../../enqueue-input.js';
 import type { SqliteNaming } from '../sqlite-naming.js';
-import { hasUniqueKeys, planUnique, type UniquePlan } from '../../unique/unique-plan.js';
+import { hasKeys, planUnique, type UniquePlan } from '../../unique/unique-plan.js';
 import { enqueueLaneSql } from './enqueue-lane.sql.js';
 import { jobStateQuery } from './job-state.query.js';
 import { setRateLimitQuery } from './set-rate-limit.query.js';
@@ -12,16 +12,16 @@ import { uniqueEnqueueQueries } from './unique-enqueue.query.js';
 /**
  * Inserts jobs (a job whose id exists is skipped; a due one whose key or queue holds jobs back now
  * joins its lane, enqueue-lane.query.ts), with their dependency edges and any concurrency
- * limit they declare for a key that has none; a job whose unique key is held writes nothing, or
- * rewrites the holder (see planUnique). Runs inside the caller's write transaction, so the
+ * limit they declare for a key that has none; a job whose unique key or window is held writes
+ * nothing, or rewrites the holder (see planUnique). Runs inside the caller's write transaction, so the
  * parents' states and key holders it reads cannot change before it writes.
  */
 export function enqueueJobsQuery(db: Database, t: SqliteNaming) {
   const insert = db.prepare(`
     INSERT INTO ${t.jobs} (id, name, queue, payload, state, run_at, scheduled_for, max_attempts, schedule_id,
-                           pending_parents, dependency_mode, concurrency_key, last_error, finished_at, created_at, updated_at, unique_key, retry, traceparent, tracestate, priority, parked_key)
+                           pending_parents, dependency_mode, concurrency_key, last_error, finished_at, created_at, updated_at, unique_key, window_kind, window_key, window_ends_at, retry, traceparent, tracestate, priority, parked_key)
     VALUES (@id, @name, @queue, @payload, @state, @run_at, @run_at, @max_attempts, @schedule_id,
-            @pending_parents, @dependency_mode, @concurrency_key, @last_error, @finished_at, @now, @now, @unique_key, @retry, @traceparent, @tracestate, @priority, ${enqueueLaneSql(t)})
+            @pending_parents, @dependency_mode, @concurrency_key, @last_error, @finished_at, @now, @now, @unique_key, @window_kind, @window_key, @window_ends_at, @retry, @traceparent, @tracestate, @priority, ${enqueueLaneSql(t)})
     ON CONFLICT (id) DO NOTHING`);
   const exists = db.prepare(`SELECT 1 FROM ${t.jobs} WHERE id = ?`).pluck();
   const parentState = jobStateQuery(db, t);
@@ -39,10 +39,10 @@ export function enqueueJobsQuery(db: Database, t: SqliteNaming) {
   };
   return (jobs: readonly NewJob[], now: number): EnqueueWrite => {
     // In the caller's write transaction, so no other writer can take a key between look-up and insert.
-    const keyed = hasUniqueKeys(jobs);
+    const keyed = hasKeys(jobs);
     if (keyed) assertAcyclic(jobs);
     const notStored = keyed ? jobs.filter((job) => !exists.get(job.id)) : null;
-    const plan = notStored ? planUnique(notStored, unique.holders(notStored)) : null;
+    const plan = notStored ? planUnique(notStored, unique.holders(notStored, now)) : null;
     const batch = plan ? plan.insert : jobs;
     const stored = states(parentsToLookUp(batch));
     // A job whose id exists writes nothing.
@@ -64,6 +64,9 @@ export function enqueueJobsQuery(db: Database, t: SqliteNaming) {
         dependency_mode: job.dependencyMode ?? null,
         concurrency_key: job.concurrencyKey ?? null,
         unique_key: job.uniqueKey ?? null,
+        window_kind: job.window?.kind ?? null,
+        window_key: job.window?.key ?? null,
+        window_ends_at: job.window ? now + job.window.endsInMs : null,
         retry: job.retry ?? null,
         traceparent: job.traceparent ?? null,
         tracestate: job.tracestate ?? null,
