@@ -1,6 +1,7 @@
 // What a debounce or throttle window costs on PostgreSQL (docs/debounce-and-throttle.md): single
 // enqueues from LOOPS concurrent callers, each case on a fresh schema, rounds interleaved:
 //   plain             no window (the baseline: one statement);
+//   unique-new        a unique key per job, for comparison: the same lock and look-up as a window;
 //   throttle-new      a throttle key per job, so every enqueue opens a window and writes a job;
 //   throttle-dropped  one key for all, so all but the first are dropped inside the window;
 //   debounce-new      a debounce key per job, so every enqueue writes a job;
@@ -20,6 +21,7 @@ const WINDOW = 3_600_000;
 
 const CASES = {
   plain: () => ({}),
+  'unique-new': (loop, i) => ({ uniqueKey: `k${loop}:${i}` }),
   'throttle-new': (loop, i) => ({ throttle: { key: `k${loop}:${i}`, windowMs: WINDOW } }),
   'throttle-dropped': () => ({ throttle: { key: 'one', windowMs: WINDOW } }),
   'debounce-new': (loop, i) => ({ debounce: { key: `k${loop}:${i}`, windowMs: WINDOW } }),
