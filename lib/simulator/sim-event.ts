@@ -27,7 +27,7 @@ export interface RowView {
   readonly progress: string | null;
   /**
    * The debounce or throttle window the job opened at enqueue (its end in epoch ms); absent when
-   * none, so the events of a job without one are as they were before windows.
+   * none, so the events of a job without one hash as they would without this field.
    */
   readonly window?: RowWindow;
 }

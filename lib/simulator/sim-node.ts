@@ -27,7 +27,8 @@ export function createSimNode(deps: SimNodeDeps): WorkerNode {
 
   const run = async (payload: SimPayload, context: JobContext<SimPayload>) => {
     const { jobId, attempt } = context;
-    // A debounced or throttled payload names its enqueue, for the window oracle; others are as before.
+    // A debounced or throttled payload names its enqueue, for the window oracle; other events carry
+    // nothing more, so a seed without windows keeps its event hash.
     log.emit({ type: 'exec', at: scheduler.now(), workerId, jobId, attempt, phase: 'start', ...(payload.from === undefined ? {} : { from: payload.from }) });
     // Progress names its reporter, so the progress oracle can tell whose value a row holds. It
     // draws nothing from the seed's stream: the runs' other choices stay as they were.

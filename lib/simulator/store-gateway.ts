@@ -75,7 +75,7 @@ function errorText(error: Error | null): string | null {
 function summarizeArgs(op: string, args: readonly unknown[]): unknown {
   const [first] = args;
   if (op === 'jobEnqueueMany') {
-    type Input = { id: string; dependsOn?: string[]; dependencyMode?: string; concurrencyKey?: string; concurrencyLimit?: number; rateLimit?: unknown; debounce?: unknown; throttle?: unknown };
+    type Input = { id: string; name: string; dependsOn?: string[]; dependencyMode?: string; concurrencyKey?: string; concurrencyLimit?: number; rateLimit?: unknown; debounce?: unknown; throttle?: unknown };
     return (first as { jobs: Input[] }).jobs.map((input) => ({
       id: input.id,
       dependsOn: input.dependsOn ?? [],
@@ -84,9 +84,9 @@ function summarizeArgs(op: string, args: readonly unknown[]): unknown {
       concurrencyLimit: input.concurrencyLimit ?? null,
       // Only when declared, so the events of a run without rate limits are as they were.
       ...(input.rateLimit === undefined ? {} : { rateLimit: input.rateLimit }),
-      // The same for windows, which the window oracle reads.
-      ...(input.debounce === undefined ? {} : { debounce: input.debounce }),
-      ...(input.throttle === undefined ? {} : { throttle: input.throttle }),
+      // The same for windows, which the window oracle reads, with the wire name that scopes them.
+      ...(input.debounce === undefined ? {} : { name: input.name, debounce: input.debounce }),
+      ...(input.throttle === undefined ? {} : { name: input.name, throttle: input.throttle }),
     }));
   }
   if (op === 'jobCompleteMany') {

@@ -125,7 +125,8 @@ export function buildWorkload(
     const base = job('snoozy', {}, r.nextInt(w.maxAttempts));
     single({ ...base, payload: { ...base.payload, snoozeTimes, snoozeMs: r.nextInt(SIM_SNOOZE_MAX_MS + 1) } });
   }
-  // Debounced and throttled enqueues, drawn after all of the above, so the jobs before them are as they were.
+  // Debounced and throttled enqueues, drawn after all of the above, so a seed draws the same jobs
+  // before them whether or not it has windows.
   const windowKeys = Array.from({ length: w.windowKeys }, (_, i) => `window-${i}`);
   if (w.debounced > 0) batches.push(...windowBursts('debounced', w.debounced, windowKeys, w, safetyMs, r, job));
   if (w.throttled > 0) batches.push(...windowBursts('throttled', w.throttled, windowKeys, w, safetyMs, r, job));

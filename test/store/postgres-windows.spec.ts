@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { DataSource } from 'typeorm';
+import { InvalidArgumentError } from '../../lib/core/index.js';
 import { PostgresJobStore, type EnqueueInput } from '../../lib/store/index.js';
 import { dropSchemas, openPostgresDataSource, uniqueSchema } from '../support/postgres.js';
 
@@ -65,6 +66,49 @@ describe('issue 39 item 4: a debounce whose holder is claimed meanwhile, on Post
       expect(await store.jobEnqueue({ job: debounced(3) })).toEqual({ id: result.id, created: false, deduplicated: 'debounced' });
     } finally {
       await claim.release();
+    }
+  });
+});
+
+describe('issue 39 item 4: windows in a host transaction at REPEATABLE READ, on PostgreSQL', () => {
+  it('a debounce whose snapshot predates another commit of its key fails on the index instead of adding a second pending job', async () => {
+    const store = await openStore();
+    const host = dataSource.createQueryRunner();
+    await host.connect();
+    try {
+      await host.startTransaction('REPEATABLE READ');
+      await host.query('SELECT 1'); // the snapshot is taken here
+      const other = await store.jobEnqueue({ job: debounced(1) });
+      expect(other.created).toBe(true);
+      await expect(store.jobEnqueue({ job: debounced(2), manager: host.manager })).rejects.toThrow(/jobs_debounce_idx/);
+      await host.rollbackTransaction();
+      const [row] = await dataSource.query(`SELECT count(*)::int AS n FROM ${store.naming.jobs} WHERE window_kind = 'debounce' AND state = 'scheduled' AND attempt = 0`);
+      expect(row.n).toBe(1);
+    } finally {
+      await host.release();
+    }
+  });
+
+  it('a throttle is refused in one sentence before anything is written; at READ COMMITTED it sees the open window', async () => {
+    const store = await openStore();
+    const throttled = { name: 'alert.send', payload: 1, throttle: { key: 'host:a', windowMs: 60_000 } };
+    const opener = await store.jobEnqueue({ job: throttled });
+    const host = dataSource.createQueryRunner();
+    await host.connect();
+    try {
+      await host.startTransaction('REPEATABLE READ');
+      await expect(store.jobEnqueue({ job: throttled, manager: host.manager })).rejects.toThrow(
+        new InvalidArgumentError(
+          'A throttle enqueue needs its transaction at READ COMMITTED or SERIALIZABLE on PostgreSQL: at REPEATABLE READ it cannot see a window another transaction opened since it began; nothing was written.',
+          'manager',
+        ),
+      );
+      await host.rollbackTransaction();
+      await host.startTransaction('READ COMMITTED');
+      expect(await store.jobEnqueue({ job: throttled, manager: host.manager })).toEqual({ id: opener.id, created: false, deduplicated: 'throttled' });
+      await host.commitTransaction();
+    } finally {
+      await host.release();
     }
   });
 });

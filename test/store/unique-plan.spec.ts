@@ -79,4 +79,17 @@ describe('issue 39 item 4: planUnique with debounce and throttle windows', () =>
     expect(enqueueResults(batch, new Set([id(1), id(3), id(4)]), plan)[1]).toEqual({ id: id(1), created: false, deduplicated: 'throttled' });
     expect(new Set([uniqueSlot('n', 'k'), windowSlot('debounce', 'n', 'k'), windowSlot('throttle', 'n', 'k')]).size).toBe(3);
   });
+
+  it('a later debounce of the batch sets the run time its own window asks for, capped by the first job\'s end', () => {
+    const batch = (first: { windowMs: number; maxDelayMs: number }, later: number) =>
+      planUnique(
+        jobs([
+          { id: id(1), name: 'n', payload: 1, debounce: { key: 'k', ...first } },
+          { id: id(2), name: 'n', payload: 2, debounce: { key: 'k', windowMs: later } },
+        ]),
+        new Map(),
+      ).insert.map((job) => [job.payload, job.delayMs]);
+    expect(batch({ windowMs: 10_000, maxDelayMs: 25_000 }, 1_000)).toEqual([['2', 1_000]]);
+    expect(batch({ windowMs: 1_000, maxDelayMs: 2_000 }, 10_000)).toEqual([['2', 2_000]]);
+  });
 });

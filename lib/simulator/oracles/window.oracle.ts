@@ -5,6 +5,8 @@ import { PerCallOracle, workerOf, type CallEvent, type WriteEvent } from './orac
 /** An enqueue as the gateway logs it: its id and, when it carries one, its window. */
 interface LoggedInput {
   readonly id: string;
+  /** Logged with a window only. */
+  readonly name?: string;
   readonly debounce?: DebounceOptions;
   readonly throttle?: ThrottleOptions;
 }
@@ -144,7 +146,7 @@ export class WindowOracle extends PerCallOracle {
       const holder = lastWrite.get(result.id);
       if (holder === undefined) return this.flag(`enqueue ${input.id} was debounced into ${result.id}, which it did not write`);
       const window = holder.after.window;
-      if (window?.kind !== 'debounce' || window.key !== input.debounce.key) return this.flag(`enqueue ${input.id} was debounced into ${result.id}, which holds no debounce window of key ${input.debounce.key}`);
+      if (window?.kind !== 'debounce' || window.key !== input.debounce.key || holder.after.name !== input.name) return this.flag(`enqueue ${input.id} was debounced into ${result.id}, which holds no debounce window of key ${input.debounce.key}`);
       if (holder.before !== undefined) rewrites.set(result.id, input);
       this.payloadFrom.set(result.id, input.id);
     });
@@ -180,7 +182,8 @@ export class WindowOracle extends PerCallOracle {
   /** A throttled enqueue names a job whose window of its key was open. */
   private checkThrottled(call: CallEvent, input: LoggedInput, openerId: string): void {
     if (input.throttle === undefined) return this.flag(`enqueue ${input.id} was answered throttled but carries no throttle`);
-    const opener = this.windows.get(openerId)?.window;
+    const held = this.windows.get(openerId);
+    const opener = held !== undefined && held.name === input.name ? held.window : undefined;
     if (opener?.kind !== 'throttle' || opener.key !== input.throttle.key) return this.flag(`enqueue ${input.id} was throttled by ${openerId}, which opened no throttle window of key ${input.throttle.key}`);
     if (opener.endsAt <= call.at) this.flag(`enqueue ${input.id} was throttled by ${openerId}, whose window closed ${call.at - opener.endsAt} ms before`);
   }

@@ -43,12 +43,13 @@ export class MemoryRetention {
    */
   jobPurge({ olderThanMs, limit }: { readonly olderThanMs: number; readonly limit: number }): number {
     const { jobs, children, parents } = this.state.tables;
-    const cutoff = this.state.clock.now() - olderThanMs;
+    const now = this.state.clock.now();
+    const cutoff = now - olderThanMs;
     const doomed = [...jobs.values()]
       .filter((row) => (row.state === 'succeeded' || row.state === 'cancelled') && row.finishedAt !== null && row.finishedAt < cutoff)
       .filter((row) => !(children.get(row.id) ?? []).some((edge) => !edge.settled))
       // A throttle window lives in its opener's row: the row stays until the window ends.
-      .filter((row) => row.windowKind !== 'throttle' || row.windowEndsAt! <= cutoff + olderThanMs)
+      .filter((row) => row.windowKind !== 'throttle' || row.windowEndsAt! <= now)
       .slice(0, limit);
     const ids = new Set(doomed.map((row) => row.id));
     for (const id of ids) {

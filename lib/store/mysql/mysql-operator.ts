@@ -79,8 +79,8 @@ export class MysqlOperator {
     if (result.ok && before.windowKind === 'debounce') {
       // Under the key's lock, so no enqueue of the key can add a holder before this commits.
       const [holder] = await db.query<{ id: string }>(
-        `SELECT id FROM ${this.naming.jobs} WHERE window_key = ? AND name = ? AND window_kind = 'debounce' AND state = 'scheduled' AND attempt = 0 AND id <> ? LIMIT 1`,
-        [before.windowKey, before.name, before.id],
+        `SELECT id FROM ${this.naming.jobs} WHERE name = ? AND pending_debounce_key = ? AND id <> ? LIMIT 1`,
+        [before.name, before.windowKey, before.id],
       );
       if (holder) throw debounceKeyTakenError(before, before.windowKey!, holder.id);
     }

@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from '../../core/index.js';
 import type { NewJob } from '../enqueue-input.js';
 import type { EnqueueResult } from '../job-store.js';
 import { debounceFallbacks, debounceKeyTakenError, enqueueResults, planUnique, replayGuarded, slotOf, uniqueKeyTakenError } from '../unique/unique-plan.js';
@@ -20,7 +21,9 @@ export async function enqueueUniquePostgres(
   insertJobs: (db: PgExecutor, jobs: readonly NewJob[]) => Promise<Set<string>>,
 ): Promise<EnqueueResult[]> {
   const keyed = jobs.filter((job) => slotOf(job) !== null);
-  await sql.lock(db, keyed);
+  const isolation = await sql.lock(db, keyed);
+  // Only a throttle lacks an index to fail on: a window opened after this snapshot would be missed.
+  if (isolation === 'repeatable read' && keyed.some((job) => job.window?.kind === 'throttle')) throw throttleIsolationError();
   const { holders, existing } = await sql.lookup(db, keyed, jobs.filter((job) => job.freshId !== true).map((job) => job.id));
   const plan = planUnique(existing.size === 0 ? jobs : jobs.filter((job) => !existing.has(job.id)), holders);
   const created = plan.insert.length > 0 ? await insertJobs(db, plan.insert) : new Set<string>();
@@ -28,6 +31,17 @@ export async function enqueueUniquePostgres(
   const fallbacks = debounceFallbacks(plan, replaced);
   if (fallbacks.length > 0) for (const id of await insertJobs(db, fallbacks)) created.add(id);
   return enqueueResults(jobs, created, plan, replaced);
+}
+
+/**
+ * A throttle enqueue in a host transaction at REPEATABLE READ: its snapshot cannot see a window
+ * another transaction opened after it began, and no index backs a window up, so it is refused.
+ */
+function throttleIsolationError(): InvalidArgumentError {
+  return new InvalidArgumentError(
+    'A throttle enqueue needs its transaction at READ COMMITTED or SERIALIZABLE on PostgreSQL: at REPEATABLE READ it cannot see a window another transaction opened since it began; nothing was written.',
+    'manager',
+  );
 }
 
 /**

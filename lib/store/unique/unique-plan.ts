@@ -72,6 +72,14 @@ export function slotOf(job: NewJob): string | null {
   return job.window ? windowSlot(job.window.kind, job.name, job.window.key) : null;
 }
 
+/**
+ * True when a job takes its debounce key's enqueues: a debounced job that has not started. The SQL
+ * stores' look-ups, and their indexes, say the same in SQL.
+ */
+export function takesDebounce(job: { readonly windowKind: WindowKind | null; readonly state: JobState; readonly attempt: number }): boolean {
+  return job.windowKind === 'debounce' && job.state === 'scheduled' && job.attempt === 0;
+}
+
 /** True when a holder was never claimed, so `replace` may still rewrite it. */
 export function notStarted(holder: { readonly state: JobState; readonly attempt: number }): boolean {
   return holder.attempt === 0 && (holder.state === 'scheduled' || holder.state === 'awaiting_parents');
@@ -108,9 +116,9 @@ export function planUnique(jobs: readonly NewJob[], stored: ReadonlyMap<string, 
     const earlier = inBatch.get(slot);
     if (earlier !== undefined) {
       const holder = insert[earlier]!;
-      // A debounce in the same batch shares the holder's instant, so its window ends the same.
       if (mode === 'replace') insert[earlier] = { ...holder, payload: job.payload, runAt: job.runAt, delayMs: job.delayMs };
-      if (mode === 'debounce') insert[earlier] = { ...holder, payload: job.payload };
+      // A debounce in the same batch shares the holder's instant: its own window from now, capped by the holder's end.
+      if (mode === 'debounce') insert[earlier] = { ...holder, payload: job.payload, delayMs: Math.min(job.delayMs, holder.window!.endsInMs) };
       matched.set(job.id, { holderId: holder.id, mode, replace: mode === 'replace' || mode === 'debounce', inBatch: true });
       continue;
     }
@@ -141,9 +149,9 @@ function remapParents(job: NewJob, matched: ReadonlyMap<string, UniqueMatch>): N
 
 /**
  * The result of each job of a batch. `created` holds the ids inserted (debounce fallbacks
- * included); `replaced` the stored holders whose rewrite applied (on PostgreSQL and MySQL a holder
- * can be claimed between the look-up and the write: a unique-key holder is then kept as it is, and
- * a debounce inserts its fallback instead).
+ * included); `replaced` the stored holders whose rewrite applied (on PostgreSQL a holder can be
+ * claimed between the look-up and the write: a unique-key holder is then kept as it is, and a
+ * debounce inserts its fallback instead).
  */
 export function enqueueResults(
   jobs: readonly NewJob[],

@@ -2,7 +2,7 @@ import type { JobState } from '../../../core/index.js';
 import { assertAcyclic, parentsToLookUp, planDependencies } from '../../dependencies/dependency-plan.js';
 import type { NewJob } from '../../enqueue-input.js';
 import type { JobRow } from '../../job-row.js';
-import { hasKeys, planUnique, slotOf, uniqueSlot, windowSlot, type UniqueHolder, type UniquePlan } from '../../unique/unique-plan.js';
+import { hasKeys, planUnique, slotOf, takesDebounce, uniqueSlot, windowSlot, type UniqueHolder, type UniquePlan } from '../../unique/unique-plan.js';
 import type { WindowKind } from '../../window/job-window.js';
 import type { EffectWriter } from '../mysql-effects.js';
 import { QUERY_BUDGET, sizeOf, type MysqlExecutor, type MysqlStatement } from '../mysql-executor.js';
@@ -127,7 +127,7 @@ export async function planEnqueue(
  */
 export interface LatestReads {
   readonly states: (ids: readonly string[]) => Promise<Map<string, JobState>>;
-  readonly windowHolders: (jobs: readonly NewJob[], now: number) => Promise<string[]>;
+  readonly windowHolders: (jobs: readonly NewJob[], now: number) => Promise<WindowRow[]>;
 }
 
 /** The jobs' states as `db` sees them: on a session of the store's own, as last committed. */
@@ -213,43 +213,72 @@ interface Holders {
 }
 
 /**
- * Adds to `held` the holders of the batch's windows, locked for the rest of the transaction: a
- * debounce's job that has not started (locked, a claim skips it until this commits, so its rewrite
- * applies), a throttle's job whose window is open at `now`. The candidates come from a plain read,
- * and in a host's transaction also from `latest` (the plain read sees that transaction's own
- * enqueues, `latest` what committed after its snapshot); then each is locked by id and judged as
- * it is now. A locking read by the window index would take gap locks that two enqueues of
- * different keys deadlock on (see {@link holders}), and no unique index backs a window up.
+ * Adds to `held` the holders of the batch's windows: a throttle's job whose window is open at
+ * `now`, and a debounce's job that has not started, locked (a claim skips it until this commits, so
+ * its rewrite applies). The candidates come from a plain read, and in a host's transaction also
+ * from `latest` (the plain read sees that transaction's own enqueues, `latest` what committed after
+ * its snapshot). A throttle is decided from them as read: a window's end never changes, and the
+ * key's named lock keeps a second opener out. A debounce candidate is locked by id and judged as
+ * it is now. A locking read by a window index would take gap locks that two enqueues of different
+ * keys deadlock on (see {@link holders}); the unique index on pending_debounce_key backs it up.
  */
 async function windowHolders(db: MysqlExecutor, t: MysqlNaming, jobs: readonly NewJob[], now: number, held: Holders, latest?: LatestReads['windowHolders']): Promise<void> {
   const windowed = jobs.filter((job) => job.uniqueKey == null && job.window !== undefined);
   if (windowed.length === 0) return;
-  const ids = new Set([...(await windowCandidates(db, t, windowed, now)), ...(latest ? await latest(windowed, now) : [])]);
-  if (ids.size === 0) return;
-  type Holder = { id: string; name: string; queue: string; window_kind: WindowKind; window_key: string; window_ends_at: string; state: JobState; attempt: number };
-  const rows = await db.query<Holder>(
-    `SELECT id, name, queue, window_kind, window_key, window_ends_at, state, attempt FROM ${t.jobs} WHERE id IN (?) ORDER BY id FOR UPDATE`,
-    [[...ids]],
-  );
+  const candidates = [...(await windowCandidates(db, t, windowed, now)), ...(latest ? await latest(windowed, now) : [])];
+  for (const r of candidates) {
+    if (r.window_kind !== 'throttle') continue;
+    held.holders.set(windowSlot('throttle', r.name, r.window_key), { id: r.id, state: r.state, attempt: r.attempt });
+  }
+  const debounced = [...new Set(candidates.filter((r) => r.window_kind === 'debounce').map((r) => r.id))];
+  if (debounced.length === 0) return;
+  const rows = await db.query<WindowRow>(`SELECT ${WINDOW_COLUMNS} FROM ${t.jobs} WHERE id IN (?) ORDER BY id FOR UPDATE`, [debounced]);
   for (const r of rows) {
-    const end = fromMysqlInstant(r.window_ends_at).getTime();
-    const holds = r.window_kind === 'debounce' ? r.state === 'scheduled' && r.attempt === 0 : end > now;
-    if (!holds) continue;
-    held.holders.set(windowSlot(r.window_kind, r.name, r.window_key), { id: r.id, state: r.state, attempt: r.attempt });
+    if (!takesDebounce({ windowKind: r.window_kind, state: r.state, attempt: r.attempt })) continue;
+    held.holders.set(windowSlot('debounce', r.name, r.window_key), { id: r.id, state: r.state, attempt: r.attempt });
     held.queues.set(r.id, r.queue);
-    if (r.window_kind === 'debounce') held.ends.set(r.id, end);
+    held.ends.set(r.id, fromMysqlInstant(r.window_ends_at).getTime());
   }
 }
 
-/** The ids of the jobs that may hold the windows of `windowed` at `now`, as `db` sees them (no lock). */
-export async function windowCandidates(db: MysqlExecutor, t: MysqlNaming, windowed: readonly NewJob[], now: number): Promise<string[]> {
-  const rows = await db.query<{ id: string }>(
-    `SELECT id FROM ${t.jobs}
-     WHERE (window_key, name, window_kind) IN (${windowed.map(() => '(?, ?, ?)').join(', ')})
-       AND CASE WHEN window_kind = 'debounce' THEN state = 'scheduled' AND attempt = 0 ELSE window_ends_at > ? END`,
-    [...windowed.flatMap((job) => [job.window!.key, job.name, job.window!.kind]), instantParam(now)],
-  );
-  return rows.map((r) => r.id);
+/** A job that may hold a window, as {@link windowCandidates} reads it. */
+export interface WindowRow {
+  readonly id: string;
+  readonly name: string;
+  readonly queue: string;
+  readonly window_kind: WindowKind;
+  readonly window_key: string;
+  readonly window_ends_at: string;
+  readonly state: JobState;
+  readonly attempt: number;
+}
+
+const WINDOW_COLUMNS = 'id, name, queue, window_kind, window_key, window_ends_at, state, attempt';
+
+/**
+ * The jobs that may hold the windows of `windowed` at `now`, as `db` sees them (no lock): each
+ * debounce key's job that has not started, through its unique index, and each throttle key's jobs
+ * whose window is open, through the throttle index.
+ */
+export async function windowCandidates(db: MysqlExecutor, t: MysqlNaming, windowed: readonly NewJob[], now: number): Promise<WindowRow[]> {
+  const pairs = (kind: WindowKind) => windowed.filter((job) => job.window!.kind === kind);
+  const debounced = pairs('debounce');
+  const throttled = pairs('throttle');
+  const statements: MysqlStatement[] = [];
+  if (debounced.length > 0) {
+    statements.push({
+      sql: `SELECT ${WINDOW_COLUMNS} FROM ${t.jobs} WHERE (name, pending_debounce_key) IN (${debounced.map(() => '(?, ?)').join(', ')})`,
+      values: debounced.flatMap((job) => [job.name, job.window!.key]),
+    });
+  }
+  if (throttled.length > 0) {
+    statements.push({
+      sql: `SELECT ${WINDOW_COLUMNS} FROM ${t.jobs}
+            WHERE (window_key, name) IN (${throttled.map(() => '(?, ?)').join(', ')}) AND window_kind = 'throttle' AND window_ends_at > ?`,
+      values: [...throttled.flatMap((job) => [job.window!.key, job.name]), instantParam(now)],
+    });
+  }
+  return ((await db.script(statements)) as WindowRow[][]).flat();
 }
 
 /** The fields a history entry of an inserted job reads. */

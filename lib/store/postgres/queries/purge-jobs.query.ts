@@ -3,10 +3,12 @@ import type { PostgresNaming } from '../postgres-naming.js';
 
 /**
  * Deletes finished (succeeded or cancelled) jobs older than the cutoff whose dependants have all
- * been settled and whose throttle window (which lives in the opener's row) has ended, with their history and their edges, in one bounded statement. The candidates come
- * oldest first from the finished-jobs index (migration 0011), which holds exactly what retention may
- * delete, so a pass reads what it deletes and not the jobs retained. Each delete reaches its rows
- * through an index: history by job, edges by child (the primary key) and by parent.
+ * been settled and whose throttle window (which lives in the opener's row) has ended, with their
+ * history and their edges, in one bounded statement. The candidates come oldest first from the
+ * finished-jobs index (migration 0011), which holds what retention may delete and the openers of
+ * throttle windows still open, so a pass reads what it deletes, those openers, and not the jobs
+ * retained. Each delete reaches its rows through an index: history by job, edges by child (the
+ * primary key) and by parent.
  */
 export function purgeJobsQuery(t: PostgresNaming) {
   const text = `WITH doomed AS MATERIALIZED (

@@ -4,7 +4,7 @@ import { uniqueSlot, windowSlot, type UniqueHolder, type UniqueReplace } from '.
 import type { PgExecutor } from '../pg-executor.js';
 import type { PostgresNaming } from '../postgres-naming.js';
 import { pgInstant } from '../pg-instant.js';
-import { HOLDING, uniqueLockSpace } from './unique-lock.sql.js';
+import { DEBOUNCE_HOLDER, HOLDING, uniqueLockSpace } from './unique-lock.sql.js';
 
 /**
  * The statements of an enqueue that carries unique keys or windows: lock the keys, look up their
@@ -15,7 +15,7 @@ export function uniqueEnqueueQueries(t: PostgresNaming) {
   const space = uniqueLockSpace(t);
   // Sorted and distinct, so two batches that share keys always lock them in the same order.
   const lock = `
-    SELECT count(pg_advisory_xact_lock(hashtext($1), h)) AS n
+    SELECT count(pg_advisory_xact_lock(hashtext($1), h)) AS n, current_setting('transaction_isolation') AS isolation
     FROM (
       SELECT DISTINCT hashtext(CASE WHEN u.w IS NULL THEN jsonb_build_array(u.n, u.k) ELSE jsonb_build_array(u.w, u.n, u.k) END::text) AS h
       FROM unnest($2::text[], $3::text[], $4::text[]) AS u(n, k, w) ORDER BY 1) s`;
@@ -26,9 +26,11 @@ export function uniqueEnqueueQueries(t: PostgresNaming) {
     UNION ALL
     SELECT 'id', j.id, NULL, NULL, NULL, NULL FROM ${t.jobs} j WHERE j.id = ANY($3::uuid[])
     UNION ALL
-    SELECT j.window_kind, j.id, j.name, j.window_key, j.state, j.attempt FROM ${t.jobs} j
-    WHERE (j.name, j.window_key, j.window_kind) IN (SELECT * FROM unnest($4::text[], $5::text[], $6::text[])) AND j.window_key IS NOT NULL
-      AND CASE WHEN j.window_kind = 'debounce' THEN j.state = 'scheduled' AND j.attempt = 0 ELSE j.window_ends_at > now() END`;
+    SELECT 'debounce', j.id, j.name, j.window_key, j.state, j.attempt FROM ${t.jobs} j
+    WHERE (j.name, j.window_key) IN (SELECT * FROM unnest($4::text[], $5::text[])) AND ${DEBOUNCE_HOLDER}
+    UNION ALL
+    SELECT 'throttle', j.id, j.name, j.window_key, j.state, j.attempt FROM ${t.jobs} j
+    WHERE (j.name, j.window_key) IN (SELECT * FROM unnest($6::text[], $7::text[])) AND j.window_kind = 'throttle' AND j.window_ends_at > now()`;
   // Rewrites only a holder that has still not started: a claim that took it meanwhile wins. A
   // holder a limit held back leaves its lane for the claim index with its new run time, since a
   // lane holds only jobs that were due (claim-lanes.sql.ts). A debounced holder runs no later than
@@ -48,9 +50,18 @@ export function uniqueEnqueueQueries(t: PostgresNaming) {
     SELECT id FROM replaced, (SELECT count(*) FROM wake) AS hinted`;
 
   return {
-    /** Locks the unique keys and windows of `jobs` until the surrounding transaction ends. */
-    lock: async (db: PgExecutor, jobs: readonly NewJob[]): Promise<void> => {
-      await db.query(lock, [space, jobs.map((j) => j.name), jobs.map((j) => j.uniqueKey ?? j.window?.key), jobs.map((j) => (j.uniqueKey == null ? (j.window?.kind ?? null) : null))]);
+    /**
+     * Locks the unique keys and windows of `jobs` until the surrounding transaction ends, and says
+     * at which isolation level that transaction runs.
+     */
+    lock: async (db: PgExecutor, jobs: readonly NewJob[]): Promise<string> => {
+      const [row] = await db.query<{ isolation: string }>(lock, [
+        space,
+        jobs.map((j) => j.name),
+        jobs.map((j) => j.uniqueKey ?? j.window?.key),
+        jobs.map((j) => (j.uniqueKey == null ? (j.window?.kind ?? null) : null)),
+      ]);
+      return row!.isolation;
     },
 
     /**
@@ -60,14 +71,16 @@ export function uniqueEnqueueQueries(t: PostgresNaming) {
      */
     lookup: async (db: PgExecutor, keyed: readonly NewJob[], ids: readonly string[]) => {
       const unique = keyed.filter((j) => j.uniqueKey != null);
-      const windowed = keyed.filter((j) => j.uniqueKey == null && j.window !== undefined);
+      const debounced = keyed.filter((j) => j.uniqueKey == null && j.window?.kind === 'debounce');
+      const throttled = keyed.filter((j) => j.uniqueKey == null && j.window?.kind === 'throttle');
       const rows = await db.query<{ kind: 'holder' | 'id' | 'debounce' | 'throttle'; id: string; name: string; unique_key: string; state: JobState; attempt: number }>(lookup, [
         unique.map((j) => j.name),
         unique.map((j) => j.uniqueKey),
         ids,
-        windowed.map((j) => j.name),
-        windowed.map((j) => j.window!.key),
-        windowed.map((j) => j.window!.kind),
+        debounced.map((j) => j.name),
+        debounced.map((j) => j.window!.key),
+        throttled.map((j) => j.name),
+        throttled.map((j) => j.window!.key),
       ]);
       const holders = new Map<string, UniqueHolder>();
       const existing = new Set<string>();

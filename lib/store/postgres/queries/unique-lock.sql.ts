@@ -15,3 +15,9 @@ export const uniqueLockSpace = (t: PostgresNaming) => `${t.lockKey}:unique`;
 
 /** The states in which a job holds its unique key. */
 export const HOLDING = `('scheduled', 'awaiting_parents', 'running')`;
+
+/**
+ * A job of alias `j` that takes its debounce key's enqueues: one that has not started. The partial
+ * unique index jobs_debounce_idx has the same predicate, so a look-up by it reads that index.
+ */
+export const DEBOUNCE_HOLDER = `j.window_kind = 'debounce' AND j.state = 'scheduled' AND j.attempt = 0`;

@@ -1,7 +1,7 @@
 import type { JobState } from '../../../core/index.js';
 import type { PgExecutor } from '../pg-executor.js';
 import type { PostgresNaming } from '../postgres-naming.js';
-import { HOLDING, uniqueLockSpace } from './unique-lock.sql.js';
+import { DEBOUNCE_HOLDER, HOLDING, uniqueLockSpace } from './unique-lock.sql.js';
 
 /**
  * Before a replay: locks the job's unique key or debounce key, if it has one, and returns the job
@@ -17,9 +17,7 @@ export function uniqueReplayHolderQuery(t: PostgresNaming) {
         ELSE jsonb_build_array('debounce', j.name, j.window_key) END::text)) IS NULL AS locked
     FROM ${t.jobs} j WHERE j.id = $1 AND (j.unique_key IS NOT NULL OR j.window_kind = 'debounce')`;
   const otherHolder = `SELECT id FROM ${t.jobs} WHERE name = $1 AND unique_key = $2 AND state IN ${HOLDING} AND id <> $3 LIMIT 1`;
-  const otherDebounce = `
-    SELECT id FROM ${t.jobs}
-    WHERE name = $1 AND window_key = $2 AND window_kind = 'debounce' AND state = 'scheduled' AND attempt = 0 AND id <> $3 LIMIT 1`;
+  const otherDebounce = `SELECT j.id FROM ${t.jobs} j WHERE j.name = $1 AND j.window_key = $2 AND ${DEBOUNCE_HOLDER} AND j.id <> $3 LIMIT 1`;
 
   return async (db: PgExecutor, jobId: string) => {
     const [keyed] = await db.query<{ name: string; key: string; debounce: boolean; state: JobState }>(lockJob, [jobId, space]);

@@ -4,4 +4,6 @@ ALTER TABLE {{jobs}} ADD COLUMN window_kind TEXT;
 ALTER TABLE {{jobs}} ADD COLUMN window_key TEXT;
 ALTER TABLE {{jobs}} ADD COLUMN window_ends_at INTEGER;
 
-CREATE INDEX {{local:jobs_window_key_idx}} ON {{jobs}} (name, window_key) WHERE window_key IS NOT NULL;
+CREATE UNIQUE INDEX {{local:jobs_debounce_idx}} ON {{jobs}} (name, window_key)
+  WHERE window_kind = 'debounce' AND state = 'scheduled' AND attempt = 0;
+CREATE INDEX {{local:jobs_throttle_idx}} ON {{jobs}} (name, window_key, window_ends_at) WHERE window_kind = 'throttle';
