@@ -28,6 +28,7 @@ export type {
   CancelResult,
   ConcurrencyLimit,
   DebounceOptions,
+  Deduplicated,
   EnqueueResult,
   HistoryEntry,
   JobPage,

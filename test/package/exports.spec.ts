@@ -25,7 +25,7 @@ const ROOT_VALUES = [
 ];
 /** The root entry point's type-only names, exactly. */
 const ROOT_TYPES = [
-  'AttemptHook', 'AttemptHookContext', 'AttemptStartedEvent', 'CancelResult', 'ClaimFailedEvent', 'ConcurrencyLimit', 'DebounceOptions', 'DeclaredSchedule',
+  'AttemptHook', 'AttemptHookContext', 'AttemptStartedEvent', 'CancelResult', 'ClaimFailedEvent', 'ConcurrencyLimit', 'DebounceOptions', 'DeclaredSchedule', 'Deduplicated',
   'DefineJobOptions', 'DefinedJob', 'DefinedJobSpec', 'DefinedScheduleSpec', 'DependencyMode',
   'EnqueueJobOptions', 'EnqueueResult', 'ErrorLogDetail', 'FailedJobState', 'FinishMode', 'HistoryEntry', 'HistoryPolicy',
   'JobContext', 'JobHandler', 'JobHandlerOptions', 'JobLogFields', 'JobName', 'JobOptions', 'JobPage', 'JobPayload',
