@@ -350,7 +350,9 @@ describe('issue 19 item 9: unique key oracle', () => {
 
 describe('windows oracle (debounce and throttle)', () => {
   const producer = { kind: 'producer' } as const;
-  const enqueue = (inputs: readonly object[], results: readonly object[], at = T0) => call('jobEnqueueMany', producer, inputs, results, at);
+  /** The gateway logs a windowed input with its wire name, which scopes the window; `row()`'s is sim.work. */
+  const named = (input: object) => ('debounce' in input || 'throttle' in input ? { name: 'sim.work', ...input } : input);
+  const enqueue = (inputs: readonly object[], results: readonly object[], at = T0) => call('jobEnqueueMany', producer, inputs.map(named), results, at);
   const exec = (workerId: string, jobId: string, attempt: number, from: string, at = T0): SimEvent => ({ type: 'exec', at, workerId, jobId, attempt, phase: 'start', from });
 
   describe('throttle', () => {
@@ -376,6 +378,9 @@ describe('windows oracle (debounce and throttle)', () => {
       expect(violations(new WindowOracle(), [...open('a'), throttledBy('x', 'a', T0 + 1_000)])).toBe(1);
       expect(violations(new WindowOracle(), [...open('a', T0, 'other'), throttledBy('x', 'a', T0 + 10)])).toBe(1);
       expect(violations(new WindowOracle(), [...open('a'), write(undefined, row({ id: 'x' }), T0 + 10), throttledBy('x', 'a', T0 + 10)])).toBe(1);
+      // A window is per wire name: an enqueue of another name throttled by it is a violation.
+      const otherName = enqueue([{ id: 'x', name: 'other.job', throttle }], [{ id: 'a', created: false, deduplicated: 'throttled' }], T0 + 10);
+      expect(violations(new WindowOracle(), [...open('a'), otherName])).toBe(1);
     });
 
     it('counts a window that does not end its windowMs after the insert', () => {
