@@ -42,6 +42,15 @@ export interface JobWindowInfo {
   readonly endsAt: Date;
 }
 
+/**
+ * True when a job takes the enqueues of its debounce key: a debounced job (`windowKind`) that has
+ * not started, scheduled and never claimed. The SQL stores' look-ups and their indexes say the same
+ * in SQL; the dashboard says it to operators.
+ */
+export function takesDebounce(windowKind: 'debounce' | 'throttle' | null | undefined, state: JobState, attempt: number): boolean {
+  return windowKind === 'debounce' && state === 'scheduled' && attempt === 0;
+}
+
 /** A job as every store reports it. Times are instants taken from the store's clock. */
 export interface JobRecord<TPayload = unknown> {
   readonly id: string;

@@ -1,4 +1,4 @@
-import type { JobRecord } from '../../core/index.js';
+import { takesDebounce as coreTakesDebounce, type JobRecord } from '../../core/index.js';
 import type { EdgeJob, LimitHolder, RateLimitStatus } from '../../store/index.js';
 
 /** What holds a job back, read from the store; several can hold at once. */
@@ -51,7 +51,7 @@ export function waitsOutSnooze(job: JobRecord): boolean {
  * an enqueue with the key moves its run time (the stores' debounce holder, by state and attempt).
  */
 export function takesDebounce(job: JobRecord): job is JobRecord & { readonly window: { readonly kind: 'debounce' } } {
-  return job.window?.kind === 'debounce' && job.state === 'scheduled' && job.attempt === 0;
+  return coreTakesDebounce(job.window?.kind, job.state, job.attempt);
 }
 
 /** Why a scheduled job is not due yet: its run time, a debounce, a retry's backoff, or a snooze. */

@@ -1,6 +1,7 @@
 import type { NewJob } from '../enqueue-input.js';
 import type { JobRow } from '../job-row.js';
-import { debounceKeyTakenError, replayGuarded, takesDebounce, slotOf, UNIQUE_HOLDER_STATES, uniqueKeyTakenError, uniqueSlot, windowSlot, type UniqueHolder } from '../unique/unique-plan.js';
+import { takesDebounce } from '../../core/index.js';
+import { debounceKeyTakenError, replayGuarded, slotOf, UNIQUE_HOLDER_STATES, uniqueKeyTakenError, uniqueSlot, windowSlot, type UniqueHolder } from '../unique/unique-plan.js';
 
 /**
  * The stored holders of the keys and windows `jobs` carry, by slotOf, in one pass over the rows: a
@@ -19,7 +20,7 @@ export function memoryHolders(rows: Iterable<JobRow>, jobs: readonly NewJob[], n
 
 function holdsSlot(row: JobRow, now: number): string | null {
   if (row.uniqueKey !== null) return UNIQUE_HOLDER_STATES.includes(row.state) ? uniqueSlot(row.name, row.uniqueKey) : null;
-  if (row.windowKind === 'debounce') return takesDebounce(row) ? windowSlot('debounce', row.name, row.windowKey!) : null;
+  if (row.windowKind === 'debounce') return takesDebounce(row.windowKind, row.state, row.attempt) ? windowSlot('debounce', row.name, row.windowKey!) : null;
   if (row.windowKind === 'throttle') return row.windowEndsAt! > now ? windowSlot('throttle', row.name, row.windowKey!) : null;
   return null;
 }
@@ -33,7 +34,7 @@ export function guardReplayMemory(job: JobRow | undefined, rows: Iterable<JobRow
   for (const row of rows) {
     if (row.id === job.id || row.name !== job.name) continue;
     if (job.uniqueKey !== null && row.uniqueKey === job.uniqueKey && UNIQUE_HOLDER_STATES.includes(row.state)) throw uniqueKeyTakenError(job, job.uniqueKey, row.id);
-    if (job.windowKind === 'debounce' && row.windowKey === job.windowKey && takesDebounce(row)) {
+    if (job.windowKind === 'debounce' && row.windowKey === job.windowKey && takesDebounce(row.windowKind, row.state, row.attempt)) {
       throw debounceKeyTakenError(job, job.windowKey!, row.id);
     }
   }

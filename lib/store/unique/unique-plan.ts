@@ -72,14 +72,6 @@ export function slotOf(job: NewJob): string | null {
   return job.window ? windowSlot(job.window.kind, job.name, job.window.key) : null;
 }
 
-/**
- * True when a job takes its debounce key's enqueues: a debounced job that has not started. The SQL
- * stores' look-ups, and their indexes, say the same in SQL.
- */
-export function takesDebounce(job: { readonly windowKind: WindowKind | null; readonly state: JobState; readonly attempt: number }): boolean {
-  return job.windowKind === 'debounce' && job.state === 'scheduled' && job.attempt === 0;
-}
-
 /** True when a holder was never claimed, so `replace` may still rewrite it. */
 export function notStarted(holder: { readonly state: JobState; readonly attempt: number }): boolean {
   return holder.attempt === 0 && (holder.state === 'scheduled' || holder.state === 'awaiting_parents');

@@ -52,7 +52,7 @@ export function normalizeWindow(fields: Readonly<Record<string, unknown>>, where
 
 function debounceWindow(value: unknown, argument: string): JobWindow {
   const given = checkOptions(value as DebounceOptions, ['key', 'windowMs', 'maxDelayMs'], { what: 'debounce', argument, where: `${argument}.` })!;
-  const { key, windowMs, maxDelayMs } = { key: given.key, windowMs: given.windowMs, maxDelayMs: given.maxDelayMs };
+  const { key, windowMs, maxDelayMs } = given;
   const window = assertPositiveInteger(windowMs, `${argument}.windowMs`, MAX_WINDOW_MS);
   const cap =
     maxDelayMs === undefined ? Math.min(window * DEFAULT_DEBOUNCE_WINDOWS, MAX_WINDOW_MS) : assertPositiveInteger(maxDelayMs, `${argument}.maxDelayMs`, MAX_WINDOW_MS);
@@ -64,7 +64,7 @@ function debounceWindow(value: unknown, argument: string): JobWindow {
 
 function throttleWindow(value: unknown, argument: string): JobWindow {
   const given = checkOptions(value as ThrottleOptions, ['key', 'windowMs'], { what: 'throttle', argument, where: `${argument}.` })!;
-  const { key, windowMs } = { key: given.key, windowMs: given.windowMs };
+  const { key, windowMs } = given;
   const window = assertPositiveInteger(windowMs, `${argument}.windowMs`, MAX_WINDOW_MS);
   return { kind: 'throttle', key: assertNonEmptyString(key, `${argument}.key`, MAX_WINDOW_KEY), windowMs: window, endsInMs: window };
 }

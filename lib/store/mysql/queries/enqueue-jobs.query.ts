@@ -1,8 +1,8 @@
-import type { JobState } from '../../../core/index.js';
+import { takesDebounce, type JobState } from '../../../core/index.js';
 import { assertAcyclic, parentsToLookUp, planDependencies } from '../../dependencies/dependency-plan.js';
 import type { NewJob } from '../../enqueue-input.js';
 import type { JobRow } from '../../job-row.js';
-import { hasKeys, planUnique, slotOf, takesDebounce, uniqueSlot, windowSlot, type UniqueHolder, type UniquePlan } from '../../unique/unique-plan.js';
+import { hasKeys, planUnique, slotOf, uniqueSlot, windowSlot, type UniqueHolder, type UniquePlan } from '../../unique/unique-plan.js';
 import type { WindowKind } from '../../window/job-window.js';
 import type { EffectWriter } from '../mysql-effects.js';
 import { QUERY_BUDGET, sizeOf, type MysqlExecutor, type MysqlStatement } from '../mysql-executor.js';
@@ -234,7 +234,7 @@ async function windowHolders(db: MysqlExecutor, t: MysqlNaming, jobs: readonly N
   if (debounced.length === 0) return;
   const rows = await db.query<WindowRow>(`SELECT ${WINDOW_COLUMNS} FROM ${t.jobs} WHERE id IN (?) ORDER BY id FOR UPDATE`, [debounced]);
   for (const r of rows) {
-    if (!takesDebounce({ windowKind: r.window_kind, state: r.state, attempt: r.attempt })) continue;
+    if (!takesDebounce(r.window_kind, r.state, r.attempt)) continue;
     held.holders.set(windowSlot('debounce', r.name, r.window_key), { id: r.id, state: r.state, attempt: r.attempt });
     held.queues.set(r.id, r.queue);
     held.ends.set(r.id, fromMysqlInstant(r.window_ends_at).getTime());
