@@ -135,6 +135,50 @@ describe('issue 19 item 4: a dependant and its parent\'s outcome write serialize
     for (const id of children) expect(await store.jobGet({ jobId: id })).toMatchObject({ state: 'scheduled', pendingParents: 0 });
   });
 
+  it('never deadlocks: one parent\'s failure cancels the dependants another parent\'s success is releasing, both held up on a shared dependant', async () => {
+    const store = await openStore();
+    const failing = await runningParent(store);
+    const succeeding = await runningParent(store);
+    const children: string[] = [];
+    for (let i = 0; i < 20; i++) children.push((await store.jobEnqueue({ job: { name: 'child', payload: i, dependsOn: [failing, succeeding] } })).id);
+    children.sort();
+    // The two lowest rewritten, so their newest versions lie last in the table: a settler that
+    // wrote dependants in the order it reads the table would take the others first.
+    await dataSource.query(`UPDATE ${store.naming.jobs} SET updated_at = updated_at WHERE id = ANY($1::uuid[])`, [children.slice(0, 2)]);
+    const holder = dataSource.createQueryRunner();
+    await holder.connect();
+    await holder.startTransaction();
+    try {
+      // The second-lowest dependant held elsewhere: the failure's settling locks the lowest, then
+      // waits here. The success's settling, started next, must wait at the lowest holding nothing of
+      // the others; a settler that wrote dependants in any other order would hold some the failure
+      // needs once the holder lets go, and one of the two would die in a deadlock.
+      await holder.query(`SELECT 1 FROM ${store.naming.jobs} WHERE id = $1 FOR UPDATE`, [children[1]]);
+      const failure = tracked(store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: failing, attempt: 1, kind: 'dead_lettered', error: 'broken' }] }));
+      expect(await untilWaitingCount(1, failure.isDone)).toBe(true);
+      const success = tracked(store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: succeeding, attempt: 1, kind: 'succeeded' }] }));
+      expect(await untilWaitingCount(2, () => failure.isDone() || success.isDone())).toBe(true);
+      await holder.commitTransaction();
+      expect(await failure.promise).toMatchObject([{ status: 'applied' }]);
+      expect(await success.promise).toMatchObject([{ status: 'applied' }]);
+    } finally {
+      if (holder.isTransactionActive) await holder.rollbackTransaction();
+      await holder.release();
+    }
+    for (const id of children) expect(await store.jobGet({ jobId: id })).toMatchObject({ state: 'cancelled', lastError: `parent ${failing} ended dead_lettered` });
+  });
+
+  /** Resolves true once `count` outcome writes wait on a lock, or false once `done()` holds. */
+  async function untilWaitingCount(count: number, done: () => boolean): Promise<boolean> {
+    for (;;) {
+      if (done()) return false;
+      const [{ waiting }] = await admin.query(
+        `SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND position('WITH ending AS' in query) > 0`,
+      );
+      if (waiting >= count) return true;
+    }
+  }
+
   it('a due parent that a dependant\'s enqueue holds is still claimed at once', async () => {
     const store = await openStore();
     const { id: parent } = await store.jobEnqueue({ job: { name: 'parent', payload: {}, queue: 'deps' } });

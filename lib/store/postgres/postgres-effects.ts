@@ -83,11 +83,19 @@ function settleLevel(t: PostgresNaming, which: string): string {
         min('parent ' || m.parent_id || ' ended ' || m.parent_state) FILTER (WHERE m.parent_state <> 'succeeded' AND c.dependency_mode = 'on_success') AS failure
       FROM marked m JOIN ${t.jobs} c ON c.id = m.child_id
       GROUP BY m.child_id
+    ), held AS MATERIALIZED (
+      -- Every dependant this level writes, locked in id order before any is written: two settlers
+      -- whose parents share dependants (one lowering their latches, one cancelling them) then wait
+      -- for each other at the first shared row instead of each holding a row the other needs.
+      SELECT c.id, e.failure IS NOT NULL AS cancels FROM ${t.jobs} c JOIN effect e ON c.id = e.child_id
+      WHERE c.state = 'awaiting_parents'
+      ORDER BY c.id
+      FOR NO KEY UPDATE OF c
     ), doomed AS MATERIALIZED (
-      -- A cancelled dependant is a parent that became terminal: locked first, as every such write
-      -- (parent-guard.sql.ts), in id order so that two settlers cancelling the same jobs never deadlock.
-      SELECT c.id FROM ${t.jobs} c JOIN effect e ON c.id = e.child_id
-      WHERE e.failure IS NOT NULL AND c.state = 'awaiting_parents'
+      -- A cancelled dependant is a parent that became terminal: locked FOR UPDATE before it is
+      -- written, as every such write (parent-guard.sql.ts), in id order, once it is held.
+      SELECT c.id FROM ${t.jobs} c
+      WHERE c.id IN (SELECT id FROM held WHERE cancels)
       ORDER BY c.id
       FOR UPDATE OF c
     ), applied AS (
@@ -99,7 +107,7 @@ function settleLevel(t: PostgresNaming, which: string): string {
         finished_at = CASE WHEN e.failure IS NOT NULL THEN now() ELSE c.finished_at END,
         updated_at = now()
       FROM effect e
-      WHERE c.id = e.child_id AND c.state = 'awaiting_parents' AND (e.failure IS NULL OR c.id IN (SELECT id FROM doomed))
+      WHERE c.id = e.child_id AND c.state = 'awaiting_parents' AND c.id IN (SELECT id FROM held) AND (e.failure IS NULL OR c.id IN (SELECT id FROM doomed))
       RETURNING c.id, c.state
     )
     SELECT (SELECT count(*) FROM marked), (SELECT array_agg(a.id) FROM applied a WHERE a.state = 'cancelled')
