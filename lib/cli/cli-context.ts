@@ -6,6 +6,8 @@ import { parseFormat, type Format } from './output.js';
 /** What every command needs: where to print, who acts, and a way to reach the store. */
 export interface CliContext {
   out(text: string): void;
+  /** The environment the CLI reads: `DATABASE_URL` when there is no --conn, `DASHBOARD_TOKEN`. */
+  readonly env: NodeJS.ProcessEnv;
   /** The actor written to the audit log for operator actions. */
   readonly actor: string;
   withStore<T>(options: ConnectionOptions, work: (connection: Connection) => Promise<T>, settings?: { create?: boolean }): Promise<T>;
@@ -21,12 +23,13 @@ export function defaultActor(): string {
   return `cli:${user}@${hostname()}`;
 }
 
-export function createContext(out: (text: string) => void): CliContext {
+export function createContext(out: (text: string) => void, env: NodeJS.ProcessEnv): CliContext {
   return {
     out,
+    env,
     actor: defaultActor(),
     async withStore(options, work, settings) {
-      const connection = await connect(options, settings);
+      const connection = await connect(options, settings, env);
       try {
         return await work(connection);
       } finally {

@@ -150,8 +150,8 @@ function tableQualifier(target: Target): string {
  * Opens the store the CLI acts on. Unless `create` is set (migrate), a missing database file or
  * missing scheduler tables is an error, so no command writes into the wrong place.
  */
-export async function connect(options: ConnectionOptions, { create = false } = {}): Promise<Connection> {
-  const target = parseTarget(options);
+export async function connect(options: ConnectionOptions, { create = false } = {}, env: NodeJS.ProcessEnv = process.env): Promise<Connection> {
+  const target = parseTarget(options, env);
   if (target.kind === 'sqlite' && !create && !existsSync(target.path)) throw new CliError(`No SQLite database exists at ${target.path}.`);
   // TypeORM and the stores load here, not at start-up: a command refused for its arguments, or
   // --help, answers in the time node takes to start rather than the time TypeORM takes to load.

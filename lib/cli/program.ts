@@ -15,6 +15,8 @@ import { registerStats } from './commands/stats.command.js';
 export interface CliIo {
   out(text: string): void;
   err(text: string): void;
+  /** The environment the CLI reads (`DATABASE_URL`, `DASHBOARD_TOKEN`); the process's when absent. */
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 /** One sentence: capitalized, ending with a full stop. */
@@ -57,7 +59,7 @@ export function buildProgram(io: CliIo): Command {
     .showHelpAfterError(false)
     .exitOverride()
     .configureOutput({ writeOut: (text) => io.out(text.replace(/\n$/, '')), writeErr: () => undefined });
-  const ctx = createContext(io.out);
+  const ctx = createContext(io.out, io.env ?? process.env);
   registerDeadLetter(program, ctx);
   registerJobs(program, ctx);
   registerSchedules(program, ctx);

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import type { JobStore } from '../../lib/store/index.js';
+import { runCliBinary, runCliHere, type CliRun } from '../support/cli-run.js';
 import { HOSTILE, HOSTILE_NAMES, HOSTILE_TEXT, RAW_CONTROL, RULES } from './hostile.js';
 
 export interface CliBadInputTarget {
@@ -20,20 +19,10 @@ export interface CliBadInputTarget {
   cleanup(): Promise<void>;
 }
 
-interface Run {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
+type Run = CliRun;
 
-/** Runs the built `durable-scheduler` binary, as an operator would. */
-function cli(args: readonly string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [join(process.cwd(), 'dist/lib/cli/main.js'), ...args], { env: { ...process.env, DATABASE_URL: undefined } as NodeJS.ProcessEnv }, (error, stdout, stderr) =>
-      resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+/** Runs a command in this process (test/support/cli-run.ts); one case below runs the built binary. */
+const cli = runCliHere;
 
 /** One refused command line: arguments after the connection flags, and what stderr must say. */
 type Refusal = readonly [label: string, args: (conn: readonly string[]) => readonly string[], stderr: RegExp, code: number];
@@ -159,6 +148,18 @@ export function cliBadInputCases(createTarget: () => Promise<CliBadInputTarget>)
       // The cut comes after rendering: the straddling escape is shown whole or not at all.
       const straddling = lines.find((line) => line.includes(ids.at(-1)!))!;
       expect(straddling).toMatch(/x{49,57}…$/);
+    });
+
+    it('the binary writes the same text to its terminal, and refuses a command line the same way', async () => {
+      const args = ['dead-letter', 'list', ...conn];
+      const binary = await runCliBinary(args);
+      expectNoRawControl(binary);
+      expect(binary.stdout).toBe((await cli(args)).stdout);
+      const [label, refused, stderr, code] = CLI_REFUSALS.find(([name]) => name.startsWith('dead-letter list --limit'))!;
+      const run = await runCliBinary(refused(conn));
+      expect(run).toMatchObject({ code, stdout: '' });
+      expect(run.stderr).toMatch(stderr);
+      expect(label).toMatch(/--limit/);
     });
 
     it('jobs show in text, each error on lines of its own under the value column', async () => {

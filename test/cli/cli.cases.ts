@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import { LATEST_SCHEMA_VERSION, type JobStore } from '../../lib/store/index.js';
+import { runCliBinary, runCliHere } from '../support/cli-run.js';
 
 export interface CliTarget {
   /** The --conn value. */
@@ -17,23 +16,11 @@ export interface CliTarget {
   cleanup(): Promise<void>;
 }
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the built CLI binary, as an operator would. */
-function cli(args: string[], env: Record<string, string | undefined> = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [join(process.cwd(), 'dist/lib/cli/main.js'), ...args],
-      { env: { ...process.env, DATABASE_URL: undefined, ...env } as NodeJS.ProcessEnv },
-      (error, stdout, stderr) => resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+/**
+ * Runs a command. The cases run the CLI in this process (test/support/cli-run.ts); the first case
+ * runs the built binary, so what the process does (its output, its exit code) is held too.
+ */
+const cli = runCliHere;
 
 /** Claims the job and fails it for good. */
 async function deadLetter(store: JobStore, jobId: string, error: string, queue = 'default'): Promise<void> {
@@ -61,6 +48,17 @@ export function cliCases(createTarget: () => Promise<CliTarget>): void {
   });
 
   afterAll(async () => t?.cleanup());
+
+  it('the binary prints what the command prints, exits with its code, and ends once the command is done', async () => {
+    const args = ['dead-letter', 'list', ...conn, '--format', 'json', '--limit', '3'];
+    const [binary, here] = [await runCliBinary(args), await cli(args)];
+    expect(binary).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(binary.stdout)).toEqual(JSON.parse(here.stdout));
+    const refused = await runCliBinary(['dead-letter', 'replay', 'not-an-id', ...conn]);
+    expect(refused).toMatchObject({ code: 1, stdout: '', stderr: 'ID must be a UUID, got "not-an-id".\n' });
+    const none = await runCliBinary(['stats']);
+    expect(none).toMatchObject({ code: 1, stderr: expect.stringMatching(/^No database given; /) });
+  });
 
   it('dead-letter list prints the 50 most recent by default, newest first, errors cut to one line', async () => {
     const run = await cli(['dead-letter', 'list', ...conn]);

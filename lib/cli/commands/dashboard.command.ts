@@ -29,7 +29,7 @@ export function registerDashboard(program: Command, ctx: CliContext): void {
     .option('--read-only', 'refuse every action: cancel, replay, pause, resume and trigger')
     .option('--reveal-payloads', 'let a read-only dashboard reveal job payloads')
     .action(async (options: { conn?: string; table?: string; port: number; host: string; token?: string; readOnly?: boolean; revealPayloads?: boolean }) => {
-      const token = options.token ?? (process.env.DASHBOARD_TOKEN || undefined);
+      const token = options.token ?? (ctx.env.DASHBOARD_TOKEN || undefined);
       await ctx.withStore(options, async ({ store, target }) => {
         const { startDashboardServer } = await import('../../dashboard/http/dashboard-server.js');
         const server = await startDashboardServer({
