@@ -179,6 +179,33 @@ describe('issue 19 item 4: a dependant and its parent\'s outcome write serialize
     }
   }
 
+  it.each(['dead_lettered', 'succeeded'] as const)('a dependant created after its parent\'s outcome write began is dated no earlier than its creation and its parent\'s end (%s)', async (ending) => {
+    const store = await openStore();
+    const parent = await runningParent(store);
+    const writer = dataSource.createQueryRunner();
+    await writer.connect();
+    try {
+      // The outcome write's transaction begins first, as an attempt transaction does (and as a
+      // statement does, by its parse time, before the execution that waits for an enqueue's lock).
+      await writer.startTransaction();
+      await writer.query('SELECT now()');
+      const { id: child } = await store.jobEnqueue({ job: { name: 'child', payload: {}, dependsOn: [parent] } });
+      await writer.query(`SELECT 1 FROM ${store.naming.jobs} WHERE id = $1 FOR UPDATE`, [parent]);
+      await writer.query(`UPDATE ${store.naming.jobs} SET state = $2, leased_until = NULL, finished_at = statement_timestamp() WHERE id = $1`, [parent, ending]);
+      await writer.commitTransaction();
+      const [dates] = await dataSource.query(
+        `SELECT c.state, c.updated_at >= c.created_at AS updated_after_created, c.updated_at >= p.finished_at AS updated_after_parent,
+           c.finished_at IS NULL OR (c.finished_at >= c.created_at AND c.finished_at >= p.finished_at) AS finished_in_order
+         FROM ${store.naming.jobs} c, ${store.naming.jobs} p WHERE c.id = $1 AND p.id = $2`,
+        [child, parent],
+      );
+      expect(dates).toEqual({ state: ending === 'succeeded' ? 'scheduled' : 'cancelled', updated_after_created: true, updated_after_parent: true, finished_in_order: true });
+    } finally {
+      if (writer.isTransactionActive) await writer.rollbackTransaction();
+      await writer.release();
+    }
+  });
+
   it('a due parent that a dependant\'s enqueue holds is still claimed at once', async () => {
     const store = await openStore();
     const { id: parent } = await store.jobEnqueue({ job: { name: 'parent', payload: {}, queue: 'deps' } });

@@ -104,8 +104,10 @@ function settleLevel(t: PostgresNaming, which: string): string {
         state = CASE WHEN e.failure IS NOT NULL THEN 'cancelled' WHEN c.pending_parents - e.satisfied <= 0 THEN 'scheduled' ELSE c.state END,
         run_at = CASE WHEN e.failure IS NULL AND c.pending_parents - e.satisfied <= 0 THEN greatest(c.run_at, date_trunc('milliseconds', now())) ELSE c.run_at END,
         last_error = CASE WHEN e.failure IS NOT NULL THEN e.failure ELSE c.last_error END,
-        finished_at = CASE WHEN e.failure IS NOT NULL THEN now() ELSE c.finished_at END,
-        updated_at = now()
+        -- The statement's time, as its parent's end; never before the dependant's own creation, which
+        -- may have committed after this transaction began (the write waited for its enqueue's lock).
+        finished_at = CASE WHEN e.failure IS NOT NULL THEN greatest(statement_timestamp(), c.created_at) ELSE c.finished_at END,
+        updated_at = greatest(statement_timestamp(), c.created_at)
       FROM effect e
       WHERE c.id = e.child_id AND c.state = 'awaiting_parents' AND c.id IN (SELECT id FROM held) AND (e.failure IS NULL OR c.id IN (SELECT id FROM doomed))
       RETURNING c.id, c.state
