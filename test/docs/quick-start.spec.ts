@@ -24,7 +24,9 @@ function instructions(section: string) {
   // The packages of every `npm install` line, as one list (the package itself comes from the tarball).
   const packages = [...bash.matchAll(/npm install ([^&\n]+)/g)]
     .flatMap((m) => m[1]!.trim().split(/\s+/))
-    .filter((word) => !word.startsWith('-') && word !== 'nestjs-durable-scheduler');
+    .filter((word) => !word.startsWith('-') && word !== 'nestjs-durable-scheduler')
+    // Without the version a line pins (better-sqlite3@12): the project's own copy is linked.
+    .map((word) => word.replace(/(.)@[^/]*$/, '$1'));
   // The options `npx tsc --init` is given: it writes its defaults and these into tsconfig.json.
   const initArgs = /npx tsc --init([^&\n]*)/.exec(bash)![1]!.trim().split(/\s+/).filter(Boolean);
   return { files, packages, initArgs, npmInit: bash.includes('npm pkg set type=module') };
