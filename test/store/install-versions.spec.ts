@@ -24,9 +24,9 @@ const POSTGRES_FINGERPRINTS: Record<number, string> = {
   4: '6755dcf0bc461bbb',
   // Debounce and throttle windows (migration 0021): the lean finish keeps the opener of a throttle window.
   5: '02900111fb117918',
-  // The settle function locks every dependant it writes in id order before writing any, so two settlers never deadlock,
+  // The settle function locks every dependant another settler may write in id order before writing any, so two never deadlock,
   // and dates what it writes at its statement's time, never before the dependant's creation.
-  6: '8d552dd50823a824',
+  6: 'f7afb34002ef047b',
 };
 const SQLITE_FINGERPRINTS: Record<number, string> = {
   1: '5e1b42476d6e1bdb',

@@ -80,36 +80,43 @@ function settleLevel(t: PostgresNaming, which: string): string {
     ), effect AS (
       SELECT m.child_id,
         count(*) FILTER (WHERE m.parent_state = 'succeeded' OR c.dependency_mode = 'on_any_terminal') AS satisfied,
-        min('parent ' || m.parent_id || ' ended ' || m.parent_state) FILTER (WHERE m.parent_state <> 'succeeded' AND c.dependency_mode = 'on_success') AS failure
+        min('parent ' || m.parent_id || ' ended ' || m.parent_state) FILTER (WHERE m.parent_state <> 'succeeded' AND c.dependency_mode = 'on_success') AS failure,
+        count(*) < min(c.pending_parents) AS shared
       FROM marked m JOIN ${t.jobs} c ON c.id = m.child_id
       GROUP BY m.child_id
     ), held AS MATERIALIZED (
-      -- Every dependant this level writes, locked in id order before any is written: two settlers
-      -- whose parents share dependants (one lowering their latches, one cancelling them) then wait
-      -- for each other at the first shared row instead of each holding a row the other needs.
-      SELECT c.id, e.failure IS NOT NULL AS cancels FROM ${t.jobs} c JOIN effect e ON c.id = e.child_id
-      WHERE c.state = 'awaiting_parents'
+      -- The dependants another settler may write too (open edges besides the ones this level
+      -- settles: a latch counts every open edge), locked in id order before any is written. Two
+      -- settlers whose parents share dependants (one lowering their latches, one cancelling them)
+      -- then wait for each other at the first shared row instead of each holding a row the other
+      -- needs. A dependant whose every open edge this level holds has no other writer to meet, so a
+      -- fan-out of single-parent dependants pays nothing for it. Probed by key, as the edges are: a
+      -- join would let the planner walk the whole primary key.
+      SELECT c.id FROM ${t.jobs} c
+      WHERE c.id = ANY(ARRAY(SELECT child_id FROM effect WHERE shared)) AND c.state = 'awaiting_parents'
       ORDER BY c.id
       FOR NO KEY UPDATE OF c
     ), doomed AS MATERIALIZED (
       -- A cancelled dependant is a parent that became terminal: locked FOR UPDATE before it is
-      -- written, as every such write (parent-guard.sql.ts), in id order, once it is held.
+      -- written, as every such write (parent-guard.sql.ts), in id order, after the shared ones.
       SELECT c.id FROM ${t.jobs} c
-      WHERE c.id IN (SELECT id FROM held WHERE cancels)
+      WHERE (SELECT count(*) FROM held) >= 0 AND c.id = ANY(ARRAY(SELECT child_id FROM effect WHERE failure IS NOT NULL))
       ORDER BY c.id
       FOR UPDATE OF c
     ), applied AS (
       UPDATE ${t.jobs} c SET
         pending_parents = CASE WHEN e.failure IS NULL THEN c.pending_parents - e.satisfied ELSE 0 END,
         state = CASE WHEN e.failure IS NOT NULL THEN 'cancelled' WHEN c.pending_parents - e.satisfied <= 0 THEN 'scheduled' ELSE c.state END,
-        run_at = CASE WHEN e.failure IS NULL AND c.pending_parents - e.satisfied <= 0 THEN greatest(c.run_at, date_trunc('milliseconds', now())) ELSE c.run_at END,
+        run_at = CASE WHEN e.failure IS NULL AND c.pending_parents - e.satisfied <= 0 THEN greatest(c.run_at, date_trunc('milliseconds', greatest(statement_timestamp(), c.created_at))) ELSE c.run_at END,
         last_error = CASE WHEN e.failure IS NOT NULL THEN e.failure ELSE c.last_error END,
-        -- The statement's time, as its parent's end; never before the dependant's own creation, which
-        -- may have committed after this transaction began (the write waited for its enqueue's lock).
+        -- Dated at the statement's time, as its parent's end (a release too: due from then); never
+        -- before the dependant's own creation, which may have committed after this transaction
+        -- began (the write waited for its enqueue's lock).
         finished_at = CASE WHEN e.failure IS NOT NULL THEN greatest(statement_timestamp(), c.created_at) ELSE c.finished_at END,
         updated_at = greatest(statement_timestamp(), c.created_at)
       FROM effect e
-      WHERE c.id = e.child_id AND c.state = 'awaiting_parents' AND c.id IN (SELECT id FROM held) AND (e.failure IS NULL OR c.id IN (SELECT id FROM doomed))
+      -- The count, a one-time filter, makes the locks above come first without changing this join's plan.
+      WHERE (SELECT count(*) FROM held) >= 0 AND c.id = e.child_id AND c.state = 'awaiting_parents' AND (e.failure IS NULL OR c.id IN (SELECT id FROM doomed))
       RETURNING c.id, c.state
     )
     SELECT (SELECT count(*) FROM marked), (SELECT array_agg(a.id) FROM applied a WHERE a.state = 'cancelled')
