@@ -58,6 +58,10 @@ export function cliCases(createTarget: () => Promise<CliTarget>): void {
     expect(refused).toMatchObject({ code: 1, stdout: '', stderr: 'ID must be a UUID, got "not-an-id".\n' });
     const none = await runCliBinary(['stats']);
     expect(none).toMatchObject({ code: 1, stderr: expect.stringMatching(/^No database given; /) });
+    // A command that writes ends its process too (its pool closed), and the write is there.
+    const { id } = await t.store.jobEnqueue({ job: { name: 'binary.cancel', payload: 1, queue: 'binary', delayMs: 3_600_000 } });
+    expect(await runCliBinary(['cancel', id, ...conn])).toEqual({ code: 0, stdout: `Job ${id} (binary.cancel) is cancelled.\n`, stderr: '' });
+    expect(await t.store.jobGet({ jobId: id })).toMatchObject({ state: 'cancelled' });
   });
 
   it('dead-letter list prints the 50 most recent by default, newest first, errors cut to one line', async () => {

@@ -82,7 +82,7 @@ class NoopHandler implements JobHandler<{ key: string }> {
  * Claims the job as another worker. A claim passes by a row that another transaction has locked
  * (SKIP LOCKED), and the lapsed attempt's own heartbeat locks it for a moment on its way to finding
  * the lease lost (on MySQL a heartbeat is a transaction of several round trips), so a claim that
- * comes back empty is tried again, a bounded number of times, each after the store's next statement.
+ * comes back empty is tried again, a bounded number of times, each after a turn of the event loop.
  */
 async function claimOnceFree(store: JobStore, jobId: string) {
   for (let tries = 0; tries < 100; tries += 1) {

@@ -168,12 +168,39 @@ describe('issue 19 item 4: a dependant and its parent\'s outcome write serialize
     for (const id of children) expect(await store.jobGet({ jobId: id })).toMatchObject({ state: 'cancelled', lastError: `parent ${failing} ended dead_lettered` });
   });
 
+  it('never deadlocks: an operator cancels a dependant while its parent\'s failure cancels it and a dependant of both', async () => {
+    const store = await openStore();
+    const parent = await runningParent(store);
+    const { id: middle } = await store.jobEnqueue({ job: { name: 'middle', payload: {}, dependsOn: [parent] } });
+    const { id: last } = await store.jobEnqueue({ job: { name: 'last', payload: {}, dependsOn: [parent, middle] } });
+    expect(middle < last).toBe(true);
+    const operator = dataSource.createQueryRunner();
+    await operator.connect();
+    await operator.startTransaction();
+    try {
+      // The operator's cancel locks its job first, as every write that ends a job does.
+      await operator.query(`SELECT 1 FROM ${store.naming.jobs} WHERE id = $1 FOR UPDATE`, [middle]);
+      const failure = tracked(store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: parent, attempt: 1, kind: 'dead_lettered', error: 'broken' }] }));
+      expect(await untilWaitingCount(1, failure.isDone)).toBe(true);
+      // Its cancel settles the edge to the last job, which the failure also cancels: the failure
+      // must be waiting at the middle job holding nothing, not holding the last one.
+      await operator.query(`UPDATE ${store.naming.jobs} SET state = 'cancelled', finished_at = now() WHERE id = $1`, [middle]);
+      await operator.commitTransaction();
+      expect(await failure.promise).toMatchObject([{ status: 'applied', state: 'dead_lettered' }]);
+    } finally {
+      if (operator.isTransactionActive) await operator.rollbackTransaction();
+      await operator.release();
+    }
+    expect(await store.jobGet({ jobId: last })).toMatchObject({ state: 'cancelled' });
+  });
+
   /** Resolves true once `count` outcome writes wait on a lock, or false once `done()` holds. */
   async function untilWaitingCount(count: number, done: () => boolean): Promise<boolean> {
     for (;;) {
       if (done()) return false;
       const [{ waiting }] = await admin.query(
-        `SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND position('WITH ending AS' in query) > 0`,
+        `SELECT count(*)::int AS waiting FROM pg_stat_activity
+         WHERE datname = current_database() AND pid <> pg_backend_pid() AND wait_event_type = 'Lock' AND position('WITH ending AS' in query) > 0`,
       );
       if (waiting >= count) return true;
     }
@@ -204,6 +231,46 @@ describe('issue 19 item 4: a dependant and its parent\'s outcome write serialize
       if (writer.isTransactionActive) await writer.rollbackTransaction();
       await writer.release();
     }
+  });
+
+  it('a dependant whose enqueue commits while its parent\'s outcome statement waits is dated no earlier than its creation', async () => {
+    const store = await openStore();
+    const parent = await runningParent(store);
+    const holder = dataSource.createQueryRunner();
+    await holder.connect();
+    await holder.startTransaction();
+    const hold = gate();
+    const inserted = gate();
+    let child = '';
+    try {
+      // A heartbeat-strength lock on the parent holds the outcome statement up after it started;
+      // the dependant's enqueue takes its key-share lock beside it, so it is created after the
+      // statement began and commits before the statement settles it.
+      await holder.query(`SELECT 1 FROM ${store.naming.jobs} WHERE id = $1 FOR NO KEY UPDATE`, [parent]);
+      const outcome = tracked(store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: parent, attempt: 1, kind: 'dead_lettered', error: 'broken' }] }));
+      expect(await untilWaitingCount(1, outcome.isDone)).toBe(true);
+      const host = dataSource.transaction(async (manager: EntityManager) => {
+        child = (await store.jobEnqueue({ job: { name: 'child', payload: {}, dependsOn: [parent] }, manager })).id;
+        inserted.open();
+        await hold.opened;
+      });
+      await inserted.opened;
+      await holder.commitTransaction();
+      expect(await untilWaitingCount(1, outcome.isDone)).toBe(true);
+      hold.open();
+      await host;
+      expect(await outcome.promise).toMatchObject([{ status: 'applied', state: 'dead_lettered' }]);
+    } finally {
+      hold.open();
+      if (holder.isTransactionActive) await holder.rollbackTransaction();
+      await holder.release();
+    }
+    const [dates] = await dataSource.query(
+      `SELECT c.state, c.finished_at >= c.created_at AS finished_after_created, c.updated_at >= c.created_at AS updated_after_created
+       FROM ${store.naming.jobs} c WHERE c.id = $1`,
+      [child],
+    );
+    expect(dates).toEqual({ state: 'cancelled', finished_after_created: true, updated_after_created: true });
   });
 
   it('a due parent that a dependant\'s enqueue holds is still claimed at once', async () => {

@@ -24,9 +24,9 @@ const POSTGRES_FINGERPRINTS: Record<number, string> = {
   4: '6755dcf0bc461bbb',
   // Debounce and throttle windows (migration 0021): the lean finish keeps the opener of a throttle window.
   5: '02900111fb117918',
-  // The settle function locks every dependant another settler may write in id order before writing any, so two never deadlock,
+  // The settle function locks the dependants it cancels and those another settler may write, in id order before writing any,
   // and dates what it writes at its statement's time, never before the dependant's creation.
-  6: 'f7afb34002ef047b',
+  6: 'f42a105ad9e97344',
 };
 const SQLITE_FINGERPRINTS: Record<number, string> = {
   1: '5e1b42476d6e1bdb',

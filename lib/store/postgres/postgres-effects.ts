@@ -85,22 +85,18 @@ function settleLevel(t: PostgresNaming, which: string): string {
       FROM marked m JOIN ${t.jobs} c ON c.id = m.child_id
       GROUP BY m.child_id
     ), held AS MATERIALIZED (
-      -- The dependants another settler may write too (open edges besides the ones this level
-      -- settles: a latch counts every open edge), locked in id order before any is written. Two
-      -- settlers whose parents share dependants (one lowering their latches, one cancelling them)
-      -- then wait for each other at the first shared row instead of each holding a row the other
-      -- needs. A dependant whose every open edge this level holds has no other writer to meet, so a
-      -- fan-out of single-parent dependants pays nothing for it. Probed by key, as the edges are: a
-      -- join would let the planner walk the whole primary key.
+      -- Locked FOR UPDATE in one pass, in id order, before any is written:
+      -- - a dependant this level cancels: it becomes terminal, and every such write locks first
+      --   (parent-guard.sql.ts);
+      -- - a dependant another settler may write too: open edges besides the ones this level
+      --   settles (its latch counts every open edge). Two settlers whose parents share dependants
+      --   (one lowering their latches, one cancelling them) then wait for each other at the first
+      --   shared row instead of each holding a row the other needs.
+      -- A dependant whose every open edge this level holds, and that it releases or lowers, has no
+      -- other settler to meet, so a fan-out of single-parent dependants pays nothing for this.
+      -- Probed by key, as the edges are: a join would let the planner walk the whole primary key.
       SELECT c.id FROM ${t.jobs} c
-      WHERE c.id = ANY(ARRAY(SELECT child_id FROM effect WHERE shared)) AND c.state = 'awaiting_parents'
-      ORDER BY c.id
-      FOR NO KEY UPDATE OF c
-    ), doomed AS MATERIALIZED (
-      -- A cancelled dependant is a parent that became terminal: locked FOR UPDATE before it is
-      -- written, as every such write (parent-guard.sql.ts), in id order, after the shared ones.
-      SELECT c.id FROM ${t.jobs} c
-      WHERE (SELECT count(*) FROM held) >= 0 AND c.id = ANY(ARRAY(SELECT child_id FROM effect WHERE failure IS NOT NULL))
+      WHERE c.id = ANY(ARRAY(SELECT child_id FROM effect WHERE shared OR failure IS NOT NULL)) AND c.state = 'awaiting_parents'
       ORDER BY c.id
       FOR UPDATE OF c
     ), applied AS (
@@ -116,7 +112,7 @@ function settleLevel(t: PostgresNaming, which: string): string {
         updated_at = greatest(statement_timestamp(), c.created_at)
       FROM effect e
       -- The count, a one-time filter, makes the locks above come first without changing this join's plan.
-      WHERE (SELECT count(*) FROM held) >= 0 AND c.id = e.child_id AND c.state = 'awaiting_parents' AND (e.failure IS NULL OR c.id IN (SELECT id FROM doomed))
+      WHERE (SELECT count(*) FROM held) >= 0 AND c.id = e.child_id AND c.state = 'awaiting_parents' AND (e.failure IS NULL OR c.id IN (SELECT id FROM held))
       RETURNING c.id, c.state
     )
     SELECT (SELECT count(*) FROM marked), (SELECT array_agg(a.id) FROM applied a WHERE a.state = 'cancelled')
