@@ -155,9 +155,9 @@ describe('issue 19 item 4: a dependant and its parent\'s outcome write serialize
       // needs once the holder lets go, and one of the two would die in a deadlock.
       await holder.query(`SELECT 1 FROM ${store.naming.jobs} WHERE id = $1 FOR UPDATE`, [children[1]]);
       const failure = tracked(store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: failing, attempt: 1, kind: 'dead_lettered', error: 'broken' }] }));
-      expect(await untilWaitingCount(1, failure.isDone)).toBe(true);
+      expect(await untilWaiting(admin, 'WITH ending AS', failure.isDone)).toBe(true);
       const success = tracked(store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: succeeding, attempt: 1, kind: 'succeeded' }] }));
-      expect(await untilWaitingCount(2, () => failure.isDone() || success.isDone())).toBe(true);
+      expect(await untilWaiting(admin, 'WITH ending AS', () => failure.isDone() || success.isDone(), 2)).toBe(true);
       await holder.commitTransaction();
       expect(await failure.promise).toMatchObject([{ status: 'applied' }]);
       expect(await success.promise).toMatchObject([{ status: 'applied' }]);
@@ -181,7 +181,7 @@ describe('issue 19 item 4: a dependant and its parent\'s outcome write serialize
       // The operator's cancel locks its job first, as every write that ends a job does.
       await operator.query(`SELECT 1 FROM ${store.naming.jobs} WHERE id = $1 FOR UPDATE`, [middle]);
       const failure = tracked(store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: parent, attempt: 1, kind: 'dead_lettered', error: 'broken' }] }));
-      expect(await untilWaitingCount(1, failure.isDone)).toBe(true);
+      expect(await untilWaiting(admin, 'WITH ending AS', failure.isDone)).toBe(true);
       // Its cancel settles the edge to the last job, which the failure also cancels: the failure
       // must be waiting at the middle job holding nothing, not holding the last one.
       await operator.query(`UPDATE ${store.naming.jobs} SET state = 'cancelled', finished_at = now() WHERE id = $1`, [middle]);
@@ -193,18 +193,6 @@ describe('issue 19 item 4: a dependant and its parent\'s outcome write serialize
     }
     expect(await store.jobGet({ jobId: last })).toMatchObject({ state: 'cancelled' });
   });
-
-  /** Resolves true once `count` outcome writes wait on a lock, or false once `done()` holds. */
-  async function untilWaitingCount(count: number, done: () => boolean): Promise<boolean> {
-    for (;;) {
-      if (done()) return false;
-      const [{ waiting }] = await admin.query(
-        `SELECT count(*)::int AS waiting FROM pg_stat_activity
-         WHERE datname = current_database() AND pid <> pg_backend_pid() AND wait_event_type = 'Lock' AND position('WITH ending AS' in query) > 0`,
-      );
-      if (waiting >= count) return true;
-    }
-  }
 
   it.each(['dead_lettered', 'succeeded'] as const)('a dependant created after its parent\'s outcome write began is dated no earlier than its creation and its parent\'s end (%s)', async (ending) => {
     const store = await openStore();
@@ -248,7 +236,7 @@ describe('issue 19 item 4: a dependant and its parent\'s outcome write serialize
       // statement began and commits before the statement settles it.
       await holder.query(`SELECT 1 FROM ${store.naming.jobs} WHERE id = $1 FOR NO KEY UPDATE`, [parent]);
       const outcome = tracked(store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: parent, attempt: 1, kind: 'dead_lettered', error: 'broken' }] }));
-      expect(await untilWaitingCount(1, outcome.isDone)).toBe(true);
+      expect(await untilWaiting(admin, 'WITH ending AS', outcome.isDone)).toBe(true);
       const host = dataSource.transaction(async (manager: EntityManager) => {
         child = (await store.jobEnqueue({ job: { name: 'child', payload: {}, dependsOn: [parent] }, manager })).id;
         inserted.open();
@@ -256,7 +244,7 @@ describe('issue 19 item 4: a dependant and its parent\'s outcome write serialize
       });
       await inserted.opened;
       await holder.commitTransaction();
-      expect(await untilWaitingCount(1, outcome.isDone)).toBe(true);
+      expect(await untilWaiting(admin, 'WITH ending AS', outcome.isDone)).toBe(true);
       hold.open();
       await host;
       expect(await outcome.promise).toMatchObject([{ status: 'applied', state: 'dead_lettered' }]);

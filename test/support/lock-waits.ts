@@ -8,15 +8,19 @@ export function gate() {
 }
 
 /**
- * Resolves true once a backend whose statement contains `fragment` waits on a lock, or false once
+ * Resolves true once `count` backends (one by default) whose statement contains `fragment` wait on a lock, or false once
  * `done()` holds. It polls the server's own view, so it waits for the interleaving to exist instead
  * of guessing how long it takes; `done` lets code that never waits (the code before a fix) get past it.
  */
-export async function untilWaiting(admin: DataSource, fragment: string, done: () => boolean): Promise<boolean> {
+export async function untilWaiting(admin: DataSource, fragment: string, done: () => boolean, count = 1): Promise<boolean> {
   for (;;) {
     if (done()) return false;
-    const rows = await admin.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND position($1 in query) > 0`, [fragment]);
-    if (rows.length > 0) return true;
+    const [{ waiting }] = await admin.query(
+      `SELECT count(*)::int AS waiting FROM pg_stat_activity
+       WHERE datname = current_database() AND pid <> pg_backend_pid() AND wait_event_type = 'Lock' AND position($1 in query) > 0`,
+      [fragment],
+    );
+    if (waiting >= count) return true;
   }
 }
 
