@@ -15,16 +15,17 @@ export type { WorkerOptions, SettledEvent, ErrorLogDetail, WorkerNodeEvents, Att
 export { Job, InjectJobContext, InjectJobEntityManager, OnJobTransition, type OnJobTransitionOptions } from './nest/index.js';
 
 // Jobs: definitions shared by producers and workers, handlers, and the typed registry.
-export { defineJob, type DefineJobOptions, type DefinedJob, type DefinedJobSpec, type PayloadOf } from './nest/index.js';
+export { defineJob, type DefineJobOptions, type DefinedJob, type DefinedJobSpec, type JobSequenceOption, type PayloadOf } from './nest/index.js';
 export type { JobHandler, JobOptions, JobHandlerOptions, DeclaredSchedule, JobRegistry, JobName, JobPayload } from './nest/index.js';
 export type { JobContext } from './worker/index.js';
-export type { JobRecord, JobWindowInfo, JobState, DependencyMode, FinishMode, HistoryPolicy, RetryPolicy, SchedulerLimits } from './core/index.js';
+export type { JobRecord, JobSequenceInfo, JobWindowInfo, JobState, DependencyMode, FinishMode, HistoryPolicy, RetryPolicy, SchedulerLimits } from './core/index.js';
 
 // The client and what its calls take and return.
 export { SchedulerClient, type EnqueueJobOptions, type ScheduleSpec, type DefinedScheduleSpec, type JobSpec } from './nest/index.js';
 export type { JobWaitResult, WaitForOptions } from './worker/index.js';
 export { declaredScheduleId } from './store/index.js';
 export type {
+  BlockedSequence,
   CancelResult,
   ConcurrencyLimit,
   DebounceOptions,
@@ -33,6 +34,7 @@ export type {
   HistoryEntry,
   JobPage,
   LimitTarget,
+  ListBlockedSequencesParams,
   ListJobsParams,
   Rate,
   RateLimit,
@@ -41,6 +43,8 @@ export type {
   ScheduleInput,
   ScheduleListParams,
   ScheduleState,
+  SequenceAfterFailure,
+  SequenceOptions,
   ThrottleOptions,
   UniqueKeyMode,
 } from './store/index.js';

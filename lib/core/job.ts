@@ -28,6 +28,14 @@ export type HistoryPolicy = 'off' | 'transitions' | 'transitions_and_errors';
  */
 export type FinishMode = 'keep' | 'lean';
 
+/** A sequence, as a job that joined it reports it (docs/sequences.md). */
+export interface JobSequenceInfo {
+  /** One sequence across every wire name and queue. */
+  readonly key: string;
+  /** What the job does when the job before it failed for good: wait for an operator (`block`), or run (`continue`). */
+  readonly afterFailure: 'block' | 'continue';
+}
+
 /**
  * A debounce or throttle window, as a job that opened it reports it (docs/debounce-and-throttle.md).
  * Its key is scoped to the job's wire name.
@@ -102,6 +110,11 @@ export interface JobRecord<TPayload = unknown> {
   readonly uniqueKey: string | null;
   /** The debounce or throttle window the job opened when it was enqueued; null when none. */
   readonly window: JobWindowInfo | null;
+  /**
+   * The sequence the job was enqueued into, and what it does after a predecessor that failed for
+   * good; null when none. The job it waits behind is an edge: `jobEdges`, or the dashboard's job page.
+   */
+  readonly sequence: JobSequenceInfo | null;
   /**
    * The retry fields set at enqueue, which win over the handler's policy; null when none were set.
    * Fields left out come from the handler's policy on the node that runs the attempt.

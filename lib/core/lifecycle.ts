@@ -138,7 +138,8 @@ export function transition(job: LifecycleFields, event: JobEvent, now: number): 
   if (next.state === job.state && next.attempt === job.attempt) return result;
   const effects: Effect[] = [...result.effects, { type: 'history', state: next.state, attempt: next.attempt, error: historyError(job, next) }];
   if (job.state === 'running' && next.state !== 'running') effects.push(RELEASE_SLOTS);
-  if (isTerminalState(next.state) && !isTerminalState(job.state)) effects.push(SETTLE_DEPENDANTS);
+  // A dead letter discarded (cancelled) settles what its end left open: a sequence it blocked.
+  if ((isTerminalState(next.state) && !isTerminalState(job.state)) || (next.state === 'cancelled' && isDeadLetterState(job.state))) effects.push(SETTLE_DEPENDANTS);
   if (isDeadLetterState(next.state) && job.state !== next.state) effects.push(HALT_SCHEDULE);
   return { ok: true, next, effects };
 }
@@ -246,7 +247,8 @@ function decide(job: LifecycleFields, event: JobEvent, now: number): Transition 
         return job.cancelRequested ? ok(job) : ok({ ...job, cancelRequested: true, updatedAt: now });
       }
       // A dead letter or a quarantined job may be discarded: it ends cancelled, keeps its error,
-      // and from now on ages out with retention. Its dependants were settled when it ended.
+      // and from now on ages out with retention. Its dependants were settled when it ended, but for
+      // a sequence's next job that its failure held back, which the cancel releases.
       if (job.state === 'succeeded') return { ok: false, rejection: 'illegal_state' };
       return ok(finish(job, 'cancelled', now, { lastError: job.lastError }));
 

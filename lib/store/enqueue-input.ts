@@ -20,7 +20,7 @@ import {
   type DependencyMode,
   type SchedulerLimits,
 } from '../core/index.js';
-import type { EnqueueInput, Rate, UniqueKeyMode } from './enqueue-input.types.js';
+import type { EnqueueInput, Rate, SequenceAfterFailure, SequenceOptions, UniqueKeyMode } from './enqueue-input.types.js';
 import { normalizeWindow, type JobWindow } from './window/job-window.js';
 
 /** The queue a job lands in when none is named. */
@@ -28,7 +28,7 @@ export const DEFAULT_QUEUE = 'default';
 /** Attempts a job gets when none are named. */
 export const DEFAULT_MAX_ATTEMPTS = 10;
 
-export type { DebounceOptions, EnqueueInput, Rate, ThrottleOptions, UniqueKeyMode } from './enqueue-input.types.js';
+export type { DebounceOptions, EnqueueInput, Rate, SequenceAfterFailure, SequenceOptions, ThrottleOptions, UniqueKeyMode } from './enqueue-input.types.js';
 
 /** A validated job, ready for an adapter to insert. */
 export interface NewJob {
@@ -62,6 +62,13 @@ export interface NewJob {
   readonly uniqueKeyMode?: UniqueKeyMode;
   /** The debounce or throttle window the job opens, or absent. A debounced job's `delayMs` is its window. */
   readonly window?: JobWindow;
+  /** The sequence the job joins at the end of, or absent. */
+  readonly sequence?: JobSequence;
+  /**
+   * The job it runs after: the sequence's tail when the enqueue took the sequence's lock, set by
+   * the store (never by the caller). Absent for the first job of a sequence, or when that job is gone.
+   */
+  readonly sequenceAfter?: string;
   /** The retry override as JSON text, or null. */
   readonly retry?: string | null;
   /** The trace context to store with the job, or absent. */
@@ -69,7 +76,13 @@ export interface NewJob {
   readonly tracestate?: string | null;
 }
 
-const KNOWN_KEYS = new Set(['name', 'payload', 'id', 'queue', 'runAt', 'delayMs', 'priority', 'maxAttempts', 'dependsOn', 'dependencyMode', 'concurrencyKey', 'concurrencyLimit', 'rateLimit', 'uniqueKey', 'uniqueKeyMode', 'debounce', 'throttle', 'retry', 'traceContext']);
+const KNOWN_KEYS = new Set(['name', 'payload', 'id', 'queue', 'runAt', 'delayMs', 'priority', 'maxAttempts', 'dependsOn', 'dependencyMode', 'concurrencyKey', 'concurrencyLimit', 'rateLimit', 'uniqueKey', 'uniqueKeyMode', 'debounce', 'throttle', 'sequence', 'retry', 'traceContext']);
+
+/** A validated sequence: its key and what the job does after a predecessor that failed for good. */
+export interface JobSequence {
+  readonly key: string;
+  readonly afterFailure: SequenceAfterFailure;
+}
 
 /** Most parents one job may wait for. */
 export const MAX_PARENTS = 10_000;
@@ -77,6 +90,8 @@ export const MAX_PARENTS = 10_000;
 export { MAX_CONCURRENCY_KEY };
 /** Longest unique key, in characters. */
 export const MAX_UNIQUE_KEY = 200;
+/** Longest sequence key, in characters. */
+export const MAX_SEQUENCE_KEY = 200;
 
 /**
  * Validates and normalizes jobs before any write. Every problem is an InvalidArgumentError naming
@@ -146,6 +161,13 @@ export function normalizeEnqueue(given: EnqueueInput, limits: SchedulerLimits, i
     if (uniqueKey === undefined) throw new InvalidArgumentError(`${where}uniqueKeyMode needs a uniqueKey.`, `${where}uniqueKeyMode`);
   }
   const window = normalizeWindow(input as unknown as Record<string, unknown>, where);
+  const sequence = normalizeSequence(input.sequence, where);
+  if (sequence !== null) {
+    const clash = uniqueKey !== undefined ? 'uniqueKey' : window !== null ? window.kind : null;
+    if (clash !== null) {
+      throw new InvalidArgumentError(`${where}sequence cannot be combined with ${clash}: a job that joins a sequence must be written, in its place, every time it is enqueued.`, `${where}sequence`);
+    }
+  }
   const retry = checkRetryOverride(input.retry, `${where}retry`);
   const trace = checkTraceContext(input.traceContext, `${where}traceContext`);
   return {
@@ -165,9 +187,21 @@ export function normalizeEnqueue(given: EnqueueInput, limits: SchedulerLimits, i
     rateLimit,
     ...(uniqueKey === undefined ? {} : { uniqueKey, uniqueKeyMode: uniqueKeyMode ?? 'keep' }),
     ...(window === null ? {} : { window }),
+    ...(sequence === null ? {} : { sequence }),
     ...(retry === null ? {} : { retry: JSON.stringify(retry) }),
     ...(trace === null ? {} : { traceparent: trace.traceparent, tracestate: trace.tracestate ?? null }),
   };
+}
+
+function normalizeSequence(value: unknown, where: string): JobSequence | null {
+  if (value === undefined) return null;
+  const argument = `${where}sequence`;
+  const { key, afterFailure } = checkOptions(value as SequenceOptions, ['key', 'afterFailure'], { what: 'sequence', argument, where: `${argument}.` })!;
+  const checkedKey = assertNonEmptyString(key, `${argument}.key`, MAX_SEQUENCE_KEY);
+  if (afterFailure !== undefined && afterFailure !== 'block' && afterFailure !== 'continue') {
+    throw new InvalidArgumentError(`${argument}.afterFailure must be "block" or "continue", got ${showValue(afterFailure)}.`, `${argument}.afterFailure`);
+  }
+  return { key: checkedKey, afterFailure: afterFailure ?? 'block' };
 }
 
 /**

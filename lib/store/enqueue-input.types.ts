@@ -64,6 +64,12 @@ export interface EnqueueInput<TPayload = unknown> {
    * id (`deduplicated: 'throttled'`). Not with `uniqueKey`, `dependsOn` or `debounce`.
    */
   readonly throttle?: ThrottleOptions;
+  /**
+   * Strict order: jobs with the same sequence key run one at a time, in the order they were
+   * enqueued (committed), whatever their wire name or queue. Not with `uniqueKey`, `debounce` or
+   * `throttle` (docs/sequences.md).
+   */
+  readonly sequence?: SequenceOptions;
   /** Retry fields for this job, over the handler's policy (each one optional). */
   readonly retry?: Partial<RetryPolicy>;
   /**
@@ -93,6 +99,21 @@ export interface ThrottleOptions {
   /** The window, in milliseconds: a whole number from 1 to 2,592,000,000 (30 days). */
   readonly windowMs: number;
 }
+
+/** See {@link EnqueueInput.sequence}. */
+export interface SequenceOptions {
+  /** 1 to 200 characters without control characters; one sequence across every wire name and queue. */
+  readonly key: string;
+  /**
+   * What this job does when the job before it in the sequence failed for good (dead-lettered or
+   * quarantined): `block` (default) waits until an operator replays that job and it succeeds, or
+   * cancels it; `continue` runs anyway, as after a success.
+   */
+  readonly afterFailure?: SequenceAfterFailure;
+}
+
+/** See {@link SequenceOptions.afterFailure}. */
+export type SequenceAfterFailure = 'block' | 'continue';
 
 /** See {@link EnqueueInput.uniqueKeyMode}. */
 export type UniqueKeyMode = 'keep' | 'replace';

@@ -22,6 +22,9 @@ export interface JobRow extends LifecycleFields {
   readonly windowKind: 'debounce' | 'throttle' | null;
   readonly windowKey: string | null;
   readonly windowEndsAt: number | null;
+  /** The sequence the job joined at enqueue, and what it does after a failed predecessor; both null when none. */
+  readonly sequenceKey: string | null;
+  readonly sequenceMode: 'block' | 'continue' | null;
   /** The retry override set at enqueue, as JSON text; null when none was set. */
   readonly retry: string | null;
   /** The W3C `traceparent` stored at enqueue, and `tracestate` with it; null without tracing. */
@@ -67,6 +70,7 @@ export function toJob(row: JobRow): JobRecord {
     concurrencyKey: row.concurrencyKey,
     uniqueKey: row.uniqueKey,
     window: row.windowKind === null ? null : { kind: row.windowKind, key: row.windowKey!, endsAt: new Date(row.windowEndsAt!) },
+    sequence: row.sequenceKey === null ? null : { key: row.sequenceKey, afterFailure: row.sequenceMode ?? 'block' },
     retry: row.retry === null ? null : (JSON.parse(row.retry) as Partial<RetryPolicy>),
     traceContext: storedTraceContext(row.traceparent, row.tracestate),
     createdAt: new Date(row.createdAt),

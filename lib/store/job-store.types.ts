@@ -388,6 +388,12 @@ export interface EdgeJob {
    * failure cancelled the dependant reads as satisfied once it succeeds.
    */
   readonly satisfied: boolean;
+  /**
+   * Set when the edge is a sequence's order rather than a `dependsOn`: the dependant runs after the
+   * parent in their sequence, with the dependant's `afterFailure` (`block` leaves the edge open
+   * while the parent is dead-lettered or quarantined). Null for a `dependsOn` edge.
+   */
+  readonly sequence: 'block' | 'continue' | null;
   /** The trace context the other job was enqueued with, or null: a dependant's attempt span links to its parents' by it. */
   readonly traceContext: TraceContext | null;
 }
@@ -519,6 +525,26 @@ export interface ScheduleListParams {
    * page to read the next one.
    */
   readonly after?: string;
+}
+
+/** Which blocked sequences {@link OperatorStore.jobListBlockedSequences} returns. */
+export interface ListBlockedSequencesParams {
+  /** Default 50, at most 1,000. */
+  readonly limit?: number;
+  /** A sequence key: the page holds the keys after it. Pass the last key of a full page to read the next one. */
+  readonly after?: string;
+}
+
+/**
+ * A sequence held up by a job that failed for good: its next job waits (in `block` mode) until an
+ * operator replays the failed job and it succeeds, or cancels it.
+ */
+export interface BlockedSequence {
+  readonly key: string;
+  /** The dead-lettered or quarantined job that holds the sequence, with its last error. */
+  readonly job: JobRecord;
+  /** The job that waits behind it. */
+  readonly nextJobId: string;
 }
 
 /** How many dead-lettered jobs {@link OperatorStore.jobListDeadLettered} returns. */
@@ -1043,6 +1069,13 @@ export interface OperatorStore extends StoreInfo {
 
   /** Dead-lettered jobs, most recently dead-lettered first. */
   jobListDeadLettered(params?: ListDeadLetteredParams): Promise<JobRecord[]>;
+
+  /**
+   * Sequences whose next job waits behind a job that failed for good, in key order (as the store
+   * compares text). A sequence whose failed job has nothing behind it yet, or whose next job runs
+   * `afterFailure: 'continue'`, is not blocked.
+   */
+  jobListBlockedSequences(params?: ListBlockedSequencesParams): Promise<BlockedSequence[]>;
 
   /**
    * A job's dependency edges both ways: its parents (read by the edge table's key) and its

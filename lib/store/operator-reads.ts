@@ -66,6 +66,8 @@ export interface EdgeRow {
   readonly parentState: JobState;
   /** The dependant's mode: the job's own for a parent edge, the other job's for a dependant edge. */
   readonly mode: DependencyMode | null;
+  /** The edge's sequence mode when it is a sequence's order (the dependant runs after the parent), else null. */
+  readonly sequence: 'block' | 'continue' | null;
   /** The other job's stored trace context (job-row.ts). */
   readonly traceparent: string | null;
   readonly tracestate: string | null;
@@ -146,8 +148,9 @@ export function toObserverStatus(row: DriverObserverStatus, cap: number): Observ
 
 /** The edge as an operator sees it, with whether it released its share of the latch. */
 export function toEdgeJob(row: EdgeRow): EdgeJob {
-  const satisfied = row.settled && (row.parentState === 'succeeded' || row.mode === 'on_any_terminal');
-  return { id: row.id, name: row.name, queue: row.queue, state: row.state, settled: row.settled, satisfied, traceContext: storedTraceContext(row.traceparent, row.tracestate) };
+  // A sequence edge never cancels: once settled it released its share, however the parent ended.
+  const satisfied = row.settled && (row.parentState === 'succeeded' || row.sequence !== null || row.mode === 'on_any_terminal');
+  return { id: row.id, name: row.name, queue: row.queue, state: row.state, settled: row.settled, satisfied, sequence: row.sequence, traceContext: storedTraceContext(row.traceparent, row.tracestate) };
 }
 
 /** Cuts a driver's `limit + 1` rows to `limit`, sorted by id, and says whether any were left over. */

@@ -297,13 +297,15 @@ describe('operator actions', () => {
     expect(transition(job({ state: 'succeeded' }), { kind: 'cancel' }, NOW)).toEqual({ ok: false, rejection: 'illegal_state' });
   });
 
-  it.each<JobState>(['dead_lettered', 'quarantined'])('cancel discards a %s job: cancelled, error kept, no second settle of its dependants', (state) => {
+  // Its dependants' edges settled when it failed, each once; the settle it asks for reaches only the
+  // edges its failure left open: a sequence's next job, which the discard releases (docs/sequences.md).
+  it.each<JobState>(['dead_lettered', 'quarantined'])('cancel discards a %s job: cancelled, error kept, and the edges its failure left open settle', (state) => {
     const before = job({ state, attempt: 3, lastError: 'boom', finishedAt: NOW - 1_000 });
     const result = transition(before, { kind: 'cancel' }, NOW);
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     expect(result.next).toMatchObject({ state: 'cancelled', attempt: 3, lastError: 'boom', finishedAt: NOW });
-    expect(result.effects).toEqual([{ type: 'history', state: 'cancelled', attempt: 3, error: null }]);
+    expect(result.effects).toEqual([{ type: 'history', state: 'cancelled', attempt: 3, error: null }, { type: 'settle_dependants' }]);
     expect(cancelOutcome(before, result.next)).toBe('cancelled');
   });
 });

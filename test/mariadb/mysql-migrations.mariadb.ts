@@ -15,7 +15,7 @@ const MIGRATIONS = loadMigrations(fileURLToPath(new URL('../../lib/store/mysql/m
 const VERSIONS = MIGRATIONS.map((m) => m.version);
 const TABLES = [
   'audit_log', 'concurrency_limits', 'dependencies', 'installed', 'job_count_deltas', 'job_counts', 'job_history',
-  'jobs', 'locks', 'maintenance', 'migrations', 'nodes', 'observer_cursors', 'queues', 'rate_limits', 'rate_starts', 'schedules',
+  'jobs', 'locks', 'maintenance', 'migrations', 'nodes', 'observer_cursors', 'queues', 'rate_limits', 'rate_starts', 'schedules', 'sequences',
 ];
 
 describe('MySQL store migrations (MariaDB)', () => {

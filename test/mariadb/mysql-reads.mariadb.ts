@@ -288,8 +288,8 @@ describe('MySQL store reads (MariaDB)', () => {
     expect(edges!.dependants).toEqual([]);
     expect(edges!.parents).toEqual(
       [
-        { id: parentA, name: 'p.a', queue: 'p', state: 'succeeded', settled: true, parentState: 'succeeded', mode: 'on_any_terminal', traceparent: null, tracestate: null },
-        { id: parentB, name: 'p.b', queue: 'p', state: 'dead_lettered', settled: false, parentState: 'dead_lettered', mode: 'on_any_terminal', traceparent: null, tracestate: null },
+        { id: parentA, name: 'p.a', queue: 'p', state: 'succeeded', settled: true, parentState: 'succeeded', mode: 'on_any_terminal', sequence: null, traceparent: null, tracestate: null },
+        { id: parentB, name: 'p.b', queue: 'p', state: 'dead_lettered', settled: false, parentState: 'dead_lettered', mode: 'on_any_terminal', sequence: null, traceparent: null, tracestate: null },
       ].sort((x, y) => (x.id < y.id ? -1 : 1)),
     );
     const fanOut: string[] = [];

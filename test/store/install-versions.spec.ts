@@ -27,6 +27,9 @@ const POSTGRES_FINGERPRINTS: Record<number, string> = {
   // The settle function locks the dependants it cancels and those another settler may write, in id order before writing any,
   // and dates what it writes at its statement's time, never before the dependant's creation.
   6: 'f42a105ad9e97344',
+  // Sequences (migration 0022): a sequence edge stays open while its parent's failure blocks it or the parent is in line,
+  // releases rather than cancels, a discarded dead letter settles; the lean finish keeps sequence jobs.
+  7: 'ff65031f446ce8e0',
 };
 const SQLITE_FINGERPRINTS: Record<number, string> = {
   1: '5e1b42476d6e1bdb',
@@ -38,6 +41,8 @@ const SQLITE_FINGERPRINTS: Record<number, string> = {
   4: '5e1b42476d6e1bdb',
   // Migration 0021 (debounce and throttle windows); the installed SQL is unchanged.
   5: '5e1b42476d6e1bdb',
+  // Sequences (migration 0022): the settle trigger follows the sequence rules, through a second work table.
+  6: '1758c51343a4bffe',
 };
 
 function fingerprint(render: (policy: (typeof POLICIES)[number]) => string): string {

@@ -31,6 +31,8 @@ const row = (over: Partial<JobRow> = {}): JobRow => ({
   windowKind: null,
   windowKey: null,
   windowEndsAt: null,
+  sequenceKey: null,
+  sequenceMode: null,
   retry: null,
   traceparent: null,
   tracestate: null,

@@ -37,6 +37,7 @@ describe('PostgreSQL migrations', () => {
       { version: 19, name: 'lean_finish' },
       { version: 20, name: 'snoozes' },
       { version: 21, name: 'windows' },
+      { version: 22, name: 'sequences' },
     ]);
     const { id } = await a.jobEnqueue({ job: { name: 'after.migrate', payload: 1 } });
     expect(await b.jobGet({ jobId: id })).toMatchObject({ name: 'after.migrate', progress: null });
@@ -65,6 +66,7 @@ describe('PostgreSQL migrations', () => {
       'app_rate_limits',
       'app_rate_starts',
       'app_schedules',
+      'app_sequences',
     ]);
     const indexes = await dataSource.query(`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'app_jobs' ORDER BY indexname`, [schema]);
     const byName = Object.fromEntries(indexes.map((i: { indexname: string; indexdef: string }) => [i.indexname, i.indexdef]));

@@ -217,6 +217,7 @@ describe('SQLite adapter setup', () => {
       'app_concurrency_limits',
       'app_dependencies',
       'app_dependency_cascade',
+      'app_dependency_ended',
       'app_installed',
       'app_job_counts',
       'app_job_history',
@@ -229,6 +230,7 @@ describe('SQLite adapter setup', () => {
       'app_rate_limits',
       'app_rate_starts',
       'app_schedules',
+      'app_sequences',
     ]);
     expect(await dataSource.query('SELECT version, name FROM app_migrations ORDER BY version')).toEqual([
       { version: 1, name: 'create_jobs' },
@@ -252,6 +254,7 @@ describe('SQLite adapter setup', () => {
       { version: 19, name: 'lean_finish' },
       { version: 20, name: 'snoozes' },
       { version: 21, name: 'windows' },
+      { version: 22, name: 'sequences' },
     ]);
     const indexes = await dataSource.query(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'app_jobs' ORDER BY name`);
     const byName = Object.fromEntries(indexes.map((i: { name: string; sql: string | null }) => [i.name, i.sql]));

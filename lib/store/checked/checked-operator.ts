@@ -41,6 +41,8 @@ import type {
   JobStatus,
   JobStatusManyParams,
   JobStats,
+  ListBlockedSequencesParams,
+  BlockedSequence,
   ListDeadLetteredParams,
   ListJobsParams,
   ObserverListParams,
@@ -54,7 +56,7 @@ import { CheckedWorker } from './checked-worker.js';
 import { checkNodeListParams } from './node-params.js';
 import { actorOf, checkOnlyFrom } from './operator-options.js';
 import { cancelResult, replayResult, runNowResult } from './operator-transition.js';
-import { checkDeadLetterListParams, checkJobStatusIds, checkListParams, optionalParamsOf, paramsOf } from './store-params.js';
+import { checkBlockedSequenceParams, checkDeadLetterListParams, checkJobStatusIds, checkListParams, optionalParamsOf, paramsOf } from './store-params.js';
 import type { DriverListParams } from '../job-page.js';
 import { cutEdges, OBSERVER_LAG_LIMIT, throughputResult, toObserverStatus } from '../operator-reads.js';
 import {
@@ -93,6 +95,10 @@ export class CheckedOperator extends CheckedWorker implements OperatorStore {
 
   async jobListDeadLettered(params?: ListDeadLetteredParams): Promise<JobRecord[]> {
     return this.driver.jobListDeadLettered({ limit: checkDeadLetterListParams(params) });
+  }
+
+  async jobListBlockedSequences(params?: ListBlockedSequencesParams): Promise<BlockedSequence[]> {
+    return this.driver.jobListBlockedSequences(checkBlockedSequenceParams(params));
   }
 
   async jobEdges(params: JobEdgesParams): Promise<JobEdges | null> {

@@ -4,6 +4,7 @@ import type { NewJob, Rate } from '../enqueue-input.js';
 import type {
   AttemptTransaction,
   AuditRecord,
+  BlockedSequence,
   CompleteAndClaimResult,
   ConcurrencyLimit,
   RateLimit,
@@ -177,6 +178,8 @@ export interface StoreDriver {
    */
   jobListPage(params: DriverListParams): Promise<JobPage | null>;
   jobListDeadLettered(params: { readonly limit: number }): Promise<JobRecord[]>;
+  /** Up to `limit` blocked sequences with a key after `after` (null: from the first), in key order. */
+  jobListBlockedSequences(params: { readonly limit: number; readonly after: string | null }): Promise<BlockedSequence[]>;
   /** The job's edges, up to `limit + 1` per side in the order its indexes give them; null when no job has the id. */
   jobEdges(params: DriverEdgesParams): Promise<DriverEdges | null>;
   /** The limit's cap and up to `limit + 1` holders with a live lease, soonest lease end first (then job id). */

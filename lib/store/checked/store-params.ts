@@ -21,6 +21,7 @@ import type {
   ExpireLeasesParams,
   HeartbeatParams,
   LeaseRef,
+  ListBlockedSequencesParams,
   ListDeadLetteredParams,
   ListJobsParams,
   MaintenanceLeaseParams,
@@ -30,6 +31,7 @@ import type {
 } from '../job-store.types.js';
 import type { DriverListParams } from '../job-page.js';
 import { canonicalIdPrefix } from '../operator-reads.js';
+import { MAX_SEQUENCE_KEY } from '../enqueue-input.js';
 import { optionalParamsOf, paramsOf } from './params-of.js';
 
 // Every checked method starts with these; they live on their own, and are re-exported for the callers that import them from here.
@@ -278,6 +280,14 @@ export function checkScheduleListParams(params: ScheduleListParams | undefined):
     limit: p.limit === undefined ? DEFAULT_LIST_LIMIT : assertPositiveInteger(p.limit, 'limit', MAX_BATCH),
     after: p.after === undefined ? null : assertUuid(p.after, 'after'),
   };
+}
+
+/** Checks a blocked-sequence listing's params: its `limit` ({@link DEFAULT_LIST_LIMIT} when absent) and `after` key. */
+export function checkBlockedSequenceParams(params: ListBlockedSequencesParams | undefined): { limit: number; after: string | null } {
+  optionalParamsOf('jobListBlockedSequences', params, '{ limit?, after? }');
+  const limit = params?.limit === undefined ? DEFAULT_LIST_LIMIT : assertPositiveInteger(params.limit, 'limit', MAX_BATCH);
+  const after = params?.after === undefined ? null : assertNonEmptyString(params.after, 'after', MAX_SEQUENCE_KEY);
+  return { limit, after };
 }
 
 /** Checks a dead-letter listing's params and returns its `limit`, {@link DEFAULT_LIST_LIMIT} when absent. */

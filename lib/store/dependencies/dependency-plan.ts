@@ -1,5 +1,7 @@
-import { InvalidArgumentError, isTerminalState, type JobState } from '../../core/index.js';
+import { InvalidArgumentError, isDeadLetterState, isTerminalState, type JobState } from '../../core/index.js';
 import type { NewJob } from '../enqueue-input.js';
+
+const NO_IDS: ReadonlySet<string> = new Set();
 
 /** How a new job starts, given the states its parents are in right now. */
 export interface PlannedJob {
@@ -9,8 +11,32 @@ export interface PlannedJob {
   readonly pendingParents: number;
   /** Set when a parent already failed for good and the job waits `on_success`. */
   readonly lastError: string | null;
-  /** Each edge, settled at once when its parent is already terminal. */
-  readonly edges: readonly { readonly parentId: string; readonly settled: boolean }[];
+  /** Each edge, settled at once when its parent is already terminal (see {@link PlannedEdge}). */
+  readonly edges: readonly PlannedEdge[];
+}
+
+/**
+ * An edge to write. A sequence edge (`sequence` set, to the job's `afterFailure`) releases its
+ * child however the parent ends, and never cancels it. It stays open while the parent is in line:
+ * ended without running (cancelled) while its own sequence edge is open, so the child waits for
+ * the job before the parent too. Under `block` a parent that failed for good leaves it open until
+ * an operator replays that parent (whose end settles it) or cancels it.
+ */
+export interface PlannedEdge {
+  readonly parentId: string;
+  readonly settled: boolean;
+  readonly sequence?: 'block' | 'continue';
+}
+
+/** The parents a job waits for: its `dependsOn`, and its sequence predecessor unless that is one of them. */
+export function parentsOf(job: NewJob): readonly string[] {
+  const given = job.dependsOn ?? [];
+  return job.sequenceAfter === undefined || given.includes(job.sequenceAfter) ? given : [...given, job.sequenceAfter];
+}
+
+/** True when an edge in `mode` stays open at a parent in `state`: a failure that blocks the sequence. */
+export function blocksSequence(mode: PlannedEdge['sequence'], state: JobState): boolean {
+  return mode === 'block' && isDeadLetterState(state);
 }
 
 /** True when the parent's end releases (rather than cancels) a dependant in `mode`. */
@@ -25,9 +51,11 @@ function satisfies(parentState: JobState, mode: NewJob['dependencyMode']): boole
  * store (`stored`, with its current state). A parent that is both is the stored job, since the
  * batch's copy of it writes nothing. Runs before anything is written, in time linear in the jobs
  * and edges. The plans come in the batch's order; a store inserts those whose id is new.
+ * `inLine` names the stored jobs among `stored` that are terminal but still in line in their
+ * sequence (see {@link PlannedEdge}).
  */
-export function planDependencies(jobs: readonly NewJob[], stored: ReadonlyMap<string, JobState>): PlannedJob[] {
-  if (jobs.every((job) => (job.dependsOn?.length ?? 0) === 0)) return jobs.map(independent);
+export function planDependencies(jobs: readonly NewJob[], stored: ReadonlyMap<string, JobState>, inLine: ReadonlySet<string> = NO_IDS): PlannedJob[] {
+  if (jobs.every((job) => parentsOf(job).length === 0)) return jobs.map(independent);
   const inBatch = new Map(jobs.map((job) => [job.id, job]));
   const order = parentsFirst(jobs, inBatch);
   for (const job of jobs) {
@@ -39,7 +67,7 @@ export function planDependencies(jobs: readonly NewJob[], stored: ReadonlyMap<st
   }
   const planned = new Map<string, PlannedJob>();
   for (const job of order) {
-    const edges: { parentId: string; settled: boolean }[] = [];
+    const edges: PlannedEdge[] = [];
     let pending = 0;
     let failure: string | null = null;
     for (const parentId of job.dependsOn ?? []) {
@@ -48,6 +76,17 @@ export function planDependencies(jobs: readonly NewJob[], stored: ReadonlyMap<st
       edges.push({ parentId, settled: terminal });
       if (!terminal) pending += 1;
       else if (!satisfies(parentState as JobState, job.dependencyMode)) failure ??= `parent ${parentId} ended ${parentState}`;
+    }
+    const after = job.sequenceAfter;
+    // A predecessor that is gone (retention deleted it, long finished) leaves nothing to wait for.
+    if (after !== undefined && !(job.dependsOn ?? []).includes(after) && (inBatch.has(after) || stored.has(after))) {
+      const mode = job.sequence?.afterFailure ?? 'block';
+      const parentState = stored.get(after) ?? planned.get(after)?.state;
+      // A predecessor that ended without running (cancelled) while its own turn had not come is still in line.
+      const waits = stored.has(after) ? inLine.has(after) : (planned.get(after)?.edges.some((edge) => edge.sequence !== undefined && !edge.settled) ?? false);
+      const settled = parentState !== undefined && isTerminalState(parentState) && !waits && !blocksSequence(mode, parentState);
+      edges.push({ parentId: after, settled, sequence: mode });
+      if (!settled) pending += 1;
     }
     planned.set(job.id, {
       job,
@@ -65,7 +104,7 @@ export function planDependencies(jobs: readonly NewJob[], stored: ReadonlyMap<st
  * keys drop or remap jobs, so a cyclic batch gets the same answer whatever is stored.
  */
 export function assertAcyclic(jobs: readonly NewJob[]): void {
-  if (jobs.some((job) => (job.dependsOn?.length ?? 0) > 0)) parentsFirst(jobs, new Map(jobs.map((job) => [job.id, job])));
+  if (jobs.some((job) => parentsOf(job).length > 0)) parentsFirst(jobs, new Map(jobs.map((job) => [job.id, job])));
 }
 
 function independent(job: NewJob): PlannedJob {
@@ -82,7 +121,7 @@ function parentsFirst(jobs: readonly NewJob[], inBatch: ReadonlyMap<string, NewJ
   const order: NewJob[] = [];
   for (const job of jobs) {
     let count = 0;
-    for (const parent of job.dependsOn ?? []) {
+    for (const parent of parentsOf(job)) {
       if (!inBatch.has(parent)) continue;
       count += 1;
       const list = children.get(parent);
@@ -115,7 +154,7 @@ function cycleError(jobs: readonly NewJob[], inBatch: ReadonlyMap<string, NewJob
   while (!seenAt.has(id)) {
     seenAt.set(id, path.length);
     path.push(id);
-    id = inBatch.get(id)!.dependsOn!.find((parent) => inBatch.has(parent) && stuck(parent))!;
+    id = parentsOf(inBatch.get(id)!).find((parent) => inBatch.has(parent) && stuck(parent))!;
   }
   const cycle = path.slice(seenAt.get(id));
   const shown = cycle.length <= 5 ? cycle : [...cycle.slice(0, 3), '…', cycle.at(-1)!];
@@ -131,7 +170,7 @@ export function parentsToLookUp(jobs: readonly NewJob[]): string[] {
   const inBatch = new Map(jobs.map((job) => [job.id, job]));
   const ids = new Set<string>();
   for (const job of jobs) {
-    for (const parent of job.dependsOn ?? []) if (inBatch.get(parent)?.freshId !== true) ids.add(parent);
+    for (const parent of parentsOf(job)) if (inBatch.get(parent)?.freshId !== true) ids.add(parent);
   }
   return [...ids];
 }

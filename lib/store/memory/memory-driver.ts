@@ -29,6 +29,7 @@ import { SERIAL_POSITION } from '../checked/effect-params.js';
 import type {
   AttemptTransaction,
   AuditRecord,
+  BlockedSequence,
   ConcurrencyLimit,
   RateLimit,
   RateLimitStatus,
@@ -228,6 +229,10 @@ export class MemoryDriver implements StoreDriver {
 
   async jobListDeadLettered(params: { readonly limit: number }): Promise<JobRecord[]> {
     return this.reads.jobListDeadLettered(params);
+  }
+
+  async jobListBlockedSequences(params: { readonly limit: number; readonly after: string | null }): Promise<BlockedSequence[]> {
+    return this.reads.jobListBlockedSequences(params);
   }
 
   async jobEdges(params: DriverEdgesParams): Promise<DriverEdges | null> {

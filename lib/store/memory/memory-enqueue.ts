@@ -2,6 +2,7 @@ import { newRateWindow } from '../rate-window.js';
 import type { JobState } from '../../core/index.js';
 import { assertAcyclic, parentsToLookUp, planDependencies } from '../dependencies/dependency-plan.js';
 import type { NewJob } from '../enqueue-input.js';
+import { chainSequences, hasSequences, sequenceKeys, type ChainedBatch } from '../dependencies/sequence-chain.js';
 import type { JobRow } from '../job-row.js';
 import type { EnqueueResult } from '../job-store.types.js';
 import { enqueueResults, hasKeys, planUnique, type UniqueReplace } from '../unique/unique-plan.js';
@@ -18,7 +19,24 @@ export class MemoryEnqueue {
     private readonly enforceUniqueKeys: boolean,
   ) {}
 
-  enqueueMany(jobs: readonly NewJob[]): EnqueueResult[] {
+  enqueueMany(given: readonly NewJob[]): EnqueueResult[] {
+    const { tables } = this.state;
+    const chained = hasSequences(given) ? this.chain(given) : null;
+    const jobs = chained?.jobs ?? given;
+    const results = this.write(jobs);
+    // Only once the batch is written: a refused batch leaves every sequence's tail as it was.
+    for (const [key, tail] of chained?.tails ?? []) tables.sequences.set(key, tail);
+    return results;
+  }
+
+  /** Points each sequenced job at the job it runs after: its sequence's tail, or the one before it in the batch. */
+  private chain(jobs: readonly NewJob[]): ChainedBatch {
+    const { tables } = this.state;
+    const tails = new Map(sequenceKeys(jobs).map((key) => [key, tables.sequences.get(key) ?? null]));
+    return chainSequences(jobs, tails, new Set(jobs.filter((job) => tables.jobs.has(job.id)).map((job) => job.id)));
+  }
+
+  private write(jobs: readonly NewJob[]): EnqueueResult[] {
     const { tables } = this.state;
     if (this.enforceUniqueKeys && hasKeys(jobs)) {
       assertAcyclic(jobs);
@@ -36,7 +54,8 @@ export class MemoryEnqueue {
     const { tables, clock, probe, hints } = this.state;
     const now = clock.now();
     // The whole batch is planned (and checked) as written; a job whose id exists writes nothing.
-    const plans = planDependencies(jobs, this.storedStates(parentsToLookUp(jobs))).filter((plan) => !tables.jobs.has(plan.job.id));
+    const lookUp = parentsToLookUp(jobs);
+    const plans = planDependencies(jobs, this.storedStates(lookUp), new Set(lookUp.filter((id) => this.life.inLine(id)))).filter((plan) => !tables.jobs.has(plan.job.id));
     const created = new Set<string>();
     const due = new Set<string>();
     for (const { job, state, pendingParents, lastError, edges } of plans) {
@@ -59,6 +78,8 @@ export class MemoryEnqueue {
         windowKind: job.window?.kind ?? null,
         windowKey: job.window?.key ?? null,
         windowEndsAt: job.window ? now + job.window.endsInMs : null,
+        sequenceKey: job.sequence?.key ?? null,
+        sequenceMode: job.sequence?.afterFailure ?? null,
         retry: job.retry ?? null,
         traceparent: job.traceparent ?? null,
         tracestate: job.tracestate ?? null,
@@ -80,7 +101,7 @@ export class MemoryEnqueue {
       this.life.record(row, row.lastError);
       for (const edge of edges) {
         const list = tables.children.get(edge.parentId) ?? [];
-        list.push({ childId: job.id, settled: edge.settled });
+        list.push(edge.sequence === undefined ? { childId: job.id, settled: edge.settled } : { childId: job.id, settled: edge.settled, sequence: edge.sequence });
         tables.children.set(edge.parentId, list);
       }
       if (edges.length > 0) tables.parents.set(job.id, edges.map((e) => e.parentId));

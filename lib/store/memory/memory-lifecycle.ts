@@ -1,8 +1,9 @@
-import { JobNotFoundError, type Effect, type JobEvent, type LifecycleFields } from '../../core/index.js';
+import { isTerminalState, JobNotFoundError, type Effect, type JobEvent, type LifecycleFields } from '../../core/index.js';
+import { blocksSequence } from '../dependencies/dependency-plan.js';
 import type { JobRow } from '../job-row.js';
 import type { HistoryEntry, OutcomeResult } from '../job-store.types.js';
 import type { OperatorTransition } from '../checked/operator-transition.js';
-import type { MemoryState } from './memory-tables.js';
+import { inLine, type MemoryState } from './memory-tables.js';
 import { guardReplayMemory } from './memory-unique.js';
 
 /**
@@ -41,13 +42,13 @@ export class MemoryLifecycle {
 
   /**
    * Whether a job that succeeds with `output` must be kept under the lean finish: it has output (not
-   * JSON null), holds a unique key or a throttle window, has a dependant (any edge, settled or not), or an observer whose
+   * JSON null), holds a unique key or a throttle window, is in a sequence, has a dependant (any edge, settled or not), or an observer whose
    * filter matches its name hears `succeeded` or has yet to be fed one of its entries in a state it
    * hears (docs/stores.md#lean-finish; the SQL stores encode the same rules).
    */
   private neededAfterSuccess(row: JobRow, output: string | null): boolean {
     const { children, cursors, history } = this.state.tables;
-    if ((output !== null && output !== 'null') || row.uniqueKey !== null || row.windowKind === 'throttle' || (children.get(row.id)?.length ?? 0) > 0) return true;
+    if ((output !== null && output !== 'null') || row.uniqueKey !== null || row.windowKind === 'throttle' || row.sequenceKey !== null || (children.get(row.id)?.length ?? 0) > 0) return true;
     for (const cursor of cursors.values()) {
       if (cursor.jobs !== null && !cursor.jobs.includes(row.name)) continue;
       const hears = cursor.states;
@@ -162,13 +163,22 @@ export class MemoryLifecycle {
   private settleEdgesOf(parent: JobRow): void {
     const { tables, probe, clock } = this.state;
     const now = clock.now();
+    const inLine = this.inLine(parent.id);
     for (const edge of tables.children.get(parent.id) ?? []) {
       if (edge.settled) continue;
+      // A sequence's next job waits while the parent is still in line, and while its failure holds
+      // the sequence (until the parent is replayed and ends again, or is discarded).
+      if (edge.sequence !== undefined && (inLine || blocksSequence(edge.sequence, parent.state))) continue;
       edge.settled = true;
       probe.edgeSettled?.(parent.id, edge.childId);
       const child = tables.jobs.get(edge.childId);
-      if (!child || child.state !== 'awaiting_parents') continue;
-      if (parent.state === 'succeeded' || child.dependencyMode === 'on_any_terminal') {
+      if (!child) continue;
+      if (child.state !== 'awaiting_parents') {
+        // A job that ended in line (cancelled before its turn) passes its turn on to the next.
+        if (edge.sequence !== undefined && isTerminalState(child.state)) this.settleDependants(child);
+        continue;
+      }
+      if (parent.state === 'succeeded' || edge.sequence !== undefined || child.dependencyMode === 'on_any_terminal') {
         const pendingParents = child.pendingParents - 1;
         const lowered = { ...child, pendingParents };
         tables.jobs.set(child.id, lowered);
@@ -178,6 +188,11 @@ export class MemoryLifecycle {
         this.apply(child, { kind: 'cascade_cancel', parentId: parent.id, parentState: parent.state }, now);
       }
     }
+  }
+
+  /** See {@link inLine}. */
+  inLine(jobId: string): boolean {
+    return inLine(this.state.tables, jobId);
   }
 
   private haltSchedule(scheduleId: string, jobId: string): void {

@@ -35,14 +35,14 @@ export class MemoryOperatorReads {
       const parent = jobs.get(parentId);
       const edge = (children.get(parentId) ?? []).find((e) => e.childId === id);
       if (!parent || !edge) continue;
-      parentRows.push({ ...edgeEnd(parent), settled: edge.settled, parentState: parent.state, mode: job.dependencyMode });
+      parentRows.push({ ...edgeEnd(parent), settled: edge.settled, parentState: parent.state, mode: job.dependencyMode, sequence: edge.sequence ?? null });
     }
     const dependantRows: EdgeRow[] = [];
     for (const edge of children.get(id) ?? []) {
       if (dependantRows.length > limit) break;
       const child = jobs.get(edge.childId);
       if (!child) continue;
-      dependantRows.push({ ...edgeEnd(child), settled: edge.settled, parentState: job.state, mode: child.dependencyMode });
+      dependantRows.push({ ...edgeEnd(child), settled: edge.settled, parentState: job.state, mode: child.dependencyMode, sequence: edge.sequence ?? null });
     }
     return { parents: parentRows, dependants: dependantRows };
   }

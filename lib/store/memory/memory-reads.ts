@@ -1,11 +1,12 @@
 import { rateWindowStatus } from '../rate-window.js';
 import type { DriverParentOutputParams } from '../checked/store-driver.js';
-import type { JobRecord, JobState } from '../../core/index.js';
+import { isDeadLetterState, type JobRecord, type JobState } from '../../core/index.js';
 import { limitOf, rateLimitOf } from '../checked/effect-params.js';
 import { cutPage, LIST_SCAN_LIMIT, matchesFilters, type DriverListParams } from '../job-page.js';
 import { toJob, toJobStatus } from '../job-row.js';
 import type {
   AuditRecord,
+  BlockedSequence,
   ConcurrencyLimit,
   RateLimit,
   RateLimitStatus,
@@ -79,6 +80,19 @@ export class MemoryReads {
       .sort((a, b) => b.finishedAt! - a.finishedAt! || b.seq - a.seq)
       .slice(0, limit)
       .map(toJob);
+  }
+
+  jobListBlockedSequences({ limit, after }: { readonly limit: number; readonly after: string | null }): BlockedSequence[] {
+    const { jobs, children } = this.state.tables;
+    const blocked: BlockedSequence[] = [];
+    for (const row of jobs.values()) {
+      if (row.sequenceKey === null || !isDeadLetterState(row.state) || (after !== null && compareText(row.sequenceKey, after) <= 0)) continue;
+      const next = (children.get(row.id) ?? []).find((edge) => !edge.settled && edge.sequence === 'block' && jobs.get(edge.childId)?.state === 'awaiting_parents');
+      if (next) blocked.push({ key: row.sequenceKey, job: toJob(row), nextJobId: next.childId });
+    }
+    // A row per key: of two failed jobs holding one key, the one that failed first.
+    blocked.sort((a, b) => compareText(a.key, b.key) || a.job.finishedAt!.getTime() - b.job.finishedAt!.getTime() || compareText(a.job.id, b.job.id));
+    return blocked.filter((entry, i) => i === 0 || entry.key !== blocked[i - 1]!.key).slice(0, limit);
   }
 
   jobHistory({ jobId, limit, before }: DriverHistoryParams): HistoryEntry[] {
@@ -172,4 +186,9 @@ export class MemoryReads {
     if (from === 0 && after !== null) return null;
     return all.slice(from, from + limit).map(toSchedule);
   }
+}
+
+/** Text in code-unit order, as this store compares keys. */
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -1,5 +1,5 @@
 import type { HistoryEntry, HistoryTrimResult } from '../job-store.types.js';
-import type { MemoryState } from './memory-tables.js';
+import { inLine, type MemoryState } from './memory-tables.js';
 
 /** The clean-up passes (trimming job history, purging finished jobs) and the maintenance leases. */
 export class MemoryRetention {
@@ -39,7 +39,7 @@ export class MemoryRetention {
 
   /**
    * Deletes old succeeded and cancelled jobs with their history and edges; a parent with an open edge
-   * stays, and so does the opener of a throttle window that has not ended.
+   * stays, and so do a job still in line in its sequence and the opener of a throttle window that has not ended.
    */
   jobPurge({ olderThanMs, limit }: { readonly olderThanMs: number; readonly limit: number }): number {
     const { jobs, children, parents } = this.state.tables;
@@ -48,6 +48,8 @@ export class MemoryRetention {
     const doomed = [...jobs.values()]
       .filter((row) => (row.state === 'succeeded' || row.state === 'cancelled') && row.finishedAt !== null && row.finishedAt < cutoff)
       .filter((row) => !(children.get(row.id) ?? []).some((edge) => !edge.settled))
+      // A job cancelled before its turn is still in line until the job before it ends.
+      .filter((row) => !inLine(this.state.tables, row.id))
       // A throttle window lives in its opener's row: the row stays until the window ends.
       .filter((row) => row.windowKind !== 'throttle' || row.windowEndsAt! <= now)
       .slice(0, limit);
@@ -58,6 +60,8 @@ export class MemoryRetention {
       parents.delete(id);
     }
     for (const [parent, edges] of children) children.set(parent, edges.filter((edge) => !ids.has(edge.childId)));
+    // A sequence whose tail is gone has nothing to wait for: its next job starts the sequence afresh.
+    for (const [key, tail] of this.state.tables.sequences) if (!jobs.has(tail)) this.state.tables.sequences.delete(key);
     this.removeHistory((entry) => ids.has(entry.jobId));
     return ids.size;
   }

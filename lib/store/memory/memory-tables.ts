@@ -42,6 +42,8 @@ export interface MemoryEdge {
   readonly childId: string;
   /** Set once the parent's end has counted toward the child; an edge settles at most once. */
   settled: boolean;
+  /** Set when the edge is a sequence's order, to the child's `afterFailure`. */
+  readonly sequence?: 'block' | 'continue';
 }
 
 /** A registry row as the in-memory store keeps it: instants in epoch ms by the store's clock. */
@@ -72,6 +74,8 @@ export class MemoryTables {
   readonly auditLog: AuditRecord[] = [];
   /** Edges by parent. */
   readonly children = new Map<string, MemoryEdge[]>();
+  /** Each sequence's tail: the job its next enqueue runs after, by sequence key. */
+  readonly sequences = new Map<string, string>();
   /** Parent ids by child, for the ancestor walk of jobParentOutput. */
   readonly parents = new Map<string, string[]>();
   /** Caps by limit key (`queue:<name>` or `key:<concurrency key>`). */
@@ -98,4 +102,15 @@ export interface MemoryState {
   readonly hints: WakeHub;
   readonly historyPolicy: HistoryPolicy;
   readonly finish: FinishMode;
+}
+
+/**
+ * True when a job's sequence edge is open: its turn has not come. A job that ended that way
+ * (cancelled while waiting) is still in line, and the next job of its sequence waits for its turn.
+ */
+export function inLine(tables: MemoryTables, jobId: string): boolean {
+  for (const parentId of tables.parents.get(jobId) ?? []) {
+    if ((tables.children.get(parentId) ?? []).some((edge) => edge.childId === jobId && edge.sequence !== undefined && !edge.settled)) return true;
+  }
+  return false;
 }

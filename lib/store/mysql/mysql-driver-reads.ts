@@ -4,6 +4,7 @@ import type { DriverListParams } from '../job-page.js';
 import { toJob } from '../job-row.js';
 import type {
   AuditRecord,
+  BlockedSequence,
   ConcurrencyLimit,
   HistoryEntry,
   JobCountTotals,
@@ -33,6 +34,7 @@ import {
 import { toSchedule, type Schedule } from '../schedules/index.js';
 import { MysqlDriverBase } from './mysql-driver-base.js';
 import { sequenceHistory } from './mysql-history-sequencer.js';
+import { blockedSequences } from './queries/blocked-sequences.query.js';
 import { getJob } from './queries/get-job.query.js';
 import { getSchedule } from './queries/get-schedule.query.js';
 import { jobCountTotals } from './queries/job-count-totals.query.js';
@@ -77,6 +79,10 @@ export class MysqlDriverReads extends MysqlDriverBase {
 
   async jobListDeadLettered({ limit }: { readonly limit: number }): Promise<JobRecord[]> {
     return (await this.conns.session((db) => listDeadLettered(db, this.naming, limit))).map(toJob);
+  }
+
+  async jobListBlockedSequences({ limit, after }: { readonly limit: number; readonly after: string | null }): Promise<BlockedSequence[]> {
+    return this.conns.session((db) => blockedSequences(db, this.naming, limit, after));
   }
 
   async jobEdges({ id, limit }: DriverEdgesParams): Promise<DriverEdges | null> {

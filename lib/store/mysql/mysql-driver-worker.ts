@@ -8,12 +8,13 @@ import { enqueueResults } from '../unique/unique-plan.js';
 import { ANY_QUEUE } from '../wake-hints.js';
 import { MysqlAttemptTransaction } from './mysql-attempt-transaction.js';
 import { MysqlDriverReads } from './mysql-driver-reads.js';
-import { EffectWriter } from './mysql-effects.js';
+import { EffectWriter, PARENT_IN_LINE } from './mysql-effects.js';
 import type { MysqlExecutor } from './mysql-executor.js';
 import { lockClaimCandidates } from './queries/claim-jobs.query.js';
 import { claimLimited } from './queries/claim-limited.query.js';
 import { provisionPending } from './mysql-limits.js';
-import { readStates, windowCandidates, writeEnqueue } from './queries/enqueue-jobs.query.js';
+import { windowCandidates, writeEnqueue } from './queries/enqueue-jobs.query.js';
+import { readParents } from './queries/enqueue-reads.query.js';
 import { lockedJobsOf, lockJobs, lockJobsStatements, type LockedJobs } from './queries/lock-jobs.query.js';
 import { leanSuccesses } from './queries/lean-finish.query.js';
 
@@ -36,7 +37,7 @@ export class MysqlDriverWorker extends MysqlDriverReads {
         ? await (async () => {
             const db = await this.conns.joined(manager);
             return writeEnqueue(db, this.naming, jobs, new EffectWriter(this.naming, this.historyPolicy, await this.now(db)), (statements) => db.script(statements), {
-              states: (ids) => this.conns.session((own) => readStates(own, this.naming, ids)),
+              parents: (ids, sequenced) => this.conns.session((own) => readParents(own, this.naming, ids, sequenced)),
               windowHolders: (windowed, now) => this.conns.session((own) => windowCandidates(own, this.naming, windowed, now)),
             });
           })()
@@ -153,9 +154,12 @@ export class MysqlDriverWorker extends MysqlDriverReads {
   async jobSettleDependencies({ limit }: { readonly limit: number }): Promise<number> {
     const { settled, woken } = await this.conns.transaction(async (tx) => {
       // Open edges whose parent ended: left by a write that reached its edge budget, or by a crash.
+      // A sequence edge its parent holds (settleRound says when) is not one of them.
       const parents = await tx.query<{ id: string; state: JobState }>(
         `SELECT DISTINCT p.id, p.state FROM ${this.naming.dependencies} e JOIN ${this.naming.jobs} p ON p.id = e.parent_id
-         WHERE e.settled = FALSE AND p.state IN ('succeeded', 'dead_lettered', 'cancelled', 'quarantined') LIMIT ?`,
+         WHERE e.settled = FALSE AND p.state IN ('succeeded', 'dead_lettered', 'cancelled', 'quarantined')
+           AND (e.sequence IS NULL OR (NOT (e.sequence = 'block' AND p.state IN ('dead_lettered', 'quarantined')) AND NOT ${PARENT_IN_LINE(this.naming, 'e')}))
+         LIMIT ?`,
         [limit],
       );
       if (parents.length === 0) return { settled: 0, woken: [] };

@@ -1,4 +1,4 @@
-import { LIFECYCLE_RULES, type Effect, type HistoryPolicy, type JobEvent, type JobState } from '../../core/index.js';
+import { isDeadLetterState, isTerminalState, LIFECYCLE_RULES, type Effect, type HistoryPolicy, type JobEvent, type JobState } from '../../core/index.js';
 import type { JobRow } from '../job-row.js';
 import type { MysqlExecutor, MysqlStatement } from './mysql-executor.js';
 import type { MysqlNaming } from './mysql-naming.js';
@@ -21,6 +21,13 @@ export const LOCKED_JOB_COLUMNS = (naming: MysqlNaming) =>
   `${JOB_COLUMNS}, EXISTS (SELECT 1 FROM ${naming.dependencies} d WHERE d.parent_id = j.id AND d.settled = FALSE) AS open_edges`;
 
 export type LockedJobRow = MysqlJobRow & { open_edges: number };
+
+/**
+ * True of an open edge `e` whose parent is still in line in its sequence: it ended without running
+ * while its own sequence edge is open. A sequence edge from it waits for its turn (docs/sequences.md).
+ */
+export const PARENT_IN_LINE = (naming: MysqlNaming, e: string) =>
+  `EXISTS (SELECT 1 FROM ${naming.dependencies} i WHERE i.child_id = ${e}.parent_id AND i.sequence IS NOT NULL AND i.settled = FALSE)`;
 
 export function toLockedJob(row: LockedJobRow): LockedJob {
   return { row: fromMysqlRow(row), openEdges: Number(row.open_edges) === 1 };
@@ -171,14 +178,22 @@ export class EffectWriter {
     return settled;
   }
 
-  /** Settles open edges of `parents` (finished, read or staged by this write), at most `budget`. */
+  /**
+   * Settles open edges of `parents` (finished, read or staged by this write), at most `budget`. A
+   * sequence edge stays open while its parent's failure holds the sequence (`block`, until the
+   * parent is replayed and ends again, or is discarded) and while the parent is still in line; once
+   * settled it releases its child however the parent ended, and a child that ended in line passes
+   * its turn on.
+   */
   async settleRound(db: MysqlExecutor, parents: ReadonlyMap<string, { readonly id: string; readonly state: JobState }>, budget: number): Promise<number> {
-    const rows = await db.query<LockedJobRow & { edge_parent: string }>(
-      `SELECT e.parent_id AS edge_parent, ${LOCKED_JOB_COLUMNS(this.naming)}
+    const failed = [...parents.values()].filter((parent) => isDeadLetterState(parent.state)).map((parent) => parent.id);
+    const rows = await db.query<LockedJobRow & { edge_parent: string; edge_sequence: 'block' | 'continue' | null }>(
+      `SELECT e.parent_id AS edge_parent, e.sequence AS edge_sequence, ${LOCKED_JOB_COLUMNS(this.naming)}
        FROM ${this.naming.dependencies} e JOIN ${this.naming.jobs} j ON j.id = e.child_id
        WHERE e.parent_id IN (?) AND e.settled = FALSE
+         AND (e.sequence IS NULL OR (NOT ${PARENT_IN_LINE(this.naming, 'e')}${failed.length > 0 ? ` AND NOT (e.sequence = 'block' AND e.parent_id IN (?))` : ''}))
        ORDER BY j.id, e.parent_id LIMIT ? FOR UPDATE`,
-      [[...parents.keys()], budget],
+      [[...parents.keys()], ...(failed.length > 0 ? [failed] : []), budget],
     );
     if (rows.length === 0) return 0;
     this.extra.push({
@@ -190,8 +205,12 @@ export class EffectWriter {
     for (const r of rows) {
       const parent = parents.get(r.edge_parent)!;
       const child = children.get(r.id) ?? originals.get(r.id)!;
-      if (child.row.state !== 'awaiting_parents') continue;
-      if (parent.state === 'succeeded' || child.row.dependencyMode === 'on_any_terminal') {
+      if (child.row.state !== 'awaiting_parents') {
+        // A job that ended in line (cancelled before its turn) passes its turn on to the next.
+        if (r.edge_sequence !== null && isTerminalState(child.row.state)) this.settleFrom.push(child.row);
+        continue;
+      }
+      if (parent.state === 'succeeded' || r.edge_sequence !== null || child.row.dependencyMode === 'on_any_terminal') {
         const lowered: LockedJob = { ...child, row: { ...child.row, pendingParents: child.row.pendingParents - 1 } };
         children.set(r.id, lowered);
       } else {

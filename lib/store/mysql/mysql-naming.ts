@@ -37,6 +37,8 @@ export interface MysqlNaming extends MigrationNames {
   readonly nodes: string;
   readonly rateLimits: string;
   readonly rateStarts: string;
+  /** Each sequence key's tail (migration 0022). */
+  readonly sequences: string;
   /** Transaction-scoped named locks (mysql-locks.ts). */
   readonly locks: string;
 }
@@ -81,6 +83,7 @@ export function mysqlNaming(prefix = DEFAULT_MYSQL_PREFIX, database: string | nu
     nodes: table('nodes'),
     rateLimits: table('rate_limits'),
     rateStarts: table('rate_starts'),
+    sequences: table('sequences'),
     locks: table('locks'),
     table,
     local: quoteMysqlIdentifier,

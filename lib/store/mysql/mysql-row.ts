@@ -21,6 +21,8 @@ export interface MysqlJobRow {
   window_kind: 'debounce' | 'throttle' | null;
   window_key: string | null;
   window_ends_at: string | null;
+  sequence_key: string | null;
+  sequence_mode: 'block' | 'continue' | null;
   retry: string | null;
   traceparent: string | null;
   tracestate: string | null;
@@ -42,7 +44,7 @@ export interface MysqlJobRow {
 /** Every stored column of a job, for `SELECT ${JOB_COLUMNS} FROM jobs j` (aliased `j`). */
 export const JOB_COLUMNS = [
   'seq', 'id', 'name', 'queue', 'payload', 'state', 'run_at', 'scheduled_for', 'priority', 'schedule_id', 'pending_parents',
-  'dependency_mode', 'concurrency_key', 'unique_key', 'window_kind', 'window_key', 'window_ends_at', 'retry', 'traceparent', 'tracestate', 'attempt', 'max_attempts', 'snoozes', 'worker_id',
+  'dependency_mode', 'concurrency_key', 'unique_key', 'window_kind', 'window_key', 'window_ends_at', 'sequence_key', 'sequence_mode', 'retry', 'traceparent', 'tracestate', 'attempt', 'max_attempts', 'snoozes', 'worker_id',
   'leased_until', 'cancel_requested', 'last_error', 'output', 'progress', 'created_at', 'updated_at', 'finished_at', 'parked_key',
 ]
   .map((column) => `j.${column}`)
@@ -70,6 +72,8 @@ export function fromMysqlRow(row: MysqlJobRow): JobRow {
     windowKind: row.window_kind,
     windowKey: row.window_key,
     windowEndsAt: msOrNull(row.window_ends_at),
+    sequenceKey: row.sequence_key,
+    sequenceMode: row.sequence_mode,
     retry: row.retry,
     traceparent: row.traceparent,
     tracestate: row.tracestate,

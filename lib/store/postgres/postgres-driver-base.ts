@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import type { FinishMode, HistoryPolicy, SchedulerLimits } from '../../core/index.js';
+import type { FinishMode, HistoryPolicy, JobState, SchedulerLimits } from '../../core/index.js';
 import type { HistoryPositions } from '../checked/store-driver.js';
 import { PG_POSITION } from '../checked/effect-params.js';
 import type { NewJob } from '../enqueue-input.js';
@@ -164,8 +164,8 @@ export class PostgresDriverBase {
    * Parents outside the batch are locked by the insert itself, so a parent that finishes at the
    * same moment still releases its new dependant at once (see insertWithParentGuard).
    */
-  protected insertJobs(db: PgExecutor, jobs: readonly NewJob[]): Promise<Set<string>> {
-    return insertWithParentGuard(db, jobs, this.sql, this.connections.autocommits(db));
+  protected insertJobs(db: PgExecutor, jobs: readonly NewJob[], known?: ReadonlyMap<string, JobState>, inLine?: ReadonlySet<string>): Promise<Set<string>> {
+    return insertWithParentGuard(db, jobs, this.sql, this.connections.autocommits(db), known, inLine);
   }
 }
 

@@ -18,6 +18,7 @@ import {
 } from '../operator-reads.js';
 import { toJob } from '../job-row.js';
 import type {
+  BlockedSequence,
   AuditRecord,
   ConcurrencyLimit,
   RateLimit,
@@ -55,6 +56,10 @@ export class PostgresDriverReads extends PostgresDriverWorker {
 
   async jobListDeadLettered({ limit }: { readonly limit: number }): Promise<JobRecord[]> {
     return (await this.sql.deadLettered(this.db, limit)).map(toJob);
+  }
+
+  async jobListBlockedSequences({ limit, after }: { readonly limit: number; readonly after: string | null }): Promise<BlockedSequence[]> {
+    return this.sql.blockedSequences(this.db, limit, after);
   }
 
   async jobEdges({ id, limit }: DriverEdgesParams): Promise<DriverEdges | null> {

@@ -1,5 +1,5 @@
 import { ANY_QUEUE } from '../wake-hints.js';
-import type { JobRecord } from '../../core/index.js';
+import type { JobRecord, JobState } from '../../core/index.js';
 import type {
   DriverCompleteParams,
   DriverEnqueueParams,
@@ -19,6 +19,8 @@ import type { PgExecutor } from './pg-executor.js';
 import { PostgresAttemptTransaction } from './postgres-attempt-transaction.js';
 import { PostgresDriverBase } from './postgres-driver-base.js';
 import { enqueueUniquePostgres } from './postgres-unique-enqueue.js';
+import { enqueueSequenced } from '../dependencies/sequence-enqueue.js';
+import { hasSequences } from '../dependencies/sequence-chain.js';
 
 /** PostgresDriver's hot path: enqueue, claim, heartbeat, outcomes, and the node's registry row. */
 export class PostgresDriverWorker extends PostgresDriverBase {
@@ -55,14 +57,35 @@ export class PostgresDriverWorker extends PostgresDriverBase {
     return this.enqueueIn(db, jobs, manager === undefined);
   }
 
-  /** Enqueues in `db`; `own` when `db` is the pool, so a unique-key batch needs a transaction of its own. */
+  /**
+   * Enqueues in `db`; `own` when `db` is the pool, so a batch with unique keys or sequences needs a
+   * transaction of its own.
+   */
   private async enqueueIn(db: PgExecutor, jobs: readonly NewJob[], own = false): Promise<EnqueueResult[]> {
+    if (hasSequences(jobs)) {
+      assertAcyclic(jobs);
+      const sequenced = (tx: PgExecutor) =>
+        enqueueSequenced(tx, jobs, {
+          lock: (executor, keys) => this.sql.sequences.lock(executor, keys),
+          states: (executor, ids) => this.sql.sequences.places(executor, ids),
+          enqueue: (executor, batch, known, inLine) => this.enqueueKeyed(executor, batch, known, inLine),
+          move: (executor, tails) => this.sql.sequences.move(executor, tails),
+        });
+      return own ? this.connections.transaction(sequenced) : sequenced(db);
+    }
     if (hasKeys(jobs)) {
       assertAcyclic(jobs);
-      const enqueue = (tx: PgExecutor) => enqueueUniquePostgres(tx, jobs, this.sql.unique, (executor, batch) => this.insertJobs(executor, batch));
+      const enqueue = (tx: PgExecutor) => this.enqueueKeyed(tx, jobs);
       return own ? this.connections.transaction(enqueue) : enqueue(db);
     }
     const created = await this.insertJobs(db, jobs);
+    return jobs.map((job) => ({ id: job.id, created: created.has(job.id) }));
+  }
+
+  /** Enqueues in a transaction: through the unique-key path when the batch has keys. */
+  private async enqueueKeyed(tx: PgExecutor, jobs: readonly NewJob[], known?: ReadonlyMap<string, JobState>, inLine?: ReadonlySet<string>): Promise<EnqueueResult[]> {
+    if (hasKeys(jobs)) return enqueueUniquePostgres(tx, jobs, this.sql.unique, (executor, batch) => this.insertJobs(executor, batch, known, inLine));
+    const created = await this.insertJobs(tx, jobs, known, inLine);
     return jobs.map((job) => ({ id: job.id, created: created.has(job.id) }));
   }
 

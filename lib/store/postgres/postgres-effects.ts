@@ -10,6 +10,7 @@ import type { PostgresNaming } from './postgres-naming.js';
 export const INLINE_SETTLE_LIMIT = 1_000;
 
 const TERMINAL = `('succeeded', 'dead_lettered', 'cancelled', 'quarantined')`;
+const DEAD_LETTER = `('dead_lettered', 'quarantined')`;
 /** Set while the settle function runs, so that the trigger its own updates fire does not settle too. */
 const SETTLING = 'durable_scheduler.settling';
 /**
@@ -33,7 +34,8 @@ function quoteLiteral(text: string): string {
  * - has a dependant: any edge names it as parent, settled or not (a dependant may read its output
  *   through jobParentOutput, and an edge is how the dependant finds its parent);
  * - has output: anything but SQL NULL or JSON null;
- * - holds a unique key, or opened a throttle window (the window lives in the opener's row);
+ * - holds a unique key, opened a throttle window (the window lives in the opener's row), or is in a
+ *   sequence (it may be the tail its key's next enqueue runs after; retention deletes it with that row);
  * - is needed by an observer whose cursor's filter matches its name (a cursor with no filter, one
  *   leased by an earlier release, matches everything): one that hears `succeeded`, or one that has
  *   yet to be fed an entry of this job in a state it hears, after its position in the log.
@@ -45,7 +47,7 @@ function quoteLiteral(text: string): string {
 function leanCandidates(t: PostgresNaming): string {
   return `SELECT p.id FROM pairs p
     WHERE p.old_state = 'running' AND p.state = 'succeeded'
-      AND (p.output IS NULL OR p.output = 'null'::jsonb) AND p.unique_key IS NULL
+      AND (p.output IS NULL OR p.output = 'null'::jsonb) AND p.unique_key IS NULL AND p.sequence_key IS NULL
       AND p.window_kind IS DISTINCT FROM 'throttle'
       AND (SELECT 1 FROM ${t.dependencies} d WHERE d.parent_id = p.id LIMIT 1) IS NULL
       AND (
@@ -67,6 +69,13 @@ function settleLevel(t: PostgresNaming, which: string): string {
       SELECT d.ctid AS edge
       FROM ${t.dependencies} d JOIN ${t.jobs} p ON p.id = d.parent_id
       WHERE NOT d.settled AND ${which} AND p.state IN ${TERMINAL}
+        -- A sequence's next job waits while its failure holds the sequence (until the parent is
+        -- replayed and ends again, or is discarded), and while the parent is still in line: it ended
+        -- without running while its own sequence edge is open. A CASE, so only sequence edges probe.
+        AND CASE WHEN d.sequence IS NULL THEN true
+          ELSE NOT (d.sequence = 'block' AND p.state IN ${DEAD_LETTER})
+            AND (SELECT 1 FROM ${t.dependencies} i WHERE i.child_id = d.parent_id AND i.sequence IS NOT NULL AND NOT i.settled LIMIT 1) IS NULL
+        END
       -- No ORDER BY: with SKIP LOCKED concurrent settlers never wait on each other, so lock order does
       -- not matter, and sorting every open edge of a 10,000-child parent for each batch is waste.
       LIMIT max_edges - settled_edges
@@ -76,11 +85,12 @@ function settleLevel(t: PostgresNaming, which: string): string {
       -- planner to turn into a scan of every edge.
       UPDATE ${t.dependencies} d SET settled = true
       WHERE d.ctid = ANY(ARRAY(SELECT edge FROM picked))
-      RETURNING d.child_id, d.parent_id, (SELECT p.state FROM ${t.jobs} p WHERE p.id = d.parent_id) AS parent_state
+      RETURNING d.child_id, d.parent_id, d.sequence, (SELECT p.state FROM ${t.jobs} p WHERE p.id = d.parent_id) AS parent_state
     ), effect AS (
       SELECT m.child_id,
-        count(*) FILTER (WHERE m.parent_state = 'succeeded' OR c.dependency_mode = 'on_any_terminal') AS satisfied,
-        min('parent ' || m.parent_id || ' ended ' || m.parent_state) FILTER (WHERE m.parent_state <> 'succeeded' AND c.dependency_mode = 'on_success') AS failure,
+        -- A sequence edge releases however its parent ended (one that blocks was not picked).
+        count(*) FILTER (WHERE m.parent_state = 'succeeded' OR m.sequence IS NOT NULL OR c.dependency_mode = 'on_any_terminal') AS satisfied,
+        min('parent ' || m.parent_id || ' ended ' || m.parent_state) FILTER (WHERE m.parent_state <> 'succeeded' AND m.sequence IS NULL AND c.dependency_mode = 'on_success') AS failure,
         count(*) < min(c.pending_parents) AS shared
       FROM marked m JOIN ${t.jobs} c ON c.id = m.child_id
       GROUP BY m.child_id
@@ -115,7 +125,13 @@ function settleLevel(t: PostgresNaming, which: string): string {
       WHERE (SELECT count(*) FROM held) >= 0 AND c.id = e.child_id AND c.state = 'awaiting_parents' AND (e.failure IS NULL OR c.id IN (SELECT id FROM held))
       RETURNING c.id, c.state
     )
-    SELECT (SELECT count(*) FROM marked), (SELECT array_agg(a.id) FROM applied a WHERE a.state = 'cancelled')
+    -- The next level: the dependants this one cancelled, and those that ended in line (cancelled
+    -- before their turn) whose sequence edge it settled, which pass their turn on.
+    SELECT (SELECT count(*) FROM marked), (SELECT array_agg(f.id) FROM (
+        SELECT a.id FROM applied a WHERE a.state = 'cancelled'
+        UNION SELECT c.id FROM ${t.jobs} c
+        WHERE c.id = ANY(ARRAY(SELECT child_id FROM marked WHERE sequence IS NOT NULL)) AND c.state IN ${TERMINAL}
+      ) f)
     INTO batch, frontier;`;
 }
 
@@ -171,12 +187,12 @@ export function effectsSql(t: PostgresNaming, policy: HistoryPolicy): string {
   // picks the successes to delete, and logs none of them.
   const pairing = (lean: boolean) => `WITH pairs AS MATERIALIZED (
     SELECT n.id, n.name, n.queue, n.state, o.state AS old_state, n.attempt, o.attempt AS old_attempt,
-      n.last_error AS error, o.last_error AS old_error${lean ? ', n.output, n.unique_key, n.window_kind' : ''}
+      n.last_error AS error, o.last_error AS old_error${lean ? ', n.output, n.unique_key, n.window_kind, n.sequence_key' : ''}
     FROM new_rows n JOIN old_rows o ON o.id = n.id
   )${lean ? `, lean AS MATERIALIZED (
     ${leanCandidates(t)}
   )` : ''}${logUpdates(lean)}
-  SELECT array_agg(p.id) FILTER (WHERE p.state IN ${TERMINAL} AND p.old_state NOT IN ${TERMINAL}),
+  SELECT array_agg(p.id) FILTER (WHERE (p.state IN ${TERMINAL} AND p.old_state NOT IN ${TERMINAL}) OR (p.state = 'cancelled' AND p.old_state IN ${DEAD_LETTER})),
     array_agg(p.id) FILTER (WHERE p.old_state = 'running' AND p.state <> 'running'),
     array_agg(DISTINCT p.queue) FILTER (WHERE p.old_state = 'awaiting_parents' AND p.state = 'scheduled')${lean ? ',\n    (SELECT array_agg(id) FROM lean)' : ''}
   INTO finished, stopped, woken${lean ? ', leaned' : ''}

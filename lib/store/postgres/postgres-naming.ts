@@ -42,6 +42,8 @@ export interface PostgresNaming {
   /** Rate limits and the starts each counts (migration 0017). */
   readonly rateLimits: string;
   readonly rateStarts: string;
+  /** Each sequence key's tail (migration 0022). */
+  readonly sequences: string;
   /** `"schema"."prefix" + name` for any of the store's tables. */
   table(name: string): string;
   /** The LISTEN/NOTIFY channel for wake-up hints (raw, not quoted). */
@@ -87,6 +89,7 @@ export function postgresNaming(schema = DEFAULT_POSTGRES_SCHEMA, prefix = ''): P
     nodes: table('nodes'),
     rateLimits: table('rate_limits'),
     rateStarts: table('rate_starts'),
+    sequences: table('sequences'),
     table,
     channel:
       plainChannel.length <= MAX_IDENTIFIER_LENGTH

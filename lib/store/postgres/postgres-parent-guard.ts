@@ -29,22 +29,35 @@ export interface ParentGuardQueries {
  * parents it already locked, so it never waits on another: it pauses and tries again, and after
  * {@link MAX_ROUNDS} it plans from the parents' committed states and inserts without the guard,
  * which leaves at worst an edge for the maintenance sweep to settle.
+ *
+ * A sequence's tail that failed for good, or that ended still in line (`inLine`), is terminal, so
+ * it is not guarded: its edge is written open, and the write that ends the block (a replay's end,
+ * a cancel, the end of the job before it) settles it. One that commits between the enqueue's read
+ * and its commit leaves that edge for the sweep.
  */
-export async function insertWithParentGuard(db: PgExecutor, jobs: readonly NewJob[], sql: ParentGuardQueries, autocommit: boolean): Promise<Set<string>> {
+export async function insertWithParentGuard(
+  db: PgExecutor,
+  jobs: readonly NewJob[],
+  sql: ParentGuardQueries,
+  autocommit: boolean,
+  known: ReadonlyMap<string, JobState> = new Map(),
+  inLine: ReadonlySet<string> = new Set(),
+): Promise<Set<string>> {
   const lookUp = parentsToLookUp(jobs);
-  if (lookUp.length === 0) return sql.enqueue(db, planDependencies(jobs, new Map()));
-  // Parents outside the batch are assumed open until the guard says otherwise. A parent in the batch
-  // under a caller-chosen id may be stored already, and then it is the stored job that counts
+  if (lookUp.length === 0) return sql.enqueue(db, planDependencies(jobs, new Map(), inLine));
+  // Parents outside the batch are assumed open until the guard says otherwise, but for those whose
+  // state the caller just read (`known`: a sequence's tail). A parent in the batch under a
+  // caller-chosen id may be stored already, and then it is the stored job that counts
   // (planDependencies), so those are looked up first.
   const inBatch = new Set(jobs.map((job) => job.id));
-  const states = new Map<string, JobState>(lookUp.filter((id) => !inBatch.has(id)).map((id) => [id, 'scheduled']));
+  const states = new Map<string, JobState>(lookUp.filter((id) => !inBatch.has(id)).map((id) => [id, known.get(id) ?? 'scheduled']));
   const inside = lookUp.filter((id) => inBatch.has(id));
   if (inside.length > 0) for (const [id, state] of await sql.jobStates(db, inside)) states.set(id, state);
   const external = [...states.keys()];
-  if (external.length === 0) return sql.enqueue(db, planDependencies(jobs, states));
+  if (external.length === 0) return sql.enqueue(db, planDependencies(jobs, states, inLine));
   for (let round = 0; round < MAX_ROUNDS; round++) {
     // Throws for a parent that does not exist, before anything is written.
-    const plans = planDependencies(jobs, states);
+    const plans = planDependencies(jobs, states, inLine);
     const open = external.filter((id) => !isTerminalState(states.get(id)!));
     if (open.length === 0) return sql.enqueue(db, plans);
     const result = await sql.enqueue.guarded(db, plans, open);
@@ -58,7 +71,7 @@ export async function insertWithParentGuard(db: PgExecutor, jobs: readonly NewJo
       else states.set(id, state);
     }
   }
-  return sql.enqueue(db, planDependencies(jobs, await sql.jobStates(db, lookUp)));
+  return sql.enqueue(db, planDependencies(jobs, await sql.jobStates(db, lookUp), inLine));
 }
 
 function pause(ms: number): Promise<void> {

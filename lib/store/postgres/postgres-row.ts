@@ -30,6 +30,8 @@ export function jobColumns(alias = 'j'): string {
     'window_kind',
     'window_key',
     'window_ends_at',
+    'sequence_key',
+    'sequence_mode',
     'retry::text AS retry',
     'traceparent',
     'tracestate',
@@ -77,6 +79,8 @@ export interface PgJobRow {
   window_kind: 'debounce' | 'throttle' | null;
   window_key: string | null;
   window_ends_at: number | null;
+  sequence_key: string | null;
+  sequence_mode: 'block' | 'continue' | null;
   retry: string | null;
   traceparent: string | null;
   tracestate: string | null;
@@ -113,6 +117,8 @@ export function fromPgRow(row: PgJobRow): JobRow {
     windowKind: row.window_kind,
     windowKey: row.window_key,
     windowEndsAt: row.window_ends_at === null ? null : millis(row.window_ends_at),
+    sequenceKey: row.sequence_key,
+    sequenceMode: row.sequence_mode,
     retry: row.retry,
     traceparent: row.traceparent,
     tracestate: row.tracestate,

@@ -29,6 +29,8 @@ import { jobThroughputQuery } from './queries/job-throughput.query.js';
 import { limitHoldersQuery } from './queries/limit-holders.query.js';
 import { listAuditQuery } from './queries/list-audit.query.js';
 import { listDeadLetteredQuery } from './queries/list-dead-lettered.query.js';
+import { blockedSequencesQuery } from './queries/blocked-sequences.query.js';
+import { sequenceTailQueries } from './queries/sequence-tails.query.js';
 import { listJobsQuery } from './queries/list-jobs.query.js';
 import { listLimitsQuery } from './queries/list-limits.query.js';
 import { listQueuesQuery } from './queries/list-queues.query.js';
@@ -87,6 +89,8 @@ export interface PostgresStatements {
   readonly statusMany: ReturnType<typeof jobStatusManyQuery>;
   readonly list: ReturnType<typeof listJobsQuery>;
   readonly deadLettered: ReturnType<typeof listDeadLetteredQuery>;
+  readonly blockedSequences: ReturnType<typeof blockedSequencesQuery>;
+  readonly sequences: ReturnType<typeof sequenceTailQueries>;
   readonly setPaused: ReturnType<typeof setQueuePausedQuery>;
   readonly listQueues: ReturnType<typeof listQueuesQuery>;
   readonly operator: ReturnType<typeof operatorTransitionQuery>;
@@ -167,6 +171,8 @@ export function postgresStatements(
     statusMany: jobStatusManyQuery(t),
     list: listJobsQuery(t),
     deadLettered: listDeadLetteredQuery(t),
+    blockedSequences: blockedSequencesQuery(t),
+    sequences: sequenceTailQueries(t),
     setPaused: setQueuePausedQuery(t),
     listQueues: listQueuesQuery(t),
     operator: operatorTransitionQuery(t),

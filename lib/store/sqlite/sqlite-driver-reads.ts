@@ -18,6 +18,7 @@ import {
 } from '../operator-reads.js';
 import { toJob } from '../job-row.js';
 import type {
+  BlockedSequence,
   AuditRecord,
   ConcurrencyLimit,
   RateLimit,
@@ -53,6 +54,10 @@ export class SqliteDriverReads extends SqliteDriverWorker {
   async jobListPage(params: DriverListParams): Promise<JobPage | null> {
     const page = await this.conn.read(() => this.conn.statements().list(params));
     return page && { jobs: page.rows.map(toJob), next: page.next };
+  }
+
+  async jobListBlockedSequences({ limit, after }: { readonly limit: number; readonly after: string | null }): Promise<BlockedSequence[]> {
+    return this.conn.read(() => this.conn.statements().blockedSequences(limit, after));
   }
 
   async jobListDeadLettered({ limit }: { readonly limit: number }): Promise<JobRecord[]> {

@@ -3,6 +3,13 @@ import type { SqliteNaming } from './sqlite-naming.js';
 
 const NOW = `CAST(unixepoch('subsec') * 1000 AS INTEGER)`;
 const TERMINAL = `('succeeded', 'dead_lettered', 'cancelled', 'quarantined')`;
+const DEAD_LETTER = `('dead_lettered', 'quarantined')`;
+/**
+ * An edge from an ended parent p (a row of the ended work table) that settles: open, and either a
+ * `dependsOn` edge, or a sequence's whose parent is clear of its line and whose failure does not
+ * hold the sequence (docs/sequences.md).
+ */
+const SETTLES = `d.settled = 0 AND (d.sequence IS NULL OR (p.clear AND NOT (d.sequence IS 'block' AND p.state IN ${DEAD_LETTER})))`;
 /** core's historyError: the error that ended an attempt (even when it repeats the last one), or one the change newly set. */
 const ERROR_OF_CHANGE = `CASE WHEN NEW.last_error IS NOT OLD.last_error OR (OLD.state = 'running' AND NEW.state <> 'succeeded') THEN NEW.last_error END`;
 
@@ -48,6 +55,8 @@ END;`;
  * dependant fires this trigger again, and it must then find nothing left to settle. So the cascade
  * is correct with the pragma either way. The work table is empty between statements.
  *
+ * A dead letter's discard (its cancel) runs it too: it settles the sequence edge its failure held.
+ *
  * SQLite has one writer at a time, so every edge settles in the same transaction, whatever the fan-out.
  */
 export function effectsSql(t: SqliteNaming, policy: HistoryPolicy): string {
@@ -69,7 +78,11 @@ BEGIN
           ${policy === 'transitions_and_errors' ? ERROR_OF_CHANGE : 'NULL'});
 END;`;
   // Of an edge from parent p to child c: does p's end count toward c's latch?
-  const satisfied = `(p.state = 'succeeded' OR c.dependency_mode IS 'on_any_terminal')`;
+  const ended = t.local('dependency_ended');
+  // Whether a job is clear of its sequence's line: no open sequence edge leads to it.
+  const clearOf = (id: string) => `NOT EXISTS (SELECT 1 FROM ${t.dependencies} i WHERE i.child_id = ${id} AND i.sequence IS NOT NULL AND i.settled = 0)`;
+  // A sequence edge releases however its parent ended, and never cancels.
+  const satisfied = `(p.state = 'succeeded' OR d.sequence IS NOT NULL OR c.dependency_mode IS 'on_any_terminal')`;
   return `${drop}
 ${history}
 ${countingSql(t)}
@@ -81,32 +94,53 @@ CREATE TABLE IF NOT EXISTS ${t.cascade} (
   cancelled INTEGER NOT NULL,
   PRIMARY KEY (origin, child_id)
 );
+CREATE TABLE IF NOT EXISTS ${t.local('dependency_ended')} (
+  origin    TEXT    NOT NULL,
+  id        TEXT    NOT NULL,
+  state     TEXT    NOT NULL,
+  clear     INTEGER NOT NULL,
+  PRIMARY KEY (origin, id)
+);
 CREATE TRIGGER ${t.local('jobs_settle')} AFTER UPDATE OF state ON ${t.jobs}
-WHEN NEW.state IN ${TERMINAL} AND OLD.state NOT IN ${TERMINAL}
+WHEN ((NEW.state IN ${TERMINAL} AND OLD.state NOT IN ${TERMINAL}) OR (NEW.state = 'cancelled' AND OLD.state IN ${DEAD_LETTER}))
   AND EXISTS (SELECT 1 FROM ${t.dependencies} WHERE parent_id = NEW.id AND settled = 0)
 BEGIN
-  INSERT INTO ${t.cascade} (origin, child_id, satisfied, failure, cancelled)
-  SELECT NEW.id, e.child_id, e.satisfied, e.failure, e.failure IS NOT NULL AND e.state = 'awaiting_parents'
-  FROM (
-    -- The parent, and each waiting on_success dependant a failure cancels, as it will have ended.
-    WITH RECURSIVE ended(id, state) AS (
-      SELECT NEW.id, NEW.state
+  -- The parents whose edges settle now, as they will have ended, each with whether it is clear of
+  -- its sequence's line (its own sequence edge settled), which its sequence edges wait for:
+  -- the parent; each waiting on_success dependant a failure cancels; and each job that ended in
+  -- line (cancelled before its turn) behind a clear parent, whose turn passes on.
+  INSERT INTO ${ended} (origin, id, state, clear)
+  SELECT NEW.id, id, state, max(clear) FROM (
+    WITH RECURSIVE ended(id, state, clear) AS (
+      SELECT NEW.id, NEW.state, ${clearOf('NEW.id')}
       UNION
-      SELECT c.id, 'cancelled' FROM ended p
-        JOIN ${t.dependencies} d ON d.parent_id = p.id AND d.settled = 0
+      SELECT c.id, 'cancelled', ${clearOf('c.id')} FROM ended p
+        JOIN ${t.dependencies} d ON d.parent_id = p.id AND d.settled = 0 AND d.sequence IS NULL
         JOIN ${t.jobs} c ON c.id = d.child_id
       WHERE p.state <> 'succeeded' AND c.state = 'awaiting_parents' AND c.dependency_mode IS NOT 'on_any_terminal'
+      UNION
+      SELECT c.id, c.state, 1 FROM ended p
+        JOIN ${t.dependencies} d ON d.parent_id = p.id AND d.settled = 0 AND d.sequence IS NOT NULL
+        JOIN ${t.jobs} c ON c.id = d.child_id
+      WHERE p.clear AND NOT (d.sequence IS 'block' AND p.state IN ${DEAD_LETTER}) AND c.state IN ${TERMINAL}
     )
-    SELECT d.child_id, c.state,
-      sum(${satisfied}) AS satisfied,
-      min(CASE WHEN NOT ${satisfied} THEN 'parent ' || p.id || ' ended ' || p.state END) AS failure
-    FROM ended p
-      JOIN ${t.dependencies} d ON d.parent_id = p.id AND d.settled = 0
-      JOIN ${t.jobs} c ON c.id = d.child_id
-    GROUP BY d.child_id
-  ) e;
+    SELECT id, state, clear FROM ended
+  ) GROUP BY id;
+  INSERT INTO ${t.cascade} (origin, child_id, satisfied, failure, cancelled)
+  SELECT NEW.id, d.child_id,
+    sum(${satisfied}),
+    min(CASE WHEN NOT ${satisfied} THEN 'parent ' || p.id || ' ended ' || p.state END),
+    min(CASE WHEN NOT ${satisfied} THEN 'parent ' || p.id || ' ended ' || p.state END) IS NOT NULL AND c.state = 'awaiting_parents'
+  FROM ${ended} p
+    JOIN ${t.dependencies} d ON d.parent_id = p.id AND ${SETTLES}
+    JOIN ${t.jobs} c ON c.id = d.child_id
+  WHERE p.origin = NEW.id
+  GROUP BY d.child_id;
   UPDATE ${t.dependencies} SET settled = 1
-  WHERE settled = 0 AND parent_id IN (SELECT NEW.id UNION ALL SELECT child_id FROM ${t.cascade} WHERE origin = NEW.id AND cancelled);
+  WHERE settled = 0 AND EXISTS (
+    SELECT 1 FROM ${ended} p
+    WHERE p.origin = NEW.id AND p.id = ${t.dependencies}.parent_id
+      AND (${t.dependencies}.sequence IS NULL OR (p.clear AND NOT (${t.dependencies}.sequence IS 'block' AND p.state IN ${DEAD_LETTER}))));
   UPDATE ${t.jobs} SET
     pending_parents = CASE WHEN e.failure IS NULL THEN pending_parents - e.satisfied ELSE 0 END,
     state = CASE WHEN e.failure IS NOT NULL THEN 'cancelled' WHEN pending_parents - e.satisfied <= 0 THEN 'scheduled' ELSE state END,
@@ -117,5 +151,6 @@ BEGIN
   FROM (SELECT child_id, satisfied, failure FROM ${t.cascade} WHERE origin = NEW.id) e
   WHERE ${t.jobs}.id = e.child_id AND ${t.jobs}.state = 'awaiting_parents';
   DELETE FROM ${t.cascade} WHERE origin = NEW.id;
+  DELETE FROM ${ended} WHERE origin = NEW.id;
 END;`;
 }

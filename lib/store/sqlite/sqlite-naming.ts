@@ -28,6 +28,8 @@ export interface SqliteNaming extends MigrationNames {
   /** Rate limits and the starts each counts (migration 0017). */
   readonly rateLimits: string;
   readonly rateStarts: string;
+  /** Each sequence key's tail (migration 0022). */
+  readonly sequences: string;
 }
 
 export function sqliteNaming(prefix = DEFAULT_SQLITE_PREFIX): SqliteNaming {
@@ -54,6 +56,7 @@ export function sqliteNaming(prefix = DEFAULT_SQLITE_PREFIX): SqliteNaming {
     nodes: local('nodes'),
     rateLimits: local('rate_limits'),
     rateStarts: local('rate_starts'),
+    sequences: local('sequences'),
     table: local,
     local,
   };

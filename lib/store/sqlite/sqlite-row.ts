@@ -21,6 +21,8 @@ export interface SqliteJobRow {
   window_kind: 'debounce' | 'throttle' | null;
   window_key: string | null;
   window_ends_at: number | null;
+  sequence_key: string | null;
+  sequence_mode: 'block' | 'continue' | null;
   retry: string | null;
   traceparent: string | null;
   tracestate: string | null;
@@ -57,6 +59,8 @@ export function fromSqliteRow(row: SqliteJobRow): JobRow {
     windowKind: row.window_kind,
     windowKey: row.window_key,
     windowEndsAt: row.window_ends_at,
+    sequenceKey: row.sequence_key,
+    sequenceMode: row.sequence_mode,
     retry: row.retry,
     traceparent: row.traceparent,
     tracestate: row.tracestate,

@@ -29,6 +29,7 @@ import { limitHoldersQuery } from './queries/limit-holders.query.js';
 import { limitsExistQuery } from './queries/limits-exist.query.js';
 import { listAuditQuery } from './queries/list-audit.query.js';
 import { listDeadLetteredQuery } from './queries/list-dead-lettered.query.js';
+import { blockedSequencesQuery } from './queries/blocked-sequences.query.js';
 import { listJobsQuery } from './queries/list-jobs.query.js';
 import { listLimitsQuery } from './queries/list-limits.query.js';
 import { listQueuesQuery } from './queries/list-queues.query.js';
@@ -77,6 +78,7 @@ export interface SqliteStatements {
   readonly statusMany: ReturnType<typeof jobStatusManyQuery>;
   readonly list: ReturnType<typeof listJobsQuery>;
   readonly deadLettered: ReturnType<typeof listDeadLetteredQuery>;
+  readonly blockedSequences: ReturnType<typeof blockedSequencesQuery>;
   readonly setPaused: ReturnType<typeof setQueuePausedQuery>;
   readonly listQueues: ReturnType<typeof listQueuesQuery>;
   readonly jobStats: ReturnType<typeof jobStatsQuery>;
@@ -141,6 +143,7 @@ export function sqliteStatements(db: Database, t: SqliteNaming): SqliteStatement
     statusMany: jobStatusManyQuery(db, t),
     list: listJobsQuery(db, t),
     deadLettered: listDeadLetteredQuery(db, t),
+    blockedSequences: blockedSequencesQuery(db, t),
     setPaused: setQueuePausedQuery(db, t),
     listQueues: listQueuesQuery(db, t),
     jobStats: jobStatsQuery(db, t),

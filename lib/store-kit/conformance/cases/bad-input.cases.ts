@@ -62,6 +62,7 @@ export const PARAMS_SHAPES: Array<[method: string, shape: string, optional: bool
   ['queueOldestDue', '{ queues? }', true],
   ['jobThroughput', '{ since, bucketMs, queue? }', false],
   ['jobListDeadLettered', '{ limit? }', true],
+  ['jobListBlockedSequences', '{ limit?, after? }', true],
   ['jobReplay', '{ jobId, actor? }', false],
   ['jobCancel', '{ jobId, actor?, onlyFrom? }', false],
   ['jobRunNow', '{ jobId, actor? }', false],

@@ -20,7 +20,7 @@ export function operatorReadCases(ctx: SuiteContext): void {
     const c = await enqueue(h.store, { name: 'child.c', queue: 'c', dependsOn: [a, b] });
     const d = await enqueue(h.store, { name: 'child.d', queue: 'c', dependsOn: [a], dependencyMode: 'on_any_terminal' });
 
-    const open = { settled: false, satisfied: false, traceContext: null };
+    const open = { settled: false, satisfied: false, sequence: null, traceContext: null };
     expect(await h.store.jobEdges({ jobId: c })).toEqual({
       parents: [
         { id: a, name: 'parent.a', queue: 'p', state: 'scheduled', ...open },
@@ -53,12 +53,12 @@ export function operatorReadCases(ctx: SuiteContext): void {
     const edgesOfC = await h.store.jobEdges({ jobId: c });
     expect(edgesOfC!.parents).toEqual(
       [
-        { id: a, name: 'parent.a', queue: 'p', state: 'succeeded', settled: true, satisfied: true, traceContext: null },
-        { id: b, name: 'parent.b', queue: 'p', state: 'dead_lettered', settled: true, satisfied: false, traceContext: null },
+        { id: a, name: 'parent.a', queue: 'p', state: 'succeeded', settled: true, satisfied: true, sequence: null, traceContext: null },
+        { id: b, name: 'parent.b', queue: 'p', state: 'dead_lettered', settled: true, satisfied: false, sequence: null, traceContext: null },
       ].sort((x, y) => byId(x.id, y.id)),
     );
-    expect((await h.store.jobEdges({ jobId: b }))!.dependants).toEqual([{ id: c, name: 'child.c', queue: 'c', state: 'cancelled', settled: true, satisfied: false, traceContext: null }]);
-    expect((await h.store.jobEdges({ jobId: d }))!.parents).toEqual([{ id: a, name: 'parent.a', queue: 'p', state: 'succeeded', settled: true, satisfied: true, traceContext: null }]);
+    expect((await h.store.jobEdges({ jobId: b }))!.dependants).toEqual([{ id: c, name: 'child.c', queue: 'c', state: 'cancelled', settled: true, satisfied: false, sequence: null, traceContext: null }]);
+    expect((await h.store.jobEdges({ jobId: d }))!.parents).toEqual([{ id: a, name: 'parent.a', queue: 'p', state: 'succeeded', settled: true, satisfied: true, sequence: null, traceContext: null }]);
     expect((await mustGet(h.store, d)).state).toBe('scheduled');
 
     // A job without edges has two empty sides; an id no job has reads as null.

@@ -1,5 +1,7 @@
 import { takesDebounce, type JobState } from '../../../core/index.js';
 import { assertAcyclic, parentsToLookUp, planDependencies } from '../../dependencies/dependency-plan.js';
+import { chainSequences, hasSequences, sequenceKeys } from '../../dependencies/sequence-chain.js';
+import { lockSequences, parentsOf, parentsStatement, type ParentRow, type ParentState } from './enqueue-reads.query.js';
 import type { NewJob } from '../../enqueue-input.js';
 import type { JobRow } from '../../job-row.js';
 import { hasKeys, planUnique, slotOf, uniqueSlot, windowSlot, type UniqueHolder, type UniquePlan } from '../../unique/unique-plan.js';
@@ -22,7 +24,8 @@ export interface EnqueueWrite {
 }
 
 const INSERT_COLUMNS =
-  'id, name, queue, payload, state, run_at, scheduled_for, max_attempts, schedule_id, pending_parents, dependency_mode, concurrency_key, last_error, finished_at, created_at, updated_at, unique_key, retry, traceparent, tracestate, priority, window_kind, window_key, window_ends_at';
+  'id, name, queue, payload, state, run_at, scheduled_for, max_attempts, schedule_id, pending_parents, dependency_mode, concurrency_key, last_error, finished_at, created_at, updated_at, unique_key, retry, traceparent, tracestate, priority, window_kind, window_key, window_ends_at, sequence_key, sequence_mode';
+const INSERT_ROW = `(${INSERT_COLUMNS.split(', ').map(() => '?').join(', ')})`;
 
 /** MySQL's error number for a duplicate key. */
 const ER_DUP_ENTRY = 1062;
@@ -30,13 +33,16 @@ const ER_DUP_ENTRY = 1062;
 /**
  * Plans and stages an enqueue in `db`'s open transaction (the store's own, or the host's): a job
  * whose id exists writes nothing; a job whose unique key is held writes nothing or rewrites the
- * holder (see planUnique); each new job gets its dependency edges and the limits it declares.
+ * holder (see planUnique); each new job gets its dependency edges and the limits it declares; a
+ * job that joins a sequence runs after the sequence's tail, or the job before it in the batch, and
+ * the batch moves each tail on (docs/sequences.md).
  *
  * What it reads, it locks, so nothing it decided on changes before it commits: the unique keys
  * (a named lock each, mysql-locks.ts, so the second of two enqueues of one key waits and then
- * finds the first's job), their holders, and the parents' guards (shared, so a write that ends a
- * parent waits for this transaction and then settles the new edge; and an edge to a parent that
- * already ended is written settled). An id inserted meanwhile by another transaction fails the
+ * finds the first's job), their holders, each sequence's row (so the second of two enqueues of one
+ * key waits, and then runs after the first's job), and the parents' guards (shared, so a write that
+ * ends a parent waits for this transaction and then settles the new edge; and an edge to a parent
+ * that already ended is written settled). An id inserted meanwhile by another transaction fails the
  * INSERT (1062), and {@link writeEnqueue} plans again with `fresh` reads: locking reads, which see
  * what committed after a REPEATABLE READ transaction's snapshot. Only then: a locking read that
  * finds nothing takes a gap lock, which two enqueues in one gap would deadlock on.
@@ -44,37 +50,46 @@ const ER_DUP_ENTRY = 1062;
 export async function planEnqueue(
   db: MysqlExecutor,
   t: MysqlNaming,
-  jobs: readonly NewJob[],
+  given: readonly NewJob[],
   effects: EffectWriter,
   fresh = false,
   latest?: LatestReads,
 ): Promise<EnqueueWrite & { statements: MysqlStatement[] }> {
   const now = effects.now;
-  const keyed = hasKeys(jobs);
-  if (keyed) {
-    assertAcyclic(jobs);
-    await lockNames(db, t, 'unique', jobs.flatMap((j) => slotOf(j) ?? []));
-  }
-  const checkIds = jobs.filter((job) => !job.freshId).map((job) => job.id);
+  const keyed = hasKeys(given);
+  const sequenced = hasSequences(given);
+  if (keyed || sequenced) assertAcyclic(given);
+  if (keyed) await lockNames(db, t, 'unique', given.flatMap((j) => slotOf(j) ?? []));
+  const tails = sequenced ? await lockSequences(db, t, sequenceKeys(given)) : null;
+  const checkIds = given.filter((job) => !job.freshId).map((job) => job.id);
   const existing = new Set(checkIds.length === 0 ? [] : (await db.query<{ id: string }>(`SELECT id FROM ${t.jobs} WHERE id IN (?)${fresh ? ' LOCK IN SHARE MODE' : ''}`, [checkIds])).map((r) => r.id));
+  // A tail that retention deleted is looked up with the other parents, not found, and leaves nothing to wait for.
+  const chained = tails ? chainSequences(given, tails, existing) : null;
+  const jobs = chained?.jobs ?? given;
   const notStored = jobs.filter((job) => !existing.has(job.id));
   const held = keyed ? await holders(db, t, notStored, fresh) : null;
   if (held) await windowHolders(db, t, notStored, now, held, latest?.windowHolders);
   const plan = held ? planUnique(notStored, held.holders) : null;
   const batch = plan ? plan.insert : jobs;
   const parentIds = parentsToLookUp(batch);
-  const stored = new Map<string, JobState>();
+  const parents = new Map<string, ParentState>();
   if (parentIds.length > 0) {
     // The parents' guard shared, then their states: a write that ends a parent holds its guard
     // exclusive, so the states read here stay true until this transaction ends (mysql-locks.ts).
-    const results = await db.script([...parentGuard(t, parentIds, 'shared'), { sql: `SELECT id, state FROM ${t.jobs} WHERE id IN (?)`, values: [parentIds] }]);
-    for (const r of results.at(-1) as { id: string; state: JobState }[]) stored.set(r.id, r.state);
+    const results = await db.script([...parentGuard(t, parentIds, 'shared'), parentsStatement(t, parentIds, sequenced)]);
+    for (const [id, parent] of parentsOf(results.at(-1) as ParentRow[])) parents.set(id, parent);
     // In a host transaction at REPEATABLE READ the read above is as old as its first snapshot: a
     // parent that ended since would look unfinished, and its edge would wait for the settle sweep.
-    // Read once more where each statement sees the latest commit, now that the guard is held.
-    if (latest && stored.size > 0) for (const [id, state] of await latest.states([...stored.keys()])) stored.set(id, state);
+    // Read once more where each statement sees the latest commit, now that the guard is held. A
+    // sequence's tail is read so too: another enqueue of its key may have committed it after the
+    // snapshot, and this one waited for that enqueue on the key's row.
+    const tailIds = new Set(tails?.values());
+    const again = parentIds.filter((id) => parents.has(id) || tailIds.has(id));
+    if (latest && again.length > 0) for (const [id, parent] of await latest.parents(again, sequenced)) parents.set(id, parent);
   }
-  const plans = planDependencies(batch, stored).filter((planned) => !existing.has(planned.job.id));
+  const stored = new Map([...parents].map(([id, parent]) => [id, parent.state]));
+  const inLine = new Set([...parents].filter(([, parent]) => parent.inLine).map(([id]) => id));
+  const plans = planDependencies(batch, stored, inLine).filter((planned) => !existing.has(planned.job.id));
   const created = new Set<string>();
   const due = new Set<string>();
   const rows: unknown[] = [];
@@ -86,8 +101,9 @@ export async function planEnqueue(
       pendingParents, job.dependencyMode ?? null, job.concurrencyKey ?? null, lastError, state === 'cancelled' ? instantParam(now) : null,
       instantParam(now), instantParam(now), job.uniqueKey ?? null, job.retry ?? null, job.traceparent ?? null, job.tracestate ?? null, job.priority ?? 0,
       job.window?.kind ?? null, job.window?.key ?? null, job.window ? instantParam(now + job.window.endsInMs) : null,
+      job.sequence?.key ?? null, job.sequence?.afterFailure ?? null,
     ]);
-    for (const edge of jobEdges) edges.push([job.id, edge.parentId, edge.settled]);
+    for (const edge of jobEdges) edges.push([job.id, edge.parentId, edge.settled, edge.sequence ?? null]);
     effects.record(asInserted(job, state, lastError), lastError);
     effects.count(job.queue, state, 1);
     created.add(job.id);
@@ -97,11 +113,13 @@ export async function planEnqueue(
   // The jobs' INSERT in as many statements as the query budget needs (mysql-executor.ts): a batch
   // of large payloads would not fit one query, which the server refuses whole.
   for (const chunk of chunkBySize(rows as unknown[][])) {
-    statements.push({ sql: `INSERT INTO ${t.jobs} (${INSERT_COLUMNS}) VALUES ${chunk.map(() => `(${Array(24).fill('?').join(', ')})`).join(', ')}`, values: chunk.flat() });
+    statements.push({ sql: `INSERT INTO ${t.jobs} (${INSERT_COLUMNS}) VALUES ${chunk.map(() => INSERT_ROW).join(', ')}`, values: chunk.flat() });
   }
   if (edges.length > 0) {
-    statements.push({ sql: `INSERT INTO ${t.dependencies} (child_id, parent_id, settled) VALUES ${edges.map(() => '(?, ?, ?)').join(', ')}`, values: edges.flat() });
+    statements.push({ sql: `INSERT INTO ${t.dependencies} (child_id, parent_id, settled, sequence) VALUES ${edges.map(() => '(?, ?, ?, ?)').join(', ')}`, values: edges.flat() });
   }
+  // The rows are locked since lockSequences, and the tails are jobs this batch inserts.
+  for (const [key, tail] of chained?.tails ?? []) statements.push({ sql: `UPDATE ${t.sequences} SET tail_id = ? WHERE \`key\` = ?`, values: [tail, key] });
   statements.push(...declareLimitsStatements(t, plans.map((p) => p.job)));
   const replaced = new Set<string>();
   for (const replace of plan?.replace ?? []) {
@@ -126,13 +144,8 @@ export async function planEnqueue(
  * states, and the ids of the jobs that may hold the batch's windows.
  */
 export interface LatestReads {
-  readonly states: (ids: readonly string[]) => Promise<Map<string, JobState>>;
+  readonly parents: (ids: readonly string[], sequenced: boolean) => Promise<Map<string, ParentState>>;
   readonly windowHolders: (jobs: readonly NewJob[], now: number) => Promise<WindowRow[]>;
-}
-
-/** The jobs' states as `db` sees them: on a session of the store's own, as last committed. */
-export async function readStates(db: MysqlExecutor, t: MysqlNaming, ids: readonly string[]): Promise<Map<string, JobState>> {
-  return new Map((await db.query<{ id: string; state: JobState }>(`SELECT id, state FROM ${t.jobs} WHERE id IN (?)`, [ids])).map((r) => [r.id, r.state]));
 }
 
 /** Times an enqueue plans again after another transaction committed one of its ids first. */

@@ -11,6 +11,7 @@ type Row = {
   state: JobState;
   settled: number | null;
   mode: DependencyMode | null;
+  sequence: 'block' | 'continue' | null;
   traceparent: string | null;
   tracestate: string | null;
 };
@@ -24,14 +25,14 @@ type Row = {
  */
 export async function jobEdges(db: MysqlExecutor, t: MysqlNaming, id: string, limit: number): Promise<DriverEdges | null> {
   const rows = await db.query<Row>(
-    `SELECT 'job' AS side, j.id, j.name, j.queue, j.state, NULL AS settled, j.dependency_mode AS mode, NULL AS traceparent, NULL AS tracestate
+    `SELECT 'job' AS side, j.id, j.name, j.queue, j.state, NULL AS settled, j.dependency_mode AS mode, NULL AS sequence, NULL AS traceparent, NULL AS tracestate
      FROM ${t.jobs} j WHERE j.id = ?
      UNION ALL
-     (SELECT 'parent', p.id, p.name, p.queue, p.state, d.settled, NULL, p.traceparent, p.tracestate
+     (SELECT 'parent', p.id, p.name, p.queue, p.state, d.settled, NULL, d.sequence, p.traceparent, p.tracestate
       FROM ${t.dependencies} d JOIN ${t.jobs} p ON p.id = d.parent_id
       WHERE d.child_id = ? ORDER BY d.parent_id LIMIT ?)
      UNION ALL
-     (SELECT 'dependant', c.id, c.name, c.queue, c.state, d.settled, c.dependency_mode, c.traceparent, c.tracestate
+     (SELECT 'dependant', c.id, c.name, c.queue, c.state, d.settled, c.dependency_mode, d.sequence, c.traceparent, c.tracestate
       FROM ${t.dependencies} d JOIN ${t.jobs} c ON c.id = d.child_id
       WHERE d.parent_id = ? LIMIT ?)`,
     [id, id, limit + 1, id, limit + 1],
@@ -46,6 +47,7 @@ export async function jobEdges(db: MysqlExecutor, t: MysqlNaming, id: string, li
     settled: Number(row.settled) === 1,
     parentState,
     mode,
+    sequence: row.sequence,
     traceparent: row.traceparent,
     tracestate: row.tracestate,
   });

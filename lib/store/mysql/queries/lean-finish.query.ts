@@ -5,7 +5,8 @@ import type { MysqlNaming } from '../mysql-naming.js';
 
 /**
  * Of a write's successes, the jobs the lean finish may delete (docs/stores.md#lean-finish): no
- * output (or JSON null), no unique key or throttle window, no dependant (any edge, settled or not), and no observer
+ * output (or JSON null), no unique key, throttle window or sequence (the job may be its sequence's
+ * tail; retention deletes it with that row), no dependant (any edge, settled or not), and no observer
  * whose filter matches the job's name that hears `succeeded` or has yet to be fed one of its
  * entries in a state it hears. Read inside the outcome write, after its locking read, so the jobs
  * it judges are the ones it writes.
@@ -14,7 +15,7 @@ export async function leanSuccesses(db: MysqlExecutor, t: MysqlNaming, outcomes:
   const candidates = outcomes
     .filter((o) => o.kind === 'succeeded' && (o.output === null || o.output === 'null'))
     .map((o) => jobs.get(o.jobId)?.row)
-    .filter((row) => row !== undefined && row.uniqueKey === null && row.windowKind !== 'throttle');
+    .filter((row) => row !== undefined && row.uniqueKey === null && row.windowKind !== 'throttle' && row.sequenceKey === null);
   if (candidates.length === 0) return new Set();
   const ids = candidates.map((row) => row!.id);
   const [parents, cursors] = (await db.script([

@@ -15,6 +15,9 @@ export function purgeJobsQuery(t: PostgresNaming) {
            SELECT id FROM ${t.jobs} j
            WHERE state IN ('succeeded', 'cancelled') AND finished_at < now() - $1 * interval '1 millisecond'
              AND NOT EXISTS (SELECT 1 FROM ${t.dependencies} d WHERE d.parent_id = j.id AND NOT d.settled)
+             -- A job cancelled before its turn is still in line: while the job before it has not ended,
+             -- deleting it (and, as the tail, its key's row) would let the next enqueue start early.
+             AND NOT EXISTS (SELECT 1 FROM ${t.dependencies} i WHERE i.child_id = j.id AND i.sequence IS NOT NULL AND NOT i.settled)
              AND (j.window_kind IS DISTINCT FROM 'throttle' OR j.window_ends_at <= now())
            ORDER BY finished_at LIMIT $2
            FOR UPDATE SKIP LOCKED
@@ -24,6 +27,10 @@ export function purgeJobsQuery(t: PostgresNaming) {
            DELETE FROM ${t.dependencies} WHERE child_id = ANY(ARRAY(SELECT id FROM doomed))
          ), parent_edges AS (
            DELETE FROM ${t.dependencies} WHERE parent_id = ANY(ARRAY(SELECT id FROM doomed))
+         ), tails AS (
+           -- A sequence whose tail goes has nothing to wait for: its next enqueue starts it afresh.
+           -- An enqueue that holds the row's lock has moved the tail on, and the delete passes it by.
+           DELETE FROM ${t.sequences} WHERE tail_id = ANY(ARRAY(SELECT id FROM doomed))
          )
          DELETE FROM ${t.jobs} WHERE id = ANY(ARRAY(SELECT id FROM doomed)) RETURNING id`;
   return async (db: PgExecutor, olderThanMs: number, limit: number): Promise<number> => (await db.query(text, [olderThanMs, limit])).length;

@@ -43,7 +43,7 @@ export function completeJobsQuery(db: Database, t: SqliteNaming) {
   const leanDelete = db.prepare(`
     DELETE FROM ${t.jobs}
     WHERE id = @id AND attempt = @attempt AND state = 'running' AND worker_id = @worker_id AND leased_until > @now
-      AND unique_key IS NULL AND window_kind IS NOT 'throttle'
+      AND unique_key IS NULL AND window_kind IS NOT 'throttle' AND sequence_key IS NULL
       AND NOT EXISTS (SELECT 1 FROM ${t.dependencies} d WHERE d.parent_id = @id)
       AND NOT EXISTS (
         SELECT 1 FROM ${t.cursors} c

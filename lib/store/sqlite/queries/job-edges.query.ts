@@ -3,7 +3,7 @@ import type { DependencyMode, JobState } from '../../../core/index.js';
 import type { DriverEdges, EdgeRow } from '../../operator-reads.js';
 import type { SqliteNaming } from '../sqlite-naming.js';
 
-type Other = { id: string; name: string; queue: string; state: JobState; settled: number; mode: DependencyMode | null; traceparent: string | null; tracestate: string | null };
+type Other = { id: string; name: string; queue: string; state: JobState; settled: number; mode: DependencyMode | null; sequence: 'block' | 'continue' | null; traceparent: string | null; tracestate: string | null };
 
 /**
  * A job and up to `limit + 1` of its edges each way: its parents through the edge table's key
@@ -13,11 +13,11 @@ type Other = { id: string; name: string; queue: string; state: JobState; settled
 export function jobEdgesQuery(db: Database, t: SqliteNaming) {
   const job = db.prepare(`SELECT id, state, dependency_mode AS mode FROM ${t.jobs} WHERE id = ?`);
   const parents = db.prepare(`
-    SELECT p.id, p.name, p.queue, p.state, d.settled, NULL AS mode, p.traceparent, p.tracestate
+    SELECT p.id, p.name, p.queue, p.state, d.settled, NULL AS mode, d.sequence, p.traceparent, p.tracestate
     FROM ${t.dependencies} d JOIN ${t.jobs} p ON p.id = d.parent_id
     WHERE d.child_id = ? ORDER BY d.parent_id LIMIT ?`);
   const dependants = db.prepare(`
-    SELECT c.id, c.name, c.queue, c.state, d.settled, c.dependency_mode AS mode, c.traceparent, c.tracestate
+    SELECT c.id, c.name, c.queue, c.state, d.settled, c.dependency_mode AS mode, d.sequence, c.traceparent, c.tracestate
     FROM ${t.dependencies} d JOIN ${t.jobs} c ON c.id = d.child_id
     WHERE d.parent_id = ? LIMIT ?`);
   return (id: string, limit: number): DriverEdges | null => {
@@ -31,6 +31,7 @@ export function jobEdgesQuery(db: Database, t: SqliteNaming) {
       settled: row.settled === 1,
       parentState,
       mode,
+      sequence: row.sequence,
       traceparent: row.traceparent,
       tracestate: row.tracestate,
     });

@@ -8,9 +8,14 @@ import { jobStateQuery } from './job-state.query.js';
  * that the trigger missed, each by replaying what the trigger does for that one edge.
  */
 export function settleDependenciesQuery(db: Database, t: SqliteNaming) {
+  // A sequence edge waits while its parent's failure holds the sequence or the parent is still in
+  // line (its own sequence edge open), as in the trigger (sqlite-effects.ts).
   const openTerminalEdges = db.prepare(`
-    SELECT d.child_id, d.parent_id FROM ${t.dependencies} d JOIN ${t.jobs} p ON p.id = d.parent_id
-    WHERE d.settled = 0 AND p.state IN ('succeeded', 'dead_lettered', 'cancelled', 'quarantined') LIMIT ?`);
+    SELECT d.child_id, d.parent_id, d.sequence FROM ${t.dependencies} d JOIN ${t.jobs} p ON p.id = d.parent_id
+    WHERE d.settled = 0 AND p.state IN ('succeeded', 'dead_lettered', 'cancelled', 'quarantined')
+      AND (d.sequence IS NULL OR (NOT (d.sequence = 'block' AND p.state IN ('dead_lettered', 'quarantined'))
+        AND NOT EXISTS (SELECT 1 FROM ${t.dependencies} i WHERE i.child_id = d.parent_id AND i.sequence IS NOT NULL AND i.settled = 0)))
+    LIMIT ?`);
   const settleOne = db.prepare(`
     UPDATE ${t.jobs} SET
       pending_parents = CASE WHEN @ok THEN pending_parents - 1 ELSE 0 END,
@@ -24,10 +29,10 @@ export function settleDependenciesQuery(db: Database, t: SqliteNaming) {
   const childMode = db.prepare(`SELECT dependency_mode FROM ${t.jobs} WHERE id = ?`).pluck();
   const markSettled = db.prepare(`UPDATE ${t.dependencies} SET settled = 1 WHERE child_id = ? AND parent_id = ? AND settled = 0`);
   return (limit: number, now: number): number => {
-    const edges = openTerminalEdges.all(limit) as { child_id: string; parent_id: string }[];
+    const edges = openTerminalEdges.all(limit) as { child_id: string; parent_id: string; sequence: string | null }[];
     for (const e of edges) {
       const state = parentState(e.parent_id) as JobState;
-      const ok = state === 'succeeded' || childMode.get(e.child_id) === 'on_any_terminal';
+      const ok = state === 'succeeded' || e.sequence !== null || childMode.get(e.child_id) === 'on_any_terminal';
       settleOne.run({ ok: ok ? 1 : 0, child: e.child_id, parent: e.parent_id, parent_state: state, now });
       markSettled.run(e.child_id, e.parent_id);
     }

@@ -1,0 +1,107 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { DataSource, EntityManager } from 'typeorm';
+import { PostgresJobStore } from '../../lib/store/index.js';
+import { gate, tracked, untilWaiting } from '../support/lock-waits.js';
+import { dropSchemas, openPostgresDataSource, uniqueSchema } from '../support/postgres.js';
+
+const LEASE_MS = 60_000;
+
+/**
+ * Enqueues of one sequence key serialize on the key's row of the sequences table: each interleaving
+ * is forced, with the second enqueue seen waiting on that lock before the first one ends.
+ */
+describe('sequences: concurrent enqueues of one key on PostgreSQL', () => {
+  let dataSource: DataSource;
+  let admin: DataSource;
+  const schemas: string[] = [];
+
+  beforeAll(async () => {
+    dataSource = await openPostgresDataSource(8);
+    admin = await openPostgresDataSource(1);
+  });
+
+  afterAll(async () => {
+    await dropSchemas(admin, schemas);
+    await admin.destroy();
+    await dataSource.destroy();
+  });
+
+  async function openStore() {
+    const schema = uniqueSchema('seqrace');
+    schemas.push(schema);
+    const store = new PostgresJobStore({ dataSource, schema });
+    await store.migrate();
+    return store;
+  }
+
+  async function parentOf(store: PostgresJobStore, id: string): Promise<string[]> {
+    return (await store.jobEdges({ jobId: id }))!.parents.map((parent) => parent.id);
+  }
+
+  /** A host transaction that enqueues into `key` and then waits for the test to let it end. */
+  function openEnqueue(store: PostgresJobStore, key: string, end: 'commit' | 'rollback') {
+    const hold = gate();
+    const inserted = gate();
+    let id = '';
+    const host = dataSource
+      .transaction(async (manager: EntityManager) => {
+        id = (await store.jobEnqueue({ job: { name: 'first', payload: {}, sequence: { key } }, manager })).id;
+        inserted.open();
+        await hold.opened;
+        if (end === 'rollback') throw new Error('rolled back by the test');
+      })
+      .catch((error: Error) => {
+        if (end === 'commit') throw error;
+      });
+    return { host, inserted: inserted.opened, release: () => hold.open(), id: () => id };
+  }
+
+  it('an enqueue of a key another transaction is appending to waits for its commit, then runs after its job', async () => {
+    const store = await openStore();
+    const tail = (await store.jobEnqueue({ job: { name: 'tail', payload: {}, sequence: { key: 'k' } } })).id;
+    const first = openEnqueue(store, 'k', 'commit');
+    await first.inserted;
+    const second = tracked(store.jobEnqueue({ job: { name: 'second', payload: {}, sequence: { key: 'k' } } }));
+    expect(await untilWaiting(admin, 'ON CONFLICT (key) DO UPDATE', second.isDone)).toBe(true);
+    first.release();
+    await first.host;
+    const { id } = await second.promise;
+    expect(await parentOf(store, first.id())).toEqual([tail]);
+    expect(await parentOf(store, id)).toEqual([first.id()]);
+    expect(await store.jobGet({ jobId: id })).toMatchObject({ state: 'awaiting_parents', pendingParents: 1 });
+    // Only the tail is due, and each job's success releases the next one.
+    for (const [done, next] of [[tail, first.id()], [first.id(), id]] as const) {
+      const [job] = await store.jobClaim({ workerId: 'w', limit: 10, queues: ['default'], leaseMs: LEASE_MS });
+      expect(job!.id).toBe(done);
+      await store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: done, attempt: 1, kind: 'succeeded' }] });
+      expect(await store.jobGet({ jobId: next })).toMatchObject({ state: 'scheduled' });
+    }
+  });
+
+  it('an enqueue behind a transaction that rolls back runs after the tail that transaction found', async () => {
+    const store = await openStore();
+    const tail = (await store.jobEnqueue({ job: { name: 'tail', payload: {}, sequence: { key: 'k' } } })).id;
+    const first = openEnqueue(store, 'k', 'rollback');
+    await first.inserted;
+    const second = tracked(store.jobEnqueue({ job: { name: 'second', payload: {}, sequence: { key: 'k' } } }));
+    expect(await untilWaiting(admin, 'ON CONFLICT (key) DO UPDATE', second.isDone)).toBe(true);
+    first.release();
+    await first.host;
+    const { id } = await second.promise;
+    expect(await store.jobGet({ jobId: first.id() })).toBeNull();
+    expect(await parentOf(store, id)).toEqual([tail]);
+  });
+
+  it('the first enqueues of a new key, racing, chain one behind the other', async () => {
+    const store = await openStore();
+    const first = openEnqueue(store, 'fresh', 'commit');
+    await first.inserted;
+    const second = tracked(store.jobEnqueue({ job: { name: 'second', payload: {}, sequence: { key: 'fresh' } } }));
+    expect(await untilWaiting(admin, 'ON CONFLICT (key) DO UPDATE', second.isDone)).toBe(true);
+    first.release();
+    await first.host;
+    const { id } = await second.promise;
+    expect(await store.jobGet({ jobId: first.id() })).toMatchObject({ state: 'scheduled' });
+    expect(await parentOf(store, id)).toEqual([first.id()]);
+  });
+});
