@@ -4,12 +4,19 @@ import { DEFAULT_QUEUE } from '../store/index.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
 import { isDefinedJob, type DefinedJob } from './job-definition.js';
 import type { JobDefaults, JobHandlerRegistry } from './job-handler.registry.js';
+import type { JobSequenceOption } from './job-sequence.js';
 
 /** The enqueue defaults a definition gives, over the module's default attempts. */
 export function definitionDefaults(definition: DefinedJob, defaultMaxAttempts: number): JobDefaults {
-  const { name, queue = DEFAULT_QUEUE, maxAttempts = defaultMaxAttempts, priority, concurrencyKey, concurrencyLimit, rateLimit } = definition;
+  const { name, queue = DEFAULT_QUEUE, maxAttempts = defaultMaxAttempts, priority, concurrencyKey, concurrencyLimit, rateLimit, sequence } = definition;
   const key = concurrencyKey as ((payload: unknown) => string) | undefined;
-  const base = priority === undefined ? { name, queue, maxAttempts } : { name, queue, maxAttempts, priority };
+  const base = {
+    name,
+    queue,
+    maxAttempts,
+    ...(priority === undefined ? {} : { priority }),
+    ...(sequence === undefined ? {} : { sequence: sequence as JobSequenceOption }),
+  };
   if (concurrencyLimit === undefined && rateLimit === undefined) return key ? { ...base, concurrencyKey: key } : base;
   // As for @Job: a limit without a key governs the job itself, keyed by its wire name.
   return { ...base, concurrencyKey: key ?? (() => name), ...(concurrencyLimit === undefined ? {} : { concurrencyLimit }), ...(rateLimit === undefined ? {} : { rateLimit }) };
@@ -58,6 +65,8 @@ export function registerDefinedJobs(registry: JobHandlerRegistry, options: Sched
         handler.options.concurrencyKey !== definition.concurrencyKey && 'concurrencyKey',
         handler.options.concurrencyLimit !== definition.concurrencyLimit && 'concurrencyLimit',
         !isDeepStrictEqual(handler.options.rateLimit, definition.rateLimit) && 'rateLimit',
+        handler.options.sequence?.key !== definition.sequence?.key && 'sequence',
+        handler.options.sequence?.afterFailure !== definition.sequence?.afterFailure && 'sequence',
       ].find(Boolean);
       if (differs) {
         throw new InvalidArgumentError(

@@ -14,6 +14,7 @@ import {
   type RetryPolicy,
 } from '../core/index.js';
 import type { Rate } from '../store/index.js';
+import { checkJobSequence, type JobSequenceOption } from './job-sequence.js';
 
 /** Carries the payload type of a definition; it exists only for the compiler. */
 declare const payloadType: unique symbol;
@@ -50,6 +51,8 @@ export interface DefineJobOptions<TPayload> {
    * cluster-wide. Without `concurrencyKey`, the key is the wire name: a rate for this job.
    */
   readonly rateLimit?: Rate;
+  /** The sequence each job joins, its key computed from its payload at enqueue (docs/sequences.md). */
+  readonly sequence?: JobSequenceOption<TPayload>;
 }
 
 /**
@@ -70,7 +73,7 @@ export type PayloadOf<D> = D extends DefinedJob<infer P> ? P : never;
 export type DefinedJobSpec<TPayload> = { readonly job: DefinedJob<TPayload>; readonly payload: TPayload };
 
 /** The keys of {@link DefineJobOptions}, which `@Job(definition, options)` may not set again. */
-export const DEFINITION_KEYS: readonly string[] = ['name', 'queue', 'maxAttempts', 'priority', 'retry', 'concurrencyKey', 'concurrencyLimit', 'rateLimit'];
+export const DEFINITION_KEYS: readonly string[] = ['name', 'queue', 'maxAttempts', 'priority', 'retry', 'concurrencyKey', 'concurrencyLimit', 'rateLimit', 'sequence'];
 /** `@Job` options that only a handler has; named in the refusal of defineJob, which does not take them. */
 const HANDLER_KEYS = new Set(['timeoutMs', 'transaction', 'schedule', 'validate', 'maxSnoozes']);
 
@@ -108,6 +111,7 @@ export function defineJob<TPayload>(options: DefineJobOptions<TPayload>): Define
     }
   };
   const { queue, maxAttempts, priority, retry, concurrencyKey, concurrencyLimit, rateLimit } = options;
+  const sequence = owned(() => checkJobSequence(options.sequence));
   if (queue !== undefined) owned(() => assertQueueName(queue, 'queue'));
   const ceiling = Math.max(DEFAULT_LIMITS.maxAttemptsCeiling, Number.isSafeInteger(maxAttempts) ? (maxAttempts as number) : 0);
   if (maxAttempts !== undefined) owned(() => assertMaxAttempts(maxAttempts, ceiling, 'maxAttempts'));
@@ -119,7 +123,7 @@ export function defineJob<TPayload>(options: DefineJobOptions<TPayload>): Define
 
   // Only the keys given, so spreading a definition into @Job options adds no undefined values.
   const fields = Object.fromEntries(
-    Object.entries({ name, queue, maxAttempts, priority, retry: retry && Object.freeze({ ...retry }), concurrencyKey, concurrencyLimit, rateLimit: rateLimit && Object.freeze({ max: rateLimit.max, perMs: rateLimit.perMs }) }).filter(([, v]) => v !== undefined),
+    Object.entries({ name, queue, maxAttempts, priority, retry: retry && Object.freeze({ ...retry }), concurrencyKey, concurrencyLimit, rateLimit: rateLimit && Object.freeze({ max: rateLimit.max, perMs: rateLimit.perMs }), sequence }).filter(([, v]) => v !== undefined),
   );
   Object.defineProperty(fields, DEFINED_JOB, { value: true });
   return Object.freeze(fields) as unknown as DefinedJob<TPayload>;

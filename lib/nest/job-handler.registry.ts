@@ -3,6 +3,7 @@ import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js'
 import { DEFAULT_MAX_ATTEMPTS, type Rate, type ScheduleInput } from '../store/index.js';
 import type { JobDefinition, TransitionObserver } from '../worker/index.js';
 import type { JobOptions } from './interfaces/job-options.interface.js';
+import type { JobSequenceOption } from './job-sequence.js';
 
 /** One discovered `@Job` handler. */
 export interface RegisteredJob {
@@ -22,10 +23,12 @@ export interface RegisteredJob {
   readonly concurrencyLimit?: number;
   /** The rate declared for each job's concurrency key at enqueue. */
   readonly rateLimit?: Rate;
+  /** The sequence each job joins, its key computed from the payload (docs/sequences.md). */
+  readonly sequence?: JobSequenceOption;
 }
 
 /** What an enqueue takes from a handler or a definition when the call does not say. */
-export type JobDefaults = Pick<RegisteredJob, 'name' | 'queue' | 'maxAttempts' | 'priority' | 'concurrencyKey' | 'concurrencyLimit' | 'rateLimit'>;
+export type JobDefaults = Pick<RegisteredJob, 'name' | 'queue' | 'maxAttempts' | 'priority' | 'concurrencyKey' | 'concurrencyLimit' | 'rateLimit' | 'sequence'>;
 
 /** The handlers and observers this application registered. Filled by the explorer at module init. */
 @Injectable()

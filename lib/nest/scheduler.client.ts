@@ -18,7 +18,10 @@ import type {
   ScheduleListParams,
   Schedule,
   ScheduleInput,
+  SequenceOptions,
   ThrottleOptions,
+  BlockedSequence,
+  ListBlockedSequencesParams,
   UniqueKeyMode,
 } from '../store/index.js';
 import { DEFAULT_QUEUE } from '../store/index.js';
@@ -30,6 +33,7 @@ import { JobHandlerRegistry, type JobDefaults } from './job-handler.registry.js'
 import { SchedulerOrchestrator } from './scheduler.orchestrator.js';
 import { UNKNOWN_JOB_NAME } from './scheduler.messages.js';
 import { SCHEDULER_STORE } from './scheduler.tokens.js';
+import { declaredSequence } from './job-sequence.js';
 
 /** Options of one enqueue. */
 export interface EnqueueJobOptions {
@@ -88,6 +92,12 @@ export interface EnqueueJobOptions {
    * opener's id with `deduplicated: 'throttled'`. Not with `uniqueKey` or `dependsOn`.
    */
   readonly throttle?: ThrottleOptions;
+  /**
+   * Strict order (`{ key, afterFailure? }`): jobs with the same sequence key run one at a time, in
+   * the order their enqueues committed, across names and queues. Overrides the sequence the job's
+   * `@Job` options compute. Not with `uniqueKey`, `debounce` or `throttle`. See docs/sequences.md.
+   */
+  readonly sequence?: SequenceOptions;
   /** Retry fields for this job, over the `@Job` (and module) retry policy; each one optional. */
   readonly retry?: Partial<RetryPolicy>;
   /**
@@ -233,6 +243,15 @@ export class SchedulerClient {
   }
 
   /**
+   * Sequences whose next job waits behind a job that failed for good, one per key in key order:
+   * replay that job (it must then succeed) or cancel it to let the sequence go on. Pass the last key
+   * of a full page as `after` for the next page. See docs/sequences.md.
+   */
+  listBlockedSequences(params?: ListBlockedSequencesParams): Promise<BlockedSequence[]> {
+    return this.store.jobListBlockedSequences(params);
+  }
+
+  /**
    * Creates a recurring schedule (or updates the one with this `id`) that mints `name` jobs: give
    * `cron` (with an optional IANA `timezone`) or `everyMs`. Each occurrence's job id is its
    * occurrence id. Queue and attempts default to the job's `@Job` options.
@@ -341,7 +360,9 @@ export class SchedulerClient {
     const { name, job: definition, payload, ...options } = readOnce(job, ['name', 'job', 'payload']);
     const registered = this.registered({ name, job: definition }, index === undefined ? 'name' : `jobs[${index}].name`);
     const priority = registered.priority === undefined ? {} : { priority: registered.priority };
-    return { queue: registered.queue, maxAttempts: registered.maxAttempts, ...priority, ...this.concurrency(registered, payload), ...stripUndefined(options), name: registered.name, payload };
+    // The handler's sequence unless the call names its own: its key function may throw for a payload it was not meant for.
+    const sequence = options.sequence === undefined ? declaredSequence(registered.name, registered.sequence, payload) : {};
+    return { queue: registered.queue, maxAttempts: registered.maxAttempts, ...priority, ...this.concurrency(registered, payload), ...sequence, ...stripUndefined(options), name: registered.name, payload };
   }
 
   /** The key (and limit and rate) the handler's options declare for this payload. */

@@ -35,9 +35,10 @@ import {
 } from './scheduler.messages.js';
 import { assertObserversHaveWorker, registerDefinedJobs } from './defined-jobs.js';
 import { SCHEDULER_STORE, SCHEDULER_WORKER_OPTIONS } from './scheduler.tokens.js';
+import { checkJobSequence } from './job-sequence.js';
 
 /** Every option `@Job` takes; anything else is a typo, refused rather than ignored. */
-const JOB_OPTION_KEYS = new Set(['name', 'queue', 'maxAttempts', 'priority', 'retry', 'timeoutMs', 'transaction', 'schedule', 'validate', 'maxSnoozes', 'concurrencyKey', 'concurrencyLimit', 'rateLimit']);
+const JOB_OPTION_KEYS = new Set(['name', 'queue', 'maxAttempts', 'priority', 'retry', 'timeoutMs', 'transaction', 'schedule', 'validate', 'maxSnoozes', 'concurrencyKey', 'concurrencyLimit', 'rateLimit', 'sequence']);
 /** Longest `timeoutMs`: the longest a timer can wait (about 24.8 days). */
 const MAX_TIMEOUT_MS = 2_147_483_647;
 
@@ -125,6 +126,7 @@ export class SchedulerExplorer implements OnModuleInit {
           : owned(() => assertMaxAttempts(options.maxAttempts, this.store.limits.maxAttemptsCeiling, 'maxAttempts'));
       const priority = options.priority === undefined ? undefined : owned(() => assertPriority(options.priority, 'priority'));
       const concurrency = owned(() => this.concurrency(className, name, options));
+      const sequence = owned(() => checkJobSequence(options.sequence));
       if (options.validate !== undefined && typeof options.validate !== 'function') {
         throw new InvalidArgumentError(BAD_HANDLER_OPTION(className, name, 'validate', 'a function'), 'validate');
       }
@@ -137,6 +139,7 @@ export class SchedulerExplorer implements OnModuleInit {
       this.registry.add({
         name,
         ...concurrency,
+        ...(sequence === undefined ? {} : { sequence }),
         metatype: metatype as never,
         wrapper,
         options,

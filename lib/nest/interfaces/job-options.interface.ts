@@ -1,6 +1,7 @@
 import type { RetryPolicy } from '../../core/index.js';
 import type { Rate } from '../../store/index.js';
 import type { JobName, JobPayload } from './job-registry.interface.js';
+import type { JobSequenceOption } from '../job-sequence.js';
 
 /** How the schedule a `@Job` declares behaves; see ScheduleInput for each field. */
 interface DeclaredScheduleBase<P> {
@@ -73,6 +74,13 @@ export interface JobOptions<N extends string = JobName> {
    * name: a rate for this job. See docs/rate-limits.md.
    */
   readonly rateLimit?: Rate;
+  /**
+   * Each job joins a sequence whose key is computed from its payload at enqueue (an account, an
+   * order): jobs of one key run one at a time, in enqueue order, across wire names. `afterFailure`
+   * (default `block`) says whether a job waits behind one that failed for good. An enqueue's own
+   * `sequence` wins. See docs/sequences.md.
+   */
+  readonly sequence?: JobSequenceOption<JobPayload<N>>;
 }
 
 /** The options of `@Job(definition, options)`: what only a handler has, beside a shared definition. */
