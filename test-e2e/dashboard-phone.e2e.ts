@@ -15,7 +15,7 @@ const PHONE = { width: 390, height: 844 } as const;
 describe('the dashboard at 390 px wide, in Chromium', () => {
   let server: DashboardServer;
   let chromium: Chromium;
-  const paths: string[] = ['/', '/jobs', '/dead-letters', '/schedules', '/limits', '/workers', '/observers', '/audit'];
+  const paths: string[] = ['/', '/jobs', '/dead-letters', '/sequences', '/schedules', '/limits', '/workers', '/observers', '/audit'];
 
   beforeAll(async () => {
     chromium = await launchChromium(PHONE);
@@ -27,6 +27,12 @@ describe('the dashboard at 390 px wide, in Chromium', () => {
       await store.jobClaim({ workerId: 'node-0190a5a0-0000-7000-8000-000000000001', limit: 1, queues: ['failing'], leaseMs: 30_000 });
       await store.jobCompleteMany({ workerId: 'node-0190a5a0-0000-7000-8000-000000000001', outcomes: [{ jobId: id, attempt, kind: 'failed', error: stack, retryDelayMs: 0 }] });
     }
+    // A blocked sequence, so the Sequences page has a row with a long key and a long error.
+    const sequence = { key: 'account-with-a-long-key-0190a5a0-0000-7000-8000-000000000002' };
+    const blocked = await store.jobEnqueue({ job: { name: 'ledger.post.with.a.long.name', payload: {}, queue: 'failing', maxAttempts: 1, sequence } });
+    await store.jobEnqueue({ job: { name: 'ledger.post.with.a.long.name', payload: {}, queue: 'failing', sequence } });
+    await store.jobClaim({ workerId: 'node-0190a5a0-0000-7000-8000-000000000001', limit: 1, queues: ['failing'], leaseMs: 30_000 });
+    await store.jobCompleteMany({ workerId: 'node-0190a5a0-0000-7000-8000-000000000001', outcomes: [{ jobId: blocked.id, attempt: 1, kind: 'failed', error: stack, retryDelayMs: 0 }] });
     const { schedule } = await store.scheduleUpsert({ schedule: { name: 'report.weekly', cron: '0 9 * * 1', timezone: 'Europe/Berlin', queue: 'reports' } });
     await store.concurrencyLimitSet({ target: { key: 'tenant-with-a-long-key-0190a5a0-0000-7000-8000-000000000001' }, max: 3 });
     await store.rateLimitSet({ target: { queue: 'mail' }, rate: { max: 10, perMs: 60_000 } });

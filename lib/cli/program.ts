@@ -10,6 +10,7 @@ import { registerJobs } from './commands/jobs.command.js';
 import { registerMigrate } from './commands/migrate.command.js';
 import { registerQueues } from './commands/queues.command.js';
 import { registerSchedules } from './commands/schedules.command.js';
+import { registerSequences } from './commands/sequences.command.js';
 import { registerStats } from './commands/stats.command.js';
 
 export interface CliIo {
@@ -54,7 +55,7 @@ function printStack(io: CliIo, error: unknown): void {
 /** Builds the `durable-scheduler` program. Every command exits 0 on success. */
 export function buildProgram(io: CliIo): Command {
   const program = new Command('durable-scheduler')
-    .description('Operate a nestjs-durable-scheduler store: dead letters, jobs, schedules, queues.')
+    .description('Operate a nestjs-durable-scheduler store: dead letters, jobs, schedules, sequences, queues.')
     .option('--verbose', 'print stack traces with errors')
     .showHelpAfterError(false)
     .exitOverride()
@@ -63,6 +64,7 @@ export function buildProgram(io: CliIo): Command {
   registerDeadLetter(program, ctx);
   registerJobs(program, ctx);
   registerSchedules(program, ctx);
+  registerSequences(program, ctx);
   registerQueues(program, ctx);
   registerCancel(program, ctx);
   registerMigrate(program, ctx);

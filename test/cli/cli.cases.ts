@@ -321,7 +321,7 @@ export function cliCases(createTarget: () => Promise<CliTarget>): void {
     expect(run.stdout).toMatch(new RegExp(` is already at schema version ${LATEST_SCHEMA_VERSION}\\.\\n$`));
   });
 
-  // Last (with the next case): their jobs would change the counts the listings above expect.
+  // Last (with the cases after it): their jobs would change the counts the listings above expect.
   it("jobs show prints a running job's progress as one escaped line of JSON, and --format json as the value", async () => {
     const { id } = await t.store.jobEnqueue({ job: { name: 'report.build', payload: 1, queue: 'progress' } });
     const [job] = await t.store.jobClaim({ workerId: 'seed', limit: 1, queues: ['progress'], leaseMs: 60_000 });
@@ -359,7 +359,7 @@ export function cliCases(createTarget: () => Promise<CliTarget>): void {
       expect(line(show.stdout, 'windowEndsAt')).toBe(stored!.endsAt.toISOString());
       expect(show.stdout).not.toMatch(/[\u202e\u2028\x9b]/);
       // The fields before and after it are still each on their own line.
-      expect(show.stdout).toMatch(/^scheduleId\s+-\nwindow\s+\S+\nwindowKey\s+.+\nwindowEndsAt\s+\S+\nworkerId\s+-$/m);
+      expect(show.stdout).toMatch(/^scheduleId\s+-\nwindow\s+\S+\nwindowKey\s+.+\nwindowEndsAt\s+\S+\nsequence\s+-\nworkerId\s+-$/m);
       const asJson = await cli(['jobs', 'show', id, ...conn, '--format', 'json']);
       expect(asJson.stdout).not.toMatch(/[\u202e\u2028\x9b]/);
       expect(JSON.parse(asJson.stdout).window).toEqual({ kind, key, endsAt: stored!.endsAt.toISOString() });
@@ -369,5 +369,121 @@ export function cliCases(createTarget: () => Promise<CliTarget>): void {
     expect(show.stdout).toMatch(/^window\s+-$/m);
     expect(show.stdout).not.toMatch(/^windowKey/m);
     expect(JSON.parse((await cli(['jobs', 'show', plain, ...conn, '--format', 'json'])).stdout).window).toBeNull();
+  });
+
+  it('sequences blocked lists the sequences a failed job holds, by key, a page at a time; --format json gives them exact with the next key', async () => {
+    expect(await cli(['sequences', 'blocked', ...conn])).toEqual({ code: 0, stdout: 'No sequence is blocked.\n', stderr: '' });
+    // A sequence key cannot hold C0 controls, but can hold a C1 control (\x9b is an 8-bit CSI), bidi controls and separators.
+    const hostile = `<script>"&'</script> ünïcødé 🙂 \u202eevil\u2028 csi\x9b31m`;
+    const seeded: Record<string, { failed: string; next: string }> = {};
+    for (const key of ['acct-b', hostile, 'acct-a']) {
+      const { id: failed } = await t.store.jobEnqueue({ job: { name: 'acct.open', payload: 1, queue: 'sequences', maxAttempts: 1, sequence: { key } } });
+      const { id: next } = await t.store.jobEnqueue({ job: { name: 'acct.deposit', payload: 2, queue: 'sequences', sequence: { key } } });
+      await deadLetter(t.store, failed, `Error: ledger refused ${key === hostile ? 'it' : key}\n    at post (ledger.ts:1:1)`, 'sequences');
+      seeded[key] = { failed, next };
+    }
+    // The order the store compares keys in.
+    const keys = (await t.store.jobListBlockedSequences()).map((s) => s.key);
+    expect([...keys].sort()).toEqual(['acct-a', 'acct-b', hostile].sort());
+
+    const run = await cli(['sequences', 'blocked', ...conn]);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    const lines = run.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^KEY\s+FAILED JOB\s+NAME\s+STATE\s+FAILED AT\s+NEXT JOB\s+LAST ERROR$/);
+    expect(lines).toHaveLength(4);
+    const a = seeded['acct-a']!;
+    const row = lines.find((line) => line.startsWith('acct-a '))!;
+    expect(row).toMatch(new RegExp(`^acct-a\\s+${a.failed}\\s+acct\\.open\\s+dead_lettered\\s+\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\s+${a.next}\\s+Error: ledger refused acct-a$`));
+    expect(lines.slice(1).map((line) => line.split(/\s{2,}/)[0])).toEqual(keys.map((key) => (key === hostile ? `<script>"&'</script> ünïcødé 🙂 \\u202eevil\\u2028 csi\\x9b31m` : key)));
+    expect(run.stdout).not.toMatch(/[\u202e\u2028\x9b]/);
+    expect(run.stdout).not.toContain('ledger.ts');
+
+    const asJson = await cli(['sequences', 'blocked', ...conn, '--format', 'json']);
+    expect(asJson.stdout).not.toMatch(/[\u202e\u2028\x9b]/);
+    const page = JSON.parse(asJson.stdout) as { sequences: Record<string, unknown>[]; next: string | null };
+    expect(page.next).toBeNull();
+    expect(page.sequences.map((s) => s.key)).toEqual(keys);
+    expect(page.sequences.find((s) => s.key === 'acct-a')).toEqual({
+      key: 'acct-a',
+      jobId: a.failed,
+      name: 'acct.open',
+      queue: 'sequences',
+      state: 'dead_lettered',
+      attempt: 1,
+      maxAttempts: 1,
+      failedAt: (await t.store.jobGet({ jobId: a.failed }))!.finishedAt!.toISOString(),
+      lastError: 'Error: ledger refused acct-a\n    at post (ledger.ts:1:1)',
+      nextJobId: a.next,
+    });
+
+    // Paged: a full page ends with the --after of the next, which JSON gives as next.
+    const first = await cli(['sequences', 'blocked', ...conn, '--limit', '1']);
+    const firstKey = keys[0]!;
+    expect(first.stdout.trimEnd().split('\n')).toHaveLength(3);
+    const quoted = /^[A-Za-z0-9_.:/@%+=,-]+$/.test(firstKey) ? firstKey : null;
+    if (quoted) expect(first.stdout).toMatch(new RegExp(`\\nNext page: add --after ${quoted} to the same command\\.\\n$`));
+    const seen: string[] = [];
+    let after: string | null = null;
+    do {
+      const pageRun = await cli(['sequences', 'blocked', ...conn, '--limit', '1', '--format', 'json', ...(after === null ? [] : ['--after', after])]);
+      const onePage = JSON.parse(pageRun.stdout) as { sequences: { key: string }[]; next: string | null };
+      seen.push(...onePage.sequences.map((s) => s.key));
+      after = onePage.next;
+    } while (after !== null);
+    expect(seen).toEqual(keys);
+    expect((await cli(['sequences', 'blocked', ...conn, '--after', keys.at(-1)!])).stdout).toBe('No blocked sequence after that key.\n');
+    // The hostile key as the last of a full page: shown escaped and single-quoted, and said to be so.
+    const hostileAt = keys.indexOf(hostile);
+    const toHostile = await cli(['sequences', 'blocked', ...conn, '--limit', String(hostileAt + 1)]);
+    expect(toHostile.stdout.trimEnd().split('\n').at(-1)).toBe(
+      `Next page: add --after '<script>"&'\\''</script> ünïcødé 🙂 \\u202eevil\\u2028 csi\\x9b31m' to the same command. (the key holds characters shown escaped; take it from --format json)`,
+    );
+    const bad = await cli(['sequences', 'blocked', ...conn, '--limit', '0']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(ONE_SENTENCE);
+    const badAfter = await cli(['sequences', 'blocked', ...conn, '--after', 'a\u0007b']);
+    expect(badAfter).toMatchObject({ code: 1, stdout: '' });
+    expect(badAfter.stderr).toMatch(ONE_SENTENCE);
+    expect(badAfter.stderr).not.toContain('\u0007');
+
+    // Replaying the failed job takes its sequence off the list; cancelling it releases the next job.
+    expect((await cli(['dead-letter', 'replay', a.failed, ...conn])).code).toBe(0);
+    const b = seeded['acct-b']!;
+    expect((await cli(['cancel', b.failed, ...conn])).code).toBe(0);
+    expect((await t.store.jobGet({ jobId: b.next }))!.state).toBe('scheduled');
+    const left = JSON.parse((await cli(['sequences', 'blocked', ...conn, '--format', 'json'])).stdout) as { sequences: { key: string }[] };
+    expect(left.sequences.map((s) => s.key)).toEqual([hostile]);
+  });
+
+  it('jobs show prints a job\'s sequence, its afterFailure and the job it runs after; --format json gives them exact', async () => {
+    const key = `ledger \u202eevil`;
+    const line = (stdout: string, field: string) => stdout.split('\n').find((text) => text.startsWith(`${field} `))?.replace(/^\S+\s+/, '');
+    const { id: first } = await t.store.jobEnqueue({ job: { name: 'acct.open', payload: 1, queue: 'sequence-show', delayMs: 3_600_000, sequence: { key } } });
+    const { id: second } = await t.store.jobEnqueue({ job: { name: 'acct.deposit', payload: 2, queue: 'sequence-show', sequence: { key, afterFailure: 'continue' } } });
+    const show = await cli(['jobs', 'show', second, ...conn]);
+    expect(show).toMatchObject({ code: 0, stderr: '' });
+    expect(line(show.stdout, 'sequence')).toBe('ledger \\u202eevil');
+    expect(line(show.stdout, 'sequenceAfterFailure')).toBe('continue');
+    expect(line(show.stdout, 'sequenceAfter')).toBe(`${first} (acct.open, scheduled)`);
+    expect(show.stdout).not.toContain('\u202e');
+    expect(show.stdout).toMatch(/^window\s+-\nsequence\s+.+\nsequenceAfterFailure\s+continue\nsequenceAfter\s+.+\nworkerId\s+-$/m);
+    const asJson = JSON.parse((await cli(['jobs', 'show', second, ...conn, '--format', 'json'])).stdout);
+    expect(asJson.sequence).toEqual({ key, afterFailure: 'continue' });
+    expect(asJson.sequenceAfter).toEqual({ id: first, name: 'acct.open', state: 'scheduled' });
+    // The first of its sequence runs after none.
+    const head = await cli(['jobs', 'show', first, ...conn]);
+    expect(line(head.stdout, 'sequenceAfterFailure')).toBe('block');
+    expect(line(head.stdout, 'sequenceAfter')).toBe('-');
+    expect(JSON.parse((await cli(['jobs', 'show', first, ...conn, '--format', 'json'])).stdout)).toMatchObject({ sequence: { key, afterFailure: 'block' }, sequenceAfter: null });
+    // A job in none prints one line, and JSON nulls.
+    const { id: plain } = await t.store.jobEnqueue({ job: { name: 'acct.audit', payload: 3, queue: 'sequence-show', delayMs: 3_600_000 } });
+    const plainShow = await cli(['jobs', 'show', plain, ...conn]);
+    expect(plainShow.stdout).toMatch(/^sequence\s+-$/m);
+    expect(plainShow.stdout).not.toMatch(/^sequenceAfter/m);
+    expect(JSON.parse((await cli(['jobs', 'show', plain, ...conn, '--format', 'json'])).stdout)).toMatchObject({ sequence: null, sequenceAfter: null });
+    // A listing gives each job's sequence, but reads no edges for the job it runs after.
+    const listed = JSON.parse((await cli(['jobs', 'list', ...conn, '--queue', 'sequence-show', '--format', 'json'])).stdout).jobs as Record<string, unknown>[];
+    expect(listed.map((job) => job.sequence)).toEqual([null, { key, afterFailure: 'continue' }, { key, afterFailure: 'block' }]);
+    expect(listed.map((job) => 'sequenceAfter' in job)).toEqual([false, false, false]);
   });
 }

@@ -105,6 +105,30 @@ export function boundedPageCases(current: () => { readonly h: StoreUnderTest; re
     expect([...(await browser.get(next!)).text.matchAll(/<tr class="group-head">/g)]).toHaveLength(6);
   });
 
+  it('the sequences page shows 100 blocked sequences at a time in key order, and pages to the rest by key', async () => {
+    // Keys that a trimmed parameter would change: the page after one must start after it exactly.
+    const keys = Array.from({ length: 105 }, (_, i) => `acct ${String(i).padStart(3, '0')}${i === 99 ? ' ' : ''}`);
+    await h.store.jobEnqueueMany({
+      jobs: keys.flatMap((key) => [
+        { name: 'acct.open', payload: {}, queue: 'sequence-heads', maxAttempts: 1, sequence: { key } },
+        { name: 'acct.deposit', payload: {}, queue: 'ledger', sequence: { key } },
+      ]),
+    });
+    const heads = await h.store.jobClaim({ workerId: 'w', limit: 200, queues: ['sequence-heads', 'ledger'], leaseMs: 30_000 });
+    expect(heads).toHaveLength(105);
+    await h.store.jobCompleteMany({ workerId: 'w', outcomes: heads.map((job) => ({ jobId: job.id, attempt: 1, kind: 'dead_lettered' as const, error: 'ledger refused' })) });
+    const shown = (text: string) => [...text.matchAll(/<td><code>([^<]+)<\/code><\/td>/g)].map((m) => m[1]!);
+    const first = await browser.get('/sequences');
+    expect(shown(first.text)).toEqual(keys.slice(0, 100));
+    expect(first.text.length).toBeLessThan(150_000);
+    const next = link(first.text, 'Next 100 sequences')!;
+    expect(next).toBe('/sequences?after=acct+099+');
+    const second = await browser.get(next);
+    expect(shown(second.text)).toEqual(keys.slice(100));
+    expect(second.text).not.toContain('Next 100 sequences');
+    expect(link(second.text, 'First sequences')).toBe('/sequences');
+  });
+
   it('issue 35 item 9: the limits page shows 100 concurrency and 100 rate limits at a time, each table paging on its own', async () => {
     for (let i = 0; i < 105; i++) await h.store.concurrencyLimitSet({ target: { key: `tenant-${String(i).padStart(3, '0')}` }, max: 2 });
     for (let i = 0; i < 102; i++) await h.store.rateLimitSet({ target: { key: `tenant-${String(i).padStart(3, '0')}` }, rate: { max: 5, perMs: 60_000 } });

@@ -15,3 +15,17 @@ export async function deadLetter(store: JobStore, name: string, error: string, p
 export function linkedJobIds(text: string): string[] {
   return [...text.matchAll(/href="[^"]*\/jobs\/([0-9a-f-]{36})"/g)].map((match) => match[1]!);
 }
+
+/**
+ * Enqueues a job into sequence `key` on a queue of its own, claims it and fails it for good (or
+ * quarantines it), so the next job of the sequence waits behind it; returns its id.
+ */
+export async function failInSequence(store: JobStore, key: string, error = 'ledger refused', kind: 'dead_lettered' | 'quarantined' = 'dead_lettered'): Promise<string> {
+  const queue = 'sequence-heads';
+  const { id } = await store.jobEnqueue({ job: { name: 'acct.open', payload: {}, queue, maxAttempts: 1, sequence: { key } } });
+  const claimed = await store.jobClaim({ workerId: 'worker-1', limit: 1, queues: [queue], leaseMs: 30_000 });
+  expect(claimed.map((job) => job.id)).toEqual([id]);
+  const outcome = kind === 'dead_lettered' ? { kind, error } : { kind, reason: error };
+  await store.jobCompleteMany({ workerId: 'worker-1', outcomes: [{ jobId: id, attempt: 1, ...outcome }] });
+  return id;
+}

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { ConformanceTarget, StoreUnderTest } from '../../lib/store-kit/conformance/index.js';
 import type { DashboardServer } from '../../lib/dashboard/index.js';
 import { boundedPageCases } from './bounded-pages.cases.js';
-import { deadLetter, linkedJobIds } from './dashboard-fixtures.js';
+import { deadLetter, failInSequence, linkedJobIds } from './dashboard-fixtures.js';
 import { serveDashboard, type DashboardBrowser } from './dashboard-browser.js';
 import { polishCases } from './polish.cases.js';
 
@@ -149,6 +149,44 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       expect(group.text).toContain('Replay 2 dead letters?');
       for (const id of [a, b]) expect(group.text).toContain(`<input type="hidden" name="id" value="${id}">`);
       expect(group.text).not.toContain(c);
+    });
+
+    it('the sequences page lists blocked sequences by key, each failed job with its error and the job waiting behind it; the navigation and the dead-letter page lead there', async () => {
+      expect((await browser.get('/')).text).toContain('<a href="/sequences">Sequences</a>');
+      const empty = await browser.get('/sequences');
+      expect(empty.status).toBe(200);
+      expect(empty.text).toContain('<td colspan="7">No sequence is blocked.</td>');
+      expect(empty.text).toContain('<a href="/sequences" aria-current="page">Sequences</a>');
+      expect((await browser.get('/dead-letters')).text).not.toContain('href="/sequences">Sequences</a> lists them');
+      const held: Record<string, { failed: string; next: string }> = {};
+      for (const key of ['acct-b', 'acct-a']) {
+        const failed = await failInSequence(h.store, key, `ledger refused ${key}\n    at post (ledger.ts:1:1)`);
+        const next = (await h.store.jobEnqueue({ job: { name: 'acct.deposit', payload: {}, queue: 'ledger', sequence: { key } } })).id;
+        held[key] = { failed, next };
+      }
+      // Not blocked: its next job runs after failures, and a failed job with nothing behind it holds nothing.
+      await failInSequence(h.store, 'acct-c');
+      await h.store.jobEnqueue({ job: { name: 'acct.deposit', payload: {}, queue: 'ledger', sequence: { key: 'acct-c', afterFailure: 'continue' } } });
+      await failInSequence(h.store, 'acct-d');
+      const page = await browser.get('/sequences');
+      const rows = [...page.text.matchAll(/<tr>\s*<td><input[^>]*><\/td>\s*<td><code>([^<]+)<\/code><\/td>([\s\S]*?)<\/tr>/g)];
+      expect(rows.map((m) => m[1])).toEqual(['acct-a', 'acct-b']);
+      const row = rows[0]![2]!;
+      const failedAt = (await h.store.jobGet({ jobId: held['acct-a']!.failed }))!.finishedAt!.toISOString();
+      expect(row).toContain(`<td><a href="/jobs/${held['acct-a']!.failed}">acct.open</a> <span class="state state-dead_lettered">dead lettered</span></td>`);
+      expect(row).toContain('<td class="error">ledger refused acct-a</td>');
+      expect(row).toContain(`<td><time datetime="${failedAt}">`);
+      expect(row).toContain(`<td><a class="id" href="/jobs/${held['acct-a']!.next}">${held['acct-a']!.next}</a></td>`);
+      expect(row).toContain(`<a class="action" href="/sequences/replay?id=${held['acct-a']!.failed}">Replay</a> <a class="action" href="/sequences/cancel?id=${held['acct-a']!.failed}">Cancel</a>`);
+      expect(page.text).toContain(`<input type="checkbox" name="id" value="${held['acct-b']!.failed}"`);
+      expect(page.text).toContain('<form method="post" action="/sequences/replay">');
+      expect(page.text).toContain('formaction="/sequences/cancel">Cancel selected</button>');
+      expect(page.text).not.toContain('Next 100 sequences');
+      expect((await browser.get('/dead-letters')).text).toContain('<p>Some failed jobs hold back the next job of their sequence: <a href="/sequences">Sequences</a> lists them.</p>');
+      // The page after a key, as its link writes it: the key is taken as it is, spaces and all.
+      expect([...(await browser.get('/sequences?after=acct-a')).text.matchAll(/<td><code>([^<]+)<\/code><\/td>/g)].map((m) => m[1])).toEqual(['acct-b']);
+      expect((await browser.get('/sequences?after=acct-b')).text).toContain('No blocked sequence after this key.');
+      expect((await browser.get('/sequences/pause')).status).toBe(404);
     });
 
     it('the schedules pages show the pattern, state and the next five fire times', async () => {
@@ -480,6 +518,98 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       expect(await reasons(plain.id)).toContain('Its run time is in the future');
     });
 
+    describe('a job of a sequence', () => {
+      const badge = (state: string) => `<span class="state state-${state}">${state.replace(/_/g, ' ')}</span>`;
+
+      it('waits behind the job before it, named and linked with its state; the job page shows the sequence and the job it runs after', async () => {
+        const first = await h.store.jobEnqueue({ job: { name: 'acct.open', payload: {}, queue: 'ledger', sequence: { key: 'acct-1' } } });
+        const second = await h.store.jobEnqueue({ job: { name: 'acct.deposit', payload: {}, queue: 'other', sequence: { key: 'acct-1', afterFailure: 'continue' } } });
+        const text = await reasons(second.id);
+        expect(text).toContain(`It waits behind job <a href="/jobs/${first.id}">acct.open</a> ${badge('scheduled')} of sequence <strong>acct-1</strong>: the jobs of a sequence run one at a time, in enqueue order, and this one runs after that job.`);
+        // Its only parent is the sequence's: the dependency wording is not used for it.
+        expect(text).not.toContain('It awaits its parents');
+        const page = await browser.get(`/jobs/${second.id}`);
+        expect(page.text).toContain(
+          `<dt>Sequence</dt><dd>key <code>acct-1</code>, runs after <a href="/jobs/${first.id}">acct.open</a> ${badge('scheduled')}; afterFailure <code>continue</code>: if the job before it fails for good, it runs anyway</dd>`,
+        );
+        expect(page.text).toMatch(new RegExp(`<h3>Parents</h3><ul class="edges"><li><a href="/jobs/${first.id}">acct.open</a> <span[^>]*>scheduled</span> <small>open, sequence order</small>`));
+        const firstPage = await browser.get(`/jobs/${first.id}`);
+        expect(firstPage.text).toContain('<dt>Sequence</dt><dd>key <code>acct-1</code>, no job before it is stored; afterFailure <code>block</code>: if the job before it fails for good, it waits for an operator</dd>');
+        expect(firstPage.text).toMatch(new RegExp(`<h3>Dependants</h3><ul class="edges"><li><a href="/jobs/${second.id}">acct.deposit</a> <span[^>]*>awaiting parents</span> <small>open, sequence order</small>`));
+        // Running, the job before it shows so.
+        expect((await h.store.jobClaim({ workerId: 'worker-1', limit: 1, queues: ['ledger'], leaseMs: 30_000 })).map((job) => job.id)).toEqual([first.id]);
+        expect(await reasons(second.id)).toContain(`It waits behind job <a href="/jobs/${first.id}">acct.open</a> ${badge('running')} of sequence <strong>acct-1</strong>`);
+        // A job without a sequence shows no row.
+        const plain = await h.store.jobEnqueue({ job: { name: 'plain', payload: {}, queue: 'ledger', delayMs: 60_000 } });
+        expect((await browser.get(`/jobs/${plain.id}`)).text).not.toContain('<dt>Sequence</dt>');
+      });
+
+      it('with dependsOn parents too, says both: its turn in the sequence, and its other parents in the dependency wording', async () => {
+        const parent = await h.store.jobEnqueue({ job: { name: 'report.fetch', payload: {}, queue: 'p' } });
+        const first = await h.store.jobEnqueue({ job: { name: 'acct.open', payload: {}, queue: 'ledger', sequence: { key: 'acct-2' } } });
+        const both = await h.store.jobEnqueue({ job: { name: 'acct.report', payload: {}, queue: 'ledger', sequence: { key: 'acct-2' }, dependsOn: [parent.id] } });
+        const text = await reasons(both.id);
+        expect(text).toContain(`It waits behind job <a href="/jobs/${first.id}">acct.open</a> ${badge('scheduled')} of sequence <strong>acct-2</strong>`);
+        expect(text).toContain('It awaits its parents: 1 of 1 parent is still open:');
+        expect(text).toContain(`<a href="/jobs/${parent.id}">report.fetch</a>`);
+        // The sequence's parent is not listed as a dependency.
+        expect(/It awaits its parents[\s\S]*?<\/ul>/.exec(text)![0]).not.toContain(first.id);
+        // Its turn come, only the dependency holds it.
+        await h.store.jobClaim({ workerId: 'worker-1', limit: 1, queues: ['ledger'], leaseMs: 30_000 });
+        await h.store.jobCompleteMany({ workerId: 'worker-1', outcomes: [{ jobId: first.id, attempt: 1, kind: 'succeeded' }] });
+        const after = await reasons(both.id);
+        expect(after).not.toContain('of sequence');
+        expect(after).toContain('It awaits its parents: 1 of 1 parent is still open:');
+      });
+
+      it('held by a dead letter before it, says the sequence is blocked by its failure and that replaying or cancelling it releases this job', async () => {
+        const failed = await failInSequence(h.store, 'acct-3', 'ledger refused');
+        const { id: waiting } = await h.store.jobEnqueue({ job: { name: 'acct.deposit', payload: {}, queue: 'ledger', sequence: { key: 'acct-3' } } });
+        const text = await reasons(waiting);
+        expect(text).toContain(
+          `Sequence <strong>acct-3</strong> is blocked by the failure of job <a href="/jobs/${failed}">acct.open</a> ${badge('dead_lettered')}, the one before this job: its afterFailure is block, so it waits for an operator. Replaying that job releases this one once it succeeds; cancelling (discarding) it releases this one at once.`,
+        );
+        expect(text).toContain(`<a class="action" href="/jobs/${failed}/replay">Replay it</a> <a class="action" href="/jobs/${failed}/cancel">Cancel it</a>`);
+        expect(text).not.toContain('It awaits its parents');
+        expect((await browser.get(`/jobs/${failed}`)).text).toContain(
+          `afterFailure <code>block</code>: if the job before it fails for good, it waits for an operator. Its failure holds back the next job, <a href="/jobs/${waiting}">acct.deposit</a> ${badge('awaiting_parents')}, until it is replayed and succeeds or is cancelled</dd>`,
+        );
+        // Its questions say what each does to the job behind it.
+        expect((await browser.get(`/jobs/${failed}/replay`)).text).toContain('It becomes due now with its attempts reset to zero and its error cleared. A job waiting behind it in its sequence runs once it succeeds.');
+        expect((await browser.get(`/jobs/${failed}/cancel`)).text).toContain('A job waiting behind it in its sequence is released at once.');
+        // Replayed, it is the job this one waits behind again; once it succeeds, this one is due.
+        expect((await browser.post(`/jobs/${failed}/replay`)).status).toBe(303);
+        expect(await reasons(waiting)).toContain(`It waits behind job <a href="/jobs/${failed}">acct.open</a> ${badge('scheduled')} of sequence <strong>acct-3</strong>`);
+        await h.store.jobClaim({ workerId: 'worker-1', limit: 1, queues: ['sequence-heads'], leaseMs: 30_000 });
+        await h.store.jobCompleteMany({ workerId: 'worker-1', outcomes: [{ jobId: failed, attempt: 1, kind: 'succeeded' }] });
+        expect((await h.store.jobGet({ jobId: waiting }))!.state).toBe('scheduled');
+        expect(await reasons(waiting)).not.toContain('sequence');
+
+        // A quarantined job holds it the same way, and cancelling it releases the next at once.
+        const quarantined = await failInSequence(h.store, 'acct-4', 'no handler', 'quarantined');
+        const { id: behind } = await h.store.jobEnqueue({ job: { name: 'acct.deposit', payload: {}, queue: 'ledger', sequence: { key: 'acct-4' } } });
+        expect(await reasons(behind)).toContain(`Sequence <strong>acct-4</strong> is blocked by the failure of job <a href="/jobs/${quarantined}">acct.open</a> ${badge('quarantined')}`);
+        expect((await browser.post(`/jobs/${quarantined}/cancel`, [['cancelling', 'dead_letter']])).status).toBe(303);
+        expect((await h.store.jobGet({ jobId: behind }))!.state).toBe('scheduled');
+      });
+
+      it('behind a job cancelled before its turn, says that job keeps its place and this one waits for the jobs before it', async () => {
+        const ids: string[] = [];
+        for (const name of ['acct.open', 'acct.deposit', 'acct.close']) ids.push((await h.store.jobEnqueue({ job: { name, payload: {}, queue: 'ledger', sequence: { key: 'acct-5' } } })).id);
+        await h.store.jobClaim({ workerId: 'worker-1', limit: 1, queues: ['ledger'], leaseMs: 30_000 });
+        expect((await browser.get(`/jobs/${ids[1]}/cancel`)).text).toContain('It keeps its place in its sequence: the job after it still waits for the jobs before this one.');
+        expect((await browser.get(`/jobs/${ids[0]}/cancel`)).text).toContain('The next job of its sequence runs after it.');
+        expect((await browser.post(`/jobs/${ids[1]}/cancel`, [['cancelling', 'work']])).status).toBe(303);
+        const text = await reasons(ids[2]!);
+        expect(text).toContain(
+          `It waits behind job <a href="/jobs/${ids[1]}">acct.deposit</a> ${badge('cancelled')} of sequence <strong>acct-5</strong>, which ended before its turn came and keeps its place in line: this job's turn comes when the jobs before that one have had theirs.`,
+        );
+        expect(text).not.toContain('is blocked');
+        await h.store.jobCompleteMany({ workerId: 'worker-1', outcomes: [{ jobId: ids[0]!, attempt: 1, kind: 'succeeded' }] });
+        expect((await h.store.jobGet({ jobId: ids[2]! }))!.state).toBe('scheduled');
+      });
+    });
+
     it('a worker holds its lease, and until when', async () => {
       const { id } = await h.store.jobEnqueue({ job: { name: 'long', payload: {}, queue: 'mail' } });
       await h.store.jobClaim({ workerId: 'worker-9', limit: 1, queues: ['mail'], leaseMs: 30_000 });
@@ -634,6 +764,50 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       expect((await browser.get(`/jobs/${id}/run-now`)).status).toBe(409);
     });
 
+    it('the sequences page replays or cancels the failed job after asking, and comes back: replayed, the next job runs once it succeeds; cancelled, at once', async () => {
+      const replayed = await failInSequence(h.store, 'acct-1');
+      const { id: afterReplay } = await h.store.jobEnqueue({ job: { name: 'acct.deposit', payload: {}, queue: 'ledger', sequence: { key: 'acct-1' } } });
+      const discarded = await failInSequence(h.store, 'acct-2');
+      const { id: afterCancel } = await h.store.jobEnqueue({ job: { name: 'acct.deposit', payload: {}, queue: 'ledger', sequence: { key: 'acct-2' } } });
+      // "Replay selected" POSTs the ticked ids, which asks first and changes nothing.
+      const ask = await browser.post('/sequences/replay', [['id', replayed]]);
+      expect(ask.status).toBe(200);
+      expect(ask.text).toContain('Replay 1 job that blocks a sequence?');
+      expect(ask.text).toContain('the job waiting behind it in its sequence runs once it succeeds');
+      expect(ask.text).toContain('<form class="confirm" method="post" action="/sequences/replay">');
+      expect(ask.text).toContain(`<input type="hidden" name="id" value="${replayed}">`);
+      expect(ask.text).toContain('<a href="/sequences">Back</a>');
+      expect((await h.store.jobGet({ jobId: replayed }))!.state).toBe('dead_lettered');
+      const done = await browser.post('/sequences/replay', [['confirmed', '1'], ['id', replayed]]);
+      expect(done.headers.get('location')).toBe('/sequences?notice=sequences.replayed');
+      expect((await browser.get('/sequences?notice=sequences.replayed')).text).toContain('The selected jobs were replayed: each is due now, and the job behind it in its sequence runs once it succeeds.');
+      expect(await h.store.jobGet({ jobId: replayed })).toMatchObject({ state: 'scheduled', attempt: 0 });
+      expect((await h.store.jobGet({ jobId: afterReplay }))!.state).toBe('awaiting_parents');
+      expect((await h.store.jobListBlockedSequences()).map((s) => s.key)).toEqual(['acct-2']);
+      await h.store.jobClaim({ workerId: 'worker-1', limit: 1, queues: ['sequence-heads'], leaseMs: 30_000 });
+      await h.store.jobCompleteMany({ workerId: 'worker-1', outcomes: [{ jobId: replayed, attempt: 1, kind: 'succeeded' }] });
+      expect((await h.store.jobGet({ jobId: afterReplay }))!.state).toBe('scheduled');
+
+      // A row's Cancel asks about its one job, then discards it, which releases the next job.
+      const question = await browser.get(`/sequences/cancel?id=${discarded}`);
+      expect(question.text).toContain('Cancel 1 job that blocks a sequence?');
+      expect(question.text).toContain('The job waiting behind it in its sequence is released at once.');
+      expect(/<button type="submit" class="(\w+)">/.exec(question.text)?.[1]).toBe('danger');
+      const cancelled = await browser.post('/sequences/cancel', [['confirmed', '1'], ['id', discarded]]);
+      expect(cancelled.headers.get('location')).toBe('/sequences?notice=sequences.cancelled');
+      expect(await h.store.jobGet({ jobId: discarded })).toMatchObject({ state: 'cancelled', lastError: 'ledger refused' });
+      expect((await h.store.jobGet({ jobId: afterCancel }))!.state).toBe('scheduled');
+      expect((await browser.get('/sequences')).text).toContain('No sequence is blocked.');
+      expect((await h.store.auditList()).filter((record) => record.actor === 'tester').map((record) => [record.action, record.target])).toEqual([
+        ['job.cancel', discarded],
+        ['job.replay', replayed],
+      ]);
+      // Acting again on a job that left the list since is skipped, and says so.
+      const again = await browser.post('/sequences/cancel', [['confirmed', '1'], ['id', discarded], ['id', replayed]]);
+      expect(again.headers.get('location')).toBe('/sequences?notice=sequences.cancel_partial');
+      expect((await h.store.jobGet({ jobId: replayed }))!.state).toBe('succeeded');
+    });
+
     it('an action the job state does not allow is refused with 409 and changes nothing', async () => {
       const { id } = await h.store.jobEnqueue({ job: { name: 'mail.send', payload: {}, queue: 'mail' } });
       expect((await browser.get(`/jobs/${id}/replay`)).status).toBe(409);
@@ -668,7 +842,7 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       const id = await deadLetter(h.store, 'charge', 'declined', { card: 'SECRET-9' });
       await h.store.jobEnqueue({ job: { name: 'mail.send', payload: {}, queue: 'mail' } });
       const before = await h.snapshot();
-      for (const path of [`/jobs/${id}/replay`, `/jobs/${id}/cancel`, '/queues/mail/pause', '/dead-letters/replay', '/dead-letters/cancel', '/jobs/cancel']) {
+      for (const path of [`/jobs/${id}/replay`, `/jobs/${id}/cancel`, '/queues/mail/pause', '/dead-letters/replay', '/dead-letters/cancel', '/jobs/cancel', '/sequences/replay', '/sequences/cancel']) {
         expect((await browser.post(path, [['id', id]])).status).toBe(403);
         expect((await browser.get(path)).status).toBe(403);
       }
@@ -680,6 +854,14 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       const jobs = (await browser.get('/jobs')).text;
       expect(jobs).not.toContain('type="checkbox"');
       expect(jobs).not.toContain('method="post"');
+      await failInSequence(h.store, 'acct-1');
+      const { id: held } = await h.store.jobEnqueue({ job: { name: 'acct.deposit', payload: {}, queue: 'ledger', sequence: { key: 'acct-1' } } });
+      const sequences = (await browser.get('/sequences')).text;
+      expect(sequences).toContain('<code>acct-1</code>');
+      expect(sequences).not.toMatch(/type="checkbox"|method="post"|\/replay|\/cancel/);
+      const heldPage = (await browser.get(`/jobs/${held}`)).text;
+      expect(heldPage).toContain('Sequence <strong>acct-1</strong> is blocked');
+      expect(heldPage).not.toMatch(/\/replay"|\/cancel"/);
       const reveal = await browser.get(`/jobs/${id}?reveal=payload`);
       expect(reveal.status).toBe(403);
       expect(reveal.text).not.toContain('SECRET-9');

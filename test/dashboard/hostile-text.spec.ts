@@ -155,5 +155,43 @@ describe('hostile text in the dashboard', () => {
       expect(debouncePage).toContain(`unless another enqueue with key <strong>${shown}</strong> pushes it later`);
       expect((await browser.get(`/jobs/${throttled.id}`)).text).toContain(`<dt>Throttle</dt><dd>key <code>${shown}</code>, drops enqueues until <time`);
     });
+
+    it('renders a sequence key as inert text on the job pages, in why a job waits, and on the sequences page, its next page and its questions', async () => {
+      // A sequence key cannot hold C0 controls, but can hold a C1 control (\x9b is an 8-bit CSI), bidi controls and separators.
+      const key = `<script>"&'</script> ünïcødé 🙂 \u202eevil\u2028 csi\x9b31m`;
+      const shown = '&lt;script&gt;&quot;&amp;&#39;&lt;/script&gt; ünïcødé 🙂 \\u202eevil\\u2028 csi\\x9b31m';
+      const failed = await store.jobEnqueue({ job: { name: 'acct.open', payload: {}, queue: 'heads', maxAttempts: 1, sequence: { key } } });
+      const waiting = await store.jobEnqueue({ job: { name: 'acct.deposit', payload: {}, sequence: { key } } });
+      const behind = await store.jobEnqueue({ job: { name: 'acct.close', payload: {}, sequence: { key, afterFailure: 'continue' } } });
+      await store.jobClaim({ workerId: 'w', limit: 1, queues: ['heads'], leaseMs: 30_000 });
+      await store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: failed.id, attempt: 1, kind: 'dead_lettered', error: HOSTILE }] });
+      expect((await store.jobGet({ jobId: waiting.id }))!.sequence!.key).toBe(key);
+      for (const path of [
+        `/jobs/${failed.id}`,
+        `/jobs/${waiting.id}`,
+        `/jobs/${behind.id}`,
+        '/sequences',
+        `/sequences?after=${encodeURIComponent(key)}`,
+        `/sequences/replay?id=${failed.id}`,
+        `/sequences/cancel?id=${failed.id}`,
+        '/dead-letters',
+      ]) {
+        const page = await browser.get(path);
+        expect({ path, status: page.status }).toEqual({ path, status: 200 });
+        expectInert(page.text);
+        expect(page.text).not.toContain('\x9b');
+      }
+      // A cursor no key can be (it holds C0 controls) is refused in one sentence, itself inert.
+      const refused = await browser.get(`/sequences?after=${encodeURIComponent(HOSTILE.slice(0, 200))}`);
+      expect(refused.status).toBe(400);
+      expectInert(refused.text);
+      const held = (await browser.get(`/jobs/${waiting.id}`)).text;
+      expect(held).toContain(`<dt>Sequence</dt><dd>key <code>${shown}</code>, runs after <a href="/jobs/${failed.id}">acct.open</a>`);
+      expect(held).toContain(`Sequence <strong>${shown}</strong> is blocked by the failure of job`);
+      expect((await browser.get(`/jobs/${behind.id}`)).text).toContain(`It waits behind job <a href="/jobs/${waiting.id}">acct.deposit</a> <span class="state state-awaiting_parents">awaiting parents</span> of sequence <strong>${shown}</strong>`);
+      const list = (await browser.get('/sequences')).text;
+      expect(list).toContain(`<td><code>${shown}</code></td>`);
+      expect(list).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+    });
   });
 });

@@ -4,6 +4,7 @@ import { LIST_SCAN_LIMIT } from '../../store/job-page.js';
 import { CliError } from '../cli-error.js';
 import { positiveInt, withConnection, withFormat, type CliContext, type Format } from '../cli-context.js';
 import { iso, json, oneLine, table } from '../output.js';
+import type { CliStore } from './dead-letter.command.js';
 
 /** Characters of progress `jobs show` prints as text; `--format json` gives all of it. */
 const PROGRESS_WIDTH = 200;
@@ -17,7 +18,29 @@ function windowLines(window: JobRecord['window']): (readonly [string, string | D
   return [['window', window.kind], ['windowKey', window.key], ['windowEndsAt', window.endsAt]];
 }
 
-function view(job: JobRecord) {
+/** The job a sequenced job runs after, as `jobs show` names it: null when none is stored (it was first, or retention deleted it). */
+type SequenceAfter = { readonly id: string; readonly name: string; readonly state: JobState } | null;
+
+/** The job a sequenced job runs after: its sequence edge among its parents, read only for a job in a sequence. */
+async function sequenceAfter(store: CliStore, job: JobRecord): Promise<SequenceAfter> {
+  if (job.sequence === null) return null;
+  // The most parents a read returns: a job with many `dependsOn` parents still shows its sequence edge.
+  const edges = await store.jobEdges({ jobId: job.id, limit: 1_000 });
+  const edge = edges?.parents.find((parent) => parent.sequence !== null);
+  return edge ? { id: edge.id, name: edge.name, state: edge.state } : null;
+}
+
+/**
+ * A job's sequence as lines of `jobs show`: its key, its afterFailure and the job it runs after
+ * (`-` when none is stored), or `sequence -` for a job in none.
+ */
+function sequenceLines(sequence: JobRecord['sequence'], after: SequenceAfter): (readonly [string, string | null])[] {
+  if (sequence === null) return [['sequence', null]];
+  return [['sequence', sequence.key], ['sequenceAfterFailure', sequence.afterFailure], ['sequenceAfter', after && `${after.id} (${after.name}, ${after.state})`]];
+}
+
+/** A job's fields as the commands print them; `jobs show` passes the job it runs after, which a listing does not read. */
+function view(job: JobRecord, after?: SequenceAfter) {
   return {
     id: job.id,
     name: job.name,
@@ -32,6 +55,8 @@ function view(job: JobRecord) {
     occurrenceId: job.occurrenceId,
     scheduleId: job.scheduleId,
     window: job.window,
+    sequence: job.sequence,
+    ...(after === undefined ? {} : { sequenceAfter: after }),
     workerId: job.workerId,
     leasedUntil: job.leasedUntil,
     cancelRequested: job.cancelRequested,
@@ -66,7 +91,7 @@ export function registerJobs(program: Command, ctx: CliContext): void {
       await ctx.withStore(options, async ({ store }) => {
         const { jobs: list, next } = await store.jobListPage({ state: options.state, queue: options.queue, name: options.name, limit: options.limit, before });
         // JSON carries the cursor with the page, so a script pages by passing `next` back as --before.
-        if (options.format === 'json') return ctx.out(json({ jobs: list.map(view), next }));
+        if (options.format === 'json') return ctx.out(json({ jobs: list.map((job) => view(job)), next }));
         if (list.length === 0) {
           ctx.out(next === null ? 'No jobs.' : `No matching job among the ${LIST_SCAN_LIMIT.toLocaleString('en-US')} jobs this page looked at.`);
         } else {
@@ -87,11 +112,14 @@ export function registerJobs(program: Command, ctx: CliContext): void {
       await ctx.withStore(options, async ({ store }) => {
         const job = await store.jobGet({ jobId: target });
         if (!job) throw new CliError(`No job with id ${target} exists.`);
-        if (options.format === 'json') return ctx.out(json({ ...view(job), progress: job.progress, payload: job.payload, output: job.output }));
+        const after = await sequenceAfter(store, job);
+        if (options.format === 'json') return ctx.out(json({ ...view(job, after), progress: job.progress, payload: job.payload, output: job.output }));
         // Progress is for people to read, unlike the payload: shown as one line of JSON, cut to a line's width.
         const progress = job.progress === null ? null : visibleText(JSON.stringify(job.progress), { maxLength: PROGRESS_WIDTH });
         const fields = [
-          ...Object.entries(view(job)).flatMap(([key, value]) => (key === 'lastError' ? [] : key === 'window' ? windowLines(job.window) : [[key, value] as const])),
+          ...Object.entries(view(job)).flatMap(([key, value]) =>
+            key === 'lastError' ? [] : key === 'window' ? windowLines(job.window) : key === 'sequence' ? sequenceLines(job.sequence, after) : [[key, value] as const],
+          ),
           ['progress', progress] as const,
         ];
         const width = Math.max(...fields.map(([key]) => key.length));

@@ -17,6 +17,7 @@ const SECTIONS: readonly (readonly [string, string])[] = [
   ['', 'Overview'],
   ['jobs', 'Jobs'],
   ['dead-letters', 'Dead letters'],
+  ['sequences', 'Sequences'],
   ['schedules', 'Schedules'],
   ['limits', 'Limits'],
   ['workers', 'Workers'],

@@ -3,7 +3,8 @@ import { html, type SafeHtml } from '../html/html.js';
 import { DashboardHttpError, type DashboardRequest } from './dashboard-request.js';
 
 // The bulk actions' shared parts: which addresses are bulk questions, the ids a form carries, and
-// what a question lists. Dead letters are replayed or cancelled in bulk, jobs cancelled.
+// what a question lists. Dead letters (and the failed jobs that block sequences) are replayed or
+// cancelled in bulk, jobs cancelled.
 
 /**
  * The most jobs one bulk action takes: a page's worth, which also keeps a form well inside the
@@ -31,7 +32,7 @@ export function bulkActionOf(name: string | undefined): BulkAction | null {
 export function isBulkQuestion(req: DashboardRequest): boolean {
   if (req.segments.length !== 2 || req.form.get('confirmed') === '1') return false;
   const [section, action] = req.segments;
-  return (section === 'dead-letters' && bulkActionOf(action) !== null) || (section === 'jobs' && action === 'cancel');
+  return ((section === 'dead-letters' || section === 'sequences') && bulkActionOf(action) !== null) || (section === 'jobs' && action === 'cancel');
 }
 
 /** What each dead-letter bulk question says, and its verb. */
@@ -43,6 +44,23 @@ export const BULK_COPY = {
   cancel: {
     consequence:
       'Each ends cancelled and leaves the dead-letter list for good: it keeps its error and history, can no longer be replayed, and retention deletes it like any cancelled job. A job that has left the dead-letter list since is skipped.',
+    verb: 'Cancel',
+  },
+} as const;
+
+/**
+ * What each question of the sequences page says: the dead-letter actions on the jobs that block
+ * sequences, and what each does to the job that waits behind.
+ */
+export const SEQUENCE_COPY = {
+  replay: {
+    consequence:
+      'Each becomes due now with its attempts reset to zero; the job waiting behind it in its sequence runs once it succeeds, and stays blocked if it fails for good again. A job no longer dead-lettered or quarantined is skipped.',
+    verb: 'Replay',
+  },
+  cancel: {
+    consequence:
+      'Each ends cancelled, keeps its error and history, can no longer be replayed, and retention deletes it like any cancelled job. The job waiting behind it in its sequence is released at once. A job no longer dead-lettered or quarantined is skipped.',
     verb: 'Cancel',
   },
 } as const;

@@ -84,6 +84,15 @@ export async function performAction(store: DashboardStore, req: DashboardRequest
       );
       return { location: withNotice(href(base, ['dead-letters']), skipped ? `bulk.${bulk}_partial` : `bulk.${bulk === 'replay' ? 'replayed' : 'cancelled'}`) };
     }
+    case 'sequences': {
+      // The dead-letter actions on the failed jobs, as the sequences page selected them; back there after.
+      const bulk = bulkActionOf(id);
+      if (bulk === null || action !== undefined) return null;
+      const skipped = await eachSkipping(bulkIds(req.form), (jobId) =>
+        bulk === 'replay' ? store.jobReplay({ jobId, actor }) : store.jobCancel({ jobId, actor, onlyFrom: DEAD_LETTER_STATES }),
+      );
+      return { location: withNotice(href(base, ['sequences']), skipped ? `sequences.${bulk}_partial` : `sequences.${bulk === 'replay' ? 'replayed' : 'cancelled'}`) };
+    }
     case 'queues': {
       if (action === 'pause') await store.queuePause({ queue: id, actor });
       else if (action === 'resume') await store.queueResume({ queue: id, actor });

@@ -10,7 +10,8 @@ import { workersPage } from '../pages/workers.page.js';
 import { liveNodes } from '../why/live-nodes.js';
 import { whatIsKept } from './what-is-kept.js';
 import { scheduleActions, schedulePage, schedulesPage, type ScheduleAction } from '../pages/schedules.page.js';
-import { BULK_COPY, bulkActionOf, bulkIds, bulkTargets } from './bulk-actions.js';
+import { sequencesPage, SEQUENCES_PER_PAGE } from '../pages/sequences.page.js';
+import { BULK_COPY, bulkActionOf, bulkIds, bulkTargets, SEQUENCE_COPY } from './bulk-actions.js';
 import { DashboardHttpError, type DashboardRequest } from './dashboard-request.js';
 import type { DashboardStore } from './dashboard-store.js';
 import { renderJobRoute } from './job-routes.js';
@@ -117,7 +118,11 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
       return workersPage(ctx, nodes, oldest.now, { shown: limit, more: limit < MORE_ROWS_SHOWN });
     }
     case 'dead-letters': {
-      if (id === undefined) return deadLettersPage(ctx, await store.jobListDeadLettered({ limit: DEAD_LETTERS_SHOWN }), DEAD_LETTERS_SHOWN, req.query);
+      if (id === undefined) {
+        // One blocked sequence is enough to point at the sequences page, where the rest are.
+        const [jobs, blocked] = await Promise.all([store.jobListDeadLettered({ limit: DEAD_LETTERS_SHOWN }), store.jobListBlockedSequences({ limit: 1 })]);
+        return deadLettersPage(ctx, jobs, DEAD_LETTERS_SHOWN, req.query, blocked.length > 0);
+      }
       const bulk = bulkActionOf(id);
       if (bulk === null || action !== undefined) return null;
       refuseInReadOnly(ctx);
@@ -140,6 +145,33 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
         verb: `${verb} ${ids.length}`,
         tone: bulk === 'cancel' ? 'danger' : 'primary',
         back: href(ctx.base, ['dead-letters']),
+        fields: [['confirmed', '1'], ...ids.map((jobId) => ['id', jobId] as const)],
+        targets: bulkTargets(ids),
+      });
+    }
+    case 'sequences': {
+      if (id === undefined) {
+        // Not trimmed like other parameters: a sequence key may begin or end with a space.
+        const after = req.query.get('after') || null;
+        // One past the page, to tell whether another follows.
+        const read = await store.jobListBlockedSequences({ limit: SEQUENCES_PER_PAGE + 1, ...(after === null ? {} : { after }) });
+        const sequences = read.slice(0, SEQUENCES_PER_PAGE);
+        return sequencesPage(ctx, { sequences, after, next: read.length > SEQUENCES_PER_PAGE ? sequences.at(-1)!.key : null });
+      }
+      const bulk = bulkActionOf(id);
+      if (bulk === null || action !== undefined) return null;
+      refuseInReadOnly(ctx);
+      // A row's link names its one job in the address; a selection arrives as the ids of a POSTed form.
+      const ids = bulkIds(req.query);
+      const { consequence, verb } = SEQUENCE_COPY[bulk];
+      return confirmPage(ctx, {
+        section: 'sequences',
+        question: `${verb} ${ids.length} ${ids.length === 1 ? 'job that blocks a sequence' : 'jobs that block sequences'}?`,
+        consequence,
+        action: href(ctx.base, ['sequences', bulk]),
+        verb: `${verb} ${ids.length}`,
+        tone: bulk === 'cancel' ? 'danger' : 'primary',
+        back: href(ctx.base, ['sequences']),
         fields: [['confirmed', '1'], ...ids.map((jobId) => ['id', jobId] as const)],
         targets: bulkTargets(ids),
       });

@@ -21,12 +21,23 @@ export function utcInput(value: string | undefined, name: string): Date | undefi
   return at;
 }
 
-function cancelConsequence(state: JobState): string {
-  if (state === 'running') return 'It is running: it will be asked to stop, and ends cancelled when its attempt does. Its dependants that wait on its success are cancelled too.';
-  if (isDeadLetterState(state)) {
-    return 'It ends cancelled and leaves the dead-letter list for good: it keeps its error and history, can no longer be replayed, and retention deletes it like any cancelled job.';
+function cancelConsequence(job: JobRecord): string {
+  const { state } = job;
+  // A sequence's next job is never cancelled with it: it runs when this one's turn has passed.
+  const inSequence = job.sequence !== null;
+  if (state === 'running') {
+    return `It is running: it will be asked to stop, and ends cancelled when its attempt does. Its dependants that wait on its success are cancelled too.${inSequence ? ' The next job of its sequence runs after it.' : ''}`;
   }
-  return 'It will not run. Its dependants that wait on its success are cancelled too.';
+  if (isDeadLetterState(state)) {
+    return `It ends cancelled and leaves the dead-letter list for good: it keeps its error and history, can no longer be replayed, and retention deletes it like any cancelled job.${inSequence ? ' A job waiting behind it in its sequence is released at once.' : ''}`;
+  }
+  return `It will not run. Its dependants that wait on its success are cancelled too.${inSequence ? ' It keeps its place in its sequence: the job after it still waits for the jobs before this one.' : ''}`;
+}
+
+/** What a replay changes; a failed job that holds a sequence releases the next one only by succeeding. */
+function replayConsequence(job: JobRecord): string {
+  const base = 'It becomes due now with its attempts reset to zero and its error cleared.';
+  return job.sequence === null ? base : `${base} A job waiting behind it in its sequence runs once it succeeds.`;
 }
 
 async function jobOf(store: DashboardStore, jobId: string) {
@@ -124,8 +135,8 @@ export async function renderJobRoute(deps: PageDeps, req: DashboardRequest): Pro
     throw new DashboardHttpError(409, action === 'run-now' ? `This job is ${state} and not waiting for a later time, so there is nothing to run now.` : `This job is ${state}, so it cannot be ${action === 'cancel' ? 'cancelled' : 'replayed'}.`);
   }
   const copy = {
-    cancel: ['Cancel this job?', cancelConsequence(job.state), 'Cancel the job'],
-    replay: ['Replay this job?', 'It becomes due now with its attempts reset to zero and its error cleared.', 'Replay the job'],
+    cancel: ['Cancel this job?', cancelConsequence(job), 'Cancel the job'],
+    replay: ['Replay this job?', replayConsequence(job), 'Replay the job'],
     'run-now': ['Run this job now?', runNowText(job), 'Run it now'],
   } as const;
   const [question, consequence, verb] = copy[action];

@@ -20,5 +20,9 @@ export const NOTICES: Readonly<Record<string, string>> = {
   'bulk.replayed': 'The selected dead letters were replayed.',
   'bulk.replay_partial': 'Some of the selected jobs were replayed; the others could not be: they had left the dead-letter list since the page was drawn, or another job holds their unique key.',
   'bulk.cancelled': 'The selected dead letters were cancelled; retention deletes them in time.',
+  'sequences.replayed': 'The selected jobs were replayed: each is due now, and the job behind it in its sequence runs once it succeeds.',
+  'sequences.replay_partial': 'Some of the selected jobs were replayed; the others were no longer dead-lettered or quarantined when the action ran.',
+  'sequences.cancelled': 'The selected jobs were cancelled: the job behind each in its sequence is released, and retention deletes them in time.',
+  'sequences.cancel_partial': 'Some of the selected jobs were cancelled; the others were no longer dead-lettered or quarantined when the action ran.',
   'bulk.cancel_partial': 'Some of the selected jobs were cancelled; the others had left the dead-letter list since the page was drawn.',
 };

@@ -57,9 +57,9 @@ function pageNumber(value: string | null): number {
  * are POSTed to the confirmation question, a group's link names its filter; either way the
  * question lists what the action will touch, and only its confirmed POST acts. The page shows
  * {@link GROUPS_PER_PAGE} groups of at most {@link ROWS_PER_GROUP} rows; `name` and `error` in the
- * address show one group whole.
+ * address show one group whole. `sequencesBlocked` adds a pointer to the sequences page.
  */
-export function deadLettersPage(ctx: PageContext, jobs: readonly JobRecord[], shownLimit: number, query: URLSearchParams): SafeHtml {
+export function deadLettersPage(ctx: PageContext, jobs: readonly JobRecord[], shownLimit: number, query: URLSearchParams, sequencesBlocked = false): SafeHtml {
   const name = query.get('name');
   const one = name !== null;
   const all = groupDeadLetters(jobs).filter((group) => !one || (group.name === name && group.error === (query.get('error') ?? '')));
@@ -86,7 +86,10 @@ ${rows.length < group.jobs.length ? html`<tr class="group-more"><td colspan="9">
 ${page < pages ? html`<a rel="next" href="${href(ctx.base, ['dead-letters'], { page: page + 1 })}">Smaller groups</a>` : ''}</nav>`
       : '';
   const older = jobs.length >= shownLimit ? html` Older ones: <a href="${href(ctx.base, ['jobs'], { state: 'dead_lettered' })}">every dead-lettered job</a>, in pages.` : '';
+  // Replaying or cancelling a job that holds a sequence releases the job behind it; the sequences page shows which.
+  const sequences = sequencesBlocked ? html`<p>Some failed jobs hold back the next job of their sequence: <a href="${href(ctx.base, ['sequences'])}">Sequences</a> lists them.</p>` : '';
   const body = html`<p>The ${shownLimit} most recently dead-lettered jobs, grouped by name and error.${older}</p>
+${sequences}
 <form method="post" action="${href(ctx.base, ['dead-letters', 'replay'])}">
 ${csrfField(ctx)}
 ${ctx.readOnly || !jobs.length ? '' : html`<p class="actions"><button type="submit">Replay selected</button> <button type="submit" formaction="${href(ctx.base, ['dead-letters', 'cancel'])}">Cancel selected</button></p>`}

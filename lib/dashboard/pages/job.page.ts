@@ -77,6 +77,26 @@ function windowField(ctx: PageContext, job: JobRecord, now: Date): SafeHtml | ''
   return field('Throttle', html`key ${key}, ${open ? 'drops enqueues until' : 'dropped enqueues until'} ${timeCell(window.endsAt, ctx.now)}`);
 }
 
+/**
+ * The sequence the job joined at enqueue, or nothing: its key, its afterFailure, and the job it
+ * runs after (its sequence edge among the parents read, none for the first job of a sequence or
+ * once retention deleted the one before it). A failed job that holds the next one back says so.
+ */
+function sequenceField(ctx: PageContext, job: JobRecord, edges: JobEdges | null): SafeHtml | '' {
+  const { sequence } = job;
+  if (sequence === null) return '';
+  const before = edges?.parents.find((edge) => edge.sequence !== null);
+  const after = before
+    ? html`runs after <a href="${href(ctx.base, ['jobs', before.id])}">${before.name}</a> ${stateBadge(before.state)}`
+    : edges?.parentsTruncated
+      ? 'runs after one of its parents, beyond those this page reads'
+      : 'no job before it is stored';
+  const failure = sequence.afterFailure === 'block' ? 'if the job before it fails for good, it waits for an operator' : 'if the job before it fails for good, it runs anyway';
+  const held = isDeadLetterState(job.state) ? edges?.dependants.find((edge) => edge.sequence === 'block' && !edge.settled) : undefined;
+  const holds = held ? html`. Its failure holds back the next job, <a href="${href(ctx.base, ['jobs', held.id])}">${held.name}</a> ${stateBadge(held.state)}, until it is replayed and succeeds or is cancelled` : '';
+  return field('Sequence', html`key <code>${sequence.key}</code>, ${after}; afterFailure <code>${sequence.afterFailure}</code>: ${failure}${holds}`);
+}
+
 /** One job: its fields, lease, timeline, last reported progress, output, last error, payload (hidden by default) and actions. */
 export function jobPage(ctx: PageContext, detail: JobDetail): SafeHtml {
   const { job } = detail;
@@ -101,6 +121,7 @@ ${field('Lease', job.workerId ? html`${job.workerId}${job.state === 'running' ? 
 ${job.concurrencyKey === null ? '' : field('Concurrency key', job.concurrencyKey)}
 ${job.uniqueKey === null ? '' : field('Unique key', job.uniqueKey)}
 ${windowField(ctx, job, detail.now)}
+${sequenceField(ctx, job, detail.edges)}
 ${job.scheduleId === null ? '' : field('Schedule', html`<a href="${href(ctx.base, ['schedules', job.scheduleId])}">${job.scheduleId}</a>, for ${formatTime(job.scheduledFor)}`)}
 ${job.pendingParents > 0 ? field('Open parents', job.pendingParents) : ''}
 ${field('Enqueued', timeCell(job.createdAt, ctx.now))}

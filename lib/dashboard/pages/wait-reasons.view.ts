@@ -1,4 +1,4 @@
-import type { JobEdges, LimitHolder } from '../../store/index.js';
+import type { EdgeJob, JobEdges, LimitHolder } from '../../store/index.js';
 import { html, href, type SafeHtml } from '../html/html.js';
 import { stateBadge, timeCell, type PageContext } from '../html/layout.js';
 import type { WaitReason } from '../why/wait-reasons.js';
@@ -23,6 +23,8 @@ function reasonItem(ctx: PageContext, reason: WaitReason): SafeHtml {
     }
     case 'awaiting_parents':
       return html`<li>It awaits its parents: ${reason.pending} of ${reason.total ?? 'its'} ${reason.total === 1 ? 'parent is' : 'parents are'} still open${reason.open.length ? html`:<ul>${reason.open.map((edge) => html`<li><a href="${href(ctx.base, ['jobs', edge.id])}">${edge.name}</a> ${stateBadge(edge.state)}</li>`)}</ul>` : '.'}</li>`;
+    case 'sequence':
+      return sequenceItem(ctx, reason);
     case 'not_due':
       return html`<li>Its run time is in the future: ${timeCell(reason.runAt, ctx.now)}.</li>`;
     case 'debounced':
@@ -45,6 +47,29 @@ function reasonItem(ctx: PageContext, reason: WaitReason): SafeHtml {
   }
 }
 
+/** A job of a sequence, linked, with its state. */
+function jobLink(ctx: PageContext, edge: EdgeJob): SafeHtml {
+  return html`<a href="${href(ctx.base, ['jobs', edge.id])}">${edge.name}</a> ${stateBadge(edge.state)}`;
+}
+
+/** Its turn in its sequence: behind a job that has not ended, held by one that failed for good, or behind one cancelled in line. */
+function sequenceItem(ctx: PageContext, reason: Extract<WaitReason, { kind: 'sequence' }>): SafeHtml {
+  const key = html`<strong>${reason.key}</strong>`;
+  const before = jobLink(ctx, reason.before);
+  switch (reason.held) {
+    case 'behind':
+      return html`<li>It waits behind job ${before} of sequence ${key}: the jobs of a sequence run one at a time, in enqueue order, and this one runs after that job.</li>`;
+    case 'blocked': {
+      const actions = ctx.readOnly
+        ? ''
+        : html` <a class="action" href="${href(ctx.base, ['jobs', reason.before.id, 'replay'])}">Replay it</a> <a class="action" href="${href(ctx.base, ['jobs', reason.before.id, 'cancel'])}">Cancel it</a>`;
+      return html`<li>Sequence ${key} is blocked by the failure of job ${before}, the one before this job: its afterFailure is block, so it waits for an operator. Replaying that job releases this one once it succeeds; cancelling (discarding) it releases this one at once.${actions}</li>`;
+    }
+    case 'in_line':
+      return html`<li>It waits behind job ${before} of sequence ${key}, which ended before its turn came and keeps its place in line: this job's turn comes when the jobs before that one have had theirs.</li>`;
+  }
+}
+
 /** The "why is this job not running?" section, or nothing for a finished job. */
 export function waitReasonsSection(ctx: PageContext, reasons: readonly WaitReason[] | null): SafeHtml | '' {
   if (!reasons || reasons.length === 0) return '';
@@ -58,6 +83,6 @@ export function edgesSection(ctx: PageContext, edges: JobEdges | null): SafeHtml
   const side = (title: string, list: JobEdges['parents'], truncated: boolean) =>
     list.length === 0
       ? ''
-      : html`<h3>${title}</h3><ul class="edges">${list.map((edge) => html`<li><a href="${href(ctx.base, ['jobs', edge.id])}">${edge.name}</a> ${stateBadge(edge.state)} <small>${edge.settled ? (edge.satisfied ? 'released its share' : 'cancelled the dependant') : 'open'}</small></li>`)}${truncated ? html`<li>and more</li>` : ''}</ul>`;
+      : html`<h3>${title}</h3><ul class="edges">${list.map((edge) => html`<li><a href="${href(ctx.base, ['jobs', edge.id])}">${edge.name}</a> ${stateBadge(edge.state)} <small>${edge.settled ? (edge.satisfied ? 'released its share' : 'cancelled the dependant') : 'open'}${edge.sequence === null ? '' : ', sequence order'}</small></li>`)}${truncated ? html`<li>and more</li>` : ''}</ul>`;
   return html`<section class="edges"><h2>Dependencies</h2>${side('Parents', edges.parents, edges.parentsTruncated)}${side('Dependants', edges.dependants, edges.dependantsTruncated)}</section>`;
 }

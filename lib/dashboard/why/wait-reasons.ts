@@ -1,4 +1,4 @@
-import { takesDebounce as coreTakesDebounce, type JobRecord } from '../../core/index.js';
+import { isDeadLetterState, isTerminalState, takesDebounce as coreTakesDebounce, type JobRecord } from '../../core/index.js';
 import type { EdgeJob, LimitHolder, RateLimitStatus } from '../../store/index.js';
 
 /** What holds a job back, read from the store; several can hold at once. */
@@ -7,6 +7,13 @@ export type WaitReason =
   | { readonly kind: 'limit_full'; readonly target: { readonly queue: string } | { readonly key: string }; readonly max: number; readonly holders: readonly LimitHolder[]; readonly truncated: boolean }
   | { readonly kind: 'rate_limited'; readonly target: { readonly queue: string } | { readonly key: string }; readonly max: number; readonly perMs: number; readonly fullUntil: Date }
   | { readonly kind: 'awaiting_parents'; readonly open: readonly EdgeJob[]; readonly pending: number; readonly total: number | null }
+  /**
+   * Its sequence edge is open: `before` is the job it runs after. `behind`: that job has not ended;
+   * `blocked`: it failed for good and the edge is `block`, so it holds the sequence until an
+   * operator replays it (and it succeeds) or cancels it; `in_line`: it ended without its turn
+   * (cancelled while it waited), keeps its place, and passes the turn on when the jobs before it end.
+   */
+  | { readonly kind: 'sequence'; readonly key: string; readonly before: EdgeJob; readonly held: 'behind' | 'blocked' | 'in_line' }
   | { readonly kind: 'not_due'; readonly runAt: Date }
   | { readonly kind: 'retry_wait'; readonly runAt: Date; readonly failedAttempt: number; readonly lastError: string | null }
   /** The handler snoozed its last attempt (`ctx.snooze`), which leaves no error; `snoozes` counts them all. */
@@ -62,6 +69,30 @@ function notDueReason(job: JobRecord): WaitReason {
   return { kind: 'retry_wait', runAt: job.runAt, failedAttempt: job.attempt, lastError: job.lastError };
 }
 
+/** How an open sequence edge holds its dependant back, by the state of the job before it. */
+function sequenceHold(edge: EdgeJob): 'behind' | 'blocked' | 'in_line' {
+  if (edge.sequence === 'block' && isDeadLetterState(edge.state)) return 'blocked';
+  // An open edge from a job that ended otherwise: that job ended before its turn came.
+  return isTerminalState(edge.state) ? 'in_line' : 'behind';
+}
+
+/**
+ * The reasons a job awaiting its parents gives: its turn in its sequence, when that edge is open,
+ * and its `dependsOn` parents in the words they always had, counted without the sequence edge.
+ */
+function parentReasons(job: JobRecord, parents: WaitFacts['parents']): WaitReason[] {
+  const edges = parents?.edges ?? [];
+  const turn = job.sequence === null ? undefined : edges.find((edge) => edge.sequence !== null);
+  const others = turn === undefined ? edges : edges.filter((edge) => edge !== turn);
+  const reasons: WaitReason[] = [];
+  if (turn !== undefined && !turn.settled) reasons.push({ kind: 'sequence', key: job.sequence!.key, before: turn, held: sequenceHold(turn) });
+  const pending = job.pendingParents - (turn !== undefined && !turn.settled ? 1 : 0);
+  if (pending > 0 || reasons.length === 0) {
+    reasons.push({ kind: 'awaiting_parents', open: others.filter((edge) => !edge.settled), pending, total: parents && !parents.truncated ? others.length : null });
+  }
+  return reasons;
+}
+
 /**
  * Why a job that has not finished is not running, or what it waits for while it runs: each reason
  * the facts support, in the order an operator would act on them. A due job that nothing holds back
@@ -75,8 +106,7 @@ export function waitReasons(facts: WaitFacts): WaitReason[] {
   if (job.state !== 'scheduled' && job.state !== 'awaiting_parents') return [];
   const reasons: WaitReason[] = [];
   if (job.state === 'awaiting_parents') {
-    const edges = facts.parents?.edges ?? [];
-    reasons.push({ kind: 'awaiting_parents', open: edges.filter((edge) => !edge.settled), pending: job.pendingParents, total: facts.parents && !facts.parents.truncated ? edges.length : null });
+    reasons.push(...parentReasons(job, facts.parents));
   } else if (job.runAt.getTime() > now.getTime()) {
     reasons.push(notDueReason(job));
   }

@@ -1,0 +1,52 @@
+import type { Command } from 'commander';
+import { visibleText } from '../../core/index.js';
+import type { BlockedSequence } from '../../store/index.js';
+import { positiveInt, withConnection, withFormat, type CliContext, type Format } from '../cli-context.js';
+import { iso, json, oneLine, table } from '../output.js';
+
+/** A word the shell passes on as it is, or the text in single quotes: a key may hold spaces, quotes or `$`. */
+function shellWord(text: string): string {
+  return /^[A-Za-z0-9_.:/@%+=,-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+function view({ key, job, nextJobId }: BlockedSequence) {
+  return {
+    key,
+    jobId: job.id,
+    name: job.name,
+    queue: job.queue,
+    state: job.state,
+    attempt: job.attempt,
+    maxAttempts: job.maxAttempts,
+    failedAt: job.finishedAt,
+    lastError: job.lastError,
+    nextJobId,
+  };
+}
+
+export function registerSequences(program: Command, ctx: CliContext): void {
+  const sequences = program.command('sequences').description('look at sequences: the jobs of one key that run one at a time, in enqueue order');
+
+  withFormat(withConnection(sequences.command('blocked').description('sequences whose next job waits behind a job that failed for good, by key, a page at a time')))
+    .option('--limit <n>', 'how many (1 to 1000)', positiveInt('--limit'), 50)
+    .option('--after <key>', 'the page after this sequence key (the last key of the page before)')
+    .action(async (options: { conn?: string; table?: string; format: Format; limit: number; after?: string }) => {
+      await ctx.withStore(options, async ({ store }) => {
+        const list = await store.jobListBlockedSequences({ limit: options.limit, ...(options.after === undefined ? {} : { after: options.after }) });
+        // A full page may have more after it; its last key leads on.
+        const next = list.length === options.limit ? list.at(-1)!.key : null;
+        if (options.format === 'json') return ctx.out(json({ sequences: list.map(view), next }));
+        if (list.length === 0) return ctx.out(options.after === undefined ? 'No sequence is blocked.' : 'No blocked sequence after that key.');
+        ctx.out(
+          table(
+            ['KEY', 'FAILED JOB', 'NAME', 'STATE', 'FAILED AT', 'NEXT JOB', 'LAST ERROR'],
+            list.map((s) => [oneLine(s.key, 60), s.job.id, s.job.name, s.job.state, iso(s.job.finishedAt), s.nextJobId, oneLine(s.job.lastError, 60)]),
+          ),
+        );
+        if (next === null) return;
+        // A key shown with characters made visible is not the key: --format json gives it exact.
+        const exact = visibleText(next) === next ? '' : ' (the key holds characters shown escaped; take it from --format json)';
+        ctx.out(visibleText(`Next page: add --after ${shellWord(next)} to the same command.${exact}`));
+      });
+    });
+}
