@@ -30,6 +30,8 @@ export interface FaultInjectorDeps {
   readonly operator: (op: string, ...args: unknown[]) => Promise<CallResult>;
   /** The most a node's graceful stop may take. */
   readonly shutdownBoundMs: number;
+  /** The sequenced jobs, whose failures the sequence operator replays and discards (sequence-operator.ts). */
+  readonly sequenced?: ReadonlySet<string>;
 }
 
 /**
@@ -101,7 +103,8 @@ export class FaultInjector {
       const target = this.pick(rows.filter((r) => !TERMINAL.has(r.state)));
       if (target) void this.deps.operator('jobCancel', { jobId: target.id }).then(() => log('operator_cancel', target.id));
     } else {
-      const target = this.pick(rows.filter((r) => isDeadLetterState(r.state)));
+      // Not the sequences' failures: those would crowd out the rest, and have an operator of their own.
+      const target = this.pick(rows.filter((r) => isDeadLetterState(r.state) && this.deps.sequenced?.has(r.id) !== true));
       if (!target) return;
       if (this.deps.random.next() < 0.25) {
         void this.deps.operator('jobCancel', { jobId: target.id, onlyFrom: DEAD_LETTER_STATES }).then(() => log('operator_discard', target.id));

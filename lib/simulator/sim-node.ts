@@ -4,7 +4,7 @@ import { FunctionInvoker, PermanentJobError, WorkerNode, type JobContext } from 
 import type { EventLog } from './sim-event.js';
 import { SIM_MAX_SNOOZES, type SimSettings } from './sim-settings.js';
 import type { NodeTimers, VirtualScheduler } from './virtual-scheduler.js';
-import { SIM_JOB, SIM_QUEUE, type SimPayload } from './workload.js';
+import { SIM_JOB, SIM_QUEUE, SIM_STEP_JOB, type SimPayload } from './workload.js';
 
 export interface SimNodeDeps {
   readonly settings: SimSettings;
@@ -27,6 +27,7 @@ export function createSimNode(deps: SimNodeDeps): WorkerNode {
 
   const run = async (payload: SimPayload, context: JobContext<SimPayload>) => {
     const { jobId, attempt } = context;
+    const started = scheduler.now();
     // A debounced or throttled payload names its enqueue, for the window oracle; other events carry
     // nothing more, so a seed without windows keeps its event hash.
     log.emit({ type: 'exec', at: scheduler.now(), workerId, jobId, attempt, phase: 'start', ...(payload.from === undefined ? {} : { from: payload.from }) });
@@ -42,6 +43,8 @@ export function createSimNode(deps: SimNodeDeps): WorkerNode {
     } finally {
       log.emit({ type: 'exec', at: scheduler.now(), workerId, jobId, attempt, phase: 'end' });
     }
+    // A downstream still broken when the attempt began: the job fails for good (SimPayload.brokenForMs).
+    if (payload.brokenForMs !== undefined && started < context.scheduledFor.getTime() + payload.brokenForMs) throw new PermanentJobError('downstream broken');
     switch (payload.kind) {
       case 'poison':
         throw new Error('poison job');
@@ -57,9 +60,10 @@ export function createSimNode(deps: SimNodeDeps): WorkerNode {
     }
   };
 
+  const handler = { handle: run, retry: { baseDelayMs: w.retryBaseMs, maxDelayMs: w.retryMaxMs }, maxSnoozes: SIM_MAX_SNOOZES };
   return new WorkerNode({
     store,
-    invoker: new FunctionInvoker({ [SIM_JOB]: { handle: run, retry: { baseDelayMs: w.retryBaseMs, maxDelayMs: w.retryMaxMs }, maxSnoozes: SIM_MAX_SNOOZES } }),
+    invoker: new FunctionInvoker({ [SIM_JOB]: handler, [SIM_STEP_JOB]: handler }),
     clock: scheduler,
     timers,
     random: new SeededRandom(BigInt(random.nextUint32())),

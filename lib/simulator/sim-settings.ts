@@ -26,6 +26,11 @@ export interface FaultSettings {
   readonly shutdownEveryMs: number;
   /** Mean time between operator changes of a key's rate limit (set, lower, raise, rewindow, remove); 0 = off. */
   readonly rateChangeEveryMs: number;
+  /**
+   * Mean time between the operator's looks at the sequences (replay or discard the job a blocked
+   * one waits behind, or cancel a job waiting its turn); 0 = off.
+   */
+  readonly sequenceOperatorEveryMs: number;
 }
 
 /** How many jobs of each kind a run enqueues, and how its handlers behave; drawn from the seed. */
@@ -85,6 +90,9 @@ export interface WorkloadSettings {
   readonly debounced: number;
   readonly throttled: number;
   readonly windowKeys: number;
+  /** Jobs enqueued into sequences (0 = none), under `sequenceKeys` keys. */
+  readonly sequenced: number;
+  readonly sequenceKeys: number;
 }
 
 /**
@@ -105,6 +113,11 @@ export const SIM_DEBOUNCE_MAX_DELAY_MS = 10 * SIM_DEBOUNCE_MAX_WINDOW_MS;
 /** The longest simulated throttle window; windows are whole half seconds from one second. */
 export const SIM_THROTTLE_MAX_WINDOW_MS = 5_000;
 
+/** The longest a sequenced job's downstream is broken after it was due (SimPayload.brokenForMs). */
+export const SIM_BROKEN_MAX_MS = 6_000;
+/** How often, in the liveness phase, the operator discards the sequenced jobs that failed for good. */
+export const SIM_SEQUENCE_SWEEP_MS = 500;
+
 /** The longest window a simulated rate limit has, declared or set by the operator. */
 export const SIM_RATE_MAX_PER_MS = 2_000;
 
@@ -116,6 +129,8 @@ type HotSettings = 'hotJobs' | 'hotCap';
 type SnoozeSettings = 'snoozy';
 /** Debounced and throttled enqueues, drawn after the snoozy jobs. */
 type WindowSettings = 'debounced' | 'throttled' | 'windowKeys';
+/** Sequenced jobs, drawn after the windows. */
+type SequenceSettings = 'sequenced' | 'sequenceKeys';
 
 const SIM_TEN_YEARS_MS = 10 * 365 * 86_400_000;
 
@@ -166,7 +181,7 @@ export function deriveSettings(seed: bigint): SimSettings {
   const pollIntervalMs = int(2, 15) * 100;
   const maintenanceIntervalMs = int(2, 8) * 500;
   const safetyMs = int(15, 45) * 1000;
-  const drawn: Omit<WorkloadSettings, 'unique' | 'uniqueKeys' | 'scheduleOutageMs' | 'misfireGraceMs' | RateSettings | HotSettings | SnoozeSettings | WindowSettings> = {
+  const drawn: Omit<WorkloadSettings, 'unique' | 'uniqueKeys' | 'scheduleOutageMs' | 'misfireGraceMs' | RateSettings | HotSettings | SnoozeSettings | WindowSettings | SequenceSettings> = {
     plain: int(5, 40),
     flaky: int(0, 15),
     poison: int(0, 6),
@@ -184,7 +199,7 @@ export function deriveSettings(seed: bigint): SimSettings {
     retryBaseMs: int(1, 8) * 50,
     retryMaxMs: int(4, 20) * 250,
   };
-  const faults: Omit<FaultSettings, 'shutdownEveryMs' | 'rateChangeEveryMs'> = {
+  const faults: Omit<FaultSettings, 'shutdownEveryMs' | 'rateChangeEveryMs' | 'sequenceOperatorEveryMs'> = {
     crashEveryMs: on(0.6) ? int(4, 30) * 1000 : 0,
     isolateEveryMs: on(0.7) ? int(3, 20) * 1000 : 0,
     isolateMaxMs: leaseMs * int(1, 4),
@@ -204,7 +219,7 @@ export function deriveSettings(seed: bigint): SimSettings {
   const uniqueKeys = int(1, 3);
   const outageMs = on(0.3) ? Math.round(60_000 * 10 ** (r.next() * Math.log10(SIM_TEN_YEARS_MS / 60_000))) : 0;
   const grace = [1_000, 10_000, 60_000][r.nextInt(3)]!;
-  const workload: Omit<WorkloadSettings, RateSettings | HotSettings | SnoozeSettings | WindowSettings> = { ...drawn, unique, uniqueKeys, scheduleOutageMs: outageMs, misfireGraceMs: grace };
+  const workload: Omit<WorkloadSettings, RateSettings | HotSettings | SnoozeSettings | WindowSettings | SequenceSettings> = { ...drawn, unique, uniqueKeys, scheduleOutageMs: outageMs, misfireGraceMs: grace };
   // Schedules mint at most one occurrence a second each while the safety phase lasts, plus what
   // was within the grace when the run began after an outage.
   const perSchedule = Math.ceil(safetyMs / 1000) + Math.ceil(grace / 1000) + 1;
@@ -250,14 +265,27 @@ export function deriveSettings(seed: bigint): SimSettings {
     debounced + throttled === 0
       ? 0
       : (debounced > 0 ? SIM_DEBOUNCE_MAX_DELAY_MS : 0) + Math.ceil((debounced + throttled) / (nodes * concurrency)) * workload.maxAttempts * (workload.handlerMaxMs + pollIntervalMs);
+  // Sequenced jobs, drawn last of all, and the operator's looks at them. A key's jobs run one after
+  // another, so in the worst case (one key) every job's attempts follow each other, a slow handler
+  // each (up to 3.5 leases), each failure that holds the sequence a sweep late; and they drain
+  // through every slot beside the rest.
+  const sequenced = on(0.6) ? int(4, 24) : 0;
+  const sequenceKeys = int(1, 3);
+  const sequenceOperatorEveryMs = sequenced > 0 && on(0.7) ? int(1, 5) * 1000 : 0;
+  const slowMs = workload.slowChance > 0 ? Math.ceil(3.5 * leaseMs) : 0;
+  const sequenceDrainMs =
+    sequenced === 0
+      ? 0
+      : sequenced * (workload.maxAttempts * (perAttempt + slowMs) + SIM_SEQUENCE_SWEEP_MS + pollIntervalMs) +
+        Math.ceil(sequenced / (nodes * concurrency)) * workload.maxAttempts * (workload.handlerMaxMs + pollIntervalMs);
   return {
     seed, nodes, concurrency, claimBatchSize, claimAhead, claimAheadMs, leaseMs, heartbeatIntervalMs, pollIntervalMs, maintenanceIntervalMs, safetyMs,
-    livenessBoundMs: livenessBoundMs + rateDrainMs + hotDrainMs + snoozeDrainMs + windowDrainMs,
+    livenessBoundMs: livenessBoundMs + rateDrainMs + hotDrainMs + snoozeDrainMs + windowDrainMs + sequenceDrainMs,
     workload: {
       ...workload, keyRateMax: keyRate?.max ?? 0, keyRatePerMs: keyRate?.perMs ?? 0, queueRateMax: queueRate?.max ?? 0, queueRatePerMs: queueRate?.perMs ?? 0,
-      hotJobs, hotCap, snoozy, debounced, throttled, windowKeys,
+      hotJobs, hotCap, snoozy, debounced, throttled, windowKeys, sequenced, sequenceKeys,
     },
-    faults: { ...faults, shutdownEveryMs, rateChangeEveryMs },
+    faults: { ...faults, shutdownEveryMs, rateChangeEveryMs, sequenceOperatorEveryMs },
   };
 }
 

@@ -10,6 +10,7 @@ import { deriveSettings, type FaultSettings, type SimSettings } from './sim-sett
 import { StoreGateway } from './store-gateway.js';
 import { NodeTimers, VirtualScheduler } from './virtual-scheduler.js';
 import { FaultInjector, type FaultTarget } from './fault-injector.js';
+import { SequenceOperator } from './sequence-operator.js';
 import { buildWorkload, SIM_QUEUE, type EnqueueBatch } from './workload.js';
 
 /** Virtual time starts here (2026-01-01T00:00:00Z), so cron patterns see real calendar dates. */
@@ -55,6 +56,15 @@ export interface SimCoverage {
   /** Enqueues answered `throttled`, and throttle windows opened on a key after its last one closed. */
   throttled: number;
   throttleWindowsReopened: number;
+  /**
+   * Sequenced jobs that failed for good and held the `block` job behind them; `continue` jobs whose
+   * turn came past such a failure; jobs cancelled before their turn (which keep their place); and
+   * failures that held a sequence until a replay succeeded.
+   */
+  sequenceBlocks: number;
+  sequenceContinues: number;
+  sequenceCancelsInLine: number;
+  sequenceReplaysReleased: number;
 }
 
 /** What one seed's run did: its settings, a hash of every event, counts, and each oracle's verdict. */
@@ -97,6 +107,7 @@ const NO_FAULTS: FaultSettings = Object.freeze({
   limitChangeEveryMs: 0,
   shutdownEveryMs: 0,
   rateChangeEveryMs: 0,
+  sequenceOperatorEveryMs: 0,
 });
 
 interface SimNode extends FaultTarget {
@@ -204,6 +215,10 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
     debouncesCapped: 0,
     throttled: 0,
     throttleWindowsReopened: 0,
+    sequenceBlocks: 0,
+    sequenceContinues: 0,
+    sequenceCancelsInLine: 0,
+    sequenceReplaysReleased: 0,
   };
   const counters: LinkCounters = { ackLost: 0, refused: 0, withheld: 0 };
 
@@ -272,8 +287,19 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
     rows: () => mirror.rows.values(),
     operator,
     shutdownBoundMs: stopBoundMs,
+    sequenced: workload.sequenced,
   });
   injector.start();
+  const sequenceOperator = new SequenceOperator({
+    scheduler,
+    random: new SeededRandom(seed ^ 0x5e9_0001n),
+    log,
+    rows: () => mirror.rows.values(),
+    operator,
+    sequenced: workload.sequenced,
+    everyMs: settings.faults.sequenceOperatorEveryMs,
+  });
+  sequenceOperator.start();
   // The operator changes caps as the workload planned; the limit oracle reads each change from its call.
   for (const change of workload.limitChanges) {
     scheduler.at(change.atMs, () => {
@@ -294,7 +320,8 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
 
   await scheduler.run(EPOCH + settings.safetyMs);
 
-  // Liveness: faults stop, isolations heal, crashed nodes come back, schedules stop minting.
+  // Liveness: faults stop, isolations heal, crashed nodes come back, schedules stop minting, and the
+  // operator discards the sequences' failures from now on.
   phase = 'liveness';
   injector.stop();
   faults = NO_FAULTS;
@@ -305,6 +332,7 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
     restart(node);
   }
   for (const schedule of workload.schedules) await operator('schedulePause', { scheduleId: schedule.id });
+  sequenceOperator.sweepFromNow();
   const livenessStart = scheduler.now();
   const drained = () => pendingBatches === 0 && mirror.open === 0;
   await scheduler.run(livenessStart + settings.livenessBoundMs, drained);
@@ -322,6 +350,10 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
   coverage.claimsShortBesideHeld = oracles.fill.shortBesideHeld;
   coverage.debouncesCapped = oracles.windows.debouncesCapped;
   coverage.throttleWindowsReopened = oracles.windows.throttleWindowsReopened;
+  coverage.sequenceBlocks = oracles.sequences.blocks;
+  coverage.sequenceContinues = oracles.sequences.continues;
+  coverage.sequenceCancelsInLine = oracles.sequences.cancelsInLine;
+  coverage.sequenceReplaysReleased = oracles.sequences.replaysReleased;
   coverage.reExecutions = reExecutions;
   coverage.refusedCalls = counters.refused;
   coverage.withheldCalls = counters.withheld;

@@ -1,5 +1,5 @@
 import type { JobRecord } from '../core/index.js';
-import type { CompleteAndClaimParams, CompleteAndClaimResult, HeartbeatResult, MemoryJobStore, MemoryStoreProbe, OutcomeResult } from '../store/index.js';
+import type { BlockedSequence, CompleteAndClaimParams, CompleteAndClaimResult, HeartbeatResult, MemoryJobStore, MemoryStoreProbe, OutcomeResult } from '../store/index.js';
 import { errorLine, rowView, type Caller, type EventLog } from './sim-event.js';
 import type { VirtualScheduler } from './virtual-scheduler.js';
 
@@ -75,7 +75,7 @@ function errorText(error: Error | null): string | null {
 function summarizeArgs(op: string, args: readonly unknown[]): unknown {
   const [first] = args;
   if (op === 'jobEnqueueMany') {
-    type Input = { id: string; name: string; dependsOn?: string[]; dependencyMode?: string; concurrencyKey?: string; concurrencyLimit?: number; rateLimit?: unknown; debounce?: unknown; throttle?: unknown };
+    type Input = { id: string; name: string; dependsOn?: string[]; dependencyMode?: string; concurrencyKey?: string; concurrencyLimit?: number; rateLimit?: unknown; debounce?: unknown; throttle?: unknown; sequence?: unknown };
     return (first as { jobs: Input[] }).jobs.map((input) => ({
       id: input.id,
       dependsOn: input.dependsOn ?? [],
@@ -87,6 +87,8 @@ function summarizeArgs(op: string, args: readonly unknown[]): unknown {
       // The same for windows, which the window oracle reads, with the wire name that scopes them.
       ...(input.debounce === undefined ? {} : { name: input.name, debounce: input.debounce }),
       ...(input.throttle === undefined ? {} : { name: input.name, throttle: input.throttle }),
+      // And for sequences, which the sequence oracle reads.
+      ...(input.sequence === undefined ? {} : { sequence: input.sequence }),
     }));
   }
   if (op === 'jobCompleteMany') {
@@ -108,6 +110,9 @@ function summarizeResult(op: string, result: unknown): unknown {
   if (op === 'jobHeartbeat') {
     const { renewed, lost } = result as HeartbeatResult;
     return { renewed: renewed.map((l) => ({ jobId: l.jobId, attempt: l.attempt, leasedUntil: l.leasedUntil.getTime() })), lost };
+  }
+  if (op === 'jobListBlockedSequences') {
+    return (result as BlockedSequence[]).map(({ key, job, nextJobId }) => ({ key, jobId: job.id, state: job.state, nextJobId }));
   }
   if (op === 'jobReplay' || op === 'jobGet') return result && { id: (result as JobRecord).id, state: (result as JobRecord).state };
   if (op === 'jobCancel') return { id: (result as { job: JobRecord }).job.id, outcome: (result as { outcome: string }).outcome };

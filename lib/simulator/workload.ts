@@ -2,11 +2,11 @@ import type { SeededRandom } from '../core/index.js';
 import type { EnqueueInput, Rate, ScheduleInput } from '../store/index.js';
 import { planLimitChanges, type LimitChange } from './limit-changes.js';
 import { planRateChanges, type RateChange } from './rate-changes.js';
-import { SIM_DEBOUNCE_MAX_WINDOW_MS, SIM_MAX_SNOOZES, SIM_SNOOZE_MAX_MS, SIM_THROTTLE_MAX_WINDOW_MS, type WorkloadSettings } from './sim-settings.js';
+import { SIM_BROKEN_MAX_MS, SIM_DEBOUNCE_MAX_WINDOW_MS, SIM_MAX_SNOOZES, SIM_SNOOZE_MAX_MS, SIM_THROTTLE_MAX_WINDOW_MS, type WorkloadSettings } from './sim-settings.js';
 
 /** How a simulated handler behaves, carried in the job's payload. */
 export interface SimPayload {
-  readonly kind: 'plain' | 'flaky' | 'poison' | 'permanent' | 'graph' | 'keyed' | 'scheduled' | 'unique' | 'snoozy' | 'debounced' | 'throttled';
+  readonly kind: 'plain' | 'flaky' | 'poison' | 'permanent' | 'graph' | 'keyed' | 'scheduled' | 'unique' | 'snoozy' | 'debounced' | 'throttled' | 'sequenced';
   /** Attempts that throw before one succeeds (flaky and graph jobs; snoozy ones after their snoozes). */
   readonly failTimes: number;
   /** Snoozy jobs: how many times the handler snoozes before it runs on, and for how long each time. */
@@ -18,6 +18,12 @@ export interface SimPayload {
    * payload a job was claimed and run with.
    */
   readonly from?: string;
+  /**
+   * Sequenced jobs: a downstream that is down for this long after the job was due (its
+   * `scheduledFor`): an attempt that starts before then fails for good, so the job is dead-lettered
+   * and holds its sequence, and a replay after then succeeds.
+   */
+  readonly brokenForMs?: number;
 }
 
 /** A batch the producer enqueues at one instant (a graph goes in one batch, parents first or children first). */
@@ -38,6 +44,8 @@ export interface Workload {
   readonly queueRate: Rate | null;
   /** The operator's changes of the keys' rate limits during the safety phase, in time order. */
   readonly rateChanges: readonly RateChange[];
+  /** The ids of the jobs enqueued into sequences, which the operator looks after (sequence-operator.ts). */
+  readonly sequenced: ReadonlySet<string>;
 }
 
 /** The wire name of every simulated job. */
@@ -46,6 +54,8 @@ export const SIM_JOB = 'sim.work';
 export const SIM_QUEUE = 'default';
 /** The key of the hot backlog (WorkloadSettings.hotJobs). */
 export const HOT_KEY = 'hot';
+/** A second wire name, which half the sequenced jobs carry: a sequence runs across wire names. */
+export const SIM_STEP_JOB = 'sim.step';
 
 /**
  * A deterministic 128-bit id from the run's random stream, of any version and variant, as ids from
@@ -130,6 +140,10 @@ export function buildWorkload(
   const windowKeys = Array.from({ length: w.windowKeys }, (_, i) => `window-${i}`);
   if (w.debounced > 0) batches.push(...windowBursts('debounced', w.debounced, windowKeys, w, safetyMs, r, job));
   if (w.throttled > 0) batches.push(...windowBursts('throttled', w.throttled, windowKeys, w, safetyMs, r, job));
+  // Sequenced jobs, drawn last, for the same reason.
+  const sequenceKeys = Array.from({ length: w.sequenceKeys }, (_, i) => `seq-${i}`);
+  const sequenced = w.sequenced > 0 ? sequenceBursts(w, sequenceKeys, safetyMs, r, job) : [];
+  batches.push(...sequenced);
   batches.sort((a, b) => a.atMs - b.atMs);
   const changes = limitChanges ? planLimitChanges(keys, safetyMs, limitChanges.everyMs, limitChanges.random) : [];
   return {
@@ -139,6 +153,7 @@ export function buildWorkload(
     limitChanges: changes,
     queueRate: w.queueRateMax > 0 ? { max: w.queueRateMax, perMs: w.queueRatePerMs } : null,
     rateChanges: rateChanges ? planRateChanges(keys, safetyMs, rateChanges.everyMs, rateChanges.random) : [],
+    sequenced: new Set(sequenced.flatMap((batch) => batch.inputs.map((input) => input.id!))),
   };
 }
 
@@ -214,6 +229,51 @@ function windowBursts(
       batches.push({ atMs: Math.min(at, end), inputs: pair ? [input(k), input(k)] : [input(k)] });
       i += pair ? 2 : 1;
       at += r.nextInt(Math.floor(plans[k]!.windowMs * 1.5) + 1);
+    }
+    left -= size;
+  }
+  return batches;
+}
+
+/**
+ * The jobs enqueued into sequences (`w.sequenced`), in bursts of two to six under one key each, an enqueue up
+ * to a second and a half after the one before it, so most find the job before them unfinished; now
+ * and then two of a burst share a batch, which chains them in batch order. A third run on past a
+ * failure (`afterFailure: 'continue'`), the rest block, half of those by default. Some fail until
+ * their attempts run out (a replay fails again: only a discard lets their sequence go on), some
+ * fail for good while their downstream is broken (a replay after that succeeds), some fail a few
+ * times and then succeed; some are delayed, so a job due before the one ahead of it must still wait.
+ * Half carry another wire name. Bursts begin anywhere in the first 80 % of the safety phase.
+ */
+function sequenceBursts(
+  w: WorkloadSettings,
+  keys: readonly string[],
+  safetyMs: number,
+  r: SeededRandom,
+  job: (kind: SimPayload['kind'], extra?: Partial<EnqueueInput<SimPayload>>, failTimes?: number) => EnqueueInput<SimPayload>,
+): EnqueueBatch[] {
+  const end = Math.floor(safetyMs * 0.8);
+  const input = (key: string): EnqueueInput<SimPayload> => {
+    const roll = r.next();
+    const failTimes = roll < 0.15 ? w.maxAttempts : roll < 0.4 ? 1 + r.nextInt(w.maxAttempts - 1) : 0;
+    const mode = r.next();
+    const sequence = mode < 0.35 ? { key, afterFailure: 'continue' as const } : mode < 0.7 ? { key, afterFailure: 'block' as const } : { key };
+    const name = r.next() < 0.5 ? SIM_STEP_JOB : SIM_JOB;
+    const base = job('sequenced', { name, sequence }, failTimes);
+    if (roll < 0.15 || roll >= 0.35) return base;
+    // Broken for a while after it is due, and flaky once the downstream is back.
+    return { ...base, payload: { ...base.payload, brokenForMs: 500 + r.nextInt(SIM_BROKEN_MAX_MS - 499) } };
+  };
+  const batches: EnqueueBatch[] = [];
+  for (let left = w.sequenced; left > 0; ) {
+    const key = keys[r.nextInt(keys.length)]!;
+    const size = Math.min(left, 2 + r.nextInt(5));
+    let at = r.nextInt(end);
+    for (let i = 0; i < size; ) {
+      const pair = i + 1 < size && r.next() < 0.2;
+      batches.push({ atMs: Math.min(at, end), inputs: pair ? [input(key), input(key)] : [input(key)] });
+      i += pair ? 2 : 1;
+      at += r.nextInt(1_501);
     }
     left -= size;
   }

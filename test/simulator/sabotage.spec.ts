@@ -17,6 +17,18 @@ describe('sabotage self-test: every deliberately broken rule trips its oracle', 
     expect({ mutant: mutant.name, oracle: mutant.caughtBy, caught: caughtAt !== null, seeds: seen }).toMatchObject({ caught: true });
   }, 300_000);
 
+  it.each(MUTANTS.filter((m) => m.caughtBy === 'sequence_order').map((m) => [m.name, m] as const))('%s trips sequence_order alone', async (_name, mutant) => {
+    // A store that breaks only the order of sequences breaks nothing another oracle guards.
+    let judged = 0;
+    for (let i = 0; i < BUDGET && judged < 3; i++) {
+      const result = await runSimulation(batchSeed(0n, i), { mutant });
+      if (result.oracles.find((o) => o.name === 'sequence_order')!.violations === 0) continue;
+      judged += 1;
+      expect({ seed: i, tripped: result.oracles.filter((o) => o.violations > 0).map((o) => o.name) }).toEqual({ seed: i, tripped: ['sequence_order'] });
+    }
+    expect(judged).toBe(3);
+  }, 300_000);
+
   it('leaves the real rules alone: the same seeds run clean without a mutant', async () => {
     for (let i = 0; i < 20; i++) {
       const result = await runSimulation(batchSeed(0n, i));

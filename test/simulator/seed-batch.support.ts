@@ -38,6 +38,12 @@ export async function expectCleanSeeds(base: bigint, count: number): Promise<voi
   expect(summary.coverage.debouncesCapped).toBeGreaterThan(0);
   expect(summary.coverage.throttled).toBeGreaterThan(0);
   expect(summary.coverage.throttleWindowsReopened).toBeGreaterThan(0);
+  // Sequences were held behind failures, ran on past them (continue), kept the place of jobs
+  // cancelled before their turn, and went on once a replayed failure succeeded.
+  expect(summary.coverage.sequenceBlocks).toBeGreaterThan(0);
+  expect(summary.coverage.sequenceContinues).toBeGreaterThan(0);
+  expect(summary.coverage.sequenceCancelsInLine).toBeGreaterThan(0);
+  expect(summary.coverage.sequenceReplaysReleased).toBeGreaterThan(0);
   for (const kind of ['crash', 'isolate_fail', 'isolate_withhold', 'pause', 'hint_lost', 'hint_duplicated', 'hint_delayed', 'ack_lost', 'operator_cancel', 'operator_replay', 'operator_discard', 'operator_limit', 'operator_rate_limit', 'shutdown']) {
     expect({ kind, injected: (summary.faults[kind] ?? 0) > 0 }).toEqual({ kind, injected: true });
   }

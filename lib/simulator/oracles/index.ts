@@ -12,6 +12,7 @@ import { PriorityOrderOracle } from './priority-order.oracle.js';
 import { ProgressProvenanceOracle } from './progress-provenance.oracle.js';
 import { RateLimitOracle } from './rate-limit.oracle.js';
 import { ScheduleCatchUpOracle } from './schedule-catch-up.oracle.js';
+import { SequenceOracle } from './sequence.oracle.js';
 import { SingleLeaseOracle } from './single-lease.oracle.js';
 import { SnoozeOracle } from './snooze.oracle.js';
 import { ShutdownBoundOracle } from './shutdown-bound.oracle.js';
@@ -34,6 +35,7 @@ export {
   ProgressProvenanceOracle,
   RateLimitOracle,
   ScheduleCatchUpOracle,
+  SequenceOracle,
   SingleLeaseOracle,
   SnoozeOracle,
   ShutdownBoundOracle,
@@ -46,16 +48,18 @@ export {
 export function createOracles(
   caps: ReadonlyMap<string, number>,
   options: { shutdownBoundMs: number },
-): { all: Oracle[]; limits: ConcurrencyLimitOracle; rates: RateLimitOracle; fill: ClaimFillOracle; windows: WindowOracle } {
+): { all: Oracle[]; limits: ConcurrencyLimitOracle; rates: RateLimitOracle; fill: ClaimFillOracle; windows: WindowOracle; sequences: SequenceOracle } {
   const limits = new ConcurrencyLimitOracle(caps);
   const rates = new RateLimitOracle();
   const fill = new ClaimFillOracle(caps);
   const windows = new WindowOracle();
+  const sequences = new SequenceOracle();
   return {
     limits,
     rates,
     fill,
     windows,
+    sequences,
     all: [
       new OutcomeProvenanceOracle(),
       new ProgressProvenanceOracle(),
@@ -71,6 +75,7 @@ export function createOracles(
       new OccurrenceOracle(),
       new UniqueKeyOracle(),
       windows,
+      sequences,
       new PriorityOrderOracle(),
       fill,
       new ScheduleCatchUpOracle(),

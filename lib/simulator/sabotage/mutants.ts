@@ -36,7 +36,9 @@ export type MutantName =
   | 'snooze_spends_attempt'
   | 'claim_window'
   | 'throttle_ignores_window'
-  | 'debounce_keeps_first_payload';
+  | 'debounce_keeps_first_payload'
+  | 'sequence_ignored'
+  | 'sequence_block_ignored';
 
 const real = LIFECYCLE_RULES;
 const REPORTS = new Set<JobEvent['kind']>(['succeed', 'fail', 'dead_letter', 'snooze', 'quarantine', 'relinquish']);
@@ -253,6 +255,22 @@ function debounceKeepsFirstPayload(store: MemoryJobStore): void {
   };
 }
 
+/** An enqueue drops every job's sequence: the jobs of a key run as plain jobs, side by side and in any order. */
+function sequenceIgnored(store: MemoryJobStore): void {
+  const enqueue = store.jobEnqueueMany.bind(store);
+  store.jobEnqueueMany = (params) => enqueue({ ...params, jobs: params.jobs.map(({ sequence: _dropped, ...job }) => job) });
+}
+
+/**
+ * An enqueue takes every sequenced job as `afterFailure: 'continue'`: a job that should wait behind
+ * a failure until an operator replays or discards it runs on at once.
+ */
+function sequenceBlockIgnored(store: MemoryJobStore): void {
+  const enqueue = store.jobEnqueueMany.bind(store);
+  store.jobEnqueueMany = (params) =>
+    enqueue({ ...params, jobs: params.jobs.map((job) => (job.sequence === undefined ? job : { ...job, sequence: { ...job.sequence, afterFailure: 'continue' } })) });
+}
+
 /** Every mutant, with the oracle that must catch it. */
 export const MUTANTS: readonly Mutant[] = [
   { name: 'no_fence', description: 'the outcome write ignores the lease', caughtBy: 'outcome_provenance', rules: noFence },
@@ -293,6 +311,14 @@ export const MUTANTS: readonly Mutant[] = [
     caughtBy: 'windows_hold',
     rules: real,
     sabotageStore: debounceKeepsFirstPayload,
+  },
+  { name: 'sequence_ignored', description: 'an enqueue drops the sequence, so the jobs of a key run side by side, in any order', caughtBy: 'sequence_order', rules: real, sabotageStore: sequenceIgnored },
+  {
+    name: 'sequence_block_ignored',
+    description: "every sequenced job runs on past a failure ahead of it, as if its afterFailure were 'continue'",
+    caughtBy: 'sequence_order',
+    rules: real,
+    sabotageStore: sequenceBlockIgnored,
   },
 ];
 
