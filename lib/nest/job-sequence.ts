@@ -38,10 +38,10 @@ export function declaredSequence(name: string, declared: JobSequenceOption | und
   } catch (error) {
     // Not the function's message: it may quote the payload, and this error may well be logged.
     throw new InvalidArgumentError(
-      `The sequence key function of @Job '${name}' threw for this payload (${isInstance(error, Error) ? describeError(error, 'class') : typeof error}); nothing was written.`,
+      `The sequence key function of the job '${name}' threw for this payload (${isInstance(error, Error) ? describeError(error, 'class') : typeof error}); nothing was written.`,
       'sequence',
     );
   }
-  if (typeof key !== 'string') throw new InvalidArgumentError(`The sequence key function of @Job '${name}' must return a string, got ${showValue(key)}.`, 'sequence');
+  if (typeof key !== 'string') throw new InvalidArgumentError(`The sequence key function of the job '${name}' must return a string, got ${showValue(key)}.`, 'sequence');
   return { sequence: declared.afterFailure === undefined ? { key } : { key, afterFailure: declared.afterFailure } };
 }

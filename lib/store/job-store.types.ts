@@ -543,7 +543,7 @@ export interface BlockedSequence {
   readonly key: string;
   /** The dead-lettered or quarantined job that holds the sequence, with its last error. */
   readonly job: JobRecord;
-  /** The job that waits behind it. */
+  /** The job behind it: waiting, or cancelled before its turn and still holding the line for the next. */
   readonly nextJobId: string;
 }
 

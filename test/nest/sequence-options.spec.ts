@@ -48,7 +48,7 @@ describe('sequences declared on defineJob and @Job', () => {
       const client = app.get(SchedulerClient);
       const error = await client.enqueue('ledger.fragile', { any: 1 }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(InvalidArgumentError);
-      expect((error as Error).message).toBe("The sequence key function of @Job 'ledger.fragile' threw for this payload (Error); nothing was written.");
+      expect((error as Error).message).toBe("The sequence key function of the job 'ledger.fragile' threw for this payload (Error); nothing was written.");
       expect(await client.list()).toEqual([]);
     } finally {
       await app.close();

@@ -1,3 +1,4 @@
+import { IllegalTransitionError, showValue, type JobState } from '../../core/index.js';
 import type { NewJob } from '../enqueue-input.js';
 
 /** A batch with each sequenced job pointed at the job it runs after, and each sequence's new tail. */
@@ -36,4 +37,18 @@ export function chainSequences(jobs: readonly NewJob[], tails: ReadonlyMap<strin
     return after === null ? job : { ...job, sequenceAfter: after };
   });
   return { jobs: chained, tails: newTails };
+}
+
+/**
+ * Refuses the replay of a failed job whose sequence went on without it: a later job of its key ran
+ * past its failure (`afterFailure: 'continue'`), so running it again would run it out of order,
+ * perhaps beside that job. Every store checks under the key's lock, as an enqueue of the key takes it.
+ */
+export function sequenceWentOnError(job: { readonly id: string; readonly state: JobState }, key: string): IllegalTransitionError {
+  return new IllegalTransitionError(
+    job.id,
+    'replay',
+    job.state,
+    `Job ${job.id} cannot be replayed: sequence ${showValue(key)} went on past it (the job after it ran with afterFailure "continue"), so it would run out of order; enqueue a new job into the sequence instead.`,
+  );
 }

@@ -1,5 +1,6 @@
-import { isTerminalState, JobNotFoundError, type Effect, type JobEvent, type LifecycleFields } from '../../core/index.js';
+import { isDeadLetterState, isTerminalState, JobNotFoundError, type Effect, type JobEvent, type LifecycleFields } from '../../core/index.js';
 import { blocksSequence } from '../dependencies/dependency-plan.js';
+import { sequenceWentOnError } from '../dependencies/sequence-chain.js';
 import type { JobRow } from '../job-row.js';
 import type { HistoryEntry, OutcomeResult } from '../job-store.types.js';
 import type { OperatorTransition } from '../checked/operator-transition.js';
@@ -83,8 +84,12 @@ export class MemoryLifecycle {
 
   /** Replays a job; the schedule it stopped, if any, mints again. */
   replayJob(jobId: string): OperatorTransition {
-    const { jobs, schedules } = this.state.tables;
+    const { jobs, schedules, children } = this.state.tables;
     guardReplayMemory(jobs.get(jobId), jobs.values());
+    const row = jobs.get(jobId);
+    if (row?.sequenceKey != null && isDeadLetterState(row.state) && (children.get(jobId) ?? []).some((edge) => edge.sequence !== undefined && edge.settled)) {
+      throw sequenceWentOnError(row, row.sequenceKey);
+    }
     const outcome = this.operator(jobId, { kind: 'replay' });
     const schedule = outcome.after.scheduleId === null ? undefined : schedules.get(outcome.after.scheduleId);
     if (outcome.result.ok && schedule?.state === 'dead_lettered' && schedule.haltedJobId === outcome.after.id) {

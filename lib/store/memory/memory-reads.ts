@@ -87,7 +87,8 @@ export class MemoryReads {
     const blocked: BlockedSequence[] = [];
     for (const row of jobs.values()) {
       if (row.sequenceKey === null || !isDeadLetterState(row.state) || (after !== null && compareText(row.sequenceKey, after) <= 0)) continue;
-      const next = (children.get(row.id) ?? []).find((edge) => !edge.settled && edge.sequence === 'block' && jobs.get(edge.childId)?.state === 'awaiting_parents');
+      // The job behind it waits, or was cancelled before its turn and holds the line for the next.
+      const next = (children.get(row.id) ?? []).find((edge) => !edge.settled && edge.sequence === 'block');
       if (next) blocked.push({ key: row.sequenceKey, job: toJob(row), nextJobId: next.childId });
     }
     // A row per key: of two failed jobs holding one key, the one that failed first.

@@ -1,7 +1,8 @@
-import { JobNotFoundError, LIFECYCLE_RULES, type JobEvent } from '../../core/index.js';
+import { isDeadLetterState, JobNotFoundError, LIFECYCLE_RULES, type JobEvent, type JobState } from '../../core/index.js';
 import type { OperatorTransition } from '../checked/operator-transition.js';
 import type { DriverJobCancelParams, DriverJobWriteParams, DriverQueuePausedParams, OperatorWrite } from '../checked/store-driver.js';
 import { debounceKeyTakenError, uniqueKeyTakenError, uniqueSlot, windowSlot } from '../unique/unique-plan.js';
+import { sequenceWentOnError } from '../dependencies/sequence-chain.js';
 import type { WakeHub } from '../wake-hints.js';
 import type { MysqlConnections } from './mysql-connections.js';
 import { EffectWriter } from './mysql-effects.js';
@@ -55,6 +56,19 @@ export class MysqlOperator {
   }
 
   /**
+   * Refuses the replay of a failed sequence job that a later job of its key ran past (see
+   * sequenceWentOnError), under the key's row lock, as an enqueue of the key takes it; the edge is
+   * read locking, so it is the latest committed whatever the transaction's snapshot.
+   */
+  private async guardSequenceReplay(db: MysqlExecutor, jobId: string): Promise<void> {
+    const [job] = await db.query<{ state: JobState; sequence_key: string | null }>(`SELECT state, sequence_key FROM ${this.naming.jobs} WHERE id = ?`, [jobId]);
+    if (job?.sequence_key == null || !isDeadLetterState(job.state)) return;
+    await db.query(`SELECT \`key\` FROM ${this.naming.sequences} WHERE \`key\` = ? FOR UPDATE`, [job.sequence_key]);
+    const passed = await db.query(`SELECT 1 FROM ${this.naming.dependencies} WHERE parent_id = ? AND sequence IS NOT NULL AND settled = TRUE LIMIT 1 LOCK IN SHARE MODE`, [jobId]);
+    if (passed.length > 0) throw sequenceWentOnError({ id: jobId, state: job.state }, String(job.sequence_key));
+  }
+
+  /**
    * Replays a job inside `db`'s open transaction: refused while another unfinished job holds its
    * unique key, or another job that has not started takes the enqueues of its debounce key (the
    * key's lock is taken first, as an enqueue of that key takes it), and a schedule it stopped mints
@@ -67,6 +81,7 @@ export class MysqlOperator {
     );
     if (peek?.unique_key != null) await lockNames(db, this.naming, 'unique', [uniqueSlot(peek.name, peek.unique_key)]);
     if (peek?.window_kind === 'debounce') await lockNames(db, this.naming, 'unique', [windowSlot('debounce', peek.name, peek.window_key!)]);
+    await this.guardSequenceReplay(db, jobId);
     const transition = await this.event(db, effects, jobId, { kind: 'replay' });
     const { before, after, result } = transition;
     if (result.ok && before.uniqueKey !== null) {

@@ -65,6 +65,7 @@ export class PostgresOperatorWrites {
   /** Replays a job inside `db`'s transaction; a schedule it stopped mints again. */
   async replayJob(db: PgExecutor, jobId: string): Promise<OperatorTransition> {
     await guardReplayPostgres(db, jobId, this.sql.uniqueReplayHolder);
+    await this.sql.sequenceReplayGuard(db, jobId);
     const outcome = await this.sql.operator(db, jobId, { kind: 'replay' }, this.channel);
     if (outcome.result.ok && outcome.after.scheduleId !== null) {
       await this.sql.reactivateSchedule(db, outcome.after.scheduleId, jobId);

@@ -30,6 +30,7 @@ import { limitHoldersQuery } from './queries/limit-holders.query.js';
 import { listAuditQuery } from './queries/list-audit.query.js';
 import { listDeadLetteredQuery } from './queries/list-dead-lettered.query.js';
 import { blockedSequencesQuery } from './queries/blocked-sequences.query.js';
+import { sequenceReplayGuardQuery } from './queries/sequence-replay-guard.query.js';
 import { sequenceTailQueries } from './queries/sequence-tails.query.js';
 import { listJobsQuery } from './queries/list-jobs.query.js';
 import { listLimitsQuery } from './queries/list-limits.query.js';
@@ -95,6 +96,7 @@ export interface PostgresStatements {
   readonly listQueues: ReturnType<typeof listQueuesQuery>;
   readonly operator: ReturnType<typeof operatorTransitionQuery>;
   readonly uniqueReplayHolder: ReturnType<typeof uniqueReplayHolderQuery>;
+  readonly sequenceReplayGuard: ReturnType<typeof sequenceReplayGuardQuery>;
   // Dependencies and limits
   readonly parentOutput: ReturnType<typeof parentOutputQuery>;
   readonly settle: ReturnType<typeof settleDependenciesQuery>;
@@ -177,6 +179,7 @@ export function postgresStatements(
     listQueues: listQueuesQuery(t),
     operator: operatorTransitionQuery(t),
     uniqueReplayHolder: uniqueReplayHolderQuery(t),
+    sequenceReplayGuard: sequenceReplayGuardQuery(t),
     parentOutput: parentOutputQuery(t),
     settle: settleDependenciesQuery(t),
     setLimit: setLimitQuery(t),

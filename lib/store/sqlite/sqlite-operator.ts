@@ -68,7 +68,9 @@ export class SqliteOperator {
   /** Replays a job inside the current write; a schedule it stopped mints again. */
   replayJob(jobId: string, now: number): OperatorTransition {
     const sql = this.conn.statements();
-    sql.uniqueReplayGuard(sql.get(jobId));
+    const job = sql.get(jobId);
+    sql.uniqueReplayGuard(job);
+    sql.sequenceReplayGuard(job);
     const outcome = sql.operator(jobId, { kind: 'replay' }, now);
     if (outcome.result.ok && outcome.after.scheduleId !== null) sql.reactivateSchedule(outcome.after.scheduleId, jobId, now);
     return outcome;

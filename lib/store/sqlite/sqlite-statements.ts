@@ -57,6 +57,7 @@ import { rateLimitReadsQuery } from './queries/rate-limit-reads.query.js';
 import { setQueuePausedQuery } from './queries/set-queue-paused.query.js';
 import { settleDependenciesQuery } from './queries/settle-dependencies.query.js';
 import { uniqueReplayGuardQuery } from './queries/unique-replay-guard.query.js';
+import { sequenceReplayGuardQuery } from './queries/sequence-replay-guard.query.js';
 import { updateScheduleQuery } from './queries/update-schedule.query.js';
 
 /**
@@ -89,6 +90,7 @@ export interface SqliteStatements {
   readonly throughput: ReturnType<typeof jobThroughputQuery>;
   readonly operator: ReturnType<typeof operatorTransitionQuery>;
   readonly uniqueReplayGuard: ReturnType<typeof uniqueReplayGuardQuery>;
+  readonly sequenceReplayGuard: ReturnType<typeof sequenceReplayGuardQuery>;
   // Dependencies and limits
   readonly hasOpenEdges: ReturnType<typeof hasOpenEdgesQuery>;
   readonly parentOutput: ReturnType<typeof parentOutputQuery>;
@@ -154,6 +156,7 @@ export function sqliteStatements(db: Database, t: SqliteNaming): SqliteStatement
     throughput: jobThroughputQuery(db, t),
     operator: operatorTransitionQuery(db, t),
     uniqueReplayGuard: uniqueReplayGuardQuery(db, t),
+    sequenceReplayGuard: sequenceReplayGuardQuery(db, t),
     hasOpenEdges: hasOpenEdgesQuery(db, t),
     parentOutput: parentOutputQuery(db, t),
     settle: settleDependenciesQuery(db, t),

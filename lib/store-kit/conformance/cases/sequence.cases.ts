@@ -1,4 +1,5 @@
 import { expect, it } from '@jest/globals';
+import { IllegalTransitionError } from '../../../core/index.js';
 import type { EnqueueInput, JobStore } from '../../../store/index.js';
 import type { SuiteContext } from '../harness.js';
 import { claimNone, claimOne, enqueue, expectRefused, LEASE_MS, mustGet } from './helpers.js';
@@ -145,6 +146,36 @@ export function sequenceCases(ctx: SuiteContext): void {
     const held = await enqueue(h.store, inSequence('k3'));
     expect(await mustGet(h.store, held)).toMatchObject({ state: 'awaiting_parents', pendingParents: 1 });
     expect((await h.store.jobListBlockedSequences()).map((s) => [s.key, s.job.id, s.nextJobId])).toEqual([['k3', d, held]]);
+  });
+
+  it('refuses to replay a dead letter its sequence went on past, and writes nothing', async () => {
+    const h = await ctx.open();
+    const a = await enqueue(h.store, inSequence('k', { maxAttempts: 1 }));
+    const b = await enqueue(h.store, { sequence: { key: 'k', afterFailure: 'continue' } });
+    await finish(h.store, a, 'dead_lettered');
+    const running = await claimOne(h.store, 'w');
+    expect(running.id).toBe(b);
+    const before = await h.snapshot();
+    await expectRefused(
+      () => h.store.jobReplay({ jobId: a }),
+      new RegExp(`^Job ${a} cannot be replayed: sequence "k" went on past it \\(the job after it ran with afterFailure "continue"\\), so it would run out of order; enqueue a new job into the sequence instead\\.$`),
+      IllegalTransitionError,
+    );
+    expect(await h.snapshot()).toEqual(before);
+    // Discarding it is still allowed.
+    expect((await h.store.jobCancel({ jobId: a })).job.state).toBe('cancelled');
+  });
+
+  it('lists a sequence held by a failure whose next job was cancelled in line, with that job', async () => {
+    const h = await ctx.open();
+    const a = await enqueue(h.store, inSequence('k', { maxAttempts: 1 }));
+    const b = await enqueue(h.store, inSequence('k'));
+    const c = await enqueue(h.store, inSequence('k'));
+    const job = await claimOne(h.store, 'w');
+    await h.store.jobCancel({ jobId: b });
+    await report(h.store, a, job.attempt, 'dead_lettered');
+    expect(await mustGet(h.store, c)).toMatchObject({ state: 'awaiting_parents' });
+    expect((await h.store.jobListBlockedSequences()).map((s) => [s.key, s.job.id, s.nextJobId])).toEqual([['k', a, b]]);
   });
 
   it('keeps a job cancelled before its turn in line: the next one still waits for the job before it', async () => {

@@ -7,7 +7,7 @@ import { fromMysqlRow, JOB_COLUMNS, type MysqlJobRow } from '../mysql-row.js';
 /**
  * Sequences held by a job that failed for good, a row per key in key order (see the PostgreSQL
  * query): the failed jobs from jobs_sequence_failed_idx (migration 0022: the key of a dead-lettered
- * or quarantined job, NULL for every other), each joined to the waiting job behind its open `block`
+ * or quarantined job, NULL for every other), each joined to the job behind its open `block`
  * edge through dependencies_parent_idx; of two on one key, the one that failed first.
  */
 export async function blockedSequences(db: MysqlExecutor, t: MysqlNaming, limit: number, after: string | null): Promise<BlockedSequence[]> {
@@ -17,7 +17,6 @@ export async function blockedSequences(db: MysqlExecutor, t: MysqlNaming, limit:
          ROW_NUMBER() OVER (PARTITION BY j.failed_sequence_key ORDER BY j.finished_at, j.id, d.child_id) AS place
        FROM ${t.jobs} j
          JOIN ${t.dependencies} d ON d.parent_id = j.id AND d.settled = FALSE AND d.sequence = 'block'
-         JOIN ${t.jobs} c ON c.id = d.child_id AND c.state = 'awaiting_parents'
        WHERE j.failed_sequence_key ${after === null ? 'IS NOT NULL' : '> ?'}
      ) b
      WHERE b.place = 1 ORDER BY b.sequence_key LIMIT ?`,
