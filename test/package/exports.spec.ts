@@ -25,15 +25,15 @@ const ROOT_VALUES = [
 ];
 /** The root entry point's type-only names, exactly. */
 const ROOT_TYPES = [
-  'AttemptHook', 'AttemptHookContext', 'AttemptStartedEvent', 'CancelResult', 'ClaimFailedEvent', 'ConcurrencyLimit', 'DebounceOptions', 'DeclaredSchedule', 'Deduplicated',
+  'AttemptHook', 'AttemptHookContext', 'AttemptStartedEvent', 'BlockedSequence', 'CancelResult', 'ClaimFailedEvent', 'ConcurrencyLimit', 'DebounceOptions', 'DeclaredSchedule', 'Deduplicated',
   'DefineJobOptions', 'DefinedJob', 'DefinedJobSpec', 'DefinedScheduleSpec', 'DependencyMode',
   'EnqueueJobOptions', 'EnqueueResult', 'ErrorLogDetail', 'FailedJobState', 'FinishMode', 'HistoryEntry', 'HistoryPolicy',
   'JobContext', 'JobHandler', 'JobHandlerOptions', 'JobLogFields', 'JobName', 'JobOptions', 'JobPage', 'JobPayload',
-  'JobRecord', 'JobRegistry', 'JobSnooze', 'JobSpec', 'JobState', 'JobStore', 'JobWaitResult', 'JobWindowInfo', 'LeaseLostEvent', 'LimitTarget', 'ListJobsParams', 'MysqlJobStoreOptions', 'NodeHealth', 'NodeStateChangedEvent',
+  'JobRecord', 'JobRegistry', 'JobSequenceInfo', 'JobSequenceOption', 'JobSnooze', 'JobSpec', 'JobState', 'JobStore', 'JobWaitResult', 'JobWindowInfo', 'LeaseLostEvent', 'LimitTarget', 'ListBlockedSequencesParams', 'ListJobsParams', 'MysqlJobStoreOptions', 'NodeHealth', 'NodeStateChangedEvent',
   'OnJobTransitionOptions', 'PayloadOf', 'PostgresJobStoreOptions', 'Rate', 'RateLimit', 'RateLimitStatus', 'RetryPolicy', 'Schedule',
   'ScheduleInput', 'ScheduleListParams', 'ScheduleSpec', 'ScheduleState', 'SchedulerErrorCode', 'SchedulerLimits',
-  'SchedulerLogger', 'SchedulerModuleExtras', 'SchedulerModuleOptions', 'SchedulerTelemetryOptions', 'SettledEvent',
-  'SqliteJobStoreOptions', 'StoreCapabilities', 'ThrottleOptions', 'TraceContext', 'TransitionEvent', 'UniqueKeyMode',
+  'SchedulerLogger', 'SchedulerModuleExtras', 'SchedulerModuleOptions', 'SchedulerTelemetryOptions', 'SequenceAfterFailure',
+  'SequenceOptions', 'SettledEvent', 'SqliteJobStoreOptions', 'StoreCapabilities', 'ThrottleOptions', 'TraceContext', 'TransitionEvent', 'UniqueKeyMode',
   'VisibleTextOptions', 'WaitForOptions', 'WorkerNodeEvents', 'WorkerOptions',
 ];
 
