@@ -7,8 +7,9 @@
 //   seq-one-key    one key for all callers, who take turns on its row lock.
 // Drain: JOBS jobs, claimed and completed by LOOPS workers (claims of up to BATCH, one outcome
 // write per batch), either plain or spread over KEYS sequences, where only each key's head is due.
-// Claim: the claim of a plain due job, alone and beside WAITING sequence jobs that wait their turn.
-// Usage: node bench/sequences.bench.mjs [--enqueues 4000] [--jobs 20000] [--keys 200] [--waiting 100000] [--rounds 3]
+// Claim: the claim of a plain due job, alone, beside WAITING sequence jobs that wait their turn, and
+// (the control) beside WAITING jobs that wait for a parent through dependsOn.
+// Usage: node bench/sequences.bench.mjs [--enqueues 4000] [--jobs 20000] [--keys 200] [--waiting 100000] [--rounds 3] [--only enqueue,drain,claim]
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { PostgresJobStore } from '../dist/lib/index.js';
@@ -21,8 +22,10 @@ const { values } = parseArgs({
     keys: { type: 'string', default: '200' },
     waiting: { type: 'string', default: '100000' },
     rounds: { type: 'string', default: '3' },
+    only: { type: 'string', default: 'enqueue,drain,claim' },
   },
 });
+const ONLY = new Set(values.only.split(','));
 const ENQUEUES = Number(values.enqueues);
 const JOBS = Number(values.jobs);
 const KEYS = Number(values.keys);
@@ -94,11 +97,13 @@ async function drainCase(sequenced) {
   return JOBS / ((performance.now() - started) / 1000);
 }
 
-/** Median claim time (ms) of one due plain job, with `waiting` sequence jobs waiting their turn beside it. */
-async function claimCase(waiting) {
+/** Median claim time (ms) of one due plain job, with `waiting` jobs waiting beside it: their turn in a sequence, or a parent. */
+async function claimCase(waiting, how) {
   const store = await freshStore('seqclaim');
+  const parent = waiting > 0 ? (await store.jobEnqueue({ job: { name: 'bench.parent', payload: {}, delayMs: 3_600_000 } })).id : null;
   for (let from = 0; from < waiting; from += 1_000) {
-    const jobs = Array.from({ length: Math.min(1_000, waiting - from) }, (_, k) => ({ name: 'bench.wait', payload: {}, delayMs: 3_600_000, sequence: { key: `k${(from + k) % KEYS}` } }));
+    const waits = (n) => (how === 'sequence' ? { delayMs: 3_600_000, sequence: { key: `k${n % KEYS}` } } : { dependsOn: [parent] });
+    const jobs = Array.from({ length: Math.min(1_000, waiting - from) }, (_, k) => ({ name: 'bench.wait', payload: {}, ...waits(from + k) }));
     await store.jobEnqueueMany({ jobs });
   }
   // Statistics, and the pages the fill dirtied written out, so both cases time the claim alone.
@@ -118,20 +123,20 @@ async function claimCase(waiting) {
 const rates = {};
 const push = (id, value) => (rates[id] ??= []).push(value);
 for (let round = 0; round < ROUNDS; round++) {
-  for (const id of Object.keys(ENQUEUE_CASES)) {
+  for (const id of ONLY.has('enqueue') ? Object.keys(ENQUEUE_CASES) : []) {
     const rate = await enqueueCase(id);
     push(`enqueue ${id}`, Math.round(rate));
     console.log(`  round ${round + 1} enqueue ${id}: ${Math.round(rate)} enqueues/s`);
   }
-  for (const sequenced of [false, true]) {
+  for (const sequenced of ONLY.has('drain') ? [false, true] : []) {
     const id = `drain ${sequenced ? `${KEYS} sequences` : 'plain'}`;
     const rate = await drainCase(sequenced);
     push(id, Math.round(rate));
     console.log(`  round ${round + 1} ${id}: ${Math.round(rate)} jobs/s`);
   }
-  for (const waiting of [0, WAITING]) {
-    const id = `claim beside ${waiting} waiting`;
-    const ms = await claimCase(waiting);
+  for (const [waiting, how] of ONLY.has('claim') ? [[0, 'none'], [WAITING, 'sequence'], [WAITING, 'dependsOn']] : []) {
+    const id = `claim beside ${waiting} waiting (${how})`;
+    const ms = await claimCase(waiting, how);
     push(id, Number(ms.toFixed(2)));
     console.log(`  round ${round + 1} ${id}: ${ms.toFixed(2)} ms`);
   }
@@ -139,8 +144,10 @@ for (let round = 0; round < ROUNDS; round++) {
 }
 const ratio = (a, b) => (median(rates[a]) / median(rates[b])).toFixed(2);
 for (const id of Object.keys(rates)) console.log(`${id}: median ${median(rates[id])} (${rates[id].join(', ')})`);
-for (const id of Object.keys(ENQUEUE_CASES)) console.log(`enqueue ${id}/plain = ${ratio(`enqueue ${id}`, 'enqueue plain')}`);
-console.log(`drain sequences/plain = ${ratio(`drain ${KEYS} sequences`, 'drain plain')}`);
-console.log(`claim beside waiting/alone = ${ratio(`claim beside ${WAITING} waiting`, 'claim beside 0 waiting')}`);
+if (ONLY.has('enqueue')) for (const id of Object.keys(ENQUEUE_CASES)) console.log(`enqueue ${id}/plain = ${ratio(`enqueue ${id}`, 'enqueue plain')}`);
+if (ONLY.has('drain')) console.log(`drain sequences/plain = ${ratio(`drain ${KEYS} sequences`, 'drain plain')}`);
+if (ONLY.has('claim')) {
+  for (const how of ['sequence', 'dependsOn']) console.log(`claim beside waiting (${how})/alone = ${ratio(`claim beside ${WAITING} waiting (${how})`, 'claim beside 0 waiting (none)')}`);
+}
 await dataSource.destroy();
 await server.stop();
