@@ -56,16 +56,24 @@ describe('sequences: concurrent enqueues of one key on PostgreSQL', () => {
     return { host, inserted: inserted.opened, release: () => hold.open(), id: () => id };
   }
 
+  /**
+   * While `first` holds its transaction open, enqueues into `key` and checks that the enqueue waits
+   * on the key's row lock; then lets `first` end and returns the new job's id.
+   */
+  async function enqueueBehind(store: PostgresJobStore, first: ReturnType<typeof openEnqueue>, key: string): Promise<string> {
+    await first.inserted;
+    const second = tracked(store.jobEnqueue({ job: { name: 'second', payload: {}, sequence: { key } } }));
+    expect(await untilWaiting(admin, 'ON CONFLICT (key) DO UPDATE', second.isDone)).toBe(true);
+    first.release();
+    await first.host;
+    return (await second.promise).id;
+  }
+
   it('an enqueue of a key another transaction is appending to waits for its commit, then runs after its job', async () => {
     const store = await openStore();
     const tail = (await store.jobEnqueue({ job: { name: 'tail', payload: {}, sequence: { key: 'k' } } })).id;
     const first = openEnqueue(store, 'k', 'commit');
-    await first.inserted;
-    const second = tracked(store.jobEnqueue({ job: { name: 'second', payload: {}, sequence: { key: 'k' } } }));
-    expect(await untilWaiting(admin, 'ON CONFLICT (key) DO UPDATE', second.isDone)).toBe(true);
-    first.release();
-    await first.host;
-    const { id } = await second.promise;
+    const id = await enqueueBehind(store, first, 'k');
     expect(await parentOf(store, first.id())).toEqual([tail]);
     expect(await parentOf(store, id)).toEqual([first.id()]);
     expect(await store.jobGet({ jobId: id })).toMatchObject({ state: 'awaiting_parents', pendingParents: 1 });
@@ -82,12 +90,7 @@ describe('sequences: concurrent enqueues of one key on PostgreSQL', () => {
     const store = await openStore();
     const tail = (await store.jobEnqueue({ job: { name: 'tail', payload: {}, sequence: { key: 'k' } } })).id;
     const first = openEnqueue(store, 'k', 'rollback');
-    await first.inserted;
-    const second = tracked(store.jobEnqueue({ job: { name: 'second', payload: {}, sequence: { key: 'k' } } }));
-    expect(await untilWaiting(admin, 'ON CONFLICT (key) DO UPDATE', second.isDone)).toBe(true);
-    first.release();
-    await first.host;
-    const { id } = await second.promise;
+    const id = await enqueueBehind(store, first, 'k');
     expect(await store.jobGet({ jobId: first.id() })).toBeNull();
     expect(await parentOf(store, id)).toEqual([tail]);
   });
@@ -95,12 +98,7 @@ describe('sequences: concurrent enqueues of one key on PostgreSQL', () => {
   it('the first enqueues of a new key, racing, chain one behind the other', async () => {
     const store = await openStore();
     const first = openEnqueue(store, 'fresh', 'commit');
-    await first.inserted;
-    const second = tracked(store.jobEnqueue({ job: { name: 'second', payload: {}, sequence: { key: 'fresh' } } }));
-    expect(await untilWaiting(admin, 'ON CONFLICT (key) DO UPDATE', second.isDone)).toBe(true);
-    first.release();
-    await first.host;
-    const { id } = await second.promise;
+    const id = await enqueueBehind(store, first, 'fresh');
     expect(await store.jobGet({ jobId: first.id() })).toMatchObject({ state: 'scheduled' });
     expect(await parentOf(store, id)).toEqual([first.id()]);
   });

@@ -58,13 +58,15 @@ export class MysqlOperator {
   /**
    * Refuses the replay of a failed sequence job that a later job of its key ran past (see
    * sequenceWentOnError), under the key's row lock, as an enqueue of the key takes it; the edge is
-   * read locking, so it is the latest committed whatever the transaction's snapshot.
+   * read locking, so it is the latest committed whatever the transaction's snapshot. `job` is the
+   * replay's peek at the row.
    */
-  private async guardSequenceReplay(db: MysqlExecutor, jobId: string): Promise<void> {
-    const [job] = await db.query<{ state: JobState; sequence_key: string | null }>(`SELECT state, sequence_key FROM ${this.naming.jobs} WHERE id = ?`, [jobId]);
-    if (job?.sequence_key == null || !isDeadLetterState(job.state)) return;
-    await db.query(`SELECT \`key\` FROM ${this.naming.sequences} WHERE \`key\` = ? FOR UPDATE`, [job.sequence_key]);
-    const passed = await db.query(`SELECT 1 FROM ${this.naming.dependencies} WHERE parent_id = ? AND sequence IS NOT NULL AND settled = TRUE LIMIT 1 LOCK IN SHARE MODE`, [jobId]);
+  private async guardSequenceReplay(db: MysqlExecutor, jobId: string, job: { state: JobState; sequence_key: string | null }): Promise<void> {
+    if (job.sequence_key == null || !isDeadLetterState(job.state)) return;
+    const [, passed] = (await db.script([
+      { sql: `SELECT \`key\` FROM ${this.naming.sequences} WHERE \`key\` = ? FOR UPDATE`, values: [job.sequence_key] },
+      { sql: `SELECT 1 FROM ${this.naming.dependencies} WHERE parent_id = ? AND sequence IS NOT NULL AND settled = TRUE LIMIT 1 LOCK IN SHARE MODE`, values: [jobId] },
+    ])) as [unknown, unknown[]];
     if (passed.length > 0) throw sequenceWentOnError({ id: jobId, state: job.state }, String(job.sequence_key));
   }
 
@@ -75,13 +77,13 @@ export class MysqlOperator {
    * again.
    */
   async replayJob(db: MysqlExecutor, effects: EffectWriter, jobId: string): Promise<OperatorTransition> {
-    const [peek] = await db.query<{ name: string; unique_key: string | null; window_kind: string | null; window_key: string | null }>(
-      `SELECT name, unique_key, window_kind, window_key FROM ${this.naming.jobs} WHERE id = ?`,
+    const [peek] = await db.query<{ name: string; state: JobState; unique_key: string | null; window_kind: string | null; window_key: string | null; sequence_key: string | null }>(
+      `SELECT name, state, unique_key, window_kind, window_key, sequence_key FROM ${this.naming.jobs} WHERE id = ?`,
       [jobId],
     );
     if (peek?.unique_key != null) await lockNames(db, this.naming, 'unique', [uniqueSlot(peek.name, peek.unique_key)]);
     if (peek?.window_kind === 'debounce') await lockNames(db, this.naming, 'unique', [windowSlot('debounce', peek.name, peek.window_key!)]);
-    await this.guardSequenceReplay(db, jobId);
+    if (peek) await this.guardSequenceReplay(db, jobId, peek);
     const transition = await this.event(db, effects, jobId, { kind: 'replay' });
     const { before, after, result } = transition;
     if (result.ok && before.uniqueKey !== null) {
