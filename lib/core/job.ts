@@ -14,9 +14,22 @@ import type { TraceContext } from './validation/trace-context.js';
 
 /**
  * How a dependant's parents release it: `on_success` (each parent must succeed; a parent that ends
- * dead-lettered, cancelled or quarantined cancels the dependant) or `on_any_terminal` (any end will do).
+ * dead-lettered, cancelled or quarantined cancels the dependant), `on_any_terminal` (any end will
+ * do) or `on_failure` (it runs once every parent ended and at least one did not succeed; when all
+ * succeeded it is cancelled instead).
  */
-export type DependencyMode = 'on_success' | 'on_any_terminal';
+export type DependencyMode = 'on_success' | 'on_any_terminal' | 'on_failure';
+
+/** Which callback of a batch a job is (docs/batches.md): it runs when the batch succeeded, ended, or ended with a failure. */
+export type BatchCallbackKind = 'success' | 'complete' | 'failure';
+
+/** The batch a job belongs to, as the job reports it (docs/batches.md). */
+export interface JobBatchInfo {
+  /** The batch's id, shared by its jobs and its callbacks. */
+  readonly id: string;
+  /** Set on a callback job; null on a job of the batch itself. */
+  readonly callback: BatchCallbackKind | null;
+}
 
 /** What the transition history keeps: nothing, each state change, or each change with its error text. */
 export type HistoryPolicy = 'off' | 'transitions' | 'transitions_and_errors';
@@ -115,6 +128,8 @@ export interface JobRecord<TPayload = unknown> {
    * good; null when none. The job it waits behind is an edge: `jobEdges`, or the dashboard's job page.
    */
   readonly sequence: JobSequenceInfo | null;
+  /** The batch the job is part of, or is a callback of (`client.enqueueBatch`); null when none. */
+  readonly batch: JobBatchInfo | null;
   /**
    * The retry fields set at enqueue, which win over the handler's policy; null when none were set.
    * Fields left out come from the handler's policy on the node that runs the attempt.

@@ -56,7 +56,9 @@ export type JobEvent =
   /** The last qualifying parent finished: an `awaiting_parents` job becomes due. */
   | { readonly kind: 'release' }
   /** A parent failed for good and the job waits `on_success`: it is cancelled, and so are its own dependants. */
-  | { readonly kind: 'cascade_cancel'; readonly parentId: string; readonly parentState: JobState };
+  | { readonly kind: 'cascade_cancel'; readonly parentId: string; readonly parentState: JobState }
+  /** An `on_failure` dependant whose last parent ended with none failed: cancelled, it does not run. */
+  | { readonly kind: 'parents_succeeded' };
 
 /** Work the store must do beyond rewriting the job's own fields, inside the same write. */
 export type Effect =
@@ -265,8 +267,18 @@ function decide(job: LifecycleFields, event: JobEvent, now: number): Transition 
     case 'cascade_cancel':
       if (job.state !== 'awaiting_parents') return { ok: false, rejection: 'illegal_state' };
       return ok(finish(job, 'cancelled', now, { lastError: `parent ${event.parentId} ended ${event.parentState}` }));
+
+    case 'parents_succeeded':
+      if (job.state !== 'awaiting_parents') return { ok: false, rejection: 'illegal_state' };
+      return ok(finish(job, 'cancelled', now, { lastError: ALL_PARENTS_SUCCEEDED }));
   }
 }
+
+/**
+ * The error an `on_failure` job is cancelled with when its last parent ends and none failed. Every
+ * store writes this text, so the dashboard and `jobs show` say the same.
+ */
+export const ALL_PARENTS_SUCCEEDED = 'every parent succeeded, so this on_failure job does not run';
 
 /**
  * The lifecycle's decisions as one value. Stores take it whole so that the simulator's sabotage

@@ -17,6 +17,7 @@ import {
   InvalidArgumentError,
   MAX_CONCURRENCY_KEY,
   showValue,
+  type BatchCallbackKind,
   type DependencyMode,
   type SchedulerLimits,
 } from '../core/index.js';
@@ -69,6 +70,10 @@ export interface NewJob {
    * the store (never by the caller). Absent for the first job of a sequence, or when that job is gone.
    */
   readonly sequenceAfter?: string;
+  /** The batch the job belongs to, set by jobEnqueueBatch (never by the caller). */
+  readonly batchId?: string;
+  /** Set with `batchId` on a batch's callback job. */
+  readonly batchCallback?: BatchCallbackKind;
   /** The retry override as JSON text, or null. */
   readonly retry?: string | null;
   /** The trace context to store with the job, or absent. */
@@ -135,8 +140,8 @@ export function normalizeEnqueue(given: EnqueueInput, limits: SchedulerLimits, i
   const runAt = input.runAt === undefined ? null : assertInstant(input.runAt, `${where}runAt`);
   const delayMs = input.delayMs === undefined ? 0 : assertDelayMs(input.delayMs, `${where}delayMs`);
   const dependsOn = parents(input, id, where);
-  if (input.dependencyMode !== undefined && input.dependencyMode !== 'on_success' && input.dependencyMode !== 'on_any_terminal') {
-    throw new InvalidArgumentError(`${where}dependencyMode must be "on_success" or "on_any_terminal", got ${JSON.stringify(input.dependencyMode)}.`, `${where}dependencyMode`);
+  if (input.dependencyMode !== undefined && input.dependencyMode !== 'on_success' && input.dependencyMode !== 'on_any_terminal' && input.dependencyMode !== 'on_failure') {
+    throw new InvalidArgumentError(`${where}dependencyMode must be "on_success", "on_any_terminal" or "on_failure", got ${showValue(input.dependencyMode)}.`, `${where}dependencyMode`);
   }
   if (input.dependencyMode !== undefined && dependsOn.length === 0) {
     throw new InvalidArgumentError(`${where}dependencyMode needs dependsOn.`, `${where}dependencyMode`);

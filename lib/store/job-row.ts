@@ -1,4 +1,4 @@
-import { OccurrenceId, storedTraceContext, type DependencyMode, type JobRecord, type JobState, type LifecycleFields, type RetryPolicy } from '../core/index.js';
+import { OccurrenceId, storedTraceContext, type BatchCallbackKind, type DependencyMode, type JobRecord, type JobState, type LifecycleFields, type RetryPolicy } from '../core/index.js';
 import type { JobStatus } from './job-store.types.js';
 
 /** A job as an adapter keeps it: lifecycle fields plus identity, with instants in epoch ms. */
@@ -25,6 +25,11 @@ export interface JobRow extends LifecycleFields {
   /** The sequence the job joined at enqueue, and what it does after a failed predecessor; both null when none. */
   readonly sequenceKey: string | null;
   readonly sequenceMode: 'block' | 'continue' | null;
+  /** The batch the job is part of or a callback of, and which callback; both null when none. */
+  readonly batchId: string | null;
+  readonly batchCallback: BatchCallbackKind | null;
+  /** An `on_failure` job's memory that a parent ended without succeeding; false for every other job. */
+  readonly parentFailed: boolean;
   /** The retry override set at enqueue, as JSON text; null when none was set. */
   readonly retry: string | null;
   /** The W3C `traceparent` stored at enqueue, and `tracestate` with it; null without tracing. */
@@ -71,6 +76,7 @@ export function toJob(row: JobRow): JobRecord {
     uniqueKey: row.uniqueKey,
     window: row.windowKind === null ? null : { kind: row.windowKind, key: row.windowKey!, endsAt: new Date(row.windowEndsAt!) },
     sequence: row.sequenceKey === null ? null : { key: row.sequenceKey, afterFailure: row.sequenceMode ?? 'block' },
+    batch: row.batchId === null ? null : { id: row.batchId, callback: row.batchCallback },
     retry: row.retry === null ? null : (JSON.parse(row.retry) as Partial<RetryPolicy>),
     traceContext: storedTraceContext(row.traceparent, row.tracestate),
     createdAt: new Date(row.createdAt),

@@ -2,7 +2,7 @@
 // made of. Type-only, and a leaf of lib/store: it imports types from lib/core and from small
 // type files only, never from an implementation, so nothing here can close an import cycle.
 import type { EntityManager } from 'typeorm';
-import type { CancelOutcome, FinishMode, HistoryPolicy, JobRecord, JobState, SchedulerLimits, TraceContext } from '../core/index.js';
+import type { BatchCallbackKind, CancelOutcome, FinishMode, HistoryPolicy, JobRecord, JobState, SchedulerLimits, TraceContext } from '../core/index.js';
 import type { EnqueueInput, Rate } from './enqueue-input.types.js';
 import type { StoreCapabilities } from './store-capabilities.js';
 import type { MintResult, Schedule, ScheduleInput, ScheduleReplayResult, ScheduleUpsertResult } from './schedules/schedule.types.js';
@@ -527,6 +527,96 @@ export interface ScheduleListParams {
   readonly after?: string;
 }
 
+/**
+ * A batch to write ({@link ProducerStore.jobEnqueueBatch}): its jobs, and up to three callback jobs
+ * that wait for all of them. Every job gets a fresh id; none may carry `id`, `uniqueKey`,
+ * `debounce` or `throttle` (each may write no job of its own), and a callback may not carry
+ * `dependsOn`, `dependencyMode` or `sequence` (the batch sets what it waits for).
+ */
+export interface EnqueueBatchParams extends EnqueueOptions {
+  /** At least one. */
+  readonly jobs: readonly EnqueueInput[];
+  /** Runs once every job of the batch succeeded; cancelled as soon as one fails for good or is cancelled. */
+  readonly onSuccess?: EnqueueInput;
+  /** Runs once every job of the batch ended, however each ended. */
+  readonly onComplete?: EnqueueInput;
+  /** Runs once every job of the batch ended and at least one did not succeed; cancelled when all succeeded. */
+  readonly onFailure?: EnqueueInput;
+}
+
+/** What {@link ProducerStore.jobEnqueueBatch} wrote: the batch's id, its jobs in the order given, and its callbacks' ids. */
+export interface EnqueueBatchResult {
+  readonly batchId: string;
+  readonly jobs: EnqueueResult[];
+  readonly callbacks: BatchCallbackIds;
+}
+
+/** The ids of a batch's callback jobs, by kind; a kind the batch has no callback for is absent. */
+export interface BatchCallbackIds {
+  readonly onSuccess?: string;
+  readonly onComplete?: string;
+  readonly onFailure?: string;
+}
+
+/** A batch's callback job, as {@link BatchSummary} reports it. */
+export interface BatchCallbackJob {
+  readonly kind: BatchCallbackKind;
+  readonly jobId: string;
+  readonly state: JobState;
+}
+
+/**
+ * A batch as its stored jobs tell it, counted when read: jobs that retention deleted are not
+ * counted. `failed` counts jobs that are dead-lettered or quarantined; a replay of one of them
+ * moves it back to `pending`, but the callbacks already ran or were cancelled and do not run again.
+ */
+export interface BatchSummary {
+  readonly id: string;
+  /** The batch's jobs still stored, callbacks not counted. */
+  readonly total: number;
+  /** Jobs that have not ended: waiting, scheduled or running. */
+  readonly pending: number;
+  readonly succeeded: number;
+  /** Jobs dead-lettered or quarantined. */
+  readonly failed: number;
+  readonly cancelled: number;
+  /** True once no job of the batch is pending. */
+  readonly ended: boolean;
+  /** The ids of the failed jobs, in id order, at most `failedLimit` of them ({@link BatchParams}). */
+  readonly failedJobIds: string[];
+  readonly callbacks: BatchCallbackJob[];
+  /** When the batch was written: its first job's `createdAt`. */
+  readonly createdAt: Date;
+}
+
+/** Which batch {@link OperatorStore.jobBatch} reads. */
+export interface BatchParams {
+  readonly batchId: string;
+  /** How many failed job ids to return: default 1,000, 0 to 10,000. */
+  readonly failedLimit?: number;
+}
+
+/** Which batches {@link OperatorStore.jobListBatches} returns: newest first. */
+export interface ListBatchesParams {
+  /** Default 50, at most 200. */
+  readonly limit?: number;
+  /** A batch id: the page holds the batches written before it. Pass the last id of a full page to read the next one. */
+  readonly before?: string;
+}
+
+/** An operator's cancel of a whole batch ({@link OperatorStore.jobCancelBatch}). */
+export interface BatchCancelParams extends OperatorOptions {
+  readonly batchId: string;
+}
+
+/** What {@link OperatorStore.jobCancelBatch} did to the batch's jobs that had not ended. */
+export interface BatchCancelResult {
+  /** Waiting or scheduled jobs (callbacks included) cancelled at once. */
+  readonly cancelled: number;
+  /** Running jobs asked to stop; each ends when its worker sees the request. */
+  readonly cancelRequested: number;
+}
+
 /** Which blocked sequences {@link OperatorStore.jobListBlockedSequences} returns. */
 export interface ListBlockedSequencesParams {
   /** Default 50, at most 1,000. */
@@ -963,6 +1053,15 @@ export interface ProducerStore extends StoreInfo {
 
   /** Writes many jobs in one transaction: all of them or, on bad input, none. */
   jobEnqueueMany(params: EnqueueManyParams): Promise<EnqueueResult[]>;
+
+  /**
+   * Writes a batch in one transaction: its jobs, each marked with a fresh batch id, and its callback
+   * jobs, each waiting on every job of the batch through a dependency edge (`onSuccess` in mode
+   * `on_success`, `onComplete` in `on_any_terminal`, `onFailure` in `on_failure`). The outcome
+   * write that ends the batch's last job releases or cancels the callbacks, in its own transaction,
+   * so each runs at most once. Bad input is refused before anything is written.
+   */
+  jobEnqueueBatch(params: EnqueueBatchParams): Promise<EnqueueBatchResult>;
 }
 
 /** Claims, runs and reports jobs: what a worker needs. */
@@ -1076,6 +1175,19 @@ export interface OperatorStore extends StoreInfo {
    * `afterFailure: 'continue'`, is not blocked.
    */
   jobListBlockedSequences(params?: ListBlockedSequencesParams): Promise<BlockedSequence[]>;
+
+  /** A batch's counts, failed job ids and callbacks; null when no stored job has the batch id. */
+  jobBatch(params: BatchParams): Promise<BatchSummary | null>;
+
+  /** Batches, newest first, one page at a time; each as {@link OperatorStore.jobBatch} reads it with no failed ids. */
+  jobListBatches(params?: ListBatchesParams): Promise<BatchSummary[]>;
+
+  /**
+   * Cancels every job of a batch that has not ended, its callbacks first, so no callback runs for a
+   * batch an operator stopped. Each job is cancelled as {@link OperatorStore.jobCancel} would, with
+   * an audit entry of its own; a running one is asked to stop. A batch that has ended changes nothing.
+   */
+  jobCancelBatch(params: BatchCancelParams): Promise<BatchCancelResult>;
 
   /**
    * A job's dependency edges both ways: its parents (read by the edge table's key) and its

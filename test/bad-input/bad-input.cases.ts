@@ -273,7 +273,7 @@ export const REFUSALS: Refusal[] = [
   { entry: 'enqueue dependsOn', label: 'a string instead of an array', call: withOptions({ dependsOn: UNKNOWN_ID }), error: InvalidArgumentError, field: /^dependsOn must be an array/ },
   { entry: 'enqueue dependsOn', label: 'more than 10,000 parents', call: withOptions({ dependsOn: Array.from({ length: 10_001 }, () => UNKNOWN_ID) }), error: InvalidArgumentError, field: /^dependsOn must be an array of at most 10000 job ids/ },
   { entry: 'enqueue dependencyMode', label: 'a mode without dependsOn', call: withOptions({ dependencyMode: 'on_success' }), error: InvalidArgumentError, field: /^dependencyMode needs dependsOn/ },
-  { entry: 'enqueue dependencyMode', label: 'an unknown mode', call: (c) => c.client.enqueue('orders.confirm', 1, { dependsOn: [c.seed.scheduled], dependencyMode: 'whenever' }), error: InvalidArgumentError, field: /^dependencyMode must be "on_success" or "on_any_terminal"/ },
+  { entry: 'enqueue dependencyMode', label: 'an unknown mode', call: (c) => c.client.enqueue('orders.confirm', 1, { dependsOn: [c.seed.scheduled], dependencyMode: 'whenever' }), error: InvalidArgumentError, field: /^dependencyMode must be "on_success", "on_any_terminal" or "on_failure"/ },
   {
     entry: 'enqueueMany dependsOn',
     label: 'a cycle of two jobs',

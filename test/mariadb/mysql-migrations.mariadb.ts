@@ -4,7 +4,7 @@ import { IncompatibleSchemaError, StoreBusyError, StoreUnavailableError } from '
 import { MysqlJobStore } from '../../lib/store/index.js';
 import { LATEST_SCHEMA_VERSION, loadMigrations } from '../../lib/store/sql-migrations.js';
 import { MysqlConnections } from '../../lib/store/mysql/mysql-connections.js';
-import { mysqlInstall } from '../../lib/store/mysql/mysql-install.js';
+import { MYSQL_INSTALL_VERSION, mysqlInstall } from '../../lib/store/mysql/mysql-install.js';
 import { migrateMysql } from '../../lib/store/mysql/mysql-migrator.js';
 import { mysqlNaming, type MysqlNaming } from '../../lib/store/mysql/mysql-naming.js';
 import { dropInstallation, openMariadbDataSource, uniquePrefix } from '../support/mariadb.js';
@@ -56,6 +56,30 @@ describe('MySQL store migrations (MariaDB)', () => {
       [`${naming.prefix}%`],
     )) as unknown[];
     expect(engines).toEqual([{ engine: 'InnoDB', collation: 'utf8mb4_bin' }]);
+  });
+
+  it('migration 23 (batches) keeps each stored dependency mode, adds on_failure and the batch columns, and records install version 5', async () => {
+    const { naming, conns } = install();
+    expect(await migrateMysql(conns, naming, mysqlInstall(), MIGRATIONS.filter((m) => m.version <= 22))).toEqual(VERSIONS.filter((v) => v <= 22));
+    const id = '01900000-0000-7000-8000-000000000001';
+    await dataSource.query(
+      `INSERT INTO ${naming.jobs} (id, name, queue, payload, run_at, scheduled_for, max_attempts, created_at, updated_at, pending_parents, dependency_mode, state)
+       VALUES (?, 'n', 'default', '{}', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), 1, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), 1, 'on_any_terminal', 'awaiting_parents')`,
+      [id],
+    );
+    expect(await migrateMysql(conns, naming, mysqlInstall())).toEqual([23]);
+    const columns = `dependency_mode AS mode, batch_id AS batchId, batch_callback AS callback, parent_failed AS parentFailed`;
+    expect(await dataSource.query(`SELECT ${columns} FROM ${naming.jobs}`)).toEqual([{ mode: 'on_any_terminal', batchId: null, callback: null, parentFailed: 0 }]);
+    await dataSource.query(`UPDATE ${naming.jobs} SET dependency_mode = 'on_failure', batch_id = ?, batch_callback = 'failure', parent_failed = TRUE`, [id]);
+    expect(await dataSource.query(`SELECT ${columns} FROM ${naming.jobs}`)).toEqual([{ mode: 'on_failure', batchId: id, callback: 'failure', parentFailed: 1 }]);
+    const indexed = (await dataSource.query(
+      `SELECT column_name AS name FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = ? AND index_name = 'jobs_batch_idx' ORDER BY seq_in_index`,
+      [`${naming.prefix}jobs`],
+    )) as { name: string }[];
+    expect(indexed.map((r) => r.name)).toEqual(['batch_id']);
+    // Batches (migration 0023) took the MySQL install version from 4 to 5.
+    expect(MYSQL_INSTALL_VERSION).toBe(5);
+    expect(await dataSource.query(`SELECT version FROM ${naming.table('installed')}`)).toEqual([{ version: MYSQL_INSTALL_VERSION }]);
   });
 
   it('lets nodes that boot together take turns under the lock: each finishes, and every migration is applied once', async () => {

@@ -30,6 +30,9 @@ const POSTGRES_FINGERPRINTS: Record<number, string> = {
   // Sequences (migration 0022): a sequence edge stays open while its parent's failure blocks it or the parent is in line,
   // releases rather than cancels, a discarded dead letter settles; the lean finish keeps sequence jobs.
   7: 'ff65031f446ce8e0',
+  // Batches (migration 0023): an on_failure dependant lowers its latch however a parent ended, remembers a parent that did
+  // not succeed, and is cancelled, as a cascade cancels, when its last parent ends with every parent succeeded.
+  8: '205a83a7580469f5',
 };
 const SQLITE_FINGERPRINTS: Record<number, string> = {
   1: '5e1b42476d6e1bdb',
@@ -43,6 +46,10 @@ const SQLITE_FINGERPRINTS: Record<number, string> = {
   5: '5e1b42476d6e1bdb',
   // Sequences (migration 0022): the settle trigger follows the sequence rules, through a second work table.
   6: '1758c51343a4bffe',
+  // Batches (migration 0023): the settle trigger and sweep read an on_failure dependant's fails_only, remember a parent that
+  // did not succeed, and cancel it, settling its own edges in the same pass, when its last parent ends with every parent
+  // succeeded; the work table is made anew with a `failed` column; edges are marked settled by their parent's index.
+  7: '6231a97bb0652017',
 };
 
 function fingerprint(render: (policy: (typeof POLICIES)[number]) => string): string {

@@ -38,6 +38,7 @@ describe('PostgreSQL migrations', () => {
       { version: 20, name: 'snoozes' },
       { version: 21, name: 'windows' },
       { version: 22, name: 'sequences' },
+      { version: 23, name: 'batches' },
     ]);
     const { id } = await a.jobEnqueue({ job: { name: 'after.migrate', payload: 1 } });
     expect(await b.jobGet({ jobId: id })).toMatchObject({ name: 'after.migrate', progress: null });
@@ -78,6 +79,16 @@ describe('PostgreSQL migrations', () => {
     expect(byName.app_jobs_running_idx).toBeUndefined();
     expect(byName.app_jobs_dead_letter_idx).toMatch(/WHERE \(state = 'dead_lettered'::text\)/);
     expect(byName.app_jobs_state_seq_idx).toMatch(/ \(state, seq\)$/);
+    // A batch's jobs, and the distinct batch ids, from an index that holds only jobs of a batch.
+    expect(byName.app_jobs_batch_idx).toMatch(/\(batch_id\) WHERE \(batch_id IS NOT NULL\)$/);
+    const checks = await dataSource.query(
+      `SELECT conname, pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conrelid = $1::regclass AND conname IN ('app_jobs_dependency_mode_check', 'app_jobs_batch_callback_check') ORDER BY conname`,
+      [store.naming.jobs],
+    );
+    expect(checks.map((c: { conname: string; def: string }) => [c.conname, c.def])).toEqual([
+      ['app_jobs_batch_callback_check', expect.stringMatching(/'success'.*'complete'.*'failure'.* NOT VALID$/)],
+      ['app_jobs_dependency_mode_check', expect.stringMatching(/'on_success'.*'on_any_terminal'.*'on_failure'.* NOT VALID$/)],
+    ]);
     expect(byName.app_jobs_unique_key_idx).toMatch(/^CREATE UNIQUE INDEX .* \(name, unique_key\) WHERE \(\(unique_key IS NOT NULL\) AND \(state = ANY \(ARRAY\['scheduled'::text, 'awaiting_parents'::text, 'running'::text\]\)\)\)$/);
     // Claims read the paused queues alone, through an index that holds nothing else.
     const queues = await dataSource.query(`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'app_queues' ORDER BY indexname`, [schema]);
@@ -186,6 +197,39 @@ describe('PostgreSQL migrations', () => {
     // The trim deletes by the new key: the job keeps its newest entry only.
     expect(await again.historyTrim({ keep: 1, limit: 100 })).toEqual({ trimmed: 4, examined: 7 });
     expect((await again.jobHistory({ jobId: id })).map((e) => e.state)).toEqual(['scheduled']);
+  });
+
+  it('adds batches to a version-22 schema in place: its jobs keep their rows, and a waiting dependant settles as before', async () => {
+    const store = freshStore();
+    await store.migrate();
+    const { jobs, migrations } = store.naming;
+    // What version 22 had: no batch columns, no batch index, the two-mode check.
+    await dataSource.query(`ALTER TABLE ${jobs} DROP COLUMN batch_id, DROP COLUMN batch_callback, DROP COLUMN parent_failed,
+      DROP CONSTRAINT jobs_dependency_mode_check,
+      ADD CONSTRAINT jobs_dependency_mode_check CHECK (dependency_mode IS NULL OR dependency_mode IN ('on_success', 'on_any_terminal'))`);
+    await dataSource.query(`DELETE FROM ${migrations} WHERE version = 23`);
+    const parent = await dataSource.query(`INSERT INTO ${jobs} (id, name, queue, payload, state, run_at, scheduled_for, max_attempts)
+      VALUES (gen_random_uuid(), 'parent', 'default', '{}', 'scheduled', now(), now(), 1) RETURNING id`);
+    const child = await dataSource.query(`INSERT INTO ${jobs} (id, name, queue, payload, state, run_at, scheduled_for, max_attempts, pending_parents, dependency_mode)
+      VALUES (gen_random_uuid(), 'child', 'default', '{}', 'awaiting_parents', now(), now(), 1, 1, 'on_any_terminal') RETURNING id`);
+    await dataSource.query(`INSERT INTO ${store.naming.dependencies} (child_id, parent_id) VALUES ($1, $2)`, [child[0].id, parent[0].id]);
+    const again = new PostgresJobStore({ dataSource, schema: store.naming.schema });
+    stores.push(again);
+    await again.migrate();
+    expect(await dataSource.query(`SELECT name FROM ${migrations} WHERE version = 23`)).toEqual([{ name: 'batches' }]);
+    expect(await again.jobGet({ jobId: child[0].id })).toMatchObject({ state: 'awaiting_parents', dependencyMode: 'on_any_terminal', batch: null });
+    expect(await dataSource.query(`SELECT parent_failed, batch_id, batch_callback FROM ${jobs} WHERE id = $1`, [child[0].id])).toEqual([
+      { parent_failed: false, batch_id: null, batch_callback: null },
+    ]);
+    const [claimed] = await again.jobClaim({ workerId: 'w', limit: 1, queues: ['default'], leaseMs: 60_000 });
+    expect(claimed!.id).toBe(parent[0].id);
+    await again.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: claimed!.id, attempt: 1, kind: 'dead_lettered', error: 'x' }] });
+    expect(await again.jobGet({ jobId: child[0].id })).toMatchObject({ state: 'scheduled', pendingParents: 0 });
+    // The new mode and callback kinds are accepted, anything else refused.
+    await expect(dataSource.query(`UPDATE ${jobs} SET dependency_mode = 'on_failure', batch_callback = 'failure' WHERE id = $1`, [child[0].id])).resolves.toBeDefined();
+    await expect(dataSource.query(`UPDATE ${jobs} SET dependency_mode = 'whenever' WHERE id = $1`, [child[0].id])).rejects.toThrow(/jobs_dependency_mode_check/);
+    await expect(dataSource.query(`UPDATE ${jobs} SET batch_callback = 'later' WHERE id = $1`, [child[0].id])).rejects.toThrow(/jobs_batch_callback_check/);
+    expect(await again.schemaVersion()).toBe(LATEST_SCHEMA_VERSION);
   });
 
   it.each(['x; drop table y', 'a"b', "o'brien", 'a\nb', 's'.repeat(64), 'Public', 'x.job'])(

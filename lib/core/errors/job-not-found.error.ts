@@ -13,3 +13,10 @@ export class ScheduleNotFoundError extends SchedulerError {
     super('SCHEDULE_NOT_FOUND', `No schedule with id ${scheduleId} exists.`);
   }
 }
+
+/** No stored job belongs to a batch with the given id: it never existed, or retention deleted all of its jobs. */
+export class BatchNotFoundError extends SchedulerError {
+  constructor(readonly batchId: string) {
+    super('BATCH_NOT_FOUND', `No batch with id ${batchId} exists.`);
+  }
+}

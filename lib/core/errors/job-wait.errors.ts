@@ -46,3 +46,23 @@ export class JobWaiterClosedError extends SchedulerError {
     super('WAITER_CLOSED', `Stopped waiting for job ${jobId} because the scheduler is shutting down; the job was left as it is.`);
   }
 }
+
+/** `waitForBatch` gave up after its `timeoutMs`; the batch is untouched and may still end. */
+export class BatchWaitTimeoutError extends SchedulerError {
+  constructor(
+    readonly batchId: string,
+    readonly timeoutMs: number,
+  ) {
+    super('WAIT_TIMEOUT', `Batch ${batchId} did not end within ${timeoutMs} ms; it was left as it is.`);
+  }
+}
+
+/** `waitForBatch`'s signal aborted; the batch is untouched. */
+export class BatchWaitAbortedError extends SchedulerError {
+  constructor(
+    readonly batchId: string,
+    reason: unknown,
+  ) {
+    super('WAIT_ABORTED', `Waiting for batch ${batchId} was aborted; the batch was left as it is.`, { cause: reason });
+  }
+}

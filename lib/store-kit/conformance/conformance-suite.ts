@@ -40,6 +40,7 @@ import { retryCases } from './cases/retry.cases.js';
 import { snoozeCases } from './cases/snooze.cases.js';
 import { windowCases } from './cases/window.cases.js';
 import { sequenceCases } from './cases/sequence.cases.js';
+import { batchCases } from './cases/batch.cases.js';
 import { runNowCases } from './cases/run-now.cases.js';
 import { scheduleCases } from './cases/schedule.cases.js';
 import { scheduleOutageCases } from './cases/schedule-outage.cases.js';
@@ -99,6 +100,7 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('dependency cascades', () => dependencyCascadeCases(ctx));
   describe('dependencies enqueued while their parents finish', () => dependencyRaceCases(ctx));
   describe('sequences', () => sequenceCases(ctx));
+  describe('batches', () => batchCases(ctx));
   describe('concurrency limits', () => limitCases(ctx));
   describe('concurrency limits changed while jobs run', () => limitChangeCases(ctx));
   describe('rate limits', () => rateLimitCases(ctx));

@@ -42,6 +42,11 @@ import type {
   JobStatusManyParams,
   JobStats,
   ListBlockedSequencesParams,
+  BatchCancelParams,
+  BatchCancelResult,
+  BatchParams,
+  BatchSummary,
+  ListBatchesParams,
   BlockedSequence,
   ListDeadLetteredParams,
   ListJobsParams,
@@ -53,6 +58,7 @@ import type {
   WakeSubscription,
 } from '../job-store.types.js';
 import { CheckedWorker } from './checked-worker.js';
+import { cancelBatch, listBatches, readBatch } from '../batch/batch-operator.js';
 import { checkNodeListParams } from './node-params.js';
 import { actorOf, checkOnlyFrom } from './operator-options.js';
 import { cancelResult, replayResult, runNowResult } from './operator-transition.js';
@@ -99,6 +105,18 @@ export class CheckedOperator extends CheckedWorker implements OperatorStore {
 
   async jobListBlockedSequences(params?: ListBlockedSequencesParams): Promise<BlockedSequence[]> {
     return this.driver.jobListBlockedSequences(checkBlockedSequenceParams(params));
+  }
+
+  async jobBatch(params: BatchParams): Promise<BatchSummary | null> {
+    return readBatch(this.driver, params);
+  }
+
+  async jobListBatches(params?: ListBatchesParams): Promise<BatchSummary[]> {
+    return listBatches(this.driver, params);
+  }
+
+  async jobCancelBatch(params: BatchCancelParams): Promise<BatchCancelResult> {
+    return cancelBatch(this.driver, params, (cancel) => this.jobCancel(cancel));
   }
 
   async jobEdges(params: JobEdgesParams): Promise<JobEdges | null> {

@@ -1,11 +1,14 @@
 import { assertUuid, type JobRecord } from '../../core/index.js';
 import { normalizeEnqueueMany } from '../enqueue-input.js';
+import { batchResult, planBatch } from '../batch/batch-enqueue.js';
 import type {
   AttemptTransaction,
   ClaimParams,
   CompleteAndClaimParams,
   CompleteAndClaimResult,
   CompleteParams,
+  EnqueueBatchParams,
+  EnqueueBatchResult,
   EnqueueManyParams,
   EnqueueParams,
   EnqueueResult,
@@ -48,6 +51,12 @@ export class CheckedWorker extends CheckedBase implements WorkerStore, ProducerS
   async jobEnqueueMany(params: EnqueueManyParams): Promise<EnqueueResult[]> {
     const { jobs, manager } = paramsOf('jobEnqueueMany', params, '{ jobs, manager? }');
     return this.driver.jobEnqueueMany({ jobs: normalizeEnqueueMany(jobs, this.limits), manager });
+  }
+
+  async jobEnqueueBatch(params: EnqueueBatchParams): Promise<EnqueueBatchResult> {
+    const { manager, ...batch } = paramsOf('jobEnqueueBatch', params, '{ jobs, onSuccess?, onComplete?, onFailure?, manager? }');
+    const plan = planBatch(batch, this.limits);
+    return batchResult(plan, await this.driver.jobEnqueueMany({ jobs: plan.jobs, manager }));
   }
 
   async jobClaim(params: ClaimParams): Promise<JobRecord[]> {

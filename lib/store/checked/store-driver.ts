@@ -4,6 +4,7 @@ import type { NewJob, Rate } from '../enqueue-input.js';
 import type {
   AttemptTransaction,
   AuditRecord,
+  BatchSummary,
   BlockedSequence,
   CompleteAndClaimResult,
   ConcurrencyLimit,
@@ -180,6 +181,12 @@ export interface StoreDriver {
   jobListDeadLettered(params: { readonly limit: number }): Promise<JobRecord[]>;
   /** Up to `limit` blocked sequences with a key after `after` (null: from the first), in key order. */
   jobListBlockedSequences(params: { readonly limit: number; readonly after: string | null }): Promise<BlockedSequence[]>;
+  /** A batch's counts (callbacks apart), up to `failedLimit` failed ids in id order, and its callbacks; null when no job has the batch id. */
+  jobBatch(params: { readonly batchId: string; readonly failedLimit: number }): Promise<BatchSummary | null>;
+  /** Up to `limit` distinct batch ids, newest (greatest) first, each less than `before` when given. */
+  jobBatchIds(params: { readonly limit: number; readonly before: string | null }): Promise<string[]>;
+  /** Up to `limit` ids of the batch's jobs that have not ended: its callbacks first, then its jobs in id order. */
+  jobBatchOpen(params: { readonly batchId: string; readonly limit: number }): Promise<string[]>;
   /** The job's edges, up to `limit + 1` per side in the order its indexes give them; null when no job has the id. */
   jobEdges(params: DriverEdgesParams): Promise<DriverEdges | null>;
   /** The limit's cap and up to `limit + 1` holders with a live lease, soonest lease end first (then job id). */

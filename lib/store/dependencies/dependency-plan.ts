@@ -1,4 +1,4 @@
-import { InvalidArgumentError, isDeadLetterState, isTerminalState, type JobState } from '../../core/index.js';
+import { ALL_PARENTS_SUCCEEDED, InvalidArgumentError, isDeadLetterState, isTerminalState, type JobState } from '../../core/index.js';
 import type { NewJob } from '../enqueue-input.js';
 
 const NO_IDS: ReadonlySet<string> = new Set();
@@ -9,8 +9,13 @@ export interface PlannedJob {
   readonly state: 'scheduled' | 'awaiting_parents' | 'cancelled';
   /** Parents still to finish (the latch). */
   readonly pendingParents: number;
-  /** Set when a parent already failed for good and the job waits `on_success`. */
+  /**
+   * Set when a parent already failed for good and the job waits `on_success`, and when an
+   * `on_failure` job is cancelled because every parent succeeded ({@link ALL_PARENTS_SUCCEEDED}).
+   */
   readonly lastError: string | null;
+  /** An `on_failure` job's memory that a settled parent did not succeed: what releases it at its latch's end. */
+  readonly parentFailed: boolean;
   /** Each edge, settled at once when its parent is already terminal (see {@link PlannedEdge}). */
   readonly edges: readonly PlannedEdge[];
 }
@@ -41,8 +46,10 @@ export function blocksSequence(mode: PlannedEdge['sequence'], state: JobState): 
 
 /** True when the parent's end releases (rather than cancels) a dependant in `mode`. */
 function satisfies(parentState: JobState, mode: NewJob['dependencyMode']): boolean {
-  return parentState === 'succeeded' || mode === 'on_any_terminal';
+  return parentState === 'succeeded' || mode === 'on_any_terminal' || mode === 'on_failure';
 }
+
+
 
 /**
  * Checks a whole batch's dependency graph, as the caller wrote it, and decides how each job starts.
@@ -70,12 +77,14 @@ export function planDependencies(jobs: readonly NewJob[], stored: ReadonlyMap<st
     const edges: PlannedEdge[] = [];
     let pending = 0;
     let failure: string | null = null;
+    let parentFailed = false;
     for (const parentId of job.dependsOn ?? []) {
       const parentState = stored.get(parentId) ?? planned.get(parentId)?.state;
       const terminal = parentState !== undefined && isTerminalState(parentState as JobState);
       edges.push({ parentId, settled: terminal });
       if (!terminal) pending += 1;
       else if (!satisfies(parentState as JobState, job.dependencyMode)) failure ??= `parent ${parentId} ended ${parentState}`;
+      else if (parentState !== 'succeeded' && job.dependencyMode === 'on_failure') parentFailed = true;
     }
     const after = job.sequenceAfter;
     // A predecessor that is gone (retention deleted it, long finished) leaves nothing to wait for.
@@ -88,11 +97,14 @@ export function planDependencies(jobs: readonly NewJob[], stored: ReadonlyMap<st
       edges.push({ parentId: after, settled, sequence: mode });
       if (!settled) pending += 1;
     }
+    // An on_failure job whose parents all ended, none failed, is cancelled like one a failure cancels.
+    if (failure === null && pending === 0 && job.dependencyMode === 'on_failure' && !parentFailed) failure = ALL_PARENTS_SUCCEEDED;
     planned.set(job.id, {
       job,
       state: failure !== null ? 'cancelled' : pending > 0 ? 'awaiting_parents' : 'scheduled',
       pendingParents: failure !== null ? 0 : pending,
       lastError: failure,
+      parentFailed,
       edges,
     });
   }
@@ -108,7 +120,7 @@ export function assertAcyclic(jobs: readonly NewJob[]): void {
 }
 
 function independent(job: NewJob): PlannedJob {
-  return { job, state: 'scheduled', pendingParents: 0, lastError: null, edges: [] };
+  return { job, state: 'scheduled', pendingParents: 0, lastError: null, parentFailed: false, edges: [] };
 }
 
 /**

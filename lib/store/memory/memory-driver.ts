@@ -29,6 +29,7 @@ import { SERIAL_POSITION } from '../checked/effect-params.js';
 import type {
   AttemptTransaction,
   AuditRecord,
+  BatchSummary,
   BlockedSequence,
   ConcurrencyLimit,
   RateLimit,
@@ -77,6 +78,7 @@ import { MemoryNodes } from './memory-nodes.js';
 import { MemoryObservers } from './memory-observers.js';
 import { MemoryOperator } from './memory-operator.js';
 import { MemoryOperatorReads } from './memory-operator-reads.js';
+import { MemoryBatches } from './memory-batches.js';
 import { MemoryReads } from './memory-reads.js';
 import { MemoryRetention } from './memory-retention.js';
 import { memoryScheduleTx } from './memory-schedule-tx.js';
@@ -124,6 +126,7 @@ export class MemoryDriver implements StoreDriver {
   private readonly observers: MemoryObservers;
   private readonly retention: MemoryRetention;
   private readonly nodes: MemoryNodes;
+  private readonly batches = new MemoryBatches(() => this.tables.jobs.values());
 
   constructor(settings: MemoryDriverSettings) {
     this.clock = settings.clock;
@@ -233,6 +236,18 @@ export class MemoryDriver implements StoreDriver {
 
   async jobListBlockedSequences(params: { readonly limit: number; readonly after: string | null }): Promise<BlockedSequence[]> {
     return this.reads.jobListBlockedSequences(params);
+  }
+
+  async jobBatch(params: { readonly batchId: string; readonly failedLimit: number }): Promise<BatchSummary | null> {
+    return this.batches.jobBatch(params);
+  }
+
+  async jobBatchIds(params: { readonly limit: number; readonly before: string | null }): Promise<string[]> {
+    return this.batches.jobBatchIds(params);
+  }
+
+  async jobBatchOpen(params: { readonly batchId: string; readonly limit: number }): Promise<string[]> {
+    return this.batches.jobBatchOpen(params);
   }
 
   async jobEdges(params: DriverEdgesParams): Promise<DriverEdges | null> {

@@ -58,7 +58,7 @@ export class MemoryEnqueue {
     const plans = planDependencies(jobs, this.storedStates(lookUp), new Set(lookUp.filter((id) => this.life.inLine(id)))).filter((plan) => !tables.jobs.has(plan.job.id));
     const created = new Set<string>();
     const due = new Set<string>();
-    for (const { job, state, pendingParents, lastError, edges } of plans) {
+    for (const { job, state, pendingParents, lastError, parentFailed, edges } of plans) {
       const runAt = job.runAt ?? now + job.delayMs;
       const row: JobRow = {
         id: job.id,
@@ -80,6 +80,9 @@ export class MemoryEnqueue {
         windowEndsAt: job.window ? now + job.window.endsInMs : null,
         sequenceKey: job.sequence?.key ?? null,
         sequenceMode: job.sequence?.afterFailure ?? null,
+        batchId: job.batchId ?? null,
+        batchCallback: job.batchCallback ?? null,
+        parentFailed,
         retry: job.retry ?? null,
         traceparent: job.traceparent ?? null,
         tracestate: job.tracestate ?? null,

@@ -183,12 +183,14 @@ export class MemoryLifecycle {
         if (edge.sequence !== undefined && isTerminalState(child.state)) this.settleDependants(child);
         continue;
       }
-      if (parent.state === 'succeeded' || edge.sequence !== undefined || child.dependencyMode === 'on_any_terminal') {
+      if (parent.state === 'succeeded' || edge.sequence !== undefined || child.dependencyMode === 'on_any_terminal' || child.dependencyMode === 'on_failure') {
         const pendingParents = child.pendingParents - 1;
-        const lowered = { ...child, pendingParents };
+        // An on_failure job remembers a parent that did not succeed: only that releases it at the end.
+        const parentFailed = child.parentFailed || (child.dependencyMode === 'on_failure' && edge.sequence === undefined && parent.state !== 'succeeded');
+        const lowered = { ...child, pendingParents, parentFailed };
         tables.jobs.set(child.id, lowered);
         probe.rowWritten?.(child, lowered);
-        if (pendingParents <= 0) this.apply(lowered, { kind: 'release' }, now);
+        if (pendingParents <= 0) this.apply(lowered, child.dependencyMode === 'on_failure' && !parentFailed ? { kind: 'parents_succeeded' } : { kind: 'release' }, now);
       } else {
         this.apply(child, { kind: 'cascade_cancel', parentId: parent.id, parentState: parent.state }, now);
       }

@@ -4,6 +4,7 @@ import type { DriverListParams } from '../job-page.js';
 import { toJob } from '../job-row.js';
 import type {
   AuditRecord,
+  BatchSummary,
   BlockedSequence,
   ConcurrencyLimit,
   HistoryEntry,
@@ -34,6 +35,9 @@ import {
 import { toSchedule, type Schedule } from '../schedules/index.js';
 import { MysqlDriverBase } from './mysql-driver-base.js';
 import { sequenceHistory } from './mysql-history-sequencer.js';
+import { batchIds } from './queries/batch-ids.query.js';
+import { batchOpen } from './queries/batch-open.query.js';
+import { readBatchSummary } from './queries/batch-summary.query.js';
 import { blockedSequences } from './queries/blocked-sequences.query.js';
 import { getJob } from './queries/get-job.query.js';
 import { getSchedule } from './queries/get-schedule.query.js';
@@ -83,6 +87,18 @@ export class MysqlDriverReads extends MysqlDriverBase {
 
   async jobListBlockedSequences({ limit, after }: { readonly limit: number; readonly after: string | null }): Promise<BlockedSequence[]> {
     return this.conns.session((db) => blockedSequences(db, this.naming, limit, after));
+  }
+
+  async jobBatch({ batchId, failedLimit }: { readonly batchId: string; readonly failedLimit: number }): Promise<BatchSummary | null> {
+    return this.conns.session((db) => readBatchSummary(db, this.naming, batchId, failedLimit));
+  }
+
+  async jobBatchIds({ limit, before }: { readonly limit: number; readonly before: string | null }): Promise<string[]> {
+    return this.conns.session((db) => batchIds(db, this.naming, limit, before));
+  }
+
+  async jobBatchOpen({ batchId, limit }: { readonly batchId: string; readonly limit: number }): Promise<string[]> {
+    return this.conns.session((db) => batchOpen(db, this.naming, batchId, limit));
   }
 
   async jobEdges({ id, limit }: DriverEdgesParams): Promise<DriverEdges | null> {

@@ -8,6 +8,13 @@ import { parentGuard } from './mysql-locks.js';
 /** Edges one write settles at most; the sweep (jobSettleDependencies) settles the rest. */
 export const SETTLE_EDGES_PER_WRITE = 1_000;
 
+/**
+ * Edges a write may settle on top of {@link SETTLE_EDGES_PER_WRITE} for each job it ended: a job of
+ * a batch has an edge to each of its batch's (up to three) callbacks, so an outcome write of any
+ * number of batch jobs settles them all itself, and the write that ends a batch releases its callbacks.
+ */
+export const SETTLE_EDGES_PER_ENDED_JOB = 3;
+
 /** A job as a write locked it, and whether it has dependants still waiting on it. */
 export interface LockedJob {
   readonly row: JobRow;
@@ -161,19 +168,21 @@ export class EffectWriter {
 
   /**
    * Settles the open edges of the jobs this write finished, and of the dependants that settling
-   * cancels in turn, up to {@link SETTLE_EDGES_PER_WRITE} edges; the sweep settles what is left.
+   * cancels in turn, up to {@link SETTLE_EDGES_PER_WRITE} edges and {@link SETTLE_EDGES_PER_ENDED_JOB}
+   * more per job the write ended; the sweep settles what is left.
    * Each round locks the edges and their dependants (in id order, as every write locks jobs),
    * lowers each dependant's latch or cancels it, and stages those changes like any other.
    */
   async settle(db: MysqlExecutor): Promise<number> {
     let settled = 0;
-    while (this.settleFrom.length > 0 && settled < SETTLE_EDGES_PER_WRITE) {
+    const budget = SETTLE_EDGES_PER_WRITE + SETTLE_EDGES_PER_ENDED_JOB * this.settleFrom.length;
+    while (this.settleFrom.length > 0 && settled < budget) {
       const parents = new Map(this.settleFrom.map((parent) => [parent.id, parent]));
       this.settleFrom = [];
       // The staged rows first (the edges' parents must read as finished to anyone after this
       // write), and the parents' guards, so the edges read next include every committed one.
       await db.script([...this.take(), ...parentGuard(this.naming, [...parents.keys()], 'exclusive')]);
-      settled += await this.settleRound(db, parents, SETTLE_EDGES_PER_WRITE - settled);
+      settled += await this.settleRound(db, parents, budget - settled);
     }
     return settled;
   }
@@ -183,7 +192,10 @@ export class EffectWriter {
    * sequence edge stays open while its parent's failure holds the sequence (`block`, until the
    * parent is replayed and ends again, or is discarded) and while the parent is still in line; once
    * settled it releases its child however the parent ended, and a child that ended in line passes
-   * its turn on.
+   * its turn on. An `on_failure` child's edge lowers its latch however the parent ended, and one
+   * that did not succeed sets the child's `parent_failed`; at 0 the child is released when that is
+   * set, else cancelled (ALL_PARENTS_SUCCEEDED) and its own dependants settled, as a cascade's are.
+   * Each edge reads and writes only its child's row, never the child's other edges.
    */
   async settleRound(db: MysqlExecutor, parents: ReadonlyMap<string, { readonly id: string; readonly state: JobState }>, budget: number): Promise<number> {
     const failed = [...parents.values()].filter((parent) => isDeadLetterState(parent.state)).map((parent) => parent.id);
@@ -210,8 +222,12 @@ export class EffectWriter {
         if (r.edge_sequence !== null && isTerminalState(child.row.state)) this.settleFrom.push(child.row);
         continue;
       }
-      if (parent.state === 'succeeded' || r.edge_sequence !== null || child.row.dependencyMode === 'on_any_terminal') {
-        const lowered: LockedJob = { ...child, row: { ...child.row, pendingParents: child.row.pendingParents - 1 } };
+      const mode = child.row.dependencyMode;
+      if (parent.state === 'succeeded' || r.edge_sequence !== null || mode === 'on_any_terminal' || mode === 'on_failure') {
+        // An on_failure job remembers, on its own row, a parent that did not succeed: what releases
+        // it when its latch reaches 0, so that settle reads none of its other edges.
+        const parentFailed = child.row.parentFailed || (mode === 'on_failure' && r.edge_sequence === null && parent.state !== 'succeeded');
+        const lowered: LockedJob = { ...child, row: { ...child.row, pendingParents: child.row.pendingParents - 1, parentFailed } };
         children.set(r.id, lowered);
       } else {
         const cancel = LIFECYCLE_RULES.transition(child.row, { kind: 'cascade_cancel', parentId: parent.id, parentState: parent.state }, this.now);
@@ -228,14 +244,21 @@ export class EffectWriter {
     for (const child of children.values()) {
       const original = originals.get(child.row.id)!;
       if (child.row.state !== 'awaiting_parents' || child.row.pendingParents === original.row.pendingParents) continue;
-      // A lowered latch: at zero the job is released, else only the count changes. Either way the
-      // change is staged from the row as read, so its lowered count is written.
+      // A lowered latch: at zero the job is released, else only the count (and an on_failure job's
+      // parent_failed) changes. Either way the change is staged from the row as read, so its
+      // lowered count is written.
       if (child.row.pendingParents > 0) {
         this.change(original, child.row, []);
         continue;
       }
-      const released = LIFECYCLE_RULES.transition(child.row, { kind: 'release' }, this.now);
-      if (released.ok) this.change(original, { ...child.row, ...released.next }, released.effects);
+      // An on_failure job whose parents all succeeded is cancelled instead, as a cascade cancels.
+      const allSucceeded = child.row.dependencyMode === 'on_failure' && !child.row.parentFailed;
+      const ended = LIFECYCLE_RULES.transition(child.row, allSucceeded ? { kind: 'parents_succeeded' } : { kind: 'release' }, this.now);
+      if (!ended.ok) continue;
+      const after: JobRow = { ...child.row, ...ended.next };
+      this.change(original, after, ended.effects);
+      // Its open edges were read before its guard was held: the next round reads them under it.
+      if (allSucceeded && !original.openEdges) this.settleFrom.push(after);
     }
     return rows.length;
   }
@@ -309,6 +332,7 @@ const COLUMNS: readonly [keyof JobRow, string, (row: JobRow) => unknown][] = [
   ['finishedAt', 'finished_at', (r) => instantParam(r.finishedAt)],
   ['updatedAt', 'updated_at', (r) => instantParam(r.updatedAt)],
   ['pendingParents', 'pending_parents', (r) => r.pendingParents],
+  ['parentFailed', 'parent_failed', (r) => r.parentFailed],
   ['progress', 'progress', (r) => r.progress],
 ];
 

@@ -1,4 +1,4 @@
-import type { DependencyMode, JobState } from '../../core/index.js';
+import type { BatchCallbackKind, DependencyMode, JobState } from '../../core/index.js';
 import type { JobRow } from '../job-row.js';
 import { fromMysqlInstant, toMysqlInstant } from './mysql-instant.js';
 
@@ -23,6 +23,9 @@ export interface MysqlJobRow {
   window_ends_at: string | null;
   sequence_key: string | null;
   sequence_mode: 'block' | 'continue' | null;
+  batch_id: string | null;
+  batch_callback: BatchCallbackKind | null;
+  parent_failed: number;
   retry: string | null;
   traceparent: string | null;
   tracestate: string | null;
@@ -44,7 +47,7 @@ export interface MysqlJobRow {
 /** Every stored column of a job, for `SELECT ${JOB_COLUMNS} FROM jobs j` (aliased `j`). */
 export const JOB_COLUMNS = [
   'seq', 'id', 'name', 'queue', 'payload', 'state', 'run_at', 'scheduled_for', 'priority', 'schedule_id', 'pending_parents',
-  'dependency_mode', 'concurrency_key', 'unique_key', 'window_kind', 'window_key', 'window_ends_at', 'sequence_key', 'sequence_mode', 'retry', 'traceparent', 'tracestate', 'attempt', 'max_attempts', 'snoozes', 'worker_id',
+  'dependency_mode', 'concurrency_key', 'unique_key', 'window_kind', 'window_key', 'window_ends_at', 'sequence_key', 'sequence_mode', 'batch_id', 'batch_callback', 'parent_failed', 'retry', 'traceparent', 'tracestate', 'attempt', 'max_attempts', 'snoozes', 'worker_id',
   'leased_until', 'cancel_requested', 'last_error', 'output', 'progress', 'created_at', 'updated_at', 'finished_at', 'parked_key',
 ]
   .map((column) => `j.${column}`)
@@ -74,6 +77,9 @@ export function fromMysqlRow(row: MysqlJobRow): JobRow {
     windowEndsAt: msOrNull(row.window_ends_at),
     sequenceKey: row.sequence_key,
     sequenceMode: row.sequence_mode,
+    batchId: row.batch_id,
+    batchCallback: row.batch_callback,
+    parentFailed: Number(row.parent_failed) === 1,
     retry: row.retry,
     traceparent: row.traceparent,
     tracestate: row.tracestate,

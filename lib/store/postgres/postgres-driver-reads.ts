@@ -18,6 +18,7 @@ import {
 } from '../operator-reads.js';
 import { toJob } from '../job-row.js';
 import type {
+  BatchSummary,
   BlockedSequence,
   AuditRecord,
   ConcurrencyLimit,
@@ -60,6 +61,18 @@ export class PostgresDriverReads extends PostgresDriverWorker {
 
   async jobListBlockedSequences({ limit, after }: { readonly limit: number; readonly after: string | null }): Promise<BlockedSequence[]> {
     return this.sql.blockedSequences(this.db, limit, after);
+  }
+
+  async jobBatch({ batchId, failedLimit }: { readonly batchId: string; readonly failedLimit: number }): Promise<BatchSummary | null> {
+    return this.sql.batch(this.db, batchId, failedLimit);
+  }
+
+  async jobBatchIds({ limit, before }: { readonly limit: number; readonly before: string | null }): Promise<string[]> {
+    return this.sql.batchIds(this.db, limit, before);
+  }
+
+  async jobBatchOpen({ batchId, limit }: { readonly batchId: string; readonly limit: number }): Promise<string[]> {
+    return this.sql.batchOpen(this.db, batchId, limit);
   }
 
   async jobEdges({ id, limit }: DriverEdgesParams): Promise<DriverEdges | null> {

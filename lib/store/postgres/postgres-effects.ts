@@ -1,4 +1,4 @@
-import type { HistoryPolicy } from '../../core/index.js';
+import { ALL_PARENTS_SUCCEEDED, type HistoryPolicy } from '../../core/index.js';
 import { limitFunction } from './postgres-limits.js';
 import { FINISH_HINT } from '../wake-hints.js';
 import type { PostgresNaming } from './postgres-naming.js';
@@ -8,6 +8,14 @@ import type { PostgresNaming } from './postgres-naming.js';
  * the dependants it cancels); the rest is finished by jobSettleDependencies.
  */
 export const INLINE_SETTLE_LIMIT = 1_000;
+
+/**
+ * Edges a statement may settle on top of {@link INLINE_SETTLE_LIMIT} for each job it ended: a job
+ * of a batch has an edge to each of its batch's (up to three) callbacks, so an outcome write of any
+ * number of batch jobs settles them all itself, and the write that ends a batch releases its
+ * callbacks however many jobs it reports.
+ */
+export const SETTLE_EDGES_PER_ENDED_JOB = 3;
 
 const TERMINAL = `('succeeded', 'dead_lettered', 'cancelled', 'quarantined')`;
 const DEAD_LETTER = `('dead_lettered', 'quarantined')`;
@@ -60,14 +68,33 @@ function leanCandidates(t: PostgresNaming): string {
 }
 
 /**
+ * Of a dependant `c` and what a level settles of its edges (`e`): an on_failure dependant whose
+ * latch this level ends with no parent failed, counting this very settle. Read from the row the
+ * update writes (the newest version, once `held` locked a shared one), never from the snapshot:
+ * another settler of the same dependant may have lowered its latch or recorded a failed parent.
+ * Never null, so the CASEs below may negate it.
+ */
+const ALL_SUCCEEDED = `(c.dependency_mode IS NOT DISTINCT FROM 'on_failure' AND NOT (c.parent_failed OR e.parent_failed) AND c.pending_parents - e.satisfied <= 0)`;
+/** The dependant becomes `cancelled`: a parent failed it (`on_success`), or {@link ALL_SUCCEEDED}. */
+const CANCELS = `(e.failure IS NOT NULL OR ${ALL_SUCCEEDED})`;
+
+/**
  * One level of a cascade: settles at most the edges left in the budget among those `which` picks
  * (open edges of terminal parents), and leaves in `frontier` the dependants it cancelled, whose own
  * edges are the next level (null when there are none).
  */
-function settleLevel(t: PostgresNaming, which: string): string {
+function settleLevel(t: PostgresNaming, which: string, fromFrontier: boolean): string {
+  // From a frontier (the jobs a write just ended), each edge's parent is read by its key, in a
+  // subquery the planner cannot turn into a join: as a join, statistics that predate the jobs'
+  // ends (a batch written and run before autovacuum analyzed it) made it walk every terminal job
+  // through the state index to find the few parents of the frontier. The sweep reads all open edges
+  // of terminal parents, where the join is what it wants.
+  const parents = fromFrontier
+    ? `${t.dependencies} d CROSS JOIN LATERAL (SELECT p.state FROM ${t.jobs} p WHERE p.id = d.parent_id LIMIT 1) p`
+    : `${t.dependencies} d JOIN ${t.jobs} p ON p.id = d.parent_id`;
   return `WITH picked AS (
       SELECT d.ctid AS edge
-      FROM ${t.dependencies} d JOIN ${t.jobs} p ON p.id = d.parent_id
+      FROM ${parents}
       WHERE NOT d.settled AND ${which} AND p.state IN ${TERMINAL}
         -- A sequence's next job waits while its failure holds the sequence (until the parent is
         -- replayed and ends again, or is discarded), and while the parent is still in line: it ended
@@ -88,16 +115,23 @@ function settleLevel(t: PostgresNaming, which: string): string {
       RETURNING d.child_id, d.parent_id, d.sequence, (SELECT p.state FROM ${t.jobs} p WHERE p.id = d.parent_id) AS parent_state
     ), effect AS (
       SELECT m.child_id,
-        -- A sequence edge releases however its parent ended (one that blocks was not picked).
-        count(*) FILTER (WHERE m.parent_state = 'succeeded' OR m.sequence IS NOT NULL OR c.dependency_mode = 'on_any_terminal') AS satisfied,
+        -- A sequence edge releases however its parent ended (one that blocks was not picked), and so
+        -- does every edge of an on_any_terminal or on_failure dependant.
+        count(*) FILTER (WHERE m.parent_state = 'succeeded' OR m.sequence IS NOT NULL OR c.dependency_mode IN ('on_any_terminal', 'on_failure')) AS satisfied,
         min('parent ' || m.parent_id || ' ended ' || m.parent_state) FILTER (WHERE m.parent_state <> 'succeeded' AND m.sequence IS NULL AND c.dependency_mode = 'on_success') AS failure,
+        -- An on_failure dependant remembers a parent that did not succeed (a sequence edge's is not one).
+        count(*) FILTER (WHERE m.parent_state <> 'succeeded' AND m.sequence IS NULL AND c.dependency_mode = 'on_failure') > 0 AS parent_failed,
+        -- An on_failure dependant no parent has failed so far, as this snapshot reads it: one this
+        -- level ends with none failed is cancelled, not released.
+        bool_and(c.dependency_mode IS NOT DISTINCT FROM 'on_failure' AND NOT c.parent_failed) AS unfailed,
         count(*) < min(c.pending_parents) AS shared
       FROM marked m JOIN ${t.jobs} c ON c.id = m.child_id
       GROUP BY m.child_id
     ), held AS MATERIALIZED (
       -- Locked FOR UPDATE in one pass, in id order, before any is written:
       -- - a dependant this level cancels: it becomes terminal, and every such write locks first
-      --   (parent-guard.sql.ts);
+      --   (parent-guard.sql.ts); an on_failure one that no parent failed counts, since this level
+      --   may end its latch with every parent succeeded (when it does not, it shares its edges);
       -- - a dependant another settler may write too: open edges besides the ones this level
       --   settles (its latch counts every open edge). Two settlers whose parents share dependants
       --   (one lowering their latches, one cancelling them) then wait for each other at the first
@@ -106,23 +140,25 @@ function settleLevel(t: PostgresNaming, which: string): string {
       -- other settler to meet, so a fan-out of single-parent dependants pays nothing for this.
       -- Probed by key, as the edges are: a join would let the planner walk the whole primary key.
       SELECT c.id FROM ${t.jobs} c
-      WHERE c.id = ANY(ARRAY(SELECT child_id FROM effect WHERE shared OR failure IS NOT NULL)) AND c.state = 'awaiting_parents'
+      -- The state test is written so the state index cannot serve it (IS TRUE): the rows are found by key.
+      WHERE c.id = ANY(ARRAY(SELECT child_id FROM effect WHERE shared OR failure IS NOT NULL OR (unfailed AND NOT parent_failed))) AND (c.state = 'awaiting_parents') IS TRUE
       ORDER BY c.id
       FOR UPDATE OF c
     ), applied AS (
       UPDATE ${t.jobs} c SET
         pending_parents = CASE WHEN e.failure IS NULL THEN c.pending_parents - e.satisfied ELSE 0 END,
-        state = CASE WHEN e.failure IS NOT NULL THEN 'cancelled' WHEN c.pending_parents - e.satisfied <= 0 THEN 'scheduled' ELSE c.state END,
-        run_at = CASE WHEN e.failure IS NULL AND c.pending_parents - e.satisfied <= 0 THEN greatest(c.run_at, date_trunc('milliseconds', greatest(statement_timestamp(), c.created_at))) ELSE c.run_at END,
-        last_error = CASE WHEN e.failure IS NOT NULL THEN e.failure ELSE c.last_error END,
+        parent_failed = c.parent_failed OR e.parent_failed,
+        state = CASE WHEN ${CANCELS} THEN 'cancelled' WHEN c.pending_parents - e.satisfied <= 0 THEN 'scheduled' ELSE c.state END,
+        run_at = CASE WHEN NOT ${CANCELS} AND c.pending_parents - e.satisfied <= 0 THEN greatest(c.run_at, date_trunc('milliseconds', greatest(statement_timestamp(), c.created_at))) ELSE c.run_at END,
+        last_error = CASE WHEN e.failure IS NOT NULL THEN e.failure WHEN ${ALL_SUCCEEDED} THEN ${quoteLiteral(ALL_PARENTS_SUCCEEDED)} ELSE c.last_error END,
         -- Dated at the statement's time, as its parent's end (a release too: due from then); never
         -- before the dependant's own creation, which may have committed after this transaction
         -- began (the write waited for its enqueue's lock).
-        finished_at = CASE WHEN e.failure IS NOT NULL THEN greatest(statement_timestamp(), c.created_at) ELSE c.finished_at END,
+        finished_at = CASE WHEN ${CANCELS} THEN greatest(statement_timestamp(), c.created_at) ELSE c.finished_at END,
         updated_at = greatest(statement_timestamp(), c.created_at)
       FROM effect e
       -- The count, a one-time filter, makes the locks above come first without changing this join's plan.
-      WHERE (SELECT count(*) FROM held) >= 0 AND c.id = e.child_id AND c.state = 'awaiting_parents' AND (e.failure IS NULL OR c.id IN (SELECT id FROM held))
+      WHERE (SELECT count(*) FROM held) >= 0 AND c.id = e.child_id AND (c.state = 'awaiting_parents') IS TRUE AND (NOT ${CANCELS} OR c.id IN (SELECT id FROM held))
       RETURNING c.id, c.state
     )
     -- The next level: the dependants this one cancelled, and those that ended in line (cancelled
@@ -130,7 +166,7 @@ function settleLevel(t: PostgresNaming, which: string): string {
     SELECT (SELECT count(*) FROM marked), (SELECT array_agg(f.id) FROM (
         SELECT a.id FROM applied a WHERE a.state = 'cancelled'
         UNION SELECT c.id FROM ${t.jobs} c
-        WHERE c.id = ANY(ARRAY(SELECT child_id FROM marked WHERE sequence IS NOT NULL)) AND c.state IN ${TERMINAL}
+        WHERE c.id = ANY(ARRAY(SELECT child_id FROM marked WHERE sequence IS NOT NULL)) AND (c.state IN ${TERMINAL}) IS TRUE
       ) f)
     INTO batch, frontier;`;
 }
@@ -143,8 +179,9 @@ function settleLevel(t: PostgresNaming, which: string): string {
  * - slots: a job that stops running gives its concurrency slots back (release_slots, in
  *   postgres-limits.ts);
  * - dependencies: a job that becomes terminal settles its open edges, lowering latches, releasing
- *   dependants (with a wake-up hint) or cancelling `on_success` ones, whose own edges the settle
- *   function settles next, level by level, up to {@link INLINE_SETTLE_LIMIT} edges in all;
+ *   dependants (with a wake-up hint) or cancelling `on_success` ones, and `on_failure` ones whose
+ *   every parent succeeded, whose own edges the settle function settles next, level by level, up
+ *   to {@link INLINE_SETTLE_LIMIT} edges in all;
  * - counts: what the statement changed in the stored jobs per (queue, state), appended for a
  *   later fold (see countingSql), by triggers of their own that also fire on delete and truncate.
  *
@@ -209,11 +246,11 @@ DECLARE
   frontier uuid[] := parent_ids;
 BEGIN
   IF frontier IS NULL THEN
-    ${settleLevel(t, 'true')}
+    ${settleLevel(t, 'true', false)}
     settled_edges := batch;
   END IF;
   WHILE frontier IS NOT NULL AND settled_edges < max_edges LOOP
-    ${settleLevel(t, 'd.parent_id = ANY(frontier)')}
+    ${settleLevel(t, 'd.parent_id = ANY(frontier)', true)}
     settled_edges := settled_edges + batch;
   END LOOP;
   RETURN settled_edges;
@@ -256,7 +293,7 @@ BEGIN
   -- must not hold the limits lock release_slots takes.
   IF finished IS NOT NULL AND current_setting('${SETTLING}', true) IS DISTINCT FROM 'on'
       AND EXISTS (SELECT 1 FROM ${t.dependencies} d WHERE d.parent_id = ANY(finished) AND NOT d.settled) THEN
-    PERFORM ${settle}(finished, ${INLINE_SETTLE_LIMIT});
+    PERFORM ${settle}(finished, ${INLINE_SETTLE_LIMIT} + ${SETTLE_EDGES_PER_ENDED_JOB} * cardinality(finished));
   END IF;
   IF stopped IS NOT NULL THEN
     PERFORM ${limitFunction(t, 'release_slots')}(stopped);

@@ -1,4 +1,4 @@
-import type { DependencyMode, JobState } from '../../core/index.js';
+import type { BatchCallbackKind, DependencyMode, JobState } from '../../core/index.js';
 import type { JobRow } from '../job-row.js';
 import { pgInstant } from './pg-instant.js';
 
@@ -32,6 +32,9 @@ export function jobColumns(alias = 'j'): string {
     'window_ends_at',
     'sequence_key',
     'sequence_mode',
+    'batch_id',
+    'batch_callback',
+    'parent_failed',
     'retry::text AS retry',
     'traceparent',
     'tracestate',
@@ -57,7 +60,7 @@ export function jobColumns(alias = 'j'): string {
  * carries microseconds with an error far below a thousandth of a millisecond, so a value a hair
  * under a whole millisecond is nudged up before it is truncated.
  */
-function millis(value: number): number {
+export function millis(value: number): number {
   return Math.floor(value + 0.0005);
 }
 
@@ -81,6 +84,9 @@ export interface PgJobRow {
   window_ends_at: number | null;
   sequence_key: string | null;
   sequence_mode: 'block' | 'continue' | null;
+  batch_id: string | null;
+  batch_callback: BatchCallbackKind | null;
+  parent_failed: boolean;
   retry: string | null;
   traceparent: string | null;
   tracestate: string | null;
@@ -119,6 +125,9 @@ export function fromPgRow(row: PgJobRow): JobRow {
     windowEndsAt: row.window_ends_at === null ? null : millis(row.window_ends_at),
     sequenceKey: row.sequence_key,
     sequenceMode: row.sequence_mode,
+    batchId: row.batch_id,
+    batchCallback: row.batch_callback,
+    parentFailed: row.parent_failed,
     retry: row.retry,
     traceparent: row.traceparent,
     tracestate: row.tracestate,

@@ -30,6 +30,9 @@ import { limitHoldersQuery } from './queries/limit-holders.query.js';
 import { listAuditQuery } from './queries/list-audit.query.js';
 import { listDeadLetteredQuery } from './queries/list-dead-lettered.query.js';
 import { blockedSequencesQuery } from './queries/blocked-sequences.query.js';
+import { batchIdsQuery } from './queries/batch-ids.query.js';
+import { batchOpenQuery } from './queries/batch-open.query.js';
+import { jobBatchQuery } from './queries/job-batch.query.js';
 import { sequenceReplayGuardQuery } from './queries/sequence-replay-guard.query.js';
 import { sequenceTailQueries } from './queries/sequence-tails.query.js';
 import { listJobsQuery } from './queries/list-jobs.query.js';
@@ -91,6 +94,9 @@ export interface PostgresStatements {
   readonly list: ReturnType<typeof listJobsQuery>;
   readonly deadLettered: ReturnType<typeof listDeadLetteredQuery>;
   readonly blockedSequences: ReturnType<typeof blockedSequencesQuery>;
+  readonly batch: ReturnType<typeof jobBatchQuery>;
+  readonly batchIds: ReturnType<typeof batchIdsQuery>;
+  readonly batchOpen: ReturnType<typeof batchOpenQuery>;
   readonly sequences: ReturnType<typeof sequenceTailQueries>;
   readonly setPaused: ReturnType<typeof setQueuePausedQuery>;
   readonly listQueues: ReturnType<typeof listQueuesQuery>;
@@ -174,6 +180,9 @@ export function postgresStatements(
     list: listJobsQuery(t),
     deadLettered: listDeadLetteredQuery(t),
     blockedSequences: blockedSequencesQuery(t),
+    batch: jobBatchQuery(t),
+    batchIds: batchIdsQuery(t),
+    batchOpen: batchOpenQuery(t),
     sequences: sequenceTailQueries(t),
     setPaused: setQueuePausedQuery(t),
     listQueues: listQueuesQuery(t),

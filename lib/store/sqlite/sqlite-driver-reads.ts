@@ -18,6 +18,7 @@ import {
 } from '../operator-reads.js';
 import { toJob } from '../job-row.js';
 import type {
+  BatchSummary,
   BlockedSequence,
   AuditRecord,
   ConcurrencyLimit,
@@ -58,6 +59,18 @@ export class SqliteDriverReads extends SqliteDriverWorker {
 
   async jobListBlockedSequences({ limit, after }: { readonly limit: number; readonly after: string | null }): Promise<BlockedSequence[]> {
     return this.conn.read(() => this.conn.statements().blockedSequences(limit, after));
+  }
+
+  async jobBatch({ batchId, failedLimit }: { readonly batchId: string; readonly failedLimit: number }): Promise<BatchSummary | null> {
+    return this.conn.read(() => this.conn.statements().batchSummary(batchId, failedLimit));
+  }
+
+  async jobBatchIds({ limit, before }: { readonly limit: number; readonly before: string | null }): Promise<string[]> {
+    return this.conn.read(() => this.conn.statements().batchIds(limit, before));
+  }
+
+  async jobBatchOpen({ batchId, limit }: { readonly batchId: string; readonly limit: number }): Promise<string[]> {
+    return this.conn.read(() => this.conn.statements().batchOpen(batchId, limit));
   }
 
   async jobListDeadLettered({ limit }: { readonly limit: number }): Promise<JobRecord[]> {

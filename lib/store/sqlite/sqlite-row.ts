@@ -1,4 +1,4 @@
-import type { DependencyMode, JobState } from '../../core/index.js';
+import type { BatchCallbackKind, DependencyMode, JobState } from '../../core/index.js';
 import type { JobRow } from '../job-row.js';
 
 export interface SqliteJobRow {
@@ -15,7 +15,9 @@ export interface SqliteJobRow {
   priority: number;
   schedule_id: string | null;
   pending_parents: number;
-  dependency_mode: DependencyMode | null;
+  /** Never 'on_failure': an on_failure job is stored 'on_any_terminal' with fails_only = 1 (migration 0023). */
+  dependency_mode: Exclude<DependencyMode, 'on_failure'> | null;
+  fails_only: number;
   concurrency_key: string | null;
   unique_key: string | null;
   window_kind: 'debounce' | 'throttle' | null;
@@ -23,6 +25,9 @@ export interface SqliteJobRow {
   window_ends_at: number | null;
   sequence_key: string | null;
   sequence_mode: 'block' | 'continue' | null;
+  batch_id: string | null;
+  batch_callback: BatchCallbackKind | null;
+  parent_failed: number;
   retry: string | null;
   traceparent: string | null;
   tracestate: string | null;
@@ -40,6 +45,18 @@ export interface SqliteJobRow {
   finished_at: number | null;
 }
 
+/**
+ * The dependency mode as stored: SQLite cannot widen dependency_mode's CHECK, so an `on_failure`
+ * job is stored as `on_any_terminal` (how it settles until its latch ends) with `fails_only` set
+ * (migration 0023). {@link fromSqliteRow} and {@link SQLITE_MODE_OF} read the pair back.
+ */
+export function storedDependencyMode(mode: DependencyMode | null | undefined): { dependency_mode: Exclude<DependencyMode, 'on_failure'> | null; fails_only: 0 | 1 } {
+  return mode === 'on_failure' ? { dependency_mode: 'on_any_terminal', fails_only: 1 } : { dependency_mode: mode ?? null, fails_only: 0 };
+}
+
+/** The job's dependency mode as a SQL expression over the row `alias` (see {@link storedDependencyMode}). */
+export const SQLITE_MODE_OF = (alias: string) => `CASE WHEN ${alias}.fails_only = 1 THEN 'on_failure' ELSE ${alias}.dependency_mode END`;
+
 export function fromSqliteRow(row: SqliteJobRow): JobRow {
   return {
     id: row.id,
@@ -53,7 +70,7 @@ export function fromSqliteRow(row: SqliteJobRow): JobRow {
     priority: row.priority,
     scheduleId: row.schedule_id,
     pendingParents: row.pending_parents,
-    dependencyMode: row.dependency_mode,
+    dependencyMode: row.fails_only === 1 ? 'on_failure' : row.dependency_mode,
     concurrencyKey: row.concurrency_key,
     uniqueKey: row.unique_key,
     windowKind: row.window_kind,
@@ -61,6 +78,9 @@ export function fromSqliteRow(row: SqliteJobRow): JobRow {
     windowEndsAt: row.window_ends_at,
     sequenceKey: row.sequence_key,
     sequenceMode: row.sequence_mode,
+    batchId: row.batch_id,
+    batchCallback: row.batch_callback,
+    parentFailed: row.parent_failed === 1,
     retry: row.retry,
     traceparent: row.traceparent,
     tracestate: row.tracestate,

@@ -30,6 +30,9 @@ import { limitsExistQuery } from './queries/limits-exist.query.js';
 import { listAuditQuery } from './queries/list-audit.query.js';
 import { listDeadLetteredQuery } from './queries/list-dead-lettered.query.js';
 import { blockedSequencesQuery } from './queries/blocked-sequences.query.js';
+import { batchSummaryQuery } from './queries/batch-summary.query.js';
+import { batchIdsQuery } from './queries/batch-ids.query.js';
+import { batchOpenQuery } from './queries/batch-open.query.js';
 import { listJobsQuery } from './queries/list-jobs.query.js';
 import { listLimitsQuery } from './queries/list-limits.query.js';
 import { listQueuesQuery } from './queries/list-queues.query.js';
@@ -80,6 +83,9 @@ export interface SqliteStatements {
   readonly list: ReturnType<typeof listJobsQuery>;
   readonly deadLettered: ReturnType<typeof listDeadLetteredQuery>;
   readonly blockedSequences: ReturnType<typeof blockedSequencesQuery>;
+  readonly batchSummary: ReturnType<typeof batchSummaryQuery>;
+  readonly batchIds: ReturnType<typeof batchIdsQuery>;
+  readonly batchOpen: ReturnType<typeof batchOpenQuery>;
   readonly setPaused: ReturnType<typeof setQueuePausedQuery>;
   readonly listQueues: ReturnType<typeof listQueuesQuery>;
   readonly jobStats: ReturnType<typeof jobStatsQuery>;
@@ -146,6 +152,9 @@ export function sqliteStatements(db: Database, t: SqliteNaming): SqliteStatement
     list: listJobsQuery(db, t),
     deadLettered: listDeadLetteredQuery(db, t),
     blockedSequences: blockedSequencesQuery(db, t),
+    batchSummary: batchSummaryQuery(db, t),
+    batchIds: batchIdsQuery(db, t),
+    batchOpen: batchOpenQuery(db, t),
     setPaused: setQueuePausedQuery(db, t),
     listQueues: listQueuesQuery(db, t),
     jobStats: jobStatsQuery(db, t),

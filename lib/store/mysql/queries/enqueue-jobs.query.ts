@@ -24,7 +24,7 @@ export interface EnqueueWrite {
 }
 
 const INSERT_COLUMNS =
-  'id, name, queue, payload, state, run_at, scheduled_for, max_attempts, schedule_id, pending_parents, dependency_mode, concurrency_key, last_error, finished_at, created_at, updated_at, unique_key, retry, traceparent, tracestate, priority, window_kind, window_key, window_ends_at, sequence_key, sequence_mode';
+  'id, name, queue, payload, state, run_at, scheduled_for, max_attempts, schedule_id, pending_parents, dependency_mode, concurrency_key, last_error, finished_at, created_at, updated_at, unique_key, retry, traceparent, tracestate, priority, window_kind, window_key, window_ends_at, sequence_key, sequence_mode, batch_id, batch_callback, parent_failed';
 const INSERT_ROW = `(${INSERT_COLUMNS.split(', ').map(() => '?').join(', ')})`;
 
 /** MySQL's error number for a duplicate key. */
@@ -94,14 +94,14 @@ export async function planEnqueue(
   const due = new Set<string>();
   const rows: unknown[] = [];
   const edges: unknown[] = [];
-  for (const { job, state, pendingParents, lastError, edges: jobEdges } of plans) {
+  for (const { job, state, pendingParents, lastError, parentFailed, edges: jobEdges } of plans) {
     const runAt = job.runAt ?? now + job.delayMs;
     rows.push([
       job.id, job.name, job.queue, job.payload, state, instantParam(runAt), instantParam(runAt), job.maxAttempts, job.scheduleId ?? null,
       pendingParents, job.dependencyMode ?? null, job.concurrencyKey ?? null, lastError, state === 'cancelled' ? instantParam(now) : null,
       instantParam(now), instantParam(now), job.uniqueKey ?? null, job.retry ?? null, job.traceparent ?? null, job.tracestate ?? null, job.priority ?? 0,
       job.window?.kind ?? null, job.window?.key ?? null, job.window ? instantParam(now + job.window.endsInMs) : null,
-      job.sequence?.key ?? null, job.sequence?.afterFailure ?? null,
+      job.sequence?.key ?? null, job.sequence?.afterFailure ?? null, job.batchId ?? null, job.batchCallback ?? null, parentFailed,
     ]);
     for (const edge of jobEdges) edges.push([job.id, edge.parentId, edge.settled, edge.sequence ?? null]);
     effects.record(asInserted(job, state, lastError), lastError);

@@ -29,25 +29,26 @@ export function enqueueJobsQuery(t: PostgresNaming) {
   // planned anew (bench/diagnose/plan-cache.mjs). Behind a subquery both plans guess 10 rows, the
   // custom plan costs its planning on top, and PostgreSQL keeps the generic plan after its fifth
   // execution, the plan a large batch gets anyway.
-  // Batches that carry unique keys, windows, sequences, retry overrides, trace contexts or priorities send eleven more arrays, and a guarded
+  // Batches that carry unique keys, windows, sequences, retry overrides, trace contexts, priorities, a batch of
+  // jobEnqueueBatch or an on_failure job a failed parent already released send fourteen more arrays, and a guarded
   // batch the parents to lock (parent-guard.sql.ts); the text of a plain batch, and so its plan, is unchanged.
   const text = (skipExisting: boolean, extended: boolean, guarded: boolean) => `
-    WITH ${guarded ? PARENT_GUARD_CTES(t, extended ? '$31' : '$20') : ''} input AS (
+    WITH ${guarded ? PARENT_GUARD_CTES(t, extended ? '$34' : '$20') : ''} input AS (
       SELECT r.*, date_trunc('milliseconds', COALESCE(r.run_at, now() + r.delay_ms * interval '1 millisecond')) AS at
       FROM unnest((SELECT $1::uuid[]), $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::bigint[], $7::integer[], $9::uuid[],
-                  $10::text[], $11::integer[], $12::text[], $13::text[], $14::text[]${extended ? ', $20::text[], $21::text[], $22::text[], $23::text[], $24::smallint[], $25::text[], $26::text[], $27::bigint[], $28::text[], $29::text[]' : ''})
+                  $10::text[], $11::integer[], $12::text[], $13::text[], $14::text[]${extended ? ', $20::text[], $21::text[], $22::text[], $23::text[], $24::smallint[], $25::text[], $26::text[], $27::bigint[], $28::text[], $29::text[], $31::uuid[], $32::text[], $33::boolean[]' : ''})
         WITH ORDINALITY AS r(id, name, queue, payload, run_at, delay_ms, max_attempts, schedule_id,
-                             state, pending_parents, dependency_mode, concurrency_key, last_error${extended ? ', unique_key, retry, traceparent, tracestate, priority, window_kind, window_key, window_ends_in, sequence_key, sequence_mode' : ''}, ord)
+                             state, pending_parents, dependency_mode, concurrency_key, last_error${extended ? ', unique_key, retry, traceparent, tracestate, priority, window_kind, window_key, window_ends_in, sequence_key, sequence_mode, batch_id, batch_callback, parent_failed' : ''}, ord)
       ${guarded ? `WHERE ${PARENT_GUARD_OK}` : ''}
     ), lanes AS (
       SELECT g.queue, g.concurrency_key, ${enqueueLane(t, 'g.queue', 'g.concurrency_key')} AS lane
       FROM (SELECT DISTINCT queue, concurrency_key FROM input WHERE state = 'scheduled' AND at <= now()) g
     ), inserted AS (
       INSERT INTO ${t.jobs} (id, name, queue, payload, state, run_at, scheduled_for, max_attempts, schedule_id,
-                             pending_parents, dependency_mode, concurrency_key, last_error, finished_at, parked_key${extended ? ', unique_key, retry, traceparent, tracestate, priority, window_kind, window_key, window_ends_at, sequence_key, sequence_mode' : ''})
+                             pending_parents, dependency_mode, concurrency_key, last_error, finished_at, parked_key${extended ? ', unique_key, retry, traceparent, tracestate, priority, window_kind, window_key, window_ends_at, sequence_key, sequence_mode, batch_id, batch_callback, parent_failed' : ''})
       SELECT i.id, i.name, i.queue, i.payload::jsonb, i.state, i.at, i.at, i.max_attempts, i.schedule_id,
              i.pending_parents, i.dependency_mode, i.concurrency_key, i.last_error, CASE WHEN i.state = 'cancelled' THEN now() END,
-             CASE WHEN i.state = 'scheduled' AND i.at <= now() THEN l.lane END${extended ? ", i.unique_key, i.retry::jsonb, i.traceparent, i.tracestate, i.priority, i.window_kind, i.window_key, date_trunc('milliseconds', now() + i.window_ends_in * interval '1 millisecond'), i.sequence_key, i.sequence_mode" : ''}
+             CASE WHEN i.state = 'scheduled' AND i.at <= now() THEN l.lane END${extended ? ", i.unique_key, i.retry::jsonb, i.traceparent, i.tracestate, i.priority, i.window_kind, i.window_key, date_trunc('milliseconds', now() + i.window_ends_in * interval '1 millisecond'), i.sequence_key, i.sequence_mode, i.batch_id, i.batch_callback, i.parent_failed" : ''}
       FROM input i LEFT JOIN lanes l ON l.queue = i.queue AND l.concurrency_key IS NOT DISTINCT FROM i.concurrency_key
       ORDER BY i.ord
       ${skipExisting ? 'ON CONFLICT (id) DO NOTHING' : ''}
@@ -79,7 +80,9 @@ export function enqueueJobsQuery(t: PostgresNaming) {
     const keys = new Map<string, number>();
     for (const job of jobs) if (job.concurrencyKey && job.concurrencyLimit && !keys.has(job.concurrencyKey)) keys.set(job.concurrencyKey, job.concurrencyLimit);
     const allFresh = jobs.every((j) => j.freshId === true);
-    const extended = jobs.some((j) => j.uniqueKey != null || j.window !== undefined || j.sequence !== undefined || j.retry != null || j.traceparent != null || (j.priority ?? 0) !== 0);
+    const extended =
+      jobs.some((j) => j.uniqueKey != null || j.window !== undefined || j.sequence !== undefined || j.retry != null || j.traceparent != null || (j.priority ?? 0) !== 0 || j.batchId !== undefined) ||
+      plans.some((p) => p.parentFailed);
     const guarded = guard.length > 0;
     const statement = texts[allFresh ? 0 : 1]![extended ? 1 : 0]![guarded ? 1 : 0]!;
     const rows = await db.query<{ id: string | null; parent_id?: string | null; parent_state?: JobState | null }>(statement, [
@@ -115,6 +118,9 @@ export function enqueueJobsQuery(t: PostgresNaming) {
             jobs.map((j) => j.sequence?.key ?? null),
             jobs.map((j) => j.sequence?.afterFailure ?? null),
             edges.map((e) => e.sequence ?? null),
+            jobs.map((j) => j.batchId ?? null),
+            jobs.map((j) => j.batchCallback ?? null),
+            plans.map((p) => p.parentFailed),
           ]
         : []),
       ...(guarded ? [guard] : []),

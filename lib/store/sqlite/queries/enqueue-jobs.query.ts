@@ -4,6 +4,7 @@ import { assertAcyclic, parentsToLookUp, planDependencies } from '../../dependen
 import { chainSequences, hasSequences, sequenceKeys, type ChainedBatch } from '../../dependencies/sequence-chain.js';
 import type { NewJob } from '../../enqueue-input.js';
 import type { SqliteNaming } from '../sqlite-naming.js';
+import { storedDependencyMode } from '../sqlite-row.js';
 import { hasKeys, planUnique, type UniquePlan } from '../../unique/unique-plan.js';
 import { enqueueLaneSql } from './enqueue-lane.sql.js';
 import { jobStateQuery } from './job-state.query.js';
@@ -20,9 +21,9 @@ import { uniqueEnqueueQueries } from './unique-enqueue.query.js';
 export function enqueueJobsQuery(db: Database, t: SqliteNaming) {
   const insert = db.prepare(`
     INSERT INTO ${t.jobs} (id, name, queue, payload, state, run_at, scheduled_for, max_attempts, schedule_id,
-                           pending_parents, dependency_mode, concurrency_key, last_error, finished_at, created_at, updated_at, unique_key, window_kind, window_key, window_ends_at, sequence_key, sequence_mode, retry, traceparent, tracestate, priority, parked_key)
+                           pending_parents, dependency_mode, concurrency_key, last_error, finished_at, created_at, updated_at, unique_key, window_kind, window_key, window_ends_at, sequence_key, sequence_mode, batch_id, batch_callback, parent_failed, fails_only, retry, traceparent, tracestate, priority, parked_key)
     VALUES (@id, @name, @queue, @payload, @state, @run_at, @run_at, @max_attempts, @schedule_id,
-            @pending_parents, @dependency_mode, @concurrency_key, @last_error, @finished_at, @now, @now, @unique_key, @window_kind, @window_key, @window_ends_at, @sequence_key, @sequence_mode, @retry, @traceparent, @tracestate, @priority, ${enqueueLaneSql(t)})
+            @pending_parents, @dependency_mode, @concurrency_key, @last_error, @finished_at, @now, @now, @unique_key, @window_kind, @window_key, @window_ends_at, @sequence_key, @sequence_mode, @batch_id, @batch_callback, @parent_failed, @fails_only, @retry, @traceparent, @tracestate, @priority, ${enqueueLaneSql(t)})
     ON CONFLICT (id) DO NOTHING`);
   const exists = db.prepare(`SELECT 1 FROM ${t.jobs} WHERE id = ?`).pluck();
   const parentState = jobStateQuery(db, t);
@@ -67,7 +68,7 @@ export function enqueueJobsQuery(db: Database, t: SqliteNaming) {
     const plans = planDependencies(batch, stored, inLine).filter((planned) => !exists.get(planned.job.id));
     const created = new Set<string>();
     const due = new Set<string>();
-    for (const { job, state, pendingParents, lastError, edges } of plans) {
+    for (const { job, state, pendingParents, lastError, parentFailed, edges } of plans) {
       const runAt = job.runAt ?? now + job.delayMs;
       insert.run({
         id: job.id,
@@ -79,7 +80,8 @@ export function enqueueJobsQuery(db: Database, t: SqliteNaming) {
         max_attempts: job.maxAttempts,
         schedule_id: job.scheduleId ?? null,
         pending_parents: pendingParents,
-        dependency_mode: job.dependencyMode ?? null,
+        // An on_failure job is stored on_any_terminal with fails_only set (migration 0023).
+        ...storedDependencyMode(job.dependencyMode),
         concurrency_key: job.concurrencyKey ?? null,
         unique_key: job.uniqueKey ?? null,
         window_kind: job.window?.kind ?? null,
@@ -87,6 +89,9 @@ export function enqueueJobsQuery(db: Database, t: SqliteNaming) {
         window_ends_at: job.window ? now + job.window.endsInMs : null,
         sequence_key: job.sequence?.key ?? null,
         sequence_mode: job.sequence?.afterFailure ?? null,
+        batch_id: job.batchId ?? null,
+        batch_callback: job.batchCallback ?? null,
+        parent_failed: parentFailed ? 1 : 0,
         retry: job.retry ?? null,
         traceparent: job.traceparent ?? null,
         tracestate: job.tracestate ?? null,

@@ -2,6 +2,7 @@ import type { Database } from 'better-sqlite3';
 import type { DependencyMode, JobState } from '../../../core/index.js';
 import type { DriverEdges, EdgeRow } from '../../operator-reads.js';
 import type { SqliteNaming } from '../sqlite-naming.js';
+import { SQLITE_MODE_OF } from '../sqlite-row.js';
 
 type Other = { id: string; name: string; queue: string; state: JobState; settled: number; mode: DependencyMode | null; sequence: 'block' | 'continue' | null; traceparent: string | null; tracestate: string | null };
 
@@ -11,13 +12,13 @@ type Other = { id: string; name: string; queue: string; state: JobState; settled
  * 0011), each joined to the other job by its id. The limit stops both reads, whatever the fan-out.
  */
 export function jobEdgesQuery(db: Database, t: SqliteNaming) {
-  const job = db.prepare(`SELECT id, state, dependency_mode AS mode FROM ${t.jobs} WHERE id = ?`);
+  const job = db.prepare(`SELECT j.id, j.state, ${SQLITE_MODE_OF('j')} AS mode FROM ${t.jobs} j WHERE j.id = ?`);
   const parents = db.prepare(`
     SELECT p.id, p.name, p.queue, p.state, d.settled, NULL AS mode, d.sequence, p.traceparent, p.tracestate
     FROM ${t.dependencies} d JOIN ${t.jobs} p ON p.id = d.parent_id
     WHERE d.child_id = ? ORDER BY d.parent_id LIMIT ?`);
   const dependants = db.prepare(`
-    SELECT c.id, c.name, c.queue, c.state, d.settled, c.dependency_mode AS mode, d.sequence, c.traceparent, c.tracestate
+    SELECT c.id, c.name, c.queue, c.state, d.settled, ${SQLITE_MODE_OF('c')} AS mode, d.sequence, c.traceparent, c.tracestate
     FROM ${t.dependencies} d JOIN ${t.jobs} c ON c.id = d.child_id
     WHERE d.parent_id = ? LIMIT ?`);
   return (id: string, limit: number): DriverEdges | null => {
