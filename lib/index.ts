@@ -18,13 +18,19 @@ export { Job, InjectJobContext, InjectJobEntityManager, OnJobTransition, type On
 export { defineJob, type DefineJobOptions, type DefinedJob, type DefinedJobSpec, type JobSequenceOption, type PayloadOf } from './nest/index.js';
 export type { JobHandler, JobOptions, JobHandlerOptions, DeclaredSchedule, JobRegistry, JobName, JobPayload } from './nest/index.js';
 export type { JobContext } from './worker/index.js';
-export type { JobRecord, JobSequenceInfo, JobWindowInfo, JobState, DependencyMode, FinishMode, HistoryPolicy, RetryPolicy, SchedulerLimits } from './core/index.js';
+export type { JobRecord, JobSequenceInfo, JobWindowInfo, JobBatchInfo, BatchCallbackKind, JobState, DependencyMode, FinishMode, HistoryPolicy, RetryPolicy, SchedulerLimits } from './core/index.js';
 
 // The client and what its calls take and return.
-export { SchedulerClient, type EnqueueJobOptions, type ScheduleSpec, type DefinedScheduleSpec, type JobSpec } from './nest/index.js';
+export { SchedulerClient, type EnqueueJobOptions, type ScheduleSpec, type DefinedScheduleSpec, type JobSpec, type BatchCallbacks, type BatchCallbackSpec } from './nest/index.js';
 export type { JobWaitResult, WaitForOptions } from './worker/index.js';
 export { declaredScheduleId } from './store/index.js';
 export type {
+  BatchCallbackIds,
+  BatchCallbackJob,
+  BatchCancelResult,
+  BatchSummary,
+  EnqueueBatchResult,
+  ListBatchesParams,
   BlockedSequence,
   CancelResult,
   ConcurrencyLimit,
@@ -65,6 +71,7 @@ export {
   PayloadTooLargeError,
   JobNotFoundError,
   ScheduleNotFoundError,
+  BatchNotFoundError,
   IllegalTransitionError,
   CapabilityNotSupportedError,
   StoreBusyError,
@@ -73,6 +80,8 @@ export {
   JobFailedError,
   JobWaitTimeoutError,
   JobWaitAbortedError,
+  BatchWaitTimeoutError,
+  BatchWaitAbortedError,
   JobWaiterClosedError,
   type FailedJobState,
   ProgressRefusedError,

@@ -22,10 +22,14 @@ import type {
   ThrottleOptions,
   BlockedSequence,
   ListBlockedSequencesParams,
+  BatchCancelResult,
+  BatchSummary,
+  EnqueueBatchResult,
+  ListBatchesParams,
   UniqueKeyMode,
 } from '../store/index.js';
 import { DEFAULT_QUEUE } from '../store/index.js';
-import { describeError, isInstance, type JobWaitResult, type WaitForOptions } from '../worker/index.js';
+import { describeError, isInstance, waitForBatch, type JobWaitResult, type WaitForOptions } from '../worker/index.js';
 import type { JobName, JobPayload } from './interfaces/job-registry.interface.js';
 import { definitionDefaults } from './defined-jobs.js';
 import { isDefinedJob, type DefinedJob, type DefinedJobSpec } from './job-definition.js';
@@ -123,6 +127,19 @@ export type JobSpec = {
   [N in JobName]: { readonly name: N; readonly payload: JobPayload<N> } & Omit<EnqueueJobOptions, 'manager'>;
 }[JobName];
 
+/** A batch callback: a job named by `name` or by a definition (whose payload type `P` follows), as in `enqueueMany`. */
+export type BatchCallbackSpec<P = unknown> = JobSpec | (DefinedJobSpec<P> & Omit<EnqueueJobOptions, 'manager'>);
+
+/** The callbacks of `enqueueBatch`; at least one. Each type parameter is a callback definition's payload type. */
+export interface BatchCallbacks<S = unknown, C = unknown, F = unknown> {
+  /** Runs once every job of the batch succeeded; cancelled as soon as one fails for good or is cancelled. */
+  readonly onSuccess?: BatchCallbackSpec<S>;
+  /** Runs once every job of the batch ended, however each ended. */
+  readonly onComplete?: BatchCallbackSpec<C>;
+  /** Runs once every job of the batch ended and at least one did not succeed; cancelled when all succeeded. */
+  readonly onFailure?: BatchCallbackSpec<F>;
+}
+
 /**
  * Enqueues jobs and performs operator actions. Inject it anywhere once SchedulerModule is imported
  * (or registered with `isGlobal`).
@@ -178,6 +195,57 @@ export class SchedulerClient {
     // One span for the call, as one statement writes it.
     const info = names.size === 1 ? { queues, name: inputs[0]!.name } : { queues };
     return telemetry.send(info, write, (results) => (results.length === 1 ? results[0]!.id : undefined));
+  }
+
+  /**
+   * Writes a batch in one transaction: its jobs, and callback jobs that wait for all of them.
+   * `onSuccess` runs once every job succeeded, `onComplete` once every job ended however it ended,
+   * `onFailure` once every job ended and one did not succeed; each runs at most once, released by
+   * the outcome write that ends the batch's last job (docs/batches.md). Each job and callback names
+   * its job as `enqueueMany` does. With `manager`, the batch commits or rolls back with that transaction.
+   */
+  async enqueueBatch<const T extends readonly unknown[], S = unknown, C = unknown, F = unknown>(
+    jobs: { readonly [K in keyof T]: JobSpec | (DefinedJobSpec<T[K]> & Omit<EnqueueJobOptions, 'manager'>) },
+    options: BatchCallbacks<S, C, F> & { readonly manager?: EntityManager },
+  ): Promise<EnqueueBatchResult> {
+    if (!Array.isArray(jobs)) throw new InvalidArgumentError('enqueueBatch needs an array of jobs.', 'jobs');
+    const { manager, onSuccess, onComplete, onFailure } = checkOptions(options, ['onSuccess', 'onComplete', 'onFailure', 'manager'], { what: 'enqueueBatch' }) ?? {};
+    const callback = (spec: BatchCallbackSpec<S> | BatchCallbackSpec<C> | BatchCallbackSpec<F> | undefined, key: string) => (spec === undefined ? {} : { [key]: this.input(spec as Parameters<SchedulerClient['input']>[0], undefined, key) });
+    return this.store.jobEnqueueBatch({
+      jobs: jobs.map((job, i) => this.input(job, i)),
+      ...callback(onSuccess, 'onSuccess'),
+      ...callback(onComplete, 'onComplete'),
+      ...callback(onFailure, 'onFailure'),
+      ...(manager ? { manager } : undefined),
+    });
+  }
+
+  /** A batch's counts, failed job ids (up to `failedLimit`, default 1,000) and callbacks; null when no stored job belongs to it. */
+  getBatch(batchId: string, options: { readonly failedLimit?: number } = {}): Promise<BatchSummary | null> {
+    const { failedLimit } = checkOptions(options, ['failedLimit'], { what: 'getBatch' }) ?? {};
+    return this.store.jobBatch({ batchId, ...(failedLimit === undefined ? {} : { failedLimit }) });
+  }
+
+  /** Batches, newest first: one page of up to `limit` (default 50), written before the batch `before` names when given. */
+  listBatches(params?: ListBatchesParams): Promise<BatchSummary[]> {
+    return this.store.jobListBatches(params);
+  }
+
+  /**
+   * Waits until the batch has ended and each of its callbacks has ended too, and resolves with the
+   * batch as read then. Rejects with `BatchNotFoundError` for an unknown id, `BatchWaitTimeoutError`
+   * after `timeoutMs` and `BatchWaitAbortedError` when `signal` aborts; the batch is left as it is.
+   */
+  waitForBatch(batchId: string, options?: WaitForOptions): Promise<BatchSummary> {
+    return waitForBatch(this.store, this.orchestrator.waiter, batchId, options);
+  }
+
+  /**
+   * Cancels every job of the batch that has not ended, callbacks first, so none of them runs: a
+   * waiting job at once, a running one by asking it to stop. Each is audited as a cancel.
+   */
+  cancelBatch(batchId: string): Promise<BatchCancelResult> {
+    return this.store.jobCancelBatch({ batchId });
   }
 
   /** Cancels a waiting job at once, asks a running one to stop, or discards a dead-lettered or quarantined one. */
@@ -353,12 +421,16 @@ export class SchedulerClient {
     return registered;
   }
 
-  private input(job: { readonly name?: string; readonly job?: DefinedJob; readonly payload: unknown } & Omit<EnqueueJobOptions, 'manager'>, index: number | undefined): EnqueueInput {
+  private input(
+    job: { readonly name?: string; readonly job?: DefinedJob; readonly payload: unknown } & Omit<EnqueueJobOptions, 'manager'>,
+    index: number | undefined,
+    where?: string,
+  ): EnqueueInput {
     if (job === null || typeof job !== 'object') {
-      throw new InvalidArgumentError(`${index === undefined ? 'The job' : `jobs[${index}]`} must be an object with a name and a payload.`, 'jobs');
+      throw new InvalidArgumentError(`${where ?? (index === undefined ? 'The job' : `jobs[${index}]`)} must be an object with a name and a payload.`, where ?? 'jobs');
     }
     const { name, job: definition, payload, ...options } = readOnce(job, ['name', 'job', 'payload']);
-    const registered = this.registered({ name, job: definition }, index === undefined ? 'name' : `jobs[${index}].name`);
+    const registered = this.registered({ name, job: definition }, where !== undefined ? `${where}.name` : index === undefined ? 'name' : `jobs[${index}].name`);
     const priority = registered.priority === undefined ? {} : { priority: registered.priority };
     // The handler's sequence unless the call names its own: its key function may throw for a payload it was not meant for.
     const sequence = options.sequence === undefined ? declaredSequence(registered.name, registered.sequence, payload) : {};

@@ -20,4 +20,5 @@ export * from './observer-dispatcher.js';
 export * from './transition-observer.js';
 export * from './package-version.js';
 export * from './job-waiter.js';
+export * from './batch-waiter.js';
 export * from './finish-hints.js';

@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { encodeJson, ProgressRefusedError, type JobRecord } from '../core/index.js';
+import { encodeJson, ProgressRefusedError, type JobBatchInfo, type JobRecord } from '../core/index.js';
 import type { AttemptTransaction, JobStore } from '../store/index.js';
 import { snoozeOf, type JobSnooze } from './job-snooze.js';
 import type { ProgressBoard } from './progress-board.js';
@@ -21,6 +21,11 @@ export interface JobContext<TPayload = unknown> {
   readonly snoozes: number;
   /** The instant the job was meant to run. */
   readonly scheduledFor: Date;
+  /**
+   * The batch this job is part of, or is a callback of (`callback` says which); null for a job
+   * outside any batch. A callback reads its batch's counts with `client.getBatch(ctx.batch.id)`.
+   */
+  readonly batch: JobBatchInfo | null;
   /**
    * Aborted when the attempt should stop: its lease was lost or lapsed, an operator cancelled the
    * job, the job's timeout passed, or the node is shutting down. `signal.reason` says which.
@@ -117,6 +122,10 @@ export class AttemptContext<TPayload = unknown> implements JobContext<TPayload> 
       error: (message) => logger.error(prefix + message, jobLogFields(job)),
       debug: (message) => logger.debug?.(prefix + message, jobLogFields(job)),
     };
+  }
+
+  get batch(): JobBatchInfo | null {
+    return this.job.batch;
   }
 
   /** Read from the job when asked: it is derived (a hash) on first read. */

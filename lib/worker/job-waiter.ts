@@ -84,7 +84,8 @@ interface Waiter {
  */
 export class JobWaiter {
   private readonly store: WaiterStore;
-  private readonly timers: Timers;
+  /** The timers its polls and timeouts run on; `waitForBatch` pauses on them too. */
+  readonly timers: Timers;
   private readonly minPollMs: number;
   private readonly maxPollMs: number;
   private readonly waiting = new Map<string, Set<Waiter>>();
@@ -357,7 +358,7 @@ function leanSuccess(id: string, seen: JobStatus): JobWaitResult {
 const WAIT_OPTIONS = ['timeoutMs', 'signal'];
 
 /** `waitFor`'s options, checked: an object with an optional whole `timeoutMs` and an optional AbortSignal. */
-function checkWaitOptions(options: WaitForOptions): WaitForOptions {
+export function checkWaitOptions(options: WaitForOptions): WaitForOptions {
   // An unknown key is refused: `{ timeout: 5 }` would otherwise wait with no timeout at all.
   const { timeoutMs, signal } = checkOptions(options, WAIT_OPTIONS, { what: 'waitFor' }) ?? {};
   if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMEOUT_MS)) {

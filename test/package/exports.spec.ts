@@ -14,7 +14,7 @@ const NAME = 'nestjs-durable-scheduler';
  * application can depend on (docs/entry-points.md says which entry point each group belongs to).
  */
 const ROOT_VALUES = [
-  'CapabilityNotSupportedError', 'IllegalTransitionError', 'IncompatibleSchemaError', 'InjectJobContext',
+  'BatchNotFoundError', 'BatchWaitAbortedError', 'BatchWaitTimeoutError', 'CapabilityNotSupportedError', 'IllegalTransitionError', 'IncompatibleSchemaError', 'InjectJobContext',
   'InjectJobEntityManager', 'InvalidArgumentError', 'InvalidIdentifierError', 'JOB_CONTEXT',
   'JOB_ENTITY_MANAGER', 'Job', 'JobFailedError', 'JobNotFoundError', 'JobTimeoutError', 'JobWaitAbortedError',
   'JobWaitTimeoutError', 'JobWaiterClosedError', 'MysqlJobStore', 'OnJobTransition',
@@ -25,11 +25,11 @@ const ROOT_VALUES = [
 ];
 /** The root entry point's type-only names, exactly. */
 const ROOT_TYPES = [
-  'AttemptHook', 'AttemptHookContext', 'AttemptStartedEvent', 'BlockedSequence', 'CancelResult', 'ClaimFailedEvent', 'ConcurrencyLimit', 'DebounceOptions', 'DeclaredSchedule', 'Deduplicated',
+  'AttemptHook', 'AttemptHookContext', 'AttemptStartedEvent', 'BatchCallbackIds', 'BatchCallbackJob', 'BatchCallbackKind', 'BatchCallbackSpec', 'BatchCallbacks', 'BatchCancelResult', 'BatchSummary', 'BlockedSequence', 'CancelResult', 'ClaimFailedEvent', 'ConcurrencyLimit', 'DebounceOptions', 'DeclaredSchedule', 'Deduplicated',
   'DefineJobOptions', 'DefinedJob', 'DefinedJobSpec', 'DefinedScheduleSpec', 'DependencyMode',
-  'EnqueueJobOptions', 'EnqueueResult', 'ErrorLogDetail', 'FailedJobState', 'FinishMode', 'HistoryEntry', 'HistoryPolicy',
+  'EnqueueBatchResult', 'EnqueueJobOptions', 'EnqueueResult', 'ErrorLogDetail', 'FailedJobState', 'FinishMode', 'HistoryEntry', 'HistoryPolicy',
   'JobContext', 'JobHandler', 'JobHandlerOptions', 'JobLogFields', 'JobName', 'JobOptions', 'JobPage', 'JobPayload',
-  'JobRecord', 'JobRegistry', 'JobSequenceInfo', 'JobSequenceOption', 'JobSnooze', 'JobSpec', 'JobState', 'JobStore', 'JobWaitResult', 'JobWindowInfo', 'LeaseLostEvent', 'LimitTarget', 'ListBlockedSequencesParams', 'ListJobsParams', 'MysqlJobStoreOptions', 'NodeHealth', 'NodeStateChangedEvent',
+  'JobBatchInfo', 'JobRecord', 'JobRegistry', 'JobSequenceInfo', 'JobSequenceOption', 'JobSnooze', 'JobSpec', 'JobState', 'JobStore', 'JobWaitResult', 'JobWindowInfo', 'LeaseLostEvent', 'LimitTarget', 'ListBatchesParams', 'ListBlockedSequencesParams', 'ListJobsParams', 'MysqlJobStoreOptions', 'NodeHealth', 'NodeStateChangedEvent',
   'OnJobTransitionOptions', 'PayloadOf', 'PostgresJobStoreOptions', 'Rate', 'RateLimit', 'RateLimitStatus', 'RetryPolicy', 'Schedule',
   'ScheduleInput', 'ScheduleListParams', 'ScheduleSpec', 'ScheduleState', 'SchedulerErrorCode', 'SchedulerLimits',
   'SchedulerLogger', 'SchedulerModuleExtras', 'SchedulerModuleOptions', 'SchedulerTelemetryOptions', 'SequenceAfterFailure',
