@@ -15,7 +15,7 @@ const PHONE = { width: 390, height: 844 } as const;
 describe('the dashboard at 390 px wide, in Chromium', () => {
   let server: DashboardServer;
   let chromium: Chromium;
-  const paths: string[] = ['/', '/jobs', '/dead-letters', '/sequences', '/schedules', '/limits', '/workers', '/observers', '/audit'];
+  const paths: string[] = ['/', '/jobs', '/dead-letters', '/sequences', '/batches', '/schedules', '/limits', '/workers', '/observers', '/audit'];
 
   beforeAll(async () => {
     chromium = await launchChromium(PHONE);
@@ -33,12 +33,21 @@ describe('the dashboard at 390 px wide, in Chromium', () => {
     await store.jobEnqueue({ job: { name: 'ledger.post.with.a.long.name', payload: {}, queue: 'failing', sequence } });
     await store.jobClaim({ workerId: 'node-0190a5a0-0000-7000-8000-000000000001', limit: 1, queues: ['failing'], leaseMs: 30_000 });
     await store.jobCompleteMany({ workerId: 'node-0190a5a0-0000-7000-8000-000000000001', outcomes: [{ jobId: blocked.id, attempt: 1, kind: 'failed', error: stack, retryDelayMs: 0 }] });
+    // A batch with a failed job and all three callbacks, so the Batches page and a batch's page have a full row and list.
+    const batch = await store.jobEnqueueBatch({
+      jobs: [0, 1, 2].map((i) => ({ name: 'import.row.with.a.long.name', payload: { i }, queue: 'imports-with-a-long-queue-name', maxAttempts: 1 })),
+      onSuccess: { name: 'import.succeeded', payload: {}, queue: 'reports' },
+      onComplete: { name: 'import.completed', payload: {}, queue: 'reports' },
+      onFailure: { name: 'import.failed', payload: {}, queue: 'reports' },
+    });
+    await store.jobClaim({ workerId: 'node-0190a5a0-0000-7000-8000-000000000001', limit: 1, queues: ['imports-with-a-long-queue-name'], leaseMs: 30_000 });
+    await store.jobCompleteMany({ workerId: 'node-0190a5a0-0000-7000-8000-000000000001', outcomes: [{ jobId: batch.jobs[0]!.id, attempt: 1, kind: 'dead_lettered', error: stack }] });
     const { schedule } = await store.scheduleUpsert({ schedule: { name: 'report.weekly', cron: '0 9 * * 1', timezone: 'Europe/Berlin', queue: 'reports' } });
     await store.concurrencyLimitSet({ target: { key: 'tenant-with-a-long-key-0190a5a0-0000-7000-8000-000000000001' }, max: 3 });
     await store.rateLimitSet({ target: { queue: 'mail' }, rate: { max: 10, perMs: 60_000 } });
     await store.nodeBeat({ id: 'node-0190a5a0-0000-7000-8000-000000000001', host: 'ip-10-0-12-34.eu-central-1.compute.internal', pid: 4242, version: '0.1.0', queues: ['mail', 'reports', 'failing'], concurrency: 8, running: 0 });
     await store.queuePause({ queue: 'reports', actor: 'ops@example.com' });
-    paths.push(`/jobs/${id}`, `/jobs/${id}/replay`, `/schedules/${schedule.id}`, '/queues/mail');
+    paths.push(`/jobs/${id}`, `/jobs/${id}/replay`, `/schedules/${schedule.id}`, '/queues/mail', `/batches/${batch.batchId}`, `/batches/${batch.batchId}/cancel`, `/jobs/${batch.callbacks.onFailure}`);
     server = await startDashboardServer({ store });
   });
 
@@ -77,7 +86,7 @@ describe('the dashboard at 390 px wide, in Chromium', () => {
         path,
         width: 'fits',
         linksInBar: true,
-        links: 9,
+        links: 10,
         tablesContained: true,
       });
     }

@@ -51,11 +51,11 @@ export function withFormat(command: Command): Command {
   return command.addOption(new Option('--format <format>', 'text or json').default('text').argParser(parseFormat));
 }
 
-/** Parses a positive whole number option. */
-export function positiveInt(name: string) {
+/** Parses a positive whole number option, at most `max` (1,000 unless the store takes fewer). */
+export function positiveInt(name: string, max = 1_000) {
   return (value: string): number => {
     const n = Number(value);
-    if (!Number.isInteger(n) || n < 1 || n > 1_000) throw new InvalidArgumentError(`${name} must be a whole number from 1 to 1000, got "${value}".`);
+    if (!Number.isInteger(n) || n < 1 || n > max) throw new InvalidArgumentError(`${name} must be a whole number from 1 to ${max}, got "${value}".`);
     return n;
   };
 }

@@ -3,6 +3,7 @@ import { SchedulerError, visibleText } from '../core/index.js';
 import { errorDetail, isInstance, UNREADABLE } from '../worker/log-text.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE } from './cli-error.js';
 import { createContext } from './cli-context.js';
+import { registerBatches } from './commands/batches.command.js';
 import { registerCancel } from './commands/cancel.command.js';
 import { registerDashboard } from './commands/dashboard.command.js';
 import { registerDeadLetter } from './commands/dead-letter.command.js';
@@ -55,7 +56,7 @@ function printStack(io: CliIo, error: unknown): void {
 /** Builds the `durable-scheduler` program. Every command exits 0 on success. */
 export function buildProgram(io: CliIo): Command {
   const program = new Command('durable-scheduler')
-    .description('Operate a nestjs-durable-scheduler store: dead letters, jobs, schedules, sequences, queues.')
+    .description('Operate a nestjs-durable-scheduler store: dead letters, jobs, batches, schedules, sequences, queues.')
     .option('--verbose', 'print stack traces with errors')
     .showHelpAfterError(false)
     .exitOverride()
@@ -63,6 +64,7 @@ export function buildProgram(io: CliIo): Command {
   const ctx = createContext(io.out, io.env ?? process.env);
   registerDeadLetter(program, ctx);
   registerJobs(program, ctx);
+  registerBatches(program, ctx);
   registerSchedules(program, ctx);
   registerSequences(program, ctx);
   registerQueues(program, ctx);

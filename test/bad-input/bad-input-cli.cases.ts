@@ -34,6 +34,8 @@ const ID_COMMANDS: ReadonlyArray<readonly string[]> = [
   ['schedules', 'pause'],
   ['schedules', 'resume'],
   ['schedules', 'trigger'],
+  ['batches', 'show'],
+  ['batches', 'cancel'],
 ];
 
 const refusedNames = (rule: Record<string, string>) => HOSTILE_NAMES.filter((name) => rule[name] === 'refused');
@@ -48,6 +50,8 @@ export const CLI_REFUSALS: Refusal[] = [
     refusedNames(RULES.uuid).map((name): Refusal => [`${command.join(' ')} ${JSON.stringify(HOSTILE[name])}`, (conn) => [...command, HOSTILE[name], ...conn], /^ID must be a UUID/, 1]),
   ),
   ...refusedNames(RULES.uuid).map((name): Refusal => [`jobs list --before ${JSON.stringify(HOSTILE[name])}`, (conn) => ['jobs', 'list', '--before', HOSTILE[name], ...conn], /^--before must be a UUID/, 1]),
+  ...refusedNames(RULES.uuid).map((name): Refusal => [`batches list --before ${JSON.stringify(HOSTILE[name])}`, (conn) => ['batches', 'list', '--before', HOSTILE[name], ...conn], /^--before must be a UUID/, 1]),
+  ...['0', '201', 'NaN', "o'brien"].map((limit): Refusal => [`batches list --limit ${limit}`, (conn) => ['batches', 'list', '--limit', limit, ...conn], /^--limit must be a whole number from 1 to 200/, 2]),
   ['jobs list --name with a newline', (conn) => ['jobs', 'list', '--name', 'a\nb', ...conn], /^name must be 1 to 256 characters without control characters/, 1],
   ['jobs list --state done', (conn) => ['jobs', 'list', '--state', 'done', ...conn], /^Allowed choices are scheduled, /, 2],
   ...['0', '-1', 'NaN', '1e9', '2.5', "o'brien"].map((limit): Refusal => [`dead-letter list --limit ${limit}`, (conn) => ['dead-letter', 'list', '--limit', limit, ...conn], /^--limit must be a whole number from 1 to 1000/, 2]),

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { LATEST_SCHEMA_VERSION, type JobStore } from '../../lib/store/index.js';
 import { runCliBinary, runCliHere } from '../support/cli-run.js';
 
@@ -359,7 +359,7 @@ export function cliCases(createTarget: () => Promise<CliTarget>): void {
       expect(line(show.stdout, 'windowEndsAt')).toBe(stored!.endsAt.toISOString());
       expect(show.stdout).not.toMatch(/[\u202e\u2028\x9b]/);
       // The fields before and after it are still each on their own line.
-      expect(show.stdout).toMatch(/^scheduleId\s+-\nwindow\s+\S+\nwindowKey\s+.+\nwindowEndsAt\s+\S+\nsequence\s+-\nworkerId\s+-$/m);
+      expect(show.stdout).toMatch(/^scheduleId\s+-\nwindow\s+\S+\nwindowKey\s+.+\nwindowEndsAt\s+\S+\nsequence\s+-\nbatch\s+-\nworkerId\s+-$/m);
       const asJson = await cli(['jobs', 'show', id, ...conn, '--format', 'json']);
       expect(asJson.stdout).not.toMatch(/[\u202e\u2028\x9b]/);
       expect(JSON.parse(asJson.stdout).window).toEqual({ kind, key, endsAt: stored!.endsAt.toISOString() });
@@ -466,7 +466,7 @@ export function cliCases(createTarget: () => Promise<CliTarget>): void {
     expect(line(show.stdout, 'sequenceAfterFailure')).toBe('continue');
     expect(line(show.stdout, 'sequenceAfter')).toBe(`${first} (acct.open, scheduled)`);
     expect(show.stdout).not.toContain('\u202e');
-    expect(show.stdout).toMatch(/^window\s+-\nsequence\s+.+\nsequenceAfterFailure\s+continue\nsequenceAfter\s+.+\nworkerId\s+-$/m);
+    expect(show.stdout).toMatch(/^window\s+-\nsequence\s+.+\nsequenceAfterFailure\s+continue\nsequenceAfter\s+.+\nbatch\s+-\nworkerId\s+-$/m);
     const asJson = JSON.parse((await cli(['jobs', 'show', second, ...conn, '--format', 'json'])).stdout);
     expect(asJson.sequence).toEqual({ key, afterFailure: 'continue' });
     expect(asJson.sequenceAfter).toEqual({ id: first, name: 'acct.open', state: 'scheduled' });
@@ -485,5 +485,231 @@ export function cliCases(createTarget: () => Promise<CliTarget>): void {
     const listed = JSON.parse((await cli(['jobs', 'list', ...conn, '--queue', 'sequence-show', '--format', 'json'])).stdout).jobs as Record<string, unknown>[];
     expect(listed.map((job) => job.sequence)).toEqual([null, { key, afterFailure: 'continue' }, { key, afterFailure: 'block' }]);
     expect(listed.map((job) => 'sequenceAfter' in job)).toEqual([false, false, false]);
+  });
+
+  describe('batches', () => {
+    const line = (stdout: string, field: string) => stdout.split('\n').find((text) => text.startsWith(`${field} `))?.replace(/^\S+\s+/, '');
+    const callback = (name: string) => ({ name, payload: 0, queue: 'cli-batch-callbacks' });
+
+    /** A batch of `size` jobs on `queue`, with onSuccess, onComplete and onFailure. */
+    async function batchOf(queue: string, size: number) {
+      const jobs = Array.from({ length: size }, (_, i) => ({ name: 'import.row', payload: { i }, queue, maxAttempts: 1 }));
+      return t.store.jobEnqueueBatch({ jobs, onSuccess: callback('import.succeeded'), onComplete: callback('import.completed'), onFailure: callback('import.failed') });
+    }
+
+    it('batches list prints batches newest first with their progress and callbacks, a page at a time; --format json gives the page and the next --before', async () => {
+      const first = await batchOf('cli-batch-a', 3);
+      const [failed, done] = first.jobs.map((job) => job.id);
+      await t.store.jobClaim({ workerId: 'seed', limit: 10, queues: ['cli-batch-a'], leaseMs: 60_000 });
+      await t.store.jobCompleteMany({
+        workerId: 'seed',
+        outcomes: [
+          { jobId: failed!, attempt: 1, kind: 'dead_lettered', error: 'Error: row refused' },
+          { jobId: done!, attempt: 1, kind: 'succeeded' },
+        ],
+      });
+      const second = await batchOf('cli-batch-b', 2);
+      const all = (await t.store.jobListBatches({ limit: 200 })).map((batch) => batch.id);
+      expect(all.slice(0, 2)).toEqual([second.batchId, first.batchId]);
+
+      const run = await cli(['batches', 'list', ...conn]);
+      expect(run).toMatchObject({ code: 0, stderr: '' });
+      const lines = run.stdout.trimEnd().split('\n');
+      expect(lines[0]).toMatch(/^ID\s+WRITTEN\s+TOTAL\s+PENDING\s+SUCCEEDED\s+FAILED\s+CANCELLED\s+ENDED\s+CALLBACKS$/);
+      expect(lines.slice(1).map((text) => text.split(/\s+/)[0])).toEqual(all);
+      expect(lines[1]).toMatch(new RegExp(`^${second.batchId}\\s+\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\s+2\\s+2\\s+0\\s+0\\s+0\\s+no\\s+success:awaiting_parents complete:awaiting_parents failure:awaiting_parents$`));
+      expect(lines[2]).toMatch(new RegExp(`^${first.batchId}\\s+\\S+\\s+3\\s+1\\s+1\\s+1\\s+0\\s+no\\s+success:cancelled complete:awaiting_parents failure:awaiting_parents$`));
+
+      // A page of one ends with the next page's --before; JSON carries it as next, and following it lists every batch once.
+      const one = await cli(['batches', 'list', ...conn, '--limit', '1']);
+      expect(one.stdout.trimEnd().split('\n').at(-1)).toBe(`Next page: add --before ${second.batchId} to the same command.`);
+      const seen: string[] = [];
+      let before: string | null = null;
+      do {
+        const page = JSON.parse((await cli(['batches', 'list', ...conn, '--limit', '1', '--format', 'json', ...(before === null ? [] : ['--before', before])])).stdout) as { batches: { id: string }[]; next: string | null };
+        expect(Object.keys(page)).toEqual(['batches', 'next']);
+        seen.push(...page.batches.map((batch) => batch.id));
+        before = page.next;
+      } while (before !== null);
+      expect(seen).toEqual(all);
+      const json = JSON.parse((await cli(['batches', 'list', ...conn, '--limit', '2', '--format', 'json'])).stdout) as { batches: Record<string, unknown>[]; next: string | null };
+      // The page holds the two newest: a next page only when an older batch is stored.
+      expect(json.next).toBe(all.length > 2 ? first.batchId : null);
+      expect(JSON.parse((await cli(['batches', 'list', ...conn, '--limit', '1', '--format', 'json'])).stdout).next).toBe(second.batchId);
+      const summary = (await t.store.jobBatch({ batchId: first.batchId }))!;
+      expect(json.batches[1]).toEqual({
+        id: first.batchId,
+        createdAt: summary.createdAt.toISOString(),
+        total: 3,
+        pending: 1,
+        succeeded: 1,
+        failed: 1,
+        cancelled: 0,
+        ended: false,
+        callbacks: [
+          { kind: 'success', jobId: first.callbacks.onSuccess, state: 'cancelled' },
+          { kind: 'complete', jobId: first.callbacks.onComplete, state: 'awaiting_parents' },
+          { kind: 'failure', jobId: first.callbacks.onFailure, state: 'awaiting_parents' },
+        ],
+      });
+      expect((await cli(['batches', 'list', ...conn, '--before', all.at(-1)!])).stdout).toBe('No batch was written before that one.\n');
+      // The last page has no next line.
+      expect((await cli(['batches', 'list', ...conn, '--limit', '1', '--before', all.at(-2)!])).stdout).not.toContain('Next page');
+
+      // Bad input: one sentence each, 2 for a command line it cannot parse, 1 for a value it refuses.
+      for (const limit of ['0', '201', 'x']) {
+        const bad = await cli(['batches', 'list', ...conn, '--limit', limit]);
+        expect(bad).toMatchObject({ code: 2, stdout: '' });
+        expect(bad.stderr).toBe(`--limit must be a whole number from 1 to 200, got "${limit}".\n`);
+      }
+      const badBefore = await cli(['batches', 'list', ...conn, '--before', "x' OR 1=1"]);
+      expect(badBefore).toMatchObject({ code: 1, stdout: '', stderr: `--before must be a UUID, got "x' OR 1=1".\n` });
+      expect((await cli(['batches', 'list', ...conn, '--format', 'yaml'])).code).toBe(2);
+    });
+
+    it("batches show prints a batch's counts, callbacks and failed jobs, one line each; --format json gives the summary; an unknown or malformed id is refused in one sentence", async () => {
+      const batch = await batchOf('cli-batch-show', 4);
+      const ids = batch.jobs.map((job) => job.id);
+      await t.store.jobClaim({ workerId: 'seed', limit: 10, queues: ['cli-batch-show'], leaseMs: 60_000 });
+      await t.store.jobCompleteMany({
+        workerId: 'seed',
+        outcomes: [
+          { jobId: ids[2]!, attempt: 1, kind: 'dead_lettered', error: 'Error: row refused' },
+          { jobId: ids[0]!, attempt: 1, kind: 'quarantined', reason: 'no handler' },
+          { jobId: ids[1]!, attempt: 1, kind: 'succeeded' },
+        ],
+      });
+      const show = await cli(['batches', 'show', batch.batchId, ...conn]);
+      expect(show).toMatchObject({ code: 0, stderr: '' });
+      const summary = (await t.store.jobBatch({ batchId: batch.batchId }))!;
+      expect(show.stdout).toBe(
+        [
+          `id         ${batch.batchId}`,
+          `createdAt  ${summary.createdAt.toISOString()}`,
+          'total      4',
+          'pending    1',
+          'succeeded  1',
+          'failed     2',
+          'cancelled  0',
+          'ended      false',
+          `callback   success  ${batch.callbacks.onSuccess} (cancelled)`,
+          `callback   complete ${batch.callbacks.onComplete} (awaiting_parents)`,
+          `callback   failure  ${batch.callbacks.onFailure} (awaiting_parents)`,
+          ...[ids[0]!, ids[2]!].sort().map((id) => `failedJob  ${id}`),
+          '',
+        ].join('\n'),
+      );
+      const asJson = JSON.parse((await cli(['batches', 'show', batch.batchId, ...conn, '--format', 'json'])).stdout);
+      expect(asJson).toEqual(JSON.parse(JSON.stringify(summary)));
+      expect(asJson.failedJobIds).toEqual([ids[0]!, ids[2]!].sort());
+      // A batch with no failed job prints a dash.
+      const clean = await batchOf('cli-batch-clean', 1);
+      expect(line((await cli(['batches', 'show', clean.batchId, ...conn])).stdout, 'failedJob')).toBe('-');
+
+      const missing = '0190a5a0-0000-7000-8000-00000000beef';
+      expect(await cli(['batches', 'show', missing, ...conn])).toEqual({ code: 1, stdout: '', stderr: `No batch with id ${missing} exists.\n` });
+      // A job's id is not a batch's.
+      expect((await cli(['batches', 'show', ids[0]!, ...conn])).stderr).toBe(`No batch with id ${ids[0]} exists.\n`);
+      expect(await cli(['batches', 'show', 'not-an-id', ...conn])).toEqual({ code: 1, stdout: '', stderr: 'ID must be a UUID, got "not-an-id".\n' });
+      const hostile = await cli(['batches', 'show', '\u001b[31mred\u202e', ...conn]);
+      expect(hostile.code).toBe(1);
+      expect(hostile.stderr).toMatch(ONE_SENTENCE);
+      expect(hostile.stderr).not.toMatch(/[\u001b\u202e]/);
+      expect((await cli(['batches', 'show', ...conn])).code).toBe(2);
+    });
+
+    it('batches cancel cancels every job of the batch that has not ended, callbacks first, each audited with the CLI actor; --dry-run changes nothing', async () => {
+      const batch = await batchOf('cli-batch-cancel', 3);
+      const [done, running, waiting] = batch.jobs.map((job) => job.id);
+      await t.store.jobClaim({ workerId: 'seed', limit: 2, queues: ['cli-batch-cancel'], leaseMs: 60_000 });
+      await t.store.jobCompleteMany({ workerId: 'seed', outcomes: [{ jobId: done!, attempt: 1, kind: 'succeeded' }] });
+      expect((await t.store.jobGet({ jobId: waiting! }))!.state).toBe('scheduled');
+
+      const before = await t.snapshot();
+      const dry = await cli(['batches', 'cancel', batch.batchId, ...conn, '--dry-run']);
+      expect(dry).toEqual({
+        code: 0,
+        stderr: '',
+        stdout: `Batch ${batch.batchId}: 2 jobs of 3 pending and 3 callbacks not ended would be cancelled (a running one is asked to stop); run again without --dry-run to cancel them.\n`,
+      });
+      expect(await t.snapshot()).toEqual(before);
+
+      const run = await cli(['batches', 'cancel', batch.batchId, ...conn]);
+      expect(run).toEqual({
+        code: 0,
+        stderr: '',
+        stdout: `Cancelled batch ${batch.batchId}: 4 waiting jobs and callbacks cancelled; 1 running job was asked to stop and ends cancelled when its attempt stops.\n`,
+      });
+      expect(await t.store.jobBatch({ batchId: batch.batchId })).toMatchObject({
+        pending: 1,
+        succeeded: 1,
+        cancelled: 1,
+        callbacks: [
+          { kind: 'success', state: 'cancelled' },
+          { kind: 'complete', state: 'cancelled' },
+          { kind: 'failure', state: 'cancelled' },
+        ],
+      });
+      expect(await t.store.jobGet({ jobId: running! })).toMatchObject({ state: 'running', cancelRequested: true });
+      // One audit entry a job, callbacks first, each with the CLI's actor.
+      const audits = (await t.store.auditList({ limit: 5 })).reverse();
+      expect(audits.map((audit) => audit.action)).toEqual(['job.cancel', 'job.cancel', 'job.cancel', 'job.cancel', 'job.cancel']);
+      expect(audits.every((audit) => /^cli:.+@.+$/.test(audit.actor))).toBe(true);
+      expect(audits.slice(0, 3).map((audit) => audit.target).sort()).toEqual(Object.values(batch.callbacks).sort());
+      expect(audits.slice(3).map((audit) => audit.target).sort()).toEqual([running!, waiting!].sort());
+
+      // The running job was asked already; once it ends, nothing is left and nothing changes.
+      expect((await cli(['batches', 'cancel', batch.batchId, ...conn])).stdout).toBe(`Batch ${batch.batchId}: what was pending ended before the cancel reached it; nothing changed.\n`);
+      await t.store.jobCompleteMany({ workerId: 'seed', outcomes: [{ jobId: running!, attempt: 1, kind: 'failed', error: 'aborted', retryDelayMs: 0 }] });
+      const settled = await t.snapshot();
+      expect(await cli(['batches', 'cancel', batch.batchId, ...conn])).toEqual({ code: 0, stderr: '', stdout: `Batch ${batch.batchId} has ended, and so have its callbacks; nothing changed.\n` });
+      expect(await t.snapshot()).toEqual(settled);
+
+      const missing = '0190a5a0-0000-7000-8000-00000000beef';
+      expect(await cli(['batches', 'cancel', missing, ...conn])).toEqual({ code: 1, stdout: '', stderr: `No batch with id ${missing} exists.\n` });
+      expect(await cli(['batches', 'cancel', 'not-an-id', ...conn])).toEqual({ code: 1, stdout: '', stderr: 'ID must be a UUID, got "not-an-id".\n' });
+      expect(await cli(['batches', 'cancel', batch.batchId, ...conn, '--format', 'json'])).toEqual({ code: 2, stdout: '', stderr: "Unknown option '--format'.\n" });
+      expect(await t.snapshot()).toEqual(settled);
+    });
+
+    it("jobs show prints a job's batch and which callback of it the job is; --format json gives them as batch", async () => {
+      const batch = await batchOf('cli-batch-jobs', 1);
+      const member = await cli(['jobs', 'show', batch.jobs[0]!.id, ...conn]);
+      expect(member).toMatchObject({ code: 0, stderr: '' });
+      expect(line(member.stdout, 'batch')).toBe(batch.batchId);
+      expect(line(member.stdout, 'batchCallback')).toBe('-');
+      expect(member.stdout).toMatch(/^sequence\s+-\nbatch\s+\S+\nbatchCallback\s+-\nworkerId\s+/m);
+      const onFailure = await cli(['jobs', 'show', batch.callbacks.onFailure!, ...conn]);
+      expect(line(onFailure.stdout, 'batch')).toBe(batch.batchId);
+      expect(line(onFailure.stdout, 'batchCallback')).toBe('failure');
+      expect(JSON.parse((await cli(['jobs', 'show', batch.callbacks.onComplete!, ...conn, '--format', 'json'])).stdout).batch).toEqual({ id: batch.batchId, callback: 'complete' });
+      expect(JSON.parse((await cli(['jobs', 'show', batch.jobs[0]!.id, ...conn, '--format', 'json'])).stdout).batch).toEqual({ id: batch.batchId, callback: null });
+      // A job in none prints one line, and JSON null; a listing gives each job's batch too.
+      const { id: plain } = await t.store.jobEnqueue({ job: { name: 'plain', payload: 1, queue: 'cli-batch-jobs', delayMs: 3_600_000 } });
+      const plainShow = await cli(['jobs', 'show', plain, ...conn]);
+      expect(plainShow.stdout).toMatch(/^batch\s+-$/m);
+      expect(plainShow.stdout).not.toMatch(/^batchCallback/m);
+      expect(JSON.parse((await cli(['jobs', 'show', plain, ...conn, '--format', 'json'])).stdout).batch).toBeNull();
+      const listed = JSON.parse((await cli(['jobs', 'list', ...conn, '--queue', 'cli-batch-jobs', '--format', 'json'])).stdout).jobs as Record<string, unknown>[];
+      expect(listed.map((job) => job.batch)).toEqual([null, { id: batch.batchId, callback: null }]);
+    });
+
+    it('the help names the batches commands and their options', async () => {
+      // Help wraps at 80 columns: read it as one line.
+      const help = async (...args: string[]) => {
+        const run = await cli([...args, '--help']);
+        expect(run).toMatchObject({ code: 0, stderr: '' });
+        return run.stdout.replace(/\s+/g, ' ');
+      };
+      const top = await help();
+      expect(top).toContain('Operate a nestjs-durable-scheduler store: dead letters, jobs, batches, schedules, sequences, queues.');
+      expect(top).toContain(' batches look at and cancel batches: jobs written together with enqueueBatch, and the callbacks that run when they end ');
+      const batches = await help('batches');
+      expect(batches).toContain(' list [options] batches, newest first, a page at a time, with their progress and callbacks ');
+      expect(batches).toContain(' show [options] <id> one batch: its counts, its callbacks and the ids of its failed jobs ');
+      expect(batches).toContain(' cancel [options] <id> cancel every job of a batch that has not ended, its callbacks first, so no callback runs; --dry-run says what it would cancel first ');
+      expect(await help('batches', 'list')).toContain('--limit <n> how many (1 to 200) (default: 50) --before <id> only batches written before this one');
+      expect(await help('batches', 'cancel')).toContain('--dry-run say what would be cancelled, and change nothing');
+    });
   });
 }

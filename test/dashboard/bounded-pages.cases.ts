@@ -1,7 +1,7 @@
 import { beforeEach, expect, it } from '@jest/globals';
 import type { StoreUnderTest } from '../../lib/store-kit/conformance/index.js';
 import type { DashboardBrowser } from './dashboard-browser.js';
-import { deadLetter, linkedJobIds } from './dashboard-fixtures.js';
+import { deadLetter, endJobs, enqueueBatch, linkedJobIds } from './dashboard-fixtures.js';
 
 /** The value of a link's href with that label, decoded as a browser follows it. */
 export const link = (text: string, label: string) => [...text.matchAll(/href="([^"]+)"[^>]*>([^<]+)<\/a>/g)].find((m) => m[2] === label)?.[1]?.replace(/&amp;/g, '&');
@@ -127,6 +127,38 @@ export function boundedPageCases(current: () => { readonly h: StoreUnderTest; re
     expect(shown(second.text)).toEqual(keys.slice(100));
     expect(second.text).not.toContain('Next 100 sequences');
     expect(link(second.text, 'First sequences')).toBe('/sequences');
+  });
+
+  it('the batches page shows 50 batches at a time, newest first, and pages to older ones by before', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 53; i++) ids.push((await enqueueBatch(h.store, 1, ['complete'])).batchId);
+    const newest = [...ids].reverse();
+    const shown = (text: string) => [...text.matchAll(/<td><a class="id" href="\/batches\/([0-9a-f-]{36})">/g)].map((m) => m[1]!);
+    const first = await browser.get('/batches');
+    expect(shown(first.text)).toEqual(newest.slice(0, 50));
+    expect(first.text.length).toBeLessThan(150_000);
+    expect(first.text).not.toContain('Newest batches');
+    const older = link(first.text, 'Older batches')!;
+    expect(older).toBe(`/batches?before=${newest[49]}`);
+    const second = await browser.get(older);
+    expect(shown(second.text)).toEqual(newest.slice(50));
+    expect(second.text).not.toContain('Older batches');
+    expect(link(second.text, 'Newest batches')).toBe('/batches');
+    expect((await browser.get(`/batches?before=${ids[0]}`)).text).toContain('No batch is older than this one.');
+  });
+
+  it("a batch's page lists its first 200 failed jobs by id, and up to 1,000 when asked", async () => {
+    const batch = await enqueueBatch(h.store, 205, ['complete']);
+    await endJobs(h.store, 'batch', batch.jobs.map((job) => [job.id, 'dead_lettered'] as const));
+    const all = batch.jobs.map((job) => job.id).sort();
+    const failed = (text: string) => linkedJobIds(/<ul class="failed">([\s\S]*?)<\/ul>/.exec(text)![1]!);
+    const page = await browser.get(`/batches/${batch.batchId}`);
+    expect(failed(page.text)).toEqual(all.slice(0, 200));
+    expect(page.text).toContain('These are the first 200 of 205 failed jobs, by id.');
+    expect(link(page.text, 'Show up to 1,000')).toBe(`/batches/${batch.batchId}?more=1`);
+    const more = await browser.get(`/batches/${batch.batchId}?more=1`);
+    expect(failed(more.text)).toEqual(all);
+    expect(more.text).not.toContain('These are the first');
   });
 
   it('issue 35 item 9: the limits page shows 100 concurrency and 100 rate limits at a time, each table paging on its own', async () => {

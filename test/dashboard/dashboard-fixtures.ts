@@ -29,3 +29,29 @@ export async function failInSequence(store: JobStore, key: string, error = 'ledg
   await store.jobCompleteMany({ workerId: 'worker-1', outcomes: [{ jobId: id, attempt: 1, ...outcome }] });
   return id;
 }
+
+/** The callback options of a batch, on their own queue: which ones {@link enqueueBatch} adds. */
+const CALLBACKS = {
+  success: { onSuccess: { name: 'batch.succeeded', payload: {}, queue: 'batch-callbacks' } },
+  complete: { onComplete: { name: 'batch.completed', payload: {}, queue: 'batch-callbacks' } },
+  failure: { onFailure: { name: 'batch.failed', payload: {}, queue: 'batch-callbacks' } },
+} as const;
+
+/** Enqueues a batch of `size` jobs on `queue`, with the callbacks named (all three by default). */
+export async function enqueueBatch(store: JobStore, size: number, callbacks: readonly ('success' | 'complete' | 'failure')[] = ['success', 'complete', 'failure'], queue = 'batch') {
+  const jobs = Array.from({ length: size }, (_, i) => ({ name: 'batch.item', payload: { i }, queue, maxAttempts: 1 }));
+  return store.jobEnqueueBatch({ jobs, ...Object.assign({}, ...callbacks.map((kind) => CALLBACKS[kind])) });
+}
+
+/**
+ * Claims every due job of `queue` (they run), then ends each job named as given, on its current
+ * attempt; the other claimed jobs stay running.
+ */
+export async function endJobs(store: JobStore, queue: string, outcomes: readonly (readonly [string, 'succeeded' | 'dead_lettered'])[]): Promise<void> {
+  await store.jobClaim({ workerId: 'worker-1', limit: 1_000, queues: [queue], leaseMs: 600_000 });
+  for (const [jobId, kind] of outcomes) {
+    const { attempt } = (await store.jobGet({ jobId }))!;
+    const outcome = kind === 'succeeded' ? { kind } : { kind, error: 'item refused' };
+    await store.jobCompleteMany({ workerId: 'worker-1', outcomes: [{ jobId, attempt, ...outcome }] });
+  }
+}

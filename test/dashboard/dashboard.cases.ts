@@ -1,8 +1,9 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { ALL_PARENTS_SUCCEEDED } from '../../lib/core/index.js';
 import type { ConformanceTarget, StoreUnderTest } from '../../lib/store-kit/conformance/index.js';
 import type { DashboardServer } from '../../lib/dashboard/index.js';
 import { boundedPageCases } from './bounded-pages.cases.js';
-import { deadLetter, failInSequence, linkedJobIds } from './dashboard-fixtures.js';
+import { deadLetter, endJobs, enqueueBatch, failInSequence, linkedJobIds } from './dashboard-fixtures.js';
 import { serveDashboard, type DashboardBrowser } from './dashboard-browser.js';
 import { polishCases } from './polish.cases.js';
 
@@ -187,6 +188,105 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       expect([...(await browser.get('/sequences?after=acct-a')).text.matchAll(/<td><code>([^<]+)<\/code><\/td>/g)].map((m) => m[1])).toEqual(['acct-b']);
       expect((await browser.get('/sequences?after=acct-b')).text).toContain('No blocked sequence after this key.');
       expect((await browser.get('/sequences/pause')).status).toBe(404);
+    });
+
+    it('the batches page lists batches newest first, each with its progress and its callbacks linked with their states; the navigation leads there', async () => {
+      expect((await browser.get('/')).text).toContain('<a href="/batches">Batches</a>');
+      const empty = await browser.get('/batches');
+      expect(empty.status).toBe(200);
+      expect(empty.text).toContain('<a href="/batches" aria-current="page">Batches</a>');
+      expect(empty.text).toContain('<td colspan="9">No batch is stored.</td>');
+      const older = await enqueueBatch(h.store, 3);
+      const newer = await enqueueBatch(h.store, 2, ['complete'], 'batch-2');
+      const [done, failed] = older.jobs.map((job) => job.id);
+      await endJobs(h.store, 'batch', [
+        [done!, 'succeeded'],
+        [failed!, 'dead_lettered'],
+      ]);
+      const page = await browser.get('/batches');
+      const rows = [...page.text.matchAll(/<tr>\s*<td><a class="id" href="\/batches\/([0-9a-f-]{36})">[^<]+<\/a><\/td>([\s\S]*?)<\/tr>/g)];
+      expect(rows.map((m) => m[1])).toEqual([newer.batchId, older.batchId]);
+      const cells = (row: string) => [...row.matchAll(/<td class="num">(\d+)<\/td>/g)].map((m) => Number(m[1]));
+      // Jobs, pending, succeeded, failed, cancelled.
+      expect(cells(rows[1]![2]!)).toEqual([3, 1, 1, 1, 0]);
+      expect(rows[1]![2]).toContain('<td>1 of 3 pending</td>');
+      expect(cells(rows[0]![2]!)).toEqual([2, 2, 0, 0, 0]);
+      const { onSuccess, onComplete, onFailure } = older.callbacks;
+      // One job failed for good: onSuccess is cancelled at once, the other two wait for the last job.
+      expect(rows[1]![2]).toContain(
+        `<td><a href="/jobs/${onSuccess}">onSuccess</a> <span class="state state-cancelled">cancelled</span> <a href="/jobs/${onComplete}">onComplete</a> <span class="state state-awaiting_parents">awaiting parents</span> <a href="/jobs/${onFailure}">onFailure</a> <span class="state state-awaiting_parents">awaiting parents</span></td>`,
+      );
+      expect(rows[0]![2]).toContain(`<a href="/jobs/${newer.callbacks.onComplete}">onComplete</a>`);
+      expect(page.text).toContain('<table id="batches" data-live>');
+      expect(page.text).not.toContain('Older batches');
+      // Ended: the last job succeeded, so onComplete and onFailure are due.
+      await endJobs(h.store, 'batch', [[older.jobs[2]!.id, 'succeeded']]);
+      const ended = [...(await browser.get('/batches')).text.matchAll(/<tr>\s*<td><a class="id" href="\/batches\/[^"]+">[^<]+<\/a><\/td>([\s\S]*?)<\/tr>/g)][1]![1]!;
+      expect(ended).toContain('<td>ended</td>');
+      expect(cells(ended)).toEqual([3, 0, 2, 1, 0]);
+      expect(ended).toContain(`<a href="/jobs/${onFailure}">onFailure</a> <span class="state state-scheduled">scheduled</span>`);
+    });
+
+    it("a batch's page shows its counts, its failed jobs and its callbacks, each linked; an unknown batch is a 404 page, a malformed id a 400", async () => {
+      const batch = await enqueueBatch(h.store, 4, ['success', 'failure']);
+      const [a, b, c] = batch.jobs.map((job) => job.id);
+      await endJobs(h.store, 'batch', [
+        [a!, 'succeeded'],
+        [c!, 'dead_lettered'],
+        [b!, 'dead_lettered'],
+      ]);
+      const page = await browser.get(`/batches/${batch.batchId}`);
+      expect(page.status).toBe(200);
+      expect(page.text).toContain(`<h1>Batch ${batch.batchId}</h1>`);
+      expect(page.text).toContain('<a href="/batches" aria-current="page">Batches</a>');
+      const fields = /<dl class="fields">([\s\S]*?)<\/dl>/.exec(page.text)![1]!;
+      expect(fields).toContain(`<dt>Id</dt><dd><code>${batch.batchId}</code></dd>`);
+      expect(fields).toContain('<dt>Progress</dt><dd>1 of 4 jobs still pending</dd>');
+      for (const [label, value] of [['Jobs', 4], ['Pending', 1], ['Succeeded', 1], ['Failed', 2], ['Cancelled', 0]] as const) expect(fields).toContain(`<dt>${label}</dt><dd>${value}</dd>`);
+      const written = (await h.store.jobBatch({ batchId: batch.batchId }))!.createdAt.toISOString();
+      expect(fields).toContain(`<dt>Written</dt><dd><time datetime="${written}">`);
+      // The failed jobs in id order, each linked to its page.
+      const failed = /<ul class="failed">([\s\S]*?)<\/ul>/.exec(page.text)![1]!;
+      expect(linkedJobIds(failed)).toEqual([b!, c!].sort());
+      expect(failed).toContain(`<li><a class="id" href="/jobs/${b}">${b}</a></li>`);
+      const callbacks = /<ul class="callbacks">([\s\S]*?)<\/ul>/.exec(page.text)![1]!;
+      expect(callbacks).toBe(
+        `<li><a href="/jobs/${batch.callbacks.onSuccess}">onSuccess</a> <span class="state state-cancelled">cancelled</span>: runs once every job of the batch succeeded, and is cancelled as soon as one fails for good or is cancelled.</li>` +
+          `<li><a href="/jobs/${batch.callbacks.onFailure}">onFailure</a> <span class="state state-awaiting_parents">awaiting parents</span>: runs once every job of the batch ended and at least one did not succeed, and is cancelled when all succeeded.</li>`,
+      );
+      expect(page.text).toContain(`<a class="action" href="/batches/${batch.batchId}/cancel">Cancel batch</a>`);
+      expect(page.text).toContain('<section id="batch" data-live>');
+      // A batch with no failed job says so.
+      const clean = await enqueueBatch(h.store, 1, ['complete'], 'batch-clean');
+      expect((await browser.get(`/batches/${clean.batchId}`)).text).toMatch(/<h2>Failed jobs<\/h2><p>None\.<\/p>/);
+
+      const missing = await browser.get('/batches/0190a5a0-0000-7000-8000-000000000001');
+      expect(missing.status).toBe(404);
+      expect(missing.text).toContain('<p class="problem">No batch with id 0190a5a0-0000-7000-8000-000000000001 is stored: it never existed, or retention deleted all of its jobs.</p>');
+      // A job's id is not a batch's.
+      expect((await browser.get(`/batches/${a}`)).status).toBe(404);
+      for (const path of ['/batches/not-a-uuid', '/batches/not-a-uuid/cancel', '/batches?before=nope']) {
+        const bad = await browser.get(path);
+        expect({ path, status: bad.status }).toEqual({ path, status: 400 });
+        expect(bad.text).toMatch(/<p class="problem">[^<]*must be a UUID, got [^<]*\.<\/p>/);
+      }
+      expect((await browser.get(`/batches/${batch.batchId}/pause`)).status).toBe(404);
+      expect((await browser.get(`/batches/${batch.batchId}/cancel/now`)).status).toBe(404);
+      expect((await browser.post(`/batches/${batch.batchId}/pause`)).status).toBe(404);
+    });
+
+    it('the job page shows the batch a job is part of, or which callback of it the job is and when that runs', async () => {
+      const batch = await enqueueBatch(h.store, 2, ['complete', 'failure']);
+      const link = `<a class="id" href="/batches/${batch.batchId}">${batch.batchId}</a>`;
+      expect((await browser.get(`/jobs/${batch.jobs[0]!.id}`)).text).toContain(`<dt>Batch</dt><dd>${link}, one of its jobs</dd>`);
+      expect((await browser.get(`/jobs/${batch.callbacks.onComplete}`)).text).toContain(
+        `<dt>Batch</dt><dd>${link}, its <code>onComplete</code> callback: it runs once every job of the batch ended, however each ended</dd>`,
+      );
+      expect((await browser.get(`/jobs/${batch.callbacks.onFailure}`)).text).toContain(
+        `<dt>Batch</dt><dd>${link}, its <code>onFailure</code> callback: it runs once every job of the batch ended and at least one did not succeed, and is cancelled when all succeeded</dd>`,
+      );
+      const { id: plain } = await h.store.jobEnqueue({ job: { name: 'plain', payload: {}, queue: 'other' } });
+      expect((await browser.get(`/jobs/${plain}`)).text).not.toContain('<dt>Batch</dt>');
     });
 
     it('the schedules pages show the pattern, state and the next five fire times', async () => {
@@ -518,6 +618,67 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       expect(await reasons(plain.id)).toContain('Its run time is in the future');
     });
 
+    describe('a batch', () => {
+      const badge = (state: string) => `<span class="state state-${state}">${state.replace(/_/g, ' ')}</span>`;
+
+      it("a callback waits for the batch's jobs to end, n of m still pending, and says when it runs", async () => {
+        const batch = await enqueueBatch(h.store, 3);
+        const link = `<a class="id" href="/batches/${batch.batchId}">${batch.batchId}</a>`;
+        const complete = await reasons(batch.callbacks.onComplete!);
+        expect(complete).toContain(`It is the <code>onComplete</code> callback of batch ${link}: it waits for the batch's jobs to end, 3 of 3 still pending. It runs once every one of them ended, however each ended.`);
+        // Its parents are the batch's jobs: the counts say it, not a list of up to 10,000 parents.
+        expect(complete).not.toContain('It awaits its parents');
+        expect(await reasons(batch.callbacks.onSuccess!)).toContain(
+          `It is the <code>onSuccess</code> callback of batch ${link}: it waits for the batch's jobs to end, 3 of 3 still pending. It runs once every one of them succeeded, and is cancelled as soon as one fails for good or is cancelled.`,
+        );
+        expect(await reasons(batch.callbacks.onFailure!)).toContain('It runs once every one of them ended if at least one did not succeed (0 so far), and is cancelled if all succeed.');
+        await endJobs(h.store, 'batch', [
+          [batch.jobs[0]!.id, 'succeeded'],
+          [batch.jobs[1]!.id, 'dead_lettered'],
+        ]);
+        expect(await reasons(batch.callbacks.onComplete!)).toContain("it waits for the batch's jobs to end, 1 of 3 still pending.");
+        expect(await reasons(batch.callbacks.onFailure!)).toContain('1 of 3 still pending. It runs once every one of them ended if at least one did not succeed (1 so far)');
+        // onSuccess was cancelled by the failure: an ended job that says nothing more than its error.
+        const cancelled = await browser.get(`/jobs/${batch.callbacks.onSuccess}`);
+        expect(cancelled.text).toContain(`<dt>State</dt><dd>${badge('cancelled')}</dd>`);
+        expect(cancelled.text).not.toContain('Why is this job not running?');
+        // A job of the batch gives the usual reasons.
+        expect(await reasons(batch.jobs[2]!.id)).toContain('Worker <strong>worker-1</strong> runs it');
+        // Once the batch ended, the callbacks are due and give the usual reasons.
+        await endJobs(h.store, 'batch', [[batch.jobs[2]!.id, 'succeeded']]);
+        const due = await reasons(batch.callbacks.onComplete!);
+        expect(due).not.toContain('callback of batch');
+        expect(due).toContain('No running worker serves its queue <strong>batch-callbacks</strong>');
+      });
+
+      it("an onFailure callback, or an on_failure job, whose parents all succeeded is cancelled, and its page says why it will not run", async () => {
+        const batch = await enqueueBatch(h.store, 2, ['failure', 'complete']);
+        await endJobs(h.store, 'batch', batch.jobs.map((job) => [job.id, 'succeeded'] as const));
+        const callback = await h.store.jobGet({ jobId: batch.callbacks.onFailure! });
+        expect(callback).toMatchObject({ state: 'cancelled', dependencyMode: 'on_failure', lastError: ALL_PARENTS_SUCCEEDED });
+        const page = await browser.get(`/jobs/${callback!.id}`);
+        const why = /<section class="why" id="why" data-live><h2>([^<]+)<\/h2><ul class="reasons">([\s\S]*?)<\/ul><\/section>/.exec(page.text);
+        expect(why?.[1]).toBe('Why is this job not running?');
+        expect(why?.[2]).toBe(
+          `<li>It will not run: it is the <code>onFailure</code> callback of batch <a class="id" href="/batches/${batch.batchId}">${batch.batchId}</a>, which runs only when one of the batch's jobs does not succeed, and every one of them succeeded, so it was cancelled.</li>`,
+        );
+        expect(page.text).toContain(ALL_PARENTS_SUCCEEDED);
+        // A plain on_failure dependant says the same of its parents.
+        const parent = await h.store.jobEnqueue({ job: { name: 'report.build', payload: {}, queue: 'plain' } });
+        const { id: onFailure } = await h.store.jobEnqueue({ job: { name: 'report.alert', payload: {}, queue: 'plain-alerts', dependsOn: [parent.id], dependencyMode: 'on_failure' } });
+        await endJobs(h.store, 'plain', [[parent.id, 'succeeded']]);
+        expect((await h.store.jobGet({ jobId: onFailure }))!.state).toBe('cancelled');
+        expect(await reasons(onFailure)).toBe(
+          '<li>It will not run: it waits <code>on_failure</code>, so it runs only when one of its parents does not succeed, and every one of them succeeded, so it was cancelled.</li></ul>',
+        );
+        // Cancelled otherwise (by an operator), it gives no reason.
+        const other = await h.store.jobEnqueue({ job: { name: 'report.build', payload: {}, queue: 'plain' } });
+        const { id: byHand } = await h.store.jobEnqueue({ job: { name: 'report.alert', payload: {}, queue: 'plain-alerts', dependsOn: [other.id], dependencyMode: 'on_failure' } });
+        await h.store.jobCancel({ jobId: byHand });
+        expect((await browser.get(`/jobs/${byHand}`)).text).not.toContain('Why is this job not running?');
+      });
+    });
+
     describe('a job of a sequence', () => {
       const badge = (state: string) => `<span class="state state-${state}">${state.replace(/_/g, ' ')}</span>`;
 
@@ -808,6 +969,58 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       expect((await h.store.jobGet({ jobId: replayed }))!.state).toBe('succeeded');
     });
 
+    it("Cancel batch asks first, then cancels every job of the batch that has not ended, its callbacks first, each audited as the actor", async () => {
+      const batch = await enqueueBatch(h.store, 3, ['complete', 'failure']);
+      const [done, running, waiting] = batch.jobs.map((job) => job.id);
+      // Two are claimed: one succeeds and one runs on; the third waits, scheduled.
+      await h.store.jobClaim({ workerId: 'worker-1', limit: 2, queues: ['batch'], leaseMs: 600_000 });
+      await h.store.jobCompleteMany({ workerId: 'worker-1', outcomes: [{ jobId: done!, attempt: 1, kind: 'succeeded' }] });
+      expect((await h.store.jobGet({ jobId: waiting! }))!.state).toBe('scheduled');
+      const ask = await browser.get(`/batches/${batch.batchId}/cancel`);
+      expect(ask.status).toBe(200);
+      expect(ask.text).toContain('<h1>Cancel this batch?</h1>');
+      expect(ask.text).toContain(`<form class="confirm" method="post" action="/batches/${batch.batchId}/cancel">`);
+      expect(ask.text).toContain('Every job of the batch that has not ended is cancelled, its callbacks first, so no callback runs');
+      expect(ask.text).toContain(`<li>batch <code>${batch.batchId}</code>: 2 of 3 jobs pending, 2 callbacks not ended</li>`);
+      expect(ask.text).toContain(`<a href="/batches/${batch.batchId}">Back</a>`);
+      expect(/<button type="submit" class="(\w+)">([^<]+)<\/button>/.exec(ask.text)?.slice(1)).toEqual(['danger', 'Cancel the batch']);
+      expect((await h.store.jobGet({ jobId: waiting! }))!.state).toBe('scheduled');
+
+      const done303 = await browser.post(`/batches/${batch.batchId}/cancel`);
+      expect(done303.status).toBe(303);
+      expect(done303.headers.get('location')).toBe(`/batches/${batch.batchId}?notice=batch.cancel_requested`);
+      expect((await browser.get(`/batches/${batch.batchId}?notice=batch.cancel_requested`)).text).toContain('its running jobs were asked to stop; each ends cancelled when its attempt does.');
+      expect((await h.store.jobGet({ jobId: waiting! }))!.state).toBe('cancelled');
+      expect(await h.store.jobGet({ jobId: running! })).toMatchObject({ state: 'running', cancelRequested: true });
+      expect((await h.store.jobGet({ jobId: done! }))!.state).toBe('succeeded');
+      for (const callback of [batch.callbacks.onComplete!, batch.callbacks.onFailure!]) expect((await h.store.jobGet({ jobId: callback }))!.state).toBe('cancelled');
+      // Each job's cancel is audited on its own, as the dashboard's actor: the callbacks first.
+      const audited = (await h.store.auditList()).filter((record) => record.actor === 'tester' && record.action === 'job.cancel').map((record) => record.target).reverse();
+      expect(audited.slice(0, 2).sort()).toEqual([batch.callbacks.onComplete!, batch.callbacks.onFailure!].sort());
+      expect(audited.slice(2).sort()).toEqual([running!, waiting!].sort());
+      // The running job ends cancelled when its worker sees the request; then nothing is left to cancel.
+      await h.store.jobCompleteMany({ workerId: 'worker-1', outcomes: [{ jobId: running!, attempt: 1, kind: 'failed', error: 'aborted', retryDelayMs: 0 }] });
+      expect((await h.store.jobGet({ jobId: running! }))!.state).toBe('cancelled');
+      const ended = await browser.get(`/batches/${batch.batchId}`);
+      expect(ended.text).not.toContain('Cancel batch');
+      expect(ended.text).toContain('<dt>Progress</dt><dd>ended: no job of the batch is pending</dd>');
+      const refused = await browser.get(`/batches/${batch.batchId}/cancel`);
+      expect(refused.status).toBe(409);
+      expect(refused.text).toContain('Every job and callback of this batch has ended, so there is nothing to cancel.');
+      // Confirming again changes nothing, and says so.
+      expect((await browser.post(`/batches/${batch.batchId}/cancel`)).headers.get('location')).toBe(`/batches/${batch.batchId}?notice=batch.nothing_to_cancel`);
+
+      // A batch with only waiting jobs: all cancelled at once.
+      const idle = await enqueueBatch(h.store, 2, ['success'], 'idle');
+      expect((await browser.post(`/batches/${idle.batchId}/cancel`)).headers.get('location')).toBe(`/batches/${idle.batchId}?notice=batch.cancelled`);
+      expect(await h.store.jobBatch({ batchId: idle.batchId })).toMatchObject({ pending: 0, cancelled: 2, callbacks: [{ kind: 'success', state: 'cancelled' }] });
+      // An unknown batch is a 404, a malformed id a 400, and neither changes anything.
+      const before = await h.snapshot();
+      expect((await browser.post('/batches/0190a5a0-0000-7000-8000-000000000001/cancel')).status).toBe(404);
+      expect((await browser.post('/batches/not-a-uuid/cancel')).status).toBe(400);
+      expect(await h.snapshot()).toEqual(before);
+    });
+
     it('an action the job state does not allow is refused with 409 and changes nothing', async () => {
       const { id } = await h.store.jobEnqueue({ job: { name: 'mail.send', payload: {}, queue: 'mail' } });
       expect((await browser.get(`/jobs/${id}/replay`)).status).toBe(409);
@@ -869,6 +1082,20 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       await server.close();
       ({ server, browser } = await serveDashboard(h.store, { readOnly: true, revealPayloadsWhenReadOnly: true }));
       expect((await browser.get(`/jobs/${id}?reveal=payload`)).text).toContain('SECRET-9');
+    });
+
+    it('read-only mode refuses Cancel batch on the server and draws no Cancel batch link', async () => {
+      await server.close();
+      ({ server, browser } = await serveDashboard(h.store, { readOnly: true }));
+      const batch = await enqueueBatch(h.store, 2);
+      const before = await h.snapshot();
+      expect((await browser.get(`/batches/${batch.batchId}/cancel`)).status).toBe(403);
+      expect((await browser.post(`/batches/${batch.batchId}/cancel`)).status).toBe(403);
+      expect(await h.snapshot()).toEqual(before);
+      const page = (await browser.get(`/batches/${batch.batchId}`)).text;
+      expect(page).toContain('<dt>Pending</dt><dd>2</dd>');
+      expect(page).not.toMatch(/\/cancel"|Cancel batch/);
+      expect((await browser.get('/batches')).text).toContain(`href="/batches/${batch.batchId}"`);
     });
 
     it('every response carries a strict policy, no framing and no caching', async () => {

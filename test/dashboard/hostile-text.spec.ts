@@ -156,6 +156,62 @@ describe('hostile text in the dashboard', () => {
       expect((await browser.get(`/jobs/${throttled.id}`)).text).toContain(`<dt>Throttle</dt><dd>key <code>${shown}</code>, drops enqueues until <time`);
     });
 
+    it('renders a batch, its jobs and callbacks, their errors and the actor of its cancel as inert text; a hostile batch id in the address is refused, inert', async () => {
+      // An actor the store takes (no control characters) that is still markup.
+      await server.close();
+      ({ server, browser } = await serveDashboard(store, { actor: `<script>alert(1)</script> "><img src=x onerror=alert(1)> ' autofocus onfocus='alert(1)` }));
+      const jobs = [0, 1, 2].map((i) => ({ name: 'javascript:alert', payload: { html: HOSTILE, i }, queue: 'hostile-batch', maxAttempts: 1 }));
+      const callback = (name: string) => ({ name, payload: { html: HOSTILE }, queue: 'hostile-callbacks' });
+      const batch = await store.jobEnqueueBatch({ jobs, onSuccess: callback('javascript:success'), onComplete: callback('javascript:complete'), onFailure: callback('javascript:failure') });
+      const [failed, ok] = batch.jobs.map((job) => job.id);
+      await store.jobClaim({ workerId: 'w"><script>alert(1)</script>', limit: 3, queues: ['hostile-batch'], leaseMs: 30_000 });
+      await store.jobCompleteMany({
+        workerId: 'w"><script>alert(1)</script>',
+        outcomes: [
+          { jobId: failed!, attempt: 1, kind: 'dead_lettered', error: HOSTILE },
+          { jobId: ok!, attempt: 1, kind: 'succeeded', output: { note: HOSTILE } },
+        ],
+      });
+      const idle = await store.jobEnqueueBatch({ jobs: [{ name: 'javascript:alert', payload: {}, queue: 'hostile-idle' }], onFailure: callback('javascript:failure') });
+      await store.jobClaim({ workerId: 'w', limit: 1, queues: ['hostile-idle'], leaseMs: 30_000 });
+      await store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: idle.jobs[0]!.id, attempt: 1, kind: 'succeeded' }] });
+      // The cancel is audited per job with the hostile actor.
+      expect((await browser.post(`/batches/${batch.batchId}/cancel`)).status).toBe(303);
+      for (const path of [
+        '/batches',
+        `/batches?before=${idle.batchId}`,
+        `/batches/${batch.batchId}`,
+        `/batches/${batch.batchId}?more=1`,
+        `/batches/${batch.batchId}?notice=batch.cancel_requested`,
+        `/batches/${idle.batchId}/cancel`,
+        `/jobs/${failed}`,
+        `/jobs/${batch.callbacks.onFailure}`,
+        `/jobs/${idle.callbacks.onFailure}`,
+        '/audit',
+      ]) {
+        const page = await browser.get(path);
+        expect({ path, status: page.status < 500 }).toEqual({ path, status: true });
+        expectInert(page.text);
+      }
+      for (const path of [
+        `/batches/${encodeURIComponent('<script>alert(1)</script>')}`,
+        `/batches/${encodeURIComponent(HOSTILE.slice(0, 120))}/cancel`,
+        `/batches?before=${encodeURIComponent(HOSTILE.slice(0, 200))}`,
+        `/batches/${encodeURIComponent('"><img src=x onerror=alert(1)>')}?more=1`,
+      ]) {
+        const page = await browser.get(path);
+        expect({ path, status: page.status }).toEqual({ path, status: 400 });
+        expectInert(page.text);
+        expect(page.text).toContain('must be a UUID, got');
+      }
+      const refused = await browser.post(`/batches/${encodeURIComponent('<script>alert(1)</script>')}/cancel`);
+      expect(refused.status).toBe(400);
+      expectInert(refused.text);
+      expect(refused.text).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+      expect((await browser.get('/audit')).text).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+      expect((await browser.get(`/jobs/${idle.callbacks.onFailure}`)).text).toContain('It will not run: it is the <code>onFailure</code> callback of batch');
+    });
+
     it('renders a sequence key as inert text on the job pages, in why a job waits, and on the sequences page, its next page and its questions', async () => {
       // A sequence key cannot hold C0 controls, but can hold a C1 control (\x9b is an 8-bit CSI), bidi controls and separators.
       const key = `<script>"&'</script> ünïcødé 🙂 \u202eevil\u2028 csi\x9b31m`;

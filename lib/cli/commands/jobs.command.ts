@@ -39,6 +39,15 @@ function sequenceLines(sequence: JobRecord['sequence'], after: SequenceAfter): (
   return [['sequence', sequence.key], ['sequenceAfterFailure', sequence.afterFailure], ['sequenceAfter', after && `${after.id} (${after.name}, ${after.state})`]];
 }
 
+/**
+ * A job's batch as lines of `jobs show`: the batch id and which callback of it the job is (`-` for
+ * one of its jobs), or `batch -` for a job in none.
+ */
+function batchLines(batch: JobRecord['batch']): (readonly [string, string | null])[] {
+  if (batch === null) return [['batch', null]];
+  return [['batch', batch.id], ['batchCallback', batch.callback]];
+}
+
 /** A job's fields as the commands print them; `jobs show` passes the job it runs after, which a listing does not read. */
 function view(job: JobRecord, after?: SequenceAfter) {
   return {
@@ -57,6 +66,7 @@ function view(job: JobRecord, after?: SequenceAfter) {
     window: job.window,
     sequence: job.sequence,
     ...(after === undefined ? {} : { sequenceAfter: after }),
+    batch: job.batch,
     workerId: job.workerId,
     leasedUntil: job.leasedUntil,
     cancelRequested: job.cancelRequested,
@@ -117,9 +127,14 @@ export function registerJobs(program: Command, ctx: CliContext): void {
         // Progress is for people to read, unlike the payload: shown as one line of JSON, cut to a line's width.
         const progress = job.progress === null ? null : visibleText(JSON.stringify(job.progress), { maxLength: PROGRESS_WIDTH });
         const fields = [
-          ...Object.entries(view(job)).flatMap(([key, value]) =>
-            key === 'lastError' ? [] : key === 'window' ? windowLines(job.window) : key === 'sequence' ? sequenceLines(job.sequence, after) : [[key, value] as const],
-          ),
+          ...Object.entries(view(job)).flatMap(([key, value]) => {
+            // The fields that print as lines of their own; the last error comes last, below.
+            if (key === 'lastError') return [];
+            if (key === 'window') return windowLines(job.window);
+            if (key === 'sequence') return sequenceLines(job.sequence, after);
+            if (key === 'batch') return batchLines(job.batch);
+            return [[key, value] as const];
+          }),
           ['progress', progress] as const,
         ];
         const width = Math.max(...fields.map(([key]) => key.length));

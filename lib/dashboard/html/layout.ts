@@ -18,6 +18,7 @@ const SECTIONS: readonly (readonly [string, string])[] = [
   ['jobs', 'Jobs'],
   ['dead-letters', 'Dead letters'],
   ['sequences', 'Sequences'],
+  ['batches', 'Batches'],
   ['schedules', 'Schedules'],
   ['limits', 'Limits'],
   ['workers', 'Workers'],

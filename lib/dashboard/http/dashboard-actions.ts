@@ -1,7 +1,7 @@
 import { DEAD_LETTER_STATES, IllegalTransitionError, JobNotFoundError, ScheduleNotFoundError, type JobState } from '../../core/index.js';
 import { href } from '../html/html.js';
 import { bulkActionOf, bulkIds } from './bulk-actions.js';
-import { isScheduleAction } from './dashboard-pages.js';
+import { batchOf, isScheduleAction } from './dashboard-pages.js';
 import type { DashboardRequest } from './dashboard-request.js';
 import type { DashboardStore } from './dashboard-store.js';
 
@@ -92,6 +92,14 @@ export async function performAction(store: DashboardStore, req: DashboardRequest
         bulk === 'replay' ? store.jobReplay({ jobId, actor }) : store.jobCancel({ jobId, actor, onlyFrom: DEAD_LETTER_STATES }),
       );
       return { location: withNotice(href(base, ['sequences']), skipped ? `sequences.${bulk}_partial` : `sequences.${bulk === 'replay' ? 'replayed' : 'cancelled'}`) };
+    }
+    case 'batches': {
+      if (action !== 'cancel') return null;
+      // An unknown batch is a 404, as its page is, rather than a cancel of nothing.
+      const { id: batchId } = await batchOf(store, id);
+      const { cancelled, cancelRequested } = await store.jobCancelBatch({ batchId, actor });
+      const notice = cancelRequested > 0 ? 'batch.cancel_requested' : cancelled > 0 ? 'batch.cancelled' : 'batch.nothing_to_cancel';
+      return { location: withNotice(href(base, ['batches', batchId]), notice) };
     }
     case 'queues': {
       if (action === 'pause') await store.queuePause({ queue: id, actor });

@@ -1,4 +1,4 @@
-import { assertQueueName, ScheduleNotFoundError } from '../../core/index.js';
+import { assertQueueName, assertUuid, ScheduleNotFoundError } from '../../core/index.js';
 import { html, href, type SafeHtml } from '../html/html.js';
 import { confirmPage } from '../pages/confirm.page.js';
 import { deadLettersPage, groupDeadLetters } from '../pages/dead-letters.page.js';
@@ -11,12 +11,13 @@ import { liveNodes } from '../why/live-nodes.js';
 import { whatIsKept } from './what-is-kept.js';
 import { scheduleActions, schedulePage, schedulesPage, type ScheduleAction } from '../pages/schedules.page.js';
 import { sequencesPage, SEQUENCES_PER_PAGE } from '../pages/sequences.page.js';
+import { batchCancellable, batchesPage, batchPage, BATCHES_PER_PAGE, FAILED_SHOWN, MORE_FAILED_SHOWN, openCallbacks } from '../pages/batches.page.js';
 import { BULK_COPY, bulkActionOf, bulkIds, bulkTargets, SEQUENCE_COPY } from './bulk-actions.js';
 import { DashboardHttpError, type DashboardRequest } from './dashboard-request.js';
 import type { DashboardStore } from './dashboard-store.js';
 import { renderJobRoute } from './job-routes.js';
 import { optional, refuseInReadOnly, type PageDeps } from './page-deps.js';
-import type { LimitTarget } from '../../store/index.js';
+import type { BatchSummary, LimitTarget } from '../../store/index.js';
 
 export type { PageDeps } from './page-deps.js';
 
@@ -40,6 +41,14 @@ export const DEAD_LETTERS_SHOWN = 500;
 /** How many rows the workers, observers and audit pages show, and how many when asked for more (the stores' most). */
 const ROWS_SHOWN = 200;
 const MORE_ROWS_SHOWN = 1_000;
+
+/** A batch by the id in the address, or a 404 when no stored job has it; a malformed id is a 400. */
+export async function batchOf(store: DashboardStore, id: string, failedLimit = 0): Promise<BatchSummary> {
+  const batchId = assertUuid(id, 'batch id');
+  const batch = await store.jobBatch({ batchId, failedLimit });
+  if (!batch) throw new DashboardHttpError(404, `No batch with id ${batchId} is stored: it never existed, or retention deleted all of its jobs.`);
+  return batch;
+}
 
 async function scheduleOf(store: DashboardStore, scheduleId: string) {
   const schedule = await store.scheduleGet({ scheduleId });
@@ -174,6 +183,36 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
         back: href(ctx.base, ['sequences']),
         fields: [['confirmed', '1'], ...ids.map((jobId) => ['id', jobId] as const)],
         targets: bulkTargets(ids),
+      });
+    }
+    case 'batches': {
+      if (id === undefined) {
+        const before = optional(req.query, 'before');
+        // One past the page, to tell whether another follows.
+        const read = await store.jobListBatches({ limit: BATCHES_PER_PAGE + 1, ...(before === undefined ? {} : { before: assertUuid(before, 'before') }) });
+        const batches = read.slice(0, BATCHES_PER_PAGE);
+        return batchesPage(ctx, { batches, before: before ?? null, next: read.length > BATCHES_PER_PAGE ? batches.at(-1)!.id : null });
+      }
+      if (action === undefined) {
+        const failedShown = req.query.get('more') === '1' ? MORE_FAILED_SHOWN : FAILED_SHOWN;
+        return batchPage(ctx, { batch: await batchOf(store, id, failedShown), failedShown });
+      }
+      if (action !== 'cancel') return null;
+      refuseInReadOnly(ctx);
+      const batch = await batchOf(store, id);
+      if (!batchCancellable(batch)) throw new DashboardHttpError(409, 'Every job and callback of this batch has ended, so there is nothing to cancel.');
+      const callbacks = openCallbacks(batch).length;
+      const back = href(ctx.base, ['batches', batch.id]);
+      return confirmPage(ctx, {
+        section: 'batches',
+        question: 'Cancel this batch?',
+        consequence:
+          'Every job of the batch that has not ended is cancelled, its callbacks first, so no callback runs: a waiting job ends cancelled at once, a running one is asked to stop and ends cancelled when its attempt does. Jobs that ended keep their state. Each cancel is audited on its own. A job that ends before the cancel reaches it is left as it is.',
+        action: `${back}/cancel`,
+        verb: 'Cancel the batch',
+        tone: 'danger',
+        back,
+        targets: [html`batch <code>${batch.id}</code>: ${batch.pending} of ${batch.total} ${batch.total === 1 ? 'job' : 'jobs'} pending, ${callbacks} ${callbacks === 1 ? 'callback' : 'callbacks'} not ended`],
       });
     }
     case 'queues': {

@@ -6,7 +6,7 @@ import { jobTextPage } from '../pages/job-text.page.js';
 import { jobsPage, type JobFilters } from '../pages/jobs.page.js';
 import { TIMELINE_PAGE, type TimelinePage } from '../pages/timeline.view.js';
 import { gatherWaitFacts } from '../why/gather-wait-facts.js';
-import { takesDebounce, waitReasons, waitsOutSnooze } from '../why/wait-reasons.js';
+import { endedReasons, takesDebounce, waitReasons, waitsOutSnooze } from '../why/wait-reasons.js';
 import { bulkIds, bulkTargets } from './bulk-actions.js';
 import { DashboardHttpError, type DashboardRequest } from './dashboard-request.js';
 import type { DashboardStore } from './dashboard-store.js';
@@ -112,7 +112,7 @@ export async function renderJobRoute(deps: PageDeps, req: DashboardRequest): Pro
       gatherWaitFacts(store, job),
     ]);
     const now = facts?.now ?? ctx.now;
-    return jobPage(ctx, { job, history, edges, now, reasons: facts ? waitReasons(facts) : null, payloadShown: wantsPayload, payloadRevealable: deps.payloadRevealable });
+    return jobPage(ctx, { job, history, edges, now, reasons: facts ? waitReasons(facts) : endedReasons(job), payloadShown: wantsPayload, payloadRevealable: deps.payloadRevealable });
   }
   if (isJobTextPart(action)) {
     if (action === 'payload' && !deps.payloadRevealable) throw new DashboardHttpError(403, 'This read-only dashboard does not reveal payloads.');

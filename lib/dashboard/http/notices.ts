@@ -24,5 +24,8 @@ export const NOTICES: Readonly<Record<string, string>> = {
   'sequences.replay_partial': 'Some of the selected jobs were replayed; the others were no longer dead-lettered or quarantined when the action ran.',
   'sequences.cancelled': 'The selected jobs were cancelled: the job behind each in its sequence is released, and retention deletes them in time.',
   'sequences.cancel_partial': 'Some of the selected jobs were cancelled; the others were no longer dead-lettered or quarantined when the action ran.',
+  'batch.cancelled': 'The batch was cancelled: its jobs and callbacks that had not ended are cancelled, so no callback runs.',
+  'batch.cancel_requested': 'The batch was cancelled: its waiting jobs and callbacks are cancelled, and its running jobs were asked to stop; each ends cancelled when its attempt does.',
+  'batch.nothing_to_cancel': 'Nothing was cancelled: every job and callback of the batch had ended already.',
   'bulk.cancel_partial': 'Some of the selected jobs were cancelled; the others had left the dead-letter list since the page was drawn.',
 };

@@ -6,6 +6,7 @@ import { clippedPre } from '../html/clipped-text.js';
 import { html, href, type SafeHtml } from '../html/html.js';
 import { formatTime, layout, stateBadge, timeCell, type PageContext } from '../html/layout.js';
 import { timelineSection, type TimelinePage } from './timeline.view.js';
+import { CALLBACK_OPTION, CALLBACK_RULE } from './batches.page.js';
 
 /** What the job page shows besides the job itself. */
 export interface JobDetail {
@@ -16,7 +17,10 @@ export interface JobDetail {
   readonly payloadShown: boolean;
   /** Whether this dashboard lets an operator reveal payloads at all. */
   readonly payloadRevealable: boolean;
-  /** What holds it back, for a job that has not finished; null for a finished one. */
+  /**
+   * What holds it back, for a job that has not finished; for a finished one, why it will not run
+   * when its ending says so (an `on_failure` job cancelled because every parent succeeded), else empty or null.
+   */
   readonly reasons: readonly WaitReason[] | null;
   readonly edges: JobEdges | null;
   /** The store's clock when the job was read. */
@@ -97,6 +101,18 @@ function sequenceField(ctx: PageContext, job: JobRecord, edges: JobEdges | null)
   return field('Sequence', html`key <code>${sequence.key}</code>, ${after}; afterFailure <code>${sequence.afterFailure}</code>: ${failure}${holds}`);
 }
 
+/**
+ * The batch the job is part of, or nothing: the batch, linked, and whether the job is one of its
+ * jobs or which of its callbacks, and when that callback runs.
+ */
+function batchField(ctx: PageContext, job: JobRecord): SafeHtml | '' {
+  const { batch } = job;
+  if (batch === null) return '';
+  const link = html`<a class="id" href="${href(ctx.base, ['batches', batch.id])}">${batch.id}</a>`;
+  if (batch.callback === null) return field('Batch', html`${link}, one of its jobs`);
+  return field('Batch', html`${link}, its <code>${CALLBACK_OPTION[batch.callback]}</code> callback: it ${CALLBACK_RULE[batch.callback]}`);
+}
+
 /** One job: its fields, lease, timeline, last reported progress, output, last error, payload (hidden by default) and actions. */
 export function jobPage(ctx: PageContext, detail: JobDetail): SafeHtml {
   const { job } = detail;
@@ -122,6 +138,7 @@ ${job.concurrencyKey === null ? '' : field('Concurrency key', job.concurrencyKey
 ${job.uniqueKey === null ? '' : field('Unique key', job.uniqueKey)}
 ${windowField(ctx, job, detail.now)}
 ${sequenceField(ctx, job, detail.edges)}
+${batchField(ctx, job)}
 ${job.scheduleId === null ? '' : field('Schedule', html`<a href="${href(ctx.base, ['schedules', job.scheduleId])}">${job.scheduleId}</a>, for ${formatTime(job.scheduledFor)}`)}
 ${job.pendingParents > 0 ? field('Open parents', job.pendingParents) : ''}
 ${field('Enqueued', timeCell(job.createdAt, ctx.now))}

@@ -4,6 +4,7 @@ import { stateBadge, timeCell, type PageContext } from '../html/layout.js';
 import type { WaitReason } from '../why/wait-reasons.js';
 import { errorPreview } from './jobs.page.js';
 import { rateText } from './rate-limit.view.js';
+import { CALLBACK_OPTION } from './batches.page.js';
 
 function holderList(ctx: PageContext, holders: readonly LimitHolder[], truncated: boolean): SafeHtml {
   return html`<ul>${holders.map((holder) => html`<li><a href="${href(ctx.base, ['jobs', holder.jobId])}">${holder.name}</a> on ${holder.workerId}, lease until ${timeCell(holder.leasedUntil, ctx.now)}</li>`)}${truncated ? html`<li>and more</li>` : ''}</ul>`;
@@ -25,6 +26,12 @@ function reasonItem(ctx: PageContext, reason: WaitReason): SafeHtml {
       return html`<li>It awaits its parents: ${reason.pending} of ${reason.total ?? 'its'} ${reason.total === 1 ? 'parent is' : 'parents are'} still open${reason.open.length ? html`:<ul>${reason.open.map((edge) => html`<li><a href="${href(ctx.base, ['jobs', edge.id])}">${edge.name}</a> ${stateBadge(edge.state)}</li>`)}</ul>` : '.'}</li>`;
     case 'sequence':
       return sequenceItem(ctx, reason);
+    case 'batch_callback':
+      return batchCallbackItem(ctx, reason);
+    case 'parents_succeeded':
+      return reason.batch === null
+        ? html`<li>It will not run: it waits <code>on_failure</code>, so it runs only when one of its parents does not succeed, and every one of them succeeded, so it was cancelled.</li>`
+        : html`<li>It will not run: it is the <code>onFailure</code> callback of batch ${batchLink(ctx, reason.batch.id)}, which runs only when one of the batch's jobs does not succeed, and every one of them succeeded, so it was cancelled.</li>`;
     case 'not_due':
       return html`<li>Its run time is in the future: ${timeCell(reason.runAt, ctx.now)}.</li>`;
     case 'debounced':
@@ -45,6 +52,28 @@ function reasonItem(ctx: PageContext, reason: WaitReason): SafeHtml {
     case 'ready':
       return html`<li>It is due and nothing holds it back: the next claim by a worker serving queue <strong>${reason.queue}</strong> takes it. If it stays here, every such worker is busy.</li>`;
   }
+}
+
+/** A batch, linked to its page. */
+function batchLink(ctx: PageContext, batchId: string): SafeHtml {
+  return html`<a class="id" href="${href(ctx.base, ['batches', batchId])}">${batchId}</a>`;
+}
+
+/** What runs a batch's callback once the batch's jobs have ended, by its kind. */
+function callbackRunsWhen(reason: Extract<WaitReason, { kind: 'batch_callback' }>): string {
+  switch (reason.callback) {
+    case 'success':
+      return 'It runs once every one of them succeeded, and is cancelled as soon as one fails for good or is cancelled.';
+    case 'complete':
+      return 'It runs once every one of them ended, however each ended.';
+    case 'failure':
+      return `It runs once every one of them ended if at least one did not succeed (${reason.unsucceeded} so far), and is cancelled if all succeed.`;
+  }
+}
+
+/** A batch's callback waits for the batch's jobs to end. */
+function batchCallbackItem(ctx: PageContext, reason: Extract<WaitReason, { kind: 'batch_callback' }>): SafeHtml {
+  return html`<li>It is the <code>${CALLBACK_OPTION[reason.callback]}</code> callback of batch ${batchLink(ctx, reason.batchId)}: it waits for the batch's jobs to end, ${reason.pending} of ${reason.total} still pending. ${callbackRunsWhen(reason)}</li>`;
 }
 
 /** A job of a sequence, linked, with its state. */

@@ -1,5 +1,5 @@
-import { isDeadLetterState, isTerminalState, takesDebounce as coreTakesDebounce, type JobRecord } from '../../core/index.js';
-import type { EdgeJob, LimitHolder, RateLimitStatus } from '../../store/index.js';
+import { ALL_PARENTS_SUCCEEDED, isDeadLetterState, isTerminalState, takesDebounce as coreTakesDebounce, type BatchCallbackKind, type JobBatchInfo, type JobRecord } from '../../core/index.js';
+import type { BatchSummary, EdgeJob, LimitHolder, RateLimitStatus } from '../../store/index.js';
 
 /** What holds a job back, read from the store; several can hold at once. */
 export type WaitReason =
@@ -14,6 +14,16 @@ export type WaitReason =
    * (cancelled while it waited), keeps its place, and passes the turn on when the jobs before it end.
    */
   | { readonly kind: 'sequence'; readonly key: string; readonly before: EdgeJob; readonly held: 'behind' | 'blocked' | 'in_line' }
+  /**
+   * A batch's callback waits for the batch's jobs to end: `pending` of `total` have not (counted
+   * from the stored jobs when read); `unsucceeded` ended dead-lettered, quarantined or cancelled.
+   */
+  | { readonly kind: 'batch_callback'; readonly batchId: string; readonly callback: BatchCallbackKind; readonly pending: number; readonly total: number; readonly unsucceeded: number }
+  /**
+   * An `on_failure` job was cancelled because every parent succeeded ({@link ALL_PARENTS_SUCCEEDED}):
+   * it will not run. `batch` is set for a batch's `onFailure` callback.
+   */
+  | { readonly kind: 'parents_succeeded'; readonly batch: JobBatchInfo | null }
   | { readonly kind: 'not_due'; readonly runAt: Date }
   | { readonly kind: 'retry_wait'; readonly runAt: Date; readonly failedAttempt: number; readonly lastError: string | null }
   /** The handler snoozed its last attempt (`ctx.snooze`), which leaves no error; `snoozes` counts them all. */
@@ -43,6 +53,8 @@ export interface WaitFacts {
   readonly parents: { readonly edges: readonly EdgeJob[]; readonly truncated: boolean } | null;
   /** Live nodes that serve the job's queue, or null when the store keeps no node registry. */
   readonly servingNodes: number | null;
+  /** The batch of a callback awaiting its batch's jobs, as read now; null otherwise, or when none of its jobs is stored. */
+  readonly batch: BatchSummary | null;
 }
 
 /**
@@ -93,6 +105,20 @@ function parentReasons(job: JobRecord, parents: WaitFacts['parents']): WaitReaso
   return reasons;
 }
 
+/** What a batch's callback waits for: the batch's jobs to end. */
+function batchReason(callback: BatchCallbackKind, batch: BatchSummary): WaitReason {
+  return { kind: 'batch_callback', batchId: batch.id, callback, pending: batch.pending, total: batch.total, unsucceeded: batch.failed + batch.cancelled };
+}
+
+/**
+ * Why a job that has ended will not run, when its ending says so: an `on_failure` job (a batch's
+ * `onFailure` callback among them) cancelled because every parent succeeded. Empty for any other.
+ */
+export function endedReasons(job: JobRecord): WaitReason[] {
+  if (job.state !== 'cancelled' || job.dependencyMode !== 'on_failure' || job.lastError !== ALL_PARENTS_SUCCEEDED) return [];
+  return [{ kind: 'parents_succeeded', batch: job.batch }];
+}
+
 /**
  * Why a job that has not finished is not running, or what it waits for while it runs: each reason
  * the facts support, in the order an operator would act on them. A due job that nothing holds back
@@ -106,7 +132,9 @@ export function waitReasons(facts: WaitFacts): WaitReason[] {
   if (job.state !== 'scheduled' && job.state !== 'awaiting_parents') return [];
   const reasons: WaitReason[] = [];
   if (job.state === 'awaiting_parents') {
-    reasons.push(...parentReasons(job, facts.parents));
+    // A callback's parents are its batch's jobs, up to 10,000: the batch's counts say more than a list of them.
+    if (job.batch?.callback && facts.batch) reasons.push(batchReason(job.batch.callback, facts.batch));
+    else reasons.push(...parentReasons(job, facts.parents));
   } else if (job.runAt.getTime() > now.getTime()) {
     reasons.push(notDueReason(job));
   }
