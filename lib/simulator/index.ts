@@ -8,3 +8,4 @@ export * from './sabotage/mutants.js';
 export * from './node-link.js';
 export * from './store-gateway.js';
 export * from './workload.js';
+export * from './batch-ids.js';

@@ -1,5 +1,5 @@
 import { createHash, type Hash } from 'node:crypto';
-import type { JobState } from '../core/index.js';
+import type { BatchCallbackKind, JobState } from '../core/index.js';
 import type { JobRow } from '../store/index.js';
 
 /** The fields of a job row the oracles read. */
@@ -30,6 +30,17 @@ export interface RowView {
    * none, so the events of a job without one hash as they would without this field.
    */
   readonly window?: RowWindow;
+  /**
+   * The batch the job is part of, or a callback of (`callback` says which); absent when none, so
+   * the events of a job outside batches hash as they would without this field.
+   */
+  readonly batch?: RowBatch;
+}
+
+/** A job's batch, as {@link RowView} carries it. */
+export interface RowBatch {
+  readonly id: string;
+  readonly callback: BatchCallbackKind | null;
 }
 
 /** A job's debounce or throttle window, as {@link RowView} carries it. */
@@ -51,8 +62,9 @@ export function errorLine(error: string | null): string | null {
 /** The fields of a row the event log keeps (the payload and output stay out of it; the simulator's progress is ids and a step). */
 export function rowView(row: JobRow): RowView {
   const { id, name, queue, state, attempt, maxAttempts, snoozes, workerId, leasedUntil, runAt, priority, cancelRequested, scheduleId, scheduledFor, concurrencyKey, uniqueKey, pendingParents, lastError, progress } = row;
-  const view = { id, name, queue, state, attempt, maxAttempts, snoozes, workerId, leasedUntil, runAt, priority, cancelRequested, scheduleId, scheduledFor, concurrencyKey, uniqueKey, pendingParents, lastError: errorLine(lastError), progress };
-  return row.windowKind === null ? view : { ...view, window: { kind: row.windowKind, key: row.windowKey!, endsAt: row.windowEndsAt! } };
+  const view: RowView = { id, name, queue, state, attempt, maxAttempts, snoozes, workerId, leasedUntil, runAt, priority, cancelRequested, scheduleId, scheduledFor, concurrencyKey, uniqueKey, pendingParents, lastError: errorLine(lastError), progress };
+  const windowed = row.windowKind === null ? view : { ...view, window: { kind: row.windowKind, key: row.windowKey!, endsAt: row.windowEndsAt! } };
+  return row.batchId === null ? windowed : { ...windowed, batch: { id: row.batchId, callback: row.batchCallback } };
 }
 
 /** Who made a store call: a worker node, the producer, or the operator. */
@@ -104,6 +116,7 @@ export type FaultKind =
   | 'operator_discard'
   | 'operator_limit'
   | 'operator_rate_limit'
+  | 'operator_batch_cancel'
   | 'shutdown';
 
 /** Something that reads a run's events as they happen. */

@@ -31,6 +31,11 @@ export interface FaultSettings {
    * one waits behind, or cancel a job waiting its turn); 0 = off.
    */
   readonly sequenceOperatorEveryMs: number;
+  /**
+   * Mean time between the operator's looks at the batches (cancel a whole batch with
+   * `jobCancelBatch`, or one job of a batch); 0 = off.
+   */
+  readonly batchOperatorEveryMs: number;
 }
 
 /** How many jobs of each kind a run enqueues, and how its handlers behave; drawn from the seed. */
@@ -93,6 +98,13 @@ export interface WorkloadSettings {
   /** Jobs enqueued into sequences (0 = none), under `sequenceKeys` keys. */
   readonly sequenced: number;
   readonly sequenceKeys: number;
+  /**
+   * Batches enqueued with `jobEnqueueBatch` (0 = none): 1 to {@link SIM_BATCH_MAX_JOBS} jobs each,
+   * some failing for good, with a random non-empty set of the three callbacks.
+   */
+  readonly batches: number;
+  /** Groups of one to three plain jobs with a dependant in mode `on_failure` (0 = none). */
+  readonly failureWatchers: number;
 }
 
 /**
@@ -118,6 +130,11 @@ export const SIM_BROKEN_MAX_MS = 6_000;
 /** How often, in the liveness phase, the operator discards the sequenced jobs that failed for good. */
 export const SIM_SEQUENCE_SWEEP_MS = 500;
 
+/** The most jobs a simulated batch holds (its callbacks not counted). */
+export const SIM_BATCH_MAX_JOBS = 5;
+/** The most parents a simulated `on_failure` dependant waits for. */
+export const SIM_WATCHED_MAX_PARENTS = 3;
+
 /** The longest window a simulated rate limit has, declared or set by the operator. */
 export const SIM_RATE_MAX_PER_MS = 2_000;
 
@@ -131,6 +148,8 @@ type SnoozeSettings = 'snoozy';
 type WindowSettings = 'debounced' | 'throttled' | 'windowKeys';
 /** Sequenced jobs, drawn after the windows. */
 type SequenceSettings = 'sequenced' | 'sequenceKeys';
+/** Batches and `on_failure` dependants, drawn after the sequences. */
+type BatchSettings = 'batches' | 'failureWatchers';
 
 const SIM_TEN_YEARS_MS = 10 * 365 * 86_400_000;
 
@@ -181,7 +200,7 @@ export function deriveSettings(seed: bigint): SimSettings {
   const pollIntervalMs = int(2, 15) * 100;
   const maintenanceIntervalMs = int(2, 8) * 500;
   const safetyMs = int(15, 45) * 1000;
-  const drawn: Omit<WorkloadSettings, 'unique' | 'uniqueKeys' | 'scheduleOutageMs' | 'misfireGraceMs' | RateSettings | HotSettings | SnoozeSettings | WindowSettings | SequenceSettings> = {
+  const drawn: Omit<WorkloadSettings, 'unique' | 'uniqueKeys' | 'scheduleOutageMs' | 'misfireGraceMs' | RateSettings | HotSettings | SnoozeSettings | WindowSettings | SequenceSettings | BatchSettings> = {
     plain: int(5, 40),
     flaky: int(0, 15),
     poison: int(0, 6),
@@ -199,7 +218,7 @@ export function deriveSettings(seed: bigint): SimSettings {
     retryBaseMs: int(1, 8) * 50,
     retryMaxMs: int(4, 20) * 250,
   };
-  const faults: Omit<FaultSettings, 'shutdownEveryMs' | 'rateChangeEveryMs' | 'sequenceOperatorEveryMs'> = {
+  const faults: Omit<FaultSettings, 'shutdownEveryMs' | 'rateChangeEveryMs' | 'sequenceOperatorEveryMs' | 'batchOperatorEveryMs'> = {
     crashEveryMs: on(0.6) ? int(4, 30) * 1000 : 0,
     isolateEveryMs: on(0.7) ? int(3, 20) * 1000 : 0,
     isolateMaxMs: leaseMs * int(1, 4),
@@ -219,7 +238,7 @@ export function deriveSettings(seed: bigint): SimSettings {
   const uniqueKeys = int(1, 3);
   const outageMs = on(0.3) ? Math.round(60_000 * 10 ** (r.next() * Math.log10(SIM_TEN_YEARS_MS / 60_000))) : 0;
   const grace = [1_000, 10_000, 60_000][r.nextInt(3)]!;
-  const workload: Omit<WorkloadSettings, RateSettings | HotSettings | SnoozeSettings | WindowSettings | SequenceSettings> = { ...drawn, unique, uniqueKeys, scheduleOutageMs: outageMs, misfireGraceMs: grace };
+  const workload: Omit<WorkloadSettings, RateSettings | HotSettings | SnoozeSettings | WindowSettings | SequenceSettings | BatchSettings> = { ...drawn, unique, uniqueKeys, scheduleOutageMs: outageMs, misfireGraceMs: grace };
   // Schedules mint at most one occurrence a second each while the safety phase lasts, plus what
   // was within the grace when the run began after an outage.
   const perSchedule = Math.ceil(safetyMs / 1000) + Math.ceil(grace / 1000) + 1;
@@ -278,14 +297,26 @@ export function deriveSettings(seed: bigint): SimSettings {
       ? 0
       : sequenced * (workload.maxAttempts * (perAttempt + slowMs) + SIM_SEQUENCE_SWEEP_MS + pollIntervalMs) +
         Math.ceil(sequenced / (nodes * concurrency)) * workload.maxAttempts * (workload.handlerMaxMs + pollIntervalMs);
+  // Batches and on_failure dependants, drawn after the sequences, and the operator's looks at the
+  // batches. A callback waits for its batch's last job, so it adds one more job's attempts after
+  // the rest (a slow handler each); every job of them drains through every slot beside the rest,
+  // counted twice, since a batch whose acknowledgement was lost is enqueued again as a new batch.
+  const batches = on(0.6) ? int(1, 8) : 0;
+  const failureWatchers = on(0.5) ? int(1, 4) : 0;
+  const batchOperatorEveryMs = batches > 0 && on(0.7) ? int(1, 5) * 1000 : 0;
+  const batchJobs = batches * (SIM_BATCH_MAX_JOBS + 3) + failureWatchers * (SIM_WATCHED_MAX_PARENTS + 1);
+  const batchDrainMs =
+    batchJobs === 0
+      ? 0
+      : workload.maxAttempts * (perAttempt + slowMs) + Math.ceil((2 * batchJobs) / (nodes * concurrency)) * workload.maxAttempts * (workload.handlerMaxMs + pollIntervalMs);
   return {
     seed, nodes, concurrency, claimBatchSize, claimAhead, claimAheadMs, leaseMs, heartbeatIntervalMs, pollIntervalMs, maintenanceIntervalMs, safetyMs,
-    livenessBoundMs: livenessBoundMs + rateDrainMs + hotDrainMs + snoozeDrainMs + windowDrainMs + sequenceDrainMs,
+    livenessBoundMs: livenessBoundMs + rateDrainMs + hotDrainMs + snoozeDrainMs + windowDrainMs + sequenceDrainMs + batchDrainMs,
     workload: {
       ...workload, keyRateMax: keyRate?.max ?? 0, keyRatePerMs: keyRate?.perMs ?? 0, queueRateMax: queueRate?.max ?? 0, queueRatePerMs: queueRate?.perMs ?? 0,
-      hotJobs, hotCap, snoozy, debounced, throttled, windowKeys, sequenced, sequenceKeys,
+      hotJobs, hotCap, snoozy, debounced, throttled, windowKeys, sequenced, sequenceKeys, batches, failureWatchers,
     },
-    faults: { ...faults, shutdownEveryMs, rateChangeEveryMs, sequenceOperatorEveryMs },
+    faults: { ...faults, shutdownEveryMs, rateChangeEveryMs, sequenceOperatorEveryMs, batchOperatorEveryMs },
   };
 }
 

@@ -11,6 +11,8 @@ import { StoreGateway } from './store-gateway.js';
 import { NodeTimers, VirtualScheduler } from './virtual-scheduler.js';
 import { FaultInjector, type FaultTarget } from './fault-injector.js';
 import { SequenceOperator } from './sequence-operator.js';
+import { BatchIds } from './batch-ids.js';
+import { BatchOperator } from './batch-operator.js';
 import { buildWorkload, SIM_QUEUE, type EnqueueBatch } from './workload.js';
 
 /** Virtual time starts here (2026-01-01T00:00:00Z), so cron patterns see real calendar dates. */
@@ -65,6 +67,16 @@ export interface SimCoverage {
   sequenceContinues: number;
   sequenceCancelsInLine: number;
   sequenceReplaysReleased: number;
+  /**
+   * Batch callbacks that ran, and those the store cancelled unrun because their case did not come
+   * (onSuccess after a failure, onFailure when every job succeeded); the same for dependants in
+   * mode `on_failure`; and batches an operator cancelled (`jobCancelBatch`) before they ended.
+   */
+  batchCallbacksRun: number;
+  batchCallbacksSkipped: number;
+  onFailureRuns: number;
+  onFailureSkips: number;
+  batchCancels: number;
 }
 
 /** What one seed's run did: its settings, a hash of every event, counts, and each oracle's verdict. */
@@ -108,6 +120,7 @@ const NO_FAULTS: FaultSettings = Object.freeze({
   shutdownEveryMs: 0,
   rateChangeEveryMs: 0,
   sequenceOperatorEveryMs: 0,
+  batchOperatorEveryMs: 0,
 });
 
 interface SimNode extends FaultTarget {
@@ -152,7 +165,7 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
   const oracles = createOracles(workload.caps, { shutdownBoundMs: stopBoundMs });
   const mirror = new RowMirror();
   const faultCounts = Object.fromEntries(
-    (['crash', 'isolate_fail', 'isolate_withhold', 'pause', 'hint_lost', 'hint_duplicated', 'hint_delayed', 'ack_lost', 'operator_cancel', 'operator_replay', 'operator_discard', 'operator_limit', 'operator_rate_limit', 'shutdown'] as FaultKind[]).map((k) => [k, 0]),
+    (['crash', 'isolate_fail', 'isolate_withhold', 'pause', 'hint_lost', 'hint_duplicated', 'hint_delayed', 'ack_lost', 'operator_cancel', 'operator_replay', 'operator_discard', 'operator_limit', 'operator_rate_limit', 'operator_batch_cancel', 'shutdown'] as FaultKind[]).map((k) => [k, 0]),
   ) as Record<FaultKind, number>;
   const executed = new Set<string>();
   let reExecutions = 0;
@@ -219,6 +232,11 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
     sequenceContinues: 0,
     sequenceCancelsInLine: 0,
     sequenceReplaysReleased: 0,
+    batchCallbacksRun: 0,
+    batchCallbacksSkipped: 0,
+    onFailureRuns: 0,
+    onFailureSkips: 0,
+    batchCancels: 0,
   };
   const counters: LinkCounters = { ackLost: 0, refused: 0, withheld: 0 };
 
@@ -229,7 +247,8 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
     enforceUniqueKeys: options.mutant?.ignoresUniqueKeys !== true,
   });
   options.mutant?.sabotageStore?.(store);
-  const gateway = new StoreGateway(store, log, scheduler);
+  // Batches get their ids from a stream of their own (batch-ids.ts), drawn only by batches.
+  const gateway = new StoreGateway(store, log, scheduler, new BatchIds(store, new SeededRandom(seed ^ 0xba7c_0001n)));
   let faults: FaultSettings = settings.faults;
   const currentFaults = () => faults;
   let phase: 'safety' | 'liveness' = 'safety';
@@ -265,15 +284,20 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
   for (let i = 0; i < settings.nodes; i++) nodes.push(boot(i, 0));
   let pendingBatches = workload.batches.length;
   const enqueue = (batch: EnqueueBatch) => {
-    (producer as JobStore).jobEnqueueMany({ jobs: batch.inputs }).then(
-      (results) => {
-        pendingBatches -= 1;
-        // The ids the store answered with: a job whose unique key was held is acknowledged as its holder.
-        log.emit({ type: 'ack', at: scheduler.now(), ids: results.map((result) => result.id) });
-      },
-      // Unknown outcome: enqueue again with the same ids (a stored job is not written twice).
-      () => producerTimers.setTimeout(() => enqueue(batch), 100 + random.nextInt(400)),
-    );
+    const acknowledged = (ids: string[]) => {
+      pendingBatches -= 1;
+      // The ids the store answered with: a job whose unique key was held is acknowledged as its holder.
+      log.emit({ type: 'ack', at: scheduler.now(), ids });
+    };
+    // Unknown outcome: enqueue again with the same ids (a stored job is not written twice). A batch
+    // with callbacks has no ids of its own to give: it is written again, as a new batch.
+    const again = () => producerTimers.setTimeout(() => enqueue(batch), 100 + random.nextInt(400));
+    const store = producer as JobStore;
+    if (batch.callbacks === undefined) {
+      store.jobEnqueueMany({ jobs: batch.inputs }).then((results) => acknowledged(results.map((result) => result.id)), again);
+    } else {
+      store.jobEnqueueBatch({ jobs: batch.inputs, ...batch.callbacks }).then(({ jobs, callbacks }) => acknowledged([...jobs.map((job) => job.id), ...Object.values(callbacks)]), again);
+    }
   };
   for (const batch of workload.batches) producerTimers.setTimeout(() => enqueue(batch), batch.atMs);
 
@@ -300,6 +324,15 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
     everyMs: settings.faults.sequenceOperatorEveryMs,
   });
   sequenceOperator.start();
+  const batchOperator = new BatchOperator({
+    scheduler,
+    random: new SeededRandom(seed ^ 0xba7c_0002n),
+    log,
+    rows: () => mirror.rows.values(),
+    operator,
+    everyMs: settings.faults.batchOperatorEveryMs,
+  });
+  batchOperator.start();
   // The operator changes caps as the workload planned; the limit oracle reads each change from its call.
   for (const change of workload.limitChanges) {
     scheduler.at(change.atMs, () => {
@@ -333,6 +366,7 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
   }
   for (const schedule of workload.schedules) await operator('schedulePause', { scheduleId: schedule.id });
   sequenceOperator.sweepFromNow();
+  batchOperator.stop();
   const livenessStart = scheduler.now();
   const drained = () => pendingBatches === 0 && mirror.open === 0;
   await scheduler.run(livenessStart + settings.livenessBoundMs, drained);
@@ -354,6 +388,11 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
   coverage.sequenceContinues = oracles.sequences.continues;
   coverage.sequenceCancelsInLine = oracles.sequences.cancelsInLine;
   coverage.sequenceReplaysReleased = oracles.sequences.replaysReleased;
+  coverage.batchCallbacksRun = oracles.batches.callbacksRun;
+  coverage.batchCallbacksSkipped = oracles.batches.callbacksSkipped;
+  coverage.onFailureRuns = oracles.batches.watchersRun;
+  coverage.onFailureSkips = oracles.batches.watchersSkipped;
+  coverage.batchCancels = oracles.batches.batchCancels;
   coverage.reExecutions = reExecutions;
   coverage.refusedCalls = counters.refused;
   coverage.withheldCalls = counters.withheld;

@@ -1,5 +1,17 @@
 import type { JobRecord } from '../core/index.js';
-import type { BlockedSequence, CompleteAndClaimParams, CompleteAndClaimResult, HeartbeatResult, MemoryJobStore, MemoryStoreProbe, OutcomeResult } from '../store/index.js';
+import type {
+  BatchSummary,
+  BlockedSequence,
+  CompleteAndClaimParams,
+  CompleteAndClaimResult,
+  EnqueueBatchParams,
+  EnqueueBatchResult,
+  HeartbeatResult,
+  MemoryJobStore,
+  MemoryStoreProbe,
+  OutcomeResult,
+} from '../store/index.js';
+import type { BatchIds } from './batch-ids.js';
 import { errorLine, rowView, type Caller, type EventLog } from './sim-event.js';
 import type { VirtualScheduler } from './virtual-scheduler.js';
 
@@ -18,6 +30,8 @@ export class StoreGateway {
     private readonly store: MemoryJobStore,
     private readonly log: EventLog,
     private readonly clock: VirtualScheduler,
+    /** Seeded ids for the batches the store writes (batch-ids.ts); without it, the store's own. */
+    private readonly batchIds?: BatchIds,
   ) {}
 
   /** The probe to build the store with: each write becomes an event as it happens. */
@@ -39,6 +53,7 @@ export class StoreGateway {
     let error: Error | null = null;
     try {
       result = await method.apply(this.store, args as unknown[]);
+      if (op === 'jobEnqueueBatch' && this.batchIds) result = this.batchIds.result(result as EnqueueBatchResult);
     } catch (thrown) {
       error = toError(thrown);
     }
@@ -91,6 +106,11 @@ function summarizeArgs(op: string, args: readonly unknown[]): unknown {
       ...(input.sequence === undefined ? {} : { sequence: input.sequence }),
     }));
   }
+  if (op === 'jobEnqueueBatch') {
+    // The jobs carry no ids (the store mints them): the answer names them, and the callbacks.
+    const { jobs, onSuccess, onComplete, onFailure } = first as EnqueueBatchParams;
+    return { jobs: jobs.length, callbacks: [onSuccess && 'onSuccess', onComplete && 'onComplete', onFailure && 'onFailure'].filter(Boolean) };
+  }
   if (op === 'jobCompleteMany') {
     const { workerId, outcomes } = first as { workerId: string; outcomes: { jobId: string; attempt: number; kind: string; delayMs?: number }[] };
     // A snooze keeps its delay, for the snooze oracle.
@@ -113,6 +133,10 @@ function summarizeResult(op: string, result: unknown): unknown {
   }
   if (op === 'jobListBlockedSequences') {
     return (result as BlockedSequence[]).map(({ key, job, nextJobId }) => ({ key, jobId: job.id, state: job.state, nextJobId }));
+  }
+  if (op === 'jobListBatches' || op === 'jobBatch') {
+    const summary = ({ id, total, pending, succeeded, failed, cancelled, ended, callbacks }: BatchSummary) => ({ id, total, pending, succeeded, failed, cancelled, ended, callbacks });
+    return op === 'jobBatch' ? result && summary(result as BatchSummary) : (result as BatchSummary[]).map(summary);
   }
   if (op === 'jobReplay' || op === 'jobGet') return result && { id: (result as JobRecord).id, state: (result as JobRecord).state };
   if (op === 'jobCancel') return { id: (result as { job: JobRecord }).job.id, outcome: (result as { outcome: string }).outcome };

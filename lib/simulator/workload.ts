@@ -1,12 +1,37 @@
 import type { SeededRandom } from '../core/index.js';
-import type { EnqueueInput, Rate, ScheduleInput } from '../store/index.js';
+import type { EnqueueBatchParams, EnqueueInput, Rate, ScheduleInput } from '../store/index.js';
 import { planLimitChanges, type LimitChange } from './limit-changes.js';
 import { planRateChanges, type RateChange } from './rate-changes.js';
-import { SIM_BROKEN_MAX_MS, SIM_DEBOUNCE_MAX_WINDOW_MS, SIM_MAX_SNOOZES, SIM_SNOOZE_MAX_MS, SIM_THROTTLE_MAX_WINDOW_MS, type WorkloadSettings } from './sim-settings.js';
+import {
+  SIM_BATCH_MAX_JOBS,
+  SIM_BROKEN_MAX_MS,
+  SIM_DEBOUNCE_MAX_WINDOW_MS,
+  SIM_MAX_SNOOZES,
+  SIM_SNOOZE_MAX_MS,
+  SIM_THROTTLE_MAX_WINDOW_MS,
+  SIM_WATCHED_MAX_PARENTS,
+  type WorkloadSettings,
+} from './sim-settings.js';
 
 /** How a simulated handler behaves, carried in the job's payload. */
 export interface SimPayload {
-  readonly kind: 'plain' | 'flaky' | 'poison' | 'permanent' | 'graph' | 'keyed' | 'scheduled' | 'unique' | 'snoozy' | 'debounced' | 'throttled' | 'sequenced';
+  readonly kind:
+    | 'plain'
+    | 'flaky'
+    | 'poison'
+    | 'permanent'
+    | 'graph'
+    | 'keyed'
+    | 'scheduled'
+    | 'unique'
+    | 'snoozy'
+    | 'debounced'
+    | 'throttled'
+    | 'sequenced'
+    | 'batched'
+    | 'callback'
+    | 'watched'
+    | 'watcher';
   /** Attempts that throw before one succeeds (flaky and graph jobs; snoozy ones after their snoozes). */
   readonly failTimes: number;
   /** Snoozy jobs: how many times the handler snoozes before it runs on, and for how long each time. */
@@ -30,7 +55,15 @@ export interface SimPayload {
 export interface EnqueueBatch {
   readonly atMs: number;
   readonly inputs: readonly EnqueueInput<SimPayload>[];
+  /**
+   * Set on a batch with callbacks: the producer writes it with `jobEnqueueBatch` (`inputs` are its
+   * jobs, which carry no ids: the store mints them) rather than `jobEnqueueMany`.
+   */
+  readonly callbacks?: SimBatchCallbacks;
 }
+
+/** The callbacks of a simulated batch: a non-empty set of the three. */
+export type SimBatchCallbacks = Pick<EnqueueBatchParams, 'onSuccess' | 'onComplete' | 'onFailure'>;
 
 /** Everything a run enqueues and changes, planned up front from the seed. */
 export interface Workload {
@@ -144,6 +177,9 @@ export function buildWorkload(
   const sequenceKeys = Array.from({ length: w.sequenceKeys }, (_, i) => `seq-${i}`);
   const sequenced = w.sequenced > 0 ? sequenceBursts(w, sequenceKeys, safetyMs, r, job) : [];
   batches.push(...sequenced);
+  // Batches with callbacks and on_failure dependants, drawn last of all, for the same reason.
+  for (let i = 0; i < w.batches; i++) batches.push(callbackBatch(w, safetyMs, r, job));
+  for (let i = 0; i < w.failureWatchers; i++) batches.push(...failureWatch(w, safetyMs, r, job));
   batches.sort((a, b) => a.atMs - b.atMs);
   const changes = limitChanges ? planLimitChanges(keys, safetyMs, limitChanges.everyMs, limitChanges.random) : [];
   return {
@@ -278,6 +314,63 @@ function sequenceBursts(
     left -= size;
   }
   return batches;
+}
+
+/** failTimes for a job of a batch or a watched parent: a quarter fail for good, a quarter a few times, the rest never. */
+function failTimesOf(w: WorkloadSettings, r: SeededRandom): number {
+  const roll = r.next();
+  return roll < 0.25 ? w.maxAttempts : roll < 0.5 ? 1 + r.nextInt(w.maxAttempts - 1) : 0;
+}
+
+/**
+ * A batch of 1 to {@link SIM_BATCH_MAX_JOBS} jobs for `jobEnqueueBatch`, with a random non-empty
+ * set of its three callbacks. A quarter of its jobs fail until their attempts run out (some of
+ * those throw `PermanentJobError` at once), a quarter fail a few times and then succeed, so about
+ * half the batches end with a failure; the callbacks now and then fail once. A batch's jobs carry
+ * no ids (the store mints them, and the batch id) but may be delayed; the callbacks are not.
+ */
+function callbackBatch(
+  w: WorkloadSettings,
+  safetyMs: number,
+  r: SeededRandom,
+  job: (kind: SimPayload['kind'], extra?: Partial<EnqueueInput<SimPayload>>, failTimes?: number) => EnqueueInput<SimPayload>,
+): EnqueueBatch {
+  const atMs = r.nextInt(Math.floor(safetyMs * 0.8));
+  const anonymous = ({ id: _minted, ...input }: EnqueueInput<SimPayload>): EnqueueInput<SimPayload> => input;
+  const inputs = Array.from({ length: 1 + r.nextInt(SIM_BATCH_MAX_JOBS) }, () => {
+    const failTimes = failTimesOf(w, r);
+    const permanent = failTimes === w.maxAttempts && r.next() < 0.3;
+    return anonymous(job(permanent ? 'permanent' : 'batched', {}, failTimes));
+  });
+  // Each of the seven non-empty sets of callbacks alike.
+  const set = 1 + r.nextInt(7);
+  const callback = () => anonymous(job('callback', { delayMs: 0 }, r.next() < 0.2 ? 1 : 0));
+  const callbacks: { -readonly [K in keyof SimBatchCallbacks]: SimBatchCallbacks[K] } = {};
+  if (set & 1) callbacks.onSuccess = callback();
+  if (set & 2) callbacks.onComplete = callback();
+  if (set & 4) callbacks.onFailure = callback();
+  return { atMs, inputs, callbacks };
+}
+
+/**
+ * One to {@link SIM_WATCHED_MAX_PARENTS} plain jobs (failing as a batch's do) and a dependant of
+ * theirs in mode `on_failure`, enqueued with `jobEnqueueMany`: with its parents, in one batch (either
+ * order), two times in three; otherwise 0.5 to 6 s after them, when some or all may have ended, so the store
+ * decides at the insert (cancelled when every parent succeeded, due when one did not).
+ */
+function failureWatch(
+  w: WorkloadSettings,
+  safetyMs: number,
+  r: SeededRandom,
+  job: (kind: SimPayload['kind'], extra?: Partial<EnqueueInput<SimPayload>>, failTimes?: number) => EnqueueInput<SimPayload>,
+): EnqueueBatch[] {
+  // Begun in the first 60 % of the safety phase, so a late dependant (up to 6 s after) is too.
+  const atMs = r.nextInt(Math.floor(safetyMs * 0.6));
+  const parents = Array.from({ length: 1 + r.nextInt(SIM_WATCHED_MAX_PARENTS) }, () => job('watched', {}, failTimesOf(w, r)));
+  const watcher = job('watcher', { dependsOn: parents.map((parent) => parent.id!), dependencyMode: 'on_failure', delayMs: 0 }, r.next() < 0.2 ? 1 : 0);
+  if (r.next() < 2 / 3) return [{ atMs, inputs: r.next() < 0.5 ? [...parents, watcher] : [watcher, ...parents] }];
+  // Later than any latency (at most 400 ms), so the parents are stored when it arrives.
+  return [{ atMs, inputs: parents }, { atMs: atMs + 500 + r.nextInt(5_501), inputs: [watcher] }];
 }
 
 /**

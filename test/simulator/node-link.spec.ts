@@ -3,7 +3,7 @@ import { SeededRandom } from '../../lib/core/index.js';
 import { MemoryJobStore } from '../../lib/store/index.js';
 import { EventLog, NodeLink, NodeTimers, StoreGateway, VirtualScheduler, type FaultSettings, type SimEvent } from '../../lib/simulator/index.js';
 
-const CALM: FaultSettings = { crashEveryMs: 0, isolateEveryMs: 0, isolateMaxMs: 0, pauseEveryMs: 0, hintLoss: 0, hintDuplicate: 0, hintDelayMaxMs: 0, ackLoss: 0, latencyMaxMs: 0, operatorEveryMs: 0, limitChangeEveryMs: 0, shutdownEveryMs: 0, rateChangeEveryMs: 0, sequenceOperatorEveryMs: 0 };
+const CALM: FaultSettings = { crashEveryMs: 0, isolateEveryMs: 0, isolateMaxMs: 0, pauseEveryMs: 0, hintLoss: 0, hintDuplicate: 0, hintDelayMaxMs: 0, ackLoss: 0, latencyMaxMs: 0, operatorEveryMs: 0, limitChangeEveryMs: 0, shutdownEveryMs: 0, rateChangeEveryMs: 0, sequenceOperatorEveryMs: 0, batchOperatorEveryMs: 0 };
 const JOB = { id: '0195f4c2-7c4b-7a41-9d2e-3b1c5a6f7e80', name: 'sim.work', payload: {} };
 
 function setup(faults: Partial<FaultSettings> = {}) {

@@ -44,7 +44,14 @@ export async function expectCleanSeeds(base: bigint, count: number): Promise<voi
   expect(summary.coverage.sequenceContinues).toBeGreaterThan(0);
   expect(summary.coverage.sequenceCancelsInLine).toBeGreaterThan(0);
   expect(summary.coverage.sequenceReplaysReleased).toBeGreaterThan(0);
-  for (const kind of ['crash', 'isolate_fail', 'isolate_withhold', 'pause', 'hint_lost', 'hint_duplicated', 'hint_delayed', 'ack_lost', 'operator_cancel', 'operator_replay', 'operator_discard', 'operator_limit', 'operator_rate_limit', 'shutdown']) {
+  // Batch callbacks ran and were cancelled unrun as their batches ended, and so were on_failure
+  // dependants; operators cancelled whole batches.
+  expect(summary.coverage.batchCallbacksRun).toBeGreaterThan(0);
+  expect(summary.coverage.batchCallbacksSkipped).toBeGreaterThan(0);
+  expect(summary.coverage.onFailureRuns).toBeGreaterThan(0);
+  expect(summary.coverage.onFailureSkips).toBeGreaterThan(0);
+  expect(summary.coverage.batchCancels).toBeGreaterThan(0);
+  for (const kind of ['crash', 'isolate_fail', 'isolate_withhold', 'pause', 'hint_lost', 'hint_duplicated', 'hint_delayed', 'ack_lost', 'operator_cancel', 'operator_replay', 'operator_discard', 'operator_limit', 'operator_rate_limit', 'operator_batch_cancel', 'shutdown']) {
     expect({ kind, injected: (summary.faults[kind] ?? 0) > 0 }).toEqual({ kind, injected: true });
   }
 }

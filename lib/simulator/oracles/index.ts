@@ -1,4 +1,5 @@
 import { AttemptBudgetOracle } from './attempt-budget.oracle.js';
+import { BatchOracle } from './batch.oracle.js';
 import { ClaimFillOracle } from './claim-fill.oracle.js';
 import { ConcurrencyLimitOracle } from './concurrency-limit.oracle.js';
 import { DependencyOrderOracle } from './dependency-order.oracle.js';
@@ -21,8 +22,10 @@ import { UniqueKeyOracle } from './unique-key.oracle.js';
 import { WindowOracle } from './window.oracle.js';
 
 export * from './oracle.js';
+export type { WaiterDue } from './batch.oracle.js';
 export {
   AttemptBudgetOracle,
+  BatchOracle,
   ClaimFillOracle,
   ConcurrencyLimitOracle,
   DependencyOrderOracle,
@@ -48,18 +51,20 @@ export {
 export function createOracles(
   caps: ReadonlyMap<string, number>,
   options: { shutdownBoundMs: number },
-): { all: Oracle[]; limits: ConcurrencyLimitOracle; rates: RateLimitOracle; fill: ClaimFillOracle; windows: WindowOracle; sequences: SequenceOracle } {
+): { all: Oracle[]; limits: ConcurrencyLimitOracle; rates: RateLimitOracle; fill: ClaimFillOracle; windows: WindowOracle; sequences: SequenceOracle; batches: BatchOracle } {
   const limits = new ConcurrencyLimitOracle(caps);
   const rates = new RateLimitOracle();
   const fill = new ClaimFillOracle(caps);
   const windows = new WindowOracle();
   const sequences = new SequenceOracle();
+  const batches = new BatchOracle();
   return {
     limits,
     rates,
     fill,
     windows,
     sequences,
+    batches,
     all: [
       new OutcomeProvenanceOracle(),
       new ProgressProvenanceOracle(),
@@ -76,6 +81,7 @@ export function createOracles(
       new UniqueKeyOracle(),
       windows,
       sequences,
+      batches,
       new PriorityOrderOracle(),
       fill,
       new ScheduleCatchUpOracle(),

@@ -38,7 +38,9 @@ export type MutantName =
   | 'throttle_ignores_window'
   | 'debounce_keeps_first_payload'
   | 'sequence_ignored'
-  | 'sequence_block_ignored';
+  | 'sequence_block_ignored'
+  | 'on_failure_ignored'
+  | 'batch_callback_early';
 
 const real = LIFECYCLE_RULES;
 const REPORTS = new Set<JobEvent['kind']>(['succeed', 'fail', 'dead_letter', 'snooze', 'quarantine', 'relinquish']);
@@ -271,6 +273,31 @@ function sequenceBlockIgnored(store: MemoryJobStore): void {
     enqueue({ ...params, jobs: params.jobs.map((job) => (job.sequence === undefined ? job : { ...job, sequence: { ...job.sequence, afterFailure: 'continue' } })) });
 }
 
+/**
+ * An `on_failure` dependant whose last parent ends with none failed is released, as an
+ * `on_any_terminal` one would be, instead of cancelled: a batch's onFailure runs when every job
+ * succeeded.
+ */
+const onFailureIgnored: LifecycleRules = {
+  ...real,
+  transition: (job, event, now) => real.transition(job, event.kind === 'parents_succeeded' ? { kind: 'release' } : event, now),
+};
+
+/**
+ * A batch callback is due once its latch is down to 1, one job of its batch short, as if the release
+ * counted down to 1 rather than 0: the claim takes it while that job has yet to end. The rules read
+ * the stored row, which the in-memory store passes whole: its latch and its callback kind.
+ */
+function oneJobShort(job: LifecycleFields): boolean {
+  const row = job as LifecycleFields & { readonly pendingParents?: number; readonly batchCallback?: string | null };
+  return job.state === 'awaiting_parents' && row.batchCallback != null && row.pendingParents === 1;
+}
+const batchCallbackEarly: LifecycleRules = {
+  ...real,
+  isClaimable: (job, now) => real.isClaimable(oneJobShort(job) ? { ...job, state: 'scheduled' } : job, now),
+  transition: (job, event, now) => real.transition(event.kind === 'claim' && oneJobShort(job) ? { ...job, state: 'scheduled' } : job, event, now),
+};
+
 /** Every mutant, with the oracle that must catch it. */
 export const MUTANTS: readonly Mutant[] = [
   { name: 'no_fence', description: 'the outcome write ignores the lease', caughtBy: 'outcome_provenance', rules: noFence },
@@ -319,6 +346,18 @@ export const MUTANTS: readonly Mutant[] = [
     caughtBy: 'sequence_order',
     rules: real,
     sabotageStore: sequenceBlockIgnored,
+  },
+  {
+    name: 'on_failure_ignored',
+    description: "an on_failure dependant is released when its parents all succeeded, as if its mode were on_any_terminal, so a batch's onFailure runs after a batch that succeeded",
+    caughtBy: 'batch_callbacks',
+    rules: onFailureIgnored,
+  },
+  {
+    name: 'batch_callback_early',
+    description: 'a batch callback is due once its latch is down to 1, so it runs while the last job of its batch has yet to end',
+    caughtBy: 'batch_callbacks',
+    rules: batchCallbackEarly,
   },
 ];
 
