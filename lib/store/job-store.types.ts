@@ -1185,7 +1185,8 @@ export interface OperatorStore extends StoreInfo {
   /**
    * Cancels every job of a batch that has not ended, its callbacks first, so no callback runs for a
    * batch an operator stopped. Each job is cancelled as {@link OperatorStore.jobCancel} would, with
-   * an audit entry of its own; a running one is asked to stop. A batch that has ended changes nothing.
+   * an audit entry of its own; a running one is asked to stop. A batch that has ended changes nothing;
+   * a batch id no stored job has is refused with BatchNotFoundError.
    */
   jobCancelBatch(params: BatchCancelParams): Promise<BatchCancelResult>;
 

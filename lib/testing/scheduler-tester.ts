@@ -176,14 +176,14 @@ export class SchedulerTester implements OnModuleInit {
   }
 
   /**
-   * Inline mode: `enqueue` and `enqueueMany` resolve once the jobs they enqueued, and what those
+   * Inline mode: `enqueue`, `enqueueMany` and `enqueueBatch` resolve once the jobs they enqueued, and what those
    * lead to, have run. The module's own client is wrapped, so every service that injects it gets
    * the behaviour. An enqueue inside the host's transaction (`manager`) is not run there, as the
    * job does not exist before that transaction commits: it runs at the next drain.
    */
   private runEnqueuesInline(): void {
-    const client = this.client as unknown as Record<'enqueue' | 'enqueueMany', (...args: unknown[]) => Promise<unknown>>;
-    for (const method of ['enqueue', 'enqueueMany'] as const) {
+    const client = this.client as unknown as Record<'enqueue' | 'enqueueMany' | 'enqueueBatch', (...args: unknown[]) => Promise<unknown>>;
+    for (const method of ['enqueue', 'enqueueMany', 'enqueueBatch'] as const) {
       const original = client[method].bind(this.client);
       const optionsAt = method === 'enqueue' ? 2 : 1;
       client[method] = async (...args: unknown[]) => {

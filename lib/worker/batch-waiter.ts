@@ -32,7 +32,7 @@ export async function waitForBatch(
 ): Promise<BatchSummary> {
   const timers = waiter.timers ?? realTimers;
   const id = assertUuid(batchId, 'batchId');
-  const { timeoutMs, signal } = checkWaitOptions(options);
+  const { timeoutMs, signal } = checkWaitOptions(options, 'waitForBatch');
   if (signal?.aborted) throw new BatchWaitAbortedError(id, signal.reason);
   const started = Date.now();
   const left = () => (timeoutMs === undefined ? undefined : timeoutMs - (Date.now() - started));

@@ -358,9 +358,9 @@ function leanSuccess(id: string, seen: JobStatus): JobWaitResult {
 const WAIT_OPTIONS = ['timeoutMs', 'signal'];
 
 /** `waitFor`'s options, checked: an object with an optional whole `timeoutMs` and an optional AbortSignal. */
-export function checkWaitOptions(options: WaitForOptions): WaitForOptions {
+export function checkWaitOptions(options: WaitForOptions, what = 'waitFor'): WaitForOptions {
   // An unknown key is refused: `{ timeout: 5 }` would otherwise wait with no timeout at all.
-  const { timeoutMs, signal } = checkOptions(options, WAIT_OPTIONS, { what: 'waitFor' }) ?? {};
+  const { timeoutMs, signal } = checkOptions(options, WAIT_OPTIONS, { what }) ?? {};
   if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMEOUT_MS)) {
     throw new InvalidArgumentError(`timeoutMs must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}, got ${showValue(timeoutMs)}.`, 'timeoutMs');
   }

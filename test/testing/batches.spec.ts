@@ -172,6 +172,18 @@ describe('client.enqueueBatch under the testing kit', () => {
     expect(await client.getBatch(MISSING)).toBeNull();
   });
 
+  it('inline: enqueueBatch resolves once the batch and its callbacks have run', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [SchedulerTestingModule.forRoot({ jobs: [Resize], inline: true })],
+      providers: [ResizeImage, Done, Published, Broken],
+    }).compile();
+    app = await moduleRef.init();
+    const client = app.get(SchedulerClient);
+    const batch = await client.enqueueBatch([{ job: Resize, payload: { image: 'a.png' } }], { onComplete: { name: 'album.done', payload: { album: 't' } } });
+    expect(seen.map((entry) => entry.name)).toEqual(['album.done']);
+    expect(await client.getBatch(batch.batchId)).toMatchObject({ ended: true, succeeded: 1, callbacks: [{ kind: 'complete', state: 'succeeded' }] });
+  });
+
   it('refuses bad batches before anything is written, naming the place', async () => {
     const { client } = await boot();
     const refuse = async (call: () => Promise<unknown>, message: RegExp) => {
@@ -185,6 +197,8 @@ describe('client.enqueueBatch under the testing kit', () => {
     await refuse(() => client.enqueueBatch([{ job: Resize, payload: { image: 'a' } }], { onDone: {} } as never), /onDone/);
     await refuse(() => client.enqueueBatch('x' as never, { onComplete: { name: 'album.done', payload: { album: 'v' } } }), /^enqueueBatch needs an array of jobs\.$/);
     await refuse(() => client.getBatch('nope'), /batchId/);
+    await refuse(() => client.waitForBatch(MISSING, { timeout: 5 } as never), /^timeout is not a known waitForBatch option/);
+    await expect(client.cancelBatch(MISSING)).rejects.toThrow(BatchNotFoundError);
     expect(await client.list()).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import { assertUuid, IllegalTransitionError, InvalidArgumentError, showValue, type CancelOutcome } from '../../core/index.js';
+import { assertUuid, BatchNotFoundError, IllegalTransitionError, InvalidArgumentError, showValue, type CancelOutcome } from '../../core/index.js';
 import type { BatchCancelParams, BatchCancelResult, BatchParams, BatchSummary, CancelResult, JobCancelParams, ListBatchesParams } from '../job-store.types.js';
 import type { StoreDriver } from '../checked/store-driver.js';
 import { optionalParamsOf, paramsOf } from '../checked/params-of.js';
@@ -41,7 +41,8 @@ export async function listBatches(driver: StoreDriver, params: ListBatchesParams
 /**
  * Cancels every job of the batch that has not ended, callbacks first, through `cancel` (the
  * store's own jobCancel: each decided, written and audited as one cancel). Reads the open jobs a
- * page at a time until none is left; a job that ended in between is counted as nothing.
+ * page at a time until none is left; a job that ended in between is counted as nothing. A batch
+ * id no stored job has is refused with {@link BatchNotFoundError}, as the dashboard and CLI refuse it.
  */
 export async function cancelBatch(
   driver: StoreDriver,
@@ -56,7 +57,10 @@ export async function cancelBatch(
   for (;;) {
     // A running job asked to stop stays open until its worker sees the request: skip it on later pages.
     const open = (await driver.jobBatchOpen({ batchId, limit: CANCEL_PAGE + asked.size })).filter((id) => !asked.has(id));
-    if (open.length === 0) break;
+    if (open.length === 0) {
+      if (asked.size === 0 && (await driver.jobBatch({ batchId, failedLimit: 0 })) === null) throw new BatchNotFoundError(batchId);
+      break;
+    }
     for (const jobId of open) {
       const outcome = await cancel({ jobId, ...(p.actor === undefined ? {} : { actor: p.actor }), onlyFrom: ['scheduled', 'awaiting_parents', 'running'] }).then((result) => result.outcome, endedMeanwhile);
       if (outcome === 'cancelled') cancelled += 1;

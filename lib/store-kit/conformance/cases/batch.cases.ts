@@ -1,5 +1,5 @@
 import { expect, it } from '@jest/globals';
-import { ALL_PARENTS_SUCCEEDED, type JobRecord } from '../../../core/index.js';
+import { ALL_PARENTS_SUCCEEDED, BatchNotFoundError, type JobRecord } from '../../../core/index.js';
 import type { EnqueueBatchParams, EnqueueInput, JobStore } from '../../../store/index.js';
 import type { SuiteContext } from '../harness.js';
 import { enqueue, expectRefused, LEASE_MS, mustGet } from './helpers.js';
@@ -206,6 +206,7 @@ export function batchCases(ctx: SuiteContext): void {
     // Asking again changes nothing it already asked for.
     expect(await h.store.jobCancelBatch({ batchId })).toEqual({ cancelled: 0, cancelRequested: 0 });
     await expectRefused(() => h.store.jobCancelBatch({ batchId: 'x' }), /batchId/);
+    await expectRefused(() => h.store.jobCancelBatch({ batchId: '0190a5a1-0000-7000-8000-000000000009' }), /^No batch with id 0190a5a1-0000-7000-8000-000000000009 exists\.$/, BatchNotFoundError);
   });
 
   it('a callback runs once: replaying a failed job after the batch ended does not run it again', async () => {
