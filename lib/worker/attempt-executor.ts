@@ -89,12 +89,17 @@ export class AttemptExecutor {
       // The job's own retry fields, set at enqueue on whichever node produced it, win over the
       // handler's. Snoozed runs are not failures: the backoff counts the failed attempts only.
       const delay = retryDelayMs(Math.max(1, job.attempt - job.snoozes), effectiveRetryPolicy(definition.retry, job.retry), this.deps.random);
-      logger.warn(
-        job.attempt < job.maxAttempts
-          ? `${job.name} ${job.id} attempt ${job.attempt} of ${job.maxAttempts} failed (${message}); retrying in ${delay} ms.`
-          : `${job.name} ${job.id} attempt ${job.attempt} of ${job.maxAttempts} failed (${message}); no attempts left.`,
-        jobLogFields(job),
-      );
+      // A cancel request wins over the failure it caused: the outcome write ends the job cancelled, never retried.
+      if (abort.reason === 'cancel_requested') {
+        logger.log(`${job.name} ${job.id} attempt ${job.attempt} stopped: an operator cancelled the job, which ends cancelled.`, jobLogFields(job));
+      } else {
+        logger.warn(
+          job.attempt < job.maxAttempts
+            ? `${job.name} ${job.id} attempt ${job.attempt} of ${job.maxAttempts} failed (${message}); retrying in ${delay} ms.`
+            : `${job.name} ${job.id} attempt ${job.attempt} of ${job.maxAttempts} failed (${message}); no attempts left.`,
+          jobLogFields(job),
+        );
+      }
       return report({ jobId: job.id, attempt: job.attempt, kind: 'failed', error: errorDetail(error), retryDelayMs: delay }, describeError(error, 'class'));
     }
 

@@ -218,6 +218,35 @@ describe('WorkerNode on the in-memory store', () => {
     expect(await memory.jobGet({ jobId: id })).toMatchObject({ state: 'cancelled', lastError: expect.stringContaining('aborted: cancel_requested') });
   });
 
+  it('logs an attempt an operator cancelled as stopped, not as a failure that retries', async () => {
+    const lines: string[] = [];
+    const logger = { log: (m: string) => lines.push(`log ${m}`), warn: (m: string) => lines.push(`warn ${m}`), error: (m: string) => lines.push(`error ${m}`) };
+    const timers = new ManualTimers();
+    const memory = new MemoryJobStore({ clock: timers.clock });
+    const handlers = {
+      cancellable: {
+        handle: (_payload: never, ctx: { signal: AbortSignal }) => new Promise<void>((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('aborted')))),
+      },
+    };
+    const node = new WorkerNode({
+      store: memory,
+      invoker: new FunctionInvoker(handlers),
+      options: { concurrency: 4, pollIntervalMs: 1_000, heartbeatIntervalMs: 10_000, leaseMs: 30_000, workerId: 'node-1' },
+      clock: timers.clock,
+      timers,
+      random: new SeededRandom(1n),
+      logger,
+    });
+    nodes.push(node);
+    const { id } = await memory.jobEnqueue({ job: { name: 'cancellable', payload: 1, maxAttempts: 5 } });
+    await node.start();
+    await settle();
+    await memory.jobCancel({ jobId: id });
+    await timers.advance(10_000);
+    expect((await memory.jobGet({ jobId: id }))!.state).toBe('cancelled');
+    expect(lines.filter((line) => line.includes(id))).toEqual([`log cancellable ${id} attempt 1 stopped: an operator cancelled the job, which ends cancelled.`]);
+  });
+
   it('on shutdown waits for running attempts, then hands back what outlives the grace period', async () => {
     const b = blocking();
     const quick = { handle: async () => {} };
