@@ -432,8 +432,9 @@ export class SchedulerClient {
     const { name, job: definition, payload, ...options } = readOnce(job, ['name', 'job', 'payload']);
     const registered = this.registered({ name, job: definition }, where !== undefined ? `${where}.name` : index === undefined ? 'name' : `jobs[${index}].name`);
     const priority = registered.priority === undefined ? {} : { priority: registered.priority };
-    // The handler's sequence unless the call names its own: its key function may throw for a payload it was not meant for.
-    const sequence = options.sequence === undefined ? declaredSequence(registered.name, registered.sequence, payload) : {};
+    // The handler's sequence unless the call names its own: its key function may throw for a payload
+    // it was not meant for. A batch callback (`where`) waits for its batch, never for a sequence.
+    const sequence = options.sequence === undefined && where === undefined ? declaredSequence(registered.name, registered.sequence, payload) : {};
     return { queue: registered.queue, maxAttempts: registered.maxAttempts, ...priority, ...this.concurrency(registered, payload), ...sequence, ...stripUndefined(options), name: registered.name, payload };
   }
 

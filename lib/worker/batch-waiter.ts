@@ -6,8 +6,6 @@ import {
   isTerminalState,
   JobFailedError,
   JobNotFoundError,
-  JobWaitAbortedError,
-  JobWaitTimeoutError,
 } from '../core/index.js';
 import type { BatchSummary, OperatorStore } from '../store/index.js';
 import { checkWaitOptions, type JobWaiter, type WaitForOptions } from './job-waiter.js';
@@ -34,47 +32,65 @@ export async function waitForBatch(
   const id = assertUuid(batchId, 'batchId');
   const { timeoutMs, signal } = checkWaitOptions(options, 'waitForBatch');
   if (signal?.aborted) throw new BatchWaitAbortedError(id, signal.reason);
-  const started = Date.now();
-  const left = () => (timeoutMs === undefined ? undefined : timeoutMs - (Date.now() - started));
-  const read = async () => {
-    const summary = await store.jobBatch({ batchId: id });
-    if (summary === null) throw new BatchNotFoundError(id);
-    return summary;
-  };
-  let summary = await read();
-  for (const callback of summary.callbacks) {
-    if (isTerminalState(callback.state)) continue;
-    const remaining = left();
-    if (remaining !== undefined && remaining < 1) throw new BatchWaitTimeoutError(id, timeoutMs!);
-    await waiter.waitFor(callback.jobId, { ...(remaining === undefined ? {} : { timeoutMs: remaining }), ...(signal ? { signal } : {}) }).catch((error: unknown) => {
-      // A callback that ended any way at all has ended; one that retention or the lean finish removed too.
-      if (error instanceof JobFailedError || error instanceof JobNotFoundError) return;
-      if (error instanceof JobWaitTimeoutError) throw new BatchWaitTimeoutError(id, timeoutMs!);
-      if (error instanceof JobWaitAbortedError) throw new BatchWaitAbortedError(id, signal?.reason);
-      throw error;
-    });
-  }
-  let pause = MIN_POLL_MS;
-  for (;;) {
-    summary = await read();
-    if (summary.ended && summary.callbacks.every((callback) => isTerminalState(callback.state))) return summary;
-    const remaining = left();
-    if (remaining !== undefined && remaining < 1) throw new BatchWaitTimeoutError(id, timeoutMs!);
-    await sleep(Math.min(pause, remaining ?? pause), timers, signal, id);
-    pause = Math.min(pause * 2, MAX_POLL_MS);
+  // One stop for every wait inside: the caller's signal, or the one deadline, on the waiter's timers
+  // (under the testing kit, the kit's clock).
+  const stop = new AbortController();
+  const onAbort = () => stop.abort(new BatchWaitAbortedError(id, signal!.reason));
+  signal?.addEventListener('abort', onAbort, { once: true });
+  const deadline = timeoutMs === undefined ? undefined : timers.setTimeout(() => stop.abort(new BatchWaitTimeoutError(id, timeoutMs)), timeoutMs);
+  try {
+    return await untilEnded(store, waiter, id, stop.signal, timers);
+  } catch (error) {
+    // The wait that the stop aborted reports the stop's own reason.
+    throw stop.signal.aborted ? stop.signal.reason : error;
+  } finally {
+    if (deadline !== undefined) timers.clearTimeout(deadline);
+    signal?.removeEventListener('abort', onAbort);
   }
 }
 
-function sleep(ms: number, timers: Timers, signal: AbortSignal | undefined, batchId: string): Promise<void> {
+async function untilEnded(
+  store: Pick<OperatorStore, 'jobBatch'>,
+  waiter: Pick<JobWaiter, 'waitFor'>,
+  id: string,
+  stop: AbortSignal,
+  timers: Timers,
+): Promise<BatchSummary> {
+  const read = async (failedLimit?: number) => {
+    const summary = await store.jobBatch({ batchId: id, ...(failedLimit === undefined ? {} : { failedLimit }) });
+    if (summary === null) throw new BatchNotFoundError(id);
+    return summary;
+  };
+  const ended = (summary: BatchSummary) => summary.ended && summary.callbacks.every((callback) => isTerminalState(callback.state));
+  const first = await read(0);
+  for (const callback of first.callbacks) {
+    if (isTerminalState(callback.state)) continue;
+    await waiter.waitFor(callback.jobId, { signal: stop }).catch((error: unknown) => {
+      // A callback that ended any way at all has ended; one that retention or the lean finish removed too.
+      if (error instanceof JobFailedError || error instanceof JobNotFoundError) return;
+      throw error;
+    });
+  }
+  // Counted without failed ids while it waits; the summary it resolves with is read whole.
+  let pause = MIN_POLL_MS;
+  while (!ended(await read(0))) {
+    await sleep(pause, timers, stop);
+    pause = Math.min(pause * 2, MAX_POLL_MS);
+  }
+  return read();
+}
+
+function sleep(ms: number, timers: Timers, stop: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     const onAbort = () => {
       timers.clearTimeout(timer);
-      reject(new BatchWaitAbortedError(batchId, signal!.reason));
+      reject(stop.reason);
     };
     const timer = timers.setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
+      stop.removeEventListener('abort', onAbort);
       resolve();
     }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
+    if (stop.aborted) onAbort();
+    else stop.addEventListener('abort', onAbort, { once: true });
   });
 }

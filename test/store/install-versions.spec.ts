@@ -31,8 +31,9 @@ const POSTGRES_FINGERPRINTS: Record<number, string> = {
   // releases rather than cancels, a discarded dead letter settles; the lean finish keeps sequence jobs.
   7: 'ff65031f446ce8e0',
   // Batches (migration 0023): an on_failure dependant lowers its latch however a parent ended, remembers a parent that did
-  // not succeed, and is cancelled, as a cascade cancels, when its last parent ends with every parent succeeded.
-  8: '205a83a7580469f5',
+  // not succeed, and is cancelled, as a cascade cancels, when its last parent ends with every parent succeeded; a
+  // frontier's parents are read by key, and a write settles three more edges per job it ended.
+  8: 'c46ea20c30957cea',
 };
 const SQLITE_FINGERPRINTS: Record<number, string> = {
   1: '5e1b42476d6e1bdb',

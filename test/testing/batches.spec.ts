@@ -18,6 +18,8 @@ import { SchedulerTester, SchedulerTestingModule } from '../../lib/testing/index
 
 const MISSING = '0190a5a0-0000-7000-8000-00000000f00d';
 const Resize = defineJob<{ image: string; broken?: boolean }>({ name: 'image.resize', maxAttempts: 1 });
+/** A definition with a declared sequence: as a batch callback it waits for its batch, not its sequence. */
+const Audit = defineJob<{ album: string }>({ name: 'album.audit', sequence: { key: (payload) => `album:${payload.album}` } });
 
 /** What the callbacks saw when they ran, in order. */
 const seen: { name: string; batch: BatchSummary | null }[] = [];
@@ -70,7 +72,7 @@ describe('client.enqueueBatch under the testing kit', () => {
 
   async function boot() {
     const moduleRef = await Test.createTestingModule({
-      imports: [SchedulerTestingModule.forRoot({ jobs: [Resize] })],
+      imports: [SchedulerTestingModule.forRoot({ jobs: [Resize, Audit] })],
       providers: [ResizeImage, Done, Published, Broken],
     }).compile();
     app = await moduleRef.init();
@@ -153,6 +155,24 @@ describe('client.enqueueBatch under the testing kit', () => {
     expect(seen).toEqual([]);
   });
 
+  it('a wait that outlives its callbacks still gives up at its timeout, on the kit clock', async () => {
+    const { client, tester } = await boot();
+    const batch = await client.enqueueBatch(
+      [{ job: Resize, payload: { image: 'bad.png', broken: true } }, { job: Resize, payload: { image: 'late.png' }, delayMs: 60_000 }],
+      { onSuccess: { name: 'album.published', payload: { album: 's' } } },
+    );
+    const wait = track(client.waitForBatch(batch.batchId, { timeoutMs: 5_000 }));
+    await tester.drain();
+    await turns();
+    expect(await client.get(batch.callbacks.onSuccess!)).toMatchObject({ state: 'cancelled' });
+    await tester.advance(4_000);
+    await turns();
+    expect(wait.settled).toBe(false);
+    await tester.advance(1_000);
+    await turns();
+    expect(wait.error).toBeInstanceOf(BatchWaitTimeoutError);
+  });
+
   it('a wait gives up after its timeout on the kit clock, aborts with its signal, and refuses an unknown batch', async () => {
     const { client, tester } = await boot();
     // Due in a minute: the five seconds the kit's clock moves run nothing.
@@ -182,6 +202,14 @@ describe('client.enqueueBatch under the testing kit', () => {
     const batch = await client.enqueueBatch([{ job: Resize, payload: { image: 'a.png' } }], { onComplete: { name: 'album.done', payload: { album: 't' } } });
     expect(seen.map((entry) => entry.name)).toEqual(['album.done']);
     expect(await client.getBatch(batch.batchId)).toMatchObject({ ended: true, succeeded: 1, callbacks: [{ kind: 'complete', state: 'succeeded' }] });
+  });
+
+  it('a definition that declares a sequence can be a callback: the batch, not the sequence, decides when it runs', async () => {
+    const { client } = await boot();
+    const batch = await client.enqueueBatch([{ job: Resize, payload: { image: 'a.png' } }], { onComplete: { job: Audit, payload: { album: 'r' } } });
+    expect(await client.get(batch.callbacks.onComplete!)).toMatchObject({ state: 'awaiting_parents', sequence: null, batch: { callback: 'complete' } });
+    const plain = await client.enqueue(Audit, { album: 'r' });
+    expect(await client.get(plain.id)).toMatchObject({ sequence: { key: 'album:r' } });
   });
 
   it('refuses bad batches before anything is written, naming the place', async () => {

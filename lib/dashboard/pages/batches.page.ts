@@ -74,7 +74,7 @@ export function batchesPage(ctx: PageContext, page: BatchPage): SafeHtml {
   const pager = html`<nav class="pager">${page.before === null ? '' : html`<a href="${href(ctx.base, ['batches'])}">Newest batches</a>`}
 ${page.next === null ? '' : html`<a rel="next" href="${href(ctx.base, ['batches'], { before: page.next })}">Older batches</a>`}</nav>`;
   const body = html`<p>Batches written with <code>enqueueBatch</code>, newest first, ${BATCHES_PER_PAGE} at a time. Each counts its jobs as the store holds them now (a job retention deleted is not counted); failed means dead-lettered or quarantined. Its callbacks run when its jobs have ended: <code>onSuccess</code> when all succeeded, <code>onComplete</code> whatever became of them, <code>onFailure</code> when at least one did not succeed.</p>
-<div class="scroll"><table id="batches" data-live>
+<div class="scroll"><table id="batches">
 <thead><tr><th>Batch</th><th>Written</th><th>Progress</th><th class="num">Jobs</th><th class="num">Pending</th><th class="num">Succeeded</th><th class="num">Failed</th><th class="num">Cancelled</th><th>Callbacks</th></tr></thead>
 <tbody>${rows.length ? rows : html`<tr><td colspan="9">${page.before === null ? 'No batch is stored.' : 'No batch is older than this one.'}</td></tr>`}</tbody>
 </table></div>

@@ -34,7 +34,6 @@ export function jobColumns(alias = 'j'): string {
     'sequence_mode',
     'batch_id',
     'batch_callback',
-    'parent_failed',
     'retry::text AS retry',
     'traceparent',
     'tracestate',
@@ -86,7 +85,8 @@ export interface PgJobRow {
   sequence_mode: 'block' | 'continue' | null;
   batch_id: string | null;
   batch_callback: BatchCallbackKind | null;
-  parent_failed: boolean;
+  /** Not read back: the settle function alone decides with it, inside the database. */
+  parent_failed?: boolean;
   retry: string | null;
   traceparent: string | null;
   tracestate: string | null;
@@ -127,7 +127,7 @@ export function fromPgRow(row: PgJobRow): JobRow {
     sequenceMode: row.sequence_mode,
     batchId: row.batch_id,
     batchCallback: row.batch_callback,
-    parentFailed: row.parent_failed,
+    parentFailed: row.parent_failed ?? false,
     retry: row.retry,
     traceparent: row.traceparent,
     tracestate: row.tracestate,

@@ -132,6 +132,50 @@ export function batchCases(ctx: SuiteContext): void {
     expect(await mustGet(h.store, tolerant)).toMatchObject({ state: 'scheduled' });
   });
 
+  it('on_failure dependants past an outcome write\'s budget are decided by the maintenance sweep, as the write decides its own', async () => {
+    const h = await ctx.open();
+    const ok = await enqueue(h.store, { name: 'ok' });
+    const bad = await enqueue(h.store, { name: 'bad' });
+    // 1,010 dependants of each: more than one outcome write settles (1,000 edges and three per job it ends).
+    const fanOut = (parent: string) => Array.from({ length: 1_010 }, (_, i) => ({ name: 'watch', payload: i, dependsOn: [parent], dependencyMode: 'on_failure' as const }));
+    const watchingOk = (await h.store.jobEnqueueMany({ jobs: fanOut(ok) })).map((r) => r.id);
+    const watchingBad = (await h.store.jobEnqueueMany({ jobs: fanOut(bad) })).map((r) => r.id);
+    const claimed = await h.store.jobClaim({ workerId: 'w', limit: 10, queues: ['default'], leaseMs: LEASE_MS });
+    const byName = new Map(claimed.map((c) => [c.name, c]));
+    await report(h.store, byName.get('ok')!, 'succeeded');
+    await report(h.store, byName.get('bad')!, 'dead_lettered');
+    while ((await h.store.jobSettleDependencies({ limit: 500 })) > 0);
+    for (const id of [watchingOk[0]!, watchingOk[1_009]!]) expect(await mustGet(h.store, id)).toMatchObject({ state: 'cancelled', lastError: ALL_PARENTS_SUCCEEDED });
+    for (const id of [watchingBad[0]!, watchingBad[1_009]!]) expect(await mustGet(h.store, id)).toMatchObject({ state: 'scheduled', pendingParents: 0 });
+    const stats = await h.store.jobStats();
+    const count = (state: string) => stats.counts.filter((c) => c.state === state).reduce((sum, c) => sum + c.count, 0);
+    expect(count('awaiting_parents')).toBe(0);
+    expect(count('cancelled')).toBe(1_010);
+  });
+
+  it('an on_failure job in a sequence: the sequence edge is never a failure, its other parents decide', async () => {
+    const h = await ctx.open();
+    await enqueue(h.store, { name: 'first', sequence: { key: 'k' }, maxAttempts: 1 });
+    const watched = await enqueue(h.store, { name: 'watched' });
+    const cleanup = await enqueue(h.store, { name: 'cleanup', sequence: { key: 'k', afterFailure: 'continue' }, dependsOn: [watched], dependencyMode: 'on_failure' });
+    expect(await mustGet(h.store, cleanup)).toMatchObject({ state: 'awaiting_parents', pendingParents: 2 });
+    const claimed = await claimAll(h.store);
+    const byName = new Map(claimed.map((c) => [c.name, c]));
+    // The job before it in the sequence fails for good (the sequence goes on: continue); the watched job succeeds.
+    await report(h.store, byName.get('first')!, 'dead_lettered');
+    expect(await mustGet(h.store, cleanup)).toMatchObject({ state: 'awaiting_parents', pendingParents: 1 });
+    await report(h.store, byName.get('watched')!, 'succeeded');
+    expect(await mustGet(h.store, cleanup)).toMatchObject({ state: 'cancelled', lastError: ALL_PARENTS_SUCCEEDED });
+    // And with the watched job failing, the same shape runs.
+    await enqueue(h.store, { name: 'second', sequence: { key: 'k2' } });
+    const broken = await enqueue(h.store, { name: 'broken' });
+    const runs = await enqueue(h.store, { name: 'cleanup', sequence: { key: 'k2', afterFailure: 'continue' }, dependsOn: [broken], dependencyMode: 'on_failure' });
+    const more = new Map((await claimAll(h.store)).map((c) => [c.name, c]));
+    await report(h.store, more.get('broken')!, 'dead_lettered');
+    await report(h.store, more.get('second')!, 'succeeded');
+    expect(await mustGet(h.store, runs)).toMatchObject({ state: 'scheduled', pendingParents: 0 });
+  });
+
   it('a batch of 1,000 jobs: one write of 999 outcomes settles its 2,997 edges itself, and the last outcome releases the callbacks', async () => {
     const h = await ctx.open();
     const jobs = Array.from({ length: 1_000 }, (_, i) => job(i));

@@ -11,7 +11,8 @@ type CallbackRow = { id: string; batch_callback: BatchCallbackKind; state: JobSt
 /**
  * A batch as its stored jobs tell it (batch-summary.ts counts them), in one script through
  * jobs_batch_idx (migration 0023): its jobs counted per state, callbacks apart; its callbacks; and
- * up to `failedLimit` failed jobs' ids in id order. Null when no stored job has the batch id.
+ * up to `failedLimit` failed jobs' ids in id order, in one read-only transaction. Null when no
+ * stored job has the batch id.
  */
 export async function readBatchSummary(db: MysqlExecutor, t: MysqlNaming, batchId: string, failedLimit: number): Promise<BatchSummary | null> {
   const statements: MysqlStatement[] = [
@@ -28,7 +29,16 @@ export async function readBatchSummary(db: MysqlExecutor, t: MysqlNaming, batchI
       values: [batchId, failedLimit],
     });
   }
-  const [counted, callbacks, failed = []] = (await db.script(statements)) as [CountRow[], CallbackRow[], { id: string }[]?];
+  // One snapshot for all three reads (at REPEATABLE READ, taken at once), so the counts, the
+  // callbacks and the failed ids tell the batch as it was at one moment, as one statement does elsewhere.
+  const results = await db
+    .script([{ sql: 'SET TRANSACTION ISOLATION LEVEL REPEATABLE READ' }, { sql: 'START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY' }, ...statements, { sql: 'COMMIT' }])
+    .catch(async (error: unknown) => {
+      // The pooled session must not go back with the transaction open.
+      await db.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    });
+  const [counted, callbacks, failed = []] = results.slice(2, 2 + statements.length) as [CountRow[], CallbackRow[], { id: string }[]?];
   if (counted.length === 0 && callbacks.length === 0) return null;
   const created = [...counted, ...callbacks].map((row) => fromMysqlInstant(row.created_at).getTime());
   return batchSummary(batchId, {
