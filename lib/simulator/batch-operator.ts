@@ -1,6 +1,7 @@
 import type { SeededRandom } from '../core/index.js';
 import type { BatchSummary } from '../store/index.js';
 import { TERMINAL } from './oracles/index.js';
+import { everyRandomly } from './every-randomly.js';
 import type { EventLog, FaultKind, RowView } from './sim-event.js';
 import type { CallResult } from './store-gateway.js';
 import type { VirtualScheduler } from './virtual-scheduler.js';
@@ -32,14 +33,7 @@ export class BatchOperator {
   constructor(private readonly deps: BatchOperatorDeps) {}
 
   start(): void {
-    if (this.deps.everyMs <= 0) return;
-    const next = () =>
-      this.deps.scheduler.at(1 + this.deps.random.nextInt(2 * this.deps.everyMs), () => {
-        if (!this.active) return;
-        this.act();
-        next();
-      });
-    next();
+    everyRandomly(this.deps.scheduler, this.deps.random, this.deps.everyMs, () => this.active, () => this.act());
   }
 
   /** Ends the safety phase's actions. */

@@ -5,6 +5,7 @@ import type { SimSettings } from './sim-settings.js';
 import type { NodeLink } from './node-link.js';
 import type { NodeTimers, VirtualScheduler } from './virtual-scheduler.js';
 import { TERMINAL } from './oracles/index.js';
+import { everyRandomly } from './every-randomly.js';
 
 /** What the injector needs to know of a node. */
 export interface FaultTarget {
@@ -115,14 +116,7 @@ export class FaultInjector {
   }
 
   private every(meanMs: number, act: () => void): void {
-    if (meanMs <= 0) return;
-    const next = () =>
-      this.deps.scheduler.at(1 + this.deps.random.nextInt(2 * meanMs), () => {
-        if (!this.active) return;
-        act();
-        next();
-      });
-    next();
+    everyRandomly(this.deps.scheduler, this.deps.random, meanMs, () => this.active, act);
   }
 
   private alive(): FaultTarget[] {

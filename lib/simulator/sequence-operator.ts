@@ -2,6 +2,7 @@ import { DEAD_LETTER_STATES, isDeadLetterState, type SeededRandom } from '../cor
 import type { BlockedSequence } from '../store/index.js';
 import type { EventLog, FaultKind, RowView } from './sim-event.js';
 import { SIM_SEQUENCE_SWEEP_MS } from './sim-settings.js';
+import { everyRandomly } from './every-randomly.js';
 import type { CallResult } from './store-gateway.js';
 import type { VirtualScheduler } from './virtual-scheduler.js';
 
@@ -33,14 +34,8 @@ export class SequenceOperator {
   constructor(private readonly deps: SequenceOperatorDeps) {}
 
   start(): void {
-    if (this.deps.everyMs <= 0 || this.deps.sequenced.size === 0) return;
-    const next = () =>
-      this.deps.scheduler.at(1 + this.deps.random.nextInt(2 * this.deps.everyMs), () => {
-        if (!this.active) return;
-        this.act();
-        next();
-      });
-    next();
+    if (this.deps.sequenced.size === 0) return;
+    everyRandomly(this.deps.scheduler, this.deps.random, this.deps.everyMs, () => this.active, () => this.act());
   }
 
   /** Ends the safety phase's actions and starts the liveness phase's sweeps. */

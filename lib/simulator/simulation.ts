@@ -18,6 +18,43 @@ import { buildWorkload, SIM_QUEUE, type EnqueueBatch } from './workload.js';
 /** Virtual time starts here (2026-01-01T00:00:00Z), so cron patterns see real calendar dates. */
 const EPOCH = Date.UTC(2026, 0, 1);
 
+/** Every coverage counter at zero: a run's start, and a seed batch's sum before its first run. */
+export function noCoverage(): SimCoverage {
+  return {
+    staleOutcomesFenced: 0,
+    leasesLostMidHandler: 0,
+    unknownCommits: 0,
+    limitSaturations: 0,
+    limitChangesWhileRunning: 0,
+    rateLimitSaturations: 0,
+    claimsShortBesideHeld: 0,
+    reExecutions: 0,
+    refusedCalls: 0,
+    withheldCalls: 0,
+    uniqueKept: 0,
+    uniqueReplaced: 0,
+    replaysRefusedForKey: 0,
+    scheduleCatchUps: 0,
+    lowerBoundCounts: 0,
+    stopsGivenUp: 0,
+    snoozesApplied: 0,
+    snoozeLimitsReached: 0,
+    debounced: 0,
+    debouncesCapped: 0,
+    throttled: 0,
+    throttleWindowsReopened: 0,
+    sequenceBlocks: 0,
+    sequenceContinues: 0,
+    sequenceCancelsInLine: 0,
+    sequenceReplaysReleased: 0,
+    batchCallbacksRun: 0,
+    batchCallbacksSkipped: 0,
+    onFailureRuns: 0,
+    onFailureSkips: 0,
+    batchCancels: 0,
+  };
+}
+
 /** Coverage: how often the run reached the situations the guarantees are about. */
 export interface SimCoverage {
   /** Reports the fenced write refused (the store answered `stale`). */
@@ -205,39 +242,7 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
   };
   const trace: SimListener[] = options.trace ? [{ onEvent: options.trace }] : [];
   const log = new EventLog([mirror, ...oracles.all, tally, ...trace]);
-  const coverage: SimCoverage = {
-    staleOutcomesFenced: 0,
-    leasesLostMidHandler: 0,
-    unknownCommits: 0,
-    limitSaturations: 0,
-    limitChangesWhileRunning: 0,
-    rateLimitSaturations: 0,
-    claimsShortBesideHeld: 0,
-    reExecutions: 0,
-    refusedCalls: 0,
-    withheldCalls: 0,
-    uniqueKept: 0,
-    uniqueReplaced: 0,
-    replaysRefusedForKey: 0,
-    scheduleCatchUps: 0,
-    lowerBoundCounts: 0,
-    stopsGivenUp: 0,
-    snoozesApplied: 0,
-    snoozeLimitsReached: 0,
-    debounced: 0,
-    debouncesCapped: 0,
-    throttled: 0,
-    throttleWindowsReopened: 0,
-    sequenceBlocks: 0,
-    sequenceContinues: 0,
-    sequenceCancelsInLine: 0,
-    sequenceReplaysReleased: 0,
-    batchCallbacksRun: 0,
-    batchCallbacksSkipped: 0,
-    onFailureRuns: 0,
-    onFailureSkips: 0,
-    batchCancels: 0,
-  };
+  const coverage = noCoverage();
   const counters: LinkCounters = { ackLost: 0, refused: 0, withheld: 0 };
 
   const store = new MemoryJobStore({

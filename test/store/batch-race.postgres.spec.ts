@@ -1,9 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { DataSource } from 'typeorm';
+import { describe, expect, it } from '@jest/globals';
 import { ALL_PARENTS_SUCCEEDED } from '../../lib/core/index.js';
-import { PostgresJobStore } from '../../lib/store/index.js';
 import { tracked, untilWaiting } from '../support/lock-waits.js';
-import { dropSchemas, openPostgresDataSource, uniqueSchema } from '../support/postgres.js';
+import { raceStores } from '../support/race-stores.js';
 
 const LEASE_MS = 60_000;
 
@@ -14,28 +12,8 @@ const LEASE_MS = 60_000;
  * Each interleaving is forced: the first write is held open, the second seen waiting on it.
  */
 describe('batches: the last two parents of an on_failure dependant end at the same moment on PostgreSQL', () => {
-  let dataSource: DataSource;
-  let admin: DataSource;
-  const schemas: string[] = [];
-
-  beforeAll(async () => {
-    dataSource = await openPostgresDataSource(8);
-    admin = await openPostgresDataSource(1);
-  });
-
-  afterAll(async () => {
-    await dropSchemas(admin, schemas);
-    await admin.destroy();
-    await dataSource.destroy();
-  });
-
-  async function openStore() {
-    const schema = uniqueSchema('batchrace');
-    schemas.push(schema);
-    const store = new PostgresJobStore({ dataSource, schema });
-    await store.migrate();
-    return store;
-  }
+  const race = raceStores('batchrace');
+  const openStore = () => race.open();
 
   it.each([
     ['dead_lettered', 'succeeded', 'scheduled'],
@@ -47,7 +25,7 @@ describe('batches: the last two parents of an on_failure dependant end at the sa
     const claimed = await store.jobClaim({ workerId: 'w', limit: 2, queues: ['default'], leaseMs: LEASE_MS });
     expect(claimed).toHaveLength(2);
     const [one, two] = [jobs[0]!.id, jobs[1]!.id];
-    const holder = dataSource.createQueryRunner();
+    const holder = race.dataSource.createQueryRunner();
     await holder.connect();
     await holder.startTransaction();
     try {
@@ -61,7 +39,7 @@ describe('batches: the last two parents of an on_failure dependant end at the sa
       ]);
       const outcome = second === 'succeeded' ? { kind: 'succeeded' as const } : { kind: 'dead_lettered' as const, error: 'broken' };
       const write = tracked(store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: two, attempt: 1, ...outcome }] }));
-      expect(await untilWaiting(admin, 'WITH ending AS', write.isDone)).toBe(true);
+      expect(await untilWaiting(race.admin, 'WITH ending AS', write.isDone)).toBe(true);
       await holder.commitTransaction();
       expect(await write.promise).toMatchObject([{ status: 'applied', state: second }]);
     } finally {
@@ -79,7 +57,7 @@ describe('batches: the last two parents of an on_failure dependant end at the sa
     const { id: parent } = await store.jobEnqueue({ job: { name: 'parent', payload: {} } });
     const { id: cleanup } = await store.jobEnqueue({ job: { name: 'cleanup', payload: {}, dependsOn: [parent], dependencyMode: 'on_failure' } });
     await store.jobClaim({ workerId: 'w', limit: 1, queues: ['default'], leaseMs: LEASE_MS });
-    const holder = dataSource.createQueryRunner();
+    const holder = race.dataSource.createQueryRunner();
     await holder.connect();
     await holder.startTransaction();
     try {
@@ -88,7 +66,7 @@ describe('batches: the last two parents of an on_failure dependant end at the sa
       await holder.query(`SELECT 1 FROM ${store.naming.jobs} WHERE id = $1 FOR UPDATE`, [parent]);
       await holder.query(`UPDATE ${store.naming.jobs} SET state = 'succeeded', leased_until = NULL, finished_at = now() WHERE id = $1`, [parent]);
       const enqueue = tracked(store.jobEnqueue({ job: { name: 'after', payload: {}, dependsOn: [cleanup] } }));
-      expect(await untilWaiting(admin, 'FOR KEY SHARE', enqueue.isDone)).toBe(true);
+      expect(await untilWaiting(race.admin, 'FOR KEY SHARE', enqueue.isDone)).toBe(true);
       await holder.commitTransaction();
       const { id } = await enqueue.promise;
       expect(await store.jobGet({ jobId: cleanup })).toMatchObject({ state: 'cancelled', lastError: ALL_PARENTS_SUCCEEDED });

@@ -1,34 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { DataSource, EntityManager } from 'typeorm';
+import { describe, expect, it } from '@jest/globals';
+import type { EntityManager } from 'typeorm';
 import { PostgresJobStore } from '../../lib/store/index.js';
 import { gate, tracked, untilWaiting } from '../support/lock-waits.js';
-import { dropSchemas, openPostgresDataSource, uniqueSchema } from '../support/postgres.js';
+import { raceStores } from '../support/race-stores.js';
 
 const LEASE_MS = 60_000;
 
 describe('issue 19 item 4: a dependant and its parent\'s outcome write serialize on PostgreSQL', () => {
-  let dataSource: DataSource;
-  let admin: DataSource;
-  const schemas: string[] = [];
-
-  beforeAll(async () => {
-    dataSource = await openPostgresDataSource(8);
-    admin = await openPostgresDataSource(1);
-  });
-
-  afterAll(async () => {
-    await dropSchemas(admin, schemas);
-    await admin.destroy();
-    await dataSource.destroy();
-  });
-
-  async function openStore(finish: 'keep' | 'lean' = 'keep') {
-    const schema = uniqueSchema('deprace');
-    schemas.push(schema);
-    const store = new PostgresJobStore({ dataSource, schema, finish });
-    await store.migrate();
-    return store;
-  }
+  const race = raceStores('deprace');
+  const openStore = (finish: 'keep' | 'lean' = 'keep') => race.open({ finish });
 
   async function runningParent(store: PostgresJobStore, workerId = 'w') {
     const { id } = await store.jobEnqueue({ job: { name: 'parent', payload: {} } });
@@ -40,7 +20,7 @@ describe('issue 19 item 4: a dependant and its parent\'s outcome write serialize
   it('an outcome write in flight when the dependant is enqueued: the enqueue waits for it and starts the dependant released', async () => {
     const store = await openStore();
     const parent = await runningParent(store);
-    const holder = dataSource.createQueryRunner();
+    const holder = race.dataSource.createQueryRunner();
     await holder.connect();
     await holder.startTransaction();
     try {
@@ -49,11 +29,11 @@ describe('issue 19 item 4: a dependant and its parent\'s outcome write serialize
       await holder.query(`SELECT 1 FROM ${store.naming.jobs} WHERE id = $1 FOR UPDATE`, [parent]);
       await holder.query(`UPDATE ${store.naming.jobs} SET state = 'succeeded', leased_until = NULL, finished_at = now() WHERE id = $1`, [parent]);
       const enqueue = tracked(store.jobEnqueue({ job: { name: 'child', payload: {}, dependsOn: [parent] } }));
-      expect(await untilWaiting(admin, 'FOR KEY SHARE', enqueue.isDone)).toBe(true);
+      expect(await untilWaiting(race.admin, 'FOR KEY SHARE', enqueue.isDone)).toBe(true);
       await holder.commitTransaction();
       const { id } = await enqueue.promise;
       expect(await store.jobGet({ jobId: id })).toMatchObject({ state: 'scheduled', pendingParents: 0 });
-      expect(await dataSource.query(`SELECT settled FROM ${store.naming.dependencies} WHERE child_id = $1`, [id])).toEqual([{ settled: true }]);
+      expect(await race.dataSource.query(`SELECT settled FROM ${store.naming.dependencies} WHERE child_id = $1`, [id])).toEqual([{ settled: true }]);
     } finally {
       if (holder.isTransactionActive) await holder.rollbackTransaction();
       await holder.release();
@@ -69,14 +49,14 @@ describe('issue 19 item 4: a dependant and its parent\'s outcome write serialize
     const hold = gate();
     const inserted = gate();
     let child = '';
-    const host = dataSource.transaction(async (manager: EntityManager) => {
+    const host = race.dataSource.transaction(async (manager: EntityManager) => {
       child = (await store.jobEnqueue({ job: { name: 'child', payload: {}, dependsOn: [parent] }, manager })).id;
       inserted.open();
       await hold.opened;
     });
     await inserted.opened;
     const outcome = tracked(store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: parent, attempt: 1, kind: 'succeeded' }] }));
-    const waited = await untilWaiting(admin, 'WITH ending AS', outcome.isDone);
+    const waited = await untilWaiting(race.admin, 'WITH ending AS', outcome.isDone);
     hold.open();
     await host;
     expect(await outcome.promise).toMatchObject([{ status: 'applied', state: 'succeeded' }]);
@@ -107,7 +87,7 @@ describe('issue 19 item 4: a dependant and its parent\'s outcome write serialize
     const hold = gate();
     const first = gate();
     const children: string[] = [];
-    const host = dataSource.transaction(async (manager: EntityManager) => {
+    const host = race.dataSource.transaction(async (manager: EntityManager) => {
       children.push((await store.jobEnqueue({ job: { name: 'child', payload: 1, dependsOn: [p2] }, manager })).id);
       first.open();
       await hold.opened;
@@ -119,14 +99,14 @@ describe('issue 19 item 4: a dependant and its parent\'s outcome write serialize
     // One statement, as every outcome write is: it locks both rows in id order, and its settling
     // runs once both are written.
     const outcome = tracked(
-      dataSource.query(
+      race.dataSource.query(
         `WITH ending AS MATERIALIZED (SELECT id FROM ${store.naming.jobs} WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE)
          UPDATE ${store.naming.jobs} SET state = 'succeeded', leased_until = NULL, finished_at = now()
          WHERE (SELECT count(*) FROM ending) >= 0 AND id = ANY($1::uuid[]) AND state = 'running'`,
         [[p1, p2]],
       ),
     );
-    expect(await untilWaiting(admin, 'WITH ending AS', outcome.isDone)).toBe(true);
+    expect(await untilWaiting(race.admin, 'WITH ending AS', outcome.isDone)).toBe(true);
     hold.open();
     await host;
     await outcome.promise;
@@ -144,8 +124,8 @@ describe('issue 19 item 4: a dependant and its parent\'s outcome write serialize
     children.sort();
     // The two lowest rewritten, so their newest versions lie last in the table: a settler that
     // wrote dependants in the order it reads the table would take the others first.
-    await dataSource.query(`UPDATE ${store.naming.jobs} SET updated_at = updated_at WHERE id = ANY($1::uuid[])`, [children.slice(0, 2)]);
-    const holder = dataSource.createQueryRunner();
+    await race.dataSource.query(`UPDATE ${store.naming.jobs} SET updated_at = updated_at WHERE id = ANY($1::uuid[])`, [children.slice(0, 2)]);
+    const holder = race.dataSource.createQueryRunner();
     await holder.connect();
     await holder.startTransaction();
     try {
@@ -155,9 +135,9 @@ describe('issue 19 item 4: a dependant and its parent\'s outcome write serialize
       // needs once the holder lets go, and one of the two would die in a deadlock.
       await holder.query(`SELECT 1 FROM ${store.naming.jobs} WHERE id = $1 FOR UPDATE`, [children[1]]);
       const failure = tracked(store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: failing, attempt: 1, kind: 'dead_lettered', error: 'broken' }] }));
-      expect(await untilWaiting(admin, 'WITH ending AS', failure.isDone)).toBe(true);
+      expect(await untilWaiting(race.admin, 'WITH ending AS', failure.isDone)).toBe(true);
       const success = tracked(store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: succeeding, attempt: 1, kind: 'succeeded' }] }));
-      expect(await untilWaiting(admin, 'WITH ending AS', () => failure.isDone() || success.isDone(), 2)).toBe(true);
+      expect(await untilWaiting(race.admin, 'WITH ending AS', () => failure.isDone() || success.isDone(), 2)).toBe(true);
       await holder.commitTransaction();
       expect(await failure.promise).toMatchObject([{ status: 'applied' }]);
       expect(await success.promise).toMatchObject([{ status: 'applied' }]);
@@ -174,14 +154,14 @@ describe('issue 19 item 4: a dependant and its parent\'s outcome write serialize
     const { id: middle } = await store.jobEnqueue({ job: { name: 'middle', payload: {}, dependsOn: [parent] } });
     const { id: last } = await store.jobEnqueue({ job: { name: 'last', payload: {}, dependsOn: [parent, middle] } });
     expect(middle < last).toBe(true);
-    const operator = dataSource.createQueryRunner();
+    const operator = race.dataSource.createQueryRunner();
     await operator.connect();
     await operator.startTransaction();
     try {
       // The operator's cancel locks its job first, as every write that ends a job does.
       await operator.query(`SELECT 1 FROM ${store.naming.jobs} WHERE id = $1 FOR UPDATE`, [middle]);
       const failure = tracked(store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: parent, attempt: 1, kind: 'dead_lettered', error: 'broken' }] }));
-      expect(await untilWaiting(admin, 'WITH ending AS', failure.isDone)).toBe(true);
+      expect(await untilWaiting(race.admin, 'WITH ending AS', failure.isDone)).toBe(true);
       // Its cancel settles the edge to the last job, which the failure also cancels: the failure
       // must be waiting at the middle job holding nothing, not holding the last one.
       await operator.query(`UPDATE ${store.naming.jobs} SET state = 'cancelled', finished_at = now() WHERE id = $1`, [middle]);
@@ -197,7 +177,7 @@ describe('issue 19 item 4: a dependant and its parent\'s outcome write serialize
   it.each(['dead_lettered', 'succeeded'] as const)('a dependant created after its parent\'s outcome write began is dated no earlier than its creation and its parent\'s end (%s)', async (ending) => {
     const store = await openStore();
     const parent = await runningParent(store);
-    const writer = dataSource.createQueryRunner();
+    const writer = race.dataSource.createQueryRunner();
     await writer.connect();
     try {
       // The outcome write's transaction begins first, as an attempt transaction does (and as a
@@ -208,7 +188,7 @@ describe('issue 19 item 4: a dependant and its parent\'s outcome write serialize
       await writer.query(`SELECT 1 FROM ${store.naming.jobs} WHERE id = $1 FOR UPDATE`, [parent]);
       await writer.query(`UPDATE ${store.naming.jobs} SET state = $2, leased_until = NULL, finished_at = statement_timestamp() WHERE id = $1`, [parent, ending]);
       await writer.commitTransaction();
-      const [dates] = await dataSource.query(
+      const [dates] = await race.dataSource.query(
         `SELECT c.state, c.updated_at >= c.created_at AS updated_after_created, c.updated_at >= p.finished_at AS updated_after_parent,
            c.finished_at IS NULL OR (c.finished_at >= c.created_at AND c.finished_at >= p.finished_at) AS finished_in_order
          FROM ${store.naming.jobs} c, ${store.naming.jobs} p WHERE c.id = $1 AND p.id = $2`,
@@ -224,7 +204,7 @@ describe('issue 19 item 4: a dependant and its parent\'s outcome write serialize
   it('a dependant whose enqueue commits while its parent\'s outcome statement waits is dated no earlier than its creation', async () => {
     const store = await openStore();
     const parent = await runningParent(store);
-    const holder = dataSource.createQueryRunner();
+    const holder = race.dataSource.createQueryRunner();
     await holder.connect();
     await holder.startTransaction();
     const hold = gate();
@@ -236,15 +216,15 @@ describe('issue 19 item 4: a dependant and its parent\'s outcome write serialize
       // statement began and commits before the statement settles it.
       await holder.query(`SELECT 1 FROM ${store.naming.jobs} WHERE id = $1 FOR NO KEY UPDATE`, [parent]);
       const outcome = tracked(store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: parent, attempt: 1, kind: 'dead_lettered', error: 'broken' }] }));
-      expect(await untilWaiting(admin, 'WITH ending AS', outcome.isDone)).toBe(true);
-      const host = dataSource.transaction(async (manager: EntityManager) => {
+      expect(await untilWaiting(race.admin, 'WITH ending AS', outcome.isDone)).toBe(true);
+      const host = race.dataSource.transaction(async (manager: EntityManager) => {
         child = (await store.jobEnqueue({ job: { name: 'child', payload: {}, dependsOn: [parent] }, manager })).id;
         inserted.open();
         await hold.opened;
       });
       await inserted.opened;
       await holder.commitTransaction();
-      expect(await untilWaiting(admin, 'WITH ending AS', outcome.isDone)).toBe(true);
+      expect(await untilWaiting(race.admin, 'WITH ending AS', outcome.isDone)).toBe(true);
       hold.open();
       await host;
       expect(await outcome.promise).toMatchObject([{ status: 'applied', state: 'dead_lettered' }]);
@@ -253,7 +233,7 @@ describe('issue 19 item 4: a dependant and its parent\'s outcome write serialize
       if (holder.isTransactionActive) await holder.rollbackTransaction();
       await holder.release();
     }
-    const [dates] = await dataSource.query(
+    const [dates] = await race.dataSource.query(
       `SELECT c.state, c.finished_at >= c.created_at AS finished_after_created, c.updated_at >= c.created_at AS updated_after_created
        FROM ${store.naming.jobs} c WHERE c.id = $1`,
       [child],
@@ -266,7 +246,7 @@ describe('issue 19 item 4: a dependant and its parent\'s outcome write serialize
     const { id: parent } = await store.jobEnqueue({ job: { name: 'parent', payload: {}, queue: 'deps' } });
     const hold = gate();
     const inserted = gate();
-    const host = dataSource.transaction(async (manager: EntityManager) => {
+    const host = race.dataSource.transaction(async (manager: EntityManager) => {
       await store.jobEnqueue({ job: { name: 'child', payload: {}, queue: 'deps', dependsOn: [parent] }, manager });
       inserted.open();
       await hold.opened;

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { DataSource, EntityManager } from 'typeorm';
+import { describe, expect, it } from '@jest/globals';
+import type { EntityManager } from 'typeorm';
 import { PostgresJobStore } from '../../lib/store/index.js';
 import { gate, tracked, untilWaiting } from '../support/lock-waits.js';
-import { dropSchemas, openPostgresDataSource, uniqueSchema } from '../support/postgres.js';
+import { raceStores } from '../support/race-stores.js';
 
 const LEASE_MS = 60_000;
 
@@ -11,28 +11,8 @@ const LEASE_MS = 60_000;
  * is forced, with the second enqueue seen waiting on that lock before the first one ends.
  */
 describe('sequences: concurrent enqueues of one key on PostgreSQL', () => {
-  let dataSource: DataSource;
-  let admin: DataSource;
-  const schemas: string[] = [];
-
-  beforeAll(async () => {
-    dataSource = await openPostgresDataSource(8);
-    admin = await openPostgresDataSource(1);
-  });
-
-  afterAll(async () => {
-    await dropSchemas(admin, schemas);
-    await admin.destroy();
-    await dataSource.destroy();
-  });
-
-  async function openStore() {
-    const schema = uniqueSchema('seqrace');
-    schemas.push(schema);
-    const store = new PostgresJobStore({ dataSource, schema });
-    await store.migrate();
-    return store;
-  }
+  const race = raceStores('seqrace');
+  const openStore = () => race.open();
 
   async function parentOf(store: PostgresJobStore, id: string): Promise<string[]> {
     return (await store.jobEdges({ jobId: id }))!.parents.map((parent) => parent.id);
@@ -43,7 +23,7 @@ describe('sequences: concurrent enqueues of one key on PostgreSQL', () => {
     const hold = gate();
     const inserted = gate();
     let id = '';
-    const host = dataSource
+    const host = race.dataSource
       .transaction(async (manager: EntityManager) => {
         id = (await store.jobEnqueue({ job: { name: 'first', payload: {}, sequence: { key } }, manager })).id;
         inserted.open();
@@ -63,7 +43,7 @@ describe('sequences: concurrent enqueues of one key on PostgreSQL', () => {
   async function enqueueBehind(store: PostgresJobStore, first: ReturnType<typeof openEnqueue>, key: string): Promise<string> {
     await first.inserted;
     const second = tracked(store.jobEnqueue({ job: { name: 'second', payload: {}, sequence: { key } } }));
-    expect(await untilWaiting(admin, 'ON CONFLICT (key) DO UPDATE', second.isDone)).toBe(true);
+    expect(await untilWaiting(race.admin, 'ON CONFLICT (key) DO UPDATE', second.isDone)).toBe(true);
     first.release();
     await first.host;
     return (await second.promise).id;

@@ -15,6 +15,7 @@ import {
   type JobHandler,
 } from '../../lib/index.js';
 import { SchedulerTester, SchedulerTestingModule } from '../../lib/testing/index.js';
+import { track, turns } from '../support/settling.js';
 
 const MISSING = '0190a5a0-0000-7000-8000-00000000f00d';
 const Resize = defineJob<{ image: string; broken?: boolean }>({ name: 'image.resize', maxAttempts: 1 });
@@ -47,19 +48,6 @@ function callbackHandler(name: string) {
 const Done = callbackHandler('album.done');
 const Published = callbackHandler('album.published');
 const Broken = callbackHandler('album.broken');
-
-function track<T>(promise: Promise<T>): { readonly value?: T; readonly error?: unknown; readonly settled: boolean } {
-  const state: { value?: T; error?: unknown; settled: boolean } = { settled: false };
-  promise.then(
-    (value) => Object.assign(state, { value, settled: true }),
-    (error: unknown) => Object.assign(state, { error, settled: true }),
-  );
-  return state;
-}
-
-async function turns(count = 5): Promise<void> {
-  for (let i = 0; i < count; i++) await new Promise((resolve) => setImmediate(resolve));
-}
 
 describe('client.enqueueBatch under the testing kit', () => {
   let app: INestApplicationContext | undefined;

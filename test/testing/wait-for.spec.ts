@@ -3,6 +3,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Job, JobFailedError, JobNotFoundError, JobWaitTimeoutError, SchedulerClient, type JobHandler } from '../../lib/index.js';
 import { SchedulerTester, SchedulerTestingModule } from '../../lib/testing/index.js';
+import { track, turns } from '../support/settling.js';
 
 const MISSING = '0190a5a0-0000-7000-8000-00000000f00d';
 
@@ -16,24 +17,6 @@ class QuotePrice implements JobHandler<{ items: number }> {
 @Job({ name: 'mail.ping', transaction: false })
 class MailPing implements JobHandler<{ to: string }> {
   async handle() {}
-}
-
-/** The promise's outcome so far, without waiting for it. */
-function track<T>(promise: Promise<T>): { readonly value?: T; readonly error?: unknown; readonly settled: boolean } {
-  const state: { value?: T; error?: unknown; settled: boolean } = { settled: false };
-  promise.then(
-    (value) => Object.assign(state, { value, settled: true }),
-    (error: unknown) => Object.assign(state, { error, settled: true }),
-  );
-  return state;
-}
-
-/**
- * Lets the event loop turn a few times: what settles "at once" has settled after it. No time
- * passes on the kit's clock, and none is waited for on the wall clock.
- */
-async function turns(count = 5): Promise<void> {
-  for (let i = 0; i < count; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
 describe('waitFor under the testing kit', () => {

@@ -10,6 +10,7 @@ import {
 import { MemoryJobStore, type JobStatus, type JobStatusManyParams } from '../../lib/store/index.js';
 import { allFinishHints, JobWaiter, NodeEventEmitter, nodeFinishHints, silentLogger, storeFinishHints, type FinishHints } from '../../lib/worker/index.js';
 import { ManualTimers, settle } from '../support/manual-timers.js';
+import { track } from '../support/settling.js';
 
 const MISSING = '0190a5a0-0000-7000-8000-00000000f00d';
 
@@ -39,15 +40,6 @@ class ManualHints implements FinishHints {
       this.listener = undefined;
     };
   }
-}
-
-function track<T>(promise: Promise<T>): { value?: T; error?: unknown; settled: boolean } {
-  const state: { value?: T; error?: unknown; settled: boolean } = { settled: false };
-  promise.then(
-    (value) => Object.assign(state, { value, settled: true }),
-    (error: unknown) => Object.assign(state, { error, settled: true }),
-  );
-  return state;
 }
 
 function pendingTimers(timers: ManualTimers): number {

@@ -1,5 +1,5 @@
 import { isDeadLetterState, type BatchCallbackKind, type JobState } from '../../core/index.js';
-import type { BatchCallbackIds, EnqueueBatchResult, EnqueueResult } from '../../store/index.js';
+import type { BatchCallbackIds, BatchSummary, EnqueueBatchResult, EnqueueResult } from '../../store/index.js';
 import type { RowView, SimEvent } from '../sim-event.js';
 import { Oracle, TERMINAL, type CallEvent, type RunEnd } from './oracle.js';
 
@@ -10,17 +10,8 @@ interface LoggedInput {
   readonly dependencyMode: string;
 }
 
-/** A batch summary as the gateway logs it (store-gateway.ts). */
-interface LoggedSummary {
-  readonly id: string;
-  readonly total: number;
-  readonly pending: number;
-  readonly succeeded: number;
-  readonly failed: number;
-  readonly cancelled: number;
-  readonly ended: boolean;
-  readonly callbacks: readonly { readonly kind: BatchCallbackKind; readonly jobId: string; readonly state: JobState }[];
-}
+/** A batch summary as the gateway logs it (store-gateway.ts): as JSON, so without its date. */
+type LoggedSummary = Omit<BatchSummary, 'createdAt' | 'failedJobIds'>;
 
 /** A job that waits for others and runs only on how they ended: a batch's callback, or a dependant in mode `on_failure`. */
 interface Waiter {
