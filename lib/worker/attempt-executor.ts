@@ -3,7 +3,7 @@ import type { AttemptTransaction, HeartbeatLease, HeartbeatResult, JobStore, Out
 import type { AttemptAbort } from './attempt-abort.js';
 import { attemptHookContext, runAttemptHooks, type AttemptHook } from './attempt-hook.js';
 import { AttemptContext } from './job-context.js';
-import type { JobInvoker, PayloadValidator } from './job-invoker.js';
+import type { JobDefinition, JobInvoker, PayloadValidator } from './job-invoker.js';
 import { DEFAULT_MAX_SNOOZES, snoozeLimitError, type JobSnooze } from './job-snooze.js';
 import { describeError, errorDetail, errorText, isInstance, type ErrorLogDetail } from './log-text.js';
 import { PermanentJobError } from './permanent-job.error.js';
@@ -60,12 +60,8 @@ export class AttemptExecutor {
       logger.error(`QUARANTINED ${job.name} ${job.id}: no handler for "${job.name}" is registered on this node; replay it once one is.`, jobLogFields(job));
       return report({ jobId: job.id, attempt: job.attempt, kind: 'quarantined', reason: `no handler for "${job.name}" on this node` });
     }
-    const rejected = definition.validate ? validationFailure(definition.validate, job.payload) : null;
-    if (rejected !== null) {
-      // The reason goes to the job's lastError, not the log: a validator's message may quote the payload.
-      logger.error(`QUARANTINED ${job.name} ${job.id}: its payload failed the job's validation; the reason is the job's last error. Fix the payload's producer or the validator, then replay it.`, jobLogFields(job));
-      return report({ jobId: job.id, attempt: job.attempt, kind: 'quarantined', reason: `payload failed validation: ${rejected}` });
-    }
+    const rejected = this.rejected(job, definition);
+    if (rejected) return rejected;
     const transaction: AttemptTransaction | null =
       definition.transaction && store.capabilities.attemptTransactions ? store.beginAttempt() : null;
     const context = new AttemptContext(job, abort, logger, store, transaction, this.deps.progress?.board);
@@ -76,33 +72,47 @@ export class AttemptExecutor {
       const run = hooks.length === 0 ? invoke : () => runAttemptHooks(hooks, attemptHookContext(job, context, this.deps.workerId), invoke);
       await this.withTimeout(transaction ? transaction.run(run) : run(), definition.timeoutMs, abort);
     } catch (error) {
-      await this.rollbackLogged(job, transaction);
-      const ending = this.endProgress(job, context);
-      if (ending) await ending;
-      // The log line is bounded and escaped (a handler's error may quote the payload or carry
-      // escapes); lastError keeps the whole text for the operator.
-      const message = describeError(error, this.deps.errorLogDetail);
-      if (isInstance(error, PermanentJobError)) {
-        logger.warn(`${job.name} ${job.id} attempt ${job.attempt} failed permanently: ${message}`, jobLogFields(job));
-        return report({ jobId: job.id, attempt: job.attempt, kind: 'dead_lettered', error: errorDetail(error) }, describeError(error, 'class'));
-      }
-      // The job's own retry fields, set at enqueue on whichever node produced it, win over the
-      // handler's. Snoozed runs are not failures: the backoff counts the failed attempts only.
-      const delay = retryDelayMs(Math.max(1, job.attempt - job.snoozes), effectiveRetryPolicy(definition.retry, job.retry), this.deps.random);
-      // A cancel request wins over the failure it caused: the outcome write ends the job cancelled, never retried.
-      if (abort.reason === 'cancel_requested') {
-        logger.log(`${job.name} ${job.id} attempt ${job.attempt} stopped: an operator cancelled the job, which ends cancelled.`, jobLogFields(job));
-      } else {
-        logger.warn(
-          job.attempt < job.maxAttempts
-            ? `${job.name} ${job.id} attempt ${job.attempt} of ${job.maxAttempts} failed (${message}); retrying in ${delay} ms.`
-            : `${job.name} ${job.id} attempt ${job.attempt} of ${job.maxAttempts} failed (${message}); no attempts left.`,
-          jobLogFields(job),
-        );
-      }
-      return report({ jobId: job.id, attempt: job.attempt, kind: 'failed', error: errorDetail(error), retryDelayMs: delay }, describeError(error, 'class'));
+      return this.failure(job, context, definition, abort, error, transaction);
     }
+    return this.success(job, context, definition, transaction);
+  }
 
+  /**
+   * The report of an attempt whose handler threw (or whose hooks did, or which timed out): its
+   * writes roll back, its last progress lands, and it is retried, dead-lettered or, when an
+   * operator cancelled it, ended cancelled. Used for one job of a batch handler's call as well.
+   */
+  async failure(job: JobRecord, context: AttemptContext, definition: JobDefinition, abort: AttemptAbort, error: unknown, transaction: AttemptTransaction | null = null): Promise<AttemptReport> {
+    const { logger } = this.deps;
+    await this.rollbackLogged(job, transaction);
+    const ending = this.endProgress(job, context);
+    if (ending) await ending;
+    // The log line is bounded and escaped (a handler's error may quote the payload or carry
+    // escapes); lastError keeps the whole text for the operator.
+    const message = describeError(error, this.deps.errorLogDetail);
+    if (isInstance(error, PermanentJobError)) {
+      logger.warn(`${job.name} ${job.id} attempt ${job.attempt} failed permanently: ${message}`, jobLogFields(job));
+      return report({ jobId: job.id, attempt: job.attempt, kind: 'dead_lettered', error: errorDetail(error) }, describeError(error, 'class'));
+    }
+    // The job's own retry fields, set at enqueue on whichever node produced it, win over the
+    // handler's. Snoozed runs are not failures: the backoff counts the failed attempts only.
+    const delay = retryDelayMs(Math.max(1, job.attempt - job.snoozes), effectiveRetryPolicy(definition.retry, job.retry), this.deps.random);
+    // A cancel request wins over the failure it caused: the outcome write ends the job cancelled, never retried.
+    if (abort.reason === 'cancel_requested') {
+      logger.log(`${job.name} ${job.id} attempt ${job.attempt} stopped: an operator cancelled the job, which ends cancelled.`, jobLogFields(job));
+    } else {
+      logger.warn(
+        job.attempt < job.maxAttempts
+          ? `${job.name} ${job.id} attempt ${job.attempt} of ${job.maxAttempts} failed (${message}); retrying in ${delay} ms.`
+          : `${job.name} ${job.id} attempt ${job.attempt} of ${job.maxAttempts} failed (${message}); no attempts left.`,
+        jobLogFields(job),
+      );
+    }
+    return report({ jobId: job.id, attempt: job.attempt, kind: 'failed', error: errorDetail(error), retryDelayMs: delay }, describeError(error, 'class'));
+  }
+
+  /** The report of an attempt whose handler returned: a snooze, or a success with its output. */
+  async success(job: JobRecord, context: AttemptContext, definition: JobDefinition, transaction: AttemptTransaction | null = null): Promise<AttemptReport> {
     const snooze = context.snoozed;
     if (snooze) return this.snoozed(job, context, snooze, transaction, definition.maxSnoozes ?? DEFAULT_MAX_SNOOZES);
     // The last progress lands before the outcome, while the lease is still live; a job that never
@@ -133,6 +143,15 @@ export class AttemptExecutor {
       return report({ jobId: job.id, attempt: job.attempt, kind: 'dead_lettered', error: snoozeLimitError(job.snoozes, maxSnoozes) });
     }
     return report({ jobId: job.id, attempt: job.attempt, kind: 'snoozed', delayMs: snooze.delayMs });
+  }
+
+  /** A quarantine report when the definition's validator refuses the job's payload, else undefined. */
+  rejected(job: JobRecord, definition: JobDefinition): AttemptReport | undefined {
+    const rejected = definition.validate ? validationFailure(definition.validate, job.payload) : null;
+    if (rejected === null) return undefined;
+    // The reason goes to the job's lastError, not the log: a validator's message may quote the payload.
+    this.deps.logger.error(`QUARANTINED ${job.name} ${job.id}: its payload failed the job's validation; the reason is the job's last error. Fix the payload's producer or the validator, then replay it.`, jobLogFields(job));
+    return report({ jobId: job.id, attempt: job.attempt, kind: 'quarantined', reason: `payload failed validation: ${rejected}` });
   }
 
   /** Rolls the attempt's writes back; a rollback that fails is logged, and the outcome is still reported. */

@@ -14,6 +14,8 @@ export * from './log-text.js';
 export * from './timers.js';
 export * from './shutdown-deadline.js';
 export * from './function-invoker.js';
+export * from './batch-handler.js';
+export * from './batch-executor.js';
 export * from './schedule-minter.js';
 export * from './maintenance.js';
 export * from './observer-dispatcher.js';

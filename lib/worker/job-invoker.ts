@@ -1,4 +1,5 @@
 import type { JobRecord, RetryPolicy } from '../core/index.js';
+import type { BatchContext, BatchJob, ResolvedBatchOptions } from './batch-handler.js';
 import type { AttemptContext } from './job-context.js';
 
 /** How the node runs one wire name. */
@@ -15,6 +16,8 @@ export interface JobDefinition {
   readonly validate?: PayloadValidator;
   /** How many times one job may snooze; the next snooze dead-letters it. Default 100. */
   readonly maxSnoozes?: number;
+  /** Set when the handler takes many jobs of its name in one call (see {@link JobInvoker.invokeBatch}). */
+  readonly batch?: ResolvedBatchOptions;
 }
 
 /** A payload check: `false` or a throw rejects the payload. Assertion functions fit as they are. */
@@ -29,4 +32,11 @@ export interface JobInvoker {
   definition(name: string): JobDefinition | undefined;
   /** Runs the handler; resolves when it returns and rejects when it throws. */
   invoke(job: JobRecord, context: AttemptContext): Promise<void>;
+  /**
+   * Runs a batch handler once for `jobs`, all of wire name `context.name`; resolves when it
+   * returns and rejects when it throws. Required when a definition has `batch`.
+   */
+  invokeBatch?(jobs: readonly BatchJob[], context: BatchContext): Promise<void>;
+  /** The wire names whose handlers take many jobs at once, with their batch options. */
+  batchHandlers?(): ReadonlyMap<string, ResolvedBatchOptions>;
 }

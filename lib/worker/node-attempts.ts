@@ -3,10 +3,11 @@ import type { CompleteAndClaimResult, JobStore, LeaseRef, Outcome, OutcomeResult
 import { AttemptAbort } from './attempt-abort.js';
 import { checkAttemptHooks, type AttemptHook } from './attempt-hook.js';
 import { AttemptExecutor, describe, type AttemptReport } from './attempt-executor.js';
+import { BatchExecutor, BatchRun } from './batch-executor.js';
 import { describeError } from './log-text.js';
 import { Completer } from './completer.js';
 import type { JobInvoker } from './job-invoker.js';
-import type { NodeCommand, NodeDriver, NodeEvent } from './node-driver.js';
+import type { ClaimedLease, NodeCommand, NodeDriver, NodeEvent } from './node-driver.js';
 import type { NodeEventEmitter, SettledEvent } from './node-events.js';
 import { jobLogFields, type SchedulerLogger } from './scheduler-logger.js';
 import type { NodePartDeps, WorkerStats } from './worker-node.types.js';
@@ -41,6 +42,10 @@ export class NodeAttempts {
   private readonly emit: (event: NodeEvent) => void;
   private readonly contact: () => void;
   private readonly executor: AttemptExecutor;
+  private readonly batches: BatchExecutor;
+  private readonly invoker: JobInvoker;
+  /** The batch call each job of a running batch belongs to, so its abort can reach the call. */
+  private readonly runs = new Map<string, BatchRun>();
   private readonly completer: Completer;
   private readonly snoozedHook: ((delayMs: number) => void) | undefined;
   private readonly jobs = new Map<string, JobRecord>();
@@ -67,6 +72,8 @@ export class NodeAttempts {
     this.contact = deps.contact;
     this.snoozedHook = deps.snoozed;
     this.carryOutcomes = this.store.jobCompleteAndClaim !== undefined && this.store.capabilities?.claimsCarryOutcomes !== false;
+    const hooks = checkAttemptHooks(deps.attemptHooks);
+    this.invoker = deps.invoker;
     this.executor = new AttemptExecutor({
       store: this.store,
       invoker: deps.invoker,
@@ -75,11 +82,21 @@ export class NodeAttempts {
       logger: this.logger,
       timers: deps.timers,
       errorLogDetail: this.options.errorLogDetail,
-      hooks: checkAttemptHooks(deps.attemptHooks),
+      hooks,
       progress: {
         board: deps.progress,
         send: (lease) => this.store.jobHeartbeat({ workerId: this.workerId, leases: [lease], leaseMs: this.options.leaseMs }),
       },
+    });
+    this.batches = new BatchExecutor({
+      store: this.store,
+      invoker: deps.invoker,
+      workerId: this.workerId,
+      logger: this.logger,
+      timers: deps.timers,
+      hooks,
+      progress: deps.progress,
+      attempts: this.executor,
     });
     this.completer = new Completer({
       store: this.store,
@@ -133,7 +150,13 @@ export class NodeAttempts {
     for (const job of jobs) this.jobs.set(job.id, job);
     this.stats.claimed += jobs.length;
     this.contact();
-    this.emit({ type: 'claimed', now: this.clock.now(), sentAt, limit, jobs: jobs.map((job) => ({ jobId: job.id, attempt: job.attempt })) });
+    this.emit({ type: 'claimed', now: this.clock.now(), sentAt, limit, jobs: jobs.map((job) => this.claimedLease(job)) });
+  }
+
+  /** A claimed job for the driver: with its batch spec when its handler takes many jobs at once. */
+  private claimedLease(job: JobRecord): ClaimedLease {
+    const batch = this.invoker.definition(job.name)?.batch;
+    return batch === undefined ? { jobId: job.id, attempt: job.attempt } : { jobId: job.id, attempt: job.attempt, batch: { key: job.name, size: batch.size, waitMs: batch.waitMs } };
   }
 
   /** Runs a claimed job's attempt; its outcome goes to the completer unless its own transaction wrote it. */
@@ -145,18 +168,7 @@ export class NodeAttempts {
     const startedAt = this.clock.now();
     const attempt = { name: job.name, queue: job.queue, startedAt } as { name: string; queue: string; startedAt: number; endedAt?: number; errorType?: string };
     this.attempts.set(`${jobId}:${job.attempt}`, attempt);
-    const runAt = job.runAt.getTime();
-    this.events.publish('attemptStarted', {
-      jobId,
-      name: job.name,
-      queue: job.queue,
-      attempt: job.attempt,
-      maxAttempts: job.maxAttempts,
-      workerId: this.workerId,
-      runAt: job.runAt,
-      startedAt: new Date(startedAt),
-      waitMs: Math.max(0, startedAt - runAt),
-    });
+    this.announceStart(job, startedAt);
     let attemptReport: AttemptReport;
     try {
       attemptReport = await this.executor.execute(job, abort);
@@ -175,6 +187,47 @@ export class NodeAttempts {
     this.emit({ type: 'attempt_settled', now: this.clock.now(), jobId, attempt: job.attempt });
     if (attemptReport.kind === 'recorded') this.settled(attemptReport.outcome, attemptReport.result);
     else this.completer.submit(attemptReport.outcome);
+  }
+
+  /**
+   * Runs the jobs of one batch call (all of one wire name) through its handler once; each job's
+   * outcome then goes to the completer on its own, fenced on its own lease.
+   */
+  async executeBatch(leases: readonly LeaseRef[]): Promise<void> {
+    const jobs = leases.map(({ jobId }) => this.jobs.get(jobId)).filter((job): job is JobRecord => job !== undefined);
+    if (jobs.length === 0) return;
+    const run = new BatchRun(jobs, jobs.map(() => new AttemptAbort()));
+    const startedAt = this.clock.now();
+    jobs.forEach((job, i) => {
+      this.aborts.set(job.id, run.aborts[i]!);
+      this.runs.set(job.id, run);
+      this.attempts.set(`${job.id}:${job.attempt}`, { name: job.name, queue: job.queue, startedAt });
+      this.announceStart(job, startedAt);
+    });
+    const definition = this.invoker.definition(jobs[0]!.name)!;
+    let reports: AttemptReport[];
+    try {
+      reports = await this.batches.execute(run, definition);
+    } catch (error) {
+      // Only a progress write can throw here; the leases lapse and the jobs run again.
+      this.logger.warn(`the batch of ${jobs.length} ${jobs[0]!.name} job(s) failed to end (${describeError(error, this.options.errorLogDetail)}); their leases will lapse.`);
+      reports = [];
+    }
+    const endedAt = this.clock.now();
+    jobs.forEach((job, i) => {
+      const attempt = this.attempts.get(`${job.id}:${job.attempt}`);
+      const report = reports[i];
+      if (attempt) {
+        attempt.endedAt = endedAt;
+        if (report?.kind === 'report' && report.errorType !== undefined) attempt.errorType = report.errorType;
+      }
+      this.aborts.delete(job.id);
+      this.runs.delete(job.id);
+      this.emit({ type: 'attempt_settled', now: endedAt, jobId: job.id, attempt: job.attempt });
+      if (report === undefined) this.settled({ jobId: job.id, attempt: job.attempt, kind: 'succeeded' }, 'dropped');
+      else if (report.kind === 'recorded') this.settled(report.outcome, report.result);
+      else this.completer.submit(report.outcome);
+    });
   }
 
   private settled(outcome: Outcome, result: OutcomeResult | 'dropped'): void {
@@ -210,6 +263,20 @@ export class NodeAttempts {
     this.emit({ type: 'outcome_recorded', now: this.clock.now(), jobId: outcome.jobId, attempt: outcome.attempt });
   }
 
+  private announceStart(job: JobRecord, startedAt: number): void {
+    this.events.publish('attemptStarted', {
+      jobId: job.id,
+      name: job.name,
+      queue: job.queue,
+      attempt: job.attempt,
+      maxAttempts: job.maxAttempts,
+      workerId: this.workerId,
+      runAt: job.runAt,
+      startedAt: new Date(startedAt),
+      waitMs: Math.max(0, startedAt - job.runAt.getTime()),
+    });
+  }
+
   /** Aborts an attempt the driver gave up on; a lost or lapsed lease is counted, logged and announced. */
   abort(command: Extract<NodeCommand, { readonly type: 'abort' }>): void {
     if (command.reason === 'lease_lost' || command.reason === 'lease_expired') {
@@ -218,6 +285,7 @@ export class NodeAttempts {
       this.events.publish('leaseLost', { jobId: command.jobId, attempt: command.attempt, reason: command.reason });
     }
     this.aborts.get(command.jobId)?.abort(command.reason);
+    this.runs.get(command.jobId)?.jobAborted();
   }
 
   /** Forgets a job claimed ahead whose lease was lost or lapsed before it started; counted and announced as a lost lease. */

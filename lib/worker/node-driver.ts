@@ -22,6 +22,24 @@ export interface NodeDriverConfig {
   readonly claimAhead?: number;
   /** How far ahead, in handler time, the local queue reaches (default {@link CLAIM_AHEAD_HORIZON_MS}). */
   readonly claimAheadMs?: number;
+  /**
+   * The largest `size` of this node's batch handlers (0 or absent: none). The local queue always
+   * has room for that many, whatever `claimAhead` says: a batch fills there before it starts.
+   */
+  readonly batchAhead?: number;
+}
+
+/** How a claimed job whose handler takes many jobs at once is grouped: by its wire name. */
+export interface BatchSpec {
+  /** Jobs with the same key run in one call: the wire name. */
+  readonly key: string;
+  readonly size: number;
+  readonly waitMs: number;
+}
+
+/** A claimed lease, with how it is batched when its handler takes many jobs at once. */
+export interface ClaimedLease extends LeaseRef {
+  readonly batch?: BatchSpec;
 }
 
 /**
@@ -44,7 +62,12 @@ export type NodeEvent =
   | { readonly type: 'poll'; readonly now: number }
   /** A wake-up hint arrived: work may be due now. */
   | { readonly type: 'wake'; readonly now: number }
-  | { readonly type: 'claimed'; readonly now: number; readonly sentAt: number; readonly limit: number; readonly jobs: readonly LeaseRef[] }
+  | { readonly type: 'claimed'; readonly now: number; readonly sentAt: number; readonly limit: number; readonly jobs: readonly ClaimedLease[] }
+  /**
+   * The batch timer fired: a batch that waited `waitMs` starts. With `flush`, every batch in the
+   * local queue starts now, full or not (the testing kit's drain).
+   */
+  | { readonly type: 'batch_due'; readonly now: number; readonly flush?: boolean }
   | { readonly type: 'claim_failed'; readonly now: number; readonly lapsed: boolean }
   /** The handler finished; its outcome is being recorded. */
   | { readonly type: 'attempt_settled'; readonly now: number; readonly jobId: string; readonly attempt: number }
@@ -74,6 +97,10 @@ export type NodeCommand =
   /** `lapsed`: the claim also searches for lapsed leases (see {@link NodeDriver}). */
   | { readonly type: 'claim'; readonly limit: number; readonly lapsed: boolean }
   | { readonly type: 'execute'; readonly jobId: string; readonly attempt: number }
+  /** Run these jobs of one wire name in one call of its batch handler; they share one slot. */
+  | { readonly type: 'execute_batch'; readonly jobs: readonly LeaseRef[] }
+  /** Send `batch_due` at this instant of the node's clock (it replaces an earlier request). */
+  | { readonly type: 'batch_timer'; readonly at: number }
   | { readonly type: 'heartbeat'; readonly leases: readonly LeaseRef[] }
   | { readonly type: 'abort'; readonly jobId: string; readonly attempt: number; readonly reason: AbortReason }
   | { readonly type: 'relinquish'; readonly leases: readonly LeaseRef[] }
@@ -95,6 +122,12 @@ export interface HeldLease {
   phase: 'queued' | 'running' | 'reporting';
   /** When its handler started, by the node's clock (undefined while queued). */
   startedAt?: number;
+  /** When it was claimed, by the node's clock: a batch waits `waitMs` from its oldest job's claim. */
+  claimedAt: number;
+  /** Set for a job whose handler takes many at once. */
+  readonly batch?: BatchSpec;
+  /** The batch call it runs in, once started, and how many jobs that call took. */
+  run?: { readonly id: number; readonly size: number };
   /** The latest instant the lease can last, by this node's clock: the send time of the last renewal plus the lease. */
   expiresAt: number;
   /** The node knows it no longer holds the lease (lost, lapsed, or handed back); its outcome must not be reported. */
@@ -123,6 +156,10 @@ export class NodeDriver {
   private lapsedSearchDue = false;
   /** The moving average of handler times, from start to settled; undefined until one settled. */
   private averageRunMs: number | undefined;
+  /** Numbers the batch calls this node starts. */
+  private nextRunId = 1;
+  /** The instant of the last `batch_timer` asked for, so one is not asked again on every step. */
+  private batchTimerAt: number | undefined;
 
   constructor(private readonly config: NodeDriverConfig) {}
 
@@ -143,15 +180,34 @@ export class NodeDriver {
    * too, so a slow store cannot pile up outcomes without bound.
    */
   get freeSlots(): number {
-    const ahead = this.aheadNow();
-    return Math.max(0, Math.min(this.config.concurrency + ahead - this.running - this.queued, 2 * this.config.concurrency + ahead - this.held.size));
+    const ahead = Math.max(this.aheadNow(), this.config.batchAhead ?? 0);
+    return Math.max(0, Math.min(this.config.concurrency + ahead - this.running - this.queued, 2 * this.config.concurrency + ahead - this.heldUnits()));
   }
 
-  /** Handlers running now: leases in their `running` phase, forfeited ones included (their code still runs). */
+  /**
+   * Slots taken now: leases in their `running` phase, forfeited ones included (their code still
+   * runs), where the jobs of one batch call take one slot together.
+   */
   get running(): number {
     let n = 0;
-    for (const lease of this.held.values()) if (lease.phase === 'running') n += 1;
-    return n;
+    const runs = new Set<number>();
+    for (const lease of this.held.values()) {
+      if (lease.phase !== 'running') continue;
+      if (lease.run === undefined) n += 1;
+      else runs.add(lease.run.id);
+    }
+    return n + runs.size;
+  }
+
+  /** Leases held, where the jobs of one batch call, running or reporting, count once. */
+  private heldUnits(): number {
+    let n = 0;
+    const runs = new Set<number>();
+    for (const lease of this.held.values()) {
+      if (lease.run === undefined) n += 1;
+      else runs.add(lease.run.id);
+    }
+    return n + runs.size;
   }
 
   /** Jobs claimed ahead that wait in the local queue for a slot. */
@@ -216,15 +272,20 @@ export class NodeDriver {
           // Claimed while shutting down: hand these straight back.
           const leases = event.jobs.map(({ jobId, attempt }) => ({ jobId, attempt }));
           // Forfeited at once: being handed back, they are never started from the local queue.
-          for (const lease of leases) this.held.set(lease.jobId, { ...lease, phase: 'queued', expiresAt: event.sentAt + this.config.leaseMs, forfeited: true, aborted: null });
+          for (const lease of leases) this.held.set(lease.jobId, { ...lease, phase: 'queued', claimedAt: event.now, expiresAt: event.sentAt + this.config.leaseMs, forfeited: true, aborted: null });
           return leases.length > 0 ? [{ type: 'relinquish', leases }, ...this.maybeStop()] : this.maybeStop();
         }
-        for (const { jobId, attempt } of event.jobs) {
-          this.held.set(jobId, { jobId, attempt, phase: 'queued', expiresAt: event.sentAt + this.config.leaseMs, forfeited: false, aborted: null });
+        for (const { jobId, attempt, batch } of event.jobs) {
+          const lease: HeldLease = { jobId, attempt, phase: 'queued', claimedAt: event.now, expiresAt: event.sentAt + this.config.leaseMs, forfeited: false, aborted: null };
+          this.held.set(jobId, batch === undefined ? lease : { ...lease, batch });
           this.waiting.add(jobId);
         }
         return [...this.startQueued(event.now), ...this.maybeClaim()];
       }
+
+      case 'batch_due':
+        this.batchTimerAt = undefined;
+        return this.startQueued(event.now, event.flush === true);
 
       case 'claim_failed':
         this.claimInFlight = false;
@@ -235,7 +296,8 @@ export class NodeDriver {
         const lease = this.held.get(event.jobId);
         if (lease && lease.attempt === event.attempt && lease.phase === 'running') {
           lease.phase = 'reporting';
-          if (lease.startedAt !== undefined) this.noteRunTime(event.now - lease.startedAt);
+          // A batch call's time is shared by its jobs: each took its part of it.
+          if (lease.startedAt !== undefined) this.noteRunTime((event.now - lease.startedAt) / (lease.run?.size ?? 1));
         }
         return [...this.startQueued(event.now), ...this.maybeClaim()];
       }
@@ -365,24 +427,78 @@ export class NodeDriver {
     return { type: 'discard', jobId: lease.jobId, attempt: lease.attempt, reason };
   }
 
-  /** Starts queued jobs, in claim order, while a slot is free (also while draining: they are leased). */
-  private startQueued(now: number): NodeCommand[] {
+  /**
+   * Starts queued jobs, in claim order, while a slot is free (also while draining: they are
+   * leased). Jobs of a batch handler start together, up to its size, once the batch is full or its
+   * oldest job has waited `waitMs`; one that is not ready yet does not hold back the jobs behind
+   * it, and a timer is asked for the moment it will be.
+   */
+  private startQueued(now: number, flush = false): NodeCommand[] {
     if ((this.state !== 'running' && this.state !== 'draining') || this.waiting.size === 0) return [];
+    // Shutdown does not wait for batches to fill: what is held runs now, or goes back.
+    flush ||= this.state === 'draining';
     const commands: NodeCommand[] = [];
     let running = this.running;
+    let nextDue = Infinity;
+    const batchesSeen = new Set<string>();
     for (const jobId of this.waiting) {
       if (running >= this.config.concurrency) break;
-      this.waiting.delete(jobId);
       const lease = this.held.get(jobId);
-      if (lease === undefined || lease.phase !== 'queued' || lease.forfeited) continue;
-      lease.phase = 'running';
-      lease.startedAt = now;
+      if (lease === undefined || lease.phase !== 'queued' || lease.forfeited) {
+        this.waiting.delete(jobId);
+        continue;
+      }
+      if (lease.batch !== undefined) {
+        if (batchesSeen.has(lease.batch.key)) continue;
+        batchesSeen.add(lease.batch.key);
+        const started = this.startBatches(lease.batch, now, flush, this.config.concurrency - running, commands);
+        running += started.runs;
+        if (started.dueAt !== undefined) nextDue = Math.min(nextDue, started.dueAt);
+        continue;
+      }
+      this.waiting.delete(jobId);
       running += 1;
+      this.begin(lease, now);
       commands.push({ type: 'execute', jobId: lease.jobId, attempt: lease.attempt });
       // A cancel request that came while it waited: its handler starts with the signal aborted.
       if (lease.aborted !== null) commands.push({ type: 'abort', jobId: lease.jobId, attempt: lease.attempt, reason: lease.aborted });
     }
+    if (nextDue !== Infinity && nextDue !== this.batchTimerAt) {
+      this.batchTimerAt = nextDue;
+      commands.push({ type: 'batch_timer', at: nextDue });
+    }
     return commands;
+  }
+
+  /**
+   * Starts the calls a batch key's queued jobs are ready for, at most `slots` of them, each with
+   * up to `size` jobs in claim order. Returns how many started, and when the rest will be ready.
+   */
+  private startBatches(spec: BatchSpec, now: number, flush: boolean, slots: number, commands: NodeCommand[]): { runs: number; dueAt?: number } {
+    const queued = [...this.waiting].map((id) => this.held.get(id)!).filter((l) => l.batch?.key === spec.key && l.phase === 'queued' && !l.forfeited);
+    let runs = 0;
+    while (queued.length > 0) {
+      const dueAt = queued[0]!.claimedAt + spec.waitMs;
+      if (queued.length < spec.size && !flush && now < dueAt) return { runs, dueAt };
+      if (runs >= slots) return { runs };
+      const taken = queued.splice(0, spec.size);
+      const run = { id: this.nextRunId++, size: taken.length };
+      for (const lease of taken) {
+        this.waiting.delete(lease.jobId);
+        lease.run = run;
+        this.begin(lease, now);
+      }
+      commands.push({ type: 'execute_batch', jobs: taken.map(({ jobId, attempt }) => ({ jobId, attempt })) });
+      // Cancel requests that came while they waited: their signals start aborted.
+      for (const lease of taken) if (lease.aborted !== null) commands.push({ type: 'abort', jobId: lease.jobId, attempt: lease.attempt, reason: lease.aborted });
+      runs += 1;
+    }
+    return { runs };
+  }
+
+  private begin(lease: HeldLease, now: number): void {
+    lease.phase = 'running';
+    lease.startedAt = now;
   }
 
   private noteRunTime(ms: number): void {

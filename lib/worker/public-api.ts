@@ -15,7 +15,8 @@ export {
   type WorkerNodeEvents,
 } from './node-events.js';
 export { resolveWorkerOptions, WORKER_DEFAULTS, type WorkerOptions, type ResolvedWorkerOptions } from './worker-options.js';
-export { FunctionInvoker, type FunctionHandler } from './function-invoker.js';
+export { FunctionInvoker, type FunctionHandler, type FunctionBatchHandler } from './function-invoker.js';
+export { MAX_BATCH_HANDLER_SIZE, MAX_BATCH_WAIT_MS, type BatchContext, type BatchHandlerOptions, type BatchJob } from './batch-handler.js';
 export { JobWaiter, type JobWaiterOptions, type JobWaitResult, type WaitForOptions } from './job-waiter.js';
 export { allFinishHints, nodeFinishHints, storeFinishHints, type FinishHints } from './finish-hints.js';
 export type { JobInvoker, JobDefinition, PayloadValidator } from './job-invoker.js';

@@ -1,7 +1,9 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { checkOptions, SeededRandom, type Clock } from '../core/index.js';
+import { checkOptions, InvalidArgumentError, SeededRandom, showValue, type Clock } from '../core/index.js';
 import { ANY_QUEUE, SystemClock, type JobStore, type WakeSubscription } from '../store/index.js';
+import { assertBatchWaitFitsLease } from './batch-handler.js';
+import type { JobInvoker } from './job-invoker.js';
 import type { MaintenanceReport } from './maintenance.js';
 import { NodeAttempts } from './node-attempts.js';
 import { NodeBeats } from './node-beats.js';
@@ -94,6 +96,7 @@ export class WorkerNode {
       leaseMs: this.options.leaseMs,
       claimAhead: this.options.claimAhead,
       claimAheadMs: this.options.claimAheadMs,
+      batchAhead: batchAhead(deps.invoker, this.options.leaseMs),
     });
     const parts = {
       store: this.store,
@@ -262,6 +265,13 @@ export class WorkerNode {
         case 'execute':
           void this.attempts.execute(command.jobId);
           break;
+        case 'execute_batch':
+          void this.attempts.executeBatch(command.jobs);
+          break;
+        case 'batch_timer':
+          this.named.cancel('batch');
+          this.named.once('batch', Math.max(0, command.at - this.clock.now()), () => this.emit({ type: 'batch_due', now: this.clock.now() }));
+          break;
         case 'heartbeat':
           void this.beats.heartbeat(command.leases);
           break;
@@ -291,6 +301,14 @@ export class WorkerNode {
    */
   poll(): void {
     this.emit({ type: 'poll', now: this.clock.now() });
+  }
+
+  /**
+   * Starts every batch the node holds now, full or not, instead of waiting out `batch.waitMs`. For
+   * tests that drive a node on their own timers, such as the testing kit's `drain()`.
+   */
+  flushBatches(): void {
+    this.emit({ type: 'batch_due', now: this.clock.now(), flush: true });
   }
 
   /** Resolves with the next settled attempt of `jobId` that matches `filter`. */
@@ -333,4 +351,18 @@ export class WorkerNode {
     this.logger.log(`worker ${this.workerId} stopped.`);
     this.resolveStopped?.();
   }
+}
+
+/**
+ * The largest batch among the invoker's batch handlers, which the local queue must have room for;
+ * each handler's wait is checked against the lease first, and one without `invokeBatch` refused.
+ */
+function batchAhead(invoker: JobInvoker, leaseMs: number): number {
+  let most = 0;
+  for (const [name, batch] of invoker.batchHandlers?.() ?? []) {
+    if (typeof invoker.invokeBatch !== 'function') throw new InvalidArgumentError(`the handler of ${showValue(name)} takes batches, but this node's invoker has no invokeBatch to call it with.`, 'batch');
+    assertBatchWaitFitsLease(name, batch, leaseMs);
+    most = Math.max(most, batch.size);
+  }
+  return most;
 }
