@@ -41,6 +41,7 @@ import { snoozeCases } from './cases/snooze.cases.js';
 import { windowCases } from './cases/window.cases.js';
 import { sequenceCases } from './cases/sequence.cases.js';
 import { batchCases } from './cases/batch.cases.js';
+import { batchHandlerCases } from './cases/batch-handler.cases.js';
 import { runNowCases } from './cases/run-now.cases.js';
 import { scheduleCases } from './cases/schedule.cases.js';
 import { scheduleOutageCases } from './cases/schedule-outage.cases.js';
@@ -77,6 +78,7 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('claims past held-back jobs', () => heldBackCases(ctx));
   describe('the fenced outcome write', () => fenceCases(ctx));
   describe('outcomes and a claim in one call', () => completeAndClaimCases(ctx));
+  describe("a batch handler's call", () => batchHandlerCases(ctx));
   describe('the lean finish', () => leanFinishCases(ctx));
   describe('leases, heartbeats and the sweep', () => leaseCases(ctx));
   describe('retry schedule', () => retryCases(ctx));
