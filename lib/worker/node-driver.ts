@@ -190,24 +190,25 @@ export class NodeDriver {
    */
   get running(): number {
     let n = 0;
-    const runs = new Set<number>();
+    let runs: Set<number> | undefined;
     for (const lease of this.held.values()) {
       if (lease.phase !== 'running') continue;
       if (lease.run === undefined) n += 1;
-      else runs.add(lease.run.id);
+      else (runs ??= new Set()).add(lease.run.id);
     }
-    return n + runs.size;
+    return n + (runs?.size ?? 0);
   }
 
   /** Leases held, where the jobs of one batch call, running or reporting, count once. */
   private heldUnits(): number {
+    if (this.config.batchAhead === undefined || this.config.batchAhead === 0) return this.held.size;
     let n = 0;
-    const runs = new Set<number>();
+    let runs: Set<number> | undefined;
     for (const lease of this.held.values()) {
       if (lease.run === undefined) n += 1;
-      else runs.add(lease.run.id);
+      else (runs ??= new Set()).add(lease.run.id);
     }
-    return n + runs.size;
+    return n + (runs?.size ?? 0);
   }
 
   /** Jobs claimed ahead that wait in the local queue for a slot. */
@@ -440,7 +441,7 @@ export class NodeDriver {
     const commands: NodeCommand[] = [];
     let running = this.running;
     let nextDue = Infinity;
-    const batchesSeen = new Set<string>();
+    let batchesSeen: Set<string> | undefined;
     for (const jobId of this.waiting) {
       if (running >= this.config.concurrency) break;
       const lease = this.held.get(jobId);
@@ -449,6 +450,7 @@ export class NodeDriver {
         continue;
       }
       if (lease.batch !== undefined) {
+        batchesSeen ??= new Set();
         if (batchesSeen.has(lease.batch.key)) continue;
         batchesSeen.add(lease.batch.key);
         const started = this.startBatches(lease.batch, now, flush, this.config.concurrency - running, commands);
