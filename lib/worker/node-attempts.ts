@@ -114,13 +114,14 @@ export class NodeAttempts {
    * outcomes waiting for their write go with it when the store writes outcomes and claims in one
    * call (on PostgreSQL one statement): one round trip instead of two.
    */
-  async claim(asked: number, lapsed: boolean): Promise<void> {
+  async claim(lapsed: boolean): Promise<void> {
     const sentAt = this.clock.now();
     // Sized now, not when asked: slots freed since then count. None means shutdown began before
-    // the claim went out, and it claims nothing rather than hand jobs straight back.
+    // the claim went out, or the room the driver saw when it asked is gone (the local queue's reach
+    // shrank as a slower handler settled); either way it claims nothing, and says so with limit 0.
     const limit = this.driver.claimLimit();
     if (limit === 0) {
-      this.emit({ type: 'claimed', now: sentAt, sentAt, limit: asked, jobs: [] });
+      this.emit({ type: 'claimed', now: sentAt, sentAt, limit: 0, jobs: [] });
       return;
     }
     const claim = { limit, queues: this.options.queues, leaseMs: this.options.leaseMs, includeLapsed: lapsed };

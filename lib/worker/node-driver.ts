@@ -154,6 +154,8 @@ export class NodeDriver {
    * claims skip a search whose cost grows with the jobs finished since the last vacuum.
    */
   private lapsedSearchDue = false;
+  /** Whether the claim in flight carries the search for lapsed leases. */
+  private claimLapsed = false;
   /** The moving average of handler times, from start to settled; undefined until one settled. */
   private averageRunMs: number | undefined;
   /** Numbers the batch calls this node starts. */
@@ -231,12 +233,13 @@ export class NodeDriver {
   /**
    * How many jobs a claim this driver asked for may take when it is sent: its free slots, up to
    * the batch size, or none once the node stopped running. The pump sends a claim a moment after
-   * the driver asks for it (attempts that settle together then free their slots for one claim);
-   * free slots only grow while a claim is pending, so this is never less than the asked limit
-   * while the node runs.
+   * the driver asks for it (attempts that settle together then free their slots for one claim).
+   * Slots only free while a claim is pending, but the local queue's reach follows the handlers'
+   * average time, so a slow handler settling in between can leave no room: the claim then goes
+   * out as none (`claimed` with limit 0), and the driver keeps the hint for the next free slot.
    */
   claimLimit(): number {
-    return this.state === 'running' ? Math.min(this.freeSlots, this.config.claimBatchSize) : 0;
+    return this.state === 'running' ? Math.min(this.freeSlots, this.claimSize()) : 0;
   }
 
   /** Leases held: attempts running, and settled attempts whose outcome is being written. */
@@ -267,8 +270,11 @@ export class NodeDriver {
 
       case 'claimed': {
         this.claimInFlight = false;
-        // A full batch means more may be waiting; so does a hint that arrived during the claim.
+        // A full batch means more may be waiting; so does a hint that arrived during the claim. A
+        // claim sent with limit 0 never reached the store: the hint (and the search for lapsed
+        // leases) it was asked for still stands, for the next slot that frees.
         this.workHinted ||= event.jobs.length >= event.limit;
+        if (event.limit === 0) this.lapsedSearchDue ||= this.claimLapsed;
         if (this.state !== 'running') {
           // Claimed while shutting down: hand these straight back.
           const leases = event.jobs.map(({ jobId, attempt }) => ({ jobId, attempt }));
@@ -503,6 +509,11 @@ export class NodeDriver {
     lease.startedAt = now;
   }
 
+  /** The most one claim asks for: `claimBatchSize`, or a whole batch of the largest batch handler if that is more. */
+  private claimSize(): number {
+    return Math.max(this.config.claimBatchSize, this.config.batchAhead ?? 0);
+  }
+
   private noteRunTime(ms: number): void {
     const sample = Math.max(0, ms);
     this.averageRunMs = this.averageRunMs === undefined ? sample : this.averageRunMs + DURATION_WEIGHT * (sample - this.averageRunMs);
@@ -510,12 +521,13 @@ export class NodeDriver {
 
   private maybeClaim(): NodeCommand[] {
     if (this.state !== 'running' || this.claimInFlight || !this.workHinted) return [];
-    const limit = Math.min(this.freeSlots, this.config.claimBatchSize);
+    const limit = Math.min(this.freeSlots, this.claimSize());
     if (limit <= 0) return [];
     this.claimInFlight = true;
     this.workHinted = false;
     const lapsed = this.lapsedSearchDue;
     this.lapsedSearchDue = false;
+    this.claimLapsed = lapsed;
     return [{ type: 'claim', limit, lapsed }];
   }
 

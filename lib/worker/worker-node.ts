@@ -260,7 +260,7 @@ export class WorkerNode {
       switch (command.type) {
         case 'claim':
           // Sent once the attempts settling right now have settled, so they share one claim.
-          deferOn(this.timers, () => void this.attempts.claim(command.limit, command.lapsed));
+          deferOn(this.timers, () => void this.attempts.claim(command.lapsed));
           break;
         case 'execute':
           void this.attempts.execute(command.jobId);

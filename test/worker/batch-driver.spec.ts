@@ -113,3 +113,20 @@ describe('NodeDriver batches (issue 39 item 6)', () => {
     expect(d.aheadNow()).toBe(10);
   });
 });
+
+describe('NodeDriver claims (issue 39 item 6 bench)', () => {
+  it('a claim that went out with no room keeps the hint and the lapsed search for the next free slot', () => {
+    const d = driver({ batchAhead: 0 });
+    expect(d.step({ type: 'start', now: 0 })).toEqual([{ type: 'claim', limit: 2, lapsed: true }]);
+    // The room the driver saw when it asked was gone when the claim was sent: it went out as none.
+    expect(d.step({ type: 'claimed', now: 1, sentAt: 1, limit: 0, jobs: [] })).toEqual([{ type: 'claim', limit: 2, lapsed: true }]);
+    // Not sent again: the claim now in flight carries them.
+    d.step({ type: 'claimed', now: 2, sentAt: 2, limit: 2, jobs: plain('a') });
+    expect(d.running).toBe(1);
+  });
+
+  it('a claim asks for a whole batch of the largest batch handler when that is more than claimBatchSize', () => {
+    const d = new NodeDriver({ concurrency: 2, claimBatchSize: 50, leaseMs: LEASE, claimAhead: 0, batchAhead: 500 });
+    expect(d.step({ type: 'start', now: 0 })).toEqual([{ type: 'claim', limit: 500, lapsed: true }]);
+  });
+});
