@@ -16,8 +16,8 @@ export { Job, InjectJobContext, InjectJobEntityManager, OnJobTransition, type On
 
 // Jobs: definitions shared by producers and workers, handlers, and the typed registry.
 export { defineJob, type DefineJobOptions, type DefinedJob, type DefinedJobSpec, type JobSequenceOption, type PayloadOf } from './nest/index.js';
-export type { JobHandler, JobOptions, JobHandlerOptions, DeclaredSchedule, JobRegistry, JobName, JobPayload } from './nest/index.js';
-export type { JobContext } from './worker/index.js';
+export type { JobHandler, BatchJobHandler, JobOptions, JobHandlerOptions, DeclaredSchedule, JobRegistry, JobName, JobPayload } from './nest/index.js';
+export type { JobContext, BatchJob, BatchContext, BatchHandlerOptions } from './worker/index.js';
 export type { JobRecord, JobSequenceInfo, JobWindowInfo, JobBatchInfo, BatchCallbackKind, JobState, DependencyMode, FinishMode, HistoryPolicy, RetryPolicy, SchedulerLimits } from './core/index.js';
 
 // The client and what its calls take and return.

@@ -75,7 +75,7 @@ export type DefinedJobSpec<TPayload> = { readonly job: DefinedJob<TPayload>; rea
 /** The keys of {@link DefineJobOptions}, which `@Job(definition, options)` may not set again. */
 export const DEFINITION_KEYS: readonly string[] = ['name', 'queue', 'maxAttempts', 'priority', 'retry', 'concurrencyKey', 'concurrencyLimit', 'rateLimit', 'sequence'];
 /** `@Job` options that only a handler has; named in the refusal of defineJob, which does not take them. */
-const HANDLER_KEYS = new Set(['timeoutMs', 'transaction', 'schedule', 'validate', 'maxSnoozes']);
+const HANDLER_KEYS = new Set(['timeoutMs', 'transaction', 'schedule', 'validate', 'maxSnoozes', 'batch']);
 
 /**
  * Defines a job once, for producers and workers alike:

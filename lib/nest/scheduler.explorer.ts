@@ -16,7 +16,16 @@ import {
   showValue,
 } from '../core/index.js';
 import { declaredScheduleId, DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE, normalizeSchedule, type JobStore, type ScheduleInput } from '../store/index.js';
-import { assertMaxSnoozes, type ResolvedWorkerOptions, type TransitionEvent, type TransitionObserver } from '../worker/index.js';
+import {
+  assertBatchWaitFitsLease,
+  assertMaxSnoozes,
+  BATCH_TRANSACTION,
+  resolveBatchOptions,
+  type ResolvedBatchOptions,
+  type ResolvedWorkerOptions,
+  type TransitionEvent,
+  type TransitionObserver,
+} from '../worker/index.js';
 import type { JobOptions } from './interfaces/job-options.interface.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
 import { JobHandlerRegistry } from './job-handler.registry.js';
@@ -38,7 +47,7 @@ import { SCHEDULER_STORE, SCHEDULER_WORKER_OPTIONS } from './scheduler.tokens.js
 import { checkJobSequence } from './job-sequence.js';
 
 /** Every option `@Job` takes; anything else is a typo, refused rather than ignored. */
-const JOB_OPTION_KEYS = new Set(['name', 'queue', 'maxAttempts', 'priority', 'retry', 'timeoutMs', 'transaction', 'schedule', 'validate', 'maxSnoozes', 'concurrencyKey', 'concurrencyLimit', 'rateLimit', 'sequence']);
+const JOB_OPTION_KEYS = new Set(['name', 'queue', 'maxAttempts', 'priority', 'retry', 'timeoutMs', 'transaction', 'schedule', 'validate', 'maxSnoozes', 'concurrencyKey', 'concurrencyLimit', 'rateLimit', 'sequence', 'batch']);
 /** Longest `timeoutMs`: the longest a timer can wait (about 24.8 days). */
 const MAX_TIMEOUT_MS = 2_147_483_647;
 
@@ -107,7 +116,7 @@ export class SchedulerExplorer implements OnModuleInit {
       if (owner) throw new InvalidArgumentError(DUPLICATE_JOB_NAME(name, owner.name, className), 'name');
       owners.set(name, metatype);
       if (typeof (metatype.prototype as { handle?: unknown })?.handle !== 'function') {
-        throw new InvalidArgumentError(MISSING_HANDLE_METHOD(className, name), 'handle');
+        throw new InvalidArgumentError(MISSING_HANDLE_METHOD(className, name, options.batch !== undefined), 'handle');
       }
       const owned = ownedBy(className, name);
       for (const key of Object.keys(options)) {
@@ -136,6 +145,7 @@ export class SchedulerExplorer implements OnModuleInit {
       const retry = owned(() => resolveRetryPolicy(options.retry, worker.retry));
       const timeoutMs = options.timeoutMs === undefined ? undefined : owned(() => assertPositiveInteger(options.timeoutMs, 'timeoutMs', MAX_TIMEOUT_MS));
       const maxSnoozes = options.maxSnoozes === undefined ? {} : { maxSnoozes: owned(() => assertMaxSnoozes(options.maxSnoozes)) };
+      const batch = options.batch === undefined ? undefined : this.batchOptions(name, options, owned);
       this.registry.add({
         name,
         ...concurrency,
@@ -150,15 +160,28 @@ export class SchedulerExplorer implements OnModuleInit {
         definition: {
           retry,
           timeoutMs,
-          transaction: options.transaction ?? true,
+          // A batch handler's jobs each write their outcome on their own lease: no attempt transaction.
+          transaction: batch === undefined ? (options.transaction ?? true) : false,
           validate: options.validate,
           ...maxSnoozes,
+          ...(batch === undefined ? {} : { batch }),
         },
       });
     }
     this.logger.log(`registered ${owners.size} job handler(s): ${this.registry.names().join(', ') || 'none'}.`);
     const defined = registerDefinedJobs(this.registry, this.options, this.store.limits);
     if (defined.length > 0) this.logger.log(`knows ${defined.length} job definition(s) with no handler here: ${defined.join(', ')}.`);
+  }
+
+  /**
+   * Checks a batch handler's `batch`, refuses `transaction: true` (each job's outcome is written on
+   * its own lease, after the call), and checks its wait against the lease the node renews.
+   */
+  private batchOptions(name: string, options: JobOptions<string>, owned: ReturnType<typeof ownedBy>): ResolvedBatchOptions {
+    const batch = owned(() => resolveBatchOptions(options.batch, 'batch'));
+    if (options.transaction === true) throw new InvalidArgumentError(BATCH_TRANSACTION(name), 'transaction');
+    assertBatchWaitFitsLease(name, batch, this.worker.leaseMs);
+    return batch;
   }
 
   private concurrency(className: string, name: string, options: JobOptions<string>) {

@@ -3,8 +3,8 @@
 export const DUPLICATE_JOB_NAME = (name: string, first: string, second: string) =>
   `The job name "${name}" is claimed by both ${first} and ${second}; each wire name needs exactly one handler class.`;
 
-export const MISSING_HANDLE_METHOD = (className: string, name: string) =>
-  `${className} is decorated with @Job('${name}') but has no handle(payload, context) method.`;
+export const MISSING_HANDLE_METHOD = (className: string, name: string, batch = false) =>
+  `${className} is decorated with @Job('${name}') but has no ${batch ? 'handle(jobs, context)' : 'handle(payload, context)'} method.`;
 
 export const UNKNOWN_QUEUE = (className: string, name: string, queue: string, queues: readonly string[]) =>
   `${className} (@Job '${name}') uses the queue "${queue}", which this module does not consume; add it to queues (${queues.join(', ')}).`;
@@ -21,6 +21,9 @@ export const UNKNOWN_JOB_NAME = (shown: string) =>
 
 export const NOT_IN_ATTEMPT = (what: string) =>
   `${what} is only available inside a job attempt; inject it into a @Job handler or a provider it uses.`;
+
+export const NOT_IN_BATCH_CALL = (what: string) =>
+  `${what} is one job's, and a batch handler's call runs many jobs; read each job's context from the jobs its handle(jobs, context) receives, or inject REQUEST for the call's BatchContext.`;
 
 export const BAD_HANDLER_OPTION = (className: string, name: string, option: string, expected: string) =>
   `${className} (@Job '${name}') sets ${option} to something other than ${expected}.`;

@@ -3,17 +3,19 @@ import { DiscoveryModule, REQUEST } from '@nestjs/core';
 import { checkOptions, InvalidArgumentError } from '../core/index.js';
 import { AttemptContext } from '../worker/index.js';
 import { JobHandlerRegistry } from './job-handler.registry.js';
-import { NestJobInvoker } from './nest-job.invoker.js';
+import { isBatchRequest, NestJobInvoker } from './nest-job.invoker.js';
 import { SchedulerMetadataAccessor } from './scheduler-metadata.accessor.js';
 import { SchedulerClient } from './scheduler.client.js';
 import { SchedulerExplorer } from './scheduler.explorer.js';
-import { NOT_IN_ATTEMPT } from './scheduler.messages.js';
+import { NOT_IN_ATTEMPT, NOT_IN_BATCH_CALL } from './scheduler.messages.js';
 import { SCHEDULER_ASYNC_OPTIONS_TYPE, SchedulerConfigurableModule } from './scheduler.module-definition.js';
 import { SCHEDULER_ASYNC_OPTION_KEYS } from './scheduler-options.check.js';
 import { SchedulerOrchestrator } from './scheduler.orchestrator.js';
 import { JOB_CONTEXT, JOB_ENTITY_MANAGER, SCHEDULER_STORE } from './scheduler.tokens.js';
 
 function attemptContext(request: unknown, what: string): AttemptContext {
+  // A batch call runs many jobs, each with its own context: none of them is the call's.
+  if (isBatchRequest(request)) throw new InvalidArgumentError(NOT_IN_BATCH_CALL(what), what);
   if (!(request instanceof AttemptContext)) throw new InvalidArgumentError(NOT_IN_ATTEMPT(what), what);
   return request;
 }

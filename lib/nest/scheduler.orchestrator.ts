@@ -6,6 +6,7 @@ import { allFinishHints, JobWaiter, nodeFinishHints, storeFinishHints, WorkerNod
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
 import { JobHandlerRegistry } from './job-handler.registry.js';
 import { NestJobInvoker } from './nest-job.invoker.js';
+import { SchedulerExplorer } from './scheduler.explorer.js';
 import { SCHEDULER_MODULE_OPTIONS } from './scheduler.module-definition.js';
 import { SCHEDULER_NODE_TIMING, type SchedulerNodeTiming } from './scheduler-node-timing.js';
 import { SCHEDULER_STORE, SCHEDULER_WORKER_OPTIONS } from './scheduler.tokens.js';
@@ -38,6 +39,9 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
     @Inject(SCHEDULER_WORKER_OPTIONS) worker: ResolvedWorkerOptions,
     invoker: NestJobInvoker,
     private readonly registry: JobHandlerRegistry,
+    // Never read: depending on the explorer makes Nest build it first, and it fills the registry
+    // as it is built, so the node below sees every handler (it reads the batch handlers at once).
+    _explorer: SchedulerExplorer,
     @Optional() @Inject(SCHEDULER_NODE_TIMING) timing?: SchedulerNodeTiming,
   ) {
     this.telemetry = SchedulerTelemetry.create(options.telemetry, { store, logger: this.logger, errorLogDetail: worker.errorLogDetail });

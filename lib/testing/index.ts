@@ -15,4 +15,4 @@ export { ManualTimers } from './manual-timers.js';
 export { MemoryJobStore, type MemoryJobStoreOptions, type MemoryStoreProbe } from '../store/index.js';
 export { SystemClock } from '../store/index.js';
 export { ManualClock, type Clock } from '../core/index.js';
-export { FunctionInvoker, WorkerNode, type FunctionHandler, type SettledEvent } from '../worker/index.js';
+export { FunctionInvoker, WorkerNode, type FunctionHandler, type FunctionBatchHandler, type SettledEvent } from '../worker/index.js';

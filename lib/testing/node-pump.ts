@@ -2,6 +2,24 @@ import type { WorkerNode } from '../worker/index.js';
 import { settleTurn, type ManualTimers } from './manual-timers.js';
 
 /**
+ * Counts the attempts a node started and has not settled yet: each of them ends on its own (its
+ * handler returns, its outcome is written). Built before the node starts, so it misses none.
+ */
+export class RunningAttempts {
+  private count = 0;
+
+  constructor(node: WorkerNode) {
+    // Every started attempt settles exactly once: applied, stale or dropped.
+    node.events.on('attemptStarted', () => void (this.count += 1));
+    node.events.on('settled', () => void (this.count -= 1));
+  }
+
+  get size(): number {
+    return this.count;
+  }
+}
+
+/**
  * Drives a {@link WorkerNode} that runs on {@link ManualTimers}, one pass at a time: the node never
  * arms a real timer, so nothing happens between two passes unless the test starts it.
  */
@@ -9,6 +27,7 @@ export class NodePump {
   constructor(
     private readonly node: WorkerNode,
     private readonly timers: ManualTimers,
+    private readonly running: RunningAttempts,
     /** Checked between steps: true stops a pass where it is (drain's bound on attempts). */
     private readonly halted: () => boolean = () => false,
   ) {}
@@ -27,7 +46,8 @@ export class NodePump {
   }
 
   /**
-   * Fires every callback due now, and waits for attempts in flight, until neither is left. An
+   * Fires every callback due now, and waits for attempts in flight, until neither is left (jobs
+   * held for a batch still filling are left held: see `SchedulerTester.drain`). An
    * attempt whose handler awaits real I/O is waited for by its own signals (its outcome write is
    * queued on the timers, or it settles), never by sleeping.
    */
@@ -36,7 +56,9 @@ export class NodePump {
       if (await this.timers.fireNext()) continue;
       await settleTurn();
       if (this.dueNow()) continue;
-      if (this.node.inFlight === 0) return;
+      // Jobs held for a batch that is still filling start on its timer or a flush, not by
+      // themselves: with no attempt running, nothing more happens now.
+      if (this.node.inFlight === 0 || this.running.size === 0) return;
       await this.progress();
     }
   }

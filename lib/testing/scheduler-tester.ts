@@ -6,7 +6,7 @@ import type { SettledEvent } from '../worker/index.js';
 import { allJobs } from './job-listing.js';
 import type { ManualTimers } from './manual-timers.js';
 import { nextJobAt, nextTickAt } from './next-due.js';
-import { NodePump } from './node-pump.js';
+import { NodePump, RunningAttempts } from './node-pump.js';
 import { payloadMatches, preview, type PayloadMatcher } from './payload-match.js';
 import type { DrainOptions, DrainSummary } from './scheduler-testing.options.js';
 import { DrainLimitError, SchedulerExpectationError } from './testing.errors.js';
@@ -32,6 +32,8 @@ const SHOWN = 5;
 @Injectable()
 export class SchedulerTester implements OnModuleInit {
   private draining = false;
+  /** Attempts in flight on the node, counted from before it starts (see {@link onModuleInit}). */
+  private running: RunningAttempts | undefined;
 
   constructor(
     @Inject(SCHEDULER_TESTING) private readonly state: SchedulerTestingState,
@@ -41,6 +43,8 @@ export class SchedulerTester implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
+    // Before the node starts (at application bootstrap), so the count misses no attempt.
+    this.running = new RunningAttempts(this.orchestrator.node);
     if (this.state.inline) this.runEnqueuesInline();
     // The node's shutdown waits on its timers (claims and outcome writes in flight, the grace
     // period); on the kit's timers nothing fires them unless the kit does, so it does, from the
@@ -78,7 +82,8 @@ export class SchedulerTester implements OnModuleInit {
    * observers, until nothing is due. With `advanceTime`, it then moves the clock straight to the
    * next job's run time (stopping at each schedule tick on the way) and goes on, until no job
    * waits; a job a year ahead costs what one a second ahead does. Throws a DrainLimitError after
-   * `maxJobs` attempts.
+   * `maxJobs` attempts. A batch handler's jobs run in calls of the jobs due together, without
+   * waiting out its `batch.waitMs`.
    */
   async drain(options: DrainOptions = {}): Promise<DrainSummary> {
     const { advanceTime = false, maxJobs = 1_000 } = checkDrainOptions(options);
@@ -114,6 +119,8 @@ export class SchedulerTester implements OnModuleInit {
           );
         }
         if (counts.attempts > before) continue;
+        // Batches waiting to fill (`batch.waitMs`) would otherwise wait out the drain: start them.
+        if (await this.flushBatches(pump, counts)) continue;
         const now = this.state.clock.now();
         const next = advanceTime ? await nextJobAt(this.store, now) : null;
         if (next === null) break;
@@ -129,6 +136,14 @@ export class SchedulerTester implements OnModuleInit {
       events.off('settled', settled);
       this.draining = false;
     }
+  }
+
+  /** Starts every batch the node holds, full or not, and runs what follows; true when an attempt started. */
+  private async flushBatches(pump: NodePump, counts: { attempts: number }): Promise<boolean> {
+    const before = counts.attempts;
+    this.orchestrator.node.flushBatches();
+    await pump.pass();
+    return counts.attempts > before;
   }
 
   /**
@@ -172,7 +187,8 @@ export class SchedulerTester implements OnModuleInit {
   }
 
   private pump(halted?: () => boolean): NodePump {
-    return new NodePump(this.orchestrator.node, this.state.timers, halted);
+    this.running ??= new RunningAttempts(this.orchestrator.node);
+    return new NodePump(this.orchestrator.node, this.state.timers, this.running, halted);
   }
 
   /**
@@ -180,6 +196,11 @@ export class SchedulerTester implements OnModuleInit {
    * lead to, have run. The module's own client is wrapped, so every service that injects it gets
    * the behaviour. An enqueue inside the host's transaction (`manager`) is not run there, as the
    * job does not exist before that transaction commits: it runs at the next drain.
+   *
+   * A batch handler's jobs run at once as well, since `drain` starts batches without waiting out
+   * `batch.waitMs`: one `enqueue`'s job runs as a call of one job, and the jobs of one
+   * `enqueueMany` or `enqueueBatch` in calls of up to `batch.size` (with any other job of the name
+   * already held), as a worker that found them due together would run them.
    */
   private runEnqueuesInline(): void {
     const client = this.client as unknown as Record<'enqueue' | 'enqueueMany' | 'enqueueBatch', (...args: unknown[]) => Promise<unknown>>;

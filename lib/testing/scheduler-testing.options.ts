@@ -19,7 +19,9 @@ export interface SchedulerTestingOptions
   readonly clock?: ManualClock;
   /**
    * Run each job when it is enqueued: `enqueue` and `enqueueMany` resolve once `drain()` has run
-   * what became due (see the testing guide for what differs). Default false.
+   * what became due (see the testing guide for what differs). A batch handler's jobs run at once
+   * too, in calls of the jobs the enqueue wrote (one `enqueue`: a call of one job), never waiting
+   * out `batch.waitMs`. Default false.
    */
   readonly inline?: boolean;
   /** Register the module globally, so SchedulerClient and SchedulerTester inject anywhere. Default true. */

@@ -25,7 +25,7 @@ const ROOT_VALUES = [
 ];
 /** The root entry point's type-only names, exactly. */
 const ROOT_TYPES = [
-  'AttemptHook', 'AttemptHookContext', 'AttemptStartedEvent', 'BatchCallbackIds', 'BatchCallbackJob', 'BatchCallbackKind', 'BatchCallbackSpec', 'BatchCallbacks', 'BatchCancelResult', 'BatchSummary', 'BlockedSequence', 'CancelResult', 'ClaimFailedEvent', 'ConcurrencyLimit', 'DebounceOptions', 'DeclaredSchedule', 'Deduplicated',
+  'AttemptHook', 'AttemptHookContext', 'AttemptStartedEvent', 'BatchCallbackIds', 'BatchCallbackJob', 'BatchCallbackKind', 'BatchCallbackSpec', 'BatchCallbacks', 'BatchCancelResult', 'BatchContext', 'BatchHandlerOptions', 'BatchJob', 'BatchJobHandler', 'BatchSummary', 'BlockedSequence', 'CancelResult', 'ClaimFailedEvent', 'ConcurrencyLimit', 'DebounceOptions', 'DeclaredSchedule', 'Deduplicated',
   'DefineJobOptions', 'DefinedJob', 'DefinedJobSpec', 'DefinedScheduleSpec', 'DependencyMode',
   'EnqueueBatchResult', 'EnqueueJobOptions', 'EnqueueResult', 'ErrorLogDetail', 'FailedJobState', 'FinishMode', 'HistoryEntry', 'HistoryPolicy',
   'JobBatchInfo', 'JobContext', 'JobHandler', 'JobHandlerOptions', 'JobLogFields', 'JobName', 'JobOptions', 'JobPage', 'JobPayload',

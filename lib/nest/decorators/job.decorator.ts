@@ -1,7 +1,7 @@
 import { Injectable, SetMetadata, type Type } from '@nestjs/common';
 import { InvalidArgumentError } from '../../core/index.js';
-import type { JobHandler } from '../interfaces/job-handler.interface.js';
-import type { JobHandlerOptions, JobOptions } from '../interfaces/job-options.interface.js';
+import type { BatchJobHandler, JobHandler } from '../interfaces/job-handler.interface.js';
+import type { BatchJobHandlerOptions, BatchJobOptions, JobHandlerOptions, JobOptions } from '../interfaces/job-options.interface.js';
 import type { JobName, JobPayload } from '../interfaces/job-registry.interface.js';
 import { DEFINITION_KEYS, isDefinedJob, type DefinedJob } from '../job-definition.js';
 import { JOB_METADATA } from '../scheduler.tokens.js';
@@ -21,9 +21,21 @@ import { JOB_METADATA } from '../scheduler.tokens.js';
  * Given a {@link defineJob} definition, the handler takes its name, payload type, queue,
  * attempts, retry and limits, so it agrees with every producer that enqueues by the same
  * definition; `options` adds what only a handler has (`timeoutMs`, `transaction`, `validate`,
- * `schedule`): `@Job(ConfirmOrder, { timeoutMs: 30_000 })`.
+ * `schedule`, `batch`): `@Job(ConfirmOrder, { timeoutMs: 30_000 })`.
+ *
+ * With `batch: { size, waitMs? }`, the class is a {@link BatchJobHandler} instead: its
+ * `handle(jobs, context)` takes up to `size` due jobs of the name in one call.
+ *
+ * ```ts
+ * @Job({ name: 'search.index', batch: { size: 100, waitMs: 200 } })
+ * export class IndexDocuments implements BatchJobHandler<{ docId: string }> {
+ *   async handle(jobs: readonly BatchJob<{ docId: string }>[]) { ... }
+ * }
+ * ```
  */
+export function Job<TPayload>(definition: DefinedJob<TPayload>, options: BatchJobHandlerOptions<TPayload>): <T extends Type<BatchJobHandler<TPayload>>>(target: T) => void;
 export function Job<TPayload>(definition: DefinedJob<TPayload>, options?: JobHandlerOptions<TPayload>): <T extends Type<JobHandler<TPayload>>>(target: T) => void;
+export function Job<N extends JobName>(options: BatchJobOptions<N>): <T extends Type<BatchJobHandler<JobPayload<N>>>>(target: T) => void;
 export function Job<N extends JobName>(nameOrOptions: N | JobOptions<N>): <T extends Type<JobHandler<JobPayload<N>>>>(target: T) => void;
 export function Job(nameOrOptions: string | JobOptions<string> | DefinedJob, handlerOptions?: JobHandlerOptions<unknown>) {
   return (target: Type<unknown>): void => {

@@ -1,5 +1,6 @@
 import type { RetryPolicy } from '../../core/index.js';
 import type { Rate } from '../../store/index.js';
+import type { BatchHandlerOptions } from '../../worker/index.js';
 import type { JobName, JobPayload } from './job-registry.interface.js';
 import type { JobSequenceOption } from '../job-sequence.js';
 
@@ -36,7 +37,8 @@ export interface JobOptions<N extends string = JobName> {
   readonly timeoutMs?: number;
   /**
    * Give each attempt a transaction-bound EntityManager whose writes commit with the success
-   * outcome. Default true; the transaction only opens if the handler uses the manager.
+   * outcome. Default true; the transaction only opens if the handler uses the manager. A batch
+   * handler (`batch`) has none: false by default, and true is refused.
    */
   readonly transaction?: boolean;
   /**
@@ -81,9 +83,22 @@ export interface JobOptions<N extends string = JobName> {
    * `sequence` wins. See docs/sequences.md.
    */
   readonly sequence?: JobSequenceOption<JobPayload<N>>;
+  /**
+   * The handler takes up to `size` due jobs of this name in one call (a `BatchJobHandler`),
+   * waiting up to `waitMs` for the batch to fill. Each job keeps its own attempts, retries and
+   * outcome; one call takes one `concurrency` slot. A batch handler has no attempt transaction
+   * (`transaction` defaults to false, and true is refused).
+   */
+  readonly batch?: BatchHandlerOptions;
 }
 
+/** The options of a batch handler's `@Job`: `batch` set, and no attempt transaction. */
+export type BatchJobOptions<N extends string = JobName> = JobOptions<N> & { readonly batch: BatchHandlerOptions; readonly transaction?: false };
+
 /** The options of `@Job(definition, options)`: what only a handler has, beside a shared definition. */
-export interface JobHandlerOptions<P = unknown> extends Pick<JobOptions<string>, 'timeoutMs' | 'transaction' | 'validate' | 'maxSnoozes'> {
+export interface JobHandlerOptions<P = unknown> extends Pick<JobOptions<string>, 'timeoutMs' | 'transaction' | 'validate' | 'maxSnoozes' | 'batch'> {
   readonly schedule?: DeclaredSchedule<P>;
 }
+
+/** The options of a batch handler's `@Job(definition, options)`: `batch` set, and no attempt transaction. */
+export type BatchJobHandlerOptions<P = unknown> = JobHandlerOptions<P> & { readonly batch: BatchHandlerOptions; readonly transaction?: false };
