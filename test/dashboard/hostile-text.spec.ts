@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { escapeHtml, href, html, multiline } from '../../lib/dashboard/html/html.js';
 import type { DashboardServer } from '../../lib/dashboard/index.js';
+import { workersPage } from '../../lib/dashboard/pages/workers.page.js';
 import { MemoryJobStore } from '../../lib/store/index.js';
 import { serveDashboard, type DashboardBrowser } from './dashboard-browser.js';
 
@@ -52,6 +53,19 @@ describe('hostile text in the dashboard', () => {
     expect(href('/scheduler', ['jobs', '../../admin'])).toBe('/scheduler/jobs/..%2F..%2Fadmin');
     expect(href('', ['queues', 'javascript:alert(1)', 'pause'])).toBe('/queues/javascript%3Aalert(1)/pause');
     expect(href('/s', ['jobs'], { name: '"><x', id: ['a&b', 'c'] })).toBe('/s/jobs?name=%22%3E%3Cx&id=a%26b&id=c');
+  });
+
+  it('renders the handlers on this node (wire names, queues, the node id) as inert text, a long name clipped', () => {
+    const at = new Date('2026-03-01T12:00:00Z');
+    const handlers = [HOSTILE, `${'x'.repeat(5_000)}${HOSTILE}`].map((name) => ({ name, queue: HOSTILE.slice(0, 64), batch: { size: 10, waitMs: 5 }, timeoutMs: 1_000, transaction: false }));
+    const page = workersPage({ base: '/scheduler', now: at, readOnly: false, csrf: '' }, [], at, { shown: 200, more: true }, { runs: 'worker', workerId: HOSTILE.slice(0, 120), handlers }).text;
+    expectInert(page);
+    expect(page).toContain('<code>&lt;script&gt;alert(1)&lt;/script&gt; | &quot;&gt;&lt;img src=x onerror=alert(1)&gt;');
+    // Each cell shows at most 120 characters of a name; its link carries the whole name, percent-encoded.
+    const shown = [...page.matchAll(/<td><a href="([^"]*)"><code>([^<]*)<\/code><\/a><\/td>/g)].map(([, link, text]) => ({ link: link!.length, text: text!.replaceAll(/&[a-z0-9#]+;/g, '.') }));
+    expect(shown.map(({ text }) => text.length)).toEqual([120, 120]);
+    expect(shown[1]!.text).toBe(`${'x'.repeat(119)}…`);
+    expect(shown[1]!.link).toBeGreaterThan(5_000);
   });
 
   describe('on every page that shows job text', () => {

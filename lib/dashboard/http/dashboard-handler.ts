@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { checkOptions, IllegalTransitionError, InvalidArgumentError, JobNotFoundError, SchedulerError, ScheduleNotFoundError, visibleText } from '../../core/index.js';
 import { html, type SafeHtml } from '../html/html.js';
 import { layout, type PageContext } from '../html/layout.js';
+import type { LocalHandlers } from '../pages/node-handlers.view.js';
 import { performAction } from './dashboard-actions.js';
 import { isBulkQuestion } from './bulk-actions.js';
 import { renderPage } from './dashboard-pages.js';
@@ -88,6 +89,19 @@ function send(res: ServerResponse, status: number, body: SafeHtml): void {
  * CSRF token and come from this origin, and is refused outright in read-only mode.
  */
 export function createDashboardHandler(options: DashboardHandlerOptions): DashboardHandler {
+  return buildDashboardHandler(options, undefined);
+}
+
+/**
+ * {@link createDashboardHandler} mounted in an app: the Workers page also lists the app's own
+ * handlers (read by `handlers` when the page is drawn), which the store does not record. For the Nest module; not a public
+ * option, so a dashboard served from the store alone cannot show a list that describes another process.
+ */
+export function createMountedDashboardHandler(options: DashboardHandlerOptions, handlers: () => LocalHandlers): DashboardHandler {
+  return buildDashboardHandler(options, handlers);
+}
+
+function buildDashboardHandler(options: DashboardHandlerOptions, handlers: (() => LocalHandlers) | undefined): DashboardHandler {
   checkOptions(options ?? null, DASHBOARD_HANDLER_KEYS, { what: 'dashboard handler' });
   const readOnly = options.readOnly ?? false;
   const payloadRevealable = !readOnly || (options.revealPayloadsWhenReadOnly ?? false);
@@ -114,7 +128,7 @@ export function createDashboardHandler(options: DashboardHandlerOptions): Dashbo
         const request: DashboardRequest = { method: 'POST', segments, query: url.searchParams, form, base: route.base, actor: route.actor };
         if (isBulkQuestion(request)) {
           const ctx: PageContext = { ...ctxBase, csrf: csrfToken(req, res, route.base) };
-          const page = await renderPage({ store: options.store, ctx, payloadRevealable }, { ...request, method: 'GET', query: form });
+          const page = await renderPage({ store: options.store, ctx, payloadRevealable, handlers }, { ...request, method: 'GET', query: form });
           send(res, 200, page!);
           return;
         }
@@ -132,7 +146,7 @@ export function createDashboardHandler(options: DashboardHandlerOptions): Dashbo
       const notice = url.searchParams.get('notice');
       const ctx: PageContext = { ...ctxBase, csrf: csrfToken(req, res, route.base), notice: notice && Object.hasOwn(NOTICES, notice) ? NOTICES[notice]! : null };
       const request: DashboardRequest = { method: 'GET', segments, query: url.searchParams, form: new URLSearchParams(), base: route.base, actor: route.actor };
-      const page = await renderPage({ store: options.store, ctx, payloadRevealable, refresh: req.headers['x-dashboard-refresh'] === '1' }, request);
+      const page = await renderPage({ store: options.store, ctx, payloadRevealable, refresh: req.headers['x-dashboard-refresh'] === '1', handlers }, request);
       if (!page) throw new DashboardHttpError(404, 'No dashboard page lives at this address.');
       send(res, 200, page);
     } catch (error) {

@@ -124,7 +124,7 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
       if (id !== undefined) return null;
       const limit = rowsShown(req.query);
       const [nodes, oldest] = await Promise.all([store.nodeList({ limit }), store.queueOldestDue({ queues: [] })]);
-      return workersPage(ctx, nodes, oldest.now, { shown: limit, more: limit < MORE_ROWS_SHOWN });
+      return workersPage(ctx, nodes, oldest.now, { shown: limit, more: limit < MORE_ROWS_SHOWN }, deps.handlers?.());
     }
     case 'dead-letters': {
       if (id === undefined) {

@@ -1,4 +1,5 @@
 import type { PageContext } from '../html/layout.js';
+import type { LocalHandlers } from '../pages/node-handlers.view.js';
 import { DashboardHttpError } from './dashboard-request.js';
 import type { DashboardStore } from './dashboard-store.js';
 
@@ -10,6 +11,11 @@ export interface PageDeps {
   readonly payloadRevealable: boolean;
   /** The page's own live refresh asks (dashboard.js): it swaps in only the live parts. */
   readonly refresh?: boolean;
+  /**
+   * Reads the handlers of the app the dashboard is mounted in, when a page shows them (after the
+   * app has booted); absent when the dashboard is served from the store alone.
+   */
+  readonly handlers?: () => LocalHandlers;
 }
 
 /** A query parameter, trimmed, or undefined when absent or empty. */

@@ -1,12 +1,15 @@
 import { All, Controller, Inject, Injectable, Logger, Module, Req, Res, UseGuards, type DynamicModule, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost, ModuleRef } from '@nestjs/core';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { JobHandlerRegistry } from '../../nest/job-handler.registry.js';
+import { SchedulerOrchestrator } from '../../nest/scheduler.orchestrator.js';
 import { SCHEDULER_STORE } from '../../nest/scheduler.tokens.js';
 import type { JobStore } from '../../store/index.js';
-import { createDashboardHandler, type DashboardHandler } from '../http/dashboard-handler.js';
+import { createMountedDashboardHandler, type DashboardHandler } from '../http/dashboard-handler.js';
 import { requestUrl } from '../http/dashboard-request.js';
 import { checkAllowedHosts, hostAllowed, LOOPBACK_HOSTS, refuseHost } from '../http/dashboard-security.js';
 import { assertGuarded, checkDashboardOptions, mountPathOf, type SchedulerDashboardOptions } from './dashboard-options.js';
+import { localHandlers } from './local-handlers.js';
 
 const DASHBOARD_OPTIONS = Symbol('SCHEDULER_DASHBOARD_OPTIONS');
 
@@ -35,7 +38,7 @@ export function routeOf(req: ExpressRequest, mountPath: string): { base: string;
  */
 const mounts = new WeakMap<object, Set<string>>();
 
-/** Finds the app's scheduler store and serves the dashboard's requests. */
+/** Finds the app's scheduler store, handlers and node, and serves the dashboard's requests. */
 @Injectable()
 class DashboardHost implements OnModuleInit, OnModuleDestroy {
   private handler: DashboardHandler | null = null;
@@ -55,13 +58,19 @@ class DashboardHost implements OnModuleInit, OnModuleDestroy {
   onModuleInit(): void {
     this.claimMount(`/${mountPathOf(this.options.path)}`);
     let store: JobStore;
+    let registry: JobHandlerRegistry;
+    let orchestrator: SchedulerOrchestrator;
     try {
       store = this.moduleRef.get<JobStore>(SCHEDULER_STORE, { strict: false });
+      registry = this.moduleRef.get(JobHandlerRegistry, { strict: false });
+      orchestrator = this.moduleRef.get(SchedulerOrchestrator, { strict: false });
     } catch {
       throw new Error('SchedulerDashboardModule found no scheduler store: import SchedulerModule.forRoot(...) in the same app.');
     }
     const { readOnly, revealPayloadsWhenReadOnly, allowedOrigins } = this.options;
-    this.handler = createDashboardHandler({ store, readOnly, revealPayloadsWhenReadOnly, allowedOrigins, logError: (line) => this.logger.error(line) });
+    // The handlers are read when the Workers page is drawn, once the app has booted and registered them all.
+    const handlers = () => localHandlers(registry, orchestrator);
+    this.handler = createMountedDashboardHandler({ store, readOnly, revealPayloadsWhenReadOnly, allowedOrigins, logError: (line) => this.logger.error(line) }, handlers);
     const path = `/${mountPathOf(this.options.path)}`;
     if (!this.options.guards?.length) {
       this.logger.warn(`The scheduler dashboard at ${path} has no guard: anyone who reaches this app can read its jobs${readOnly ? '' : ' and act on them'}.`);

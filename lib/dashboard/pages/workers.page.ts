@@ -3,9 +3,14 @@ import { html, href, type SafeHtml } from '../html/html.js';
 import { layout, timeCell, type PageContext } from '../html/layout.js';
 import { LIVE_WINDOW_MS, nodeStatus } from '../why/live-nodes.js';
 import { moreRowsNote, type RowsShown } from './more-rows.view.js';
+import { nodeHandlersSection, type LocalHandlers } from './node-handlers.view.js';
 
-/** Every node in the registry, most recently seen first: running, silent (no beat lately) or stopped. */
-export function workersPage(ctx: PageContext, nodes: readonly NodeRecord[], now: Date, rows: RowsShown): SafeHtml {
+/**
+ * Every node in the registry, most recently seen first: running, silent (no beat lately) or
+ * stopped; then the handlers of the app the dashboard is mounted in (`local`, absent when it is
+ * served from the store alone).
+ */
+export function workersPage(ctx: PageContext, nodes: readonly NodeRecord[], now: Date, rows: RowsShown, local?: LocalHandlers): SafeHtml {
   const cells = nodes.map((node) => {
     const status = nodeStatus(node, now);
     return html`<tr>
@@ -25,6 +30,7 @@ export function workersPage(ctx: PageContext, nodes: readonly NodeRecord[], now:
 <thead><tr><th>Id</th><th>Status</th><th>Host</th><th class="num">Pid</th><th>Version</th><th>Queues</th><th class="num">Running / concurrency</th><th>Started</th><th>Last heartbeat</th></tr></thead>
 <tbody>${cells.length ? cells : html`<tr><td colspan="9">No node has reported in.</td></tr>`}</tbody>
 </table></div>
-${moreRowsNote(ctx, 'workers', nodes.length, rows, 'nodes, most recently seen first')}`;
+${moreRowsNote(ctx, 'workers', nodes.length, rows, 'nodes, most recently seen first')}
+${nodeHandlersSection(ctx, local)}`;
   return layout(ctx, 'workers', 'Workers', body);
 }
