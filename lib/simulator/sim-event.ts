@@ -94,12 +94,46 @@ export type SimEvent =
    * throttled enqueue names that enqueue (`from`, see SimPayload).
    */
   | { readonly type: 'exec'; readonly at: number; readonly workerId: string; readonly jobId: string; readonly attempt: number; readonly phase: 'start' | 'end'; readonly from?: string }
+  /**
+   * A call of the batch handler began (`start`: the jobs it was given, in order, with the attempt
+   * and wire name each job's context named, and the size the handler declared) or ended (`end`:
+   * the jobs it failed with `fail`, and whether the call threw). `call` ties the two together.
+   */
+  | BatchCallStart
+  | BatchCallEnd
   /** The producer learned these jobs are stored (its enqueue was acknowledged). */
   | { readonly type: 'ack'; readonly at: number; readonly ids: readonly string[] }
   | { readonly type: 'fault'; readonly at: number; readonly kind: FaultKind; readonly target: string }
   /** A node's graceful stop (the `shutdown` fault) resolved. */
   | { readonly type: 'stopped'; readonly at: number; readonly target: string }
   | { readonly type: 'phase'; readonly at: number; readonly phase: 'liveness' };
+
+/** A batch handler's call began: see {@link SimEvent}. */
+export interface BatchCallStart {
+  readonly type: 'batch_call';
+  readonly phase: 'start';
+  readonly at: number;
+  readonly workerId: string;
+  readonly call: string;
+  /** The wire name the call was made for (its context's). */
+  readonly name: string;
+  /** The most jobs the handler declared it takes in one call. */
+  readonly size: number;
+  readonly jobs: readonly { readonly jobId: string; readonly attempt: number; readonly name: string }[];
+}
+
+/** A batch handler's call ended: see {@link SimEvent}. */
+export interface BatchCallEnd {
+  readonly type: 'batch_call';
+  readonly phase: 'end';
+  readonly at: number;
+  readonly workerId: string;
+  readonly call: string;
+  /** The jobs the handler failed with `fail`, in the order it failed them. */
+  readonly failed: readonly string[];
+  /** The call threw (a planned failure, or its signal aborted while it waited). */
+  readonly threw: boolean;
+}
 
 /** The faults a run injects, by name. */
 export type FaultKind =

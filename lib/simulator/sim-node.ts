@@ -1,10 +1,12 @@
 import { SeededRandom } from '../core/index.js';
 import type { JobStore } from '../store/index.js';
-import { FunctionInvoker, PermanentJobError, WorkerNode, type JobContext } from '../worker/index.js';
+import { FunctionInvoker, PermanentJobError, WorkerNode, type FunctionBatchHandler, type FunctionHandler, type JobContext, type JobInvoker } from '../worker/index.js';
+import { handlerSleep } from './handler-sleep.js';
+import { simBatchHandler } from './sim-batch-handler.js';
 import type { EventLog } from './sim-event.js';
 import { SIM_MAX_SNOOZES, type SimSettings } from './sim-settings.js';
 import type { NodeTimers, VirtualScheduler } from './virtual-scheduler.js';
-import { SIM_JOB, SIM_QUEUE, SIM_STEP_JOB, type SimPayload } from './workload.js';
+import { SIM_BATCH_HANDLER_JOB, SIM_JOB, SIM_QUEUE, SIM_STEP_JOB, type SimPayload } from './workload.js';
 
 export interface SimNodeDeps {
   readonly settings: SimSettings;
@@ -14,6 +16,8 @@ export interface SimNodeDeps {
   readonly timers: NodeTimers;
   readonly random: SeededRandom;
   readonly log: EventLog;
+  /** The sabotage self-test's broken invoker, wrapped around the real one (sabotage/mutants.ts). */
+  readonly sabotageInvoker?: (invoker: JobInvoker) => JobInvoker;
 }
 
 /**
@@ -22,7 +26,7 @@ export interface SimNodeDeps {
  * oracles can see a handler that ran while its lease was gone.
  */
 export function createSimNode(deps: SimNodeDeps): WorkerNode {
-  const { settings, workerId, store, scheduler, timers, random, log } = deps;
+  const { settings, workerId, store, scheduler, timers, random, log, sabotageInvoker } = deps;
   const w = settings.workload;
 
   const run = async (payload: SimPayload, context: JobContext<SimPayload>) => {
@@ -38,7 +42,7 @@ export function createSimNode(deps: SimNodeDeps): WorkerNode {
     const duration = slow ? Math.floor(settings.leaseMs * (1.5 + random.next() * 2)) : w.handlerMinMs + random.nextInt(w.handlerMaxMs - w.handlerMinMs + 1);
     const ignoresAbort = random.next() < w.ignoresAbort;
     try {
-      await sleep(timers, duration, ignoresAbort ? undefined : context.signal);
+      await handlerSleep(timers, duration, ignoresAbort ? undefined : context.signal);
       void context.reportProgress({ workerId, attempt, step: 'finished' });
     } finally {
       log.emit({ type: 'exec', at: scheduler.now(), workerId, jobId, attempt, phase: 'end' });
@@ -61,9 +65,14 @@ export function createSimNode(deps: SimNodeDeps): WorkerNode {
   };
 
   const handler = { handle: run, retry: { baseDelayMs: w.retryBaseMs, maxDelayMs: w.retryMaxMs }, maxSnoozes: SIM_MAX_SNOOZES };
+  // Registered only in runs with its jobs: a batch handler gives the node's local queue room for
+  // its largest batch, which would change every claim of a seed drawn without them.
+  const handlers: Record<string, FunctionHandler<never> | FunctionBatchHandler<never>> = { [SIM_JOB]: handler, [SIM_STEP_JOB]: handler };
+  if (w.batchHandled > 0) handlers[SIM_BATCH_HANDLER_JOB] = simBatchHandler({ settings, workerId, scheduler, timers, random, log });
+  const invoker = new FunctionInvoker(handlers);
   return new WorkerNode({
     store,
-    invoker: new FunctionInvoker({ [SIM_JOB]: handler, [SIM_STEP_JOB]: handler }),
+    invoker: sabotageInvoker ? sabotageInvoker(invoker) : invoker,
     clock: scheduler,
     timers,
     random: new SeededRandom(BigInt(random.nextUint32())),
@@ -88,16 +97,4 @@ export function createSimNode(deps: SimNodeDeps): WorkerNode {
 /** How long a simulated node's stop waits for running attempts. */
 export function simShutdownGraceMs(settings: SimSettings): number {
   return settings.leaseMs;
-}
-
-/** Waits on the node's timers; rejects with the signal's reason when it aborts (unless ignored). */
-function sleep(timers: NodeTimers, ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new Error('aborted before the handler started'));
-    const handle = timers.setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
-      timers.clearTimeout(handle);
-      reject(signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));
-    }, { once: true });
-  });
 }

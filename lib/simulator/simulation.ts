@@ -52,6 +52,10 @@ export function noCoverage(): SimCoverage {
     onFailureRuns: 0,
     onFailureSkips: 0,
     batchCancels: 0,
+    batchHandlerCalls: 0,
+    batchHandlerFailedAlone: 0,
+    batchHandlerThrows: 0,
+    batchHandlerLeasesLost: 0,
   };
 }
 
@@ -114,6 +118,15 @@ export interface SimCoverage {
   onFailureRuns: number;
   onFailureSkips: number;
   batchCancels: number;
+  /**
+   * Calls of the batch handler that held two jobs or more; failures the store applied to a job the
+   * handler failed alone in such a call that returned, and to the jobs of a call that threw; and
+   * jobs whose lease was lost between their claim and their call's start.
+   */
+  batchHandlerCalls: number;
+  batchHandlerFailedAlone: number;
+  batchHandlerThrows: number;
+  batchHandlerLeasesLost: number;
 }
 
 /** What one seed's run did: its settings, a hash of every event, counts, and each oracle's verdict. */
@@ -270,7 +283,7 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
     const workerId = `node${index}.${generation}`;
     const link = new NodeLink({ kind: 'worker', workerId }, gateway, store, scheduler, timers, random, currentFaults, log, counters);
     if (phase === 'liveness') link.calmHints();
-    const worker = createSimNode({ settings, workerId, store: link.view(), scheduler, timers, random, log });
+    const worker = createSimNode({ settings, workerId, store: link.view(), scheduler, timers, random, log, sabotageInvoker: options.mutant?.sabotageInvoker });
     workers.push(worker);
     void worker.start();
     return { index, generation, timers, link, worker, down: false, stop: () => worker.stop() };
@@ -398,6 +411,10 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
   coverage.onFailureRuns = oracles.batches.watchersRun;
   coverage.onFailureSkips = oracles.batches.watchersSkipped;
   coverage.batchCancels = oracles.batches.batchCancels;
+  coverage.batchHandlerCalls = oracles.batchHandlers.sharedCalls;
+  coverage.batchHandlerFailedAlone = oracles.batchHandlers.failedAlone;
+  coverage.batchHandlerThrows = oracles.batchHandlers.thrownFailures;
+  coverage.batchHandlerLeasesLost = oracles.batchHandlers.lostBeforeCall;
   coverage.reExecutions = reExecutions;
   coverage.refusedCalls = counters.refused;
   coverage.withheldCalls = counters.withheld;

@@ -31,7 +31,8 @@ export interface SimPayload {
     | 'batched'
     | 'callback'
     | 'watched'
-    | 'watcher';
+    | 'watcher'
+    | 'batch_handled';
   /** Attempts that throw before one succeeds (flaky and graph jobs; snoozy ones after their snoozes). */
   readonly failTimes: number;
   /** Snoozy jobs: how many times the handler snoozes before it runs on, and for how long each time. */
@@ -89,6 +90,8 @@ export const SIM_QUEUE = 'default';
 export const HOT_KEY = 'hot';
 /** A second wire name, which half the sequenced jobs carry: a sequence runs across wire names. */
 export const SIM_STEP_JOB = 'sim.step';
+/** The wire name of the batch handler, which takes many of its jobs in one call (WorkloadSettings.batchHandled). */
+export const SIM_BATCH_HANDLER_JOB = 'sim.batch';
 
 /**
  * A deterministic 128-bit id from the run's random stream, of any version and variant, as ids from
@@ -180,6 +183,8 @@ export function buildWorkload(
   // Batches with callbacks and on_failure dependants, drawn last of all, for the same reason.
   for (let i = 0; i < w.batches; i++) batches.push(callbackBatch(w, safetyMs, r, job));
   for (let i = 0; i < w.failureWatchers; i++) batches.push(...failureWatch(w, safetyMs, r, job));
+  // The batch handler's jobs, drawn after all of the above, for the same reason.
+  if (w.batchHandled > 0) batches.push(...batchHandlerBursts(w.batchHandled, safetyMs, r, job));
   batches.sort((a, b) => a.atMs - b.atMs);
   const changes = limitChanges ? planLimitChanges(keys, safetyMs, limitChanges.everyMs, limitChanges.random) : [];
   return {
@@ -371,6 +376,29 @@ function failureWatch(
   if (r.next() < 2 / 3) return [{ atMs, inputs: r.next() < 0.5 ? [...parents, watcher] : [watcher, ...parents] }];
   // Later than any latency (at most 400 ms), so the parents are stored when it arrives.
   return [{ atMs, inputs: parents }, { atMs: atMs + 500 + r.nextInt(5_501), inputs: [watcher] }];
+}
+
+/**
+ * `count` jobs of the batch handler's wire name, in bursts of one to six enqueued together at a
+ * random time in the first 80 % of the safety phase, so the handler's calls find several due at
+ * once; a fifth are delayed (up to 3 s, as any job), so others trickle in while a batch waits to
+ * fill. Their handler decides each job's end when it runs (sim-batch-handler.ts), so the payload
+ * plans nothing.
+ */
+function batchHandlerBursts(
+  count: number,
+  safetyMs: number,
+  r: SeededRandom,
+  job: (kind: SimPayload['kind'], extra?: Partial<EnqueueInput<SimPayload>>, failTimes?: number) => EnqueueInput<SimPayload>,
+): EnqueueBatch[] {
+  const bursts: EnqueueBatch[] = [];
+  for (let left = count; left > 0; ) {
+    const size = Math.min(left, 1 + r.nextInt(6));
+    const atMs = r.nextInt(Math.floor(safetyMs * 0.8));
+    bursts.push({ atMs, inputs: Array.from({ length: size }, () => job('batch_handled', { name: SIM_BATCH_HANDLER_JOB })) });
+    left -= size;
+  }
+  return bursts;
 }
 
 /**

@@ -51,6 +51,10 @@ export async function expectCleanSeeds(base: bigint, count: number): Promise<voi
   expect(summary.coverage.onFailureRuns).toBeGreaterThan(0);
   expect(summary.coverage.onFailureSkips).toBeGreaterThan(0);
   expect(summary.coverage.batchCancels).toBeGreaterThan(0);
+  // Batch handler calls took several jobs, failed one alone while the rest succeeded, and threw.
+  expect(summary.coverage.batchHandlerCalls).toBeGreaterThan(0);
+  expect(summary.coverage.batchHandlerFailedAlone).toBeGreaterThan(0);
+  expect(summary.coverage.batchHandlerThrows).toBeGreaterThan(0);
   for (const kind of ['crash', 'isolate_fail', 'isolate_withhold', 'pause', 'hint_lost', 'hint_duplicated', 'hint_delayed', 'ack_lost', 'operator_cancel', 'operator_replay', 'operator_discard', 'operator_limit', 'operator_rate_limit', 'operator_batch_cancel', 'shutdown']) {
     expect({ kind, injected: (summary.faults[kind] ?? 0) > 0 }).toEqual({ kind, injected: true });
   }

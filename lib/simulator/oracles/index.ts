@@ -1,4 +1,5 @@
 import { AttemptBudgetOracle } from './attempt-budget.oracle.js';
+import { BatchHandlerOracle } from './batch-handler.oracle.js';
 import { BatchOracle } from './batch.oracle.js';
 import { ClaimFillOracle } from './claim-fill.oracle.js';
 import { ConcurrencyLimitOracle } from './concurrency-limit.oracle.js';
@@ -25,6 +26,7 @@ export * from './oracle.js';
 export type { WaiterDue } from './batch.oracle.js';
 export {
   AttemptBudgetOracle,
+  BatchHandlerOracle,
   BatchOracle,
   ClaimFillOracle,
   ConcurrencyLimitOracle,
@@ -51,13 +53,14 @@ export {
 export function createOracles(
   caps: ReadonlyMap<string, number>,
   options: { shutdownBoundMs: number },
-): { all: Oracle[]; limits: ConcurrencyLimitOracle; rates: RateLimitOracle; fill: ClaimFillOracle; windows: WindowOracle; sequences: SequenceOracle; batches: BatchOracle } {
+): { all: Oracle[]; limits: ConcurrencyLimitOracle; rates: RateLimitOracle; fill: ClaimFillOracle; windows: WindowOracle; sequences: SequenceOracle; batches: BatchOracle; batchHandlers: BatchHandlerOracle } {
   const limits = new ConcurrencyLimitOracle(caps);
   const rates = new RateLimitOracle();
   const fill = new ClaimFillOracle(caps);
   const windows = new WindowOracle();
   const sequences = new SequenceOracle();
   const batches = new BatchOracle();
+  const batchHandlers = new BatchHandlerOracle();
   return {
     limits,
     rates,
@@ -65,6 +68,7 @@ export function createOracles(
     windows,
     sequences,
     batches,
+    batchHandlers,
     all: [
       new OutcomeProvenanceOracle(),
       new ProgressProvenanceOracle(),
@@ -82,6 +86,7 @@ export function createOracles(
       windows,
       sequences,
       batches,
+      batchHandlers,
       new PriorityOrderOracle(),
       fill,
       new ScheduleCatchUpOracle(),

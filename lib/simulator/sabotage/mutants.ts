@@ -2,6 +2,7 @@ import { LIFECYCLE_RULES, type JobEvent, type LifecycleFields, type LifecycleRul
 import type { MemoryJobStore } from '../../store/index.js';
 import type { MemoryTables } from '../../store/memory/memory-tables.js';
 import { claimOrder } from '../../store/job-row.js';
+import type { JobInvoker } from '../../worker/index.js';
 
 /**
  * Deliberately broken lifecycle rules for the sabotage self-test. Each one removes or bends a
@@ -18,6 +19,11 @@ export interface Mutant {
   readonly ignoresUniqueKeys?: boolean;
   /** Breaks the store itself, for a guard that lives in the store rather than in the rules. */
   readonly sabotageStore?: (store: MemoryJobStore) => void;
+  /**
+   * Wraps each node's invoker, for a guard that lives in the worker's batch layer: the simulator
+   * hands the node the wrapped invoker, so the worker's own code stays as it ships.
+   */
+  readonly sabotageInvoker?: (invoker: JobInvoker) => JobInvoker;
 }
 
 /** The deliberately broken variants the sabotage self-test runs. */
@@ -40,7 +46,9 @@ export type MutantName =
   | 'sequence_ignored'
   | 'sequence_block_ignored'
   | 'on_failure_ignored'
-  | 'batch_callback_early';
+  | 'batch_callback_early'
+  | 'batch_failure_spreads'
+  | 'batch_oversize';
 
 const real = LIFECYCLE_RULES;
 const REPORTS = new Set<JobEvent['kind']>(['succeed', 'fail', 'dead_letter', 'snooze', 'quarantine', 'relinquish']);
@@ -298,6 +306,47 @@ const batchCallbackEarly: LifecycleRules = {
   transition: (job, event, now) => real.transition(event.kind === 'claim' && oneJobShort(job) ? { ...job, state: 'scheduled' } : job, event, now),
 };
 
+/** The invoker as it is, but for what `override` replaces. */
+function wrapInvoker(invoker: JobInvoker, override: Partial<JobInvoker>): JobInvoker {
+  return {
+    definition: (name) => invoker.definition(name),
+    invoke: (job, context) => invoker.invoke(job, context),
+    ...(invoker.invokeBatch === undefined ? {} : { invokeBatch: (jobs, context) => invoker.invokeBatch!(jobs, context) }),
+    ...(invoker.batchHandlers === undefined ? {} : { batchHandlers: () => invoker.batchHandlers!() }),
+    ...override,
+  };
+}
+
+/**
+ * A job the batch handler fails takes its whole call down with it: `fail` on one job of a call
+ * fails every job of the call with that error, as an executor that kept one failure for the call
+ * rather than one per job would.
+ */
+function batchFailureSpreads(invoker: JobInvoker): JobInvoker {
+  return wrapInvoker(invoker, {
+    invokeBatch: (jobs, context) => {
+      const fails = jobs.map((job) => job.fail.bind(job));
+      for (const job of jobs) Object.assign(job, { fail: (error: unknown) => fails.forEach((fail) => fail(error)) });
+      return invoker.invokeBatch!(jobs, context);
+    },
+  });
+}
+
+/**
+ * The node batches a batch handler's jobs by twice the size the handler declared, as a driver that
+ * read the size from the wrong place would: a call may hold more jobs than its handler takes.
+ */
+function batchOversize(invoker: JobInvoker): JobInvoker {
+  const doubled = (batch: { size: number; waitMs: number }) => ({ ...batch, size: 2 * batch.size });
+  return wrapInvoker(invoker, {
+    definition: (name) => {
+      const definition = invoker.definition(name);
+      return definition?.batch === undefined ? definition : { ...definition, batch: doubled(definition.batch) };
+    },
+    batchHandlers: () => new Map([...(invoker.batchHandlers?.() ?? [])].map(([name, batch]) => [name, doubled(batch)])),
+  });
+}
+
 /** Every mutant, with the oracle that must catch it. */
 export const MUTANTS: readonly Mutant[] = [
   { name: 'no_fence', description: 'the outcome write ignores the lease', caughtBy: 'outcome_provenance', rules: noFence },
@@ -358,6 +407,20 @@ export const MUTANTS: readonly Mutant[] = [
     description: 'a batch callback is due once its latch is down to 1, so it runs while the last job of its batch has yet to end',
     caughtBy: 'batch_callbacks',
     rules: batchCallbackEarly,
+  },
+  {
+    name: 'batch_failure_spreads',
+    description: "a job the batch handler fails fails every job of its call, so one failure retries the whole call's jobs",
+    caughtBy: 'batch_handler_calls',
+    rules: real,
+    sabotageInvoker: batchFailureSpreads,
+  },
+  {
+    name: 'batch_oversize',
+    description: 'the node batches a batch handler\'s jobs by twice the size it declared, so a call holds more jobs than its handler takes',
+    caughtBy: 'batch_handler_calls',
+    rules: real,
+    sabotageInvoker: batchOversize,
   },
 ];
 
