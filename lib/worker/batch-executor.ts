@@ -8,7 +8,7 @@ import { AttemptContext } from './job-context.js';
 import type { JobDefinition, JobInvoker } from './job-invoker.js';
 import type { ProgressBoard } from './progress-board.js';
 import type { SchedulerLogger } from './scheduler-logger.js';
-import { withTimeout, type Timers } from './timers.js';
+import type { Timers } from './timers.js';
 
 export interface BatchExecutorDeps {
   readonly store: JobStore;
@@ -43,9 +43,19 @@ export class BatchRun {
     readonly aborts: readonly AttemptAbort[],
   ) {}
 
-  /** Called after one of its jobs was aborted: the call stops once no job is left to finish. */
+  /** The jobs the call took (by index), once it starts: a job left out of it has nothing to stop. */
+  private members: readonly number[] | undefined;
+
+  joined(members: readonly number[]): void {
+    this.members = members;
+    this.jobAborted();
+  }
+
+  /** Called after one of its jobs was aborted: the call stops once none of its jobs is left to finish. */
   jobAborted(): void {
-    if (this.aborts.every((abort) => abort.reason !== undefined)) this.batchAbort.abort(this.aborts[0]!.reason);
+    const members = this.members;
+    if (members === undefined || members.length === 0) return;
+    if (members.every((i) => this.aborts[i]!.reason !== undefined)) this.batchAbort.abort(this.aborts[members[0]!]!.reason);
   }
 
   get signal(): AbortSignal {
@@ -89,24 +99,32 @@ export class BatchExecutor {
    * hooks have either reached it or ended without it (a hook may skip the handler or throw first),
    * with the jobs that reached it, in claim order. Each job's `next()` settles as its part of the
    * call did: rejected with the error the handler gave that job, else with what the call threw.
+   * `timeoutMs` bounds the whole of it, hooks included, as it bounds one job's attempt: a hook that
+   * waits on another job's hook (a lock of one) cannot hold the call's slot for good.
    */
-  private call(run: BatchRun, definition: JobDefinition, running: readonly number[], contexts: readonly BatchJobContext[]): Promise<Array<{ ok: true } | { ok: false; error: unknown }>> {
-    const { invoker, hooks, workerId } = this.deps;
+  private async call(run: BatchRun, definition: JobDefinition, running: readonly number[], contexts: readonly BatchJobContext[]): Promise<Array<{ ok: true } | { ok: false; error: unknown }>> {
+    const { invoker, hooks, workerId, timers } = this.deps;
     const joined: number[] = [];
     let waiting = running.length;
     let release!: (result: { thrown?: { error: unknown } }) => void;
     const result = new Promise<{ thrown?: { error: unknown } }>((resolve) => (release = resolve));
+    let timedOut = false;
     const start = () => {
-      const jobs = [...joined].sort((a, b) => a - b).map((i) => contexts[i]!);
+      if (timedOut) return;
+      const members = [...joined].sort((a, b) => a - b);
+      run.joined(members);
+      const jobs = members.map((i) => contexts[i]!);
       if (jobs.length === 0) return release({});
       const context: BatchContext = Object.freeze({ name: run.jobs[0]!.name, size: jobs.length, signal: run.signal, logger: batchLogger(this.deps.logger, run.jobs[0]!.name, jobs.length) });
-      const work = invoker.invokeBatch!(jobs, context);
-      const timed = definition.timeoutMs === undefined ? work : withTimeout(work, definition.timeoutMs, this.deps.timers, () => {
-        const error = new JobTimeoutError(definition.timeoutMs!);
-        run.abortAll(error);
-        return error;
-      });
-      timed.then(
+      // A throw before the call's promise exists (an invoker without invokeBatch, a synchronous
+      // throw) is the call's throw: every job waiting on it must hear of it.
+      let work: Promise<void>;
+      try {
+        work = invoker.invokeBatch!(jobs, context);
+      } catch (error) {
+        work = Promise.reject(error);
+      }
+      work.then(
         () => release({}),
         (error: unknown) => release({ thrown: { error } }),
       );
@@ -115,29 +133,49 @@ export class BatchExecutor {
       waiting -= 1;
       if (waiting === 0) start();
     };
-    return Promise.all(
-      running.map(async (i) => {
-        const context = contexts[i]!;
-        const job = run.jobs[i]!;
-        let reached = false;
-        const invoke = async () => {
-          reached = true;
-          joined.push(i);
-          arrived();
-          const { thrown } = await result;
-          if (context.failure) throw context.failure.error;
-          if (thrown) throw thrown.error;
-        };
-        try {
-          await (hooks.length === 0 ? invoke() : runAttemptHooks(hooks, attemptHookContext(job, context, workerId), invoke));
-          return { ok: true as const };
-        } catch (error) {
-          return { ok: false as const, error };
-        } finally {
-          if (!reached) arrived();
-        }
-      }),
-    );
+    let timer: unknown;
+    const timeoutMs = definition.timeoutMs;
+    const deadline =
+      timeoutMs === undefined
+        ? undefined
+        : new Promise<never>((_, reject) => {
+            timer = timers.setTimeout(() => {
+              const error = new JobTimeoutError(timeoutMs);
+              timedOut = true;
+              run.abortAll(error);
+              release({ thrown: { error } });
+              reject(error);
+            }, timeoutMs);
+          });
+    deadline?.catch(() => undefined);
+    try {
+      return await Promise.all(
+        running.map(async (i) => {
+          const context = contexts[i]!;
+          const job = run.jobs[i]!;
+          let reached = false;
+          const invoke = async () => {
+            reached = true;
+            joined.push(i);
+            arrived();
+            const { thrown } = await result;
+            if (context.failure) throw context.failure.error;
+            if (thrown) throw thrown.error;
+          };
+          const chain = (hooks.length === 0 ? invoke() : runAttemptHooks(hooks, attemptHookContext(job, context, workerId), invoke)).finally(() => {
+            if (!reached) arrived();
+          });
+          try {
+            await (deadline ? Promise.race([chain, deadline]) : chain);
+            return { ok: true as const };
+          } catch (error) {
+            return { ok: false as const, error };
+          }
+        }),
+      );
+    } finally {
+      if (timer !== undefined) timers.clearTimeout(timer);
+    }
   }
 }
 

@@ -4,6 +4,7 @@ import { AttemptAbort } from './attempt-abort.js';
 import { checkAttemptHooks, type AttemptHook } from './attempt-hook.js';
 import { AttemptExecutor, describe, type AttemptReport } from './attempt-executor.js';
 import { BatchExecutor, BatchRun } from './batch-executor.js';
+import type { ResolvedBatchOptions } from './batch-handler.js';
 import { describeError } from './log-text.js';
 import { Completer } from './completer.js';
 import type { JobInvoker } from './job-invoker.js';
@@ -44,6 +45,7 @@ export class NodeAttempts {
   private readonly executor: AttemptExecutor;
   private readonly batches: BatchExecutor;
   private readonly invoker: JobInvoker;
+  private readonly batchHandlers: ReadonlyMap<string, ResolvedBatchOptions>;
   /** The batch call each job of a running batch belongs to, so its abort can reach the call. */
   private readonly runs = new Map<string, BatchRun>();
   private readonly completer: Completer;
@@ -74,6 +76,8 @@ export class NodeAttempts {
     this.carryOutcomes = this.store.jobCompleteAndClaim !== undefined && this.store.capabilities?.claimsCarryOutcomes !== false;
     const hooks = checkAttemptHooks(deps.attemptHooks);
     this.invoker = deps.invoker;
+    // The names the node checked when it was built (WorkerNode's batchAhead): only these are batched.
+    this.batchHandlers = deps.invoker.batchHandlers?.() ?? new Map();
     this.executor = new AttemptExecutor({
       store: this.store,
       invoker: deps.invoker,
@@ -156,7 +160,7 @@ export class NodeAttempts {
 
   /** A claimed job for the driver: with its batch spec when its handler takes many jobs at once. */
   private claimedLease(job: JobRecord): ClaimedLease {
-    const batch = this.invoker.definition(job.name)?.batch;
+    const batch = this.batchHandlers.get(job.name);
     return batch === undefined ? { jobId: job.id, attempt: job.attempt } : { jobId: job.id, attempt: job.attempt, batch: { key: job.name, size: batch.size, waitMs: batch.waitMs } };
   }
 

@@ -37,6 +37,15 @@ export interface BatchSpec {
   readonly waitMs: number;
 }
 
+/** The batch call a lease runs in, shared by the call's leases. */
+export interface BatchRunRef {
+  readonly id: number;
+  /** How many jobs the call took. */
+  readonly size: number;
+  /** Its time was counted in the handlers' average (once per call). */
+  noted?: boolean;
+}
+
 /** A claimed lease, with how it is batched when its handler takes many jobs at once. */
 export interface ClaimedLease extends LeaseRef {
   readonly batch?: BatchSpec;
@@ -127,7 +136,7 @@ export interface HeldLease {
   /** Set for a job whose handler takes many at once. */
   readonly batch?: BatchSpec;
   /** The batch call it runs in, once started, and how many jobs that call took. */
-  run?: { readonly id: number; readonly size: number };
+  run?: BatchRunRef;
   /** The latest instant the lease can last, by this node's clock: the send time of the last renewal plus the lease. */
   expiresAt: number;
   /** The node knows it no longer holds the lease (lost, lapsed, or handed back); its outcome must not be reported. */
@@ -201,13 +210,16 @@ export class NodeDriver {
     return n + (runs?.size ?? 0);
   }
 
-  /** Leases held, where the jobs of one batch call, running or reporting, count once. */
+  /**
+   * Leases held, where the running jobs of one batch call count once (the call takes one slot) and
+   * each job waiting for its outcome write counts on its own, so the bound on those writes holds.
+   */
   private heldUnits(): number {
     if (this.config.batchAhead === undefined || this.config.batchAhead === 0) return this.held.size;
     let n = 0;
     let runs: Set<number> | undefined;
     for (const lease of this.held.values()) {
-      if (lease.run === undefined) n += 1;
+      if (lease.run === undefined || lease.phase !== 'running') n += 1;
       else (runs ??= new Set()).add(lease.run.id);
     }
     return n + (runs?.size ?? 0);
@@ -303,8 +315,9 @@ export class NodeDriver {
         const lease = this.held.get(event.jobId);
         if (lease && lease.attempt === event.attempt && lease.phase === 'running') {
           lease.phase = 'reporting';
-          // A batch call's time is shared by its jobs: each took its part of it.
-          if (lease.startedAt !== undefined) this.noteRunTime((event.now - lease.startedAt) / (lease.run?.size ?? 1));
+          // A batch call is one sample, its time shared by its jobs: each took its part of it.
+          if (lease.startedAt !== undefined && lease.run?.noted !== true) this.noteRunTime((event.now - lease.startedAt) / (lease.run?.size ?? 1));
+          if (lease.run) lease.run.noted = true;
         }
         return [...this.startQueued(event.now), ...this.maybeClaim()];
       }
@@ -352,7 +365,8 @@ export class NodeDriver {
         }
         if (this.state !== 'running') return [];
         this.state = 'draining';
-        return this.maybeStop();
+        // Batches still filling start now with what they hold: shutdown does not wait out waitMs.
+        return [...this.startQueued(event.now), ...this.maybeStop()];
 
       case 'grace_expired': {
         if (this.state !== 'draining') return [];
@@ -395,10 +409,10 @@ export class NodeDriver {
             this.waiting.delete(jobId);
           }
         }
-        if (this.state === 'relinquishing' || this.state === 'draining') {
-          this.state = 'relinquishing';
-          return this.maybeStop();
-        }
+        // A claim that came back during the drain was handed back without ending it: the node still
+        // drains what it holds. Only the hand-back of the grace period's end (state relinquishing)
+        // leaves just the outcome writes to wait for.
+        if (this.state === 'relinquishing' || this.state === 'draining') return this.maybeStop();
         return [];
     }
   }

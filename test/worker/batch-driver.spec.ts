@@ -100,16 +100,43 @@ describe('NodeDriver batches (issue 39 item 6)', () => {
     const e = driver();
     started(e);
     e.step({ type: 'claimed', now: 0, sentAt: 0, limit: 1, jobs: batched(SPEC, 'x') });
-    e.step({ type: 'drain', now: 1 });
-    expect(only(e.step({ type: 'batch_due', now: 2 }), 'execute_batch').map(ids)).toEqual([['x']]);
+    // Shutdown does not wait out waitMs: the batch starts with the drain itself.
+    expect(only(e.step({ type: 'drain', now: 1 }), 'execute_batch').map(ids)).toEqual([['x']]);
+  });
+
+  it('a claim that comes back during the drain is handed back, and the node still drains what it runs', () => {
+    const d = driver();
+    started(d);
+    d.step({ type: 'claimed', now: 0, sentAt: 0, limit: 2, jobs: plain('p') });
+    expect(only(d.step({ type: 'wake', now: 1 }), 'claim')).toHaveLength(1);
+    d.step({ type: 'drain', now: 2 });
+    expect(only(d.step({ type: 'claimed', now: 3, sentAt: 1, limit: 1, jobs: plain('q') }), 'relinquish')).toEqual([{ type: 'relinquish', leases: [{ jobId: 'q', attempt: 1 }] }]);
+    expect(d.step({ type: 'relinquish_done', now: 4, leases: [{ jobId: 'q', attempt: 1 }] })).toEqual([]);
+    expect(d.status).toBe('draining');
+    d.step({ type: 'attempt_settled', now: 5, jobId: 'p', attempt: 1 });
+    expect(d.step({ type: 'outcome_recorded', now: 6, jobId: 'p', attempt: 1 })).toEqual([{ type: 'stopped' }]);
+  });
+
+  it('counts the jobs of a call waiting for their outcome writes one by one against the bound on those writes', () => {
+    const d = driver({ concurrency: 1, batchAhead: 3 });
+    started(d);
+    d.step({ type: 'claimed', now: 0, sentAt: 0, limit: 4, jobs: batched(SPEC, 'a', 'b', 'c') });
+    expect(d.claimLimit()).toBe(3);
+    for (const id of ['a', 'b', 'c']) d.step({ type: 'attempt_settled', now: 5, jobId: id, attempt: 1 });
+    // Three writes pending: 2 × 1 + 3 ahead − 3 leaves two.
+    expect(d.claimLimit()).toBe(2);
   });
 
   it('measures a call as shared by its jobs, so claiming ahead still sees quick handlers', () => {
     const d = driver({ concurrency: 1, claimAhead: 50, batchAhead: 3 });
     started(d);
     d.step({ type: 'claimed', now: 0, sentAt: 0, limit: 3, jobs: batched(SPEC, 'a', 'b', 'c') });
-    for (const id of ['a', 'b', 'c']) d.step({ type: 'attempt_settled', now: 30, jobId: id, attempt: 1 });
+    d.step({ type: 'attempt_settled', now: 30, jobId: 'a', attempt: 1 });
     // 30 ms for three jobs is 10 ms each: 1 slot × 100 ms / 10 ms.
+    expect(d.aheadNow()).toBe(10);
+    // One sample per call: its other jobs settling later do not weigh it again.
+    d.step({ type: 'attempt_settled', now: 90, jobId: 'b', attempt: 1 });
+    d.step({ type: 'attempt_settled', now: 90, jobId: 'c', attempt: 1 });
     expect(d.aheadNow()).toBe(10);
   });
 });

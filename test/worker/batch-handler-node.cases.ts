@@ -248,4 +248,81 @@ export function runBatchHandlerNodeCases(makeTarget: () => Promise<ConformanceTa
     expect(await store.jobGet({ jobId: enqueued[1]!.id })).toMatchObject({ state: 'scheduled' });
     expect((await store.jobGet({ jobId: enqueued[1]!.id }))!.lastError).toContain('timed out after 20000 ms');
   });
+
+  it('issue 39 item 6: timeoutMs bounds the hooks too: a hook that waits on another job of the call (a lock of one) fails the call by its timeout instead of holding its slot', async () => {
+    const { store } = await target.open();
+    const enqueued = await store.jobEnqueueMany({ jobs: [0, 1].map((i) => ({ name: 'index', payload: { i } })) });
+    // A lock of one, held across next(): the second job's hook waits for the first job's, which
+    // waits for the call, which waits for the second job's hook.
+    let locked: Promise<void> | undefined;
+    const hook: AttemptHook = async (_context, next) => {
+      while (locked) await locked;
+      let unlock!: () => void;
+      locked = new Promise<void>((resolve) => (unlock = resolve));
+      try {
+        await next();
+      } finally {
+        locked = undefined;
+        unlock();
+      }
+    };
+    const calls: number[] = [];
+    const { worker, timers } = node(store, { index: { batch: { size: 2 }, timeoutMs: 5_000, handleBatch: (jobs: readonly BatchJob<Item>[]) => void calls.push(jobs.length) } satisfies FunctionBatchHandler<Item> }, {}, [hook]);
+    await worker.start();
+    while (worker.stats.claimed < 2) await new Promise((resolve) => setImmediate(resolve));
+    await settle(5);
+    expect(calls).toEqual([]);
+    await timers.advance(5_000);
+    await worker.stop();
+    for (const { id } of enqueued) {
+      const job = await store.jobGet({ jobId: id });
+      expect(job).toMatchObject({ state: 'scheduled', attempt: 1 });
+      expect(job!.lastError).toContain('timed out after 5000 ms');
+    }
+  });
+
+  it('issue 39 item 6: an invoker whose invokeBatch throws before returning a promise fails every job of the call, and the node goes on', async () => {
+    const { store } = await target.open();
+    const enqueued = await store.jobEnqueueMany({ jobs: [0, 1, 2].map((i) => ({ name: 'index', payload: { i } })) });
+    const invoker = new FunctionInvoker({ index: { batch: { size: 3 }, handleBatch: () => undefined } });
+    invoker.invokeBatch = () => {
+      throw new Error('the invoker could not resolve the handler');
+    };
+    const timers = new ManualTimers();
+    const worker = new WorkerNode({ store, invoker, options: { scheduling: false, pollIntervalMs: 3_600_000, leaseMs: 60_000, workerId: 'batch-1' }, clock: timers.clock, timers, random: new SeededRandom(7n) });
+    let settledCount = 0;
+    worker.events.on('settled', () => (settledCount += 1));
+    await worker.start();
+    while (settledCount < 3) await new Promise((resolve) => setImmediate(resolve));
+    await worker.stop();
+    for (const { id } of enqueued) expect((await store.jobGet({ jobId: id }))!.lastError).toContain('the invoker could not resolve the handler');
+  });
+
+  it("issue 39 item 6: the call's signal aborts once every job the call took is aborted, a job quarantined before it does not count", async () => {
+    const { store } = await target.open();
+    const enqueued = await store.jobEnqueueMany({ jobs: [0, -1, 2].map((i) => ({ name: 'index', payload: { i } })) });
+    let inCall!: (signal: AbortSignal) => void;
+    const called = new Promise<AbortSignal>((resolve) => (inCall = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const { worker, timers } = node(store, {
+      index: {
+        batch: { size: 3 },
+        validate: (payload) => (payload as Item).i >= 0,
+        handleBatch: async (_jobs: readonly BatchJob<Item>[], context) => {
+          inCall(context.signal);
+          await released;
+        },
+      } satisfies FunctionBatchHandler<Item>,
+    });
+    await worker.start();
+    const signal = await called;
+    for (const id of [enqueued[0]!.id, enqueued[2]!.id]) await store.jobCancel({ jobId: id });
+    await timers.advance(10_000);
+    while (!signal.aborted) await new Promise((resolve) => setImmediate(resolve));
+    expect(signal.reason).toBe('cancel_requested');
+    release();
+    await worker.stop();
+    expect(await store.jobGet({ jobId: enqueued[1]!.id })).toMatchObject({ state: 'quarantined' });
+  });
 }
