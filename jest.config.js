@@ -39,10 +39,8 @@ export default {
   // Jest runs a 2-core machine's suites one at a time; without a memory limit it runs them inside
   // its own process, where every file's ESM module graph stays reachable and the heap grows past
   // 1.8 GB by the 90th file, so garbage collection slows late suites several times over. A limit
-  // moves them into a worker that is replaced once it holds more than this after a file. At 1 GB
-  // the simulator's suites, which allocate fast, sometimes landed in a worker holding most of it and
-  // ran 6 to 17 times slower (replay 16 s → 271 s); at 700 MB `npm test` took 536 s against 623 s.
-  workerIdleMemoryLimit: '700MB',
+  // moves them into a worker that is replaced once it holds more than this after a file.
+  workerIdleMemoryLimit: '1GB',
   // Two workers on a 2-core machine: a suite spends much of its time waiting on its server or on
   // processes it started, and the other worker runs meanwhile. Each needs a PostgreSQL server of its
   // own (global-setup.mjs says why), which only the embedded path has; a DATABASE_URL names one
