@@ -149,6 +149,12 @@ export type NodeState = 'idle' | 'running' | 'draining' | 'relinquishing' | 'sto
 export class NodeDriver {
   private state: NodeState = 'idle';
   private readonly held = new Map<string, HeldLease>();
+  /**
+   * Earlier attempts of jobs this node claimed again while their code still ran or their outcome
+   * was being written (the store let the lease lapse, and a claim of this node took the job back).
+   * They are forfeited, but keep their slot until they settle: the new attempt waits for that.
+   */
+  private readonly superseded = new Map<string, HeldLease>();
   /** The local queue: leases claimed ahead that wait for a slot, in claim order (never forfeited ones). */
   private readonly waiting = new Set<string>();
   private claimInFlight = false;
@@ -180,7 +186,7 @@ export class NodeDriver {
 
   /** Leases the node holds, in claim order. */
   leases(): readonly HeldLease[] {
-    return [...this.held.values()];
+    return [...this.superseded.values(), ...this.held.values()];
   }
 
   /**
@@ -196,18 +202,11 @@ export class NodeDriver {
   }
 
   /**
-   * Slots taken now: leases in their `running` phase, forfeited ones included (their code still
-   * runs), where the jobs of one batch call take one slot together.
+   * Slots taken now: leases in their `running` phase, forfeited and superseded ones included
+   * (their code still runs), where the jobs of one batch call take one slot together.
    */
   get running(): number {
-    let n = 0;
-    let runs: Set<number> | undefined;
-    for (const lease of this.held.values()) {
-      if (lease.phase !== 'running') continue;
-      if (lease.run === undefined) n += 1;
-      else (runs ??= new Set()).add(lease.run.id);
-    }
-    return n + (runs?.size ?? 0);
+    return this.units(true);
   }
 
   /**
@@ -215,12 +214,21 @@ export class NodeDriver {
    * each job waiting for its outcome write counts on its own, so the bound on those writes holds.
    */
   private heldUnits(): number {
-    if (this.config.batchAhead === undefined || this.config.batchAhead === 0) return this.held.size;
+    if (!this.config.batchAhead && this.superseded.size === 0) return this.held.size;
+    return this.units(false);
+  }
+
+  /** Counts held and superseded leases (only the running ones with `runningOnly`); one batch call counts once while it runs. */
+  private units(runningOnly: boolean): number {
     let n = 0;
     let runs: Set<number> | undefined;
-    for (const lease of this.held.values()) {
-      if (lease.run === undefined || lease.phase !== 'running') n += 1;
-      else (runs ??= new Set()).add(lease.run.id);
+    for (const map of [this.held, this.superseded]) {
+      for (const lease of map.values()) {
+        if (lease.phase !== 'running') {
+          if (!runningOnly) n += 1;
+        } else if (lease.run === undefined) n += 1;
+        else (runs ??= new Set()).add(lease.run.id);
+      }
     }
     return n + (runs?.size ?? 0);
   }
@@ -294,12 +302,15 @@ export class NodeDriver {
           for (const lease of leases) this.held.set(lease.jobId, { ...lease, phase: 'queued', claimedAt: event.now, expiresAt: event.sentAt + this.config.leaseMs, forfeited: true, aborted: null });
           return leases.length > 0 ? [{ type: 'relinquish', leases }, ...this.maybeStop()] : this.maybeStop();
         }
+        const commands: NodeCommand[] = [];
         for (const { jobId, attempt, batch } of event.jobs) {
+          const prior = this.held.get(jobId);
+          if (prior !== undefined && prior.attempt !== attempt) commands.push(...this.supersede(prior));
           const lease: HeldLease = { jobId, attempt, phase: 'queued', claimedAt: event.now, expiresAt: event.sentAt + this.config.leaseMs, forfeited: false, aborted: null };
           this.held.set(jobId, batch === undefined ? lease : { ...lease, batch });
           this.waiting.add(jobId);
         }
-        return [...this.startQueued(event.now), ...this.maybeClaim()];
+        return [...commands, ...this.startQueued(event.now), ...this.maybeClaim()];
       }
 
       case 'batch_due':
@@ -312,8 +323,8 @@ export class NodeDriver {
         return this.maybeStop();
 
       case 'attempt_settled': {
-        const lease = this.held.get(event.jobId);
-        if (lease && lease.attempt === event.attempt && lease.phase === 'running') {
+        const lease = this.leaseOf(event.jobId, event.attempt);
+        if (lease && lease.phase === 'running') {
           lease.phase = 'reporting';
           // A batch call is one sample, its time shared by its jobs: each took its part of it.
           if (lease.startedAt !== undefined && lease.run?.noted !== true) this.noteRunTime((event.now - lease.startedAt) / (lease.run?.size ?? 1));
@@ -325,6 +336,7 @@ export class NodeDriver {
       case 'outcome_recorded': {
         const lease = this.held.get(event.jobId);
         if (lease && lease.attempt === event.attempt) this.held.delete(event.jobId);
+        if (this.superseded.get(event.jobId)?.attempt === event.attempt) this.superseded.delete(event.jobId);
         return [...this.maybeClaim(), ...this.maybeStop()];
       }
 
@@ -417,6 +429,35 @@ export class NodeDriver {
     }
   }
 
+  /** The lease of this attempt, held or superseded. */
+  private leaseOf(jobId: string, attempt: number): HeldLease | undefined {
+    const held = this.held.get(jobId);
+    if (held?.attempt === attempt) return held;
+    const superseded = this.superseded.get(jobId);
+    return superseded?.attempt === attempt ? superseded : undefined;
+  }
+
+  /**
+   * A claim gave this node a job it still holds at an earlier attempt: the store let that lease
+   * lapse (the node did not see it in time) and handed the job out again. The earlier attempt is
+   * lost like any other lease. If it never started it is dropped; if its code still runs it is
+   * aborted and keeps its slot, and the new attempt waits in the local queue until it settles, so
+   * one node never runs two attempts of a job at once.
+   */
+  private supersede(prior: HeldLease): NodeCommand[] {
+    this.held.delete(prior.jobId);
+    this.waiting.delete(prior.jobId);
+    if (prior.phase === 'queued') {
+      if (prior.forfeited) return [];
+      prior.forfeited = true;
+      return [{ type: 'discard', jobId: prior.jobId, attempt: prior.attempt, reason: 'lease_lost' }];
+    }
+    this.superseded.set(prior.jobId, prior);
+    const wasForfeited = prior.forfeited;
+    prior.forfeited = true;
+    return !wasForfeited && prior.phase === 'running' ? [this.abort(prior, 'lease_lost')] : [];
+  }
+
   private abort(lease: HeldLease, reason: AbortReason): NodeCommand {
     lease.aborted ??= reason;
     return { type: 'abort', jobId: lease.jobId, attempt: lease.attempt, reason };
@@ -469,6 +510,7 @@ export class NodeDriver {
         this.waiting.delete(jobId);
         continue;
       }
+      if (this.stillRunning(jobId)) continue;
       if (lease.batch !== undefined) {
         batchesSeen ??= new Set();
         if (batchesSeen.has(lease.batch.key)) continue;
@@ -497,7 +539,7 @@ export class NodeDriver {
    * up to `size` jobs in claim order. Returns how many started, and when the rest will be ready.
    */
   private startBatches(spec: BatchSpec, now: number, flush: boolean, slots: number, commands: NodeCommand[]): { runs: number; dueAt?: number } {
-    const queued = [...this.waiting].map((id) => this.held.get(id)!).filter((l) => l.batch?.key === spec.key && l.phase === 'queued' && !l.forfeited);
+    const queued = [...this.waiting].map((id) => this.held.get(id)!).filter((l) => l.batch?.key === spec.key && l.phase === 'queued' && !l.forfeited && !this.stillRunning(l.jobId));
     let runs = 0;
     while (queued.length > 0) {
       const dueAt = queued[0]!.claimedAt + spec.waitMs;
@@ -516,6 +558,11 @@ export class NodeDriver {
       runs += 1;
     }
     return { runs };
+  }
+
+  /** Whether an earlier attempt of this job, superseded, still runs here: its new attempt waits for it. */
+  private stillRunning(jobId: string): boolean {
+    return this.superseded.get(jobId)?.phase === 'running';
   }
 
   private begin(lease: HeldLease, now: number): void {
@@ -548,6 +595,7 @@ export class NodeDriver {
   private maybeStop(): NodeCommand[] {
     if (this.state !== 'draining' && this.state !== 'relinquishing') return [];
     if (this.claimInFlight) return [];
+    if (this.state === 'draining' && this.superseded.size > 0) return [];
     const waiting = [...this.held.values()].some((l) => (this.state === 'draining' ? true : l.phase === 'reporting' && !l.forfeited));
     if (waiting) return [];
     this.state = 'stopped';

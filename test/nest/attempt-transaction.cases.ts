@@ -123,7 +123,10 @@ export function attemptTransactionCases(createTarget: () => Promise<AttemptTrans
     const moduleRef = await Test.createTestingModule({
       imports: [
         TypeOrmModule.forRoot({ ...(await target.typeorm()), entities: [LedgerEntry], synchronize: true }),
-        SchedulerModule.forRoot({ ...target.scheduler, concurrency: 1, pollIntervalMs: 50, heartbeatIntervalMs: 500, leaseMs: 10_000 }),
+        // No local queue: with its one slot busy the node claims nothing, so the lapsed lease these
+        // cases make goes to the test's intruder, not back to this node (claim-ahead-node.cases.ts
+        // covers a node that takes its own lapsed job back).
+        SchedulerModule.forRoot({ ...target.scheduler, concurrency: 1, claimAhead: 0, pollIntervalMs: 50, heartbeatIntervalMs: 500, leaseMs: 10_000 }),
       ],
       providers: [LedgerWriter, NoopHandler],
     }).compile();

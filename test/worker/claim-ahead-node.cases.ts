@@ -152,4 +152,70 @@ export function runClaimAheadNodeCases(makeTarget: () => Promise<ConformanceTarg
     expect(started).toBe(jobs);
     expect(claims.every((c) => c.limit <= 2)).toBe(true);
   });
+
+  it('a job whose lease lapsed while its handler ran, claimed again by the same node: the first attempt is aborted, and the second starts only once the first has ended', async () => {
+    const opened = await target.open();
+    const { store } = opened;
+    const [first, second] = await store.jobEnqueueMany({ jobs: [{ name: 'gated', payload: { i: 0 } }, { name: 'gated', payload: { i: 1 } }] });
+    const gates = new Map<string, () => void>();
+    const runs: { id: string; attempt: number; aborted?: string }[] = [];
+    let live = 0;
+    let mostLive = 0;
+    let startedSignal: () => void = () => {};
+    const { worker } = node(
+      store,
+      {
+        gated: {
+          handle: (_payload, ctx) =>
+            new Promise<void>((resolve) => {
+              const run: { id: string; attempt: number; aborted?: string } = { id: ctx.jobId, attempt: ctx.attempt };
+              runs.push(run);
+              live += 1;
+              mostLive = Math.max(mostLive, live);
+              ctx.signal.addEventListener('abort', () => (run.aborted = String(ctx.signal.reason)));
+              gates.set(`${ctx.jobId}:${ctx.attempt}`, () => {
+                live -= 1;
+                resolve();
+              });
+              startedSignal();
+            }),
+        },
+      },
+      // Room to claim ahead from the start: the node takes the job back while its first attempt runs.
+      { concurrency: 1, claimBatchSize: 10, claimAhead: 10, claimAheadMs: 3_600_000 },
+    );
+    const waitFor = (check: () => boolean) =>
+      new Promise<void>((resolve) => {
+        startedSignal = () => check() && resolve();
+        startedSignal();
+      });
+    const leaseLost = new Promise<{ jobId: string; attempt: number }>((resolve) => worker.events.once('leaseLost', resolve));
+    await worker.start();
+    await waitFor(() => runs.length === 1);
+    expect(runs[0]).toMatchObject({ id: first!.id, attempt: 1 });
+    // The first job settles once, so the node knows its handlers' time and claims ahead; then the
+    // second job's lease lapses in the store while its handler still runs here.
+    gates.get(`${first!.id}:1`)!();
+    await waitFor(() => runs.length === 2);
+    expect(runs[1]).toMatchObject({ id: second!.id, attempt: 1 });
+    await opened.advance(61_000);
+    worker.poll();
+    expect(await leaseLost).toEqual({ jobId: second!.id, attempt: 1, reason: 'lease_lost' });
+    expect(runs[1]!.aborted).toBe('lease_lost');
+    expect(await store.jobGet({ jobId: second!.id })).toMatchObject({ state: 'running', attempt: 2, workerId: 'ahead-1' });
+    // Attempt 2 is held in the local queue, not started: attempt 1's code still runs.
+    await settle(20);
+    expect(runs).toHaveLength(2);
+    const settledFirst = worker.settledOnce(second!.id, (event) => event.attempt === 1);
+    gates.get(`${second!.id}:1`)!();
+    expect(await settledFirst).toMatchObject({ attempt: 1, status: 'dropped' });
+    await waitFor(() => runs.length === 3);
+    expect(runs[2]).toMatchObject({ id: second!.id, attempt: 2 });
+    const settledSecond = worker.settledOnce(second!.id, (event) => event.attempt === 2);
+    gates.get(`${second!.id}:2`)!();
+    expect(await settledSecond).toMatchObject({ attempt: 2, status: 'applied', state: 'succeeded' });
+    await worker.stop();
+    expect(mostLive).toBe(1);
+    expect(await store.jobGet({ jobId: second!.id })).toMatchObject({ state: 'succeeded', attempt: 2 });
+  });
 }

@@ -249,4 +249,54 @@ describe('NodeDriver', () => {
     expect(only(ok.out.flat(), 'heartbeat')).toHaveLength(5);
     expect(only(ok.out.flat(), 'abort')).toEqual([]);
   });
+
+  it('a claim that hands back a job the node still runs at an earlier attempt: aborts that attempt, keeps its slot, and starts the new one only once it settled', () => {
+    const d = new NodeDriver({ concurrency: 2, claimBatchSize: 4, leaseMs: LEASE, claimAhead: 4 });
+    d.step({ type: 'start', now: 0 });
+    d.step({ type: 'claimed', now: 1, sentAt: 0, limit: 2, jobs: refs('a') });
+    // The store let a's lease lapse; the node's next claim gets a back, at attempt 2, with b.
+    const again = d.step({ type: 'claimed', now: 2, sentAt: 1, limit: 2, jobs: [{ jobId: 'a', attempt: 2 }, { jobId: 'b', attempt: 1 }] });
+    expect(again).toEqual([
+      { type: 'abort', jobId: 'a', attempt: 1, reason: 'lease_lost' },
+      { type: 'execute', jobId: 'b', attempt: 1 },
+    ]);
+    expect(d.running).toBe(2);
+    expect(d.mayReport('a', 1)).toBe(false);
+    // Attempt 1 still holds its slot; b settling frees one, but a's attempt 2 waits for attempt 1.
+    expect(only(d.step({ type: 'attempt_settled', now: 3, jobId: 'b', attempt: 1 }), 'execute')).toEqual([]);
+    expect(d.step({ type: 'attempt_settled', now: 4, jobId: 'a', attempt: 1 })).toContainEqual({ type: 'execute', jobId: 'a', attempt: 2 });
+    // Attempt 1's write (dropped or stale) ends it; attempt 2 is still the one held.
+    d.step({ type: 'outcome_recorded', now: 5, jobId: 'a', attempt: 1 });
+    expect(d.mayReport('a', 2)).toBe(true);
+    expect(d.leases().map(({ jobId, attempt, phase }) => ({ jobId, attempt, phase }))).toEqual([
+      { jobId: 'a', attempt: 2, phase: 'running' },
+      { jobId: 'b', attempt: 1, phase: 'reporting' },
+    ]);
+  });
+
+  it('a claim that hands back a job still waiting in the local queue at an earlier attempt drops that attempt unstarted', () => {
+    const d = new NodeDriver({ concurrency: 1, claimBatchSize: 4, leaseMs: LEASE, claimAhead: 4 });
+    d.step({ type: 'start', now: 0 });
+    d.step({ type: 'claimed', now: 1, sentAt: 0, limit: 1, jobs: refs('x') });
+    d.step({ type: 'attempt_settled', now: 2, jobId: 'x', attempt: 1 });
+    d.step({ type: 'outcome_recorded', now: 2, jobId: 'x', attempt: 1 });
+    d.step({ type: 'claimed', now: 3, sentAt: 2, limit: 3, jobs: refs('y', 'z') });
+    expect(d.queued).toBe(1);
+    const again = d.step({ type: 'claimed', now: 4, sentAt: 3, limit: 3, jobs: [{ jobId: 'z', attempt: 2 }] });
+    expect(again).toEqual([{ type: 'discard', jobId: 'z', attempt: 1, reason: 'lease_lost' }]);
+    expect(d.queued).toBe(1);
+    expect(d.step({ type: 'attempt_settled', now: 5, jobId: 'y', attempt: 1 })).toContainEqual({ type: 'execute', jobId: 'z', attempt: 2 });
+  });
+
+  it('draining waits for a superseded attempt whose code still runs', () => {
+    const d = new NodeDriver({ concurrency: 2, claimBatchSize: 4, leaseMs: LEASE });
+    d.step({ type: 'start', now: 0 });
+    d.step({ type: 'claimed', now: 1, sentAt: 0, limit: 2, jobs: refs('a') });
+    d.step({ type: 'claimed', now: 2, sentAt: 1, limit: 2, jobs: [{ jobId: 'a', attempt: 2 }] });
+    d.step({ type: 'drain', now: 3 });
+    expect(d.step({ type: 'attempt_settled', now: 4, jobId: 'a', attempt: 1 })).toContainEqual({ type: 'execute', jobId: 'a', attempt: 2 });
+    expect(only(d.step({ type: 'outcome_recorded', now: 5, jobId: 'a', attempt: 1 }), 'stopped')).toEqual([]);
+    d.step({ type: 'attempt_settled', now: 6, jobId: 'a', attempt: 2 });
+    expect(d.step({ type: 'outcome_recorded', now: 7, jobId: 'a', attempt: 2 })).toEqual([{ type: 'stopped' }]);
+  });
 });
