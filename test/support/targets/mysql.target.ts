@@ -2,29 +2,34 @@ import type { DataSource } from 'typeorm';
 import { MysqlJobStore, type MysqlJobStoreOptions } from '../../../lib/store/mysql/mysql-job-store.js';
 import type { ConformanceTarget } from '../../../lib/store-kit/conformance/index.js';
 import { dropInstallation, openMariadbDataSource, uniquePrefix } from '../mariadb.js';
+import { MysqlPrefixPool } from './mysql-prefix-pool.js';
 
 /** Shifts a DATETIME column back by `?` ms; the stand-in for "never" ('1000-01-01') stays as it is. */
 const back = (column: string) => `${column} = CASE WHEN ${column} > '1000-01-02' THEN TIMESTAMPADD(MICROSECOND, -1000 * ?, ${column}) ELSE ${column} END`;
 
 /**
  * One DataSource per test file on the MariaDB server; each opened store gets a table prefix of
- * its own, and its tables are dropped after its case.
+ * its own, whose tables are emptied after its case and handed to a later case (MysqlPrefixPool),
+ * and dropped at teardown.
  */
 export async function mysqlTarget(through: { readonly store?: Pick<MysqlJobStoreOptions, 'poolSize'> } = {}): Promise<ConformanceTarget> {
   const dataSource: DataSource = await openMariadbDataSource({ poolSize: 24 });
+  const pool = new MysqlPrefixPool(dataSource);
   let stores: MysqlJobStore[] = [];
   const discard = async () => {
     const closing = stores;
     stores = [];
     await Promise.all(closing.map((store) => store.close()));
-    for (const store of closing) await dropInstallation(dataSource, store.naming);
+    await pool.release(closing.map((store) => store.naming.prefix));
   };
   return {
     name: 'mariadb',
     async open(options) {
+      const kind = options?.historyPolicy ?? 'default';
+      const reused = pool.take(kind);
       const store = new MysqlJobStore({
         dataSource,
-        tablePrefix: uniquePrefix('conf'),
+        tablePrefix: reused ?? uniquePrefix('conf'),
         limits: options?.limits,
         historyPolicy: options?.historyPolicy,
         finish: options?.finish,
@@ -32,7 +37,9 @@ export async function mysqlTarget(through: { readonly store?: Pick<MysqlJobStore
         ...through.store,
       });
       stores.push(store);
+      // On a reused installation this finds every migration applied: a few reads.
       await store.migrate();
+      if (reused === undefined) await pool.adopt(store.naming.prefix, kind);
       const { jobs, queues, schedules, audit, history, dependencies, limits, cursors, maintenance, nodes, rateLimits, rateStarts } = store.naming;
       const shift = async (table: string, columns: readonly string[], ms: number) =>
         dataSource.query(`UPDATE ${table} SET ${columns.map(back).join(', ')}`, columns.map(() => ms));
@@ -65,6 +72,7 @@ export async function mysqlTarget(through: { readonly store?: Pick<MysqlJobStore
     cleanup: discard,
     async teardown() {
       await discard();
+      for (const prefix of pool.drain()) await dropInstallation(dataSource, { prefix });
       await dataSource.destroy();
     },
   };

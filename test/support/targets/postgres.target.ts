@@ -1,11 +1,12 @@
 import { PostgresJobStore, type PostgresJobStoreOptions } from '../../../lib/store/index.js';
 import type { ConformanceTarget } from '../../../lib/store-kit/conformance/index.js';
 import { dropSchemas, openPostgresDataSource, uniqueSchema } from '../postgres.js';
+import { PostgresSchemaPool } from './postgres-schema-pool.js';
 
 /**
- * One DataSource per test file; each opened store gets a fresh schema, closed and dropped after
- * its case. Dropping them all at the end took over a minute on a loaded machine (about 400
- * schemas, a fifth of a second each), past the hook's timeout.
+ * One DataSource per test file; each opened store gets a schema of its own, closed and emptied
+ * after its case and handed to a later case (see PostgresSchemaPool: a migrate cost more than
+ * the case), and every schema is dropped at teardown.
  */
 export async function postgresTarget(
   through: { readonly url?: string; readonly name?: string; readonly store?: Pick<PostgresJobStoreOptions, 'poolMode' | 'preparedStatements' | 'listenUrl'> } = {},
@@ -13,22 +14,25 @@ export async function postgresTarget(
   // Every store that has sent a heartbeat keeps a connection of its own until it is closed (its
   // dedicated heartbeat client), and a case may heartbeat from several stores.
   const dataSource = await openPostgresDataSource(48, through.url);
-  let schemas: string[] = [];
+  const pool = new PostgresSchemaPool(dataSource);
   let stores: PostgresJobStore[] = [];
   const discard = async () => {
-    const [closing, dropping] = [stores, schemas];
-    [stores, schemas] = [[], []];
+    const closing = stores;
+    stores = [];
     await Promise.all(closing.map((store) => store.close()));
-    await dropSchemas(dataSource, dropping);
+    await pool.release(closing.map((store) => store.naming.schema));
   };
   return {
     name: through.name ?? 'postgres',
     async open(options) {
-      const schema = uniqueSchema('conf');
-      schemas.push(schema);
+      const kind = options?.historyPolicy ?? 'default';
+      const reused = pool.take(kind);
+      const schema = reused ?? uniqueSchema('conf');
       const store = new PostgresJobStore({ dataSource, schema, limits: options?.limits, historyPolicy: options?.historyPolicy, finish: options?.finish, ...through.store });
       stores.push(store);
+      // On a reused schema this finds every migration applied and the install current: a few reads.
       await store.migrate();
+      if (reused === undefined) await pool.adopt(schema, kind);
       const { jobs, queues, schedules, audit, history, dependencies, limits, slots, cursors, maintenance, nodes, rateLimits, rateStarts } = store.naming;
       return {
         store,
@@ -79,6 +83,7 @@ export async function postgresTarget(
     cleanup: discard,
     async teardown() {
       await discard();
+      await dropSchemas(dataSource, pool.drain());
       await dataSource.destroy();
     },
   };
