@@ -41,6 +41,8 @@ export default {
   // 1.8 GB by the 90th file, so garbage collection slows late suites several times over. A limit
   // moves them into a worker that is replaced once it holds more than this after a file.
   workerIdleMemoryLimit: '1GB',
+  // The simulator's suites first, while the workers' heaps are small (sequencer.mjs says why).
+  testSequencer: '<rootDir>/test/support/sequencer.mjs',
   // Two workers on a 2-core machine: a suite spends much of its time waiting on its server or on
   // processes it started, and the other worker runs meanwhile. Each needs a PostgreSQL server of its
   // own (global-setup.mjs says why), which only the embedded path has; a DATABASE_URL names one
