@@ -9,6 +9,7 @@ describe('bad input on PostgreSQL', () => {
     const dataSource = await openPostgresDataSource(4);
     const schema = uniqueSchema('bad');
     let store: PostgresJobStore | undefined;
+    let ownTables: string[] | undefined;
     return {
       name: 'postgres',
       async open() {
@@ -30,8 +31,12 @@ describe('bad input on PostgreSQL', () => {
           dataSource,
           tables,
           snapshot: async () => {
+            // The store's own tables, listed once: a catalog scan costs a tenth of a second once
+            // a run's schema churn has bloated pg_class, and the refused calls create no tables
+            // (the boot cases check that with tables()).
+            ownTables ??= (await tables()).filter((name) => name.startsWith(`${schema}.`));
             const rows: Record<string, unknown> = {};
-            for (const name of await tables()) {
+            for (const name of ownTables) {
               const table = name.slice(schema.length + 1);
               rows[name] = await dataSource.query(`SELECT to_jsonb(t) AS row FROM "${schema}"."${table}" t ORDER BY to_jsonb(t)::text`);
             }
