@@ -151,8 +151,9 @@ export class NodeDriver {
   private readonly held = new Map<string, HeldLease>();
   /**
    * Earlier attempts of jobs this node claimed again while their code still ran or their outcome
-   * was being written (the store let the lease lapse, and a claim of this node took the job back).
-   * They are forfeited, but keep their slot until they settle: the new attempt waits for that.
+   * was being written (the store let the lease lapse, and a claim of this node took the job back),
+   * by `jobId:attempt`. They are forfeited, but keep their slot until they settle: the new attempt
+   * waits for that.
    */
   private readonly superseded = new Map<string, HeldLease>();
   /** The local queue: leases claimed ahead that wait for a slot, in claim order (never forfeited ones). */
@@ -184,7 +185,7 @@ export class NodeDriver {
     return this.state;
   }
 
-  /** Leases the node holds, in claim order. */
+  /** Leases the node holds: superseded attempts still running or reporting, then the held ones in claim order. */
   leases(): readonly HeldLease[] {
     return [...this.superseded.values(), ...this.held.values()];
   }
@@ -264,7 +265,7 @@ export class NodeDriver {
 
   /** Leases held: attempts running, and settled attempts whose outcome is being written. */
   get heldCount(): number {
-    return this.held.size;
+    return this.held.size + this.superseded.size;
   }
 
   /** True when the outcome of this attempt may still be reported (the node has not forfeited it). */
@@ -298,9 +299,14 @@ export class NodeDriver {
         if (this.state !== 'running') {
           // Claimed while shutting down: hand these straight back.
           const leases = event.jobs.map(({ jobId, attempt }) => ({ jobId, attempt }));
-          // Forfeited at once: being handed back, they are never started from the local queue.
-          for (const lease of leases) this.held.set(lease.jobId, { ...lease, phase: 'queued', claimedAt: event.now, expiresAt: event.sentAt + this.config.leaseMs, forfeited: true, aborted: null });
-          return leases.length > 0 ? [{ type: 'relinquish', leases }, ...this.maybeStop()] : this.maybeStop();
+          const commands: NodeCommand[] = [];
+          for (const lease of leases) {
+            const prior = this.held.get(lease.jobId);
+            if (prior !== undefined && prior.attempt !== lease.attempt) commands.push(...this.supersede(prior));
+            // Forfeited at once: being handed back, they are never started from the local queue.
+            this.held.set(lease.jobId, { ...lease, phase: 'queued', claimedAt: event.now, expiresAt: event.sentAt + this.config.leaseMs, forfeited: true, aborted: null });
+          }
+          return leases.length > 0 ? [...commands, { type: 'relinquish', leases }, ...this.maybeStop()] : this.maybeStop();
         }
         const commands: NodeCommand[] = [];
         for (const { jobId, attempt, batch } of event.jobs) {
@@ -336,7 +342,7 @@ export class NodeDriver {
       case 'outcome_recorded': {
         const lease = this.held.get(event.jobId);
         if (lease && lease.attempt === event.attempt) this.held.delete(event.jobId);
-        if (this.superseded.get(event.jobId)?.attempt === event.attempt) this.superseded.delete(event.jobId);
+        this.superseded.delete(`${event.jobId}:${event.attempt}`);
         return [...this.maybeClaim(), ...this.maybeStop()];
       }
 
@@ -433,8 +439,7 @@ export class NodeDriver {
   private leaseOf(jobId: string, attempt: number): HeldLease | undefined {
     const held = this.held.get(jobId);
     if (held?.attempt === attempt) return held;
-    const superseded = this.superseded.get(jobId);
-    return superseded?.attempt === attempt ? superseded : undefined;
+    return this.superseded.get(`${jobId}:${attempt}`);
   }
 
   /**
@@ -452,7 +457,7 @@ export class NodeDriver {
       prior.forfeited = true;
       return [{ type: 'discard', jobId: prior.jobId, attempt: prior.attempt, reason: 'lease_lost' }];
     }
-    this.superseded.set(prior.jobId, prior);
+    this.superseded.set(`${prior.jobId}:${prior.attempt}`, prior);
     const wasForfeited = prior.forfeited;
     prior.forfeited = true;
     return !wasForfeited && prior.phase === 'running' ? [this.abort(prior, 'lease_lost')] : [];
@@ -562,7 +567,9 @@ export class NodeDriver {
 
   /** Whether an earlier attempt of this job, superseded, still runs here: its new attempt waits for it. */
   private stillRunning(jobId: string): boolean {
-    return this.superseded.get(jobId)?.phase === 'running';
+    if (this.superseded.size === 0) return false;
+    for (const lease of this.superseded.values()) if (lease.jobId === jobId && lease.phase === 'running') return true;
+    return false;
   }
 
   private begin(lease: HeldLease, now: number): void {

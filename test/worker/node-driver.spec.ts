@@ -299,4 +299,39 @@ describe('NodeDriver', () => {
     d.step({ type: 'attempt_settled', now: 6, jobId: 'a', attempt: 2 });
     expect(d.step({ type: 'outcome_recorded', now: 7, jobId: 'a', attempt: 2 })).toEqual([{ type: 'stopped' }]);
   });
+
+  it('a claim that comes back during the drain with a job the node still runs at an earlier attempt: aborts that attempt, hands the new one back, and stops only once the earlier one ended', () => {
+    const d = new NodeDriver({ concurrency: 2, claimBatchSize: 4, leaseMs: LEASE });
+    d.step({ type: 'start', now: 0 });
+    d.step({ type: 'claimed', now: 1, sentAt: 0, limit: 2, jobs: refs('a') });
+    expect(d.step({ type: 'poll', now: 2 })).toEqual([{ type: 'claim', limit: 1, lapsed: true }]);
+    d.step({ type: 'drain', now: 3 });
+    const out = d.step({ type: 'claimed', now: 4, sentAt: 2, limit: 1, jobs: [{ jobId: 'a', attempt: 2 }] });
+    expect(out).toEqual([
+      { type: 'abort', jobId: 'a', attempt: 1, reason: 'lease_lost' },
+      { type: 'relinquish', leases: [{ jobId: 'a', attempt: 2 }] },
+    ]);
+    expect(d.running).toBe(1);
+    expect(d.step({ type: 'relinquish_done', now: 5, leases: [{ jobId: 'a', attempt: 2 }] })).toEqual([]);
+    d.step({ type: 'attempt_settled', now: 6, jobId: 'a', attempt: 1 });
+    expect(d.step({ type: 'outcome_recorded', now: 7, jobId: 'a', attempt: 1 })).toEqual([{ type: 'stopped' }]);
+  });
+
+  it('a job taken back twice while both earlier attempts are unfinished keeps both: each holds what it held until it ends', () => {
+    const d = new NodeDriver({ concurrency: 2, claimBatchSize: 4, leaseMs: LEASE, claimAhead: 4 });
+    d.step({ type: 'start', now: 0 });
+    d.step({ type: 'claimed', now: 1, sentAt: 0, limit: 2, jobs: refs('a') });
+    // Attempt 1 settles; its outcome write is still in flight when attempt 2 is claimed.
+    d.step({ type: 'attempt_settled', now: 2, jobId: 'a', attempt: 1 });
+    expect(d.step({ type: 'claimed', now: 3, sentAt: 2, limit: 2, jobs: [{ jobId: 'a', attempt: 2 }] })).toContainEqual({ type: 'execute', jobId: 'a', attempt: 2 });
+    expect(d.step({ type: 'claimed', now: 4, sentAt: 3, limit: 2, jobs: [{ jobId: 'a', attempt: 3 }] })).toEqual([{ type: 'abort', jobId: 'a', attempt: 2, reason: 'lease_lost' }]);
+    expect(d.heldCount).toBe(3);
+    d.step({ type: 'drain', now: 5 });
+    // Attempt 1's write still counts: the node does not stop before it ended.
+    d.step({ type: 'attempt_settled', now: 6, jobId: 'a', attempt: 2 });
+    d.step({ type: 'outcome_recorded', now: 7, jobId: 'a', attempt: 2 });
+    d.step({ type: 'attempt_settled', now: 8, jobId: 'a', attempt: 3 });
+    expect(d.step({ type: 'outcome_recorded', now: 9, jobId: 'a', attempt: 3 })).toEqual([]);
+    expect(d.step({ type: 'outcome_recorded', now: 10, jobId: 'a', attempt: 1 })).toEqual([{ type: 'stopped' }]);
+  });
 });
