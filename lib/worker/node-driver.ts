@@ -223,14 +223,13 @@ export class NodeDriver {
   private units(runningOnly: boolean): number {
     let n = 0;
     let runs: Set<number> | undefined;
-    for (const map of [this.held, this.superseded]) {
-      for (const lease of map.values()) {
-        if (lease.phase !== 'running') {
-          if (!runningOnly) n += 1;
-        } else if (lease.run === undefined) n += 1;
-        else (runs ??= new Set()).add(lease.run.id);
-      }
-    }
+    const count = (lease: HeldLease) => {
+      if (lease.phase !== 'running') n += runningOnly ? 0 : 1;
+      else if (lease.run === undefined) n += 1;
+      else (runs ??= new Set()).add(lease.run.id);
+    };
+    for (const lease of this.held.values()) count(lease);
+    if (this.superseded.size > 0) for (const lease of this.superseded.values()) count(lease);
     return n + (runs?.size ?? 0);
   }
 
@@ -296,22 +295,20 @@ export class NodeDriver {
         // leases) it was asked for still stands, for the next slot that frees.
         this.workHinted ||= event.jobs.length >= event.limit;
         if (event.limit === 0) this.lapsedSearchDue ||= this.claimLapsed;
+        // Jobs this node still holds at an earlier attempt, running or not, are superseded first.
+        const commands: NodeCommand[] = [];
+        for (const { jobId, attempt } of event.jobs) {
+          const prior = this.held.get(jobId);
+          if (prior !== undefined && prior.attempt !== attempt) commands.push(...this.supersede(prior));
+        }
         if (this.state !== 'running') {
           // Claimed while shutting down: hand these straight back.
           const leases = event.jobs.map(({ jobId, attempt }) => ({ jobId, attempt }));
-          const commands: NodeCommand[] = [];
-          for (const lease of leases) {
-            const prior = this.held.get(lease.jobId);
-            if (prior !== undefined && prior.attempt !== lease.attempt) commands.push(...this.supersede(prior));
-            // Forfeited at once: being handed back, they are never started from the local queue.
-            this.held.set(lease.jobId, { ...lease, phase: 'queued', claimedAt: event.now, expiresAt: event.sentAt + this.config.leaseMs, forfeited: true, aborted: null });
-          }
+          // Forfeited at once: being handed back, they are never started from the local queue.
+          for (const lease of leases) this.held.set(lease.jobId, { ...lease, phase: 'queued', claimedAt: event.now, expiresAt: event.sentAt + this.config.leaseMs, forfeited: true, aborted: null });
           return leases.length > 0 ? [...commands, { type: 'relinquish', leases }, ...this.maybeStop()] : this.maybeStop();
         }
-        const commands: NodeCommand[] = [];
         for (const { jobId, attempt, batch } of event.jobs) {
-          const prior = this.held.get(jobId);
-          if (prior !== undefined && prior.attempt !== attempt) commands.push(...this.supersede(prior));
           const lease: HeldLease = { jobId, attempt, phase: 'queued', claimedAt: event.now, expiresAt: event.sentAt + this.config.leaseMs, forfeited: false, aborted: null };
           this.held.set(jobId, batch === undefined ? lease : { ...lease, batch });
           this.waiting.add(jobId);
