@@ -117,8 +117,10 @@ export interface JobRecord<TPayload = unknown> {
   readonly pendingParents: number;
   /** How parents release the job; null when it has none. */
   readonly dependencyMode: DependencyMode | null;
-  /** The key the job counts against for concurrency limits, if any. */
+  /** The key the job counts against for concurrency limits, if any (its group's, unless set apart). */
   readonly concurrencyKey: string | null;
+  /** The fair group (a tenant) the job takes turns in at claim time; null when none (docs/groups.md). */
+  readonly group: string | null;
   /** The job's unique key: no other unfinished job of its wire name holds the same one. */
   readonly uniqueKey: string | null;
   /** The debounce or throttle window the job opened when it was enqueued; null when none. */

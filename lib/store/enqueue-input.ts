@@ -55,6 +55,8 @@ export interface NewJob {
   readonly dependsOn?: readonly string[];
   readonly dependencyMode?: DependencyMode | null;
   readonly concurrencyKey?: string | null;
+  /** The fair group, or null (docs/groups.md). */
+  readonly group?: string | null;
   readonly concurrencyLimit?: number | null;
   /** The rate declared for `concurrencyKey`, or null. */
   readonly rateLimit?: Rate | null;
@@ -81,7 +83,7 @@ export interface NewJob {
   readonly tracestate?: string | null;
 }
 
-const KNOWN_KEYS = new Set(['name', 'payload', 'id', 'queue', 'runAt', 'delayMs', 'priority', 'maxAttempts', 'dependsOn', 'dependencyMode', 'concurrencyKey', 'concurrencyLimit', 'rateLimit', 'uniqueKey', 'uniqueKeyMode', 'debounce', 'throttle', 'sequence', 'retry', 'traceContext']);
+const KNOWN_KEYS = new Set(['name', 'payload', 'id', 'queue', 'runAt', 'delayMs', 'priority', 'maxAttempts', 'dependsOn', 'dependencyMode', 'concurrencyKey', 'group', 'concurrencyLimit', 'rateLimit', 'uniqueKey', 'uniqueKeyMode', 'debounce', 'throttle', 'sequence', 'retry', 'traceContext']);
 
 /** A validated sequence: its key and what the job does after a predecessor that failed for good. */
 export interface JobSequence {
@@ -148,13 +150,16 @@ export function normalizeEnqueue(given: EnqueueInput, limits: SchedulerLimits, i
   }
   // The same rule as the key of setConcurrencyLimit({ key }): a key one accepts, the other does too.
   if (input.concurrencyKey !== undefined) assertNonEmptyString(input.concurrencyKey, `${where}concurrencyKey`, MAX_CONCURRENCY_KEY);
+  // A group is a concurrency key by default, so it obeys the same rule.
+  const group = input.group === undefined ? null : assertNonEmptyString(input.group, `${where}group`, MAX_CONCURRENCY_KEY);
+  const concurrencyKey = input.concurrencyKey ?? group;
   if (input.concurrencyLimit !== undefined) {
-    if (input.concurrencyKey === undefined) throw new InvalidArgumentError(`${where}concurrencyLimit needs a concurrencyKey.`, `${where}concurrencyLimit`);
+    if (concurrencyKey === null) throw new InvalidArgumentError(`${where}concurrencyLimit needs a concurrencyKey or a group.`, `${where}concurrencyLimit`);
     assertMaxAttempts(input.concurrencyLimit, 10_000, `${where}concurrencyLimit`);
   }
   let rateLimit: Rate | null = null;
   if (input.rateLimit !== undefined) {
-    if (input.concurrencyKey === undefined) throw new InvalidArgumentError(`${where}rateLimit needs a concurrencyKey.`, `${where}rateLimit`);
+    if (concurrencyKey === null) throw new InvalidArgumentError(`${where}rateLimit needs a concurrencyKey or a group.`, `${where}rateLimit`);
     rateLimit = assertRate(input.rateLimit, `${where}rateLimit`);
   }
   const uniqueKey = input.uniqueKey === undefined ? undefined : assertNonEmptyString(input.uniqueKey, `${where}uniqueKey`, MAX_UNIQUE_KEY);
@@ -187,7 +192,8 @@ export function normalizeEnqueue(given: EnqueueInput, limits: SchedulerLimits, i
     ...(priority === DEFAULT_PRIORITY ? {} : { priority }),
     dependsOn,
     dependencyMode: dependsOn.length > 0 ? (input.dependencyMode ?? 'on_success') : null,
-    concurrencyKey: input.concurrencyKey ?? null,
+    concurrencyKey,
+    ...(group === null ? {} : { group }),
     concurrencyLimit: input.concurrencyLimit ?? null,
     rateLimit,
     ...(uniqueKey === undefined ? {} : { uniqueKey, uniqueKeyMode: uniqueKeyMode ?? 'keep' }),

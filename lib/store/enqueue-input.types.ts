@@ -29,7 +29,15 @@ export interface EnqueueInput<TPayload = unknown> {
   readonly dependsOn?: readonly string[];
   /** How parents release the job. Default `on_success`. */
   readonly dependencyMode?: DependencyMode;
-  /** A key (a tenant, an account) whose running jobs are capped by a concurrency limit. */
+  /**
+   * The fair group the job belongs to (a tenant id, an account): claims take turns across the
+   * groups that have due work, so a group with a large backlog cannot starve one with a single
+   * job. Within a priority, groups take turns; a more urgent priority still comes first. The job's
+   * `concurrencyKey` defaults to its group, so a group's limits are set like any key's
+   * (docs/groups.md).
+   */
+  readonly group?: string;
+  /** A key (a tenant, an account) whose running jobs are capped by a concurrency limit. Default: the job's `group`. */
   readonly concurrencyKey?: string;
   /**
    * The cap for `concurrencyKey`, if the key has none yet. The first limit declared for a key

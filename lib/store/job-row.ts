@@ -17,6 +17,8 @@ export interface JobRow extends LifecycleFields {
   readonly pendingParents: number;
   readonly dependencyMode: DependencyMode | null;
   readonly concurrencyKey: string | null;
+  /** The fair group the job takes turns in (docs/groups.md), or null. */
+  readonly groupKey: string | null;
   readonly uniqueKey: string | null;
   /** The window the job opened at enqueue: its kind, key and end (epoch ms), all null when none. */
   readonly windowKind: 'debounce' | 'throttle' | null;
@@ -73,6 +75,7 @@ export function toJob(row: JobRow): JobRecord {
     pendingParents: row.pendingParents,
     dependencyMode: row.dependencyMode,
     concurrencyKey: row.concurrencyKey,
+    group: row.groupKey,
     uniqueKey: row.uniqueKey,
     window: row.windowKind === null ? null : { kind: row.windowKind, key: row.windowKey!, endsAt: new Date(row.windowEndsAt!) },
     sequence: row.sequenceKey === null ? null : { key: row.sequenceKey, afterFailure: row.sequenceMode ?? 'block' },
@@ -86,7 +89,7 @@ export function toJob(row: JobRow): JobRecord {
 }
 
 /** The order claims take due jobs in: priority (lower first), then run time, then enqueue order. */
-export function claimOrder(a: JobRow, b: JobRow): number {
+export function claimOrder(a: Pick<JobRow, 'priority' | 'runAt' | 'seq'>, b: Pick<JobRow, 'priority' | 'runAt' | 'seq'>): number {
   return a.priority - b.priority || a.runAt - b.runAt || a.seq - b.seq;
 }
 

@@ -58,7 +58,7 @@ describe('MySQL store migrations (MariaDB)', () => {
     expect(engines).toEqual([{ engine: 'InnoDB', collation: 'utf8mb4_bin' }]);
   });
 
-  it('migration 23 (batches) keeps each stored dependency mode, adds on_failure and the batch columns, and records install version 5', async () => {
+  it('migration 23 (batches) keeps each stored dependency mode, adds on_failure and the batch columns; migration 24 (groups) adds group_key and records install version 6', async () => {
     const { naming, conns } = install();
     expect(await migrateMysql(conns, naming, mysqlInstall(), MIGRATIONS.filter((m) => m.version <= 22))).toEqual(VERSIONS.filter((v) => v <= 22));
     const id = '01900000-0000-7000-8000-000000000001';
@@ -67,7 +67,7 @@ describe('MySQL store migrations (MariaDB)', () => {
        VALUES (?, 'n', 'default', '{}', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), 1, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), 1, 'on_any_terminal', 'awaiting_parents')`,
       [id],
     );
-    expect(await migrateMysql(conns, naming, mysqlInstall())).toEqual([23]);
+    expect(await migrateMysql(conns, naming, mysqlInstall())).toEqual([23, 24]);
     const columns = `dependency_mode AS mode, batch_id AS batchId, batch_callback AS callback, parent_failed AS parentFailed`;
     expect(await dataSource.query(`SELECT ${columns} FROM ${naming.jobs}`)).toEqual([{ mode: 'on_any_terminal', batchId: null, callback: null, parentFailed: 0 }]);
     await dataSource.query(`UPDATE ${naming.jobs} SET dependency_mode = 'on_failure', batch_id = ?, batch_callback = 'failure', parent_failed = TRUE`, [id]);
@@ -77,8 +77,9 @@ describe('MySQL store migrations (MariaDB)', () => {
       [`${naming.prefix}jobs`],
     )) as { name: string }[];
     expect(indexed.map((r) => r.name)).toEqual(['batch_id']);
-    // Batches (migration 0023) took the MySQL install version from 4 to 5.
-    expect(MYSQL_INSTALL_VERSION).toBe(5);
+    // Batches (migration 0023) took the MySQL install version from 4 to 5, groups (migration 0024) to 6.
+    expect(MYSQL_INSTALL_VERSION).toBe(6);
+    expect(await dataSource.query(`SELECT group_key AS g FROM ${naming.jobs}`)).toEqual([{ g: null }]);
     expect(await dataSource.query(`SELECT version FROM ${naming.table('installed')}`)).toEqual([{ version: MYSQL_INSTALL_VERSION }]);
   });
 

@@ -166,7 +166,7 @@ describe('rate limits through the Nest module', () => {
       const client = app.get(SchedulerClient);
       const noKey = await client.enqueue('plain.job' as never, {} as never, { rateLimit: { max: 1, perMs: 1_000 } }).catch((e: unknown) => e);
       expect(noKey).toBeInstanceOf(InvalidArgumentError);
-      expect((noKey as Error).message).toBe('rateLimit needs a concurrencyKey.');
+      expect((noKey as Error).message).toBe('rateLimit needs a concurrencyKey or a group.');
       const bad = await client.enqueue('plain.job' as never, {} as never, { concurrencyKey: 'k', rateLimit: { max: 10_001, perMs: 1_000 } }).catch((e: unknown) => e);
       expect(bad).toBeInstanceOf(InvalidArgumentError);
       expect(await client.list({ limit: 10 })).toHaveLength(0);

@@ -34,6 +34,8 @@ const POSTGRES_FINGERPRINTS: Record<number, string> = {
   // not succeed, and is cancelled, as a cascade cancels, when its last parent ends with every parent succeeded; a
   // frontier's parents are read by key, and a write settles three more edges per job it ended.
   8: 'c46ea20c30957cea',
+  // Fair groups (migration 0024): the jobs table gains `group_key`, and a due grouped job waits in a lane; the installed SQL is unchanged.
+  9: 'c46ea20c30957cea',
 };
 const SQLITE_FINGERPRINTS: Record<number, string> = {
   1: '5e1b42476d6e1bdb',
@@ -51,6 +53,8 @@ const SQLITE_FINGERPRINTS: Record<number, string> = {
   // did not succeed, and cancel it, settling its own edges in the same pass, when its last parent ends with every parent
   // succeeded; the work table is made anew with a `failed` column; edges are marked settled by their parent's index.
   7: '6231a97bb0652017',
+  // Fair groups (migration 0024): the jobs table gains `group_key`; the installed SQL is unchanged.
+  8: '6231a97bb0652017',
 };
 
 function fingerprint(render: (policy: (typeof POLICIES)[number]) => string): string {

@@ -27,6 +27,7 @@ const row = (over: Partial<JobRow> = {}): JobRow => ({
   pendingParents: 0,
   dependencyMode: null,
   concurrencyKey: null,
+  groupKey: null,
   uniqueKey: null,
   batchId: null,
   batchCallback: null,

@@ -29,8 +29,8 @@ describe('PostgreSQL asynchronous claim commits', () => {
     try {
       expect(await setting(runner)).toBe('on');
       await runner.startTransaction();
-      // The limited claim reads a window ($5) as wide as the batch in its first round.
-      const values = claim.includes('$5') ? ['w2', 1, 30_000, true, 1] : ['w2', 1, 30_000, true];
+      // The limited claim reads a window ($5) as wide as the batch in its first round, and takes its turn from no lane or group ($6 to $8).
+      const values = claim.includes('$5') ? ['w2', 1, 30_000, true, 1, null, null, null] : ['w2', 1, 30_000, true];
       expect((await runner.query(claim, values, true)).records).toHaveLength(1);
       expect(await setting(runner)).toBe(asyncClaimCommit ? 'off' : 'on');
       await runner.commitTransaction();

@@ -36,8 +36,9 @@ async function claimPlan(text: string, mode: 'force_generic_plan' | 'force_custo
     const lapsed = text.includes('lapsed AS');
     // The limited claim reads a window ($5) as wide as the batch in its first round.
     const windowed = text.includes('$5');
-    await client.query(`PREPARE claim_plan(text, integer, integer${lapsed ? ', boolean' : ''}${windowed ? ', integer' : ''}) AS ${text}`);
-    const { rows } = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE claim_plan('w2', 200, 60000${lapsed ? ', true' : ''}${windowed ? ', 200' : ''})`);
+    // The limited claim also takes its turn from a lane and a group ($6 to $8), here none.
+    await client.query(`PREPARE claim_plan(text, integer, integer${lapsed ? ', boolean' : ''}${windowed ? ', integer, text, text, text' : ''}) AS ${text}`);
+    const { rows } = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE claim_plan('w2', 200, 60000${lapsed ? ', true' : ''}${windowed ? ', 200, null, null, null' : ''})`);
     return (rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
   } finally {
     await client.end();

@@ -29,7 +29,8 @@ describe('PostgreSQL claims past held-back jobs', () => {
     expect(await store.jobClaim({ workerId: 'w', limit: 8, queues: ['default'], leaseMs: LEASE })).toHaveLength(8);
     // The limited claim's statement, as the store sent it (it reads a window, $5, in its first round).
     const claim = texts.filter((text) => text.includes('wanted AS')).at(-1)!;
-    const values = claim.includes('$5') ? ['w2', 8, 60_000, true, 8] : ['w2', 8, 60_000, true];
+    // It takes its turn from the lane and the group in $6 to $8: here none.
+    const values = claim.includes('$5') ? ['w2', 8, 60_000, true, 8, null, null, null] : ['w2', 8, 60_000, true];
     const client = new pg.Client({ connectionString: databaseUrl() });
     await client.connect();
     try {

@@ -39,6 +39,7 @@ describe('PostgreSQL migrations', () => {
       { version: 21, name: 'windows' },
       { version: 22, name: 'sequences' },
       { version: 23, name: 'batches' },
+      { version: 24, name: 'groups' },
     ]);
     const { id } = await a.jobEnqueue({ job: { name: 'after.migrate', payload: 1 } });
     expect(await b.jobGet({ jobId: id })).toMatchObject({ name: 'after.migrate', progress: null });

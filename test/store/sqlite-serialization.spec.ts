@@ -256,6 +256,7 @@ describe('SQLite adapter setup', () => {
       { version: 21, name: 'windows' },
       { version: 22, name: 'sequences' },
       { version: 23, name: 'batches' },
+      { version: 24, name: 'groups' },
     ]);
     const indexes = await dataSource.query(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'app_jobs' ORDER BY name`);
     const byName = Object.fromEntries(indexes.map((i: { name: string; sql: string | null }) => [i.name, i.sql]));

@@ -20,8 +20,9 @@ export async function claimScans(claimText: string, table: string, limit: number
   try {
     // The limited claim reads a window ($5) as wide as the batch in its first round.
     const windowed = claimText.includes('$5');
-    await client.query(`PREPARE claim_plan(text, integer, integer, boolean${windowed ? ', integer' : ''}) AS ${claimText}`);
-    const { rows } = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE claim_plan('w2', ${limit}, 60000, true${windowed ? `, ${limit}` : ''})`);
+    // The limited claim also takes its turn from a lane and a group ($6 to $8), here none.
+    await client.query(`PREPARE claim_plan(text, integer, integer, boolean${windowed ? ', integer, text, text, text' : ''}) AS ${claimText}`);
+    const { rows } = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE claim_plan('w2', ${limit}, 60000, true${windowed ? `, ${limit}, null, null, null` : ''})`);
     const relation = table.split('.')[1]!.replaceAll('"', '');
     return nodes((rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan)
       .filter((node) => node['Relation Name'] === relation && node['Node Type'] !== 'ModifyTable')

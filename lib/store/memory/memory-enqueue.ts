@@ -74,6 +74,7 @@ export class MemoryEnqueue {
         pendingParents,
         dependencyMode: job.dependencyMode ?? null,
         concurrencyKey: job.concurrencyKey ?? null,
+        groupKey: job.group ?? null,
         uniqueKey: job.uniqueKey ?? null,
         windowKind: job.window?.kind ?? null,
         windowKey: job.window?.key ?? null,

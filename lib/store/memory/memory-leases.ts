@@ -1,7 +1,8 @@
 import { freeStarts, useStart } from '../rate-window.js';
 import type { DriverCompleteParams, DriverHeartbeatParams, DriverRelinquishParams } from '../checked/store-driver.js';
 import type { JobRecord, LifecycleFields } from '../../core/index.js';
-import { claimOrder, toJob, type JobRow } from '../job-row.js';
+import { toJob, type JobRow } from '../job-row.js';
+import { fairOrder, GroupTurns } from '../group-turns.js';
 import type { ExpiredLease, HeartbeatResult, OutcomeResult } from '../job-store.types.js';
 import { limitKeysOf, pickWithinLimits } from '../limit-room.js';
 import type { CheckedClaimParams } from '../checked/store-params.js';
@@ -13,6 +14,8 @@ import type { MemoryState } from './memory-tables.js';
 export class MemoryLeases {
   /** Whether the last claim passed over a job a limit held back (held-wake.ts). */
   heldSeen = false;
+  /** Where the next claim of each queue list takes its turn from (group-turns.ts). */
+  private readonly turns = new GroupTurns();
 
   constructor(
     private readonly state: MemoryState,
@@ -23,10 +26,13 @@ export class MemoryLeases {
     const { tables, clock, rules, probe } = this.state;
     const now = clock.now();
     const wanted = new Set(queues.filter((q) => !tables.pausedQueues.has(q)));
-    const candidates = [...tables.jobs.values()]
-      .filter((row) => wanted.has(row.queue) && (includeLapsed || row.state !== 'running') && rules.isClaimable(row, now))
-      .sort(claimOrder);
+    const candidates = fairOrder(
+      [...tables.jobs.values()].filter((row) => wanted.has(row.queue) && (includeLapsed || row.state !== 'running') && rules.isClaimable(row, now)),
+      (row) => row,
+      this.turns.after(queues),
+    );
     const picked = this.withinLimits(candidates, now, limit);
+    this.turns.record(queues, picked.at(-1), null);
     return picked.map((row) => {
       for (const key of limitKeysOf(row.queue, row.concurrencyKey)) {
         const window = tables.rateLimits.get(key);

@@ -1,4 +1,5 @@
 import { isTerminalState, type JobRecord, type JobState } from '../../core/index.js';
+import { GroupTurns } from '../group-turns.js';
 import type { DriverCompleteParams, DriverEnqueueParams, DriverHeartbeatParams, DriverRelinquishParams, SuccessCheck } from '../checked/store-driver.js';
 import type { CheckedClaimParams, NormalizedOutcome } from '../checked/store-params.js';
 import { claimOrder, toJob } from '../job-row.js';
@@ -22,6 +23,9 @@ import { leanSuccesses } from './queries/lean-finish.query.js';
 
 /** MysqlDriver's hot path: enqueue, claim, heartbeat, outcomes, relinquish, the lease sweep and the settle sweep. */
 export class MysqlDriverWorker extends MysqlDriverReads {
+  /** Where this store's next claim of each queue list takes its turn from (group-turns.ts). */
+  private readonly turns = new GroupTurns();
+
   beginAttempt({ checkSuccess }: { readonly checkSuccess: SuccessCheck }): AttemptTransaction {
     return new MysqlAttemptTransaction(this.conns.dataSource, async (db, checked) => {
       const { results, effects } = await this.outcomes(db, checked.workerId, checked.outcomes);
@@ -55,7 +59,7 @@ export class MysqlDriverWorker extends MysqlDriverReads {
         // A limit declared at enqueue goes into effect first, in a transaction of its own (mysql-limits.ts).
         if (candidates.pending && !provisioned) return null;
         const effects = new EffectWriter(this.naming, this.historyPolicy, candidates.now);
-        const limited = candidates.limited ? await claimLimited(tx, this.naming, params, candidates.now, candidates.jobs) : null;
+        const limited = candidates.limited ? await claimLimited(tx, this.naming, params, candidates.now, candidates.jobs, this.turns) : null;
         const rows = (limited?.picked ?? candidates.jobs).flatMap((job) => effects.apply(job, { kind: 'claim', workerId: params.workerId, leaseMs: params.leaseMs }) ?? []);
         await tx.commitWith([...(limited?.statements ?? []), ...effects.take()]);
         return { rows, limited };
@@ -212,7 +216,7 @@ export class MysqlDriverWorker extends MysqlDriverReads {
       }
       // A limited claim counts the jobs that run: the outcomes' writes go first, so the room they free counts.
       if (candidates.limited) await effects.flush(tx);
-      const limited = candidates.limited ? await claimLimited(tx, this.naming, claim, candidates.now, candidates.jobs) : null;
+      const limited = candidates.limited ? await claimLimited(tx, this.naming, claim, candidates.now, candidates.jobs, this.turns) : null;
       const rows = (limited?.picked ?? candidates.jobs).flatMap((job) => effects.apply(job, { kind: 'claim', workerId, leaseMs: claim.leaseMs }) ?? []);
       await tx.commitWith([...(limited?.statements ?? []), ...effects.take()]);
       return { results, effects, claimed: { rows, limited } };

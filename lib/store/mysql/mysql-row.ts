@@ -17,6 +17,7 @@ export interface MysqlJobRow {
   pending_parents: number;
   dependency_mode: DependencyMode | null;
   concurrency_key: string | null;
+  group_key: string | null;
   unique_key: string | null;
   window_kind: 'debounce' | 'throttle' | null;
   window_key: string | null;
@@ -47,7 +48,7 @@ export interface MysqlJobRow {
 /** Every stored column of a job, for `SELECT ${JOB_COLUMNS} FROM jobs j` (aliased `j`). */
 export const JOB_COLUMNS = [
   'seq', 'id', 'name', 'queue', 'payload', 'state', 'run_at', 'scheduled_for', 'priority', 'schedule_id', 'pending_parents',
-  'dependency_mode', 'concurrency_key', 'unique_key', 'window_kind', 'window_key', 'window_ends_at', 'sequence_key', 'sequence_mode', 'batch_id', 'batch_callback', 'parent_failed', 'retry', 'traceparent', 'tracestate', 'attempt', 'max_attempts', 'snoozes', 'worker_id',
+  'dependency_mode', 'concurrency_key', 'group_key', 'unique_key', 'window_kind', 'window_key', 'window_ends_at', 'sequence_key', 'sequence_mode', 'batch_id', 'batch_callback', 'parent_failed', 'retry', 'traceparent', 'tracestate', 'attempt', 'max_attempts', 'snoozes', 'worker_id',
   'leased_until', 'cancel_requested', 'last_error', 'output', 'progress', 'created_at', 'updated_at', 'finished_at', 'parked_key',
 ]
   .map((column) => `j.${column}`)
@@ -71,6 +72,7 @@ export function fromMysqlRow(row: MysqlJobRow): JobRow {
     pendingParents: row.pending_parents,
     dependencyMode: row.dependency_mode,
     concurrencyKey: row.concurrency_key,
+    groupKey: row.group_key,
     uniqueKey: row.unique_key,
     windowKind: row.window_kind,
     windowKey: row.window_key,

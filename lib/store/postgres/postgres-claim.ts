@@ -3,6 +3,7 @@ import type { AppliedOutcomes } from './queries/outcome-results.js';
 import type { CheckedClaimParams, NormalizedOutcome } from '../checked/store-params.js';
 import type { PgExecutor } from './pg-executor.js';
 import { ClaimCursors } from './claim-cursor.js';
+import { GroupTurns } from '../group-turns.js';
 import type { claimLimitedQuery } from './queries/claim-limited.query.js';
 import type { claimUnlimitedQuery } from './queries/claim-unlimited.query.js';
 import type { completeAndClaimQuery } from './queries/complete-and-claim.query.js';
@@ -50,6 +51,8 @@ export class PostgresClaimPath {
   private limitedClaimsLeft = 0;
   /** Where the unlimited claim reads from while a held horizon leaves dead entries in its way. */
   readonly cursors = new ClaimCursors();
+  /** Where the limited claim of each queue list takes its turn from (group-turns.ts). */
+  private readonly turns = new GroupTurns();
 
   constructor(
     private readonly sql: {
@@ -139,15 +142,21 @@ export class PostgresClaimPath {
       const rows: JobRow[] = [];
       let window = params.limit;
       let last: Awaited<ReturnType<typeof this.sql.claimLimited.round>> | undefined;
+      const laneAfter = this.turns.laneAfter(params.queues);
+      let after = this.turns.after(params.queues);
+      let turnLane: { readonly queue: string; readonly key: string } | null = null;
       for (let round = 0; round < MAX_ROUNDS && rows.length < params.limit; round++) {
-        last = await this.sql.claimLimited.round(tx, { ...params, limit: params.limit - rows.length }, window);
+        last = await this.sql.claimLimited.round(tx, { ...params, limit: params.limit - rows.length }, window, { laneAfter, after });
         rows.push(...last.rows);
+        if (last.turnGroup !== null) after = last.turnGroup;
+        if (last.turnLane !== null) turnLane = last.turnLane;
         if (last.rateWakeMs !== null) this.signals.rateWake(last.rateWakeMs);
         if (!last.more) break;
         window = Math.min(window * WINDOW_GROWTH, MAX_WINDOW);
       }
-      return { rows, pending, held: last?.held === true, short: last?.more === true && rows.length < params.limit };
+      return { rows, pending, held: last?.held === true, short: last?.more === true && rows.length < params.limit, after, turnLane };
     });
+    this.turns.record(params.queues, claimed.after === null ? undefined : { groupKey: claimed.after }, claimed.turnLane);
     this.signals.held(claimed.held);
     if (claimed.short) this.signals.claimAgain();
     return claimed;

@@ -26,6 +26,7 @@ export function jobColumns(alias = 'j'): string {
     'pending_parents',
     'dependency_mode',
     'concurrency_key',
+    'group_key',
     'unique_key',
     'window_kind',
     'window_key',
@@ -77,6 +78,7 @@ export interface PgJobRow {
   pending_parents: number;
   dependency_mode: DependencyMode | null;
   concurrency_key: string | null;
+  group_key: string | null;
   unique_key: string | null;
   window_kind: 'debounce' | 'throttle' | null;
   window_key: string | null;
@@ -119,6 +121,7 @@ export function fromPgRow(row: PgJobRow): JobRow {
     pendingParents: row.pending_parents,
     dependencyMode: row.dependency_mode,
     concurrencyKey: row.concurrency_key,
+    groupKey: row.group_key,
     uniqueKey: row.unique_key,
     windowKind: row.window_kind,
     windowKey: row.window_key,

@@ -19,6 +19,7 @@ export interface SqliteJobRow {
   dependency_mode: Exclude<DependencyMode, 'on_failure'> | null;
   fails_only: number;
   concurrency_key: string | null;
+  group_key: string | null;
   unique_key: string | null;
   window_kind: 'debounce' | 'throttle' | null;
   window_key: string | null;
@@ -72,6 +73,7 @@ export function fromSqliteRow(row: SqliteJobRow): JobRow {
     pendingParents: row.pending_parents,
     dependencyMode: row.fails_only === 1 ? 'on_failure' : row.dependency_mode,
     concurrencyKey: row.concurrency_key,
+    groupKey: row.group_key,
     uniqueKey: row.unique_key,
     windowKind: row.window_kind,
     windowKey: row.window_key,

@@ -121,7 +121,7 @@ export function limitCases(ctx: SuiteContext): void {
     ['a limit of 0', (s) => s.concurrencyLimitSet({ target: { key: 'k' }, max: 0 }), /^max must be a whole number from 1 to 10000, got 0\.$/],
     ['a limit without a target', (s) => s.concurrencyLimitSet({ target: {} as never, max: 2 }), /^A concurrency limit needs a target/],
     ['a hostile queue name', (s) => s.concurrencyLimitSet({ target: { queue: "x'; drop" }, max: 2 }), /queue must be 1 to 64 characters/],
-    ['a concurrencyLimit without a key', (s) => s.jobEnqueue({ job: { name: 'x', payload: 1, concurrencyLimit: 2 } }), /^concurrencyLimit needs a concurrencyKey\.$/],
+    ['a concurrencyLimit without a key', (s) => s.jobEnqueue({ job: { name: 'x', payload: 1, concurrencyLimit: 2 } }), /^concurrencyLimit needs a concurrencyKey or a group\.$/],
     ['a concurrency key with a newline', (s) => s.jobEnqueue({ job: { name: 'x', payload: 1, concurrencyKey: 'a\nb' } }), /^concurrencyKey must be 1 to 200 characters/],
     ['a concurrencyLimit of NaN', (s) => s.jobEnqueue({ job: { name: 'x', payload: 1, concurrencyKey: 'k', concurrencyLimit: Number.NaN } }), /^concurrencyLimit must be a whole number/],
   ])('refuses %s before writing anything', async (_label, call, pattern) => {

@@ -328,7 +328,7 @@ export function rateLimitCases(ctx: SuiteContext): void {
     ['a rate without a target', (s) => s.rateLimitSet({ target: {} as never, rate: { max: 1, perMs: 1_000 } }), /^A rate limit needs a target: \{ queue \} or \{ key \}\.$/],
     ['a rate with no target at all', (s) => s.rateLimitSet({ rate: { max: 1, perMs: 1_000 } } as never), /^A rate limit needs a target/],
     ['a hostile queue name', (s) => s.rateLimitSet({ target: { queue: "x'; drop" }, rate: { max: 1, perMs: 1_000 } }), /queue must be 1 to 64 characters/],
-    ['a rateLimit without a concurrencyKey', (s) => s.jobEnqueue({ job: { name: 'x', payload: 1, rateLimit: { max: 1, perMs: 1_000 } } }), /^rateLimit needs a concurrencyKey\.$/],
+    ['a rateLimit without a concurrencyKey', (s) => s.jobEnqueue({ job: { name: 'x', payload: 1, rateLimit: { max: 1, perMs: 1_000 } } }), /^rateLimit needs a concurrencyKey or a group\.$/],
     ['a rateLimit of max 0', (s) => s.jobEnqueue({ job: { name: 'x', payload: 1, concurrencyKey: 'k', rateLimit: { max: 0, perMs: 1_000 } } }), /^rateLimit\.max must be a whole number/],
     ['a rateLimit with an unknown key', (s) => s.jobEnqueue({ job: { name: 'x', payload: 1, concurrencyKey: 'k', rateLimit: { max: 1, per: 1_000 } as never } }), /^rateLimit has an unknown key per/],
     [

@@ -1,5 +1,6 @@
 import type { CheckedClaimParams } from '../../checked/store-params.js';
-import { claimOrder, type JobRow } from '../../job-row.js';
+import type { JobRow } from '../../job-row.js';
+import { fairOrder, groupLane, type GroupTurns, isGroupLane, laneShare, LANES_PER_CLAIM, shareCut } from '../../group-turns.js';
 import { limitKeysOf, pickWithinLimits } from '../../limit-room.js';
 import type { LockedJob } from '../mysql-effects.js';
 import type { MysqlStatement } from '../mysql-executor.js';
@@ -39,8 +40,20 @@ export interface LimitedClaim {
  * A due job passed over for a limit is parked in that key's lane (`parked_key`), so no later
  * claim walks it: it leaves the claim index, and comes back through its lane, in claim order,
  * when its key has room. A lane is a queue's parked jobs under one key.
+ *
+ * Groups' lanes are read with the others, each for its share of the batch, at most
+ * LANES_PER_CLAIM lanes from the one after the lane `turns` kept, and the candidates are taken in
+ * fair order (group-turns.ts). A grouped job read from the claim index and passed over is parked
+ * in its group's lane.
  */
-export async function claimLimited(tx: MysqlTransaction, t: MysqlNaming, params: CheckedClaimParams, now: number, first: readonly LockedJob[]): Promise<LimitedClaim> {
+export async function claimLimited(
+  tx: MysqlTransaction,
+  t: MysqlNaming,
+  params: CheckedClaimParams,
+  now: number,
+  first: readonly LockedJob[],
+  turns: GroupTurns,
+): Promise<LimitedClaim> {
   const room = new LimitRoom(tx, t, now, params.limit);
   const keysOf = (row: JobRow) => limitKeysOf(row.queue, row.concurrencyKey);
   const picked: LockedJob[] = [];
@@ -49,11 +62,18 @@ export async function claimLimited(tx: MysqlTransaction, t: MysqlNaming, params:
   let more = false;
   let window = params.limit;
   let fromWindow = [...first];
-  const lanes = await tx.query<{ queue: string; key: string }>(
+  const allLanes = await tx.query<{ queue: string; key: string }>(
     `SELECT DISTINCT queue, parked_key AS \`key\` FROM ${t.jobs}
-     WHERE state = 'scheduled' AND queue IN (?) AND parked_key IS NOT NULL AND FIND_IN_SET(queue, @paused) = 0`,
+     WHERE state = 'scheduled' AND queue IN (?) AND parked_key IS NOT NULL AND FIND_IN_SET(queue, @paused) = 0
+     ORDER BY queue, parked_key`,
     [params.queues],
   );
+  const { lanes, capped } = rotate(allLanes, turns.laneAfter(params.queues));
+  const passed = new Set<LockedJob>();
+  let lastPick: LockedJob | undefined;
+  let shared = false;
+  let lastShared = false;
+  const laneSeqs: number[] = [];
   for (let round = 0; round < MAX_ROUNDS && picked.length < params.limit; round += 1) {
     const want = params.limit - picked.length;
     if (round > 0) {
@@ -61,45 +81,85 @@ export async function claimLimited(tx: MysqlTransaction, t: MysqlNaming, params:
       fromWindow = last ? await lockMoreCandidates(tx, t, params, last, Math.max(window, want)) : [];
     }
     await room.load([...fromWindow.flatMap((c) => keysOf(c.row)), ...(round === 0 ? lanes.map((l) => l.key) : [])]);
-    // Lanes once, in the first round: a lane's jobs this claim locked stay due in the database until it commits.
-    const fromLanes = round === 0 ? await readLanes(tx, t, lanes, want, room) : { rows: [], short: false };
+    // Lanes in the first round, and groups' lanes again while one gave its whole share: a lane's
+    // jobs this claim took stay due in the database until it commits, so a later read passes them by.
+    const again: { queue: string; key: string }[] = round === 0 ? lanes : lastShared ? lanes.filter((lane) => isGroupLane(lane.key)) : [];
+    const fromLanes = again.length > 0 ? await readLanes(tx, t, again, want, room, laneSeqs) : { rows: [], short: false, shared: false, cut: null };
+    lastShared = fromLanes.shared;
     held ||= fromLanes.short;
+    shared ||= fromLanes.shared;
     await room.load(fromLanes.rows.flatMap((c) => keysOf(c.row)));
-    const candidates = [...fromWindow, ...fromLanes.rows].sort((a, b) => claimOrder(a.row, b.row));
+    const cut = fromLanes.cut;
+    const candidates = fairOrder([...fromWindow, ...fromLanes.rows].filter((c) => cut === null || c.row.priority <= cut), (c) => c.row, lastPick ? (lastPick.row.groupKey ?? '') : turns.after(params.queues));
     const chosen = pickWithinLimits(candidates, (c) => keysOf(c.row), room.max, room.running, want, room.rateRoom, (c, key) => {
       held = true;
-      if (c.row.state === 'scheduled' && !c.parked) parked.set(key, [...(parked.get(key) ?? []), c.row.seq]);
+      passed.add(c);
+      if (c.row.state === 'scheduled' && (!c.parked || isGroupLane((c as LaneJob).lane ?? ''))) parked.set(key, [...(parked.get(key) ?? []), c.row.seq]);
     });
+    // A grouped job the batch had no turn for waits in its group's lane from now on.
+    const taken = new Set(chosen);
+    for (const c of fromWindow) {
+      const group = c.row.groupKey;
+      if (group !== null && c.row.state === 'scheduled' && !taken.has(c) && !passed.has(c)) parked.set(groupLane(group), [...(parked.get(groupLane(group)) ?? []), c.row.seq]);
+    }
     for (const job of chosen) room.used(keysOf(job.row));
     picked.push(...chosen);
-    more = fromWindow.length >= Math.max(window, want) && chosen.length < want;
+    for (const c of chosen) laneSeqs.push(c.row.seq);
+    lastPick = chosen.at(-1) ?? lastPick;
+    more = (fromWindow.length >= Math.max(window, want) || lastShared) && chosen.length < want;
     if (!more) break;
     window = Math.min(window * WINDOW_GROWTH, MAX_WINDOW);
   }
+  const fromLane = picked.findLast((c) => (c as LaneJob).lane !== undefined) as LaneJob | undefined;
+  turns.record(params.queues, lastPick?.row, capped ? (fromLane ? { queue: fromLane.row.queue, key: fromLane.lane! } : lanes.at(-1)!) : null);
+  // A group's lane that gave its share may hold more: claim again at once.
+  if (shared && picked.length < params.limit) more = true;
   const statements: MysqlStatement[] = [...parked].map(([key, seqs]) => ({ sql: `UPDATE ${t.jobs} SET parked_key = ? WHERE seq IN (?)`, values: [key, seqs] }));
   statements.push(...room.stamps());
   return { picked, held, again: more && picked.length < params.limit, rateWakeMs: room.nextRateWake(), statements };
 }
 
-/** The first jobs of each lane with room, no more than its key's room (at most `want`); `short` when a lane had less room than that. */
-async function readLanes(tx: MysqlTransaction, t: MysqlNaming, lanes: readonly { queue: string; key: string }[], want: number, room: LimitRoom) {
-  const reads: { room: number; statement: MysqlStatement }[] = [];
+/** A job read from a lane, with the lane's key. */
+type LaneJob = LockedJob & { readonly parked: boolean; readonly lane?: string };
+
+/** Up to LANES_PER_CLAIM of `all` (in lane order), from the one after `after`, wrapping; `capped` when some were left out. */
+function rotate<L extends { queue: string; key: string }>(all: readonly L[], after: { queue: string; key: string } | null): { lanes: L[]; capped: boolean } {
+  const at = after === null ? 0 : all.findIndex((l) => l.queue > after.queue || (l.queue === after.queue && l.key > after.key));
+  const from = at < 0 ? 0 : at;
+  const lanes = [...all.slice(from), ...all.slice(0, from)].slice(0, LANES_PER_CLAIM);
+  return { lanes, capped: all.length > LANES_PER_CLAIM };
+}
+
+/**
+ * The first jobs of each lane with room, no more than its key's room (at most `want`), and of each
+ * group's lane its share; `short` when a lane had less room than `want`; `shared` when a group's
+ * lane gave its whole share, less than `want`.
+ */
+async function readLanes(tx: MysqlTransaction, t: MysqlNaming, lanes: readonly { queue: string; key: string }[], want: number, room: LimitRoom, read: readonly number[]) {
+  const reads: { room: number; lane: string; group: boolean; statement: MysqlStatement }[] = [];
   let short = false;
+  const share = laneShare(want, lanes.filter((lane) => isGroupLane(lane.key)).length);
   for (const lane of lanes) {
-    const n = Math.min(room.roomOf(lane.key), want);
-    short ||= n < want;
+    const group = isGroupLane(lane.key);
+    const n = group ? share : Math.min(room.roomOf(lane.key), want);
+    if (!group) short ||= n < want;
     if (n <= 0) continue;
     reads.push({
       room: n,
+      lane: lane.key,
+      group,
       statement: {
         sql: `SELECT ${JOB_COLUMNS} FROM ${t.jobs} j
               WHERE state = 'scheduled' AND queue = ? AND parked_key = ? AND run_at <= @now AND attempt < max_attempts
+                ${read.length > 0 ? 'AND seq NOT IN (?)' : ''}
               ORDER BY priority, run_at, seq LIMIT ? FOR UPDATE SKIP LOCKED`,
-        values: [lane.queue, lane.key, n],
+        values: read.length > 0 ? [lane.queue, lane.key, read, n] : [lane.queue, lane.key, n],
       },
     });
   }
   const results = (await tx.script(reads.map((r) => r.statement))) as MysqlJobRow[][];
-  const rows = results.flat().map((r) => ({ row: fromMysqlRow(r), openEdges: false, parked: true }) as LockedJob & { parked: boolean });
-  return { rows, short };
+  const rows = results.flatMap((found, i) => found.map((r) => ({ row: fromMysqlRow(r), openEdges: false, parked: true, lane: reads[i]!.lane }) as LaneJob));
+  const shared = results.some((found, i) => reads[i]!.group && reads[i]!.room < want && found.length === reads[i]!.room);
+  const cut = shareCut(results.flatMap((found, i) => (reads[i]!.group ? [{ share: reads[i]!.room, want, priorities: found.map((r) => r.priority) }] : [])));
+  return { rows, short, shared, cut };
 }

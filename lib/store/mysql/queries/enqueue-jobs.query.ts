@@ -24,7 +24,7 @@ export interface EnqueueWrite {
 }
 
 const INSERT_COLUMNS =
-  'id, name, queue, payload, state, run_at, scheduled_for, max_attempts, schedule_id, pending_parents, dependency_mode, concurrency_key, last_error, finished_at, created_at, updated_at, unique_key, retry, traceparent, tracestate, priority, window_kind, window_key, window_ends_at, sequence_key, sequence_mode, batch_id, batch_callback, parent_failed';
+  'id, name, queue, payload, state, run_at, scheduled_for, max_attempts, schedule_id, pending_parents, dependency_mode, concurrency_key, last_error, finished_at, created_at, updated_at, unique_key, retry, traceparent, tracestate, priority, window_kind, window_key, window_ends_at, sequence_key, sequence_mode, batch_id, batch_callback, parent_failed, group_key, parked_key';
 const INSERT_ROW = `(${INSERT_COLUMNS.split(', ').map(() => '?').join(', ')})`;
 
 /** MySQL's error number for a duplicate key. */
@@ -102,6 +102,8 @@ export async function planEnqueue(
       instantParam(now), instantParam(now), job.uniqueKey ?? null, job.retry ?? null, job.traceparent ?? null, job.tracestate ?? null, job.priority ?? 0,
       job.window?.kind ?? null, job.window?.key ?? null, job.window ? instantParam(now + job.window.endsInMs) : null,
       job.sequence?.key ?? null, job.sequence?.afterFailure ?? null, job.batchId ?? null, job.batchCallback ?? null, parentFailed,
+      // A due grouped job waits in its group's lane, where the claim takes turns across groups (docs/groups.md).
+      job.group ?? null, job.group != null && state === 'scheduled' && runAt <= now ? `group:${job.group}` : null,
     ]);
     for (const edge of jobEdges) edges.push([job.id, edge.parentId, edge.settled, edge.sequence ?? null]);
     effects.record(asInserted(job, state, lastError), lastError);

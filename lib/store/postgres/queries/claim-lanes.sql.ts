@@ -1,3 +1,4 @@
+import { LANES_PER_CLAIM } from '../../group-turns.js';
 import type { PostgresNaming } from '../postgres-naming.js';
 
 /**
@@ -13,23 +14,37 @@ import type { PostgresNaming } from '../postgres-naming.js';
  */
 
 /**
- * Every lane, found by a loose scan of the lane index: one probe per lane, however many jobs each
- * holds. Row comparison keeps each probe a range read of the index.
+ * Up to LANES_PER_CLAIM lanes, numbered `n` in the order read, found by a loose scan of the lane
+ * index: one probe per lane, however many jobs each holds. Read from the lane after ($6, $7), the
+ * lane the last claim of these queues took from (group-turns.ts), then from the first up to that
+ * one; from the first when $6 is null. Row comparison keeps each probe a range read of the index,
+ * and the scans run only as far as the limit pulls.
  */
-export const claimLanes = (t: PostgresNaming) => `lanes AS (
-      SELECT l.queue, l.key FROM (
+export const claimLanes = (t: PostgresNaming) => {
+  const lane = `state = 'scheduled' AND parked_key IS NOT NULL`;
+  const scan = (start: string, bound: string) => `(
         WITH RECURSIVE l(queue, key) AS (
-          (SELECT queue, parked_key FROM ${t.jobs} WHERE state = 'scheduled' AND parked_key IS NOT NULL ORDER BY queue, parked_key LIMIT 1)
+          (SELECT queue, parked_key FROM ${t.jobs} WHERE ${lane} AND ${start}${bound} ORDER BY queue, parked_key LIMIT 1)
           UNION ALL
           SELECT n.queue, n.parked_key FROM l CROSS JOIN LATERAL (
             SELECT queue, parked_key FROM ${t.jobs}
-            WHERE state = 'scheduled' AND parked_key IS NOT NULL AND (queue, parked_key) > (l.queue, l.key)
+            WHERE ${lane} AND (queue, parked_key) > (l.queue, l.key)${bound}
             ORDER BY queue, parked_key LIMIT 1
           ) n
         )
         SELECT queue, key FROM l
+      )`;
+  const after = `(queue, parked_key) > (COALESCE($6::text, ''), COALESCE($7::text, ''))`;
+  const upTo = ` AND (queue, parked_key) <= ($6::text, $7::text)`;
+  return `lanes AS (
+      SELECT l.queue, l.key, row_number() OVER () AS n FROM (
+        SELECT * FROM ${scan(after, '')} a
+        UNION ALL
+        SELECT * FROM ${scan('$6::text IS NOT NULL', upTo)} b
+        LIMIT ${LANES_PER_CLAIM}
       ) l
     )`;
+};
 
 /**
  * The room of each lane of a listed, unpaused queue under its own key: the key's free slots beyond
@@ -39,7 +54,7 @@ export const claimLanes = (t: PostgresNaming) => `lanes AS (
  * by the pick, like any candidate's.
  */
 export const claimLaneRoom = (t: PostgresNaming, listed: string, ts: string) => `lane_room AS (
-      SELECT l.queue, l.key, LEAST(
+      SELECT l.queue, l.key, l.key LIKE 'group:%' AS grp, LEAST(
         COALESCE((SELECT (SELECT count(*) FROM (
             SELECT 1 FROM ${t.slots} s WHERE s.key = c.key AND s.held_until <= ${ts} ORDER BY s.held_until LIMIT $2 + c.surplus
           ) f) - c.surplus FROM ${t.limits} c WHERE c.key = l.key), $2),
@@ -49,21 +64,28 @@ export const claimLaneRoom = (t: PostgresNaming, listed: string, ts: string) => 
       ) AS room
       FROM lanes l
       WHERE l.queue = ANY(${listed}) AND l.queue NOT IN (SELECT name FROM paused)
+    ), lane_take AS (
+      -- A group's lane has no limit of its own: it gives its share of the batch (group-turns.ts).
+      SELECT r.queue, r.key, r.grp, CASE WHEN r.grp THEN s.share ELSE r.room END AS take
+      FROM lane_room r, (
+        SELECT CASE WHEN count(*) <= 1 THEN $2 ELSE GREATEST(1, ceil($2::numeric / count(*)))::integer END AS share FROM lane_room WHERE grp
+      ) s
     )`;
 
 /**
- * The first jobs of each lane with room, no more than its room, in claim order. Parked jobs were
- * due when parked, and nothing parks a future-dated one, so the range read stops where it means to.
+ * The first jobs of each lane with room, no more than its room (a group's lane: its share), in
+ * claim order, each with its lane's key. Parked jobs were due when parked, and nothing parks a
+ * future-dated one, so the range read stops where it means to.
  */
 export const claimLaneJobs = (t: PostgresNaming, columns: string, ts: string) => `lane_jobs AS (
-      SELECT d.* FROM lane_room l CROSS JOIN LATERAL (
+      SELECT d.*, l.key AS lane FROM lane_take l CROSS JOIN LATERAL (
         SELECT ${columns} FROM ${t.jobs} j
         WHERE j.queue = l.queue AND j.parked_key = l.key AND j.state = 'scheduled' AND j.run_at <= ${ts} AND j.attempt < j.max_attempts
         ORDER BY j.priority, j.run_at, j.seq
-        LIMIT l.room
+        LIMIT l.take
         FOR NO KEY UPDATE OF j SKIP LOCKED
       ) d
-      WHERE l.room > 0
+      WHERE l.take > 0
     )`;
 
 /** The run time of the oldest due parked job (an operator read; the parked jobs' own run-time index). */

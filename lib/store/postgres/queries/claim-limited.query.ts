@@ -7,6 +7,7 @@ import { fromPgRow, jobColumns, type PgJobRow } from '../postgres-row.js';
 import { claimLaneJobs, claimLaneRoom, claimLanes } from './claim-lanes.sql.js';
 import { claimAsyncCommit, claimCandidates, claimLease, claimPaused, claimValues } from './claim-steps.sql.js';
 import { perQueueList } from './queue-list.sql.js';
+import { LANES_PER_CLAIM } from '../../group-turns.js';
 
 /** One round of the limited claim: what it leased, and what the caller needs to go on. */
 export interface LimitedClaimRound {
@@ -22,6 +23,10 @@ export interface LimitedClaimRound {
    * An outcome that frees room should then wake a claim.
    */
   readonly held: boolean;
+  /** The group of the last job this round took in fair order ('' when ungrouped), or null when it took none. */
+  readonly turnGroup: string | null;
+  /** The lane the next claim reads lanes after, when this round could not read every lane. */
+  readonly turnLane: { readonly queue: string; readonly key: string } | null;
 }
 
 /**
@@ -53,6 +58,11 @@ export interface LimitedClaimRound {
  * so the estimated cost passes jit_above_cost and PostgreSQL would compile a statement that runs in
  * milliseconds on every claim. The lock, so the claim reads limits and slots with a snapshot taken
  * after it; the answer says whether a limit declared at enqueue still waits for its slots.
+ *
+ * Groups (group-turns.ts): a group's lane gives its share of the batch, the candidates are taken in
+ * fair order (within a priority, by turn, groups from the one after $8), and a grouped job read
+ * from the claim index that the batch had no turn for is parked in its group's lane. $6 and $7 are
+ * the lane the lanes are read after (claim-lanes.sql.ts).
  */
 export function claimLimitedQuery(t: PostgresNaming, options: { readonly asyncCommit?: boolean } = {}) {
   const asyncCommit = claimAsyncCommit(options.asyncCommit === true);
@@ -81,16 +91,29 @@ export function claimLimitedQuery(t: PostgresNaming, options: { readonly asyncCo
   // Lapsed leases are running jobs, which no lane holds: a saturated one is filtered where it is
   // read, as before lanes. Due jobs are read unfiltered, so the held-back ones among them are parked.
   const lapsedCheck = `(NOT EXISTS (SELECT 1 FROM ${t.limits}) OR ${notSaturated('j')}) AND (NOT EXISTS (SELECT 1 FROM ${t.rateLimits}) OR ${notRateSpent('j')})`;
-  const columns = 'id, priority, run_at, seq, queue, concurrency_key';
+  const columns = 'id, priority, run_at, seq, queue, concurrency_key, group_key';
   const statement = perQueueList((listed) => `
     WITH ${claimPaused(t)}, ${claimCandidates(t, listed, columns, 'true', { window: '$5', clock: ts }, lapsedCheck)},
-    ${claimLanes(t)}, ${claimLaneRoom(t, listed, ts)}, ${claimLaneJobs(t, columns, ts)}, candidates AS (
-      SELECT c.id, c.priority, c.run_at, c.seq, c.parkable,
+    ${claimLanes(t)}, ${claimLaneRoom(t, listed, ts)}, ${claimLaneJobs(t, columns, ts)}, lane_cut AS (
+      -- The most urgent priority a group's lane stopped at its share in: a candidate less urgent
+      -- than that waits for the next round, since that lane may hold more jobs that come first.
+      SELECT min(x.p) AS p FROM (
+        SELECT max(j.priority) AS p FROM lane_jobs j JOIN lane_take l ON l.queue = j.queue AND l.key = j.lane
+        WHERE l.grp AND l.take < $2 GROUP BY l.queue, l.key, l.take HAVING count(*) = l.take
+      ) x
+    ), candidates AS (
+      SELECT c.id, c.priority, c.run_at, c.seq, c.parkable, c.queue, c.group_key, c.lane,
         (SELECT l.key FROM ${t.limits} l WHERE l.key = 'queue:' || c.queue) AS qkey,
         (SELECT l.key FROM ${t.limits} l WHERE l.key = 'key:' || c.concurrency_key) AS kkey,
         (SELECT r.key FROM ${t.rateLimits} r WHERE r.key = 'queue:' || c.queue) AS rqkey,
         (SELECT r.key FROM ${t.rateLimits} r WHERE r.key = 'key:' || c.concurrency_key) AS rkkey
-      FROM (SELECT *, true AS parkable FROM due UNION ALL SELECT *, false FROM lapsed UNION ALL SELECT *, false FROM lane_jobs) c
+      FROM (
+        SELECT *, true AS parkable, NULL::text AS lane FROM due
+        UNION ALL SELECT *, false, NULL FROM lapsed
+        -- A group's lane's job a limit holds back moves to that limit's lane.
+        UNION ALL SELECT ${columns}, lane LIKE 'group:%', lane FROM lane_jobs
+      ) c
+      WHERE c.priority <= COALESCE((SELECT p FROM lane_cut), c.priority)
     ), wanted AS (
       SELECT k.key, count(*) AS n, (SELECT l.surplus FROM ${t.limits} l WHERE l.key = k.key) AS surplus
       FROM (SELECT qkey AS key FROM candidates UNION ALL SELECT kkey FROM candidates) k
@@ -129,8 +152,12 @@ export function claimLimitedQuery(t: PostgresNaming, options: { readonly asyncCo
           SELECT s.used_at FROM ${t.rateStarts} s WHERE s.key = w.key AND s.used_at > ${ts} - ${window('w')} ORDER BY s.used_at LIMIT 1
         )) + ${window('w')}) - ${ts}) * 1000 AS ms
       FROM rwanted w
+    ), turned AS (
+      -- A job's turn: its place among its group's candidates of its priority (ungrouped jobs are one group).
+      SELECT c.*, COALESCE(c.group_key, '') AS grp, row_number() OVER (PARTITION BY c.priority, COALESCE(c.group_key, '') ORDER BY c.run_at, c.seq) AS turn
+      FROM candidates c
     ), ordered AS (
-      SELECT c.*, row_number() OVER (ORDER BY c.priority, c.run_at, c.seq)::integer AS ord FROM candidates c
+      SELECT c.*, row_number() OVER (ORDER BY c.priority, c.turn, c.grp <= $8::text, c.grp, c.run_at, c.seq)::integer AS ord FROM turned c
     ), rooms AS (
       SELECT array_agg(x.key ORDER BY x.key) AS keys, array_agg(x.n ORDER BY x.key) AS ns
       FROM (SELECT key, n FROM room UNION ALL SELECT '~' || key, n FROM rroom) x
@@ -139,13 +166,19 @@ export function claimLimitedQuery(t: PostgresNaming, options: { readonly asyncCo
         (SELECT array_agg(o.qkey ORDER BY o.ord) FROM ordered o), (SELECT array_agg(o.kkey ORDER BY o.ord) FROM ordered o),
         (SELECT array_agg(o.rqkey ORDER BY o.ord) FROM ordered o), (SELECT array_agg(o.rkkey ORDER BY o.ord) FROM ordered o), $2::integer) h
     ), picked AS (
-      SELECT o.id, o.priority, o.run_at, o.seq, o.qkey, o.kkey, o.rqkey, o.rkkey FROM ordered o, chosen h
+      SELECT o.id, o.priority, o.run_at, o.seq, o.qkey, o.kkey, o.rqkey, o.rkkey, o.ord, o.grp, o.queue, o.lane FROM ordered o, chosen h
       WHERE o.ord = ANY(h.picked)
     ), parked AS (
-      -- Held back from the window: parked in the lane of the key that had no room.
-      UPDATE ${t.jobs} j SET parked_key = x.key
-      FROM chosen h CROSS JOIN LATERAL unnest(h.held, h.held_by) AS x(ord, key) JOIN ordered o ON o.ord = x.ord
-      WHERE j.id = o.id AND o.parkable
+      -- Held back from the window: parked in the lane of the key that had no room. A grouped job
+      -- from the window that the batch had no turn for: parked in its group's lane.
+      UPDATE ${t.jobs} j SET parked_key = x.key FROM (
+        SELECT o.id, x.key FROM chosen h CROSS JOIN LATERAL unnest(h.held, h.held_by) AS x(ord, key) JOIN ordered o ON o.ord = x.ord
+        WHERE o.parkable
+        UNION ALL
+        SELECT o.id, 'group:' || o.group_key FROM ordered o, chosen h
+        WHERE o.parkable AND o.lane IS NULL AND o.group_key IS NOT NULL AND NOT (o.ord = ANY(h.picked)) AND NOT (o.ord = ANY(h.held))
+      ) x
+      WHERE j.id = x.id
     ), numbered AS (
       SELECT p.id, p.qkey, p.kkey, p.rqkey, p.rkkey,
         row_number() OVER (PARTITION BY p.qkey ORDER BY p.priority, p.run_at, p.seq) AS aq,
@@ -169,8 +202,15 @@ export function claimLimitedQuery(t: PostgresNaming, options: { readonly asyncCo
       RETURNING ${jobColumns('j')}
     )
     SELECT c.*, (SELECT ms FROM rnext)::float8 AS rate_wake_ms,
-      (SELECT count(*) FROM due) = $5 AND (SELECT count(*) FROM picked) < $2 AS more,
-      EXISTS (SELECT 1 FROM lane_room WHERE room < $2) OR (SELECT cardinality(h.held) > 0 FROM chosen h) AS held${asyncCommit}
+      ((SELECT count(*) FROM due) = $5 OR EXISTS (
+        -- A group's lane gave its whole share, less than the batch: it may hold more.
+        SELECT 1 FROM lane_take l WHERE l.grp AND l.take < $2 AND l.take = (SELECT count(*) FROM lane_jobs j WHERE j.queue = l.queue AND j.lane = l.key)
+      )) AND (SELECT count(*) FROM picked) < $2 AS more,
+      EXISTS (SELECT 1 FROM lane_room WHERE room < $2 AND NOT grp) OR (SELECT cardinality(h.held) > 0 FROM chosen h) AS held,
+      (SELECT p.grp FROM picked p ORDER BY p.ord DESC LIMIT 1) AS turn_group,
+      CASE WHEN (SELECT count(*) FROM lanes) = ${LANES_PER_CLAIM} THEN COALESCE(
+        (SELECT ARRAY[p.queue, p.lane] FROM picked p WHERE p.lane IS NOT NULL ORDER BY p.ord DESC LIMIT 1),
+        (SELECT ARRAY[l.queue, l.key] FROM lanes l ORDER BY l.n DESC LIMIT 1)) END AS turn_lane${asyncCommit}
     FROM (SELECT 1) one LEFT JOIN claimed c ON true`);
   const first = `SELECT set_config('jit', 'off', true), ${limitFunction(t, 'limits_pending')}() AS pending`;
 
@@ -181,13 +221,27 @@ export function claimLimitedQuery(t: PostgresNaming, options: { readonly asyncCo
   const begin = async (tx: PgExecutor): Promise<boolean> => (await tx.query<{ pending: boolean }>(first))[0]!.pending;
 
   /** One round of the claim, after `begin`, reading a window of `window` due jobs (at least the limit). */
-  const round = async (tx: PgExecutor, params: CheckedClaimParams, window: number): Promise<Omit<LimitedClaimRound, 'pending'>> => {
-    const rows = await tx.query<PgJobRow & { rate_wake_ms: number | null; more: boolean; held: boolean }>(statement(params.queues), [
-      ...claimValues(params),
-      Math.max(window, params.limit),
-    ]);
+  const round = async (tx: PgExecutor, params: CheckedClaimParams, window: number, turns: RoundTurns = NO_TURNS): Promise<Omit<LimitedClaimRound, 'pending'>> => {
+    const rows = await tx.query<PgJobRow & { rate_wake_ms: number | null; more: boolean; held: boolean; turn_group: string | null; turn_lane: string[] | null }>(
+      statement(params.queues),
+      [...claimValues(params), Math.max(window, params.limit), turns.laneAfter?.queue ?? null, turns.laneAfter?.key ?? null, turns.after],
+    );
     const head = rows[0]!;
-    return { rows: rows.filter((row) => row.id !== null).map(fromPgRow), rateWakeMs: head.rate_wake_ms, more: head.more, held: head.held };
+    return {
+      rows: rows.filter((row) => row.id !== null).map(fromPgRow),
+      rateWakeMs: head.rate_wake_ms,
+      more: head.more,
+      held: head.held,
+      turnGroup: head.turn_group,
+      turnLane: head.turn_lane === null ? null : { queue: head.turn_lane[0]!, key: head.turn_lane[1]! },
+    };
   };
   return { begin, round };
 }
+
+/** Where a round takes its turn from (group-turns.ts): the lane to read lanes after, and the group the last claim took last. */
+export interface RoundTurns {
+  readonly laneAfter: { readonly queue: string; readonly key: string } | null;
+  readonly after: string | null;
+}
+const NO_TURNS: RoundTurns = { laneAfter: null, after: null };

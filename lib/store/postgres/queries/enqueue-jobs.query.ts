@@ -9,7 +9,7 @@ import { PARENT_GUARD_CTES, PARENT_GUARD_OK, PARENT_GUARD_RESULT, type GuardedEn
 /**
  * Inserts a batch in one statement: the jobs (a job whose id exists is skipped, which is how a
  * second mint of one occurrence becomes a no-op; a due one whose key or queue holds jobs back now
- * joins its lane, claim-lanes.sql.ts), their dependency edges, the concurrency limits
+ * joins its lane, claim-lanes.sql.ts, and a due grouped one its group's lane, docs/groups.md), their dependency edges, the concurrency limits
  * they declare for keys that have none yet, and one wake-up hint per queue with work due now,
  * which PostgreSQL delivers when the surrounding transaction commits. A declared limit is written
  * pending, without slots: the jobs that already run under its key must hold slots of it, and only
@@ -29,26 +29,26 @@ export function enqueueJobsQuery(t: PostgresNaming) {
   // planned anew (bench/diagnose/plan-cache.mjs). Behind a subquery both plans guess 10 rows, the
   // custom plan costs its planning on top, and PostgreSQL keeps the generic plan after its fifth
   // execution, the plan a large batch gets anyway.
-  // Batches that carry unique keys, windows, sequences, retry overrides, trace contexts, priorities, a batch of
-  // jobEnqueueBatch or an on_failure job a failed parent already released send fourteen more arrays, and a guarded
+  // Batches that carry unique keys, windows, sequences, retry overrides, trace contexts, priorities, groups, a batch of
+  // jobEnqueueBatch or an on_failure job a failed parent already released send fifteen more arrays, and a guarded
   // batch the parents to lock (parent-guard.sql.ts); the text of a plain batch, and so its plan, is unchanged.
   const text = (skipExisting: boolean, extended: boolean, guarded: boolean) => `
-    WITH ${guarded ? PARENT_GUARD_CTES(t, extended ? '$34' : '$20') : ''} input AS (
+    WITH ${guarded ? PARENT_GUARD_CTES(t, extended ? '$35' : '$20') : ''} input AS (
       SELECT r.*, date_trunc('milliseconds', COALESCE(r.run_at, now() + r.delay_ms * interval '1 millisecond')) AS at
       FROM unnest((SELECT $1::uuid[]), $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::bigint[], $7::integer[], $9::uuid[],
-                  $10::text[], $11::integer[], $12::text[], $13::text[], $14::text[]${extended ? ', $20::text[], $21::text[], $22::text[], $23::text[], $24::smallint[], $25::text[], $26::text[], $27::bigint[], $28::text[], $29::text[], $31::uuid[], $32::text[], $33::boolean[]' : ''})
+                  $10::text[], $11::integer[], $12::text[], $13::text[], $14::text[]${extended ? ', $20::text[], $21::text[], $22::text[], $23::text[], $24::smallint[], $25::text[], $26::text[], $27::bigint[], $28::text[], $29::text[], $31::uuid[], $32::text[], $33::boolean[], $34::text[]' : ''})
         WITH ORDINALITY AS r(id, name, queue, payload, run_at, delay_ms, max_attempts, schedule_id,
-                             state, pending_parents, dependency_mode, concurrency_key, last_error${extended ? ', unique_key, retry, traceparent, tracestate, priority, window_kind, window_key, window_ends_in, sequence_key, sequence_mode, batch_id, batch_callback, parent_failed' : ''}, ord)
+                             state, pending_parents, dependency_mode, concurrency_key, last_error${extended ? ', unique_key, retry, traceparent, tracestate, priority, window_kind, window_key, window_ends_in, sequence_key, sequence_mode, batch_id, batch_callback, parent_failed, group_key' : ''}, ord)
       ${guarded ? `WHERE ${PARENT_GUARD_OK}` : ''}
     ), lanes AS (
       SELECT g.queue, g.concurrency_key, ${enqueueLane(t, 'g.queue', 'g.concurrency_key')} AS lane
       FROM (SELECT DISTINCT queue, concurrency_key FROM input WHERE state = 'scheduled' AND at <= now()) g
     ), inserted AS (
       INSERT INTO ${t.jobs} (id, name, queue, payload, state, run_at, scheduled_for, max_attempts, schedule_id,
-                             pending_parents, dependency_mode, concurrency_key, last_error, finished_at, parked_key${extended ? ', unique_key, retry, traceparent, tracestate, priority, window_kind, window_key, window_ends_at, sequence_key, sequence_mode, batch_id, batch_callback, parent_failed' : ''})
+                             pending_parents, dependency_mode, concurrency_key, last_error, finished_at, parked_key${extended ? ', unique_key, retry, traceparent, tracestate, priority, window_kind, window_key, window_ends_at, sequence_key, sequence_mode, batch_id, batch_callback, parent_failed, group_key' : ''})
       SELECT i.id, i.name, i.queue, i.payload::jsonb, i.state, i.at, i.at, i.max_attempts, i.schedule_id,
              i.pending_parents, i.dependency_mode, i.concurrency_key, i.last_error, CASE WHEN i.state = 'cancelled' THEN now() END,
-             CASE WHEN i.state = 'scheduled' AND i.at <= now() THEN l.lane END${extended ? ", i.unique_key, i.retry::jsonb, i.traceparent, i.tracestate, i.priority, i.window_kind, i.window_key, date_trunc('milliseconds', now() + i.window_ends_in * interval '1 millisecond'), i.sequence_key, i.sequence_mode, i.batch_id, i.batch_callback, i.parent_failed" : ''}
+             CASE WHEN i.state = 'scheduled' AND i.at <= now() THEN ${extended ? "COALESCE(l.lane, 'group:' || i.group_key)" : 'l.lane'} END${extended ? ", i.unique_key, i.retry::jsonb, i.traceparent, i.tracestate, i.priority, i.window_kind, i.window_key, date_trunc('milliseconds', now() + i.window_ends_in * interval '1 millisecond'), i.sequence_key, i.sequence_mode, i.batch_id, i.batch_callback, i.parent_failed, i.group_key" : ''}
       FROM input i LEFT JOIN lanes l ON l.queue = i.queue AND l.concurrency_key IS NOT DISTINCT FROM i.concurrency_key
       ORDER BY i.ord
       ${skipExisting ? 'ON CONFLICT (id) DO NOTHING' : ''}
@@ -81,7 +81,7 @@ export function enqueueJobsQuery(t: PostgresNaming) {
     for (const job of jobs) if (job.concurrencyKey && job.concurrencyLimit && !keys.has(job.concurrencyKey)) keys.set(job.concurrencyKey, job.concurrencyLimit);
     const allFresh = jobs.every((j) => j.freshId === true);
     const extended =
-      jobs.some((j) => j.uniqueKey != null || j.window !== undefined || j.sequence !== undefined || j.retry != null || j.traceparent != null || (j.priority ?? 0) !== 0 || j.batchId !== undefined) ||
+      jobs.some((j) => j.uniqueKey != null || j.window !== undefined || j.sequence !== undefined || j.retry != null || j.traceparent != null || (j.priority ?? 0) !== 0 || j.batchId !== undefined || j.group != null) ||
       plans.some((p) => p.parentFailed);
     const guarded = guard.length > 0;
     const statement = texts[allFresh ? 0 : 1]![extended ? 1 : 0]![guarded ? 1 : 0]!;
@@ -121,6 +121,7 @@ export function enqueueJobsQuery(t: PostgresNaming) {
             jobs.map((j) => j.batchId ?? null),
             jobs.map((j) => j.batchCallback ?? null),
             plans.map((p) => p.parentFailed),
+            jobs.map((j) => j.group ?? null),
           ]
         : []),
       ...(guarded ? [guard] : []),

@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import type { SqliteNaming } from '../sqlite-naming.js';
 import type { SqliteJobRow } from '../sqlite-row.js';
+import { isGroupLane, laneShare, LANES_PER_CLAIM, shareCut } from '../../group-turns.js';
 
 /**
  * Reads held-back jobs for the limited claim (claim-limited.query.ts). A job a limit held back is
@@ -12,6 +13,9 @@ import type { SqliteJobRow } from '../sqlite-row.js';
  * Lanes are found by a loose scan of the lane index, one probe per lane however many jobs each
  * holds; a lane of a queue the worker does not serve, or of a paused queue, is passed by. A lane's
  * other limits (a queue's cap on a key's lane) are left to the pick, like any candidate's.
+ *
+ * A group's lane (group-turns.ts) has no limit of its own: it gives its share of the batch. At most
+ * LANES_PER_CLAIM lanes are read, from the one after `after`, wrapping.
  */
 export function claimLanesReader(db: Database, t: SqliteNaming) {
   // The next lane after (queue, key), as two seeks: SQLite seeks a row value `(queue, parked_key) >
@@ -35,26 +39,65 @@ export function claimLanesReader(db: Database, t: SqliteNaming) {
       ORDER BY priority, run_at, seq LIMIT @limit`,
   );
 
+  /** Up to LANES_PER_CLAIM lanes, from the one after `after` (or the first), wrapping; `capped` when more may follow. */
+  const lanesFrom = (after: Lane | null): { lanes: Lane[]; capped: boolean } => {
+    const lanes: Lane[] = [];
+    const start = after ?? { queue: '', key: '' };
+    for (let at = start; lanes.length < LANES_PER_CLAIM; ) {
+      const lane = nextLane.get(at) as Lane | undefined;
+      if (!lane) break;
+      lanes.push(lane);
+      at = lane;
+    }
+    if (after !== null) {
+      for (let at = { queue: '', key: '' }; lanes.length < LANES_PER_CLAIM; ) {
+        const lane = nextLane.get(at) as Lane | undefined;
+        if (!lane || lane.queue > after.queue || (lane.queue === after.queue && lane.key > after.key)) break;
+        lanes.push(lane);
+        at = lane;
+      }
+    }
+    return { lanes, capped: lanes.length === LANES_PER_CLAIM };
+  };
+
   /**
-   * The first jobs of each lane with room, no more than `roomOf` its key (at most `want`); `short`
-   * when a lane's key had less room than that, so jobs stay held back.
+   * The first jobs of each lane with room, no more than `roomOf` its key (at most `want`), and of
+   * each group's lane its share; `short` when a lane's key had less room than `want`, so jobs stay
+   * held back; `shared` when a group's lane gave its share and may hold more; `last` the last lane
+   * read when not every lane was; `cut` the priority past which candidates wait (shareCut).
    */
-  return (params: { readonly now: number }, queues: readonly string[], want: number, roomOf: (key: string) => number): { rows: SqliteJobRow[]; short: boolean } => {
+  return (
+    params: { readonly now: number },
+    queues: readonly string[],
+    want: number,
+    roomOf: (key: string) => number,
+    after: Lane | null = null,
+  ): { rows: SqliteJobRow[]; short: boolean; shared: boolean; last: Lane | null; cut: number | null } => {
     const rows: SqliteJobRow[] = [];
     const listed = new Set(queues);
     let stopped: Set<string> | undefined;
     let short = false;
-    for (let at = { queue: '', key: '' }; ; ) {
-      const lane = nextLane.get(at) as { queue: string; key: string } | undefined;
-      if (!lane) break;
-      at = lane;
-      if (!listed.has(lane.queue)) continue;
+    let shared = false;
+    const { lanes, capped } = lanesFrom(after);
+    const served = lanes.filter((lane) => {
+      if (!listed.has(lane.queue)) return false;
       stopped ??= new Set(paused.all() as string[]);
-      if (stopped.has(lane.queue)) continue;
-      const room = Math.min(roomOf(lane.key), want);
-      short ||= room < want;
-      if (room > 0) rows.push(...(laneJobs.all({ ...lane, now: params.now, limit: room }) as SqliteJobRow[]));
+      return !stopped.has(lane.queue);
+    });
+    const share = laneShare(want, served.filter((lane) => isGroupLane(lane.key)).length);
+    const reads: { share: number; want: number; priorities: number[] }[] = [];
+    for (const lane of served) {
+      const group = isGroupLane(lane.key);
+      const room = group ? share : Math.min(roomOf(lane.key), want);
+      if (!group) short ||= room < want;
+      if (room <= 0) continue;
+      const read = laneJobs.all({ ...lane, now: params.now, limit: room }) as SqliteJobRow[];
+      if (group && share < want && read.length === share) shared = true;
+      if (group) reads.push({ share, want, priorities: read.map((row) => row.priority) });
+      rows.push(...read);
     }
-    return { rows, short };
+    return { rows, short, shared, last: capped ? lanes.at(-1)! : null, cut: shareCut(reads) };
   };
 }
+
+type Lane = { readonly queue: string; readonly key: string };

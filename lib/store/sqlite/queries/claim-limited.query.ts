@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import type { JobRow } from '../../job-row.js';
 import { limitKeysOf, pickWithinLimits } from '../../limit-room.js';
+import { fairOrder, groupLane, GroupTurns, isGroupLane } from '../../group-turns.js';
 import type { CheckedClaimParams } from '../../checked/store-params.js';
 import type { SqliteNaming } from '../sqlite-naming.js';
 import { fromSqliteRow, type SqliteJobRow } from '../sqlite-row.js';
@@ -38,6 +39,10 @@ export interface SqliteClaimSignals {
  * it. It takes no more than the room left, counting its own picks as it goes; each pick uses its
  * rate limits' longest-unused starts. Inside the write transaction nothing else runs, so the
  * counts stay true until it commits.
+ *
+ * Groups' lanes are read with the others, each for its share of the batch, and the candidates are
+ * taken in fair order (group-turns.ts). A grouped job read from the claim index and passed over is
+ * parked in its group's lane, as a held-back one is in its key's.
  */
 export function claimLimitedQuery(db: Database, t: SqliteNaming) {
   const limits = db.prepare(`SELECT key, max FROM ${t.limits}`);
@@ -67,6 +72,8 @@ export function claimLimitedQuery(db: Database, t: SqliteNaming) {
   const candidateRows = db.prepare(`SELECT * FROM ${t.jobs} WHERE seq IN (SELECT value FROM json_each(@seqs))`);
   const leaseOne = db.prepare(`UPDATE ${t.jobs} SET ${CLAIM_LEASE} WHERE seq = @seq RETURNING *`);
   const park = db.prepare(`UPDATE ${t.jobs} SET parked_key = @key WHERE seq = @seq`);
+  const turns = new GroupTurns();
+  const fields = (row: SqliteJobRow) => ({ priority: row.priority, runAt: row.run_at, seq: row.seq, groupKey: row.group_key });
 
   return (params: CheckedClaimParams, now: number, signals: SqliteClaimSignals): JobRow[] => {
     const base = claimParams(params, now);
@@ -92,26 +99,43 @@ export function claimLimitedQuery(db: Database, t: SqliteNaming) {
     let held = false;
     let more = false;
     let window = params.limit;
+    const laneAfter = turns.laneAfter(params.queues);
+    let lastPick: SqliteJobRow | undefined;
+    let nextLane: { queue: string; key: string } | null = null;
     for (let round = 0; round < MAX_ROUNDS && leased.length < params.limit; round++) {
       const want = params.limit - leased.length;
       const read = candidates(base, Math.max(window, want));
       const fromWindow = read.length === 0 ? [] : (candidateRows.all({ seqs: JSON.stringify(read.map((c) => c.seq)) }) as SqliteJobRow[]);
-      const fromLanes = lanes(base, params.queues, want, roomOf);
+      const fromLanes = lanes(base, params.queues, want, roomOf, laneAfter);
       held ||= fromLanes.short;
-      const rows = [...fromWindow, ...fromLanes.rows].sort((a, b) => a.priority - b.priority || a.run_at - b.run_at || a.seq - b.seq);
+      const cut = fromLanes.cut;
+      const rows = fairOrder([...fromWindow, ...fromLanes.rows].filter((row) => cut === null || row.priority <= cut), fields, lastPick ? (lastPick.group_key ?? '') : turns.after(params.queues));
       for (const key of new Set(rows.flatMap(keysOf))) readRate(key);
+      const passed = new Set<SqliteJobRow>();
       const picked = pickWithinLimits(rows, keysOf, max, running, want, rateRoom, (row, key) => {
         held = true;
-        if (row.state === 'scheduled' && row.parked_key === null) park.run({ key, seq: row.seq });
+        passed.add(row);
+        if (row.state === 'scheduled' && (row.parked_key == null || isGroupLane(row.parked_key))) park.run({ key, seq: row.seq });
       });
+      // A grouped job the batch had no turn for waits in its group's lane from now on.
+      const chosen = new Set(picked);
+      for (const row of fromWindow) {
+        if (row.group_key !== null && row.state === 'scheduled' && !chosen.has(row) && !passed.has(row)) park.run({ key: groupLane(row.group_key), seq: row.seq });
+      }
       for (const row of picked) {
         for (const key of keysOf(row)) if (rateRoom.has(key)) useStart.run({ key, now });
         leased.push(fromSqliteRow(leaseOne.get({ ...base, seq: row.seq }) as SqliteJobRow));
       }
-      more = read.length === Math.max(window, want) && picked.length < want;
+      lastPick = picked.at(-1) ?? lastPick;
+      if (fromLanes.last !== null) {
+        const fromLane = picked.findLast((row) => row.parked_key != null);
+        nextLane = fromLane ? { queue: fromLane.queue, key: fromLane.parked_key! } : fromLanes.last;
+      }
+      more = (read.length === Math.max(window, want) || fromLanes.shared) && picked.length < want;
       if (!more) break;
       window = Math.min(window * WINDOW_GROWTH, MAX_WINDOW);
     }
+    turns.record(params.queues, lastPick && { groupKey: lastPick.group_key }, nextLane);
     // Every rate-limited key seen, held back or not: a claim that took a key's last starts cannot
     // tell whether more of its jobs wait, and later claims pass the spent key by without asking.
     const frees = [...rateRoom.keys()].map((key) => nextFree.get({ key, now }) as number | null).filter((at): at is number => at !== null);

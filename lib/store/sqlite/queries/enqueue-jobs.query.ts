@@ -21,9 +21,9 @@ import { uniqueEnqueueQueries } from './unique-enqueue.query.js';
 export function enqueueJobsQuery(db: Database, t: SqliteNaming) {
   const insert = db.prepare(`
     INSERT INTO ${t.jobs} (id, name, queue, payload, state, run_at, scheduled_for, max_attempts, schedule_id,
-                           pending_parents, dependency_mode, concurrency_key, last_error, finished_at, created_at, updated_at, unique_key, window_kind, window_key, window_ends_at, sequence_key, sequence_mode, batch_id, batch_callback, parent_failed, fails_only, retry, traceparent, tracestate, priority, parked_key)
+                           pending_parents, dependency_mode, concurrency_key, group_key, last_error, finished_at, created_at, updated_at, unique_key, window_kind, window_key, window_ends_at, sequence_key, sequence_mode, batch_id, batch_callback, parent_failed, fails_only, retry, traceparent, tracestate, priority, parked_key)
     VALUES (@id, @name, @queue, @payload, @state, @run_at, @run_at, @max_attempts, @schedule_id,
-            @pending_parents, @dependency_mode, @concurrency_key, @last_error, @finished_at, @now, @now, @unique_key, @window_kind, @window_key, @window_ends_at, @sequence_key, @sequence_mode, @batch_id, @batch_callback, @parent_failed, @fails_only, @retry, @traceparent, @tracestate, @priority, ${enqueueLaneSql(t)})
+            @pending_parents, @dependency_mode, @concurrency_key, @group_key, @last_error, @finished_at, @now, @now, @unique_key, @window_kind, @window_key, @window_ends_at, @sequence_key, @sequence_mode, @batch_id, @batch_callback, @parent_failed, @fails_only, @retry, @traceparent, @tracestate, @priority, ${enqueueLaneSql(t)})
     ON CONFLICT (id) DO NOTHING`);
   const exists = db.prepare(`SELECT 1 FROM ${t.jobs} WHERE id = ?`).pluck();
   const parentState = jobStateQuery(db, t);
@@ -83,6 +83,7 @@ export function enqueueJobsQuery(db: Database, t: SqliteNaming) {
         // An on_failure job is stored on_any_terminal with fails_only set (migration 0023).
         ...storedDependencyMode(job.dependencyMode),
         concurrency_key: job.concurrencyKey ?? null,
+        group_key: job.group ?? null,
         unique_key: job.uniqueKey ?? null,
         window_kind: job.window?.kind ?? null,
         window_key: job.window?.key ?? null,
