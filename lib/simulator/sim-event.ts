@@ -35,6 +35,8 @@ export interface RowView {
    * the events of a job outside batches hash as they would without this field.
    */
   readonly batch?: RowBatch;
+  /** The job's fair group; absent when none, so the events of an ungrouped job hash as they would without this field. */
+  readonly group?: string;
 }
 
 /** A job's batch, as {@link RowView} carries it. */
@@ -64,7 +66,8 @@ export function rowView(row: JobRow): RowView {
   const { id, name, queue, state, attempt, maxAttempts, snoozes, workerId, leasedUntil, runAt, priority, cancelRequested, scheduleId, scheduledFor, concurrencyKey, uniqueKey, pendingParents, lastError, progress } = row;
   const view: RowView = { id, name, queue, state, attempt, maxAttempts, snoozes, workerId, leasedUntil, runAt, priority, cancelRequested, scheduleId, scheduledFor, concurrencyKey, uniqueKey, pendingParents, lastError: errorLine(lastError), progress };
   const windowed = row.windowKind === null ? view : { ...view, window: { kind: row.windowKind, key: row.windowKey!, endsAt: row.windowEndsAt! } };
-  return row.batchId === null ? windowed : { ...windowed, batch: { id: row.batchId, callback: row.batchCallback } };
+  const batched = row.batchId === null ? windowed : { ...windowed, batch: { id: row.batchId, callback: row.batchCallback } };
+  return row.groupKey === null ? batched : { ...batched, group: row.groupKey };
 }
 
 /** Who made a store call: a worker node, the producer, or the operator. */

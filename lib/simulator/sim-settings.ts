@@ -113,6 +113,12 @@ export interface WorkloadSettings {
   readonly batchHandled: number;
   readonly batchHandlerSize: number;
   readonly batchHandlerWaitMs: number;
+  /**
+   * Jobs with a fair group (0 = none), in `groups` groups: most of them one group's backlog, due at
+   * the start, the rest of the other groups arriving through the run (docs/groups.md).
+   */
+  readonly grouped: number;
+  readonly groups: number;
 }
 
 /**
@@ -165,6 +171,8 @@ type SequenceSettings = 'sequenced' | 'sequenceKeys';
 type BatchSettings = 'batches' | 'failureWatchers';
 /** The batch handler's jobs, drawn after the batches. */
 type BatchHandlerSettings = 'batchHandled' | 'batchHandlerSize' | 'batchHandlerWaitMs';
+/** Grouped jobs, drawn after the batch handler's. */
+type GroupSettings = 'grouped' | 'groups';
 
 const SIM_TEN_YEARS_MS = 10 * 365 * 86_400_000;
 
@@ -215,7 +223,7 @@ export function deriveSettings(seed: bigint): SimSettings {
   const pollIntervalMs = int(2, 15) * 100;
   const maintenanceIntervalMs = int(2, 8) * 500;
   const safetyMs = int(15, 45) * 1000;
-  const drawn: Omit<WorkloadSettings, 'unique' | 'uniqueKeys' | 'scheduleOutageMs' | 'misfireGraceMs' | RateSettings | HotSettings | SnoozeSettings | WindowSettings | SequenceSettings | BatchSettings | BatchHandlerSettings> = {
+  const drawn: Omit<WorkloadSettings, 'unique' | 'uniqueKeys' | 'scheduleOutageMs' | 'misfireGraceMs' | RateSettings | HotSettings | SnoozeSettings | WindowSettings | SequenceSettings | BatchSettings | BatchHandlerSettings | GroupSettings> = {
     plain: int(5, 40),
     flaky: int(0, 15),
     poison: int(0, 6),
@@ -253,7 +261,7 @@ export function deriveSettings(seed: bigint): SimSettings {
   const uniqueKeys = int(1, 3);
   const outageMs = on(0.3) ? Math.round(60_000 * 10 ** (r.next() * Math.log10(SIM_TEN_YEARS_MS / 60_000))) : 0;
   const grace = [1_000, 10_000, 60_000][r.nextInt(3)]!;
-  const workload: Omit<WorkloadSettings, RateSettings | HotSettings | SnoozeSettings | WindowSettings | SequenceSettings | BatchSettings | BatchHandlerSettings> = { ...drawn, unique, uniqueKeys, scheduleOutageMs: outageMs, misfireGraceMs: grace };
+  const workload: Omit<WorkloadSettings, RateSettings | HotSettings | SnoozeSettings | WindowSettings | SequenceSettings | BatchSettings | BatchHandlerSettings | GroupSettings> = { ...drawn, unique, uniqueKeys, scheduleOutageMs: outageMs, misfireGraceMs: grace };
   // Schedules mint at most one occurrence a second each while the safety phase lasts, plus what
   // was within the grace when the run began after an outage.
   const perSchedule = Math.ceil(safetyMs / 1000) + Math.ceil(grace / 1000) + 1;
@@ -337,12 +345,16 @@ export function deriveSettings(seed: bigint): SimSettings {
       ? 0
       : workload.maxAttempts * (perAttempt + slowMs + batchHandlerWaitMs) +
         Math.ceil(batchHandled / (nodes * concurrency)) * workload.maxAttempts * (workload.handlerMaxMs + pollIntervalMs + batchHandlerWaitMs);
+  // Grouped jobs, drawn last of all: a backlog and a trickle, through every slot beside the rest.
+  const grouped = on(0.5) ? int(20, 160) : 0;
+  const groups = int(2, 5);
+  const groupDrainMs = grouped === 0 ? 0 : Math.ceil(grouped / (nodes * concurrency)) * workload.maxAttempts * (workload.handlerMaxMs + pollIntervalMs);
   return {
     seed, nodes, concurrency, claimBatchSize, claimAhead, claimAheadMs, leaseMs, heartbeatIntervalMs, pollIntervalMs, maintenanceIntervalMs, safetyMs,
-    livenessBoundMs: livenessBoundMs + rateDrainMs + hotDrainMs + snoozeDrainMs + windowDrainMs + sequenceDrainMs + batchDrainMs + batchHandlerDrainMs,
+    livenessBoundMs: livenessBoundMs + rateDrainMs + hotDrainMs + snoozeDrainMs + windowDrainMs + sequenceDrainMs + batchDrainMs + batchHandlerDrainMs + groupDrainMs,
     workload: {
       ...workload, keyRateMax: keyRate?.max ?? 0, keyRatePerMs: keyRate?.perMs ?? 0, queueRateMax: queueRate?.max ?? 0, queueRatePerMs: queueRate?.perMs ?? 0,
-      hotJobs, hotCap, snoozy, debounced, throttled, windowKeys, sequenced, sequenceKeys, batches, failureWatchers, batchHandled, batchHandlerSize, batchHandlerWaitMs,
+      hotJobs, hotCap, snoozy, debounced, throttled, windowKeys, sequenced, sequenceKeys, batches, failureWatchers, batchHandled, batchHandlerSize, batchHandlerWaitMs, grouped, groups,
     },
     faults: { ...faults, shutdownEveryMs, rateChangeEveryMs, sequenceOperatorEveryMs, batchOperatorEveryMs },
   };

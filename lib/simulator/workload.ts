@@ -32,7 +32,8 @@ export interface SimPayload {
     | 'callback'
     | 'watched'
     | 'watcher'
-    | 'batch_handled';
+    | 'batch_handled'
+    | 'grouped';
   /** Attempts that throw before one succeeds (flaky and graph jobs; snoozy ones after their snoozes). */
   readonly failTimes: number;
   /** Snoozy jobs: how many times the handler snoozes before it runs on, and for how long each time. */
@@ -185,6 +186,8 @@ export function buildWorkload(
   for (let i = 0; i < w.failureWatchers; i++) batches.push(...failureWatch(w, safetyMs, r, job));
   // The batch handler's jobs, drawn after all of the above, for the same reason.
   if (w.batchHandled > 0) batches.push(...batchHandlerBursts(w.batchHandled, safetyMs, r, job));
+  // Grouped jobs, drawn after all of the above, for the same reason.
+  if (w.grouped > 0) batches.push(...groupedJobs(w, safetyMs, r, job));
   batches.sort((a, b) => a.atMs - b.atMs);
   const changes = limitChanges ? planLimitChanges(keys, safetyMs, limitChanges.everyMs, limitChanges.random) : [];
   return {
@@ -420,4 +423,26 @@ function uniqueJob(
   };
   if (roll < 0.2) return job('poison', extra);
   return job('unique', extra, roll < 0.5 ? 1 + r.nextInt(w.maxAttempts - 1) : 0);
+}
+
+/** The key space of the simulated groups, apart from every concurrency key (no limit ever applies to a group). */
+export const SIM_GROUP_PREFIX = 'group-';
+
+/**
+ * The grouped jobs (`w.grouped`): three in four are the first group's backlog, enqueued due at the
+ * start in one batch; the rest belong to the other groups and arrive one at a time through the run.
+ */
+function groupedJobs(
+  w: WorkloadSettings,
+  safetyMs: number,
+  r: SeededRandom,
+  job: (kind: SimPayload['kind'], extra?: Partial<EnqueueInput<SimPayload>>, failTimes?: number) => EnqueueInput<SimPayload>,
+): EnqueueBatch[] {
+  const backlog = Math.ceil(w.grouped * 0.75);
+  const out: EnqueueBatch[] = [{ atMs: 0, inputs: Array.from({ length: backlog }, () => job('grouped', { group: `${SIM_GROUP_PREFIX}0`, delayMs: 0 }, r.next() < 0.2 ? 1 : 0)) }];
+  for (let i = backlog; i < w.grouped; i++) {
+    const group = `${SIM_GROUP_PREFIX}${1 + r.nextInt(Math.max(1, w.groups - 1))}`;
+    out.push({ atMs: r.nextInt(Math.floor(safetyMs * 0.8)), inputs: [job('grouped', { group }, r.next() < 0.2 ? 1 : 0)] });
+  }
+  return out;
 }

@@ -4,6 +4,7 @@ import { BatchOracle } from './batch.oracle.js';
 import { ClaimFillOracle } from './claim-fill.oracle.js';
 import { ConcurrencyLimitOracle } from './concurrency-limit.oracle.js';
 import { DependencyOrderOracle } from './dependency-order.oracle.js';
+import { GroupTurnsOracle } from './group-turns.oracle.js';
 import { EffectsOnceOracle } from './effects-once.oracle.js';
 import { LivenessOracle } from './liveness.oracle.js';
 import { LostJobOracle } from './lost-job.oracle.js';
@@ -32,6 +33,7 @@ export {
   ConcurrencyLimitOracle,
   DependencyOrderOracle,
   EffectsOnceOracle,
+  GroupTurnsOracle,
   LivenessOracle,
   LostJobOracle,
   OccurrenceOracle,
@@ -88,6 +90,7 @@ export function createOracles(
       batches,
       batchHandlers,
       new PriorityOrderOracle(),
+      new GroupTurnsOracle(),
       fill,
       new ScheduleCatchUpOracle(),
       new LivenessOracle(),

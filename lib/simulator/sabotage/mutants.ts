@@ -37,6 +37,7 @@ export type MutantName =
   | 'unique_key_ignored'
   | 'limit_change_forgets_running'
   | 'priority_ignored'
+  | 'groups_ignored'
   | 'rate_limit_ignored'
   | 'progress_unfenced'
   | 'snooze_spends_attempt'
@@ -178,6 +179,25 @@ function priorityIgnored(store: MemoryJobStore): void {
       return await claim(params);
     } finally {
       for (const [id, priority] of kept) tables.jobs.set(id, { ...tables.jobs.get(id)!, priority });
+    }
+  };
+}
+
+/** The claim takes due jobs in claim order alone, as if no job had a group. */
+function groupsIgnored(store: MemoryJobStore): void {
+  const { tables } = store as unknown as { tables: MemoryTables };
+  const claim = store.jobClaim.bind(store);
+  store.jobClaim = async (params) => {
+    const kept = new Map<string, string>();
+    for (const row of tables.jobs.values()) {
+      if (row.groupKey === null) continue;
+      kept.set(row.id, row.groupKey);
+      tables.jobs.set(row.id, { ...row, groupKey: null });
+    }
+    try {
+      return await claim(params);
+    } finally {
+      for (const [id, groupKey] of kept) tables.jobs.set(id, { ...tables.jobs.get(id)!, groupKey });
     }
   };
 }
@@ -364,6 +384,7 @@ export const MUTANTS: readonly Mutant[] = [
     sabotageStore: limitChangeForgetsRunning,
   },
   { name: 'priority_ignored', description: 'the claim takes due jobs by run time alone, whatever their priority', caughtBy: 'priority_order', rules: real, sabotageStore: priorityIgnored },
+  { name: 'groups_ignored', description: 'the claim takes due jobs in claim order alone, so one group with a backlog starves the rest', caughtBy: 'group_turns', rules: real, sabotageStore: groupsIgnored },
   { name: 'rate_limit_ignored', description: 'the claim ignores rate limits, taking jobs whatever starts their queue or key has left', caughtBy: 'rate_limit', rules: real, sabotageStore: rateLimitIgnored },
   { name: 'progress_unfenced', description: "a stale worker's heartbeat writes its progress", caughtBy: 'progress_provenance', rules: progressUnfenced },
   { name: 'snooze_spends_attempt', description: 'a snooze spends an attempt of the retry budget, as a failure does', caughtBy: 'snooze_keeps_budget', rules: snoozeSpendsAttempt },
