@@ -8,18 +8,20 @@ import type { JobSequenceOption } from './job-sequence.js';
 
 /** The enqueue defaults a definition gives, over the module's default attempts. */
 export function definitionDefaults(definition: DefinedJob, defaultMaxAttempts: number): JobDefaults {
-  const { name, queue = DEFAULT_QUEUE, maxAttempts = defaultMaxAttempts, priority, concurrencyKey, concurrencyLimit, rateLimit, sequence } = definition;
+  const { name, queue = DEFAULT_QUEUE, maxAttempts = defaultMaxAttempts, priority, group, concurrencyKey, concurrencyLimit, rateLimit, sequence } = definition;
+  const grouped = group as ((payload: unknown) => string) | undefined;
   const key = concurrencyKey as ((payload: unknown) => string) | undefined;
   const base = {
     name,
     queue,
     maxAttempts,
     ...(priority === undefined ? {} : { priority }),
+    ...(grouped === undefined ? {} : { group: grouped }),
     ...(sequence === undefined ? {} : { sequence: sequence as JobSequenceOption }),
   };
   if (concurrencyLimit === undefined && rateLimit === undefined) return key ? { ...base, concurrencyKey: key } : base;
-  // As for @Job: a limit without a key governs the job itself, keyed by its wire name.
-  return { ...base, concurrencyKey: key ?? (() => name), ...(concurrencyLimit === undefined ? {} : { concurrencyLimit }), ...(rateLimit === undefined ? {} : { rateLimit }) };
+  // As for @Job: a limit without a key governs each group, or the job itself, keyed by its wire name.
+  return { ...base, concurrencyKey: key ?? grouped ?? (() => name), ...(concurrencyLimit === undefined ? {} : { concurrencyLimit }), ...(rateLimit === undefined ? {} : { rateLimit }) };
 }
 
 /** Checks the `worker` and `jobs` options before anything is written. */
@@ -62,6 +64,7 @@ export function registerDefinedJobs(registry: JobHandlerRegistry, options: Sched
         handler.maxAttempts !== defaults.maxAttempts && 'maxAttempts',
         handler.priority !== defaults.priority && 'priority',
         !isDeepStrictEqual(handler.options.retry, definition.retry) && 'retry',
+        handler.options.group !== definition.group && 'group',
         handler.options.concurrencyKey !== definition.concurrencyKey && 'concurrencyKey',
         handler.options.concurrencyLimit !== definition.concurrencyLimit && 'concurrencyLimit',
         !isDeepStrictEqual(handler.options.rateLimit, definition.rateLimit) && 'rateLimit',

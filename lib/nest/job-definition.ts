@@ -39,6 +39,8 @@ export interface DefineJobOptions<TPayload> {
   readonly priority?: number;
   /** The retry policy of its handler, over the worker module's `retry`. Applied where the job runs. */
   readonly retry?: Partial<RetryPolicy>;
+  /** The fair group of each job, computed from its payload at enqueue; also its concurrency key unless that is set (docs/groups.md). */
+  readonly group?: (payload: TPayload) => string;
   /** The concurrency key of each job, computed from its payload at enqueue (a tenant, an account). */
   readonly concurrencyKey?: (payload: TPayload) => string;
   /**
@@ -73,7 +75,7 @@ export type PayloadOf<D> = D extends DefinedJob<infer P> ? P : never;
 export type DefinedJobSpec<TPayload> = { readonly job: DefinedJob<TPayload>; readonly payload: TPayload };
 
 /** The keys of {@link DefineJobOptions}, which `@Job(definition, options)` may not set again. */
-export const DEFINITION_KEYS: readonly string[] = ['name', 'queue', 'maxAttempts', 'priority', 'retry', 'concurrencyKey', 'concurrencyLimit', 'rateLimit', 'sequence'];
+export const DEFINITION_KEYS: readonly string[] = ['name', 'queue', 'maxAttempts', 'priority', 'retry', 'group', 'concurrencyKey', 'concurrencyLimit', 'rateLimit', 'sequence'];
 /** `@Job` options that only a handler has; named in the refusal of defineJob, which does not take them. */
 const HANDLER_KEYS = new Set(['timeoutMs', 'transaction', 'schedule', 'validate', 'maxSnoozes', 'batch']);
 
@@ -110,20 +112,21 @@ export function defineJob<TPayload>(options: DefineJobOptions<TPayload>): Define
       throw error;
     }
   };
-  const { queue, maxAttempts, priority, retry, concurrencyKey, concurrencyLimit, rateLimit } = options;
+  const { queue, maxAttempts, priority, retry, group, concurrencyKey, concurrencyLimit, rateLimit } = options;
   const sequence = owned(() => checkJobSequence(options.sequence));
   if (queue !== undefined) owned(() => assertQueueName(queue, 'queue'));
   const ceiling = Math.max(DEFAULT_LIMITS.maxAttemptsCeiling, Number.isSafeInteger(maxAttempts) ? (maxAttempts as number) : 0);
   if (maxAttempts !== undefined) owned(() => assertMaxAttempts(maxAttempts, ceiling, 'maxAttempts'));
   if (priority !== undefined) owned(() => assertPriority(priority, 'priority'));
   if (retry !== undefined) owned(() => resolveRetryPolicy(retry, DEFAULT_RETRY_POLICY));
+  if (group !== undefined && typeof group !== 'function') refuse('sets group to something other than a function of the payload.', 'group');
   if (concurrencyKey !== undefined && typeof concurrencyKey !== 'function') refuse('sets concurrencyKey to something other than a function of the payload.', 'concurrencyKey');
   if (concurrencyLimit !== undefined) owned(() => assertPositiveInteger(concurrencyLimit, 'concurrencyLimit', 10_000));
   if (rateLimit !== undefined) owned(() => assertRate(rateLimit, 'rateLimit'));
 
   // Only the keys given, so spreading a definition into @Job options adds no undefined values.
   const fields = Object.fromEntries(
-    Object.entries({ name, queue, maxAttempts, priority, retry: retry && Object.freeze({ ...retry }), concurrencyKey, concurrencyLimit, rateLimit: rateLimit && Object.freeze({ max: rateLimit.max, perMs: rateLimit.perMs }), sequence }).filter(([, v]) => v !== undefined),
+    Object.entries({ name, queue, maxAttempts, priority, retry: retry && Object.freeze({ ...retry }), group, concurrencyKey, concurrencyLimit, rateLimit: rateLimit && Object.freeze({ max: rateLimit.max, perMs: rateLimit.perMs }), sequence }).filter(([, v]) => v !== undefined),
   );
   Object.defineProperty(fields, DEFINED_JOB, { value: true });
   return Object.freeze(fields) as unknown as DefinedJob<TPayload>;

@@ -18,7 +18,9 @@ export interface RegisteredJob {
   readonly definition: JobDefinition;
   /** The schedule this handler declares, ready to upsert at boot. */
   readonly schedule?: ScheduleInput;
-  /** Computes each job's concurrency key from its payload (the wire name when only a limit or a rate is set). */
+  /** Computes each job's fair group from its payload (docs/groups.md). */
+  readonly group?: (payload: unknown) => string;
+  /** Computes each job's concurrency key from its payload (its group's, or the wire name, when only a limit or a rate is set). */
   readonly concurrencyKey?: (payload: unknown) => string;
   readonly concurrencyLimit?: number;
   /** The rate declared for each job's concurrency key at enqueue. */
@@ -28,7 +30,7 @@ export interface RegisteredJob {
 }
 
 /** What an enqueue takes from a handler or a definition when the call does not say. */
-export type JobDefaults = Pick<RegisteredJob, 'name' | 'queue' | 'maxAttempts' | 'priority' | 'concurrencyKey' | 'concurrencyLimit' | 'rateLimit' | 'sequence'>;
+export type JobDefaults = Pick<RegisteredJob, 'name' | 'queue' | 'maxAttempts' | 'priority' | 'group' | 'concurrencyKey' | 'concurrencyLimit' | 'rateLimit' | 'sequence'>;
 
 /** The handlers and observers this application registered. Filled by the explorer at module init. */
 @Injectable()

@@ -64,6 +64,11 @@ export interface EnqueueJobOptions {
    * once every parent finished, however it ended.
    */
   readonly dependencyMode?: DependencyMode;
+  /**
+   * The job's fair group (a tenant id), over the one its `@Job` options compute: claims take turns
+   * across the groups with due work. Also its concurrency key unless one is set (docs/groups.md).
+   */
+  readonly group?: string;
   /** Overrides the concurrency key the job's `@Job` options compute. */
   readonly concurrencyKey?: string;
   /** Declares the key's limit if it has none yet; a key's first declaration stands. */
@@ -435,25 +440,41 @@ export class SchedulerClient {
     // The handler's sequence unless the call names its own: its key function may throw for a payload
     // it was not meant for. A batch callback (`where`) waits for its batch, never for a sequence.
     const sequence = options.sequence === undefined && where === undefined ? declaredSequence(registered.name, registered.sequence, payload) : {};
-    return { queue: registered.queue, maxAttempts: registered.maxAttempts, ...priority, ...this.concurrency(registered, payload), ...sequence, ...stripUndefined(options), name: registered.name, payload };
+    const group = options.group === undefined ? this.computed(registered, 'group', payload) : {};
+    return { queue: registered.queue, maxAttempts: registered.maxAttempts, ...priority, ...group, ...this.concurrency(registered, payload, options.group), ...sequence, ...stripUndefined(options), name: registered.name, payload };
   }
 
-  /** The key (and limit and rate) the handler's options declare for this payload. */
-  private concurrency(registered: JobDefaults, payload: unknown): Pick<EnqueueInput, 'concurrencyKey' | 'concurrencyLimit' | 'rateLimit'> {
-    if (!registered.concurrencyKey) return {};
+  /** The group the handler's options compute for this payload, or nothing when they set none. */
+  private computed(registered: JobDefaults, option: 'group', payload: unknown): { group?: string } {
+    const compute = registered[option];
+    if (!compute) return {};
+    return { [option]: this.keyOf(registered.name, option, compute, payload) };
+  }
+
+  /** Runs a key function of `@Job` options on a payload; a throw or a bad answer is refused in one sentence. */
+  private keyOf(name: string, option: string, compute: (payload: unknown) => unknown, payload: unknown): string {
     let key: unknown;
     try {
-      key = registered.concurrencyKey(payload);
+      key = compute(payload);
     } catch (error) {
       // Not the function's message: it may quote the payload, and this error may well be logged.
       throw new InvalidArgumentError(
-        `The concurrencyKey function of @Job '${registered.name}' threw for this payload (${isInstance(error, Error) ? describeError(error, 'class') : typeof error}); nothing was written.`,
-        'concurrencyKey',
+        `The ${option} function of @Job '${name}' threw for this payload (${isInstance(error, Error) ? describeError(error, 'class') : typeof error}); nothing was written.`,
+        option,
       );
     }
     if (typeof key !== 'string' || key.length === 0) {
-      throw new InvalidArgumentError(`The concurrencyKey function of @Job '${registered.name}' must return a non-empty string, got ${showValue(key)}.`, 'concurrencyKey');
+      throw new InvalidArgumentError(`The ${option} function of @Job '${name}' must return a non-empty string, got ${showValue(key)}.`, option);
     }
+    return key;
+  }
+
+  /** The key (and limit and rate) the handler's options declare for this payload. */
+  private concurrency(registered: JobDefaults, payload: unknown, group: string | undefined): Pick<EnqueueInput, 'concurrencyKey' | 'concurrencyLimit' | 'rateLimit'> {
+    if (!registered.concurrencyKey) return {};
+    // A key that is the handler's group follows the group an enqueue gives.
+    const fromGroup = registered.concurrencyKey === registered.group;
+    const key = fromGroup && group !== undefined ? group : this.keyOf(registered.name, fromGroup ? 'group' : 'concurrencyKey', registered.concurrencyKey, payload);
     return {
       concurrencyKey: key,
       ...(registered.concurrencyLimit === undefined ? {} : { concurrencyLimit: registered.concurrencyLimit }),

@@ -47,7 +47,7 @@ import { SCHEDULER_STORE, SCHEDULER_WORKER_OPTIONS } from './scheduler.tokens.js
 import { checkJobSequence } from './job-sequence.js';
 
 /** Every option `@Job` takes; anything else is a typo, refused rather than ignored. */
-const JOB_OPTION_KEYS = new Set(['name', 'queue', 'maxAttempts', 'priority', 'retry', 'timeoutMs', 'transaction', 'schedule', 'validate', 'maxSnoozes', 'concurrencyKey', 'concurrencyLimit', 'rateLimit', 'sequence', 'batch']);
+const JOB_OPTION_KEYS = new Set(['name', 'queue', 'maxAttempts', 'priority', 'retry', 'timeoutMs', 'transaction', 'schedule', 'validate', 'maxSnoozes', 'group', 'concurrencyKey', 'concurrencyLimit', 'rateLimit', 'sequence', 'batch']);
 /** Longest `timeoutMs`: the longest a timer can wait (about 24.8 days). */
 const MAX_TIMEOUT_MS = 2_147_483_647;
 
@@ -185,14 +185,19 @@ export class SchedulerExplorer implements OnModuleInit {
   }
 
   private concurrency(className: string, name: string, options: JobOptions<string>) {
-    const { concurrencyKey, concurrencyLimit, rateLimit } = options;
+    const { group, concurrencyKey, concurrencyLimit, rateLimit } = options;
+    if (group !== undefined && typeof group !== 'function') {
+      throw new InvalidArgumentError(BAD_HANDLER_OPTION(className, name, 'group', 'a function of the payload'), 'group');
+    }
     if (concurrencyKey !== undefined && typeof concurrencyKey !== 'function') {
       throw new InvalidArgumentError(BAD_HANDLER_OPTION(className, name, 'concurrencyKey', 'a function of the payload'), 'concurrencyKey');
     }
-    if (concurrencyLimit === undefined && rateLimit === undefined) return concurrencyKey ? { concurrencyKey: concurrencyKey as (payload: unknown) => string } : {};
+    const grouped = group === undefined ? {} : { group: group as (payload: unknown) => string };
+    if (concurrencyLimit === undefined && rateLimit === undefined) return concurrencyKey ? { ...grouped, concurrencyKey: concurrencyKey as (payload: unknown) => string } : grouped;
     const limit = concurrencyLimit === undefined ? {} : { concurrencyLimit: assertPositiveInteger(concurrencyLimit, 'concurrencyLimit', 10_000) };
     const rate = rateLimit === undefined ? {} : { rateLimit: assertRate(rateLimit, 'rateLimit') };
-    return { concurrencyKey: (concurrencyKey as ((payload: unknown) => string) | undefined) ?? (() => name), ...limit, ...rate };
+    // A limit without a key governs each group, or the job itself, keyed by its wire name.
+    return { ...grouped, concurrencyKey: (concurrencyKey as ((payload: unknown) => string) | undefined) ?? grouped.group ?? (() => name), ...limit, ...rate };
   }
 
   /** Binds every `@OnJobTransition` method of a singleton provider, checking its options now. */

@@ -59,6 +59,13 @@ export interface JobOptions<N extends string = JobName> {
    */
   readonly maxSnoozes?: number;
   /**
+   * The fair group of each job, computed from its payload at enqueue (a tenant, an account):
+   * claims take turns across the groups with due work, so one group's backlog cannot starve
+   * another's jobs. It is also the job's concurrency key unless `concurrencyKey` is set, so
+   * `concurrencyLimit` and `rateLimit` then apply per group. See docs/groups.md.
+   */
+  readonly group?: (payload: JobPayload<N>) => string;
+  /**
    * The concurrency key of each job, computed from its payload at enqueue (for example the tenant
    * or customer). Jobs of any name that share a key share that key's limit.
    */
