@@ -173,7 +173,7 @@ export function cliCases(createTarget: () => Promise<CliTarget>): void {
   });
 
   it('jobs list and show, cancel, queues pause and resume, schedules list, pause, resume and trigger', async () => {
-    const { id } = await t.store.jobEnqueue({ job: { name: 'mail.send', payload: { to: 'secret@example.com' }, delayMs: 3_600_000 } });
+    const { id } = await t.store.jobEnqueue({ job: { name: 'mail.send', payload: { to: 'secret@example.com' }, delayMs: 3_600_000, group: 'acme' } });
     const list = await cli(['jobs', 'list', ...conn, '--name', 'mail.send']);
     expect(list.code).toBe(0);
     expect(list.stdout).toMatch(new RegExp(`^ID\\s+NAME\\s+QUEUE\\s+STATE\\s+ATTEMPTS\\s+RUN AT\\s+LAST ERROR\\n${id}\\s+mail\\.send\\s+default\\s+scheduled\\s+0/10`));
@@ -182,8 +182,11 @@ export function cliCases(createTarget: () => Promise<CliTarget>): void {
     expect(show.stdout).toMatch(new RegExp(`^id\\s+${id}$`, 'm'));
     expect(show.stdout).toMatch(/^state\s+scheduled$/m);
     expect(show.stdout).toMatch(/^priority\s+0$/m);
+    // Its group (docs/groups.md) prints as a line of its own, and in JSON.
+    expect(show.stdout).toMatch(/^group\s+acme$/m);
     expect(show.stdout).not.toContain('secret@example.com'); // payloads only with --format json
-    expect(JSON.parse((await cli(['jobs', 'show', id, ...conn, '--format', 'json'])).stdout).payload).toEqual({ to: 'secret@example.com' });
+    const shown = JSON.parse((await cli(['jobs', 'show', id, ...conn, '--format', 'json'])).stdout);
+    expect(shown).toMatchObject({ payload: { to: 'secret@example.com' }, group: 'acme' });
 
     expect((await cli(['cancel', id, ...conn])).stdout).toBe(`Job ${id} (mail.send) is cancelled.\n`);
     expect((await cli(['cancel', id, ...conn])).stdout).toBe(`Job ${id} (mail.send) is already cancelled; nothing changed.\n`);

@@ -135,6 +135,10 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       expect(page.text).toMatch(/<dt>Priority<\/dt>\s*<dd>0 \(default\)<\/dd>/);
       const { id: urgent } = await h.store.jobEnqueue({ job: { name: 'charge', payload: {}, priority: -7, delayMs: 3_600_000 } });
       expect((await browser.get(`/jobs/${urgent}`)).text).toMatch(/<dt>Priority<\/dt>\s*<dd>-7<\/dd>/);
+      // A job's group (docs/groups.md) is shown; a job without one shows none.
+      expect(page.text).not.toContain('<dt>Group</dt>');
+      const { id: grouped } = await h.store.jobEnqueue({ job: { name: 'charge', payload: {}, group: 'tenant-9', delayMs: 3_600_000 } });
+      expect((await browser.get(`/jobs/${grouped}`)).text).toMatch(/<dt>Group<\/dt>\s*<dd>tenant-9<\/dd>/);
     });
 
     it('the dead-letter page groups by name and error, and links the bulk replay of each group', async () => {

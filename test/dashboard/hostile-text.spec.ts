@@ -83,7 +83,7 @@ describe('hostile text in the dashboard', () => {
 
     it('renders names, errors, outputs, payloads, keys, queues and actors as inert text', async () => {
       const queue = 'hostile';
-      const failed = await store.jobEnqueue({ job: { name: 'javascript:alert', payload: { html: HOSTILE }, queue, maxAttempts: 1, concurrencyKey: HOSTILE.slice(0, 100) } });
+      const failed = await store.jobEnqueue({ job: { name: 'javascript:alert', payload: { html: HOSTILE }, queue, maxAttempts: 1, concurrencyKey: HOSTILE.slice(0, 100), group: HOSTILE.slice(0, 100) } });
       const done = await store.jobEnqueue({ job: { name: 'report', payload: {}, queue } });
       const claimed = await store.jobClaim({ workerId: 'w"><script>alert(1)</script>', limit: 2, queues: [queue], leaseMs: 30_000 });
       expect(claimed).toHaveLength(2);

@@ -59,6 +59,7 @@ function view(job: JobRecord, after?: SequenceAfter) {
     maxAttempts: job.maxAttempts,
     snoozes: job.snoozes,
     priority: job.priority,
+    group: job.group,
     runAt: job.runAt,
     scheduledFor: job.scheduledFor,
     occurrenceId: job.occurrenceId,

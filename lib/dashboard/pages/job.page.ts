@@ -134,6 +134,7 @@ ${job.snoozes > 0 ? field('Snoozes', `${job.snoozes} (each added one attempt)`) 
 ${field('Priority', job.priority === 0 ? '0 (default)' : String(job.priority))}
 ${field('Run at', timeCell(job.runAt, ctx.now))}
 ${field('Lease', job.workerId ? html`${job.workerId}${job.state === 'running' ? html`, until ${timeCell(job.leasedUntil, ctx.now)}` : ' (last holder)'}` : '—')}
+${job.group === null ? '' : field('Group', job.group)}
 ${job.concurrencyKey === null ? '' : field('Concurrency key', job.concurrencyKey)}
 ${job.uniqueKey === null ? '' : field('Unique key', job.uniqueKey)}
 ${windowField(ctx, job, detail.now)}
