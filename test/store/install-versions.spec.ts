@@ -34,8 +34,9 @@ const POSTGRES_FINGERPRINTS: Record<number, string> = {
   // not succeed, and is cancelled, as a cascade cancels, when its last parent ends with every parent succeeded; a
   // frontier's parents are read by key, and a write settles three more edges per job it ended.
   8: 'c46ea20c30957cea',
-  // Fair groups (migration 0024): the jobs table gains `group_key`, and a due grouped job waits in a lane; the installed SQL is unchanged.
-  9: 'c46ea20c30957cea',
+  // Fair groups (migration 0024): the jobs table gains `group_key`, and a due grouped job waits in a lane; limits_exist gates the
+  // lane claim, which reads lanes with no limit to count.
+  9: 'f5c1f0f63cc5010a',
 };
 const SQLITE_FINGERPRINTS: Record<number, string> = {
   1: '5e1b42476d6e1bdb',

@@ -4,9 +4,10 @@ import type { CheckedClaimParams, NormalizedOutcome } from '../checked/store-par
 import type { PgExecutor } from './pg-executor.js';
 import { ClaimCursors } from './claim-cursor.js';
 import { GroupTurns } from '../group-turns.js';
-import type { claimLimitedQuery } from './queries/claim-limited.query.js';
+import type { claimLimitedQuery, RoundTurns } from './queries/claim-limited.query.js';
+import type { claimLanesQuery, LaneClaimResult } from './queries/claim-lanes-fair.query.js';
 import type { claimUnlimitedQuery } from './queries/claim-unlimited.query.js';
-import type { completeAndClaimQuery } from './queries/complete-and-claim.query.js';
+import type { completeAndClaimLanesQuery, completeAndClaimQuery } from './queries/complete-and-claim.query.js';
 import type { completeJobsQuery } from './queries/complete-jobs.query.js';
 
 /** Runs `work` in a short transaction of its own. */
@@ -42,13 +43,18 @@ export interface ClaimSignals {
 const NO_SIGNALS: ClaimSignals = { rateWake: () => {}, claimAgain: () => {}, held: () => {} };
 
 /**
- * Chooses, claim by claim, between the two claim statements: the unlimited one (one round trip,
- * and most databases have no limit) and the limited one (a transaction of its own). The choice is
- * a guess the database corrects: the unlimited claim claims nothing once a limit exists, or a
- * held-back job is parked, and says so, and the limited one then runs in its place.
+ * Chooses, claim by claim, between the three claim statements: the unlimited one (one round trip,
+ * and most databases have no limit), the lane claim (one round trip too, for a database with jobs
+ * in lanes, a group's or a held-back one's, and no limit: claim-lanes-fair.query.ts) and the
+ * limited one (a transaction of its own). The choice is a guess the database corrects: the
+ * unlimited claim claims nothing once a limit exists or a job waits in a lane, and says so; the
+ * lane claim runs in its place, and claims nothing once a limit exists, and says so; the limited
+ * one then runs in its place.
  */
 export class PostgresClaimPath {
   private limitedClaimsLeft = 0;
+  /** As {@link limitedClaimsLeft}, for the lane claim: jobs in lanes, and no limit. */
+  private laneClaimsLeft = 0;
   /** Where the unlimited claim reads from while a held horizon leaves dead entries in its way. */
   readonly cursors = new ClaimCursors();
   /** Where the limited claim of each queue list takes its turn from (group-turns.ts). */
@@ -60,6 +66,8 @@ export class PostgresClaimPath {
       readonly claimLimited: ReturnType<typeof claimLimitedQuery>;
       readonly complete: ReturnType<typeof completeJobsQuery>;
       readonly completeAndClaim: ReturnType<typeof completeAndClaimQuery>;
+      readonly claimLanes: ReturnType<typeof claimLanesQuery>;
+      readonly completeAndClaimLanes: ReturnType<typeof completeAndClaimLanesQuery>;
     },
     private readonly transaction: ClaimTransaction,
     /** Provisions the limits declared at enqueue, in a transaction of its own (provision-pending-limits.query.ts). */
@@ -73,12 +81,15 @@ export class PostgresClaimPath {
     if (this.limitedClaimsLeft > 0) {
       this.limitedClaimsLeft -= 1;
       rows = await this.limitedThenProvision(params);
+    } else if (this.laneClaimsLeft > 0) {
+      this.laneClaimsLeft -= 1;
+      rows = await this.lanes(db, params);
     } else {
       const { params: sent, cursor } = this.cursors.plan(params);
       const fast = await this.sql.claimUnlimited(db, sent, cursor);
       if (fast.limited) {
-        this.limitedClaimsLeft = LIMITED_CLAIMS_BEFORE_RETRY;
-        rows = await this.limitedThenProvision(params);
+        this.laneClaimsLeft = LIMITED_CLAIMS_BEFORE_RETRY;
+        rows = await this.lanes(db, params);
       } else {
         this.signals.held(false);
         this.cursors.observe(sent, fast.rows, fast.walked);
@@ -100,7 +111,7 @@ export class PostgresClaimPath {
     params: CheckedClaimParams,
   ): Promise<AppliedOutcomes & { rows: JobRow[]; claimError?: unknown }> {
     let applied: AppliedOutcomes;
-    if (this.limitedClaimsLeft === 0) {
+    if (this.limitedClaimsLeft === 0 && this.laneClaimsLeft === 0) {
       const { params: sent, cursor } = this.cursors.plan(params);
       const both = await this.sql.completeAndClaim(db, outcomes, sent, cursor);
       if (!both.limited) {
@@ -108,6 +119,23 @@ export class PostgresClaimPath {
         this.cursors.observe(sent, both.rows, both.walked);
         return { results: both.results, releasing: both.releasing, rows: both.rows.sort(claimOrder) };
       }
+      this.laneClaimsLeft = LIMITED_CLAIMS_BEFORE_RETRY;
+      applied = both;
+    } else if (this.limitedClaimsLeft === 0) {
+      this.laneClaimsLeft -= 1;
+      const both = await this.sql.completeAndClaimLanes(db, outcomes, params, this.turnsOf(params.queues));
+      if (!both.limited) {
+        let rows = both.rows;
+        if (this.afterLanes(params, both)) {
+          try {
+            rows = [...rows, ...(await this.lanes(db, { ...params, limit: params.limit - rows.length }))];
+          } catch (claimError) {
+            return { results: both.results, releasing: both.releasing, rows: rows.sort(claimOrder), claimError };
+          }
+        }
+        return { results: both.results, releasing: both.releasing, rows: rows.sort(claimOrder) };
+      }
+      this.laneClaimsLeft = 0;
       this.limitedClaimsLeft = LIMITED_CLAIMS_BEFORE_RETRY;
       applied = both;
     } else {
@@ -116,10 +144,45 @@ export class PostgresClaimPath {
     }
     const { results, releasing } = applied;
     try {
-      return { results, releasing, rows: (await this.limitedThenProvision(params)).sort(claimOrder) };
+      const rows = this.limitedClaimsLeft > 0 ? await this.limitedThenProvision(params) : await this.lanes(db, params);
+      return { results, releasing, rows: rows.sort(claimOrder) };
     } catch (claimError) {
       return { results, releasing, rows: [], claimError };
     }
+  }
+
+  /**
+   * The lane claim, again for the rest of the batch while a group's lane stopped at its share
+   * (rarely: only while groups with fewer jobs than their share wait beside a backlog); once a limit
+   * exists, the limited claim in its place, for this claim and the next ones.
+   */
+  private async lanes(db: PgExecutor, params: CheckedClaimParams): Promise<JobRow[]> {
+    const rows: JobRow[] = [];
+    for (let round = 0; round < MAX_ROUNDS && rows.length < params.limit; round++) {
+      const claimed = await this.sql.claimLanes(db, { ...params, limit: params.limit - rows.length }, this.turnsOf(params.queues));
+      if (claimed.limited) {
+        this.laneClaimsLeft = 0;
+        this.limitedClaimsLeft = LIMITED_CLAIMS_BEFORE_RETRY;
+        return [...rows, ...(await this.limitedThenProvision({ ...params, limit: params.limit - rows.length }))];
+      }
+      rows.push(...claimed.rows);
+      if (!this.afterLanes(params, claimed)) break;
+    }
+    return rows;
+  }
+
+  /**
+   * What a lane claim tells: nothing is held back, and where the next claim takes its turn from.
+   * True when a group's lane stopped at its share and the batch is not full: claim again now.
+   */
+  private afterLanes(params: CheckedClaimParams, claimed: LaneClaimResult): boolean {
+    this.signals.held(false);
+    this.turns.record(params.queues, claimed.turnGroup === null ? undefined : { groupKey: claimed.turnGroup }, claimed.turnLane);
+    return claimed.more && claimed.rows.length > 0;
+  }
+
+  private turnsOf(queues: readonly string[]): RoundTurns {
+    return { laneAfter: this.turns.laneAfter(queues), after: this.turns.after(queues) };
   }
 
   /**

@@ -33,6 +33,8 @@ export function limitFunction(t: PostgresNaming, name: string): string {
  *
  * - limits_gate(): whether any concurrency or rate limit exists, or a job a limit held back is still
  *   parked, for the claim that has no slot bookkeeping (and reads no lanes);
+ * - limits_exist(): whether any concurrency or rate limit exists, for the claim that reads lanes
+ *   but counts no slots (claim-lanes-fair.query.ts): held-back jobs alone do not make it step aside;
  * - limits_pending(): whether a limit declared at enqueue still waits for its slots, for the claim
  *   that has (it runs first in that claim's transaction, so the claim reads after the lock);
  * - renew_slots(ids, untils): gives the slots of the jobs a heartbeat renewed their new leases;
@@ -52,6 +54,13 @@ BEGIN
   ${lock}
   RETURN EXISTS (SELECT 1 FROM ${t.limits}) OR EXISTS (SELECT 1 FROM ${t.rateLimits})
     OR EXISTS (SELECT 1 FROM ${t.jobs} WHERE state = 'scheduled' AND parked_key IS NOT NULL);
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION ${limitFunction(t, 'limits_exist')}() RETURNS boolean LANGUAGE plpgsql AS $fn$
+BEGIN
+  ${lock}
+  RETURN EXISTS (SELECT 1 FROM ${t.limits}) OR EXISTS (SELECT 1 FROM ${t.rateLimits});
 END
 $fn$;
 

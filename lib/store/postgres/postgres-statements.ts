@@ -2,7 +2,8 @@ import type { FinishMode } from '../../core/index.js';
 import type { PostgresNaming } from './postgres-naming.js';
 import { claimLimitedQuery } from './queries/claim-limited.query.js';
 import { claimUnlimitedQuery } from './queries/claim-unlimited.query.js';
-import { completeAndClaimQuery } from './queries/complete-and-claim.query.js';
+import { completeAndClaimLanesQuery, completeAndClaimQuery } from './queries/complete-and-claim.query.js';
+import { claimLanesQuery } from './queries/claim-lanes-fair.query.js';
 import { completeJobsQuery } from './queries/complete-jobs.query.js';
 import { databaseNowQuery } from './queries/database-now.query.js';
 import { deleteScheduleQuery } from './queries/delete-schedule.query.js';
@@ -83,9 +84,11 @@ export interface PostgresStatements {
   // Claim, lease, outcome
   readonly claimUnlimited: ReturnType<typeof claimUnlimitedQuery>;
   readonly claimLimited: ReturnType<typeof claimLimitedQuery>;
+  readonly claimLanes: ReturnType<typeof claimLanesQuery>;
   readonly heartbeat: ReturnType<typeof heartbeatJobsQuery>;
   readonly complete: ReturnType<typeof completeJobsQuery>;
   readonly completeAndClaim: ReturnType<typeof completeAndClaimQuery>;
+  readonly completeAndClaimLanes: ReturnType<typeof completeAndClaimLanesQuery>;
   readonly relinquish: ReturnType<typeof relinquishJobsQuery>;
   readonly expire: ReturnType<typeof expireLeasesQuery>;
   // Reads and operator actions
@@ -170,9 +173,11 @@ export function postgresStatements(
     unique: uniqueEnqueueQueries(t),
     claimUnlimited: claimUnlimitedQuery(t, claim),
     claimLimited: claimLimitedQuery(t, claim),
+    claimLanes: claimLanesQuery(t, claim),
     heartbeat: heartbeatJobsQuery(t),
     complete: completeJobsQuery(t, options.finish, options.releasing),
     completeAndClaim: completeAndClaimQuery(t, options.finish, options.releasing),
+    completeAndClaimLanes: completeAndClaimLanesQuery(t, options.finish, options.releasing),
     relinquish: relinquishJobsQuery(t),
     expire: expireLeasesQuery(t),
     get: getJobQuery(t),

@@ -20,7 +20,7 @@ import type { PostgresNaming } from '../postgres-naming.js';
  * one; from the first when $6 is null. Row comparison keeps each probe a range read of the index,
  * and the scans run only as far as the limit pulls.
  */
-export const claimLanes = (t: PostgresNaming) => {
+export const claimLanes = (t: PostgresNaming, after: { readonly queue: string; readonly key: string } = { queue: '$6', key: '$7' }) => {
   const lane = `state = 'scheduled' AND parked_key IS NOT NULL`;
   const scan = (start: string, bound: string) => `(
         WITH RECURSIVE l(queue, key) AS (
@@ -34,13 +34,13 @@ export const claimLanes = (t: PostgresNaming) => {
         )
         SELECT queue, key FROM l
       )`;
-  const after = `(queue, parked_key) > (COALESCE($6::text, ''), COALESCE($7::text, ''))`;
-  const upTo = ` AND (queue, parked_key) <= ($6::text, $7::text)`;
+  const from = `(queue, parked_key) > (COALESCE(${after.queue}::text, ''), COALESCE(${after.key}::text, ''))`;
+  const upTo = ` AND (queue, parked_key) <= (${after.queue}::text, ${after.key}::text)`;
   return `lanes AS (
       SELECT l.queue, l.key, row_number() OVER () AS n FROM (
-        SELECT * FROM ${scan(after, '')} a
+        SELECT * FROM ${scan(from, '')} a
         UNION ALL
-        SELECT * FROM ${scan('$6::text IS NOT NULL', upTo)} b
+        SELECT * FROM ${scan(`${after.queue}::text IS NOT NULL`, upTo)} b
         LIMIT ${LANES_PER_CLAIM}
       ) l
     )`;
@@ -112,3 +112,40 @@ export const enqueueLane = (t: PostgresNaming, queue: string, key: string) => `(
             AND COALESCE((SELECT s.used_at FROM ${t.rateStarts} s WHERE s.key = r.key ORDER BY s.used_at LIMIT 1), 'infinity') > now() - r.per_ms * interval '1 millisecond'))
         ORDER BY l.n LIMIT 1
       )`;
+
+/**
+ * The most urgent priority a group's lane stopped at its share in (`lane_cut`): a candidate less
+ * urgent than that waits for the next round, since that lane may hold more jobs that come first.
+ */
+export const claimLaneCut = () => `lane_cut AS (
+      SELECT min(x.p) AS p FROM (
+        SELECT max(j.priority) AS p FROM lane_jobs j JOIN lane_take l ON l.queue = j.queue AND l.key = j.lane
+        WHERE l.grp AND l.take < $2 GROUP BY l.queue, l.key, l.take HAVING count(*) = l.take
+      ) x
+    )`;
+
+/**
+ * The candidates in fair order (group-turns.ts), as `ordered` with `ord`: by priority, by turn (a
+ * job's place among its group's candidates of its priority; ungrouped jobs are one group, ''),
+ * then groups from the one after `after` (the group the last claim took last; null for none),
+ * then in claim order. `candidates` needs id, priority, run_at, seq and group_key.
+ */
+export const claimFairOrder = (after: string) => `turned AS (
+      SELECT c.*, COALESCE(c.group_key, '') AS grp, row_number() OVER (PARTITION BY c.priority, COALESCE(c.group_key, '') ORDER BY c.run_at, c.seq) AS turn
+      FROM candidates c
+    ), ordered AS (
+      SELECT c.*, row_number() OVER (ORDER BY c.priority, c.turn, c.grp <= ${after}::text, c.grp, c.run_at, c.seq)::integer AS ord FROM turned c
+    )`;
+
+/**
+ * Whether a group's lane gave its whole share, less than the batch: it may hold more (`more` of a
+ * claim that also took fewer than the batch).
+ */
+export const laneShared = () =>
+  `EXISTS (SELECT 1 FROM lane_take l WHERE l.grp AND l.take < $2 AND l.take = (SELECT count(*) FROM lane_jobs j WHERE j.queue = l.queue AND j.lane = l.key))`;
+
+/** The columns that tell the store where the next claim takes its turn from (postgres-claim.ts). */
+export const claimTurnColumns = () => `(SELECT p.grp FROM picked p ORDER BY p.ord DESC LIMIT 1) AS turn_group,
+      CASE WHEN (SELECT count(*) FROM lanes) = ${LANES_PER_CLAIM} THEN COALESCE(
+        (SELECT ARRAY[p.queue, p.lane] FROM picked p WHERE p.lane IS NOT NULL ORDER BY p.ord DESC LIMIT 1),
+        (SELECT ARRAY[l.queue, l.key] FROM lanes l ORDER BY l.n DESC LIMIT 1)) END AS turn_lane`;

@@ -4,10 +4,9 @@ import type { PgExecutor } from '../pg-executor.js';
 import { limitFunction } from '../postgres-limits.js';
 import type { PostgresNaming } from '../postgres-naming.js';
 import { fromPgRow, jobColumns, type PgJobRow } from '../postgres-row.js';
-import { claimLaneJobs, claimLaneRoom, claimLanes } from './claim-lanes.sql.js';
+import { claimFairOrder, claimLaneCut, claimLaneJobs, claimLaneRoom, claimLanes, claimTurnColumns, laneShared } from './claim-lanes.sql.js';
 import { claimAsyncCommit, claimCandidates, claimLease, claimPaused, claimValues } from './claim-steps.sql.js';
 import { perQueueList } from './queue-list.sql.js';
-import { LANES_PER_CLAIM } from '../../group-turns.js';
 
 /** One round of the limited claim: what it leased, and what the caller needs to go on. */
 export interface LimitedClaimRound {
@@ -94,14 +93,7 @@ export function claimLimitedQuery(t: PostgresNaming, options: { readonly asyncCo
   const columns = 'id, priority, run_at, seq, queue, concurrency_key, group_key';
   const statement = perQueueList((listed) => `
     WITH ${claimPaused(t)}, ${claimCandidates(t, listed, columns, 'true', { window: '$5', clock: ts }, lapsedCheck)},
-    ${claimLanes(t)}, ${claimLaneRoom(t, listed, ts)}, ${claimLaneJobs(t, columns, ts)}, lane_cut AS (
-      -- The most urgent priority a group's lane stopped at its share in: a candidate less urgent
-      -- than that waits for the next round, since that lane may hold more jobs that come first.
-      SELECT min(x.p) AS p FROM (
-        SELECT max(j.priority) AS p FROM lane_jobs j JOIN lane_take l ON l.queue = j.queue AND l.key = j.lane
-        WHERE l.grp AND l.take < $2 GROUP BY l.queue, l.key, l.take HAVING count(*) = l.take
-      ) x
-    ), candidates AS (
+    ${claimLanes(t)}, ${claimLaneRoom(t, listed, ts)}, ${claimLaneJobs(t, columns, ts)}, ${claimLaneCut()}, candidates AS (
       SELECT c.id, c.priority, c.run_at, c.seq, c.parkable, c.queue, c.group_key, c.lane,
         (SELECT l.key FROM ${t.limits} l WHERE l.key = 'queue:' || c.queue) AS qkey,
         (SELECT l.key FROM ${t.limits} l WHERE l.key = 'key:' || c.concurrency_key) AS kkey,
@@ -152,13 +144,7 @@ export function claimLimitedQuery(t: PostgresNaming, options: { readonly asyncCo
           SELECT s.used_at FROM ${t.rateStarts} s WHERE s.key = w.key AND s.used_at > ${ts} - ${window('w')} ORDER BY s.used_at LIMIT 1
         )) + ${window('w')}) - ${ts}) * 1000 AS ms
       FROM rwanted w
-    ), turned AS (
-      -- A job's turn: its place among its group's candidates of its priority (ungrouped jobs are one group).
-      SELECT c.*, COALESCE(c.group_key, '') AS grp, row_number() OVER (PARTITION BY c.priority, COALESCE(c.group_key, '') ORDER BY c.run_at, c.seq) AS turn
-      FROM candidates c
-    ), ordered AS (
-      SELECT c.*, row_number() OVER (ORDER BY c.priority, c.turn, c.grp <= $8::text, c.grp, c.run_at, c.seq)::integer AS ord FROM turned c
-    ), rooms AS (
+    ), ${claimFairOrder('$8')}, rooms AS (
       SELECT array_agg(x.key ORDER BY x.key) AS keys, array_agg(x.n ORDER BY x.key) AS ns
       FROM (SELECT key, n FROM room UNION ALL SELECT '~' || key, n FROM rroom) x
     ), chosen AS (
@@ -202,15 +188,9 @@ export function claimLimitedQuery(t: PostgresNaming, options: { readonly asyncCo
       RETURNING ${jobColumns('j')}
     )
     SELECT c.*, (SELECT ms FROM rnext)::float8 AS rate_wake_ms,
-      ((SELECT count(*) FROM due) = $5 OR EXISTS (
-        -- A group's lane gave its whole share, less than the batch: it may hold more.
-        SELECT 1 FROM lane_take l WHERE l.grp AND l.take < $2 AND l.take = (SELECT count(*) FROM lane_jobs j WHERE j.queue = l.queue AND j.lane = l.key)
-      )) AND (SELECT count(*) FROM picked) < $2 AS more,
+      ((SELECT count(*) FROM due) = $5 OR ${laneShared()}) AND (SELECT count(*) FROM picked) < $2 AS more,
       EXISTS (SELECT 1 FROM lane_room WHERE room < $2 AND NOT grp) OR (SELECT cardinality(h.held) > 0 FROM chosen h) AS held,
-      (SELECT p.grp FROM picked p ORDER BY p.ord DESC LIMIT 1) AS turn_group,
-      CASE WHEN (SELECT count(*) FROM lanes) = ${LANES_PER_CLAIM} THEN COALESCE(
-        (SELECT ARRAY[p.queue, p.lane] FROM picked p WHERE p.lane IS NOT NULL ORDER BY p.ord DESC LIMIT 1),
-        (SELECT ARRAY[l.queue, l.key] FROM lanes l ORDER BY l.n DESC LIMIT 1)) END AS turn_lane${asyncCommit}
+      ${claimTurnColumns()}${asyncCommit}
     FROM (SELECT 1) one LEFT JOIN claimed c ON true`);
   const first = `SELECT set_config('jit', 'off', true), ${limitFunction(t, 'limits_pending')}() AS pending`;
 

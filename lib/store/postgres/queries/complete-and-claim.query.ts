@@ -9,6 +9,8 @@ import { claimValues } from './claim-steps.sql.js';
 import { unlimitedClaimStatements, walkedOf, type ClaimCursorValues } from './claim-unlimited.query.js';
 import { completeCtes, completeValues, releasingSql } from './complete-jobs.query.js';
 import { outcomeResults } from './outcome-results.js';
+import { laneClaimResult, laneClaimStatements, turnValues, type LaneClaimResult, type LaneClaimRow } from './claim-lanes-fair.query.js';
+import type { RoundTurns } from './claim-limited.query.js';
 
 /**
  * A worker's outcomes and its next claim in one statement, one round trip and one commit: the
@@ -65,6 +67,38 @@ export function completeAndClaimQuery(t: PostgresNaming, finish: FinishMode = 'k
       rows: rows.filter((row) => row.id !== null).map(fromPgRow),
       limited: first?.limited === true,
       walked: walkedOf(first),
+    };
+  };
+}
+
+/**
+ * The same, with the lane claim (claim-lanes-fair.query.ts) in place of the unlimited one, while
+ * jobs wait in lanes and no limit exists: the reports at $5 to $10, the turn at $11 to $13. If a
+ * limit appeared since the last claim, the claim part takes nothing and says so (`limited`).
+ */
+export function completeAndClaimLanesQuery(t: PostgresNaming, finish: FinishMode = 'keep', releasing = false) {
+  const extra = `,
+      CASE WHEN row_number() OVER () = 1 THEN (SELECT array_agg(a.id::text) FROM applied a) END AS applied_ids,
+      CASE WHEN row_number() OVER () = 1 THEN (SELECT array_agg(a.state) FROM applied a) END AS applied_states${
+        releasing ? `,\n      CASE WHEN row_number() OVER () = 1 THEN ${releasingSql(t)} END AS releasing` : ''}`;
+  const statements = laneClaimStatements(t, `${completeCtes(t, 5, finish)}, `, extra, { queue: '$11', key: '$12', group: '$13' });
+
+  return async (
+    db: PgExecutor,
+    outcomes: readonly NormalizedOutcome[],
+    params: CheckedClaimParams,
+    turns: RoundTurns,
+  ): Promise<{ results: OutcomeResult[]; releasing: boolean } & LaneClaimResult> => {
+    const { withLapsed, dueOnly } = statements(params.queues);
+    type Row = LaneClaimRow & { applied_ids: string[] | null; applied_states: string[] | null; releasing?: boolean | null };
+    const rows = await db.query<Row>(params.includeLapsed ? withLapsed : dueOnly, [...claimValues(params), ...completeValues(outcomes), ...turnValues(turns)]);
+    const first = rows[0];
+    const ids = first?.applied_ids ?? [];
+    const states = first?.applied_states ?? [];
+    return {
+      results: outcomeResults(outcomes, ids.map((id, i) => ({ id, state: states[i]! }))),
+      releasing: first?.releasing === true,
+      ...laneClaimResult(rows),
     };
   };
 }
