@@ -327,6 +327,11 @@ export const REFUSALS: Refusal[] = [
     { entry: 'enqueue concurrencyLimit', label: `a limit of ${typeof max === 'string' ? JSON.stringify(max) : max}`, call: withOptions({ concurrencyKey: 'k', concurrencyLimit: max }), error: InvalidArgumentError, field: /^concurrencyLimit must be a whole number from 1 to 10000/ },
   ]),
   { entry: 'enqueue concurrencyLimit', label: 'a limit without a key', call: withOptions({ concurrencyLimit: 2 }), error: InvalidArgumentError, field: /^concurrencyLimit needs a concurrencyKey or a group\.$/ },
+  // A group (issue 39 item 1) is a concurrency key by default: the same rule.
+  ...hostileRefusals('enqueue group', RULES.key, (v) => withOptions({ group: v }), InvalidArgumentError, /^group must be 1 to 200 characters without control characters/),
+  ...(['', 'k'.repeat(201), 'a\u0000b', 'a\ud800b', 'tab\there', 42] as const).map((group): Refusal => ({
+    entry: 'enqueue group', label: `the group ${JSON.stringify(typeof group === 'string' ? group.slice(0, 20) : group)}`, call: withOptions({ group }), error: InvalidArgumentError, field: /^group must be 1 to 200 characters/,
+  })),
   // Unique keys and per-enqueue retry (issue 19 items 9 and 10): the same rule as a concurrency key.
   ...hostileRefusals('enqueue uniqueKey', RULES.key, (v) => withOptions({ uniqueKey: v }), InvalidArgumentError, /^uniqueKey must be 1 to 200 characters without control characters/),
   ...(['', 'k'.repeat(201), 'a\u0000b', 'a\ud800b', 'tab\there', 42] as const).map((key): Refusal => ({
