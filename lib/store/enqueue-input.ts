@@ -149,9 +149,10 @@ export function normalizeEnqueue(given: EnqueueInput, limits: SchedulerLimits, i
     throw new InvalidArgumentError(`${where}dependencyMode needs dependsOn.`, `${where}dependencyMode`);
   }
   // The same rule as the key of setConcurrencyLimit({ key }): a key one accepts, the other does too.
-  if (input.concurrencyKey !== undefined) assertNonEmptyString(input.concurrencyKey, `${where}concurrencyKey`, MAX_CONCURRENCY_KEY);
-  // A group is a concurrency key by default, so it obeys the same rule.
+  // A group is a concurrency key by default, so it obeys the same rule; checked first, since a
+  // handler whose key is its group copies an enqueue's group into the key (scheduler.client.ts).
   const group = input.group === undefined ? null : assertNonEmptyString(input.group, `${where}group`, MAX_CONCURRENCY_KEY);
+  if (input.concurrencyKey !== undefined) assertNonEmptyString(input.concurrencyKey, `${where}concurrencyKey`, MAX_CONCURRENCY_KEY);
   const concurrencyKey = input.concurrencyKey ?? group;
   if (input.concurrencyLimit !== undefined) {
     if (concurrencyKey === null) throw new InvalidArgumentError(`${where}concurrencyLimit needs a concurrencyKey or a group.`, `${where}concurrencyLimit`);

@@ -51,6 +51,9 @@ describe('issue 39 item 1: fair groups through the Nest module', () => {
       for (let i = 0; i < 3; i++) await client.enqueue('invoice.send' as never, { account: 'a1' } as never);
       const moved = await client.enqueue('invoice.send' as never, { account: 'a1' } as never, { group: 'a2' });
       expect(await client.get(moved.id)).toMatchObject({ group: 'a2', concurrencyKey: 'a2' });
+      // A bad group given at enqueue is named as the group, though the handler's key follows it.
+      const bad = await client.enqueue('invoice.send' as never, { account: 'a1' } as never, { group: '' }).catch((e: unknown) => e);
+      expect((bad as Error).message).toMatch(/^group must be 1 to 200 characters without control characters, got /);
       const claimed = await store.jobClaim({ workerId: 'w', limit: 10, queues: ['default'], leaseMs: 60_000 });
       // Two of a1 (its cap), and a2's one.
       expect(claimed.map((job) => job.group).sort()).toEqual(['a1', 'a1', 'a2']);

@@ -158,6 +158,7 @@ export class PostgresClaimPath {
    */
   private async lanes(db: PgExecutor, params: CheckedClaimParams): Promise<JobRow[]> {
     const rows: JobRow[] = [];
+    let more = false;
     for (let round = 0; round < MAX_ROUNDS && rows.length < params.limit; round++) {
       const claimed = await this.sql.claimLanes(db, { ...params, limit: params.limit - rows.length }, this.turnsOf(params.queues));
       if (claimed.limited) {
@@ -166,8 +167,11 @@ export class PostgresClaimPath {
         return [...rows, ...(await this.limitedThenProvision({ ...params, limit: params.limit - rows.length }))];
       }
       rows.push(...claimed.rows);
-      if (!this.afterLanes(params, claimed)) break;
+      more = this.afterLanes(params, claimed);
+      if (!more) break;
     }
+    // Stopped after its rounds with lanes still giving their shares: the worker claims again now.
+    if (more && rows.length < params.limit) this.signals.claimAgain();
     return rows;
   }
 

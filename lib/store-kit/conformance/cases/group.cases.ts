@@ -108,6 +108,26 @@ export function groupCases(ctx: SuiteContext): void {
     expect(rest.sort()).toEqual([...groups].sort());
   });
 
+  it("issue 39 item 1: the lanes of queues a worker does not serve never use up its claim's lanes", async () => {
+    const h = await ctx.open();
+    // 70 groups wait in a queue sorted before the worker's own: more lanes than a claim reads.
+    for (let i = 0; i < 70; i++) await enqueueRun(h.store, 1, { group: `g${String(i).padStart(2, '0')}`, queue: 'aa-other' });
+    const [mine] = await enqueueRun(h.store, 1, { group: 'mine', queue: 'zz-mine' });
+    const claimed = await h.store.jobClaim({ workerId: 'w', limit: 1, queues: ['zz-mine'], leaseMs: LEASE_MS });
+    expect(claimed.map((j) => j.id)).toEqual([mine]);
+  });
+
+  it('issue 39 item 1: candidates a lane held back for priority are still taken before less urgent ones of the claim index', async () => {
+    const h = await ctx.open();
+    const a = await enqueueRun(h.store, 2, { group: 'a', priority: -1 });
+    const [b] = await enqueueRun(h.store, 1, { group: 'b', priority: -1 });
+    const [x] = await enqueueRun(h.store, 1, { priority: 0 });
+    await enqueueRun(h.store, 20, { priority: 5 });
+
+    const claimed = (await take(h.store, 4)).map((j) => j.id);
+    expect(claimed.sort()).toEqual([...a, b!, x!].sort());
+  });
+
   it('issue 39 item 1: a grouped job that comes due later, as a retry, takes its turn beside a backlog', async () => {
     const h = await ctx.open();
     const [b] = await enqueueRun(h.store, 1, { group: 'b', maxAttempts: 3 });

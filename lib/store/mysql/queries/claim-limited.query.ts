@@ -74,6 +74,9 @@ export async function claimLimited(
   let shared = false;
   let lastShared = false;
   const laneSeqs: number[] = [];
+  // Candidates the share cut held back, from the window or a limit's lane: a later round reads on
+  // past them, so they are carried into it (a group's lane is read again, and gives its own back).
+  let carry: LockedJob[] = [];
   for (let round = 0; round < MAX_ROUNDS && picked.length < params.limit; round += 1) {
     const want = params.limit - picked.length;
     if (round > 0) {
@@ -90,7 +93,9 @@ export async function claimLimited(
     shared ||= fromLanes.shared;
     await room.load(fromLanes.rows.flatMap((c) => keysOf(c.row)));
     const cut = fromLanes.cut;
-    const candidates = fairOrder([...fromWindow, ...fromLanes.rows].filter((c) => cut === null || c.row.priority <= cut), (c) => c.row, lastPick ? (lastPick.row.groupKey ?? '') : turns.after(params.queues));
+    const pool = [...carry, ...fromWindow, ...fromLanes.rows];
+    const candidates = fairOrder(pool.filter((c) => cut === null || c.row.priority <= cut), (c) => c.row, lastPick ? (lastPick.row.groupKey ?? '') : turns.after(params.queues));
+    const cutOff = new Set(cut === null ? [] : pool.filter((c) => c.row.priority > cut));
     const chosen = pickWithinLimits(candidates, (c) => keysOf(c.row), room.max, room.running, want, room.rateRoom, (c, key) => {
       held = true;
       passed.add(c);
@@ -98,15 +103,16 @@ export async function claimLimited(
     });
     // A grouped job the batch had no turn for waits in its group's lane from now on.
     const taken = new Set(chosen);
-    for (const c of fromWindow) {
+    for (const c of [...carry, ...fromWindow]) {
       const group = c.row.groupKey;
-      if (group !== null && c.row.state === 'scheduled' && !taken.has(c) && !passed.has(c)) parked.set(groupLane(group), [...(parked.get(groupLane(group)) ?? []), c.row.seq]);
+      if (group !== null && c.row.state === 'scheduled' && !taken.has(c) && !passed.has(c) && !cutOff.has(c)) parked.set(groupLane(group), [...(parked.get(groupLane(group)) ?? []), c.row.seq]);
     }
+    carry = [...cutOff].filter((c) => !isGroupLane((c as LaneJob).lane ?? ''));
     for (const job of chosen) room.used(keysOf(job.row));
     picked.push(...chosen);
     for (const c of chosen) laneSeqs.push(c.row.seq);
     lastPick = chosen.at(-1) ?? lastPick;
-    more = (fromWindow.length >= Math.max(window, want) || lastShared) && chosen.length < want;
+    more = (fromWindow.length >= Math.max(window, want) || lastShared || carry.length > 0) && chosen.length < want;
     if (!more) break;
     window = Math.min(window * WINDOW_GROWTH, MAX_WINDOW);
   }

@@ -40,7 +40,7 @@ export function laneClaimStatements(t: PostgresNaming, prefix: string, extra: st
     WITH ${prefix}${claimPaused(t)}, limited AS MATERIALIZED (
       SELECT ${limitFunction(t, 'limits_exist')}() AS yes
     ), ${withLapsed ? claimCandidates(t, listed, columns, gate) : claimDue(t, listed, columns, `${gate} AND $4::boolean IS NOT NULL`)},
-    ${claimLanes(t, turn)}, served AS (
+    ${claimLanes(t, listed, turn)}, served AS (
       SELECT l.queue, l.key, l.key LIKE 'group:%' AS grp FROM lanes l
       WHERE l.queue = ANY(${listed}) AND l.queue NOT IN (SELECT name FROM paused) AND ${gate}
     ), lane_take AS (

@@ -14,25 +14,34 @@ import type { PostgresNaming } from '../postgres-naming.js';
  */
 
 /**
- * Up to LANES_PER_CLAIM lanes, numbered `n` in the order read, found by a loose scan of the lane
- * index: one probe per lane, however many jobs each holds. Read from the lane after ($6, $7), the
- * lane the last claim of these queues took from (group-turns.ts), then from the first up to that
- * one; from the first when $6 is null. Row comparison keeps each probe a range read of the index,
- * and the scans run only as far as the limit pulls.
+ * Up to LANES_PER_CLAIM lanes of the `listed` queues that are not paused, numbered `n` in the order
+ * read, found by a loose scan of the lane index: one probe per lane, however many jobs each holds,
+ * and one per queue the claim does not serve, whose lanes are stepped over whole (so another
+ * service's or a paused queue's lanes never use up a claim's lanes). Read from the lane after
+ * ($6, $7), the lane the last claim of these queues took from (group-turns.ts), then from the
+ * first up to that one; from the first when $6 is null. Row comparison keeps each probe a range
+ * read of the index, and the scans run only as far as the limit pulls.
  */
-export const claimLanes = (t: PostgresNaming, after: { readonly queue: string; readonly key: string } = { queue: '$6', key: '$7' }) => {
+export const claimLanes = (t: PostgresNaming, listed: string, after: { readonly queue: string; readonly key: string } = { queue: '$6', key: '$7' }) => {
   const lane = `state = 'scheduled' AND parked_key IS NOT NULL`;
+  const served = (queue: string) => `${queue} = ANY(${listed}) AND ${queue} NOT IN (SELECT name FROM paused)`;
+  // From lane l, the next lane of its queue when the claim serves it, else the first lane of the
+  // next queue: the conditions on l alone are one-time filters, so one branch runs.
   const scan = (start: string, bound: string) => `(
         WITH RECURSIVE l(queue, key) AS (
           (SELECT queue, parked_key FROM ${t.jobs} WHERE ${lane} AND ${start}${bound} ORDER BY queue, parked_key LIMIT 1)
           UNION ALL
           SELECT n.queue, n.parked_key FROM l CROSS JOIN LATERAL (
-            SELECT queue, parked_key FROM ${t.jobs}
-            WHERE ${lane} AND (queue, parked_key) > (l.queue, l.key)${bound}
-            ORDER BY queue, parked_key LIMIT 1
+            (SELECT queue, parked_key FROM ${t.jobs}
+             WHERE ${lane} AND (queue, parked_key) > (l.queue, l.key)${bound} AND ${served('l.queue')}
+             ORDER BY queue, parked_key LIMIT 1)
+            UNION ALL
+            (SELECT queue, parked_key FROM ${t.jobs}
+             WHERE ${lane} AND queue > l.queue${bound} AND NOT (${served('l.queue')})
+             ORDER BY queue, parked_key LIMIT 1)
           ) n
         )
-        SELECT queue, key FROM l
+        SELECT queue, key FROM l WHERE ${served('queue')}
       )`;
   const from = `(queue, parked_key) > (COALESCE(${after.queue}::text, ''), COALESCE(${after.key}::text, ''))`;
   const upTo = ` AND (queue, parked_key) <= (${after.queue}::text, ${after.key}::text)`;

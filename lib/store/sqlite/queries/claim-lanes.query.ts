@@ -39,24 +39,32 @@ export function claimLanesReader(db: Database, t: SqliteNaming) {
       ORDER BY priority, run_at, seq LIMIT @limit`,
   );
 
-  /** Up to LANES_PER_CLAIM lanes, from the one after `after` (or the first), wrapping; `capped` when more may follow. */
-  const lanesFrom = (after: Lane | null): { lanes: Lane[]; capped: boolean } => {
+  /**
+   * Up to LANES_PER_CLAIM lanes of the queues `serves` accepts, from the one after `after` (or the
+   * first), wrapping; `capped` when more may follow. A queue it does not serve is stepped over
+   * whole, one seek, so another service's or a paused queue's lanes never use up a claim's lanes.
+   * The wrap stops at the first lane read already: the seeks follow SQLite's order of the keys,
+   * which JavaScript's string order does not always match.
+   */
+  const lanesFrom = (after: Lane | null, serves: (queue: string) => boolean): { lanes: Lane[]; capped: boolean } => {
     const lanes: Lane[] = [];
-    const start = after ?? { queue: '', key: '' };
-    for (let at = start; lanes.length < LANES_PER_CLAIM; ) {
-      const lane = nextLane.get(at) as Lane | undefined;
-      if (!lane) break;
-      lanes.push(lane);
-      at = lane;
-    }
-    if (after !== null) {
-      for (let at = { queue: '', key: '' }; lanes.length < LANES_PER_CLAIM; ) {
-        const lane = nextLane.get(at) as Lane | undefined;
-        if (!lane || lane.queue > after.queue || (lane.queue === after.queue && lane.key > after.key)) break;
-        lanes.push(lane);
+    const seen = new Set<string>();
+    const walk = (start: Lane) => {
+      let skip = false;
+      for (let at = start; lanes.length < LANES_PER_CLAIM; ) {
+        const lane = (skip ? firstInNextQueue.get({ queue: at.queue }) : nextLane.get(at)) as Lane | undefined;
+        if (!lane) return;
         at = lane;
+        skip = !serves(lane.queue);
+        if (skip) continue;
+        const id = `${lane.queue}\u0000${lane.key}`;
+        if (seen.has(id)) return;
+        seen.add(id);
+        lanes.push(lane);
       }
-    }
+    };
+    walk(after ?? { queue: '', key: '' });
+    if (after !== null) walk({ queue: '', key: '' });
     return { lanes, capped: lanes.length === LANES_PER_CLAIM };
   };
 
@@ -78,11 +86,10 @@ export function claimLanesReader(db: Database, t: SqliteNaming) {
     let stopped: Set<string> | undefined;
     let short = false;
     let shared = false;
-    const { lanes, capped } = lanesFrom(after);
-    const served = lanes.filter((lane) => {
-      if (!listed.has(lane.queue)) return false;
+    const { lanes: served, capped } = lanesFrom(after, (queue) => {
+      if (!listed.has(queue)) return false;
       stopped ??= new Set(paused.all() as string[]);
-      return !stopped.has(lane.queue);
+      return !stopped.has(queue);
     });
     const share = laneShare(want, served.filter((lane) => isGroupLane(lane.key)).length);
     const reads: { share: number; want: number; priorities: number[] }[] = [];
@@ -96,7 +103,7 @@ export function claimLanesReader(db: Database, t: SqliteNaming) {
       if (group) reads.push({ share, want, priorities: read.map((row) => row.priority) });
       rows.push(...read);
     }
-    return { rows, short, shared, last: capped ? lanes.at(-1)! : null, cut: shareCut(reads) };
+    return { rows, short, shared, last: capped ? served.at(-1)! : null, cut: shareCut(reads) };
   };
 }
 
