@@ -3,6 +3,7 @@ import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { PostgresJobStore } from '../../lib/store/index.js';
 import { limitsLockId } from '../../lib/store/postgres/postgres-limits.js';
+import { limitsLockWaiters, until } from '../support/limits-lock.js';
 import { databaseUrl, dropSchemas, openPostgresDataSource, uniqueSchema } from '../support/postgres.js';
 
 // Fair groups on PostgreSQL (docs/groups.md): while grouped jobs wait in lanes and no limit exists,
@@ -40,26 +41,6 @@ async function twoNodes(texts: string[] = []): Promise<[PostgresJobStore, Postgr
 
 const claim = (store: PostgresJobStore, workerId: string, limit: number) => store.jobClaim({ workerId, limit, queues: ['default'], leaseMs: LEASE_MS });
 
-async function limitsLockWaiters(store: PostgresJobStore): Promise<number> {
-  const key = limitsLockId(store.naming);
-  const [row] = await admin.query(
-    `SELECT count(*)::int AS n FROM pg_locks
-     WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
-       AND classid::bigint = ((${key})::bigint >> 32) & 4294967295 AND objid::bigint = (${key})::bigint & 4294967295`,
-  );
-  return row.n as number;
-}
-
-async function until(ready: () => Promise<boolean>, started: readonly Promise<unknown>[]): Promise<void> {
-  let settled = false;
-  void Promise.allSettled(started).then(() => (settled = true));
-  const deadline = Date.now() + 20_000;
-  while (!settled && !(await ready())) {
-    if (Date.now() > deadline) throw new Error('The racing calls never reached the lock the test holds.');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 describe('issue 39 item 1: the lane claim on PostgreSQL', () => {
   it('with grouped jobs waiting and no limit, outcomes and the next fair claim go in one statement', async () => {
     const texts: string[] = [];
@@ -95,9 +76,9 @@ describe('issue 39 item 1: the lane claim on PostgreSQL', () => {
     // The cap queues for the lock first, then the claim behind it: once let go, the cap commits
     // before the claim reads anything, though the claim's statement began earlier.
     const change = store.concurrencyLimitSet({ target: { key: 'acme' }, max: 1 });
-    await until(async () => (await limitsLockWaiters(store)) === 1, [change]);
+    await until(async () => (await limitsLockWaiters(admin, store)) === 1, [change]);
     const racing = claim(node, 'w2', 3);
-    await until(async () => (await limitsLockWaiters(store)) === 2, [racing]);
+    await until(async () => (await limitsLockWaiters(admin, store)) === 2, [racing]);
     await holder.query(`SELECT pg_advisory_unlock(${limitsLockId(store.naming)})`);
     await change;
     // acme's one slot is taken by the job already running: nothing more starts.

@@ -4,6 +4,7 @@ import type { DataSource } from 'typeorm';
 import type { JobRecord } from '../../lib/core/index.js';
 import { PostgresJobStore } from '../../lib/store/index.js';
 import { limitsLockId } from '../../lib/store/postgres/postgres-limits.js';
+import { limitsLockWaiters, until } from '../support/limits-lock.js';
 import { databaseUrl, dropSchemas, openPostgresDataSource, uniqueSchema } from '../support/postgres.js';
 
 // Issue 19 item 2 on PostgreSQL: a limit change racing claims, heartbeats and outcome writes. Each
@@ -47,35 +48,10 @@ async function connection(): Promise<pg.Client> {
   return client;
 }
 
-/** How many backends wait for the limits lock of `store`. */
-async function limitsLockWaiters(store: PostgresJobStore): Promise<number> {
-  const key = limitsLockId(store.naming);
-  const [row] = await admin.query(
-    `SELECT count(*)::int AS n FROM pg_locks
-     WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
-       AND classid::bigint = ((${key})::bigint >> 32) & 4294967295 AND objid::bigint = (${key})::bigint & 4294967295`,
-  );
-  return row.n as number;
-}
-
 /** How many backends wait for a lock on `table`. */
 async function tableLockWaiters(table: string): Promise<number> {
   const [row] = await admin.query(`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'relation' AND NOT granted AND relation = $1::regclass`, [table]);
   return row.n as number;
-}
-
-/**
- * Resolves once `ready()` holds, or once the call just started has settled: a store that takes no
- * such lock never waits, and the test's assertions then judge what it did.
- */
-async function until(ready: () => Promise<boolean>, started: readonly Promise<unknown>[]): Promise<void> {
-  let settled = false;
-  void Promise.allSettled(started).then(() => (settled = true));
-  const deadline = Date.now() + 20_000;
-  while (!settled && !(await ready())) {
-    if (Date.now() > deadline) throw new Error('The racing calls never reached the lock the test holds.');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 const claim = (store: PostgresJobStore, workerId: string, limit = 10, leaseMs = LEASE_MS) =>
@@ -93,9 +69,9 @@ describe('issue 19 item 2: PostgreSQL limit changes racing claims, heartbeats an
     // The limit change queues for the lock first, then the claim behind it: once let go, the
     // limit commits before the claim reads anything, though the claim's statement began earlier.
     const change = store.concurrencyLimitSet({ target: { queue: 'default' }, max: 1 });
-    await until(async () => (await limitsLockWaiters(store)) === 1, [change]);
+    await until(async () => (await limitsLockWaiters(admin, store)) === 1, [change]);
     const racing = claim(node, 'w2', 2);
-    await until(async () => (await limitsLockWaiters(store)) === 2, [racing]);
+    await until(async () => (await limitsLockWaiters(admin, store)) === 2, [racing]);
     await holder.query(`SELECT pg_advisory_unlock(${limitsLockId(store.naming)})`);
     await change;
     expect(await racing).toEqual([]);
@@ -110,9 +86,9 @@ describe('issue 19 item 2: PostgreSQL limit changes racing claims, heartbeats an
     await holder.query(`SELECT pg_advisory_lock(${limitsLockId(store.naming)})`);
     // This time the claim queues first: it runs before the limit exists and must be counted by it.
     const racing = claim(node, 'w2', 1);
-    await until(async () => (await limitsLockWaiters(store)) === 1, [racing]);
+    await until(async () => (await limitsLockWaiters(admin, store)) === 1, [racing]);
     const change = store.concurrencyLimitSet({ target: { queue: 'default' }, max: 1 });
-    await until(async () => (await limitsLockWaiters(store)) === 2, [change]);
+    await until(async () => (await limitsLockWaiters(admin, store)) === 2, [change]);
     await holder.query(`SELECT pg_advisory_unlock(${limitsLockId(store.naming)})`);
     const [second] = await racing;
     await change;
@@ -137,7 +113,7 @@ describe('issue 19 item 2: PostgreSQL limit changes racing claims, heartbeats an
     const change = store.concurrencyLimitSet({ target: { queue: 'default' }, max: 1 });
     await until(async () => (await tableLockWaiters(store.naming.audit)) === 1, [change]);
     const beat = node.jobHeartbeat({ workerId: 'w1', leases: [{ jobId: job!.id, attempt: job!.attempt }], leaseMs: LEASE_MS });
-    await until(async () => (await limitsLockWaiters(store)) === 1, [beat]);
+    await until(async () => (await limitsLockWaiters(admin, store)) === 1, [beat]);
     await holder.query('COMMIT');
     await change;
     expect((await beat).lost).toEqual([]);
@@ -163,7 +139,7 @@ describe('issue 19 item 2: PostgreSQL limit changes racing claims, heartbeats an
     const change = store.concurrencyLimitSet({ target: { queue: 'default' }, max: 1 });
     await until(async () => (await tableLockWaiters(store.naming.audit)) === 1, [change]);
     const outcome = finish(node, running[0]!);
-    await until(async () => (await limitsLockWaiters(store)) === 1, [outcome]);
+    await until(async () => (await limitsLockWaiters(admin, store)) === 1, [outcome]);
     await holder.query('COMMIT');
     await change;
     expect((await outcome)[0]).toMatchObject({ status: 'applied' });

@@ -1,20 +1,7 @@
 import { expect, it } from '@jest/globals';
-import { InvalidArgumentError, type JobRecord } from '../../../core/index.js';
-import type { EnqueueInput, JobStore } from '../../../store/index.js';
+import { InvalidArgumentError } from '../../../core/index.js';
 import type { SuiteContext } from '../harness.js';
-import { LEASE_MS } from './helpers.js';
-
-const take = async (store: JobStore, limit: number, workerId = 'w') => store.jobClaim({ workerId, limit, queues: ['default'], leaseMs: LEASE_MS });
-const finish = (store: JobStore, job: JobRecord) =>
-  store.jobCompleteMany({ workerId: job.workerId!, outcomes: [{ jobId: job.id, attempt: job.attempt, kind: 'succeeded' }] });
-
-/** Enqueues `count` jobs in one call per slice, in order (enqueue order is claim order among equals). */
-async function enqueueRun(store: JobStore, count: number, input: Partial<EnqueueInput> = {}): Promise<string[]> {
-  const jobs = Array.from({ length: count }, (_, i) => ({ name: 'test.job', payload: { i }, ...input }));
-  const ids: string[] = [];
-  for (let at = 0; at < jobs.length; at += 500) ids.push(...(await store.jobEnqueueMany({ jobs: jobs.slice(at, at + 500) })).map((r) => r.id));
-  return ids;
-}
+import { enqueueRun, LEASE_MS, succeed as finish, takeJobs as take } from './helpers.js';
 
 /**
  * Fair groups (docs/groups.md): claims take turns across the groups that have due work, so a group

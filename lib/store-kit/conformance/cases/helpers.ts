@@ -38,3 +38,19 @@ export async function expectRefused(run: () => Promise<unknown>, pattern: RegExp
   // One sentence: ends with a full stop and has no line breaks.
   expect((error as Error).message).toMatch(/^[^\n]+\.$/);
 }
+
+/** Claims up to `limit` due jobs of `queues` for `workerId`. */
+export const takeJobs = async (store: JobStore, limit: number, queues = ['default'], workerId = 'w') => store.jobClaim({ workerId, limit, queues, leaseMs: LEASE_MS });
+
+/** Records `job`'s success under the lease it was claimed with. */
+export const succeed = (store: JobStore, job: JobRecord) =>
+  store.jobCompleteMany({ workerId: job.workerId!, outcomes: [{ jobId: job.id, attempt: job.attempt, kind: 'succeeded' }] });
+
+/** Enqueues `count` jobs in one call per 500, in order (enqueue order is claim order among equals), and returns their ids. */
+export async function enqueueRun(store: JobStore, count: number, input: Partial<EnqueueInput> = {}): Promise<string[]> {
+  const jobs = Array.from({ length: count }, (_, i) => ({ name: 'test.job', payload: { i }, ...input }));
+  const ids: string[] = [];
+  // In slices, so a large run stays within every store's statement limits.
+  for (let at = 0; at < jobs.length; at += 500) ids.push(...(await store.jobEnqueueMany({ jobs: jobs.slice(at, at + 500) })).map((r) => r.id));
+  return ids;
+}

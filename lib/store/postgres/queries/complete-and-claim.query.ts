@@ -35,10 +35,7 @@ import type { RoundTurns } from './claim-limited.query.js';
  */
 export function completeAndClaimQuery(t: PostgresNaming, finish: FinishMode = 'keep', releasing = false) {
   const select = (walk: string) => `
-    SELECT c.*, l.yes AS limited${walk},
-      CASE WHEN row_number() OVER () = 1 THEN (SELECT array_agg(a.id::text) FROM applied a) END AS applied_ids,
-      CASE WHEN row_number() OVER () = 1 THEN (SELECT array_agg(a.state) FROM applied a) END AS applied_states${
-        releasing ? `,\n      CASE WHEN row_number() OVER () = 1 THEN ${releasingSql(t)} END AS releasing` : ''}
+    SELECT c.*, l.yes AS limited${walk}${appliedColumns(t, releasing)}
     FROM limited l LEFT JOIN claimed c ON true`;
   // The same parameters in every text (an unused $4 included), so the reports stay at $5 on; a
   // cursor's arrays come after them.
@@ -77,11 +74,7 @@ export function completeAndClaimQuery(t: PostgresNaming, finish: FinishMode = 'k
  * limit appeared since the last claim, the claim part takes nothing and says so (`limited`).
  */
 export function completeAndClaimLanesQuery(t: PostgresNaming, finish: FinishMode = 'keep', releasing = false) {
-  const extra = `,
-      CASE WHEN row_number() OVER () = 1 THEN (SELECT array_agg(a.id::text) FROM applied a) END AS applied_ids,
-      CASE WHEN row_number() OVER () = 1 THEN (SELECT array_agg(a.state) FROM applied a) END AS applied_states${
-        releasing ? `,\n      CASE WHEN row_number() OVER () = 1 THEN ${releasingSql(t)} END AS releasing` : ''}`;
-  const statements = laneClaimStatements(t, `${completeCtes(t, 5, finish)}, `, extra, { queue: '$11', key: '$12', group: '$13' });
+  const statements = laneClaimStatements(t, `${completeCtes(t, 5, finish)}, `, appliedColumns(t, releasing), { queue: '$11', key: '$12', group: '$13' });
 
   return async (
     db: PgExecutor,
@@ -102,3 +95,9 @@ export function completeAndClaimLanesQuery(t: PostgresNaming, finish: FinishMode
     };
   };
 }
+
+/** What the outcomes did, on the answer's first row alone (see completeAndClaimQuery). */
+const appliedColumns = (t: PostgresNaming, releasing: boolean) => `,
+      CASE WHEN row_number() OVER () = 1 THEN (SELECT array_agg(a.id::text) FROM applied a) END AS applied_ids,
+      CASE WHEN row_number() OVER () = 1 THEN (SELECT array_agg(a.state) FROM applied a) END AS applied_states${
+        releasing ? `,\n      CASE WHEN row_number() OVER () = 1 THEN ${releasingSql(t)} END AS releasing` : ''}`;
