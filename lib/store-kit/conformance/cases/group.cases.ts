@@ -115,6 +115,21 @@ export function groupCases(ctx: SuiteContext): void {
     expect(claimed.sort()).toEqual([...a, b!, x!].sort());
   });
 
+  it('issue 39 item 1: groups whose names sort differently in the database and in JavaScript are each read once, however the turns wrap', async () => {
+    const h = await ctx.open();
+    // 63 groups of one job, then U+FF01 and an astral character, two jobs each: UTF-8 puts the
+    // astral one last, UTF-16 between the others. A first claim reads 64 lanes and ends on U+FF01.
+    for (let i = 0; i < 63; i++) await enqueueRun(h.store, 1, { group: `g${String(i).padStart(2, '0')}` });
+    await enqueueRun(h.store, 2, { group: '\uff01' });
+    await enqueueRun(h.store, 2, { group: '\u{1f600}' });
+    const first = await take(h.store, 64);
+    expect(new Set(first.map((j) => j.id)).size).toBe(64);
+    const second = await take(h.store, 10);
+    expect(new Set(second.map((j) => j.id)).size).toBe(second.length);
+    expect(second.every((j) => j.attempt === 1)).toBe(true);
+    expect([...first, ...second]).toHaveLength(67);
+  });
+
   it('issue 39 item 1: a grouped job that comes due later, as a retry, takes its turn beside a backlog', async () => {
     const h = await ctx.open();
     const [b] = await enqueueRun(h.store, 1, { group: 'b', maxAttempts: 3 });
