@@ -21,8 +21,14 @@ interface Pristine {
  * not TRUNCATE: TRUNCATE makes new files for every table and index, which cost half a migrate.
  * Identity columns are not restarted, as in a database that has run for a while. A schema whose
  * catalog (tables, columns, functions, triggers) differs from what its migrate made is dropped
- * instead of reused.
+ * instead of reused, and so is one that has held more than {@link REUSE_JOBS_MAX} jobs in all:
+ * the rows a DELETE removes leave their index entries until vacuum, and a claim that passes more
+ * than a thousand dead entries in the claim index takes it for a held horizon and reads from its
+ * cursor (claim-cursor.ts), deferring lapsed leases, which a fresh schema's case would not see.
  */
+/** The most jobs a schema may have held in all and still be reused (see PostgresSchemaPool). */
+const REUSE_JOBS_MAX = 300;
+
 export class PostgresSchemaPool {
   private readonly pristine = new Map<string, Pristine>();
   private readonly free = new Map<string, string[]>();
@@ -52,7 +58,7 @@ export class PostgresSchemaPool {
     const dropping: string[] = [];
     for (const schema of schemas) {
       const pristine = this.pristine.get(schema);
-      if (pristine === undefined || (await this.fingerprint(schema)) !== pristine.fingerprint) {
+      if (pristine === undefined || (await this.jobsEver(schema, pristine)) > REUSE_JOBS_MAX || (await this.fingerprint(schema)) !== pristine.fingerprint) {
         this.pristine.delete(schema);
         dropping.push(schema);
         continue;
@@ -85,6 +91,13 @@ export class PostgresSchemaPool {
         await manager.query(`INSERT INTO ${name(table)} OVERRIDING SYSTEM VALUE SELECT * FROM json_populate_recordset(NULL::${name(table)}, $1)`, [JSON.stringify(rows)]);
       }
     });
+  }
+
+  /** How many jobs the schema's jobs table has held in all: its identity sequence, which emptying does not restart. */
+  private async jobsEver(schema: string, { tables }: Pristine): Promise<number> {
+    if (!tables.includes('jobs')) return 0;
+    const [{ n }] = await this.dataSource.query(`SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence($1, 'seq')), 0) AS n`, [`"${schema}"."jobs"`]);
+    return Number(n);
   }
 
   /** The schema's tables and their column counts, its functions' bodies and its triggers. */
