@@ -48,22 +48,18 @@ export function completeAndClaimQuery(t: PostgresNaming, finish: FinishMode = 'k
     cursor?: ClaimCursorValues,
   ): Promise<{ results: OutcomeResult[]; releasing: boolean; rows: JobRow[]; limited: boolean; walked: number | null }> => {
     const { withLapsed, dueOnly, fromCursor } = statements(params.queues);
-    type Row = PgJobRow & { limited: boolean; walked?: string | number | null; applied_ids: string[] | null; applied_states: string[] | null; releasing?: boolean | null };
+    type Row = PgJobRow & AppliedRow & { limited: boolean; walked?: string | number | null };
     const values = [...claimValues(params), ...completeValues(outcomes)];
     const rows = await (params.includeLapsed
       ? db.query<Row>(withLapsed, values)
       : cursor
         ? db.query<Row>(fromCursor, [...values, cursor.priorities, cursor.runAts])
         : db.query<Row>(dueOnly, values));
-    const first = rows[0];
-    const ids = first?.applied_ids ?? [];
-    const states = first?.applied_states ?? [];
     return {
-      results: outcomeResults(outcomes, ids.map((id, i) => ({ id, state: states[i]! }))),
-      releasing: first?.releasing === true,
+      ...appliedOf(outcomes, rows[0]),
       rows: rows.filter((row) => row.id !== null).map(fromPgRow),
-      limited: first?.limited === true,
-      walked: walkedOf(first),
+      limited: rows[0]?.limited === true,
+      walked: walkedOf(rows[0]),
     };
   };
 }
@@ -83,17 +79,23 @@ export function completeAndClaimLanesQuery(t: PostgresNaming, finish: FinishMode
     turns: RoundTurns,
   ): Promise<{ results: OutcomeResult[]; releasing: boolean } & LaneClaimResult> => {
     const { withLapsed, dueOnly } = statements(params.queues);
-    type Row = LaneClaimRow & { applied_ids: string[] | null; applied_states: string[] | null; releasing?: boolean | null };
-    const rows = await db.query<Row>(params.includeLapsed ? withLapsed : dueOnly, [...claimValues(params), ...completeValues(outcomes), ...turnValues(turns)]);
-    const first = rows[0];
-    const ids = first?.applied_ids ?? [];
-    const states = first?.applied_states ?? [];
-    return {
-      results: outcomeResults(outcomes, ids.map((id, i) => ({ id, state: states[i]! }))),
-      releasing: first?.releasing === true,
-      ...laneClaimResult(rows),
-    };
+    const rows = await db.query<LaneClaimRow & AppliedRow>(params.includeLapsed ? withLapsed : dueOnly, [...claimValues(params), ...completeValues(outcomes), ...turnValues(turns)]);
+    return { ...appliedOf(outcomes, rows[0]), ...laneClaimResult(rows) };
   };
+}
+
+/** The columns {@link appliedColumns} adds, as a row carries them. */
+interface AppliedRow {
+  applied_ids: string[] | null;
+  applied_states: string[] | null;
+  releasing?: boolean | null;
+}
+
+/** What the outcomes did, read from the answer's first row, where alone they are sent. */
+function appliedOf(outcomes: readonly NormalizedOutcome[], first: AppliedRow | undefined): { results: OutcomeResult[]; releasing: boolean } {
+  const ids = first?.applied_ids ?? [];
+  const states = first?.applied_states ?? [];
+  return { results: outcomeResults(outcomes, ids.map((id, i) => ({ id, state: states[i]! }))), releasing: first?.releasing === true };
 }
 
 /** What the outcomes did, on the answer's first row alone (see completeAndClaimQuery). */
