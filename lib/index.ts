@@ -41,6 +41,7 @@ export type {
   JobPage,
   LimitTarget,
   ListBlockedSequencesParams,
+  ListGroupsParams,
   ListJobsParams,
   Rate,
   RateLimit,
@@ -53,6 +54,7 @@ export type {
   SequenceOptions,
   ThrottleOptions,
   UniqueKeyMode,
+  WaitingGroup,
 } from './store/index.js';
 
 // Observers and attempt hooks.

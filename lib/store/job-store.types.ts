@@ -637,6 +637,37 @@ export interface BlockedSequence {
   readonly nextJobId: string;
 }
 
+/** Which groups {@link OperatorStore.jobListGroups} returns. */
+export interface ListGroupsParams {
+  /** Default 50, at most 200: each group on a page costs up to two thousand index entries of counting. */
+  readonly limit?: number;
+  /** A group: the page holds the groups after it. Pass the last group of a full page to read the next one. */
+  readonly after?: string;
+}
+
+/** How far {@link OperatorStore.jobListGroups} counts a group's waiting jobs of each kind. */
+export const GROUP_COUNT_CAP = 1_000;
+
+/**
+ * A group (docs/groups.md) with jobs waiting: scheduled, due now or later. Running jobs are not
+ * counted here; a group's cap on the limits page shows the jobs that hold it.
+ */
+export interface WaitingGroup {
+  readonly group: string;
+  /** Jobs of the group whose run time has come, counted up to {@link GROUP_COUNT_CAP}. */
+  readonly due: number;
+  /** True when more than {@link GROUP_COUNT_CAP} jobs are due: `due` is then a lower bound. */
+  readonly dueCapped: boolean;
+  /** Jobs of the group scheduled for later, counted up to {@link GROUP_COUNT_CAP}. */
+  readonly later: number;
+  /** True when more than {@link GROUP_COUNT_CAP} jobs wait for later: `later` is then a lower bound. */
+  readonly laterCapped: boolean;
+  /** The run time of the group's longest-waiting due job (how long the group has waited), or null when none is due. */
+  readonly oldestDueAt: Date | null;
+  /** The cap of the concurrency limit on the group's key (a group's limit, set like any key's), or null when it has none. */
+  readonly concurrencyMax: number | null;
+}
+
 /** How many dead-lettered jobs {@link OperatorStore.jobListDeadLettered} returns. */
 export interface ListDeadLetteredParams {
   /** Default 50, at most 1,000. */
@@ -1175,6 +1206,14 @@ export interface OperatorStore extends StoreInfo {
    * `afterFailure: 'continue'`, is not blocked.
    */
   jobListBlockedSequences(params?: ListBlockedSequencesParams): Promise<BlockedSequence[]>;
+
+  /**
+   * Groups with waiting jobs, in group order (as the store compares text), a page at a time, each
+   * with its due and later jobs counted up to {@link GROUP_COUNT_CAP}, how long its oldest due
+   * job has waited, and its key's cap. Bounded: a page reads at most its groups' counts' worth of
+   * index entries, whatever the backlog.
+   */
+  jobListGroups(params?: ListGroupsParams): Promise<WaitingGroup[]>;
 
   /** A batch's counts, failed job ids and callbacks; null when no stored job has the batch id. */
   jobBatch(params: BatchParams): Promise<BatchSummary | null>;

@@ -1,5 +1,5 @@
 import { storedTraceContext, type DependencyMode, type JobState } from '../core/index.js';
-import type { EdgeJob, JobThroughput, LimitHolder, ObserverStatus, ThroughputBucket } from './job-store.types.js';
+import { GROUP_COUNT_CAP, type EdgeJob, type JobThroughput, type LimitHolder, type ObserverStatus, type ThroughputBucket, type WaitingGroup } from './job-store.types.js';
 
 /** Default and most edges {@link OperatorStore.jobEdges} returns per side. */
 export const DEFAULT_EDGE_LIMIT = 100;
@@ -212,4 +212,33 @@ export function canonicalIdPrefix(text: string): string | null {
   }
   const groupEnds = [8, 12, 16, 20].includes(hex.length);
   return lower === hex || lower === canonical || (groupEnds && lower === `${canonical}-`) ? canonical : null;
+}
+
+/**
+ * A group as a driver reads it ({@link OperatorStore.jobListGroups}): its due and later jobs each
+ * counted up to one past {@link GROUP_COUNT_CAP}, so the cut can tell whether there were more.
+ */
+export type DriverGroup = Omit<WaitingGroup, 'dueCapped' | 'laterCapped'>;
+
+/** A group listing as a driver receives it: the page, and how far to count each group's jobs. */
+export interface DriverGroupListParams {
+  readonly limit: number;
+  readonly after: string | null;
+  readonly countScan: number;
+}
+
+/** How far a driver counts a group's waiting jobs of each kind: one past the reported cap. */
+export const GROUP_COUNT_SCAN = GROUP_COUNT_CAP + 1;
+
+/** A driver's group as the operator sees it: each count cut to the cap, and whether there was more. */
+export function toWaitingGroup(row: DriverGroup): WaitingGroup {
+  return {
+    group: row.group,
+    due: Math.min(row.due, GROUP_COUNT_CAP),
+    dueCapped: row.due > GROUP_COUNT_CAP,
+    later: Math.min(row.later, GROUP_COUNT_CAP),
+    laterCapped: row.later > GROUP_COUNT_CAP,
+    oldestDueAt: row.oldestDueAt,
+    concurrencyMax: row.concurrencyMax,
+  };
 }

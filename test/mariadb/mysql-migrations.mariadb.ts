@@ -58,7 +58,7 @@ describe('MySQL store migrations (MariaDB)', () => {
     expect(engines).toEqual([{ engine: 'InnoDB', collation: 'utf8mb4_bin' }]);
   });
 
-  it('migration 23 (batches) keeps each stored dependency mode, adds on_failure and the batch columns; migration 24 (groups) adds group_key and records install version 6', async () => {
+  it('migration 23 (batches) keeps each stored dependency mode, adds on_failure and the batch columns; migration 24 (groups) adds group_key and records install version 6; migration 25 indexes the group of a scheduled job', async () => {
     const { naming, conns } = install();
     expect(await migrateMysql(conns, naming, mysqlInstall(), MIGRATIONS.filter((m) => m.version <= 22))).toEqual(VERSIONS.filter((v) => v <= 22));
     const id = '01900000-0000-7000-8000-000000000001';
@@ -67,7 +67,7 @@ describe('MySQL store migrations (MariaDB)', () => {
        VALUES (?, 'n', 'default', '{}', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), 1, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), 1, 'on_any_terminal', 'awaiting_parents')`,
       [id],
     );
-    expect(await migrateMysql(conns, naming, mysqlInstall())).toEqual([23, 24]);
+    expect(await migrateMysql(conns, naming, mysqlInstall())).toEqual([23, 24, 25]);
     const columns = `dependency_mode AS mode, batch_id AS batchId, batch_callback AS callback, parent_failed AS parentFailed`;
     expect(await dataSource.query(`SELECT ${columns} FROM ${naming.jobs}`)).toEqual([{ mode: 'on_any_terminal', batchId: null, callback: null, parentFailed: 0 }]);
     await dataSource.query(`UPDATE ${naming.jobs} SET dependency_mode = 'on_failure', batch_id = ?, batch_callback = 'failure', parent_failed = TRUE`, [id]);
@@ -81,6 +81,14 @@ describe('MySQL store migrations (MariaDB)', () => {
     expect(MYSQL_INSTALL_VERSION).toBe(6);
     expect(await dataSource.query(`SELECT group_key AS g FROM ${naming.jobs}`)).toEqual([{ g: null }]);
     expect(await dataSource.query(`SELECT version FROM ${naming.table('installed')}`)).toEqual([{ version: MYSQL_INSTALL_VERSION }]);
+    // Migration 25 (group listing): the group of a scheduled job alone, indexed with its run time.
+    const grouped = (await dataSource.query(
+      `SELECT column_name AS name FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = ? AND index_name = 'jobs_group_idx' ORDER BY seq_in_index`,
+      [`${naming.prefix}jobs`],
+    )) as { name: string }[];
+    expect(grouped.map((r) => r.name)).toEqual(['waiting_group_key', 'run_at', 'seq']);
+    await dataSource.query(`UPDATE ${naming.jobs} SET group_key = 'g', state = 'scheduled', pending_parents = 0`);
+    expect(await dataSource.query(`SELECT waiting_group_key AS g FROM ${naming.jobs}`)).toEqual([{ g: Buffer.from('g') }]);
   });
 
   it('lets nodes that boot together take turns under the lock: each finishes, and every migration is applied once', async () => {

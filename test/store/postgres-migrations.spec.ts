@@ -40,6 +40,7 @@ describe('PostgreSQL migrations', () => {
       { version: 22, name: 'sequences' },
       { version: 23, name: 'batches' },
       { version: 24, name: 'groups' },
+      { version: 25, name: 'group_listing' },
     ]);
     const { id } = await a.jobEnqueue({ job: { name: 'after.migrate', payload: 1 } });
     expect(await b.jobGet({ jobId: id })).toMatchObject({ name: 'after.migrate', progress: null });
@@ -82,6 +83,8 @@ describe('PostgreSQL migrations', () => {
     expect(byName.app_jobs_state_seq_idx).toMatch(/ \(state, seq\)$/);
     // A batch's jobs, and the distinct batch ids, from an index that holds only jobs of a batch.
     expect(byName.app_jobs_batch_idx).toMatch(/\(batch_id\) WHERE \(batch_id IS NOT NULL\)$/);
+    // The groups listing reads scheduled grouped jobs alone, by group and run time.
+    expect(byName.app_jobs_group_idx).toMatch(/\(group_key, run_at, seq\) WHERE \(\(state = 'scheduled'::text\) AND \(group_key IS NOT NULL\)\)$/);
     const checks = await dataSource.query(
       `SELECT conname, pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conrelid = $1::regclass AND conname IN ('app_jobs_dependency_mode_check', 'app_jobs_batch_callback_check') ORDER BY conname`,
       [store.naming.jobs],

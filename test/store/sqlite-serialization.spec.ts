@@ -257,6 +257,7 @@ describe('SQLite adapter setup', () => {
       { version: 22, name: 'sequences' },
       { version: 23, name: 'batches' },
       { version: 24, name: 'groups' },
+      { version: 25, name: 'group_listing' },
     ]);
     const indexes = await dataSource.query(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'app_jobs' ORDER BY name`);
     const byName = Object.fromEntries(indexes.map((i: { name: string; sql: string | null }) => [i.name, i.sql]));
@@ -266,6 +267,8 @@ describe('SQLite adapter setup', () => {
     expect(byName.app_jobs_finished_idx).toMatch(/\(finished_at\) WHERE state IN \('succeeded', 'cancelled'\)/);
     // A batch's jobs, and the distinct batch ids, read through an index that holds no other job.
     expect(byName.app_jobs_batch_idx).toMatch(/\(batch_id\) WHERE batch_id IS NOT NULL$/);
+    // The groups listing reads scheduled grouped jobs alone, by group and run time.
+    expect(byName.app_jobs_group_idx).toMatch(/\(group_key, run_at, seq\) WHERE state = 'scheduled' AND group_key IS NOT NULL$/);
     expect(byName.app_jobs_unique_key_idx).toMatch(/^CREATE UNIQUE INDEX .*\(name, unique_key\)\s+WHERE unique_key IS NOT NULL AND state IN \('scheduled', 'awaiting_parents', 'running'\)$/);
     // Claims read the paused queues alone, through an index that holds nothing else.
     const queues = await dataSource.query(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'app_queues' AND sql IS NOT NULL ORDER BY name`);

@@ -16,6 +16,7 @@ import { jsonWalkCases } from './cases/json-walk.cases.js';
 import { limitCases } from './cases/limit.cases.js';
 import { heldBackCases } from './cases/held-back.cases.js';
 import { groupCases } from './cases/group.cases.js';
+import { groupListCases } from './cases/group-list.cases.js';
 import { listingCases } from './cases/listing.cases.js';
 import { limitChangeCases } from './cases/limit-changes.cases.js';
 import { limitUnchangedCases } from './cases/limit-unchanged.cases.js';
@@ -78,6 +79,7 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('priorities', () => priorityCases(ctx));
   describe('claims past held-back jobs', () => heldBackCases(ctx));
   describe('fair groups', () => groupCases(ctx));
+  describe('groups listing', () => groupListCases(ctx));
   describe('the fenced outcome write', () => fenceCases(ctx));
   describe('outcomes and a claim in one call', () => completeAndClaimCases(ctx));
   describe("a batch handler's call", () => batchHandlerCases(ctx));

@@ -42,6 +42,8 @@ import type {
   JobStatusManyParams,
   JobStats,
   ListBlockedSequencesParams,
+  ListGroupsParams,
+  WaitingGroup,
   BatchCancelParams,
   BatchCancelResult,
   BatchParams,
@@ -62,9 +64,9 @@ import { cancelBatch, listBatches, readBatch } from '../batch/batch-operator.js'
 import { checkNodeListParams } from './node-params.js';
 import { actorOf, checkOnlyFrom } from './operator-options.js';
 import { cancelResult, replayResult, runNowResult } from './operator-transition.js';
-import { checkBlockedSequenceParams, checkDeadLetterListParams, checkJobStatusIds, checkListParams, optionalParamsOf, paramsOf } from './store-params.js';
+import { checkBlockedSequenceParams, checkDeadLetterListParams, checkGroupListParams, checkJobStatusIds, checkListParams, optionalParamsOf, paramsOf } from './store-params.js';
 import type { DriverListParams } from '../job-page.js';
-import { cutEdges, OBSERVER_LAG_LIMIT, throughputResult, toObserverStatus } from '../operator-reads.js';
+import { cutEdges, GROUP_COUNT_SCAN, OBSERVER_LAG_LIMIT, throughputResult, toObserverStatus, toWaitingGroup } from '../operator-reads.js';
 import {
   checkEdgesParams,
   checkHistoryParams,
@@ -105,6 +107,11 @@ export class CheckedOperator extends CheckedWorker implements OperatorStore {
 
   async jobListBlockedSequences(params?: ListBlockedSequencesParams): Promise<BlockedSequence[]> {
     return this.driver.jobListBlockedSequences(checkBlockedSequenceParams(params));
+  }
+
+  async jobListGroups(params?: ListGroupsParams): Promise<WaitingGroup[]> {
+    const rows = await this.driver.jobListGroups({ ...checkGroupListParams(params), countScan: GROUP_COUNT_SCAN });
+    return rows.map(toWaitingGroup);
   }
 
   async jobBatch(params: BatchParams): Promise<BatchSummary | null> {

@@ -39,6 +39,8 @@ import type {
   DriverHoldersParams,
   DriverLimitListParams,
   DriverObserverListParams,
+  DriverGroup,
+  DriverGroupListParams,
   DriverObserverStatus,
   DriverOldestDue,
   DriverOldestDueParams,
@@ -181,6 +183,11 @@ export interface StoreDriver {
   jobListDeadLettered(params: { readonly limit: number }): Promise<JobRecord[]>;
   /** Up to `limit` blocked sequences with a key after `after` (null: from the first), in key order. */
   jobListBlockedSequences(params: { readonly limit: number; readonly after: string | null }): Promise<BlockedSequence[]>;
+  /**
+   * Up to `limit` groups with scheduled jobs and a name after `after` (null: from the first), in
+   * group order, each count taken up to `countScan` jobs.
+   */
+  jobListGroups(params: DriverGroupListParams): Promise<DriverGroup[]>;
   /** A batch's counts (callbacks apart), up to `failedLimit` failed ids in id order, and its callbacks; null when no job has the batch id. */
   jobBatch(params: { readonly batchId: string; readonly failedLimit: number }): Promise<BatchSummary | null>;
   /** Up to `limit` distinct batch ids, newest (greatest) first, each less than `before` when given. */

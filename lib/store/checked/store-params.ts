@@ -22,6 +22,7 @@ import type {
   HeartbeatParams,
   LeaseRef,
   ListBlockedSequencesParams,
+  ListGroupsParams,
   ListDeadLetteredParams,
   ListJobsParams,
   MaintenanceLeaseParams,
@@ -31,7 +32,7 @@ import type {
 } from '../job-store.types.js';
 import type { DriverListParams } from '../job-page.js';
 import { canonicalIdPrefix } from '../operator-reads.js';
-import { MAX_SEQUENCE_KEY } from '../enqueue-input.js';
+import { MAX_CONCURRENCY_KEY, MAX_SEQUENCE_KEY } from '../enqueue-input.js';
 import { optionalParamsOf, paramsOf } from './params-of.js';
 
 // Every checked method starts with these; they live on their own, and are re-exported for the callers that import them from here.
@@ -287,6 +288,17 @@ export function checkBlockedSequenceParams(params: ListBlockedSequencesParams | 
   optionalParamsOf('jobListBlockedSequences', params, '{ limit?, after? }');
   const limit = params?.limit === undefined ? DEFAULT_LIST_LIMIT : assertPositiveInteger(params.limit, 'limit', MAX_BATCH);
   const after = params?.after === undefined ? null : assertNonEmptyString(params.after, 'after', MAX_SEQUENCE_KEY);
+  return { limit, after };
+}
+
+/** The most groups one {@link OperatorStore.jobListGroups} page holds: each costs up to two counts of {@link GROUP_COUNT_CAP} entries. */
+export const MAX_GROUP_PAGE = 200;
+
+/** Checks a group listing's params: its `limit` ({@link DEFAULT_LIST_LIMIT} when absent) and `after` group. */
+export function checkGroupListParams(params: ListGroupsParams | undefined): { limit: number; after: string | null } {
+  optionalParamsOf('jobListGroups', params, '{ limit?, after? }');
+  const limit = params?.limit === undefined ? DEFAULT_LIST_LIMIT : assertPositiveInteger(params.limit, 'limit', MAX_GROUP_PAGE);
+  const after = params?.after === undefined ? null : assertNonEmptyString(params.after, 'after', MAX_CONCURRENCY_KEY);
   return { limit, after };
 }
 

@@ -53,6 +53,8 @@ import type { DriverListParams } from '../job-page.js';
 import type {
   DriverEdges,
   DriverEdgesParams,
+  DriverGroup,
+  DriverGroupListParams,
   DriverHistoryParams,
   DriverHolders,
   DriverHoldersParams,
@@ -237,6 +239,10 @@ export class MemoryDriver implements StoreDriver {
   async jobListBlockedSequences(params: { readonly limit: number; readonly after: string | null }): Promise<BlockedSequence[]> {
     return this.reads.jobListBlockedSequences(params);
   }
+  async jobListGroups(params: DriverGroupListParams): Promise<DriverGroup[]> {
+    return this.reads.jobListGroups(params);
+  }
+
 
   async jobBatch(params: { readonly batchId: string; readonly failedLimit: number }): Promise<BatchSummary | null> {
     return this.batches.jobBatch(params);

@@ -18,7 +18,7 @@ import type {
   ParentOutput,
   QueueSummary,
 } from '../job-store.types.js';
-import type { DriverHistoryParams, DriverLimitListParams, DriverQueueListParams } from '../operator-reads.js';
+import type { DriverGroup, DriverGroupListParams, DriverHistoryParams, DriverLimitListParams, DriverQueueListParams } from '../operator-reads.js';
 import { queueSummaries, type QueueCountRow } from '../queue-summary.js';
 import { toSchedule, type Schedule } from '../schedules/index.js';
 import { schedulesInOrder } from './memory-schedule-tx.js';
@@ -94,6 +94,32 @@ export class MemoryReads {
     // A row per key: of two failed jobs holding one key, the one that failed first.
     blocked.sort((a, b) => compareText(a.key, b.key) || a.job.finishedAt!.getTime() - b.job.finishedAt!.getTime() || compareText(a.job.id, b.job.id));
     return blocked.filter((entry, i) => i === 0 || entry.key !== blocked[i - 1]!.key).slice(0, limit);
+  }
+
+  jobListGroups({ limit, after, countScan }: DriverGroupListParams): DriverGroup[] {
+    const now = this.state.clock.now();
+    const groups = new Map<string, { due: number; later: number; oldest: number | null }>();
+    for (const row of this.state.tables.jobs.values()) {
+      if (row.groupKey === null || row.state !== 'scheduled' || (after !== null && compareText(row.groupKey, after) <= 0)) continue;
+      const group = groups.get(row.groupKey) ?? { due: 0, later: 0, oldest: null };
+      if (row.runAt <= now) {
+        group.due += 1;
+        group.oldest = group.oldest === null ? row.runAt : Math.min(group.oldest, row.runAt);
+      } else {
+        group.later += 1;
+      }
+      groups.set(row.groupKey, group);
+    }
+    return [...groups]
+      .sort(([a], [b]) => compareText(a, b))
+      .slice(0, limit)
+      .map(([group, { due, later, oldest }]) => ({
+        group,
+        due: Math.min(due, countScan),
+        later: Math.min(later, countScan),
+        oldestDueAt: oldest === null ? null : new Date(oldest),
+        concurrencyMax: this.state.tables.concurrencyLimits.get(`key:${group}`) ?? null,
+      }));
   }
 
   jobHistory({ jobId, limit, before }: DriverHistoryParams): HistoryEntry[] {

@@ -22,6 +22,8 @@ import {
   throughputWindow,
   type DriverEdges,
   type DriverEdgesParams,
+  type DriverGroup,
+  type DriverGroupListParams,
   type DriverHistoryParams,
   type DriverHolders,
   type DriverHoldersParams,
@@ -39,6 +41,7 @@ import { batchIds } from './queries/batch-ids.query.js';
 import { batchOpen } from './queries/batch-open.query.js';
 import { readBatchSummary } from './queries/batch-summary.query.js';
 import { blockedSequences } from './queries/blocked-sequences.query.js';
+import { listGroups } from './queries/list-groups.query.js';
 import { getJob } from './queries/get-job.query.js';
 import { getSchedule } from './queries/get-schedule.query.js';
 import { jobCountTotals } from './queries/job-count-totals.query.js';
@@ -87,6 +90,10 @@ export class MysqlDriverReads extends MysqlDriverBase {
 
   async jobListBlockedSequences({ limit, after }: { readonly limit: number; readonly after: string | null }): Promise<BlockedSequence[]> {
     return this.conns.session((db) => blockedSequences(db, this.naming, limit, after));
+  }
+
+  async jobListGroups(params: DriverGroupListParams): Promise<DriverGroup[]> {
+    return this.conns.session((db) => listGroups(db, this.naming, params));
   }
 
   async jobBatch({ batchId, failedLimit }: { readonly batchId: string; readonly failedLimit: number }): Promise<BatchSummary | null> {

@@ -3,6 +3,8 @@ import type { DriverListParams } from '../job-page.js';
 import {
   type DriverEdges,
   type DriverEdgesParams,
+  type DriverGroup,
+  type DriverGroupListParams,
   type DriverHistoryParams,
   type DriverHolders,
   type DriverHoldersParams,
@@ -61,6 +63,10 @@ export class PostgresDriverReads extends PostgresDriverWorker {
 
   async jobListBlockedSequences({ limit, after }: { readonly limit: number; readonly after: string | null }): Promise<BlockedSequence[]> {
     return this.sql.blockedSequences(this.db, limit, after);
+  }
+
+  async jobListGroups(params: DriverGroupListParams): Promise<DriverGroup[]> {
+    return this.sql.groups(this.db, params);
   }
 
   async jobBatch({ batchId, failedLimit }: { readonly batchId: string; readonly failedLimit: number }): Promise<BatchSummary | null> {

@@ -31,6 +31,7 @@ import { limitHoldersQuery } from './queries/limit-holders.query.js';
 import { listAuditQuery } from './queries/list-audit.query.js';
 import { listDeadLetteredQuery } from './queries/list-dead-lettered.query.js';
 import { blockedSequencesQuery } from './queries/blocked-sequences.query.js';
+import { listGroupsQuery } from './queries/list-groups.query.js';
 import { batchIdsQuery } from './queries/batch-ids.query.js';
 import { batchOpenQuery } from './queries/batch-open.query.js';
 import { jobBatchQuery } from './queries/job-batch.query.js';
@@ -97,6 +98,7 @@ export interface PostgresStatements {
   readonly list: ReturnType<typeof listJobsQuery>;
   readonly deadLettered: ReturnType<typeof listDeadLetteredQuery>;
   readonly blockedSequences: ReturnType<typeof blockedSequencesQuery>;
+  readonly groups: ReturnType<typeof listGroupsQuery>;
   readonly batch: ReturnType<typeof jobBatchQuery>;
   readonly batchIds: ReturnType<typeof batchIdsQuery>;
   readonly batchOpen: ReturnType<typeof batchOpenQuery>;
@@ -185,6 +187,7 @@ export function postgresStatements(
     list: listJobsQuery(t),
     deadLettered: listDeadLetteredQuery(t),
     blockedSequences: blockedSequencesQuery(t),
+    groups: listGroupsQuery(t),
     batch: jobBatchQuery(t),
     batchIds: batchIdsQuery(t),
     batchOpen: batchOpenQuery(t),

@@ -3,6 +3,8 @@ import type { DriverListParams } from '../job-page.js';
 import {
   type DriverEdges,
   type DriverEdgesParams,
+  type DriverGroup,
+  type DriverGroupListParams,
   type DriverHistoryParams,
   type DriverHolders,
   type DriverHoldersParams,
@@ -59,6 +61,10 @@ export class SqliteDriverReads extends SqliteDriverWorker {
 
   async jobListBlockedSequences({ limit, after }: { readonly limit: number; readonly after: string | null }): Promise<BlockedSequence[]> {
     return this.conn.read(() => this.conn.statements().blockedSequences(limit, after));
+  }
+
+  async jobListGroups(params: DriverGroupListParams): Promise<DriverGroup[]> {
+    return this.conn.read(() => this.conn.statements().groups(params, this.conn.now()));
   }
 
   async jobBatch({ batchId, failedLimit }: { readonly batchId: string; readonly failedLimit: number }): Promise<BatchSummary | null> {

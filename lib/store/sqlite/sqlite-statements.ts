@@ -30,6 +30,7 @@ import { limitsExistQuery } from './queries/limits-exist.query.js';
 import { listAuditQuery } from './queries/list-audit.query.js';
 import { listDeadLetteredQuery } from './queries/list-dead-lettered.query.js';
 import { blockedSequencesQuery } from './queries/blocked-sequences.query.js';
+import { listGroupsQuery } from './queries/list-groups.query.js';
 import { batchSummaryQuery } from './queries/batch-summary.query.js';
 import { batchIdsQuery } from './queries/batch-ids.query.js';
 import { batchOpenQuery } from './queries/batch-open.query.js';
@@ -83,6 +84,7 @@ export interface SqliteStatements {
   readonly list: ReturnType<typeof listJobsQuery>;
   readonly deadLettered: ReturnType<typeof listDeadLetteredQuery>;
   readonly blockedSequences: ReturnType<typeof blockedSequencesQuery>;
+  readonly groups: ReturnType<typeof listGroupsQuery>;
   readonly batchSummary: ReturnType<typeof batchSummaryQuery>;
   readonly batchIds: ReturnType<typeof batchIdsQuery>;
   readonly batchOpen: ReturnType<typeof batchOpenQuery>;
@@ -152,6 +154,7 @@ export function sqliteStatements(db: Database, t: SqliteNaming): SqliteStatement
     list: listJobsQuery(db, t),
     deadLettered: listDeadLetteredQuery(db, t),
     blockedSequences: blockedSequencesQuery(db, t),
+    groups: listGroupsQuery(db, t),
     batchSummary: batchSummaryQuery(db, t),
     batchIds: batchIdsQuery(db, t),
     batchOpen: batchOpenQuery(db, t),

@@ -63,6 +63,7 @@ export const PARAMS_SHAPES: Array<[method: string, shape: string, optional: bool
   ['jobThroughput', '{ since, bucketMs, queue? }', false],
   ['jobListDeadLettered', '{ limit? }', true],
   ['jobListBlockedSequences', '{ limit?, after? }', true],
+  ['jobListGroups', '{ limit?, after? }', true],
   ['jobReplay', '{ jobId, actor? }', false],
   ['jobCancel', '{ jobId, actor?, onlyFrom? }', false],
   ['jobRunNow', '{ jobId, actor? }', false],
