@@ -41,3 +41,8 @@ const JSON_ACTIVE = /[\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]
 export function json(value: unknown): string {
   return JSON.stringify(value, null, 2).replace(JSON_ACTIVE, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
+
+/** A word the shell passes on as it is, or the text in single quotes: a key or a group may hold spaces, quotes or `$`. */
+export function shellWord(text: string): string {
+  return /^[A-Za-z0-9_.:/@%+=,-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+}

@@ -12,6 +12,7 @@ import { registerMigrate } from './commands/migrate.command.js';
 import { registerQueues } from './commands/queues.command.js';
 import { registerSchedules } from './commands/schedules.command.js';
 import { registerSequences } from './commands/sequences.command.js';
+import { registerGroups } from './commands/groups.command.js';
 import { registerStats } from './commands/stats.command.js';
 
 export interface CliIo {
@@ -67,6 +68,7 @@ export function buildProgram(io: CliIo): Command {
   registerBatches(program, ctx);
   registerSchedules(program, ctx);
   registerSequences(program, ctx);
+  registerGroups(program, ctx);
   registerQueues(program, ctx);
   registerCancel(program, ctx);
   registerMigrate(program, ctx);

@@ -22,6 +22,8 @@ import type {
   ThrottleOptions,
   BlockedSequence,
   ListBlockedSequencesParams,
+  ListGroupsParams,
+  WaitingGroup,
   BatchCancelResult,
   BatchSummary,
   EnqueueBatchResult,
@@ -322,6 +324,15 @@ export class SchedulerClient {
    */
   listBlockedSequences(params?: ListBlockedSequencesParams): Promise<BlockedSequence[]> {
     return this.store.jobListBlockedSequences(params);
+  }
+
+  /**
+   * Groups with waiting jobs, in group order, a page at a time: each with its due and later jobs
+   * (counted up to 1,000), the run time of its longest-waiting due job and its key's cap. Pass the
+   * last group of a full page as `after` for the next page. See docs/groups.md.
+   */
+  listGroups(params?: ListGroupsParams): Promise<WaitingGroup[]> {
+    return this.store.jobListGroups(params);
   }
 
   /**

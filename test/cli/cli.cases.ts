@@ -458,6 +458,55 @@ export function cliCases(createTarget: () => Promise<CliTarget>): void {
     expect(left.sequences.map((s) => s.key)).toEqual([hostile]);
   });
 
+  it('groups list lists the groups with waiting jobs by name, with due and later jobs, the oldest due run time and the cap; --format json gives them exact, a page at a time', async () => {
+    // Other cases of this file leave grouped jobs too ('acme'); these groups sort after them.
+    const hostile = `zz-groups <script>"&'</script> \u202eevil csi\x9b31m`;
+    const { id: oldest } = await t.store.jobEnqueue({ job: { name: 'export.build', payload: 1, queue: 'groups', group: 'zz-groups a' } });
+    await t.store.jobEnqueue({ job: { name: 'export.build', payload: 2, queue: 'groups', group: 'zz-groups a' } });
+    await t.store.jobEnqueue({ job: { name: 'export.build', payload: 3, queue: 'groups', group: 'zz-groups a', delayMs: 3_600_000 } });
+    await t.store.jobEnqueue({ job: { name: 'export.build', payload: 4, queue: 'groups', group: hostile } });
+    await t.store.concurrencyLimitSet({ target: { key: 'zz-groups a' }, max: 4 });
+    const dueAt = (await t.store.jobGet({ jobId: oldest }))!.runAt.toISOString();
+
+    const run = await cli(['groups', 'list', ...conn, '--after', 'zz-groups']);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    const lines = run.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^GROUP\s+DUE\s+OLDEST DUE\s+LATER\s+CAP$/);
+    expect(lines[1]).toMatch(new RegExp(`^zz-groups <script>"&'</script> \\\\u202eevil csi\\\\x9b31m\\s+1\\s+\\S+\\s+0\\s+-$`));
+    expect(lines[2]).toMatch(new RegExp(`^zz-groups a\\s+2\\s+${dueAt.replace(/\./g, '\\.')}\\s+1\\s+4$`));
+    expect(lines).toHaveLength(3);
+    expect(run.stdout).not.toMatch(/[\u202e\x9b]/);
+
+    const asJson = await cli(['groups', 'list', ...conn, '--after', 'zz-groups', '--format', 'json']);
+    expect(asJson.stdout).not.toMatch(/[\u202e\x9b]/);
+    const page = JSON.parse(asJson.stdout) as { groups: Record<string, unknown>[]; next: string | null };
+    expect(page).toEqual({
+      groups: [
+        { group: hostile, due: 1, dueCapped: false, later: 0, laterCapped: false, oldestDueAt: expect.any(String), concurrencyMax: null },
+        { group: 'zz-groups a', due: 2, dueCapped: false, later: 1, laterCapped: false, oldestDueAt: dueAt, concurrencyMax: 4 },
+      ],
+      next: null,
+    });
+    // A full page ends with the --after of the next: the hostile group, shown escaped and single-quoted.
+    const first = await cli(['groups', 'list', ...conn, '--after', 'zz-groups', '--limit', '1']);
+    expect(first.stdout.trimEnd().split('\n').at(-1)).toBe(
+      `Next page: add --after 'zz-groups <script>"&'\\''</script> \\u202eevil csi\\x9b31m' to the same command. (the group holds characters shown escaped; take it from --format json)`,
+    );
+    const next = JSON.parse((await cli(['groups', 'list', ...conn, '--after', 'zz-groups', '--limit', '1', '--format', 'json'])).stdout) as { next: string };
+    expect(next.next).toBe(hostile);
+    const second = JSON.parse((await cli(['groups', 'list', ...conn, '--after', next.next, '--limit', '1', '--format', 'json'])).stdout) as { groups: { group: string }[] };
+    expect(second.groups.map((g) => g.group)).toEqual(['zz-groups a']);
+    expect((await cli(['groups', 'list', ...conn, '--after', 'zz-groups a'])).stdout).toBe('No group with waiting jobs after that one.\n');
+
+    const bad = await cli(['groups', 'list', ...conn, '--limit', '201']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toBe('--limit must be a whole number from 1 to 200, got "201".\n');
+    const badAfter = await cli(['groups', 'list', ...conn, '--after', 'a\u0007b']);
+    expect(badAfter).toMatchObject({ code: 1, stdout: '' });
+    expect(badAfter.stderr).toMatch(ONE_SENTENCE);
+    expect(badAfter.stderr).not.toContain('\u0007');
+  });
+
   it('jobs show prints a job\'s sequence, its afterFailure and the job it runs after; --format json gives them exact', async () => {
     const key = `ledger \u202eevil`;
     const line = (stdout: string, field: string) => stdout.split('\n').find((text) => text.startsWith(`${field} `))?.replace(/^\S+\s+/, '');

@@ -194,6 +194,31 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       expect((await browser.get('/sequences/pause')).status).toBe(404);
     });
 
+    it('the groups page lists the groups with waiting jobs by name, each with its due jobs and how long the oldest waited, its later jobs and its cap; the navigation leads there', async () => {
+      expect((await browser.get('/')).text).toContain('<a href="/groups">Groups</a>');
+      const empty = await browser.get('/groups');
+      expect(empty.status).toBe(200);
+      expect(empty.text).toContain('<a href="/groups" aria-current="page">Groups</a>');
+      expect(empty.text).toContain('<td colspan="5">No group has waiting jobs.</td>');
+      const [oldest] = (await h.store.jobEnqueueMany({ jobs: [1, 2, 3].map((i) => ({ name: 'export.build', payload: i, group: 'tenant-b' })) })).map((r) => r.id);
+      await h.store.jobEnqueue({ job: { name: 'export.build', payload: 4, group: 'tenant-b', delayMs: 3_600_000 } });
+      await h.store.jobEnqueue({ job: { name: 'export.build', payload: 5, group: 'tenant-a', delayMs: 3_600_000 } });
+      await h.store.jobEnqueue({ job: { name: 'export.build', payload: 6 } });
+      await h.store.concurrencyLimitSet({ target: { key: 'tenant-b' }, max: 2 });
+      const page = await browser.get('/groups');
+      const rows = [...page.text.matchAll(/<tr>\s*<td><code>([^<]+)<\/code><\/td>([\s\S]*?)<\/tr>/g)];
+      expect(rows.map((m) => m[1])).toEqual(['tenant-a', 'tenant-b']);
+      expect(rows[0]![2]).toMatch(/^\s*<td class="num">0<\/td>\s*<td>—<\/td>\s*<td class="num">1<\/td>\s*<td class="num">—<\/td>\s*$/);
+      const dueAt = (await h.store.jobGet({ jobId: oldest! }))!.runAt.toISOString();
+      expect(rows[1]![2]).toMatch(new RegExp(`^\\s*<td class="num">3</td>\\s*<td><time datetime="${dueAt}">[^<]+</time> <small>[^<]+</small></td>\\s*<td class="num">1</td>\\s*<td class="num">2</td>\\s*$`));
+      expect(page.text).not.toContain('Next 100 groups');
+      // The page after a group, as its link writes it.
+      expect([...(await browser.get('/groups?after=tenant-a')).text.matchAll(/<td><code>([^<]+)<\/code><\/td>/g)].map((m) => m[1])).toEqual(['tenant-b']);
+      expect((await browser.get('/groups?after=tenant-b')).text).toContain('No group with waiting jobs after this one.');
+      expect((await browser.get(`/groups?after=${'x'.repeat(201)}`)).status).toBe(400);
+      expect((await browser.get('/groups/tenant-a')).status).toBe(404);
+    });
+
     it('the batches page lists batches newest first, each with its progress and its callbacks linked with their states; the navigation leads there', async () => {
       expect((await browser.get('/')).text).toContain('<a href="/batches">Batches</a>');
       const empty = await browser.get('/batches');

@@ -120,6 +120,8 @@ describe('hostile text in the dashboard', () => {
         '/audit',
         '/workers',
         '/observers',
+        '/groups',
+        `/groups?after=${encodeURIComponent('"><script>')}`,
         `/queues/${queue}`,
         `/jobs/${encodeURIComponent('<script>alert(1)</script>')}`,
         `/jobs/${failed.id}/error`,
@@ -262,6 +264,22 @@ describe('hostile text in the dashboard', () => {
       const list = (await browser.get('/sequences')).text;
       expect(list).toContain(`<td><code>${shown}</code></td>`);
       expect(list).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+    });
+
+    it('renders a group as inert text on the groups page and its next page, and refuses a cursor no group can be', async () => {
+      const group = `<script>"&'</script> ünïcødé 🙂 \u202eevil\u2028 csi\x9b31m`;
+      const shown = '&lt;script&gt;&quot;&amp;&#39;&lt;/script&gt; ünïcødé 🙂 \\u202eevil\\u2028 csi\\x9b31m';
+      await store.jobEnqueue({ job: { name: 'export.build', payload: {}, group } });
+      for (const path of ['/groups', `/groups?after=${encodeURIComponent('<')}`]) {
+        const page = await browser.get(path);
+        expect({ path, status: page.status }).toEqual({ path, status: 200 });
+        expectInert(page.text);
+        expect(page.text).not.toContain('\x9b');
+        expect(page.text).toContain(`<td><code>${shown}</code></td>`);
+      }
+      const refused = await browser.get(`/groups?after=${encodeURIComponent(HOSTILE.slice(0, 200))}`);
+      expect(refused.status).toBe(400);
+      expectInert(refused.text);
     });
   });
 });

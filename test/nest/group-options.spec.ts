@@ -36,8 +36,17 @@ describe('issue 39 item 1: fair groups through the Nest module', () => {
       const set = await client.enqueue('plain.job' as never, {} as never, { group: 'ops' });
       expect(await client.get(big[0]!.id)).toMatchObject({ group: 'acme', concurrencyKey: 'acme' });
       expect(await client.get(set.id)).toMatchObject({ group: 'ops', concurrencyKey: 'ops' });
+      // The groups with waiting jobs, as an operator's code lists them.
+      expect((await client.listGroups()).map((g) => [g.group, g.due])).toEqual([
+        ['acme', 20],
+        ['ops', 1],
+        ['tiny', 1],
+      ]);
       const claimed = await store.jobClaim({ workerId: 'w', limit: 3, queues: ['default'], leaseMs: 60_000 });
       expect(claimed.map((job) => job.id).sort()).toEqual([big[0]!.id, small.id, set.id].sort());
+      expect(await client.listGroups({ limit: 5 })).toEqual([
+        { group: 'acme', due: 19, dueCapped: false, later: 0, laterCapped: false, oldestDueAt: expect.any(Date), concurrencyMax: null },
+      ]);
     } finally {
       await app.close();
     }

@@ -29,12 +29,12 @@ const ROOT_TYPES = [
   'DefineJobOptions', 'DefinedJob', 'DefinedJobSpec', 'DefinedScheduleSpec', 'DependencyMode',
   'EnqueueBatchResult', 'EnqueueJobOptions', 'EnqueueResult', 'ErrorLogDetail', 'FailedJobState', 'FinishMode', 'HistoryEntry', 'HistoryPolicy',
   'JobBatchInfo', 'JobContext', 'JobHandler', 'JobHandlerOptions', 'JobLogFields', 'JobName', 'JobOptions', 'JobPage', 'JobPayload',
-  'JobRecord', 'JobRegistry', 'JobSequenceInfo', 'JobSequenceOption', 'JobSnooze', 'JobSpec', 'JobState', 'JobStore', 'JobWaitResult', 'JobWindowInfo', 'LeaseLostEvent', 'LimitTarget', 'ListBatchesParams', 'ListBlockedSequencesParams', 'ListJobsParams', 'MysqlJobStoreOptions', 'NodeHealth', 'NodeStateChangedEvent',
+  'JobRecord', 'JobRegistry', 'JobSequenceInfo', 'JobSequenceOption', 'JobSnooze', 'JobSpec', 'JobState', 'JobStore', 'JobWaitResult', 'JobWindowInfo', 'LeaseLostEvent', 'LimitTarget', 'ListBatchesParams', 'ListBlockedSequencesParams', 'ListGroupsParams', 'ListJobsParams', 'MysqlJobStoreOptions', 'NodeHealth', 'NodeStateChangedEvent',
   'OnJobTransitionOptions', 'PayloadOf', 'PostgresJobStoreOptions', 'Rate', 'RateLimit', 'RateLimitStatus', 'RetryPolicy', 'Schedule',
   'ScheduleInput', 'ScheduleListParams', 'ScheduleSpec', 'ScheduleState', 'SchedulerErrorCode', 'SchedulerLimits',
   'SchedulerLogger', 'SchedulerModuleExtras', 'SchedulerModuleOptions', 'SchedulerTelemetryOptions', 'SequenceAfterFailure',
   'SequenceOptions', 'SettledEvent', 'SqliteJobStoreOptions', 'StoreCapabilities', 'ThrottleOptions', 'TraceContext', 'TransitionEvent', 'UniqueKeyMode',
-  'VisibleTextOptions', 'WaitForOptions', 'WorkerNodeEvents', 'WorkerOptions',
+  'VisibleTextOptions', 'WaitForOptions', 'WaitingGroup', 'WorkerNodeEvents', 'WorkerOptions',
 ];
 
 /** The entry points package.json declares; a new one is as deliberate as a new root name. */

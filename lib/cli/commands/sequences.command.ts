@@ -2,12 +2,7 @@ import type { Command } from 'commander';
 import { visibleText } from '../../core/index.js';
 import type { BlockedSequence } from '../../store/index.js';
 import { positiveInt, withConnection, withFormat, type CliContext, type Format } from '../cli-context.js';
-import { iso, json, oneLine, table } from '../output.js';
-
-/** A word the shell passes on as it is, or the text in single quotes: a key may hold spaces, quotes or `$`. */
-function shellWord(text: string): string {
-  return /^[A-Za-z0-9_.:/@%+=,-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
-}
+import { iso, json, oneLine, shellWord, table } from '../output.js';
 
 function view({ key, job, nextJobId }: BlockedSequence) {
   return {

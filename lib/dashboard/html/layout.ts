@@ -19,6 +19,7 @@ const SECTIONS: readonly (readonly [string, string])[] = [
   ['dead-letters', 'Dead letters'],
   ['sequences', 'Sequences'],
   ['batches', 'Batches'],
+  ['groups', 'Groups'],
   ['schedules', 'Schedules'],
   ['limits', 'Limits'],
   ['workers', 'Workers'],

@@ -11,6 +11,7 @@ import { liveNodes } from '../why/live-nodes.js';
 import { whatIsKept } from './what-is-kept.js';
 import { scheduleActions, schedulePage, schedulesPage, type ScheduleAction } from '../pages/schedules.page.js';
 import { sequencesPage, SEQUENCES_PER_PAGE } from '../pages/sequences.page.js';
+import { groupsPage, GROUPS_PER_PAGE } from '../pages/groups.page.js';
 import { batchCancellable, batchesPage, batchPage, BATCHES_PER_PAGE, FAILED_SHOWN, MORE_FAILED_SHOWN, openCallbacks } from '../pages/batches.page.js';
 import { BULK_COPY, bulkActionOf, bulkIds, bulkTargets, SEQUENCE_COPY } from './bulk-actions.js';
 import { DashboardHttpError, type DashboardRequest } from './dashboard-request.js';
@@ -214,6 +215,15 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
         back,
         targets: [html`batch <code>${batch.id}</code>: ${batch.pending} of ${batch.total} ${batch.total === 1 ? 'job' : 'jobs'} pending, ${callbacks} ${callbacks === 1 ? 'callback' : 'callbacks'} not ended`],
       });
+    }
+    case 'groups': {
+      if (id !== undefined) return null;
+      // Not trimmed like other parameters: a group may begin or end with a space.
+      const after = req.query.get('after') || null;
+      // One past the page, to tell whether another follows.
+      const read = await store.jobListGroups({ limit: GROUPS_PER_PAGE + 1, ...(after === null ? {} : { after }) });
+      const groups = read.slice(0, GROUPS_PER_PAGE);
+      return groupsPage(ctx, { groups, after, next: read.length > GROUPS_PER_PAGE ? groups.at(-1)!.group : null });
     }
     case 'queues': {
       // `/queues?name=` is the overview's "open a queue" form: the queue's page, at an address a form can make.

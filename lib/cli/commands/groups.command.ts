@@ -1,0 +1,38 @@
+import type { Command } from 'commander';
+import { visibleText } from '../../core/index.js';
+import { MAX_GROUP_PAGE } from '../../store/checked/store-params.js';
+import type { WaitingGroup } from '../../store/index.js';
+import { positiveInt, withConnection, withFormat, type CliContext, type Format } from '../cli-context.js';
+import { iso, json, oneLine, shellWord, table } from '../output.js';
+
+/** A count the store stopped at its cap, as `1000+`. */
+function count(n: number, capped: boolean): string {
+  return `${n}${capped ? '+' : ''}`;
+}
+
+export function registerGroups(program: Command, ctx: CliContext): void {
+  const groups = program.command('groups').description('look at fair groups: the groups (tenants) whose jobs take turns when claimed');
+
+  withFormat(withConnection(groups.command('list').description('groups with waiting jobs, by name, a page at a time: due and later jobs (counted up to 1000), the oldest due run time, the cap')))
+    .option('--limit <n>', `how many (1 to ${MAX_GROUP_PAGE})`, positiveInt('--limit', MAX_GROUP_PAGE), 50)
+    .option('--after <group>', 'the page after this group (the last group of the page before)')
+    .action(async (options: { conn?: string; table?: string; format: Format; limit: number; after?: string }) => {
+      await ctx.withStore(options, async ({ store }) => {
+        const list: WaitingGroup[] = await store.jobListGroups({ limit: options.limit, ...(options.after === undefined ? {} : { after: options.after }) });
+        // A full page may have more after it; its last group leads on.
+        const next = list.length === options.limit ? list.at(-1)!.group : null;
+        if (options.format === 'json') return ctx.out(json({ groups: list, next }));
+        if (list.length === 0) return ctx.out(options.after === undefined ? 'No group has waiting jobs.' : 'No group with waiting jobs after that one.');
+        ctx.out(
+          table(
+            ['GROUP', 'DUE', 'OLDEST DUE', 'LATER', 'CAP'],
+            list.map((g) => [oneLine(g.group, 60), count(g.due, g.dueCapped), iso(g.oldestDueAt), count(g.later, g.laterCapped), g.concurrencyMax === null ? '-' : String(g.concurrencyMax)]),
+          ),
+        );
+        if (next === null) return;
+        // A group shown with characters made visible is not the group: --format json gives it exact.
+        const exact = visibleText(next) === next ? '' : ' (the group holds characters shown escaped; take it from --format json)';
+        ctx.out(visibleText(`Next page: add --after ${shellWord(next)} to the same command.${exact}`));
+      });
+    });
+}
