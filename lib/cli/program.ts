@@ -57,7 +57,7 @@ function printStack(io: CliIo, error: unknown): void {
 /** Builds the `durable-scheduler` program. Every command exits 0 on success. */
 export function buildProgram(io: CliIo): Command {
   const program = new Command('durable-scheduler')
-    .description('Operate a nestjs-durable-scheduler store: dead letters, jobs, batches, schedules, sequences, queues.')
+    .description('Operate a nestjs-durable-scheduler store: dead letters, jobs, batches, schedules, sequences, groups, queues.')
     .option('--verbose', 'print stack traces with errors')
     .showHelpAfterError(false)
     .exitOverride()

@@ -86,9 +86,11 @@ describe('MySQL store migrations (MariaDB)', () => {
       `SELECT column_name AS name FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = ? AND index_name = 'jobs_group_idx' ORDER BY seq_in_index`,
       [`${naming.prefix}jobs`],
     )) as { name: string }[];
-    expect(grouped.map((r) => r.name)).toEqual(['waiting_group_key', 'run_at', 'seq']);
+    expect(grouped.map((r) => r.name)).toEqual(['waiting_group_key', 'waiting_group_run_at', 'seq']);
     await dataSource.query(`UPDATE ${naming.jobs} SET group_key = 'g', state = 'scheduled', pending_parents = 0`);
-    expect(await dataSource.query(`SELECT waiting_group_key AS g FROM ${naming.jobs}`)).toEqual([{ g: Buffer.from('g') }]);
+    expect(await dataSource.query(`SELECT waiting_group_key AS g, waiting_group_run_at = run_at AS at FROM ${naming.jobs}`)).toEqual([{ g: Buffer.from('g'), at: 1 }]);
+    await dataSource.query(`UPDATE ${naming.jobs} SET group_key = NULL`);
+    expect(await dataSource.query(`SELECT waiting_group_key AS g, waiting_group_run_at AS at FROM ${naming.jobs}`)).toEqual([{ g: null, at: null }]);
   });
 
   it('lets nodes that boot together take turns under the lock: each finishes, and every migration is applied once', async () => {

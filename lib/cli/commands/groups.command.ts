@@ -2,8 +2,12 @@ import type { Command } from 'commander';
 import { visibleText } from '../../core/index.js';
 import { MAX_GROUP_PAGE } from '../../store/checked/store-params.js';
 import type { WaitingGroup } from '../../store/index.js';
+import { CliError } from '../cli-error.js';
 import { positiveInt, withConnection, withFormat, type CliContext, type Format } from '../cli-context.js';
 import { iso, json, oneLine, shellWord, table } from '../output.js';
+
+/** The migration that adds the group index the listing reads (0025): without it, each count would walk the whole scheduled backlog. */
+const GROUP_LISTING_SCHEMA = 25;
 
 /** A count the store stopped at its cap, as `1000+`. */
 function count(n: number, capped: boolean): string {
@@ -17,7 +21,11 @@ export function registerGroups(program: Command, ctx: CliContext): void {
     .option('--limit <n>', `how many (1 to ${MAX_GROUP_PAGE})`, positiveInt('--limit', MAX_GROUP_PAGE), 50)
     .option('--after <group>', 'the page after this group (the last group of the page before)')
     .action(async (options: { conn?: string; table?: string; format: Format; limit: number; after?: string }) => {
-      await ctx.withStore(options, async ({ store }) => {
+      await ctx.withStore(options, async ({ store, target }) => {
+        const version = await store.schemaVersion();
+        if (version !== null && version < GROUP_LISTING_SCHEMA) {
+          throw new CliError(`The scheduler tables at ${target} are at schema version ${version}, and listing groups needs ${GROUP_LISTING_SCHEMA}; run "durable-scheduler migrate" first.`);
+        }
         const list: WaitingGroup[] = await store.jobListGroups({ limit: options.limit, ...(options.after === undefined ? {} : { after: options.after }) });
         // A full page may have more after it; its last group leads on.
         const next = list.length === options.limit ? list.at(-1)!.group : null;

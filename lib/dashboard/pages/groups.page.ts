@@ -31,15 +31,14 @@ function groupRow(ctx: PageContext, group: WaitingGroup): SafeHtml {
 
 /**
  * The groups with waiting jobs (docs/groups.md), a page at a time by name: how many are due and
- * since when the oldest of them waits, how many are scheduled for later, and the group's cap. A
- * group whose oldest due job has waited long is not getting its turns.
+ * since when the oldest of them waits, how many are scheduled for later, and the group's cap.
  */
 export function groupsPage(ctx: PageContext, page: GroupPage): SafeHtml {
   const rows = page.groups.map((group) => groupRow(ctx, group));
   const pager = html`<nav class="pager">${page.after === null ? '' : html`<a href="${href(ctx.base, ['groups'])}">First groups</a>`}
 ${page.next === null ? '' : html`<a rel="next" href="${href(ctx.base, ['groups'], { after: page.next })}">Next ${GROUPS_PER_PAGE} groups</a>`}</nav>`;
   const cap = GROUP_COUNT_CAP.toLocaleString('en-US');
-  const body = html`<p>Groups with waiting jobs, ${GROUPS_PER_PAGE} at a time by name. Claims take turns across the groups that have due jobs, so the oldest due job of a group that gets its turns has waited about as long as a claim takes; one that has waited long is held back: by its cap, a paused queue, or no worker serving its queue. Counts stop at ${cap} (shown as ${cap}+). Running jobs are not counted here: a group's cap is its key's, and the limits page lists the jobs that hold it.</p>
+  const body = html`<p>Groups with waiting jobs, ${GROUPS_PER_PAGE} at a time by name. Claims take turns across the groups that have due jobs, so a group with a backlog drains at its share of the claims and its oldest due job ages with the backlog: Due going down between two looks means the group is served; an age that grows while Due does not shrink means it is held back, by its cap, a paused queue, no worker serving its queue or more urgent priorities, and a job's page says which. Counts stop at ${cap} (shown as ${cap}+). Running jobs are not counted here: a group's cap is its key's, and the limits page lists the jobs that hold it.</p>
 <div class="scroll"><table id="groups" data-live>
 <thead><tr><th>Group</th><th>Due</th><th>Oldest due</th><th>Later</th><th>Cap</th></tr></thead>
 <tbody>${rows.length ? rows : html`<tr><td colspan="5">${page.after === null ? 'No group has waiting jobs.' : 'No group with waiting jobs after this one.'}</td></tr>`}</tbody>

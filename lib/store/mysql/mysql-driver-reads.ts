@@ -93,7 +93,7 @@ export class MysqlDriverReads extends MysqlDriverBase {
   }
 
   async jobListGroups(params: DriverGroupListParams): Promise<DriverGroup[]> {
-    return this.conns.session((db) => listGroups(db, this.naming, params));
+    return this.conns.transaction((tx) => listGroups(tx, this.naming, params));
   }
 
   async jobBatch({ batchId, failedLimit }: { readonly batchId: string; readonly failedLimit: number }): Promise<BatchSummary | null> {

@@ -1,8 +1,11 @@
 -- The groups listing (see the PostgreSQL migration of the same number). MySQL has no partial
--- index: a generated column holds the group while the job is scheduled, NULL otherwise, and its
--- index gives a group's scheduled jobs by run time. Ungrouped jobs' entries all sit under NULL,
--- where the listing never reads.
+-- index: generated columns hold a scheduled grouped job's group and run time, NULL for every other
+-- job, and their index gives a group's scheduled jobs by run time. Every other job's entry is
+-- (NULL, NULL, seq) for its whole life, so a change of its state or run time leaves the index as
+-- it was; the listing never reads under NULL.
 ALTER TABLE {{jobs}}
   ADD COLUMN waiting_group_key VARBINARY(1024)
     AS (CASE WHEN state = 'scheduled' THEN group_key END) VIRTUAL,
-  ADD KEY jobs_group_idx (waiting_group_key, run_at, seq);
+  ADD COLUMN waiting_group_run_at DATETIME(3)
+    AS (CASE WHEN state = 'scheduled' AND group_key IS NOT NULL THEN run_at END) VIRTUAL,
+  ADD KEY jobs_group_idx (waiting_group_key, waiting_group_run_at, seq);
