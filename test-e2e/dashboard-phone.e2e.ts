@@ -33,6 +33,8 @@ describe('the dashboard at 390 px wide, in Chromium', () => {
     await store.jobEnqueue({ job: { name: 'ledger.post.with.a.long.name', payload: {}, queue: 'failing', sequence } });
     await store.jobClaim({ workerId: 'node-0190a5a0-0000-7000-8000-000000000001', limit: 1, queues: ['failing'], leaseMs: 30_000 });
     await store.jobCompleteMany({ workerId: 'node-0190a5a0-0000-7000-8000-000000000001', outcomes: [{ jobId: blocked.id, attempt: 1, kind: 'failed', error: stack, retryDelayMs: 0 }] });
+    // Grouped jobs with a long group, so the Groups page has a full row.
+    await store.jobEnqueueMany({ jobs: [0, 1].map((i) => ({ name: 'export.build.with.a.long.name', payload: { i }, queue: 'exports', group: 'tenant-with-a-long-group-0190a5a0-0000-7000-8000-000000000003', delayMs: i * 3_600_000 })) });
     // A batch with a failed job and all three callbacks, so the Batches page and a batch's page have a full row and list.
     const batch = await store.jobEnqueueBatch({
       jobs: [0, 1, 2].map((i) => ({ name: 'import.row.with.a.long.name', payload: { i }, queue: 'imports-with-a-long-queue-name', maxAttempts: 1 })),
@@ -86,7 +88,7 @@ describe('the dashboard at 390 px wide, in Chromium', () => {
         path,
         width: 'fits',
         linksInBar: true,
-        links: 10,
+        links: 11,
         tablesContained: true,
       });
     }
