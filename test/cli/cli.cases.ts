@@ -759,7 +759,7 @@ export function cliCases(createTarget: () => Promise<CliTarget>): void {
         return run.stdout.replace(/\s+/g, ' ');
       };
       const top = await help();
-      expect(top).toContain('Operate a nestjs-durable-scheduler store: dead letters, jobs, batches, schedules, sequences, queues.');
+      expect(top).toContain('Operate a nestjs-durable-scheduler store: dead letters, jobs, batches, schedules, sequences, groups, queues.');
       expect(top).toContain(' batches look at and cancel batches: jobs written together with enqueueBatch, and the callbacks that run when they end ');
       const batches = await help('batches');
       expect(batches).toContain(' list [options] batches, newest first, a page at a time, with their progress and callbacks ');
