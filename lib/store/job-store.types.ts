@@ -726,6 +726,14 @@ export interface JobHistoryParams extends JobRef {
   readonly before?: number;
 }
 
+/** A page of the whole history in job order ({@link OperatorStore.historyScan}). */
+export interface HistoryScanParams {
+  /** Default 1,000, at most 10,000. */
+  readonly limit?: number;
+  /** The last entry of the page before: the page holds the entries after it, in (job id, entry id) order. */
+  readonly after?: { readonly jobId: string; readonly id: number };
+}
+
 /** A page of concurrency or rate limits in key order ({@link OperatorStore.concurrencyLimitList}, {@link OperatorStore.rateLimitList}). */
 export interface LimitListParams {
   /** At most this many limits (1 to 1,000). Every limit when absent. */
@@ -1287,6 +1295,13 @@ export interface OperatorStore extends StoreInfo {
    * size whatever the job's history holds.
    */
   jobHistory(params: JobHistoryParams): Promise<HistoryEntry[]>;
+
+  /**
+   * Every job's history, a page at a time, ordered by job id and then entry id: each job's entries
+   * come together, oldest first, so a reader of the whole log keeps one job in hand at a time (the
+   * checker of `verifyHistory` reads it so). Read through the history's (job id, id) index.
+   */
+  historyScan(params?: HistoryScanParams): Promise<HistoryEntry[]>;
 
   /**
    * Counts per queue and state, and the oldest due job. The counts are exact and kept as jobs

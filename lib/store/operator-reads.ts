@@ -43,6 +43,17 @@ export interface DriverHistoryParams {
   readonly before: number | null;
 }
 
+/** A history scan as a driver receives it: up to `limit` entries after (`afterJobId`, `afterId`), or from the first when `afterJobId` is null. */
+export interface DriverHistoryScanParams {
+  readonly limit: number;
+  readonly afterJobId: string | null;
+  readonly afterId: number;
+}
+
+/** The default and the most entries one {@link OperatorStore.historyScan} page holds. */
+export const DEFAULT_HISTORY_SCAN = 1_000;
+export const MAX_HISTORY_SCAN = 10_000;
+
 /** A limit listing as a driver receives it: every limit (limit null), or `limit` of them whose storage key sorts after `after` ('' for the first). */
 export interface DriverLimitListParams {
   readonly limit: number | null;

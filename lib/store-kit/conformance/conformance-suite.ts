@@ -17,6 +17,7 @@ import { limitCases } from './cases/limit.cases.js';
 import { heldBackCases } from './cases/held-back.cases.js';
 import { groupCases } from './cases/group.cases.js';
 import { groupListCases } from './cases/group-list.cases.js';
+import { historyScanCases } from './cases/history-scan.cases.js';
 import { listingCases } from './cases/listing.cases.js';
 import { limitChangeCases } from './cases/limit-changes.cases.js';
 import { limitUnchangedCases } from './cases/limit-unchanged.cases.js';
@@ -112,6 +113,7 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('rate limits', () => rateLimitCases(ctx));
   describe('limits set to what they are', () => limitUnchangedCases(ctx));
   describe('transition history and observer cursors', () => historyCases(ctx));
+  describe('the history read whole, job by job', () => historyScanCases(ctx));
   describe('observer delivery', () => observerCases(ctx));
   describe('observer status for operators', () => observerListCases(ctx));
   describe('retention', () => retentionCases(ctx));

@@ -33,6 +33,7 @@ import type {
   LimitListParams,
   QueueListParams,
   JobHistoryParams,
+  HistoryScanParams,
   LimitHoldersParams,
   QueueOldestDueParams,
   QueueOldestDueResult,
@@ -70,6 +71,7 @@ import { cutEdges, GROUP_COUNT_SCAN, OBSERVER_LAG_LIMIT, throughputResult, toObs
 import {
   checkEdgesParams,
   checkHistoryParams,
+  checkHistoryScanParams,
   checkHoldersParams,
   checkLimitListParams,
   checkObserverListParams,
@@ -160,6 +162,10 @@ export class CheckedOperator extends CheckedWorker implements OperatorStore {
 
   async jobHistory(params: JobHistoryParams): Promise<HistoryEntry[]> {
     return this.driver.jobHistory(checkHistoryParams(params));
+  }
+
+  async historyScan(params?: HistoryScanParams): Promise<HistoryEntry[]> {
+    return this.driver.historyScan(checkHistoryScanParams(params));
   }
 
   async jobStats(): Promise<JobStats> {

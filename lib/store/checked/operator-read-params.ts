@@ -1,6 +1,9 @@
 import { assertInstant, assertPositiveInteger, assertQueueName, assertUuid, InvalidArgumentError, showValue } from '../../core/index.js';
-import type { JobEdgesParams, JobHistoryParams, JobThroughputParams, LimitHoldersParams, LimitListParams, ObserverListParams, QueueListParams, QueueOldestDueParams } from '../job-store.types.js';
+import type { HistoryScanParams, JobEdgesParams, JobHistoryParams, JobThroughputParams, LimitHoldersParams, LimitListParams, ObserverListParams, QueueListParams, QueueOldestDueParams } from '../job-store.types.js';
 import {
+  DEFAULT_HISTORY_SCAN,
+  type DriverHistoryScanParams,
+  MAX_HISTORY_SCAN,
   DEFAULT_EDGE_LIMIT,
   DEFAULT_HOLDER_LIMIT,
   DEFAULT_OBSERVER_LIST_LIMIT,
@@ -89,6 +92,15 @@ export function checkHistoryParams(params: JobHistoryParams): DriverHistoryParam
     return { jobId, limit: null, before: null };
   }
   return { jobId, limit: assertPositiveInteger(p.limit, 'limit', MAX_BATCH), before: p.before === undefined ? null : assertPositiveInteger(p.before, 'before') };
+}
+
+/** Checks a history scan: a page of 1 to {@link MAX_HISTORY_SCAN} entries, after an entry given by its job id and id. */
+export function checkHistoryScanParams(params: HistoryScanParams | undefined): DriverHistoryScanParams {
+  const p = optionalParamsOf('historyScan', params, '{ limit?, after? }') ?? {};
+  const limit = p.limit === undefined ? DEFAULT_HISTORY_SCAN : assertPositiveInteger(p.limit, 'limit', MAX_HISTORY_SCAN);
+  if (p.after === undefined) return { limit, afterJobId: null, afterId: 0 };
+  const after = paramsOf('historyScan after', p.after, '{ jobId, id }');
+  return { limit, afterJobId: assertUuid(after.jobId, 'after.jobId'), afterId: assertPositiveInteger(after.id, 'after.id') };
 }
 
 /** Checks a limit listing: every limit, or a page of 1 to {@link MAX_BATCH} after a target (as its storage key). */

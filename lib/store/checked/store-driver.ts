@@ -35,6 +35,7 @@ import type {
   DriverEdges,
   DriverEdgesParams,
   DriverHistoryParams,
+  DriverHistoryScanParams,
   DriverHolders,
   DriverHoldersParams,
   DriverLimitListParams,
@@ -204,6 +205,8 @@ export interface StoreDriver {
   jobThroughput(params: DriverThroughputParams): Promise<DriverThroughput>;
   /** Every entry oldest first, or (with a limit) the newest `limit` entries before `before`, oldest first. */
   jobHistory(params: DriverHistoryParams): Promise<HistoryEntry[]>;
+  /** Up to `limit` history entries after (`afterJobId`, `afterId`) in (job id, entry id) order; from the first when `afterJobId` is null. */
+  historyScan(params: DriverHistoryScanParams): Promise<HistoryEntry[]>;
   jobStats(): Promise<JobStats>;
   /** Every queue sorted by name, a page of names in the store's text order, or the named queues that exist. */
   queueList(params: DriverQueueListParams): Promise<QueueSummary[]>;

@@ -56,6 +56,7 @@ import type {
   DriverGroup,
   DriverGroupListParams,
   DriverHistoryParams,
+  DriverHistoryScanParams,
   DriverHolders,
   DriverHoldersParams,
   DriverLimitListParams,
@@ -274,6 +275,10 @@ export class MemoryDriver implements StoreDriver {
 
   async jobHistory(params: DriverHistoryParams): Promise<HistoryEntry[]> {
     return this.reads.jobHistory(params);
+  }
+
+  async historyScan(params: DriverHistoryScanParams): Promise<HistoryEntry[]> {
+    return this.reads.historyScan(params);
   }
 
   async jobStats(): Promise<JobStats> {

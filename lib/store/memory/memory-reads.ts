@@ -18,7 +18,7 @@ import type {
   ParentOutput,
   QueueSummary,
 } from '../job-store.types.js';
-import type { DriverGroup, DriverGroupListParams, DriverHistoryParams, DriverLimitListParams, DriverQueueListParams } from '../operator-reads.js';
+import type { DriverGroup, DriverGroupListParams, DriverHistoryParams, DriverHistoryScanParams, DriverLimitListParams, DriverQueueListParams } from '../operator-reads.js';
 import { queueSummaries, type QueueCountRow } from '../queue-summary.js';
 import { toSchedule, type Schedule } from '../schedules/index.js';
 import { schedulesInOrder } from './memory-schedule-tx.js';
@@ -120,6 +120,14 @@ export class MemoryReads {
         oldestDueAt: oldest === null ? null : new Date(oldest),
         concurrencyMax: this.state.tables.concurrencyLimits.get(`key:${group}`) ?? null,
       }));
+  }
+
+  historyScan({ limit, afterJobId, afterId }: DriverHistoryScanParams): HistoryEntry[] {
+    const after = (entry: HistoryEntry) => afterJobId === null || entry.jobId > afterJobId || (entry.jobId === afterJobId && entry.id > afterId);
+    return this.state.tables.history
+      .filter(after)
+      .sort((a, b) => (a.jobId < b.jobId ? -1 : a.jobId > b.jobId ? 1 : a.id - b.id))
+      .slice(0, limit);
   }
 
   jobHistory({ jobId, limit, before }: DriverHistoryParams): HistoryEntry[] {

@@ -24,6 +24,7 @@ import {
   type DriverEdgesParams,
   type DriverGroup,
   type DriverGroupListParams,
+  type DriverHistoryScanParams,
   type DriverHistoryParams,
   type DriverHolders,
   type DriverHoldersParams,
@@ -42,6 +43,7 @@ import { batchOpen } from './queries/batch-open.query.js';
 import { readBatchSummary } from './queries/batch-summary.query.js';
 import { blockedSequences } from './queries/blocked-sequences.query.js';
 import { listGroups } from './queries/list-groups.query.js';
+import { historyScan } from './queries/history-scan.query.js';
 import { getJob } from './queries/get-job.query.js';
 import { getSchedule } from './queries/get-schedule.query.js';
 import { jobCountTotals } from './queries/job-count-totals.query.js';
@@ -90,6 +92,10 @@ export class MysqlDriverReads extends MysqlDriverBase {
 
   async jobListBlockedSequences({ limit, after }: { readonly limit: number; readonly after: string | null }): Promise<BlockedSequence[]> {
     return this.conns.session((db) => blockedSequences(db, this.naming, limit, after));
+  }
+
+  async historyScan(params: DriverHistoryScanParams): Promise<HistoryEntry[]> {
+    return this.conns.session((db) => historyScan(db, this.naming, params));
   }
 
   async jobListGroups(params: DriverGroupListParams): Promise<DriverGroup[]> {

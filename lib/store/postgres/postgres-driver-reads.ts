@@ -5,6 +5,7 @@ import {
   type DriverEdgesParams,
   type DriverGroup,
   type DriverGroupListParams,
+  type DriverHistoryScanParams,
   type DriverHistoryParams,
   type DriverHolders,
   type DriverHoldersParams,
@@ -67,6 +68,10 @@ export class PostgresDriverReads extends PostgresDriverWorker {
 
   async jobListGroups(params: DriverGroupListParams): Promise<DriverGroup[]> {
     return this.sql.groups(this.db, params);
+  }
+
+  async historyScan(params: DriverHistoryScanParams): Promise<HistoryEntry[]> {
+    return this.sql.historyScan(this.db, params);
   }
 
   async jobBatch({ batchId, failedLimit }: { readonly batchId: string; readonly failedLimit: number }): Promise<BatchSummary | null> {

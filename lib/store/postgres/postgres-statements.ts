@@ -32,6 +32,7 @@ import { listAuditQuery } from './queries/list-audit.query.js';
 import { listDeadLetteredQuery } from './queries/list-dead-lettered.query.js';
 import { blockedSequencesQuery } from './queries/blocked-sequences.query.js';
 import { listGroupsQuery } from './queries/list-groups.query.js';
+import { historyScanQuery } from './queries/history-scan.query.js';
 import { batchIdsQuery } from './queries/batch-ids.query.js';
 import { batchOpenQuery } from './queries/batch-open.query.js';
 import { jobBatchQuery } from './queries/job-batch.query.js';
@@ -99,6 +100,7 @@ export interface PostgresStatements {
   readonly deadLettered: ReturnType<typeof listDeadLetteredQuery>;
   readonly blockedSequences: ReturnType<typeof blockedSequencesQuery>;
   readonly groups: ReturnType<typeof listGroupsQuery>;
+  readonly historyScan: ReturnType<typeof historyScanQuery>;
   readonly batch: ReturnType<typeof jobBatchQuery>;
   readonly batchIds: ReturnType<typeof batchIdsQuery>;
   readonly batchOpen: ReturnType<typeof batchOpenQuery>;
@@ -188,6 +190,7 @@ export function postgresStatements(
     deadLettered: listDeadLetteredQuery(t),
     blockedSequences: blockedSequencesQuery(t),
     groups: listGroupsQuery(t),
+    historyScan: historyScanQuery(t),
     batch: jobBatchQuery(t),
     batchIds: batchIdsQuery(t),
     batchOpen: batchOpenQuery(t),

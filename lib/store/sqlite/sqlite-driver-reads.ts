@@ -5,6 +5,7 @@ import {
   type DriverEdgesParams,
   type DriverGroup,
   type DriverGroupListParams,
+  type DriverHistoryScanParams,
   type DriverHistoryParams,
   type DriverHolders,
   type DriverHoldersParams,
@@ -61,6 +62,10 @@ export class SqliteDriverReads extends SqliteDriverWorker {
 
   async jobListBlockedSequences({ limit, after }: { readonly limit: number; readonly after: string | null }): Promise<BlockedSequence[]> {
     return this.conn.read(() => this.conn.statements().blockedSequences(limit, after));
+  }
+
+  async historyScan(params: DriverHistoryScanParams): Promise<HistoryEntry[]> {
+    return this.conn.read(() => this.conn.statements().historyScan(params));
   }
 
   async jobListGroups(params: DriverGroupListParams): Promise<DriverGroup[]> {

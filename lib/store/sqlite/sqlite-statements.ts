@@ -31,6 +31,7 @@ import { listAuditQuery } from './queries/list-audit.query.js';
 import { listDeadLetteredQuery } from './queries/list-dead-lettered.query.js';
 import { blockedSequencesQuery } from './queries/blocked-sequences.query.js';
 import { listGroupsQuery } from './queries/list-groups.query.js';
+import { historyScanQuery } from './queries/history-scan.query.js';
 import { batchSummaryQuery } from './queries/batch-summary.query.js';
 import { batchIdsQuery } from './queries/batch-ids.query.js';
 import { batchOpenQuery } from './queries/batch-open.query.js';
@@ -85,6 +86,7 @@ export interface SqliteStatements {
   readonly deadLettered: ReturnType<typeof listDeadLetteredQuery>;
   readonly blockedSequences: ReturnType<typeof blockedSequencesQuery>;
   readonly groups: ReturnType<typeof listGroupsQuery>;
+  readonly historyScan: ReturnType<typeof historyScanQuery>;
   readonly batchSummary: ReturnType<typeof batchSummaryQuery>;
   readonly batchIds: ReturnType<typeof batchIdsQuery>;
   readonly batchOpen: ReturnType<typeof batchOpenQuery>;
@@ -155,6 +157,7 @@ export function sqliteStatements(db: Database, t: SqliteNaming): SqliteStatement
     deadLettered: listDeadLetteredQuery(db, t),
     blockedSequences: blockedSequencesQuery(db, t),
     groups: listGroupsQuery(db, t),
+    historyScan: historyScanQuery(db, t),
     batchSummary: batchSummaryQuery(db, t),
     batchIds: batchIdsQuery(db, t),
     batchOpen: batchOpenQuery(db, t),

@@ -68,6 +68,7 @@ export const PARAMS_SHAPES: Array<[method: string, shape: string, optional: bool
   ['jobCancel', '{ jobId, actor?, onlyFrom? }', false],
   ['jobRunNow', '{ jobId, actor? }', false],
   ['jobHistory', '{ jobId, limit?, before? }', false],
+  ['historyScan', '{ limit?, after? }', true],
   ['queueList', '{ limit?, after?, queues? }', true],
   ['concurrencyLimitList', '{ limit?, after? }', true],
   ['rateLimitList', '{ limit?, after? }', true],
