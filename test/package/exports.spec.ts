@@ -21,7 +21,7 @@ const ROOT_VALUES = [
   'PayloadTooLargeError', 'PermanentJobError', 'PostgresJobStore', 'ProgressRefusedError', 'SCHEDULER_STORE',
   'ScheduleNotFoundError', 'SchedulerClient', 'SchedulerError', 'SchedulerModule',
   'SchedulerOrchestrator', 'SqliteJobStore', 'StoreBusyError', 'StoreUnavailableError',
-  'TELEMETRY_ATTRIBUTES', 'TELEMETRY_METRICS', 'currentTraceContext', 'declaredScheduleId', 'defineJob', 'visibleText',
+  'TELEMETRY_ATTRIBUTES', 'TELEMETRY_METRICS', 'currentTraceContext', 'declaredScheduleId', 'defineJob', 'verifyHistory', 'visibleText',
 ];
 /** The root entry point's type-only names, exactly. */
 const ROOT_TYPES = [
@@ -34,7 +34,7 @@ const ROOT_TYPES = [
   'ScheduleInput', 'ScheduleListParams', 'ScheduleSpec', 'ScheduleState', 'SchedulerErrorCode', 'SchedulerLimits',
   'SchedulerLogger', 'SchedulerModuleExtras', 'SchedulerModuleOptions', 'SchedulerTelemetryOptions', 'SequenceAfterFailure',
   'SequenceOptions', 'SettledEvent', 'SqliteJobStoreOptions', 'StoreCapabilities', 'ThrottleOptions', 'TraceContext', 'TransitionEvent', 'UniqueKeyMode',
-  'VisibleTextOptions', 'WaitForOptions', 'WaitingGroup', 'WorkerNodeEvents', 'WorkerOptions',
+  'VerifyOptions', 'VerifyReport', 'VerifyRule', 'VerifyViolation', 'VisibleTextOptions', 'WaitForOptions', 'WaitingGroup', 'WorkerNodeEvents', 'WorkerOptions',
 ];
 
 /** The entry points package.json declares; a new one is as deliberate as a new root name. */

@@ -1,0 +1,91 @@
+import { isTerminalState, type JobState } from '../core/index.js';
+import type { HistoryEntry } from '../store/index.js';
+
+/** The promises a history is checked against (docs/verify.md). */
+export type VerifyRule = 'illegal_transition' | 'terminal_left' | 'attempt_skipped' | 'two_outcomes' | 'lost_job' | 'state_mismatch';
+
+/** One broken promise: the rule, the job, and the history entries that show it. */
+export interface VerifyViolation {
+  readonly rule: VerifyRule;
+  readonly jobId: string;
+  /** The entries that show it, oldest first (none for a job whose row disagrees with its last entry alone). */
+  readonly entryIds: readonly number[];
+  /** One sentence. */
+  readonly message: string;
+}
+
+/** What each rule promises, in the order a report lists them. */
+export const VERIFY_RULES: readonly { readonly rule: VerifyRule; readonly promise: string }[] = [
+  { rule: 'illegal_transition', promise: 'every change of state is one the lifecycle allows' },
+  { rule: 'terminal_left', promise: 'a job that succeeded or was cancelled never moves again' },
+  { rule: 'attempt_skipped', promise: 'each attempt starts one after the last (a replay starts again from one)' },
+  { rule: 'two_outcomes', promise: 'no attempt has two outcomes' },
+  { rule: 'lost_job', promise: 'every job whose history does not end is still stored' },
+  { rule: 'state_mismatch', promise: "a stored job's state is the one its history ends in" },
+];
+
+/** The states a job may move to from each state, as the lifecycle (core/lifecycle.ts) moves it. */
+const NEXT: Readonly<Record<JobState, readonly JobState[]>> = {
+  scheduled: ['running', 'cancelled'],
+  awaiting_parents: ['scheduled', 'cancelled'],
+  running: ['running', 'succeeded', 'scheduled', 'dead_lettered', 'cancelled', 'quarantined'],
+  dead_lettered: ['scheduled', 'cancelled'],
+  quarantined: ['scheduled', 'cancelled'],
+  succeeded: [],
+  cancelled: [],
+};
+
+/** States only an attempt's outcome writes, so a second one for an attempt is a second outcome. */
+const OUTCOME_ONLY: ReadonlySet<JobState> = new Set<JobState>(['succeeded', 'dead_lettered', 'quarantined']);
+
+/** What a check of one job's entries counted. */
+export interface JobCheck {
+  readonly transitions: number;
+  readonly attempts: number;
+  readonly violations: VerifyViolation[];
+}
+
+const show = (entry: HistoryEntry) => `${entry.state.replace(/_/g, ' ')} (attempt ${entry.attempt}, entry ${entry.id})`;
+
+/**
+ * Checks one job's entries, oldest first, against the lifecycle: each step is one the lifecycle
+ * allows, with the attempt it gives (a claim counts one up, a replay goes back to zero, anything
+ * else keeps it); no attempt ends twice. The first entry is taken as it stands, since retention
+ * may have trimmed the ones before it.
+ */
+export function checkJobEntries(entries: readonly HistoryEntry[]): JobCheck {
+  const violations: VerifyViolation[] = [];
+  const ended = new Set<number>();
+  const attempts = entries.filter((entry) => entry.state === 'running').length;
+  for (let i = 1; i < entries.length; i++) {
+    const prev = entries[i - 1]!;
+    const next = entries[i]!;
+    const ids = [prev.id, next.id];
+    const jobId = next.jobId;
+    if (prev.state === 'running' && next.state !== 'running' && next.attempt === prev.attempt) ended.add(prev.attempt);
+    if (OUTCOME_ONLY.has(next.state) && ended.has(next.attempt) && !(prev.state === 'running' && prev.attempt === next.attempt)) {
+      violations.push({ rule: 'two_outcomes', jobId, entryIds: ids, message: `Attempt ${next.attempt} of job ${jobId} had an outcome already, and ${show(next)} is a second one.` });
+      continue;
+    }
+    if (prev.state === 'succeeded' || prev.state === 'cancelled') {
+      violations.push({ rule: 'terminal_left', jobId, entryIds: ids, message: `Job ${jobId} moved from ${show(prev)}, which is final, to ${show(next)}.` });
+      continue;
+    }
+    if (!NEXT[prev.state].includes(next.state)) {
+      violations.push({ rule: 'illegal_transition', jobId, entryIds: ids, message: `Job ${jobId} moved from ${show(prev)} to ${show(next)}, a change the lifecycle never makes.` });
+      continue;
+    }
+    const expected = next.state === 'running' ? prev.attempt + 1 : next.state === 'scheduled' && isTerminalState(prev.state) ? 0 : prev.attempt;
+    if (next.attempt !== expected) {
+      violations.push({
+        rule: 'attempt_skipped',
+        jobId,
+        entryIds: ids,
+        message: `Job ${jobId} moved from ${show(prev)} to ${show(next)}, where the attempt should be ${expected}.`,
+      });
+    }
+    // A replay starts the attempts again: an attempt number seen before the replay may end again.
+    if (next.state === 'scheduled' && isTerminalState(prev.state)) ended.clear();
+  }
+  return { transitions: Math.max(0, entries.length - 1), attempts, violations };
+}

@@ -1,0 +1,2 @@
+export { verifyHistory, type VerifyOptions, type VerifyReport } from './verify-history.js';
+export { checkJobEntries, VERIFY_RULES, type JobCheck, type VerifyRule, type VerifyViolation } from './history-rules.js';

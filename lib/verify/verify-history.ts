@@ -1,0 +1,158 @@
+import { assertInstant, assertPositiveInteger, InvalidArgumentError, isTerminalState, showValue } from '../core/index.js';
+import type { HistoryEntry, OperatorStore } from '../store/index.js';
+import { checkJobEntries, VERIFY_RULES, type VerifyViolation } from './history-rules.js';
+
+/** The range and the reads of a {@link verifyHistory} run. */
+export interface VerifyOptions {
+  /** Only entries at or after this instant; every entry when absent. */
+  readonly since?: Date;
+  /** Only entries before this instant. When absent, the range reaches now and each job's last entry is also compared with its stored row. */
+  readonly until?: Date;
+  /** Entries per read of the store, 1 to 10,000. Default 5,000. */
+  readonly pageSize?: number;
+  /** The most violations the report lists (it counts them all). Default 1,000. */
+  readonly maxViolations?: number;
+}
+
+/** What {@link verifyHistory} checked and found. */
+export interface VerifyReport {
+  readonly since: Date | null;
+  readonly until: Date | null;
+  readonly checked: {
+    /** History entries in the range. */
+    readonly entries: number;
+    /** Jobs with an entry in the range. */
+    readonly jobs: number;
+    /** Consecutive pairs of a job's entries, each checked against the lifecycle. */
+    readonly transitions: number;
+    /** Attempts started (entries into `running`). */
+    readonly attempts: number;
+    /** Jobs whose last entry was compared with the stored job (none when `until` is given). */
+    readonly jobsCompared: number;
+  };
+  /** The rules checked, and what each promises. */
+  readonly rules: typeof VERIFY_RULES;
+  /** The violations found, the first `maxViolations` of them in job order. */
+  readonly violations: readonly VerifyViolation[];
+  readonly violationCount: number;
+  /** Promises this run could not check, each a sentence saying why. */
+  readonly notChecked: readonly string[];
+}
+
+type VerifyStore = Pick<OperatorStore, 'historyScan' | 'jobStatusMany' | 'jobHistory'>;
+
+const STATUS_BATCH = 1_000;
+
+/** What no version of the checker reads yet: said in every report, so a clean one is not read as more than it is. */
+const NOT_YET: readonly string[] = [
+  'That each outcome came from the worker and attempt holding the live lease: the history does not record the lease an outcome was judged against.',
+  'Concurrency and rate limits, dependency order, unique keys and occurrence ids: not checked by this version.',
+];
+
+/**
+ * Reads a store's history in bounded pages, job by job (`historyScan`), and checks what each job's
+ * entries promise: every change of state one the lifecycle allows, attempts counted one at a time,
+ * no attempt with two outcomes, nothing moving after it succeeded or was cancelled. When the range
+ * reaches now, each job's last entry is compared with the stored job, a thousand at a time: a job
+ * whose history does not end but which is no longer stored was lost. It holds one job's entries and
+ * a thousand jobs' last entries at a time, so its memory stays flat however long the history.
+ */
+export async function verifyHistory(store: VerifyStore, options: VerifyOptions = {}): Promise<VerifyReport> {
+  const { since, until, pageSize, maxViolations } = checkVerifyOptions(options);
+  const violations: VerifyViolation[] = [];
+  let violationCount = 0;
+  const found = (list: readonly VerifyViolation[]) => {
+    violationCount += list.length;
+    for (const violation of list) if (violations.length < maxViolations) violations.push(violation);
+  };
+  const checked = { entries: 0, jobs: 0, transitions: 0, attempts: 0, jobsCompared: 0 };
+  let pending: HistoryEntry[] = [];
+
+  const compare = async () => {
+    const lasts = pending;
+    pending = [];
+    if (lasts.length === 0) return;
+    const rows = new Map((await store.jobStatusMany({ jobIds: lasts.map((e) => e.jobId) })).map((row) => [row.id, row]));
+    for (const last of lasts) {
+      const row = rows.get(last.jobId);
+      if (row && row.state === last.state && row.attempt === last.attempt) {
+        checked.jobsCompared += 1;
+        continue;
+      }
+      if (!row && isTerminalState(last.state)) {
+        checked.jobsCompared += 1;
+        continue;
+      }
+      // Read again: a job that moved on (or ended and was deleted with its history) since its
+      // entries were read is not a finding.
+      const [newest] = await store.jobHistory({ jobId: last.jobId, limit: 1 });
+      if (newest === undefined || newest.id !== last.id) continue;
+      checked.jobsCompared += 1;
+      const again = (await store.jobStatusMany({ jobIds: [last.jobId] }))[0];
+      if (!again) {
+        found([{ rule: 'lost_job', jobId: last.jobId, entryIds: [last.id], message: `Job ${last.jobId} is no longer stored, but its history ends ${last.state.replace(/_/g, ' ')} (attempt ${last.attempt}, entry ${last.id}), not in a final state.` }]);
+      } else if (again.state !== last.state || again.attempt !== last.attempt) {
+        found([
+          {
+            rule: 'state_mismatch',
+            jobId: last.jobId,
+            entryIds: [last.id],
+            message: `Job ${last.jobId} is stored ${again.state.replace(/_/g, ' ')} (attempt ${again.attempt}), but its history ends ${last.state.replace(/_/g, ' ')} (attempt ${last.attempt}, entry ${last.id}).`,
+          },
+        ]);
+      }
+    }
+  };
+
+  const finish = async (entries: HistoryEntry[]) => {
+    if (entries.length === 0) return;
+    const check = checkJobEntries(entries);
+    checked.jobs += 1;
+    checked.entries += entries.length;
+    checked.transitions += check.transitions;
+    checked.attempts += check.attempts;
+    found(check.violations);
+    if (until === null) {
+      pending.push(entries.at(-1)!);
+      if (pending.length >= STATUS_BATCH) await compare();
+    }
+  };
+
+  let current: HistoryEntry[] = [];
+  let currentJob: string | null = null;
+  let after: HistoryEntry | undefined;
+  for (;;) {
+    const page = await store.historyScan({ limit: pageSize, ...(after ? { after: { jobId: after.jobId, id: after.id } } : {}) });
+    for (const entry of page) {
+      if (entry.jobId !== currentJob) {
+        await finish(current);
+        current = [];
+        currentJob = entry.jobId;
+      }
+      if ((since === null || entry.at >= since) && (until === null || entry.at < until)) current.push(entry);
+    }
+    if (page.length < pageSize) break;
+    after = page.at(-1);
+  }
+  await finish(current);
+  await compare();
+
+  const notChecked = checked.entries === 0 ? ['Every rule: the history holds no entry in this range. A store with historyPolicy "off" records none, so nothing could be checked.', ...NOT_YET] : NOT_YET;
+  return { since, until, checked, rules: VERIFY_RULES, violations, violationCount, notChecked };
+}
+
+/** Checks a run's options before anything is read: instants for the range, in order, and whole numbers for the sizes. */
+function checkVerifyOptions(options: VerifyOptions) {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new InvalidArgumentError(`verifyHistory takes options like { since?, until?, pageSize?, maxViolations? }, got ${showValue(options)}.`, 'options');
+  }
+  const since = options.since === undefined ? null : new Date(assertInstant(options.since, 'since'));
+  const until = options.until === undefined ? null : new Date(assertInstant(options.until, 'until'));
+  if (since !== null && until !== null && until <= since) throw new InvalidArgumentError('until must come after since.', 'until');
+  return {
+    since,
+    until,
+    pageSize: options.pageSize === undefined ? 5_000 : assertPositiveInteger(options.pageSize, 'pageSize', 10_000),
+    maxViolations: options.maxViolations === undefined ? 1_000 : assertPositiveInteger(options.maxViolations, 'maxViolations', 100_000),
+  };
+}

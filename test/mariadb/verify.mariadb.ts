@@ -1,0 +1,36 @@
+import { afterAll, beforeAll, describe } from '@jest/globals';
+import type { DataSource } from 'typeorm';
+import { MysqlJobStore } from '../../lib/store/index.js';
+import { dropInstallation, openMariadbDataSource, uniquePrefix } from '../support/mariadb.js';
+import { verifyCases } from '../verify/verify.cases.js';
+
+describe('verifyHistory on the MySQL store (MariaDB)', () => {
+  let dataSource: DataSource;
+  const made: MysqlJobStore[] = [];
+
+  beforeAll(async () => {
+    dataSource = await openMariadbDataSource();
+  });
+  afterAll(async () => {
+    for (const store of made) await dropInstallation(dataSource, store.naming);
+    await dataSource.destroy();
+  });
+
+  verifyCases(async () => {
+    const store = new MysqlJobStore({ dataSource, tablePrefix: uniquePrefix('verify'), poolSize: 2 });
+    made.push(store);
+    await store.migrate();
+    const { jobs, history } = store.naming;
+    return {
+      store,
+      // The sabotage is plain SQL, as a broken store or a hand edit would leave it.
+      writeEntry: async (jobId, state, attempt) => {
+        await dataSource.query(`INSERT INTO ${history} (job_id, name, at, state, attempt) SELECT id, name, UTC_TIMESTAMP(3), ?, ? FROM ${jobs} WHERE id = ?`, [state, attempt, jobId]);
+      },
+      deleteRow: async (jobId) => {
+        await dataSource.query(`DELETE FROM ${jobs} WHERE id = ?`, [jobId]);
+      },
+      close: async () => store.close(),
+    };
+  });
+});

@@ -1,0 +1,55 @@
+import { describe, expect, it } from '@jest/globals';
+import type { JobState } from '../../lib/core/index.js';
+import type { HistoryEntry } from '../../lib/store/index.js';
+import { checkJobEntries } from '../../lib/verify/index.js';
+
+const JOB = '01900000-0000-7000-8000-00000000000a';
+
+/** A job's entries from `state:attempt` steps, ids 1, 2, 3… */
+function history(...steps: string[]): HistoryEntry[] {
+  return steps.map((step, i) => {
+    const [state, attempt] = step.split(':');
+    return { id: i + 1, position: String(i + 1), jobId: JOB, name: 'n', at: new Date(1_000 * i), state: state as JobState, attempt: Number(attempt), error: null };
+  });
+}
+
+const rulesOf = (...steps: string[]) => checkJobEntries(history(...steps)).violations.map((v) => [v.rule, ...v.entryIds]);
+
+describe('issue 40: the lifecycle rules over one job\'s history', () => {
+  it.each([
+    ['a success', ['scheduled:0', 'running:1', 'succeeded:1']],
+    ['retries, a snooze and a lapsed lease reclaimed', ['scheduled:0', 'running:1', 'scheduled:1', 'running:2', 'running:3', 'scheduled:3', 'running:4', 'succeeded:4']],
+    ['a dead letter replayed, then discarded after failing again', ['scheduled:0', 'running:1', 'dead_lettered:1', 'scheduled:0', 'running:1', 'quarantined:1', 'cancelled:1']],
+    ['a dependant released, and one cancelled before it ran', ['awaiting_parents:0', 'scheduled:0', 'cancelled:0']],
+    ['a history trimmed to its newest entries', ['running:7', 'scheduled:7', 'running:8', 'dead_lettered:8']],
+  ])('passes %s', (_, steps) => {
+    const check = checkJobEntries(history(...steps));
+    expect(check.violations).toEqual([]);
+    expect(check.transitions).toBe(steps.length - 1);
+    expect(check.attempts).toBe(steps.filter((s) => s.startsWith('running')).length);
+  });
+
+  it('names a change the lifecycle never makes', () => {
+    expect(rulesOf('scheduled:0', 'succeeded:0')).toEqual([['illegal_transition', 1, 2]]);
+    expect(rulesOf('awaiting_parents:0', 'running:1')).toEqual([['illegal_transition', 1, 2]]);
+  });
+
+  it('names a job that moved after it succeeded or was cancelled', () => {
+    expect(rulesOf('scheduled:0', 'running:1', 'succeeded:1', 'running:2')).toEqual([['terminal_left', 3, 4]]);
+    expect(rulesOf('scheduled:0', 'cancelled:0', 'scheduled:0')).toEqual([['terminal_left', 2, 3]]);
+  });
+
+  it('names an attempt that does not count one up, or a replay that does not start again', () => {
+    expect(rulesOf('scheduled:0', 'running:1', 'scheduled:1', 'running:3')).toEqual([['attempt_skipped', 3, 4]]);
+    expect(rulesOf('scheduled:0', 'running:1', 'dead_lettered:1', 'scheduled:1')).toEqual([['attempt_skipped', 3, 4]]);
+    expect(rulesOf('scheduled:0', 'running:1', 'scheduled:2')).toEqual([['attempt_skipped', 2, 3]]);
+  });
+
+  it('names a second outcome of one attempt: a late success after the retry, or a success recorded twice', () => {
+    expect(rulesOf('scheduled:0', 'running:1', 'scheduled:1', 'succeeded:1')).toEqual([['two_outcomes', 3, 4]]);
+    expect(rulesOf('scheduled:0', 'running:1', 'succeeded:1', 'succeeded:1')).toEqual([['two_outcomes', 3, 4]]);
+    expect(rulesOf('scheduled:0', 'running:1', 'dead_lettered:1', 'dead_lettered:1')).toEqual([['two_outcomes', 3, 4]]);
+    // After a replay the attempts start again, so attempt 1 may end again.
+    expect(rulesOf('scheduled:0', 'running:1', 'dead_lettered:1', 'scheduled:0', 'running:1', 'succeeded:1')).toEqual([]);
+  });
+});

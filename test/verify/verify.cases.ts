@@ -1,0 +1,164 @@
+import { afterEach, expect, it } from '@jest/globals';
+import { InvalidArgumentError, type JobState } from '../../lib/core/index.js';
+import type { JobStore } from '../../lib/store/index.js';
+import { verifyHistory, type VerifyRule } from '../../lib/verify/index.js';
+
+/** A store to verify, and the levers a broken store would pull: an entry written without a transition, a row deleted under its history. */
+export interface VerifyTarget {
+  readonly store: JobStore;
+  /** Appends a history entry for the job, now, as a store that broke a promise would record it. */
+  writeEntry(jobId: string, state: JobState, attempt: number): Promise<void>;
+  /** Deletes the job's row and leaves its history. */
+  deleteRow(jobId: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+const LEASE = 60_000;
+
+/** Claims the job (alone in its queue) for worker w and returns its attempt. */
+async function claim(store: JobStore, queue: string): Promise<{ id: string; attempt: number }> {
+  const [job] = await store.jobClaim({ workerId: 'w', limit: 1, queues: [queue], leaseMs: LEASE });
+  return { id: job!.id, attempt: job!.attempt };
+}
+
+/** A small real workload: successes, a retry, a dead letter replayed and run again, a cancel, a dependant released. Returns its job ids. */
+async function workload(store: JobStore): Promise<string[]> {
+  const ids: string[] = [];
+  const one = async (queue: string, extra: Record<string, unknown> = {}) => {
+    const { id } = await store.jobEnqueue({ job: { name: 'work', payload: { queue }, queue, maxAttempts: 2, ...extra } });
+    ids.push(id);
+    return id;
+  };
+  const ok = await one('ok');
+  const child = await one('child', { dependsOn: [ok] });
+  let job = await claim(store, 'ok');
+  await store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: job.id, attempt: job.attempt, kind: 'succeeded' }] });
+  job = await claim(store, 'child');
+  await store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: child, attempt: job.attempt, kind: 'succeeded' }] });
+  const flaky = await one('flaky');
+  for (let attempt = 1; attempt <= 2; attempt++) {
+    job = await claim(store, 'flaky');
+    await store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: flaky, attempt: job.attempt, kind: 'failed', error: 'boom', retryDelayMs: 0 }] });
+  }
+  await store.jobReplay({ jobId: flaky });
+  job = await claim(store, 'flaky');
+  await store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: flaky, attempt: job.attempt, kind: 'succeeded' }] });
+  const dropped = await one('dropped');
+  await store.jobCancel({ jobId: dropped });
+  await one('waiting', { delayMs: 3_600_000 });
+  return ids;
+}
+
+/** The sabotage table: each rule, a job set up for it, and the broken write that breaks it. */
+const SABOTAGE: readonly { rule: VerifyRule; queue: string; break: (t: VerifyTarget, id: string) => Promise<void> }[] = [
+  { rule: 'illegal_transition', queue: 's-illegal', break: (t, id) => t.writeEntry(id, 'succeeded', 0) },
+  {
+    rule: 'terminal_left',
+    queue: 's-terminal',
+    break: async (t, id) => {
+      const job = await claim(t.store, 's-terminal');
+      await t.store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: id, attempt: job.attempt, kind: 'succeeded' }] });
+      await t.writeEntry(id, 'running', 2);
+    },
+  },
+  {
+    rule: 'attempt_skipped',
+    queue: 's-skipped',
+    break: async (t, id) => {
+      const job = await claim(t.store, 's-skipped');
+      await t.store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: id, attempt: job.attempt, kind: 'failed', error: 'boom', retryDelayMs: 60_000 }] });
+      await t.writeEntry(id, 'running', 3);
+    },
+  },
+  {
+    rule: 'two_outcomes',
+    queue: 's-twice',
+    break: async (t, id) => {
+      const job = await claim(t.store, 's-twice');
+      await t.store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: id, attempt: job.attempt, kind: 'failed', error: 'boom', retryDelayMs: 60_000 }] });
+      await t.writeEntry(id, 'succeeded', 1);
+    },
+  },
+  {
+    rule: 'lost_job',
+    queue: 's-lost',
+    break: async (t, id) => {
+      await claim(t.store, 's-lost');
+      await t.deleteRow(id);
+    },
+  },
+  { rule: 'state_mismatch', queue: 's-mismatch', break: (t, id) => t.writeEntry(id, 'running', 1) },
+];
+
+/** verifyHistory on one store: clean over a real workload, each sabotaged rule named with its job. */
+export function verifyCases(open: () => Promise<VerifyTarget>): void {
+  let target: VerifyTarget | undefined;
+  const fresh = async () => (target = await open());
+  afterEach(async () => {
+    await target?.close();
+    target = undefined;
+  });
+
+  it('issue 40: a real workload verifies clean, page boundaries anywhere, and the report says what it checked', async () => {
+    const t = await fresh();
+    const ids = await workload(t.store);
+    for (const pageSize of [5_000, 3, 1]) {
+      const report = await verifyHistory(t.store, { pageSize });
+      expect(report.violations).toEqual([]);
+      expect(report.violationCount).toBe(0);
+      expect(report.checked).toEqual({ entries: expect.any(Number), jobs: ids.length, transitions: report.checked.entries - ids.length, attempts: 5, jobsCompared: ids.length });
+      expect(report.notChecked.join(' ')).toMatch(/lease/);
+    }
+  });
+
+  it('issue 40: each sabotaged rule is named, with its job and the entries that show it', async () => {
+    const t = await fresh();
+    await workload(t.store);
+    const broken = new Map<VerifyRule, string>();
+    for (const { rule, queue, break: sabotage } of SABOTAGE) {
+      const { id } = await t.store.jobEnqueue({ job: { name: 'sabotaged', payload: { rule }, queue, maxAttempts: 3 } });
+      await sabotage(t, id);
+      broken.set(rule, id);
+    }
+    const report = await verifyHistory(t.store, { pageSize: 4 });
+    for (const [rule, jobId] of broken) {
+      const named = report.violations.filter((v) => v.jobId === jobId);
+      expect({ rule, named: named.map((v) => v.rule) }).toEqual({ rule, named: expect.arrayContaining([rule]) });
+      for (const v of named) {
+        expect(v.message).toMatch(/^[^\n]+\.$/);
+        expect(v.message).toContain(jobId);
+        expect(v.entryIds.length).toBeGreaterThan(0);
+      }
+    }
+    // Nothing else is named: the workload's jobs verify clean beside them.
+    expect(new Set(report.violations.map((v) => v.jobId))).toEqual(new Set(broken.values()));
+    expect(report.violationCount).toBe(report.violations.length);
+  });
+
+  it('issue 40: a range checks only its entries; a range with none says nothing could be checked', async () => {
+    const t = await fresh();
+    await workload(t.store);
+    const { id } = await t.store.jobEnqueue({ job: { name: 'sabotaged', payload: {}, queue: 's-range' } });
+    const all = await verifyHistory(t.store);
+    await t.writeEntry(id, 'succeeded', 0);
+    const cut = new Date(Math.max(...(await t.store.jobHistory({ jobId: id })).map((e) => e.at.getTime())));
+    // The broken entry is the job's newest; a range that ends at it leaves it out.
+    const before = await verifyHistory(t.store, { until: cut });
+    expect(before.violations).toEqual([]);
+    expect(before.checked.jobsCompared).toBe(0);
+    expect((await verifyHistory(t.store)).violations.map((v) => v.rule)).toContain('illegal_transition');
+    const empty = await verifyHistory(t.store, { since: new Date(cut.getTime() + 3_600_000) });
+    expect(empty.checked.entries).toBe(0);
+    expect(empty.notChecked[0]).toMatch(/^Every rule: the history holds no entry in this range\./);
+    expect(all.checked.entries).toBeGreaterThan(0);
+  });
+
+  it('issue 40: bad options are refused in one sentence before anything is read', async () => {
+    const t = await fresh();
+    for (const options of [{ since: 'yesterday' }, { until: new Date(Number.NaN) }, { pageSize: 0 }, { pageSize: 10_001 }, { maxViolations: 1.5 }, { since: new Date(2), until: new Date(1) }]) {
+      const refused = await verifyHistory(t.store, options as never).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(InvalidArgumentError);
+      expect((refused as Error).message).toMatch(/^[^\n]+\.$/);
+    }
+  });
+}

@@ -1,0 +1,28 @@
+import { describe } from '@jest/globals';
+import { PostgresJobStore } from '../../lib/store/index.js';
+import { dataSource, schemas, useAdapterDataSource } from '../support/postgres-adapter.js';
+import { uniqueSchema } from '../support/postgres.js';
+import { verifyCases } from './verify.cases.js';
+
+useAdapterDataSource();
+
+describe('verifyHistory on the PostgreSQL store', () => {
+  verifyCases(async () => {
+    const schema = uniqueSchema('pgverify');
+    schemas.push(schema);
+    const store = new PostgresJobStore({ dataSource, schema });
+    await store.migrate();
+    const { jobs, history } = store.naming;
+    return {
+      store,
+      // The sabotage is plain SQL, as a broken store or a hand edit would leave it.
+      writeEntry: async (jobId, state, attempt) => {
+        await dataSource.query(`INSERT INTO ${history} (job_id, name, at, state, attempt) SELECT id, name, clock_timestamp(), $2, $3 FROM ${jobs} WHERE id = $1`, [jobId, state, attempt]);
+      },
+      deleteRow: async (jobId) => {
+        await dataSource.query(`DELETE FROM ${jobs} WHERE id = $1`, [jobId]);
+      },
+      close: async () => store.close(),
+    };
+  });
+});

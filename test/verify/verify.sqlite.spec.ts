@@ -1,0 +1,32 @@
+import { describe } from '@jest/globals';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DataSource } from 'typeorm';
+import { SqliteJobStore } from '../../lib/store/index.js';
+import { verifyCases } from './verify.cases.js';
+
+describe('verifyHistory on the SQLite store', () => {
+  verifyCases(async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'durable-scheduler-verify-'));
+    const dataSource = await new DataSource({ type: 'better-sqlite3', database: join(dir, 'verify.db') }).initialize();
+    const store = new SqliteJobStore({ dataSource });
+    await store.migrate();
+    const { jobs, history } = store.naming;
+    return {
+      store,
+      // The sabotage is plain SQL, as a broken store or a hand edit would leave it.
+      writeEntry: async (jobId, state, attempt) => {
+        await dataSource.query(`INSERT INTO ${history} (job_id, name, at, state, attempt) SELECT id, name, ?, ?, ? FROM ${jobs} WHERE id = ?`, [Date.now() + 1, state, attempt, jobId]);
+      },
+      deleteRow: async (jobId) => {
+        await dataSource.query(`DELETE FROM ${jobs} WHERE id = ?`, [jobId]);
+      },
+      close: async () => {
+        await store.close();
+        await dataSource.destroy();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  });
+});
