@@ -61,3 +61,12 @@ export function positiveInt(name: string, max = 1_000) {
 }
 
 export type { Format };
+
+/** An ISO 8601 instant with its zone (`2026-12-06T01:00:00Z`), for a range option; anything else is a usage error. */
+export function isoInstant(name: string) {
+  return (value: string): Date => {
+    const at = /^\d{4}-\d\d-\d\d(T\d\d:\d\d(:\d\d(\.\d{1,3})?)?(Z|[+-]\d\d:\d\d))?$/.test(value) ? new Date(value) : new Date(Number.NaN);
+    if (Number.isNaN(at.getTime())) throw new InvalidArgumentError(`${name} must be an ISO 8601 instant such as 2026-12-06T01:00:00Z, got "${value}".`);
+    return at;
+  };
+}

@@ -13,6 +13,7 @@ import { registerQueues } from './commands/queues.command.js';
 import { registerSchedules } from './commands/schedules.command.js';
 import { registerSequences } from './commands/sequences.command.js';
 import { registerGroups } from './commands/groups.command.js';
+import { registerVerify } from './commands/verify.command.js';
 import { registerStats } from './commands/stats.command.js';
 
 export interface CliIo {
@@ -69,6 +70,7 @@ export function buildProgram(io: CliIo): Command {
   registerSchedules(program, ctx);
   registerSequences(program, ctx);
   registerGroups(program, ctx);
+  registerVerify(program, ctx);
   registerQueues(program, ctx);
   registerCancel(program, ctx);
   registerMigrate(program, ctx);

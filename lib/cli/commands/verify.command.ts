@@ -1,0 +1,51 @@
+import type { Command } from 'commander';
+import { verifyHistory, type VerifyReport } from '../../verify/index.js';
+import { isoInstant, withConnection, withFormat, type CliContext, type Format } from '../cli-context.js';
+import { CliError, EXIT_VIOLATIONS } from '../cli-error.js';
+import { iso, json, oneLine, table } from '../output.js';
+
+const count = (n: number) => n.toLocaleString('en-US');
+
+function summary(report: VerifyReport): string[] {
+  const { entries, jobs, transitions, attempts, jobsCompared } = report.checked;
+  const { since, until } = report;
+  const range =
+    since === null ? (until === null ? 'the whole history' : `the history before ${iso(until)}`) : until === null ? `the history since ${iso(since)}` : `the history from ${iso(since)} to ${iso(until)}`;
+  const compared = report.until === null ? `, and compared ${count(jobsCompared)} stored jobs with the last entry of their history` : '';
+  return [`Checked ${count(entries)} entries of ${count(jobs)} jobs in ${range} (${count(transitions)} changes of state, ${count(attempts)} attempts)${compared}.`];
+}
+
+export function registerVerify(program: Command, ctx: CliContext): void {
+  withFormat(
+    withConnection(
+      program
+        .command('verify')
+        .description("check the store's own history against what the scheduler promises (no job lost, no attempt with two outcomes, …); exits 3 when a promise was broken"),
+    ),
+  )
+    .option('--since <instant>', 'only entries at or after this instant (ISO 8601)', isoInstant('--since'))
+    .option('--until <instant>', 'only entries before this instant (ISO 8601)', isoInstant('--until'))
+    .action(async (options: { conn?: string; table?: string; format: Format; since?: Date; until?: Date }) => {
+      await ctx.withStore(options, async ({ store }) => {
+        const report = await verifyHistory(store, { ...(options.since ? { since: options.since } : {}), ...(options.until ? { until: options.until } : {}) });
+        if (options.format === 'json') {
+          ctx.out(json(report));
+        } else {
+          ctx.out(summary(report).join('\n'));
+          if (report.checked.entries === 0) {
+            ctx.out('Nothing was checked: the range holds no history entry.');
+          } else if (report.violationCount === 0) {
+            ctx.out('No promise was broken.');
+          } else {
+            const shown = report.violations.length < report.violationCount ? ` (the first ${count(report.violations.length)} shown)` : '';
+            ctx.out(`${count(report.violationCount)} broken ${report.violationCount === 1 ? 'promise' : 'promises'}${shown}:`);
+            ctx.out(table(['RULE', 'JOB', 'ENTRIES', 'WHAT'], report.violations.map((v) => [v.rule, v.jobId, v.entryIds.join(','), oneLine(v.message, 200)])));
+          }
+          ctx.out(['Not checked:', ...report.notChecked.map((line) => `- ${line}`)].join('\n'));
+        }
+        if (report.violationCount > 0) {
+          throw new CliError(`verify found ${count(report.violationCount)} broken ${report.violationCount === 1 ? 'promise' : 'promises'} in the history.`, EXIT_VIOLATIONS);
+        }
+      });
+    });
+}

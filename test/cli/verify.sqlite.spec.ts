@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DataSource } from 'typeorm';
+import { SqliteJobStore } from '../../lib/store/index.js';
+import { runCliHere as cli } from '../support/cli-run.js';
+
+/** `durable-scheduler verify` on a SQLite file: clean after real work, exit 3 and the rule named after a sabotaged entry. */
+describe('durable-scheduler verify', () => {
+  let dir: string;
+  let dataSource: DataSource;
+  let store: SqliteJobStore;
+  let conn: string[];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'durable-scheduler-verify-cli-'));
+    const database = join(dir, 'ops.db');
+    dataSource = await new DataSource({ type: 'better-sqlite3', database }).initialize();
+    store = new SqliteJobStore({ dataSource });
+    await store.migrate();
+    conn = ['--conn', `sqlite:${database}`];
+  });
+  afterAll(async () => {
+    await store.close();
+    await dataSource.destroy();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('issue 40: says what it checked and that no promise was broken, then names a broken one and exits 3', async () => {
+    for (let i = 0; i < 3; i++) await store.jobEnqueue({ job: { name: 'work', payload: i } });
+    for (const job of await store.jobClaim({ workerId: 'w', limit: 2, queues: ['default'], leaseMs: 60_000 })) {
+      await store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: job.id, attempt: job.attempt, kind: 'succeeded' }] });
+    }
+    const clean = await cli(['verify', ...conn]);
+    expect(clean).toMatchObject({ code: 0, stderr: '' });
+    const lines = clean.stdout.split('\n');
+    expect(lines[0]).toBe('Checked 7 entries of 3 jobs in the whole history (4 changes of state, 2 attempts), and compared 3 stored jobs with the last entry of their history.');
+    expect(lines[1]).toBe('No promise was broken.');
+    expect(clean.stdout).toContain('Not checked:\n- That each outcome came from the worker and attempt holding the live lease');
+
+    // A second success of a finished attempt, written by hand as a broken store would.
+    const [done] = (await store.jobList({ state: 'succeeded', limit: 1 })).map((job) => job.id);
+    const { history, jobs } = store.naming;
+    await dataSource.query(`INSERT INTO ${history} (job_id, name, at, state, attempt) SELECT id, name, ?, 'succeeded', 1 FROM ${jobs} WHERE id = ?`, [Date.now(), done]);
+    const broken = await cli(['verify', ...conn]);
+    expect(broken.code).toBe(3);
+    expect(broken.stderr).toBe('verify found 1 broken promise in the history.\n');
+    expect(broken.stdout).toContain('1 broken promise:\nRULE');
+    expect(broken.stdout).toMatch(new RegExp(`\\ntwo_outcomes\\s+${done}\\s+\\d+,\\d+\\s+Attempt 1 of job ${done} had an outcome already`));
+
+    const asJson = await cli(['verify', ...conn, '--format', 'json']);
+    expect(asJson.code).toBe(3);
+    const report = JSON.parse(asJson.stdout) as { violationCount: number; violations: { rule: string; jobId: string }[]; checked: { entries: number } };
+    expect(report.violationCount).toBe(1);
+    expect(report.violations.map((v) => [v.rule, v.jobId])).toEqual([['two_outcomes', done]]);
+    expect(report.checked.entries).toBe(8);
+
+    // A range that ends before the broken entry checks only what came before it.
+    const until = await cli(['verify', ...conn, '--until', new Date(Date.now() - 60_000).toISOString()]);
+    expect(until.code).toBe(0);
+    expect(until.stdout).toMatch(/^Checked 0 entries of 0 jobs in the history before \d{4}-\d\d-\d\dT[\d:.]+Z \(0 changes of state, 0 attempts\)\.\nNothing was checked: the range holds no history entry\./);
+  });
+
+  it('issue 40: a bad range is a usage error in one sentence', async () => {
+    const bad = await cli(['verify', ...conn, '--since', 'yesterday']);
+    expect(bad).toMatchObject({ code: 2, stdout: '' });
+    expect(bad.stderr).toMatch(/--since must be an ISO 8601 instant such as 2026-12-06T01:00:00Z, got "yesterday"\./);
+    const backwards = await cli(['verify', ...conn, '--since', '2026-12-06T00:00:00Z', '--until', '2026-12-05T00:00:00Z']);
+    expect(backwards).toMatchObject({ code: 1, stdout: '' });
+    expect(backwards.stderr).toBe('until must come after since.\n');
+  });
+});
