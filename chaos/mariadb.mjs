@@ -172,6 +172,18 @@ export async function openMariadb({ lib, checks, runDir }) {
     },
 
     /** Ends the controller's pool; drops the databases of a server the run did not start when asked; stops a private server. */
+    /** verifyHistory (docs/verify.md) over the scheduler's own tables, through a store of its own. */
+    async verify() {
+      const dataSource = await new DataSource({ type: 'mariadb', url: appUrl.href, poolSize: 2 }).initialize();
+      const store = new lib.MysqlJobStore({ dataSource, database: names.scheduler });
+      try {
+        return await lib.verifyHistory(store);
+      } finally {
+        await store.close();
+        await dataSource.destroy();
+      }
+    },
+
     async close({ drop }) {
       if (!server && drop) await sql(`DROP DATABASE \`${names.chaos}\`; DROP DATABASE \`${names.scheduler}\``);
       await pool.end();

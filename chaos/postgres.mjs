@@ -102,6 +102,18 @@ export async function openPostgres({ lib, checks }) {
     },
 
     /** Ends the controller's pool; drops the schemas of an external server when asked; stops the embedded server. */
+    /** verifyHistory (docs/verify.md) over the scheduler's own tables, through a store of its own. */
+    async verify() {
+      const dataSource = await new DataSource({ type: 'postgres', url, applicationName: 'chaos-controller', extra: { max: 2 } }).initialize();
+      const store = new lib.PostgresJobStore({ dataSource, schema: names.scheduler });
+      try {
+        return await lib.verifyHistory(store);
+      } finally {
+        await store.close();
+        await dataSource.destroy();
+      }
+    },
+
     async close({ drop }) {
       await pool.end();
       if (external && drop) {

@@ -151,10 +151,15 @@ try {
   // Verdict.
   const logs = await loadLogs(db, join(runDir, 'exec'), injector.pauses);
   const { safety, observed } = await runChecks(db.sql, names, options.leaseMs, db.dialect);
+  // The production checker over the store's own history, beside the chaos checks' own tables.
+  const verified = await db.verify();
+  const history = { entries: verified.checked.entries, jobs: verified.checked.jobs, attempts: verified.checked.attempts, jobsCompared: verified.checked.jobsCompared, violations: verified.violationCount };
+  say(`verify: ${history.violations} broken promises in ${history.entries} history entries of ${history.jobs} jobs (${history.attempts} attempts; ${history.jobsCompared} jobs compared with their stored row)`);
+  for (const violation of verified.violations.slice(0, 20)) say(`verify: ${violation.rule}: ${violation.message}`);
   const liveness = { drained: remaining === 0, drainSeconds, remaining, unexpectedExits: unexpectedExits.length };
   // A run that enqueued or executed nothing proves nothing, so it cannot pass.
   const exercised = observed.jobs > 0 && observed.executions > 0;
-  const passed = safe(safety) && liveness.drained && unexpectedExits.length === 0 && exercised;
+  const passed = safe(safety) && liveness.drained && unexpectedExits.length === 0 && exercised && history.violations === 0;
   const run = {
     passed,
     seed: options.seed,
@@ -167,6 +172,7 @@ try {
     faults: injector.counts,
     safety,
     observed,
+    history,
     producers: logs.producers,
     liveness,
     wallSeconds: Math.round((Date.now() - started) / 1_000),

@@ -8,6 +8,7 @@ import { EventLog, rowView, type FaultKind, type RowView, type SimEvent, type Si
 import { createSimNode, simShutdownGraceMs } from './sim-node.js';
 import { deriveSettings, type FaultSettings, type SimSettings } from './sim-settings.js';
 import { StoreGateway } from './store-gateway.js';
+import { verifyHistory } from '../verify/index.js';
 import { NodeTimers, VirtualScheduler } from './virtual-scheduler.js';
 import { FaultInjector, type FaultTarget } from './fault-injector.js';
 import { SequenceOperator } from './sequence-operator.js';
@@ -145,6 +146,11 @@ export interface SimResult {
   readonly violations: number;
   /** Worker nodes started: the first ones plus one per crash. */
   readonly bootedNodes: number;
+  /**
+   * What `verifyHistory` (docs/verify.md) found in the store's own history after the run: the
+   * production checker over what the run recorded, beside the oracles that watched it happen.
+   */
+  readonly history: { readonly entries: number; readonly jobs: number; readonly violations: number; readonly rules: readonly string[] };
 }
 
 /** How to run one seed beyond what the seed decides. */
@@ -419,6 +425,7 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
   coverage.refusedCalls = counters.refused;
   coverage.withheldCalls = counters.withheld;
   const reports = oracles.all.map((o) => o.report());
+  const verified = await verifyHistory(store);
   return {
     settings,
     mutant: options.mutant?.name ?? null,
@@ -431,5 +438,11 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
     drainedAfterMs,
     violations: reports.reduce((sum, r) => sum + r.violations, 0),
     bootedNodes: workers.length,
+    history: {
+      entries: verified.checked.entries,
+      jobs: verified.checked.jobs,
+      violations: verified.violationCount,
+      rules: [...new Set(verified.violations.map((v) => v.rule))],
+    },
   };
 }
