@@ -50,8 +50,10 @@ describe('issue 39 item 1: the lane claim on PostgreSQL', () => {
     // The first claim finds jobs in lanes: the unlimited claim steps aside for the lane claim.
     const first = await claim(store, 'w', 4);
     expect(first.map((job) => job.group).sort()).toEqual(['big', 'big', 'big', 'small']);
-    // With statistics, so the store's guard for tables without them sends nothing of its own.
-    await admin.query(`ANALYZE ${store.naming.jobs}`);
+    // A full batch starts the statistics guard without waiting for it: let it finish first, so its
+    // statements (a read of pg_stats, an ANALYZE) are not counted as the claim's below. CI caught
+    // it still looking once.
+    await store.statistics;
     texts.length = 0;
     const both = await store.jobCompleteAndClaim({
       workerId: 'w',
