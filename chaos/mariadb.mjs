@@ -171,7 +171,6 @@ export async function openMariadb({ lib, checks, runDir }) {
       return { name: `${names[owner]}.${name}`, rows: text };
     },
 
-    /** Ends the controller's pool; drops the databases of a server the run did not start when asked; stops a private server. */
     /** verifyHistory (docs/verify.md) over the scheduler's own tables, through a store of its own. */
     async verify() {
       const dataSource = await new DataSource({ type: 'mariadb', url: appUrl.href, poolSize: 2 }).initialize();
@@ -184,6 +183,7 @@ export async function openMariadb({ lib, checks, runDir }) {
       }
     },
 
+    /** Ends the controller's pool; drops the databases of a server the run did not start when asked; stops a private server. */
     async close({ drop }) {
       if (!server && drop) await sql(`DROP DATABASE \`${names.chaos}\`; DROP DATABASE \`${names.scheduler}\``);
       await pool.end();

@@ -101,7 +101,6 @@ export async function openPostgres({ lib, checks }) {
       return { name: `${schema}.${table}`, rows };
     },
 
-    /** Ends the controller's pool; drops the schemas of an external server when asked; stops the embedded server. */
     /** verifyHistory (docs/verify.md) over the scheduler's own tables, through a store of its own. */
     async verify() {
       const dataSource = await new DataSource({ type: 'postgres', url, applicationName: 'chaos-controller', extra: { max: 2 } }).initialize();
@@ -114,6 +113,7 @@ export async function openPostgres({ lib, checks }) {
       }
     },
 
+    /** Ends the controller's pool; drops the schemas of an external server when asked; stops the embedded server. */
     async close({ drop }) {
       await pool.end();
       if (external && drop) {

@@ -148,7 +148,8 @@ export interface SimResult {
   readonly bootedNodes: number;
   /**
    * What `verifyHistory` (docs/verify.md) found in the store's own history after the run: the
-   * production checker over what the run recorded, beside the oracles that watched it happen.
+   * production checker over what the run recorded, beside the oracles that watched it happen. Its
+   * violations count in `violations` too.
    */
   readonly history: { readonly entries: number; readonly jobs: number; readonly violations: number; readonly rules: readonly string[] };
 }
@@ -436,7 +437,7 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
     faults: faultCounts,
     coverage,
     drainedAfterMs,
-    violations: reports.reduce((sum, r) => sum + r.violations, 0),
+    violations: reports.reduce((sum, r) => sum + r.violations, 0) + verified.violationCount,
     bootedNodes: workers.length,
     history: {
       entries: verified.checked.entries,

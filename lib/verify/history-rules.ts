@@ -20,7 +20,7 @@ export const VERIFY_RULES: readonly { readonly rule: VerifyRule; readonly promis
   { rule: 'terminal_left', promise: 'a job that succeeded or was cancelled never moves again' },
   { rule: 'attempt_skipped', promise: 'each attempt starts one after the last (a replay starts again from one)' },
   { rule: 'two_outcomes', promise: 'no attempt has two outcomes' },
-  { rule: 'lost_job', promise: 'every job whose history does not end is still stored' },
+  { rule: 'lost_job', promise: 'a job is deleted only once it succeeded or was cancelled (by retention or the lean finish)' },
   { rule: 'state_mismatch', promise: "a stored job's state is the one its history ends in" },
 ];
 

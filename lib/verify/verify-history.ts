@@ -1,4 +1,4 @@
-import { assertInstant, assertPositiveInteger, InvalidArgumentError, isTerminalState, showValue } from '../core/index.js';
+import { assertInstant, assertPositiveInteger, InvalidArgumentError, showValue, type JobState } from '../core/index.js';
 import type { HistoryEntry, OperatorStore } from '../store/index.js';
 import { checkJobEntries, VERIFY_RULES, type VerifyViolation } from './history-rules.js';
 
@@ -43,6 +43,9 @@ type VerifyStore = Pick<OperatorStore, 'historyScan' | 'jobStatusMany' | 'jobHis
 
 const STATUS_BATCH = 1_000;
 
+/** The states a job may be deleted in: retention purges them, and the lean finish deletes successes. */
+const FINAL: ReadonlySet<JobState> = new Set<JobState>(['succeeded', 'cancelled']);
+
 /** What no version of the checker reads yet: said in every report, so a clean one is not read as more than it is. */
 const NOT_YET: readonly string[] = [
   'That each outcome came from the worker and attempt holding the live lease: the history does not record the lease an outcome was judged against.',
@@ -54,8 +57,9 @@ const NOT_YET: readonly string[] = [
  * entries promise: every change of state one the lifecycle allows, attempts counted one at a time,
  * no attempt with two outcomes, nothing moving after it succeeded or was cancelled. When the range
  * reaches now, each job's last entry is compared with the stored job, a thousand at a time: a job
- * whose history does not end but which is no longer stored was lost. It holds one job's entries and
- * a thousand jobs' last entries at a time, so its memory stays flat however long the history.
+ * deleted while its history ends other than succeeded or cancelled was lost. It reads a running
+ * store without stopping it, and reads a job again before it reports it. It holds one job's
+ * entries and a thousand jobs' last entries at a time, so its memory does not grow with the history.
  */
 export async function verifyHistory(store: VerifyStore, options: VerifyOptions = {}): Promise<VerifyReport> {
   const { since, until, pageSize, maxViolations } = checkVerifyOptions(options);
@@ -75,61 +79,70 @@ export async function verifyHistory(store: VerifyStore, options: VerifyOptions =
     const rows = new Map((await store.jobStatusMany({ jobIds: lasts.map((e) => e.jobId) })).map((row) => [row.id, row]));
     for (const last of lasts) {
       const row = rows.get(last.jobId);
-      if (row && row.state === last.state && row.attempt === last.attempt) {
+      // Retention and the lean finish delete succeeded and cancelled jobs, never another.
+      if (row ? row.state === last.state && row.attempt === last.attempt : FINAL.has(last.state)) {
         checked.jobsCompared += 1;
         continue;
       }
-      if (!row && isTerminalState(last.state)) {
-        checked.jobsCompared += 1;
-        continue;
-      }
-      // Read again: a job that moved on (or ended and was deleted with its history) since its
-      // entries were read is not a finding.
+      // Read again: a job that moved on since its entries were read, or ended and was deleted with
+      // its history, is not a finding. A row and its entry commit together, so a row that differs
+      // while its last entry is still the newest is one.
       const [newest] = await store.jobHistory({ jobId: last.jobId, limit: 1 });
       if (newest === undefined || newest.id !== last.id) continue;
       checked.jobsCompared += 1;
-      const again = (await store.jobStatusMany({ jobIds: [last.jobId] }))[0];
-      if (!again) {
-        found([{ rule: 'lost_job', jobId: last.jobId, entryIds: [last.id], message: `Job ${last.jobId} is no longer stored, but its history ends ${last.state.replace(/_/g, ' ')} (attempt ${last.attempt}, entry ${last.id}), not in a final state.` }]);
-      } else if (again.state !== last.state || again.attempt !== last.attempt) {
-        found([
-          {
-            rule: 'state_mismatch',
-            jobId: last.jobId,
-            entryIds: [last.id],
-            message: `Job ${last.jobId} is stored ${again.state.replace(/_/g, ' ')} (attempt ${again.attempt}), but its history ends ${last.state.replace(/_/g, ' ')} (attempt ${last.attempt}, entry ${last.id}).`,
-          },
-        ]);
-      }
+      const ends = `${last.state.replace(/_/g, ' ')} (attempt ${last.attempt}, entry ${last.id})`;
+      found([
+        row
+          ? { rule: 'state_mismatch', jobId: last.jobId, entryIds: [last.id], message: `Job ${last.jobId} is stored ${row.state.replace(/_/g, ' ')} (attempt ${row.attempt}), but its history ends ${ends}.` }
+          : { rule: 'lost_job', jobId: last.jobId, entryIds: [last.id], message: `Job ${last.jobId} is no longer stored, but its history ends ${ends}, and only succeeded or cancelled jobs are ever deleted.` },
+      ]);
     }
   };
 
+  // A job's stretch of the range: from its first entry at or after `since` to its last before
+  // `until`, in entry order. Entries are stamped as their statements start, so one that waited
+  // for a row lock can carry an earlier time than the entry before it; cutting by id keeps each
+  // step of the stretch a real step.
+  const stretch = (entries: readonly HistoryEntry[]) => {
+    const from = since === null ? 0 : entries.findIndex((e) => e.at >= since);
+    if (from < 0) return [];
+    const to = until === null ? -1 : entries.findIndex((e, i) => i >= from && e.at >= until);
+    return entries.slice(from, to < 0 ? entries.length : to);
+  };
+
   const finish = async (entries: HistoryEntry[]) => {
-    if (entries.length === 0) return;
-    const check = checkJobEntries(entries);
+    let inRange = stretch(entries);
+    if (inRange.length === 0) return;
+    let check = checkJobEntries(inRange);
+    if (check.violations.length > 0) {
+      // Read the job whole, in one statement, and judge that: the history trim may have cut the
+      // job's oldest entries between two pages of the scan, leaving a gap no store ever wrote.
+      inRange = stretch(await store.jobHistory({ jobId: inRange[0]!.jobId }));
+      if (inRange.length === 0) return;
+      check = checkJobEntries(inRange);
+    }
     checked.jobs += 1;
-    checked.entries += entries.length;
+    checked.entries += inRange.length;
     checked.transitions += check.transitions;
     checked.attempts += check.attempts;
     found(check.violations);
     if (until === null) {
-      pending.push(entries.at(-1)!);
+      pending.push(inRange.at(-1)!);
       if (pending.length >= STATUS_BATCH) await compare();
     }
   };
 
+  // One job's entries at a time, whole, whatever the range: the stretch is cut from them.
   let current: HistoryEntry[] = [];
-  let currentJob: string | null = null;
   let after: HistoryEntry | undefined;
   for (;;) {
     const page = await store.historyScan({ limit: pageSize, ...(after ? { after: { jobId: after.jobId, id: after.id } } : {}) });
     for (const entry of page) {
-      if (entry.jobId !== currentJob) {
+      if (current.length > 0 && entry.jobId !== current[0]!.jobId) {
         await finish(current);
         current = [];
-        currentJob = entry.jobId;
       }
-      if ((since === null || entry.at >= since) && (until === null || entry.at < until)) current.push(entry);
+      current.push(entry);
     }
     if (page.length < pageSize) break;
     after = page.at(-1);

@@ -67,7 +67,7 @@ describe('durable-scheduler verify', () => {
     expect(bad).toMatchObject({ code: 2, stdout: '' });
     expect(bad.stderr).toMatch(/--since must be an ISO 8601 instant such as 2026-12-06T01:00:00Z, got "yesterday"\./);
     const backwards = await cli(['verify', ...conn, '--since', '2026-12-06T00:00:00Z', '--until', '2026-12-05T00:00:00Z']);
-    expect(backwards).toMatchObject({ code: 1, stdout: '' });
-    expect(backwards.stderr).toBe('until must come after since.\n');
+    expect(backwards).toMatchObject({ code: 2, stdout: '' });
+    expect(backwards.stderr).toBe('--until must come after --since.\n');
   });
 });

@@ -30,6 +30,9 @@ describe('verifyHistory on the MySQL store (MariaDB)', () => {
       deleteRow: async (jobId) => {
         await dataSource.query(`DELETE FROM ${jobs} WHERE id = ?`, [jobId]);
       },
+      trimOldest: async (jobId, count) => {
+        await dataSource.query(`DELETE FROM ${history} WHERE job_id = ? ORDER BY id LIMIT ?`, [jobId, count]);
+      },
       close: async () => store.close(),
     };
   });

@@ -10,6 +10,8 @@ export interface VerifyTarget {
   writeEntry(jobId: string, state: JobState, attempt: number): Promise<void>;
   /** Deletes the job's row and leaves its history. */
   deleteRow(jobId: string): Promise<void>;
+  /** Deletes the job's oldest `count` entries, as the history trim does. */
+  trimOldest(jobId: string, count: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -133,6 +135,70 @@ export function verifyCases(open: () => Promise<VerifyTarget>): void {
     // Nothing else is named: the workload's jobs verify clean beside them.
     expect(new Set(report.violations.map((v) => v.jobId))).toEqual(new Set(broken.values()));
     expect(report.violationCount).toBe(report.violations.length);
+  });
+
+  it('issue 40: a job that moves on between the scan and the read of its row is no finding, nor is one the trim cuts between two pages', async () => {
+    const t = await fresh();
+    const { id: moving } = await t.store.jobEnqueue({ job: { name: 'work', payload: 1, queue: 'moving' } });
+    const job = await claim(t.store, 'moving');
+    let moved = false;
+    // The job succeeds after its entries were read and before its row is: the row is ahead of them.
+    const racing = Object.create(t.store, {
+      jobStatusMany: {
+        value: async (params: Parameters<JobStore['jobStatusMany']>[0]) => {
+          if (!moved) {
+            moved = true;
+            await t.store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: moving, attempt: job.attempt, kind: 'succeeded' }] });
+          }
+          return t.store.jobStatusMany(params);
+        },
+      },
+    }) as JobStore;
+    const raced = await verifyHistory(racing);
+    expect(moved).toBe(true);
+    expect(raced.violations).toEqual([]);
+
+    // A job with a long history, read two entries a page; after the page with its first two, the
+    // trim deletes its four oldest, so the next page starts two entries on: a gap no store wrote.
+    const { id: long } = await t.store.jobEnqueue({ job: { name: 'work', payload: 2, queue: 'long', maxAttempts: 5 } });
+    for (let i = 0; i < 3; i++) {
+      const run = await claim(t.store, 'long');
+      await t.store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: long, attempt: run.attempt, kind: 'failed', error: 'boom', retryDelayMs: 0 }] });
+    }
+    let trimmed = false;
+    const trimming = Object.create(t.store, {
+      historyScan: {
+        value: async (params: Parameters<JobStore['historyScan']>[0]) => {
+          const page = await t.store.historyScan(params);
+          if (!trimmed && page.some((entry) => entry.jobId === long)) {
+            trimmed = true;
+            await t.trimOldest(long, 4);
+          }
+          return page;
+        },
+      },
+    }) as JobStore;
+    const cut = await verifyHistory(trimming, { pageSize: 2 });
+    expect(trimmed).toBe(true);
+    expect(cut.violations).toEqual([]);
+  });
+
+  it('issue 40: a dead letter whose row is gone is a lost job: only succeeded and cancelled jobs are ever deleted', async () => {
+    const t = await fresh();
+    const { id } = await t.store.jobEnqueue({ job: { name: 'work', payload: 1, queue: 'dead', maxAttempts: 1 } });
+    const job = await claim(t.store, 'dead');
+    await t.store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: id, attempt: job.attempt, kind: 'failed', error: 'boom', retryDelayMs: 0 }] });
+    expect((await verifyHistory(t.store)).violations).toEqual([]);
+    await t.deleteRow(id);
+    expect((await verifyHistory(t.store)).violations.map((v) => [v.rule, v.jobId])).toEqual([['lost_job', id]]);
+  });
+
+  it('issue 40: more jobs than one read of their rows takes are all compared', async () => {
+    const t = await fresh();
+    for (let at = 0; at < 1_100; at += 550) await t.store.jobEnqueueMany({ jobs: Array.from({ length: 550 }, (_, i) => ({ name: 'work', payload: at + i, queue: 'many' })) });
+    const report = await verifyHistory(t.store);
+    expect(report.violations).toEqual([]);
+    expect(report.checked).toMatchObject({ jobs: 1_100, jobsCompared: 1_100 });
   });
 
   it('issue 40: a range checks only its entries; a range with none says nothing could be checked', async () => {

@@ -1,8 +1,10 @@
 import { describe } from '@jest/globals';
 import type { HistoryEntry } from '../../lib/store/index.js';
 import type { MemoryTables } from '../../lib/store/memory/memory-tables.js';
-import { MemoryJobStore } from '../../lib/testing/index.js';
+import { ManualClock, MemoryJobStore } from '../../lib/testing/index.js';
 import { verifyCases } from './verify.cases.js';
+import { describe as describeRanges, expect, it } from '@jest/globals';
+import { verifyHistory } from '../../lib/verify/index.js';
 
 describe('verifyHistory on the memory store', () => {
   verifyCases(async () => {
@@ -12,14 +14,52 @@ describe('verifyHistory on the memory store', () => {
     return {
       store,
       writeEntry: async (jobId, state, attempt) => {
-        const id = Math.max(0, ...tables.history.map((e) => e.id)) + 1;
+        const id = tables.nextHistoryId++;
         const entry: HistoryEntry = { id, position: String(id), jobId, name: tables.jobs.get(jobId)!.name, at: new Date(store.clock.now()), state, attempt, error: null };
         tables.history.push(entry);
       },
       deleteRow: async (jobId) => {
         tables.jobs.delete(jobId);
       },
+      trimOldest: async (jobId, count) => {
+        const oldest = new Set(tables.history.filter((e) => e.jobId === jobId).slice(0, count));
+        tables.history.splice(0, tables.history.length, ...tables.history.filter((e) => !oldest.has(e)));
+      },
       close: async () => {},
     };
+  });
+});
+
+describeRanges('verifyHistory ranges', () => {
+  it('issue 40: cuts a job\'s stretch by entry order, so an entry stamped before the one it follows is no gap', async () => {
+    const clock = new ManualClock();
+    const store = new MemoryJobStore({ clock });
+    const tables = (store as unknown as { tables: MemoryTables }).tables;
+    const step = () => clock.advance(1_000);
+    const { id } = await store.jobEnqueue({ job: { name: 'work', payload: 1, maxAttempts: 1 } });
+    step();
+    let [job] = await store.jobClaim({ workerId: 'w', limit: 1, queues: ['default'], leaseMs: 60_000 });
+    step();
+    await store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: id, attempt: job!.attempt, kind: 'failed', error: 'boom', retryDelayMs: 0 }] });
+    step();
+    await store.jobReplay({ jobId: id });
+    step();
+    [job] = await store.jobClaim({ workerId: 'w', limit: 1, queues: ['default'], leaseMs: 60_000 });
+    step();
+    await store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: id, attempt: job!.attempt, kind: 'succeeded' }] });
+    const entries = tables.history.filter((e) => e.jobId === id);
+    expect(entries.map((e) => e.state)).toEqual(['scheduled', 'running', 'dead_lettered', 'scheduled', 'running', 'succeeded']);
+    // The replay's statement started before the dead letter's committed, and waited for its row.
+    const [dead, replay] = [entries[2]!, entries[3]!];
+    const replayIndex = tables.history.indexOf(replay);
+    tables.history[replayIndex] = { ...replay, at: new Date(dead.at.getTime() - 500) };
+    const since = new Date(dead.at.getTime() - 100);
+    const report = await verifyHistory(store, { since });
+    expect(report.violations).toEqual([]);
+    expect(report.checked).toMatchObject({ entries: 4, transitions: 3 });
+    const until = await verifyHistory(store, { until: new Date(dead.at.getTime() + 100) });
+    expect(until.violations).toEqual([]);
+    // Cut at the first entry at or after `until`: the replay, stamped before it, is in.
+    expect(until.checked).toMatchObject({ entries: 4 });
   });
 });

@@ -22,6 +22,9 @@ describe('verifyHistory on the PostgreSQL store', () => {
       deleteRow: async (jobId) => {
         await dataSource.query(`DELETE FROM ${jobs} WHERE id = $1`, [jobId]);
       },
+      trimOldest: async (jobId, count) => {
+        await dataSource.query(`DELETE FROM ${history} WHERE id IN (SELECT id FROM ${history} WHERE job_id = $1 ORDER BY id LIMIT $2)`, [jobId, count]);
+      },
       close: async () => store.close(),
     };
   });

@@ -22,6 +22,9 @@ describe('verifyHistory on the SQLite store', () => {
       deleteRow: async (jobId) => {
         await dataSource.query(`DELETE FROM ${jobs} WHERE id = ?`, [jobId]);
       },
+      trimOldest: async (jobId, count) => {
+        await dataSource.query(`DELETE FROM ${history} WHERE id IN (SELECT id FROM ${history} WHERE job_id = ? ORDER BY id LIMIT ?)`, [jobId, count]);
+      },
       close: async () => {
         await store.close();
         await dataSource.destroy();

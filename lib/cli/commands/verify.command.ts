@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { verifyHistory, type VerifyReport } from '../../verify/index.js';
 import { isoInstant, withConnection, withFormat, type CliContext, type Format } from '../cli-context.js';
-import { CliError, EXIT_VIOLATIONS } from '../cli-error.js';
+import { CliError, EXIT_USAGE, EXIT_VIOLATIONS } from '../cli-error.js';
 import { iso, json, oneLine, table } from '../output.js';
 
 const count = (n: number) => n.toLocaleString('en-US');
@@ -26,6 +26,7 @@ export function registerVerify(program: Command, ctx: CliContext): void {
     .option('--since <instant>', 'only entries at or after this instant (ISO 8601)', isoInstant('--since'))
     .option('--until <instant>', 'only entries before this instant (ISO 8601)', isoInstant('--until'))
     .action(async (options: { conn?: string; table?: string; format: Format; since?: Date; until?: Date }) => {
+      if (options.since && options.until && options.until <= options.since) throw new CliError('--until must come after --since.', EXIT_USAGE);
       await ctx.withStore(options, async ({ store }) => {
         const report = await verifyHistory(store, { ...(options.since ? { since: options.since } : {}), ...(options.until ? { until: options.until } : {}) });
         if (options.format === 'json') {
