@@ -14,10 +14,14 @@ import type { completeJobsQuery } from './queries/complete-jobs.query.js';
 export type ClaimTransaction = <T>(work: (db: PgExecutor) => Promise<T>) => Promise<T>;
 
 /**
- * After the unlimited claim found a limit, the limited claim is used for this many claims before
- * the unlimited one is tried again: a limit, once set, usually stays.
+ * After the unlimited claim found a job in a lane, or the lane claim found a limit, the claim that
+ * took over is used for this many claims before the unlimited one is tried again: a limit, once
+ * set, usually stays, and so does a backlog in lanes.
  */
-const LIMITED_CLAIMS_BEFORE_RETRY = 256;
+const CLAIMS_BEFORE_RETRY = 256;
+
+/** The claims that take over from the unlimited one (see {@link PostgresClaimPath}). */
+type Fallback = 'lanes' | 'limited';
 
 /**
  * A limited claim whose window held back so many jobs that its batch is not full reads on, in the
@@ -52,9 +56,8 @@ const NO_SIGNALS: ClaimSignals = { rateWake: () => {}, claimAgain: () => {}, hel
  * one then runs in its place.
  */
 export class PostgresClaimPath {
-  private limitedClaimsLeft = 0;
-  /** As {@link limitedClaimsLeft}, for the lane claim: jobs in lanes, and no limit. */
-  private laneClaimsLeft = 0;
+  /** The claim used in place of the unlimited one, and for how many more claims; null for none. */
+  private fallback: { readonly claim: Fallback; left: number } | null = null;
   /** Where the unlimited claim reads from while a held horizon leaves dead entries in its way. */
   readonly cursors = new ClaimCursors();
   /** Where the limited claim of each queue list takes its turn from (group-turns.ts). */
@@ -78,17 +81,16 @@ export class PostgresClaimPath {
   /** Leases up to `params.limit` jobs, in run order. */
   async claim(db: PgExecutor, params: CheckedClaimParams): Promise<JobRow[]> {
     let rows: JobRow[];
-    if (this.limitedClaimsLeft > 0) {
-      this.limitedClaimsLeft -= 1;
+    const use = this.take();
+    if (use === 'limited') {
       rows = await this.limitedThenProvision(params);
-    } else if (this.laneClaimsLeft > 0) {
-      this.laneClaimsLeft -= 1;
+    } else if (use === 'lanes') {
       rows = await this.lanes(db, params);
     } else {
       const { params: sent, cursor } = this.cursors.plan(params);
       const fast = await this.sql.claimUnlimited(db, sent, cursor);
       if (fast.limited) {
-        this.laneClaimsLeft = LIMITED_CLAIMS_BEFORE_RETRY;
+        this.fallBackTo('lanes');
         rows = await this.lanes(db, params);
       } else {
         this.signals.held(false);
@@ -111,7 +113,8 @@ export class PostgresClaimPath {
     params: CheckedClaimParams,
   ): Promise<AppliedOutcomes & { rows: JobRow[]; claimError?: unknown }> {
     let applied: AppliedOutcomes;
-    if (this.limitedClaimsLeft === 0 && this.laneClaimsLeft === 0) {
+    const use = this.take();
+    if (use === 'unlimited') {
       const { params: sent, cursor } = this.cursors.plan(params);
       const both = await this.sql.completeAndClaim(db, outcomes, sent, cursor);
       if (!both.limited) {
@@ -119,10 +122,9 @@ export class PostgresClaimPath {
         this.cursors.observe(sent, both.rows, both.walked);
         return { results: both.results, releasing: both.releasing, rows: both.rows.sort(claimOrder) };
       }
-      this.laneClaimsLeft = LIMITED_CLAIMS_BEFORE_RETRY;
+      this.fallBackTo('lanes');
       applied = both;
-    } else if (this.limitedClaimsLeft === 0) {
-      this.laneClaimsLeft -= 1;
+    } else if (use === 'lanes') {
       const both = await this.sql.completeAndClaimLanes(db, outcomes, params, this.turnsOf(params.queues));
       if (!both.limited) {
         let rows = both.rows;
@@ -135,16 +137,14 @@ export class PostgresClaimPath {
         }
         return { results: both.results, releasing: both.releasing, rows: rows.sort(claimOrder) };
       }
-      this.laneClaimsLeft = 0;
-      this.limitedClaimsLeft = LIMITED_CLAIMS_BEFORE_RETRY;
+      this.fallBackTo('limited');
       applied = both;
     } else {
-      this.limitedClaimsLeft -= 1;
       applied = await this.sql.complete(db, params.workerId, outcomes);
     }
     const { results, releasing } = applied;
     try {
-      const rows = this.limitedClaimsLeft > 0 ? await this.limitedThenProvision(params) : await this.lanes(db, params);
+      const rows = this.fallback?.claim === 'limited' ? await this.limitedThenProvision(params) : await this.lanes(db, params);
       return { results, releasing, rows: rows.sort(claimOrder) };
     } catch (claimError) {
       return { results, releasing, rows: [], claimError };
@@ -162,8 +162,7 @@ export class PostgresClaimPath {
     for (let round = 0; round < MAX_ROUNDS && rows.length < params.limit; round++) {
       const claimed = await this.sql.claimLanes(db, { ...params, limit: params.limit - rows.length }, this.turnsOf(params.queues));
       if (claimed.limited) {
-        this.laneClaimsLeft = 0;
-        this.limitedClaimsLeft = LIMITED_CLAIMS_BEFORE_RETRY;
+        this.fallBackTo('limited');
         return [...rows, ...(await this.limitedThenProvision({ ...params, limit: params.limit - rows.length }))];
       }
       rows.push(...claimed.rows);
@@ -183,6 +182,18 @@ export class PostgresClaimPath {
     this.signals.held(false);
     this.turns.record(params.queues, claimed.turnGroup === null ? undefined : { groupKey: claimed.turnGroup }, claimed.turnLane);
     return claimed.more && claimed.rows.length > 0;
+  }
+
+  /** The claim this call uses: the fallback while it has claims left, counting this one; else the unlimited claim. */
+  private take(): Fallback | 'unlimited' {
+    if (this.fallback === null || this.fallback.left === 0) return 'unlimited';
+    this.fallback.left -= 1;
+    return this.fallback.claim;
+  }
+
+  /** Uses `claim` in place of the unlimited one for this claim and the next {@link CLAIMS_BEFORE_RETRY}. */
+  private fallBackTo(claim: Fallback): void {
+    this.fallback = { claim, left: CLAIMS_BEFORE_RETRY };
   }
 
   private turnsOf(queues: readonly string[]): RoundTurns {

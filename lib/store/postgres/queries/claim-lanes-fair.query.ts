@@ -4,7 +4,7 @@ import type { PgExecutor } from '../pg-executor.js';
 import { limitFunction } from '../postgres-limits.js';
 import type { PostgresNaming } from '../postgres-naming.js';
 import { fromPgRow, jobColumns, type PgJobRow } from '../postgres-row.js';
-import { claimFairOrder, claimLaneCut, claimLaneJobs, claimLanes, claimTurnColumns, laneShared } from './claim-lanes.sql.js';
+import { claimFairOrder, claimLaneCut, claimLaneJobs, claimLanes, claimLaneTake, claimTurnColumns, laneShared } from './claim-lanes.sql.js';
 import { claimAsyncCommit, claimCandidates, claimDue, claimLease, claimPaused, claimValues } from './claim-steps.sql.js';
 import { perQueueList } from './queue-list.sql.js';
 import type { RoundTurns } from './claim-limited.query.js';
@@ -41,14 +41,8 @@ export function laneClaimStatements(t: PostgresNaming, prefix: string, extra: st
       SELECT ${limitFunction(t, 'limits_exist')}() AS yes
     ), ${withLapsed ? claimCandidates(t, listed, columns, gate) : claimDue(t, listed, columns, `${gate} AND $4::boolean IS NOT NULL`)},
     ${claimLanes(t, listed, turn)}, served AS (
-      SELECT l.queue, l.key, l.key LIKE 'group:%' AS grp FROM lanes l
-      WHERE l.queue = ANY(${listed}) AND l.queue NOT IN (SELECT name FROM paused) AND ${gate}
-    ), lane_take AS (
-      SELECT l.queue, l.key, l.grp, CASE WHEN l.grp THEN s.share ELSE $2 END AS take
-      FROM served l, (
-        SELECT CASE WHEN count(*) <= 1 THEN $2 ELSE GREATEST(1, ceil($2::numeric / count(*)))::integer END AS share FROM served WHERE grp
-      ) s
-    ), ${claimLaneJobs(t, columns, 'now()')}, ${claimLaneCut()}, candidates AS (
+      SELECT l.queue, l.key, l.key LIKE 'group:%' AS grp FROM lanes l WHERE ${gate}
+    ), ${claimLaneTake('served', '$2')}, ${claimLaneJobs(t, columns, 'now()')}, ${claimLaneCut()}, candidates AS (
       SELECT c.* FROM (
         SELECT *, true AS parkable, NULL::text AS lane FROM due
         ${withLapsed ? 'UNION ALL SELECT *, false, NULL FROM lapsed' : ''}

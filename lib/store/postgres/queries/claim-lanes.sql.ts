@@ -56,13 +56,13 @@ export const claimLanes = (t: PostgresNaming, listed: string, after: { readonly 
 };
 
 /**
- * The room of each lane of a listed, unpaused queue under its own key: the key's free slots beyond
+ * The room of each lane (of a listed, unpaused queue: `lanes` reads no other) under its own key: the key's free slots beyond
  * its surplus and its free starts, each counted no further than the batch. Counted without locks,
  * so it only bounds how much of the lane is read; the slots and starts themselves are locked later,
  * with every other candidate's. The lane's other limits (a queue's cap on a key's lane) are checked
  * by the pick, like any candidate's.
  */
-export const claimLaneRoom = (t: PostgresNaming, listed: string, ts: string) => `lane_room AS (
+export const claimLaneRoom = (t: PostgresNaming, ts: string) => `lane_room AS (
       SELECT l.queue, l.key, l.key LIKE 'group:%' AS grp, LEAST(
         COALESCE((SELECT (SELECT count(*) FROM (
             SELECT 1 FROM ${t.slots} s WHERE s.key = c.key AND s.held_until <= ${ts} ORDER BY s.held_until LIMIT $2 + c.surplus
@@ -72,12 +72,17 @@ export const claimLaneRoom = (t: PostgresNaming, listed: string, ts: string) => 
           ) f) FROM ${t.rateLimits} r WHERE r.key = l.key), $2)
       ) AS room
       FROM lanes l
-      WHERE l.queue = ANY(${listed}) AND l.queue NOT IN (SELECT name FROM paused)
-    ), lane_take AS (
-      -- A group's lane has no limit of its own: it gives its share of the batch (group-turns.ts).
-      SELECT r.queue, r.key, r.grp, CASE WHEN r.grp THEN s.share ELSE r.room END AS take
-      FROM lane_room r, (
-        SELECT CASE WHEN count(*) <= 1 THEN $2 ELSE GREATEST(1, ceil($2::numeric / count(*)))::integer END AS share FROM lane_room WHERE grp
+    ), ${claimLaneTake('lane_room', 'r.room')}`;
+
+/**
+ * How much of each lane of `source` (queue, key, grp) the claim reads, as `lane_take`: a group's
+ * lane has no limit of its own and gives its share of the batch (group-turns.ts); another lane
+ * gives `other`, an expression over its row `r`.
+ */
+export const claimLaneTake = (source: string, other: string) => `lane_take AS (
+      SELECT r.queue, r.key, r.grp, CASE WHEN r.grp THEN s.share ELSE ${other} END AS take
+      FROM ${source} r, (
+        SELECT CASE WHEN count(*) <= 1 THEN $2 ELSE GREATEST(1, ceil($2::numeric / count(*)))::integer END AS share FROM ${source} WHERE grp
       ) s
     )`;
 

@@ -93,7 +93,7 @@ export function claimLimitedQuery(t: PostgresNaming, options: { readonly asyncCo
   const columns = 'id, priority, run_at, seq, queue, concurrency_key, group_key';
   const statement = perQueueList((listed) => `
     WITH ${claimPaused(t)}, ${claimCandidates(t, listed, columns, 'true', { window: '$5', clock: ts }, lapsedCheck)},
-    ${claimLanes(t, listed)}, ${claimLaneRoom(t, listed, ts)}, ${claimLaneJobs(t, columns, ts)}, ${claimLaneCut()}, candidates AS (
+    ${claimLanes(t, listed)}, ${claimLaneRoom(t, ts)}, ${claimLaneJobs(t, columns, ts)}, ${claimLaneCut()}, candidates AS (
       SELECT c.id, c.priority, c.run_at, c.seq, c.parkable, c.queue, c.group_key, c.lane,
         (SELECT l.key FROM ${t.limits} l WHERE l.key = 'queue:' || c.queue) AS qkey,
         (SELECT l.key FROM ${t.limits} l WHERE l.key = 'key:' || c.concurrency_key) AS kkey,
