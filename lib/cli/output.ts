@@ -43,6 +43,16 @@ export function json(value: unknown): string {
 }
 
 /** A word the shell passes on as it is, or the text in single quotes: a key or a group may hold spaces, quotes or `$`. */
-export function shellWord(text: string): string {
+function shellWord(text: string): string {
   return /^[A-Za-z0-9_.:/@%+=,-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The line that leads to the next page of a listing paged by text (`what`: a sequence key, a
+ * group), typed back as `--after`. Text shown with characters made visible is not the text, so
+ * the line says to take it from `--format json` then.
+ */
+export function nextPageAfter(next: string, what: string): string {
+  const exact = visibleText(next) === next ? '' : ` (the ${what} holds characters shown escaped; take it from --format json)`;
+  return visibleText(`Next page: add --after ${shellWord(next)} to the same command.${exact}`);
 }

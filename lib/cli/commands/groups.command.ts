@@ -1,10 +1,9 @@
 import type { Command } from 'commander';
-import { visibleText } from '../../core/index.js';
 import { MAX_GROUP_PAGE } from '../../store/checked/store-params.js';
 import type { WaitingGroup } from '../../store/index.js';
 import { CliError } from '../cli-error.js';
 import { positiveInt, withConnection, withFormat, type CliContext, type Format } from '../cli-context.js';
-import { iso, json, oneLine, shellWord, table } from '../output.js';
+import { iso, json, oneLine, nextPageAfter, table } from '../output.js';
 
 /** The migration that adds the group index the listing reads (0025): without it, each count would walk the whole scheduled backlog. */
 const GROUP_LISTING_SCHEMA = 25;
@@ -37,10 +36,7 @@ export function registerGroups(program: Command, ctx: CliContext): void {
             list.map((g) => [oneLine(g.group, 60), count(g.due, g.dueCapped), iso(g.oldestDueAt), count(g.later, g.laterCapped), g.concurrencyMax === null ? '-' : String(g.concurrencyMax)]),
           ),
         );
-        if (next === null) return;
-        // A group shown with characters made visible is not the group: --format json gives it exact.
-        const exact = visibleText(next) === next ? '' : ' (the group holds characters shown escaped; take it from --format json)';
-        ctx.out(visibleText(`Next page: add --after ${shellWord(next)} to the same command.${exact}`));
+        if (next !== null) ctx.out(nextPageAfter(next, 'group'));
       });
     });
 }

@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
-import { visibleText } from '../../core/index.js';
 import type { BlockedSequence } from '../../store/index.js';
 import { positiveInt, withConnection, withFormat, type CliContext, type Format } from '../cli-context.js';
-import { iso, json, oneLine, shellWord, table } from '../output.js';
+import { iso, json, oneLine, nextPageAfter, table } from '../output.js';
 
 function view({ key, job, nextJobId }: BlockedSequence) {
   return {
@@ -38,10 +37,7 @@ export function registerSequences(program: Command, ctx: CliContext): void {
             list.map((s) => [oneLine(s.key, 60), s.job.id, s.job.name, s.job.state, iso(s.job.finishedAt), s.nextJobId, oneLine(s.job.lastError, 60)]),
           ),
         );
-        if (next === null) return;
-        // A key shown with characters made visible is not the key: --format json gives it exact.
-        const exact = visibleText(next) === next ? '' : ' (the key holds characters shown escaped; take it from --format json)';
-        ctx.out(visibleText(`Next page: add --after ${shellWord(next)} to the same command.${exact}`));
+        if (next !== null) ctx.out(nextPageAfter(next, 'key'));
       });
     });
 }
