@@ -116,3 +116,16 @@ export function toJobStatus(row: JobStatusRow): JobStatus {
     finishedAt: row.finished_at === null ? null : new Date(Math.floor(row.finished_at + 0.0005)),
   };
 }
+
+/**
+ * What a history entry records of the lease (HistoryEntry.workerId and leaseUntil): the worker a
+ * change gave the lease to or took it from, and the deadline of the lease it ended. An insert
+ * (no `before`) involves none.
+ */
+export function historyLease(before: JobRow | undefined, after: JobRow): { workerId: string | null; leaseUntil: number | null } {
+  const ended = before?.state === 'running';
+  return {
+    workerId: after.state === 'running' ? after.workerId : ended ? before.workerId : null,
+    leaseUntil: ended ? before.leasedUntil : null,
+  };
+}

@@ -41,6 +41,13 @@ export interface HistoryEntry {
   readonly attempt: number;
   /** The error the transition recorded (with the `transitions_and_errors` policy). */
   readonly error: string | null;
+  /**
+   * The worker the change gave the lease to (an entry into `running`) or took it from (an entry
+   * out of `running`); null where no lease was involved, and on entries from before schema 26.
+   */
+  readonly workerId: string | null;
+  /** For an entry out of `running`: the deadline of the lease the change ended, which the store judged the change against. */
+  readonly leaseUntil: Date | null;
 }
 
 /** An ancestor's output as a dependant sees it; `found` is false for a job that is not an ancestor. */

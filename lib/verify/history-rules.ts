@@ -2,7 +2,16 @@ import { isTerminalState, type JobState } from '../core/index.js';
 import type { HistoryEntry } from '../store/index.js';
 
 /** The promises a history is checked against (docs/verify.md). */
-export type VerifyRule = 'illegal_transition' | 'terminal_left' | 'attempt_skipped' | 'two_outcomes' | 'lost_job' | 'state_mismatch';
+export type VerifyRule =
+  | 'illegal_transition'
+  | 'terminal_left'
+  | 'attempt_skipped'
+  | 'two_outcomes'
+  | 'stale_lease'
+  | 'early_reclaim'
+  | 'wrong_holder'
+  | 'lost_job'
+  | 'state_mismatch';
 
 /** One broken promise: the rule, the job, and the history entries that show it. */
 export interface VerifyViolation {
@@ -20,6 +29,9 @@ export const VERIFY_RULES: readonly { readonly rule: VerifyRule; readonly promis
   { rule: 'terminal_left', promise: 'a job that succeeded or was cancelled never moves again' },
   { rule: 'attempt_skipped', promise: 'each attempt starts one after the last (a replay starts again from one)' },
   { rule: 'two_outcomes', promise: 'no attempt has two outcomes' },
+  { rule: 'stale_lease', promise: "an outcome only the lease holder writes (success, retry, snooze, release, quarantine) lands before the lease's deadline" },
+  { rule: 'early_reclaim', promise: 'a running job is claimed again only once its lease has lapsed' },
+  { rule: 'wrong_holder', promise: 'the lease an attempt ends is the one it was claimed with, by the same worker' },
   { rule: 'lost_job', promise: 'a job is deleted only once it succeeded or was cancelled (by retention or the lean finish)' },
   { rule: 'state_mismatch', promise: "a stored job's state is the one its history ends in" },
 ];
@@ -38,10 +50,17 @@ const NEXT: Readonly<Record<JobState, readonly JobState[]>> = {
 /** States only an attempt's outcome writes, so a second one for an attempt is a second outcome. */
 const OUTCOME_ONLY: ReadonlySet<JobState> = new Set<JobState>(['succeeded', 'dead_lettered', 'quarantined']);
 
+/** Ends of a lease only its holder writes, through the fence: the sweep and a reclaim write none of them. */
+const HOLDER_ONLY: ReadonlySet<JobState> = new Set<JobState>(['succeeded', 'scheduled', 'quarantined']);
+
 /** What a check of one job's entries counted. */
 export interface JobCheck {
   readonly transitions: number;
   readonly attempts: number;
+  /** Ends of a lease judged against the deadline and holder their entry records. */
+  readonly leasesJudged: number;
+  /** Ends of a lease whose entry records no deadline (written before schema 26, or by a store that does not record it). */
+  readonly leasesUnknown: number;
   readonly violations: VerifyViolation[];
 }
 
@@ -57,6 +76,8 @@ export function checkJobEntries(entries: readonly HistoryEntry[]): JobCheck {
   const violations: VerifyViolation[] = [];
   const ended = new Set<number>();
   const attempts = entries.filter((entry) => entry.state === 'running').length;
+  let leasesJudged = 0;
+  let leasesUnknown = 0;
   for (let i = 1; i < entries.length; i++) {
     const prev = entries[i - 1]!;
     const next = entries[i]!;
@@ -86,6 +107,40 @@ export function checkJobEntries(entries: readonly HistoryEntry[]): JobCheck {
     }
     // A replay starts the attempts again: an attempt number seen before the replay may end again.
     if (next.state === 'scheduled' && isTerminalState(prev.state)) ended.clear();
+    if (prev.state === 'running') {
+      const found = judgeLease(prev, next);
+      if (found === undefined) leasesUnknown += 1;
+      else {
+        leasesJudged += 1;
+        if (found !== null) violations.push(found);
+      }
+    }
   }
-  return { transitions: Math.max(0, entries.length - 1), attempts, violations };
+  return { transitions: Math.max(0, entries.length - 1), attempts, leasesJudged, leasesUnknown, violations };
+}
+
+const at = (date: Date) => date.toISOString();
+
+/**
+ * Judges the end of the lease `running` began, as `next` records it: null when it holds, a
+ * violation when it does not, undefined when the entries do not record the lease. A change the
+ * holder writes lands before the deadline (the fence compares them on the clock that stamps the
+ * entry); a reclaim, after it; and either ends the lease of the worker that took it. A dead letter
+ * or cancel may come from the holder or from the sweep of a lapsed lease, so its time says nothing.
+ */
+function judgeLease(running: HistoryEntry, next: HistoryEntry): VerifyViolation | null | undefined {
+  const lease = next.leaseUntil ?? null;
+  if (lease === null || running.workerId === null || running.workerId === undefined) return undefined;
+  const jobId = next.jobId;
+  const ids = [running.id, next.id];
+  if (next.workerId !== null && next.state !== 'running' && next.workerId !== running.workerId) {
+    return { rule: 'wrong_holder', jobId, entryIds: ids, message: `Job ${jobId} was claimed by ${running.workerId} in ${show(running)}, but ${show(next)} ended the lease of ${next.workerId}.` };
+  }
+  if (next.state === 'running' && next.at < lease) {
+    return { rule: 'early_reclaim', jobId, entryIds: ids, message: `Job ${jobId} was claimed again in ${show(next)} at ${at(next.at)}, before its lease ran out at ${at(lease)}.` };
+  }
+  if (HOLDER_ONLY.has(next.state) && next.at >= lease) {
+    return { rule: 'stale_lease', jobId, entryIds: ids, message: `Job ${jobId} moved to ${show(next)} at ${at(next.at)}, after its lease ran out at ${at(lease)}.` };
+  }
+  return null;
 }

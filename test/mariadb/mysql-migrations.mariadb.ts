@@ -67,7 +67,7 @@ describe('MySQL store migrations (MariaDB)', () => {
        VALUES (?, 'n', 'default', '{}', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), 1, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), 1, 'on_any_terminal', 'awaiting_parents')`,
       [id],
     );
-    expect(await migrateMysql(conns, naming, mysqlInstall())).toEqual([23, 24, 25]);
+    expect(await migrateMysql(conns, naming, mysqlInstall(), MIGRATIONS.filter((m) => m.version <= 25))).toEqual([23, 24, 25]);
     const columns = `dependency_mode AS mode, batch_id AS batchId, batch_callback AS callback, parent_failed AS parentFailed`;
     expect(await dataSource.query(`SELECT ${columns} FROM ${naming.jobs}`)).toEqual([{ mode: 'on_any_terminal', batchId: null, callback: null, parentFailed: 0 }]);
     await dataSource.query(`UPDATE ${naming.jobs} SET dependency_mode = 'on_failure', batch_id = ?, batch_callback = 'failure', parent_failed = TRUE`, [id]);
@@ -77,8 +77,6 @@ describe('MySQL store migrations (MariaDB)', () => {
       [`${naming.prefix}jobs`],
     )) as { name: string }[];
     expect(indexed.map((r) => r.name)).toEqual(['batch_id']);
-    // Batches (migration 0023) took the MySQL install version from 4 to 5, groups (migration 0024) to 6.
-    expect(MYSQL_INSTALL_VERSION).toBe(6);
     expect(await dataSource.query(`SELECT group_key AS g FROM ${naming.jobs}`)).toEqual([{ g: null }]);
     expect(await dataSource.query(`SELECT version FROM ${naming.table('installed')}`)).toEqual([{ version: MYSQL_INSTALL_VERSION }]);
     // Migration 25 (group listing): the group of a scheduled job alone, indexed with its run time.
@@ -91,6 +89,17 @@ describe('MySQL store migrations (MariaDB)', () => {
     expect(await dataSource.query(`SELECT waiting_group_key AS g, waiting_group_run_at = run_at AS at FROM ${naming.jobs}`)).toEqual([{ g: Buffer.from('g'), at: 1 }]);
     await dataSource.query(`UPDATE ${naming.jobs} SET group_key = NULL`);
     expect(await dataSource.query(`SELECT waiting_group_key AS g, waiting_group_run_at AS at FROM ${naming.jobs}`)).toEqual([{ g: null, at: null }]);
+  });
+
+  it('migration 26 gives the history the worker and lease deadline, NULL on entries written before it, and records install version 7', async () => {
+    const { naming, conns } = install();
+    expect(await migrateMysql(conns, naming, mysqlInstall(), MIGRATIONS.filter((m) => m.version <= 25))).toEqual(VERSIONS.filter((v) => v <= 25));
+    await dataSource.query(`INSERT INTO ${naming.history} (job_id, name, at, state, attempt) VALUES ('01900000-0000-7000-8000-000000000001', 'n', UTC_TIMESTAMP(3), 'succeeded', 1)`);
+    expect(await migrateMysql(conns, naming, mysqlInstall())).toEqual([26]);
+    expect(await dataSource.query(`SELECT state, worker_id AS w, lease_until AS l FROM ${naming.history}`)).toEqual([{ state: 'succeeded', w: null, l: null }]);
+    // Batches (migration 0023) took the MySQL install version from 4 to 5, groups (0024) to 6, the lease in the history (0026) to 7.
+    expect(MYSQL_INSTALL_VERSION).toBe(7);
+    expect(await dataSource.query(`SELECT version FROM ${naming.table('installed')}`)).toEqual([{ version: 7 }]);
   });
 
   it('lets nodes that boot together take turns under the lock: each finishes, and every migration is applied once', async () => {

@@ -24,9 +24,16 @@ describe('verifyHistory on the MySQL store (MariaDB)', () => {
     return {
       store,
       // The sabotage is plain SQL, as a broken store or a hand edit would leave it.
-      writeEntry: async (jobId, state, attempt) => {
-        await dataSource.query(`INSERT INTO ${history} (job_id, name, at, state, attempt) SELECT id, name, UTC_TIMESTAMP(3), ?, ? FROM ${jobs} WHERE id = ?`, [state, attempt, jobId]);
+      writeEntry: async (jobId, state, attempt, lease) => {
+        await dataSource.query(`INSERT INTO ${history} (job_id, name, at, state, attempt, worker_id, lease_until) SELECT id, name, UTC_TIMESTAMP(3), ?, ?, ?, ? FROM ${jobs} WHERE id = ?`, [
+          state,
+          attempt,
+          lease?.workerId ?? null,
+          lease ? lease.leaseUntil.toISOString().slice(0, 23).replace('T', ' ') : null,
+          jobId,
+        ]);
       },
+      now: () => Date.now(),
       deleteRow: async (jobId) => {
         await dataSource.query(`DELETE FROM ${jobs} WHERE id = ?`, [jobId]);
       },

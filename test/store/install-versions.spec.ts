@@ -37,6 +37,8 @@ const POSTGRES_FINGERPRINTS: Record<number, string> = {
   // Fair groups (migration 0024): the jobs table gains `group_key`, and a due grouped job waits in a lane; limits_exist gates the
   // lane claim, which reads lanes with no limit to count.
   9: 'f5c1f0f63cc5010a',
+  // The lease in the history (migration 0026): an entry into or out of running names the worker, and one out of it the lease deadline.
+  10: 'cf6161997d558426',
 };
 const SQLITE_FINGERPRINTS: Record<number, string> = {
   1: '5e1b42476d6e1bdb',
@@ -56,6 +58,9 @@ const SQLITE_FINGERPRINTS: Record<number, string> = {
   7: '6231a97bb0652017',
   // Fair groups (migration 0024): the jobs table gains `group_key`; the installed SQL is unchanged.
   8: '6231a97bb0652017',
+  // The lease in the history (migration 0026): an entry into or out of running names the worker and, out of it, the lease
+  // deadline, and is stamped with the writer's clock, the one its fence used.
+  9: '026c0c6133ef45fc',
 };
 
 function fingerprint(render: (policy: (typeof POLICIES)[number]) => string): string {

@@ -41,6 +41,7 @@ describe('PostgreSQL migrations', () => {
       { version: 23, name: 'batches' },
       { version: 24, name: 'groups' },
       { version: 25, name: 'group_listing' },
+      { version: 26, name: 'history_lease' },
     ]);
     const { id } = await a.jobEnqueue({ job: { name: 'after.migrate', payload: 1 } });
     expect(await b.jobGet({ jobId: id })).toMatchObject({ name: 'after.migrate', progress: null });
@@ -234,6 +235,27 @@ describe('PostgreSQL migrations', () => {
     await expect(dataSource.query(`UPDATE ${jobs} SET dependency_mode = 'whenever' WHERE id = $1`, [child[0].id])).rejects.toThrow(/jobs_dependency_mode_check/);
     await expect(dataSource.query(`UPDATE ${jobs} SET batch_callback = 'later' WHERE id = $1`, [child[0].id])).rejects.toThrow(/jobs_batch_callback_check/);
     expect(await again.schemaVersion()).toBe(LATEST_SCHEMA_VERSION);
+  });
+
+  it('adds the lease to a version-25 history in place: older entries keep NULL, and the reinstalled trigger records the lease from then on', async () => {
+    const store = freshStore();
+    await store.migrate();
+    const { history, migrations } = store.naming;
+    const { id } = await store.jobEnqueue({ job: { name: 'work', payload: 1 } });
+    const [job] = await store.jobClaim({ workerId: 'w-old', limit: 1, queues: ['default'], leaseMs: 60_000 });
+    // What version 25 had: no lease columns.
+    await dataSource.query(`ALTER TABLE ${history} DROP COLUMN worker_id, DROP COLUMN lease_until`);
+    await dataSource.query(`DELETE FROM ${migrations} WHERE version = 26`);
+    const again = new PostgresJobStore({ dataSource, schema: store.naming.schema });
+    stores.push(again);
+    await again.migrate();
+    expect(await dataSource.query(`SELECT name FROM ${migrations} WHERE version = 26`)).toEqual([{ name: 'history_lease' }]);
+    expect((await again.jobHistory({ jobId: id })).map((e) => [e.state, e.workerId, e.leaseUntil])).toEqual([
+      ['scheduled', null, null],
+      ['running', null, null],
+    ]);
+    await again.jobCompleteMany({ workerId: 'w-old', outcomes: [{ jobId: id, attempt: job!.attempt, kind: 'succeeded' }] });
+    expect((await again.jobHistory({ jobId: id })).at(-1)).toMatchObject({ state: 'succeeded', workerId: 'w-old', leaseUntil: job!.leasedUntil });
   });
 
   it.each(['x; drop table y', 'a"b', "o'brien", 'a\nb', 's'.repeat(64), 'Public', 'x.job'])(

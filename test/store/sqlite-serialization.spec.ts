@@ -258,6 +258,7 @@ describe('SQLite adapter setup', () => {
       { version: 23, name: 'batches' },
       { version: 24, name: 'groups' },
       { version: 25, name: 'group_listing' },
+      { version: 26, name: 'history_lease' },
     ]);
     const indexes = await dataSource.query(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'app_jobs' ORDER BY name`);
     const byName = Object.fromEntries(indexes.map((i: { name: string; sql: string | null }) => [i.name, i.sql]));

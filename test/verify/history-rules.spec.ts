@@ -5,11 +5,25 @@ import { checkJobEntries } from '../../lib/verify/index.js';
 
 const JOB = '01900000-0000-7000-8000-00000000000a';
 
-/** A job's entries from `state:attempt` steps, ids 1, 2, 3… */
+/**
+ * A job's entries from `state:attempt[:worker[:lease]]` steps, ids 1, 2, 3…, the i-th stamped at
+ * i seconds; `lease` is the deadline, in seconds, of the lease the change ended.
+ */
 function history(...steps: string[]): HistoryEntry[] {
   return steps.map((step, i) => {
-    const [state, attempt] = step.split(':');
-    return { id: i + 1, position: String(i + 1), jobId: JOB, name: 'n', at: new Date(1_000 * i), state: state as JobState, attempt: Number(attempt), error: null };
+    const [state, attempt, worker, lease] = step.split(':');
+    return {
+      id: i + 1,
+      position: String(i + 1),
+      jobId: JOB,
+      name: 'n',
+      at: new Date(1_000 * i),
+      state: state as JobState,
+      attempt: Number(attempt),
+      error: null,
+      workerId: worker || null,
+      leaseUntil: lease === undefined ? null : new Date(1_000 * Number(lease)),
+    };
   });
 }
 
@@ -51,5 +65,32 @@ describe('issue 40: the lifecycle rules over one job\'s history', () => {
     expect(rulesOf('scheduled:0', 'running:1', 'dead_lettered:1', 'dead_lettered:1')).toEqual([['two_outcomes', 3, 4]]);
     // After a replay the attempts start again, so attempt 1 may end again.
     expect(rulesOf('scheduled:0', 'running:1', 'dead_lettered:1', 'scheduled:0', 'running:1', 'succeeded:1')).toEqual([]);
+  });
+
+  it('judges each end of a lease by the deadline and holder its entry records', () => {
+    // Entry i is stamped at i seconds. A success at 2 s of a lease to 5 s, a heartbeat-renewed one
+    // ending at 9 s, a lapsed lease reclaimed at its deadline, and the sweep's dead letter after it.
+    const clean = checkJobEntries(history('scheduled:0', 'running:1:a', 'scheduled:1:a:5', 'running:2:b', 'running:3:c:4', 'dead_lettered:3:c:4'));
+    expect(clean.violations).toEqual([]);
+    expect([clean.leasesJudged, clean.leasesUnknown]).toEqual([3, 0]);
+    expect(rulesOf('scheduled:0', 'running:1:a', 'succeeded:1:a:3')).toEqual([]);
+    expect(rulesOf('scheduled:0', 'running:1:a', 'cancelled:1:a:1')).toEqual([]);
+    // At the deadline itself the fence refuses (it wants leased_until > now), and the reclaim may take it.
+    expect(rulesOf('scheduled:0', 'running:1:a', 'succeeded:1:a:2')).toEqual([['stale_lease', 2, 3]]);
+    expect(rulesOf('scheduled:0', 'running:1:a', 'scheduled:1:a:1')).toEqual([['stale_lease', 2, 3]]);
+    expect(rulesOf('scheduled:0', 'running:1:a', 'quarantined:1:a:1')).toEqual([['stale_lease', 2, 3]]);
+    expect(rulesOf('scheduled:0', 'running:1:a', 'running:2:b:2')).toEqual([]);
+    expect(rulesOf('scheduled:0', 'running:1:a', 'running:2:b:3')).toEqual([['early_reclaim', 2, 3]]);
+    expect(rulesOf('scheduled:0', 'running:1:a', 'succeeded:1:b:9')).toEqual([['wrong_holder', 2, 3]]);
+    expect(checkJobEntries(history('scheduled:0', 'running:1:a', 'succeeded:1:b:9')).violations[0]!.message).toBe(
+      `Job ${JOB} was claimed by a in running (attempt 1, entry 2), but succeeded (attempt 1, entry 3) ended the lease of b.`,
+    );
+  });
+
+  it('counts an end of a lease its entries do not record, and judges nothing of it', () => {
+    const check = checkJobEntries(history('scheduled:0', 'running:1', 'succeeded:1'));
+    expect([check.violations, check.leasesJudged, check.leasesUnknown]).toEqual([[], 0, 1]);
+    const half = checkJobEntries(history('scheduled:0', 'running:1:a', 'succeeded:1'));
+    expect([half.violations, half.leasesJudged, half.leasesUnknown]).toEqual([[], 0, 1]);
   });
 });

@@ -6,8 +6,13 @@ import { verifyHistory, type VerifyRule } from '../../lib/verify/index.js';
 /** A store to verify, and the levers a broken store would pull: an entry written without a transition, a row deleted under its history. */
 export interface VerifyTarget {
   readonly store: JobStore;
-  /** Appends a history entry for the job, now, as a store that broke a promise would record it. */
-  writeEntry(jobId: string, state: JobState, attempt: number): Promise<void>;
+  /**
+   * Appends a history entry for the job, now (by the clock the store stamps such entries with), as
+   * a store that broke a promise would record it; with `lease`, naming a worker and a lease deadline.
+   */
+  writeEntry(jobId: string, state: JobState, attempt: number, lease?: EntryLease): Promise<void>;
+  /** Now, by the clock the store judges leases with (the memory store's is a manual one). */
+  now(): number;
   /** Deletes the job's row and leaves its history. */
   deleteRow(jobId: string): Promise<void>;
   /** Deletes the job's oldest `count` entries, as the history trim does. */
@@ -15,7 +20,19 @@ export interface VerifyTarget {
   close(): Promise<void>;
 }
 
+/** What an entry into or out of running records of the lease. */
+export interface EntryLease {
+  readonly workerId: string;
+  readonly leaseUntil: Date;
+}
+
 const LEASE = 60_000;
+
+/** Claims the job, then ends its lease as `lease` says, by a write no fence judged. */
+const endLease = (state: JobState, attempt: number, lease: (t: VerifyTarget) => EntryLease) => async (t: VerifyTarget, id: string, queue: string) => {
+  await claim(t.store, queue);
+  await t.writeEntry(id, state, attempt, lease(t));
+};
 
 /** Claims the job (alone in its queue) for worker w and returns its attempt. */
 async function claim(store: JobStore, queue: string): Promise<{ id: string; attempt: number }> {
@@ -52,7 +69,7 @@ async function workload(store: JobStore): Promise<string[]> {
 }
 
 /** The sabotage table: each rule, a job set up for it, and the broken write that breaks it. */
-const SABOTAGE: readonly { rule: VerifyRule; queue: string; break: (t: VerifyTarget, id: string) => Promise<void> }[] = [
+const SABOTAGE: readonly { rule: VerifyRule; queue: string; break: (t: VerifyTarget, id: string, queue: string) => Promise<void> }[] = [
   { rule: 'illegal_transition', queue: 's-illegal', break: (t, id) => t.writeEntry(id, 'succeeded', 0) },
   {
     rule: 'terminal_left',
@@ -90,6 +107,12 @@ const SABOTAGE: readonly { rule: VerifyRule; queue: string; break: (t: VerifyTar
     },
   },
   { rule: 'state_mismatch', queue: 's-mismatch', break: (t, id) => t.writeEntry(id, 'running', 1) },
+  // A success its lease's holder wrote a second after the lease ran out: the fence would refuse it.
+  { rule: 'stale_lease', queue: 's-stale', break: endLease('succeeded', 1, (t) => ({ workerId: 'w', leaseUntil: new Date(t.now() - 1_000) })) },
+  // Another worker claims the job while its lease has a minute to run.
+  { rule: 'early_reclaim', queue: 's-early', break: endLease('running', 2, (t) => ({ workerId: 'w2', leaseUntil: new Date(t.now() + LEASE) })) },
+  // The attempt ends the lease of a worker that never claimed it.
+  { rule: 'wrong_holder', queue: 's-holder', break: endLease('succeeded', 1, (t) => ({ workerId: 'intruder', leaseUntil: new Date(t.now() + LEASE) })) },
 ];
 
 /** verifyHistory on one store: clean over a real workload, each sabotaged rule named with its job. */
@@ -108,8 +131,16 @@ export function verifyCases(open: () => Promise<VerifyTarget>): void {
       const report = await verifyHistory(t.store, { pageSize });
       expect(report.violations).toEqual([]);
       expect(report.violationCount).toBe(0);
-      expect(report.checked).toEqual({ entries: expect.any(Number), jobs: ids.length, transitions: report.checked.entries - ids.length, attempts: 5, jobsCompared: ids.length });
-      expect(report.notChecked.join(' ')).toMatch(/lease/);
+      expect(report.checked).toEqual({
+        entries: expect.any(Number),
+        jobs: ids.length,
+        transitions: report.checked.entries - ids.length,
+        attempts: 5,
+        leases: 5,
+        leasesUnrecorded: 0,
+        jobsCompared: ids.length,
+      });
+      expect(report.notChecked.join(' ')).not.toMatch(/lease/);
     }
   });
 
@@ -119,7 +150,7 @@ export function verifyCases(open: () => Promise<VerifyTarget>): void {
     const broken = new Map<VerifyRule, string>();
     for (const { rule, queue, break: sabotage } of SABOTAGE) {
       const { id } = await t.store.jobEnqueue({ job: { name: 'sabotaged', payload: { rule }, queue, maxAttempts: 3 } });
-      await sabotage(t, id);
+      await sabotage(t, id, queue);
       broken.set(rule, id);
     }
     const report = await verifyHistory(t.store, { pageSize: 4 });
@@ -135,6 +166,27 @@ export function verifyCases(open: () => Promise<VerifyTarget>): void {
     // Nothing else is named: the workload's jobs verify clean beside them.
     expect(new Set(report.violations.map((v) => v.jobId))).toEqual(new Set(broken.values()));
     expect(report.violationCount).toBe(report.violations.length);
+  });
+
+  it('issue 40: the history names the worker that took and ended each lease, and the deadline it ended; an entry without them is counted, not judged', async () => {
+    const t = await fresh();
+    const { id } = await t.store.jobEnqueue({ job: { name: 'work', payload: 1, queue: 'lease' } });
+    const [job] = await t.store.jobClaim({ workerId: 'w-1', limit: 1, queues: ['lease'], leaseMs: LEASE });
+    await t.store.jobCompleteMany({ workerId: 'w-1', outcomes: [{ jobId: id, attempt: job!.attempt, kind: 'succeeded' }] });
+    const [enqueued, running, succeeded] = await t.store.jobHistory({ jobId: id });
+    expect([enqueued!.workerId, enqueued!.leaseUntil]).toEqual([null, null]);
+    expect([running!.workerId, running!.leaseUntil]).toEqual(['w-1', null]);
+    expect([succeeded!.workerId, succeeded!.leaseUntil]).toEqual(['w-1', job!.leasedUntil]);
+    expect(succeeded!.at.getTime()).toBeLessThan(job!.leasedUntil!.getTime());
+
+    // An end of a lease written before schema 26 records neither: counted, said, not judged.
+    const { id: old } = await t.store.jobEnqueue({ job: { name: 'work', payload: 2, queue: 'old' } });
+    await claim(t.store, 'old');
+    await t.writeEntry(old, 'scheduled', 1);
+    const report = await verifyHistory(t.store, { until: new Date(t.now() + 3_600_000) });
+    expect(report.violations).toEqual([]);
+    expect(report.checked).toMatchObject({ leases: 1, leasesUnrecorded: 1 });
+    expect(report.notChecked[0]).toBe('The lease of 1 ended attempt: its entry was written before schema 26, which records the worker and the lease deadline.');
   });
 
   it('issue 40: a job that moves on between the scan and the read of its row is no finding, nor is one the trim cuts between two pages', async () => {

@@ -13,11 +13,13 @@ describe('verifyHistory on the memory store', () => {
     const tables = (store as unknown as { tables: MemoryTables }).tables;
     return {
       store,
-      writeEntry: async (jobId, state, attempt) => {
+      writeEntry: async (jobId, state, attempt, lease) => {
         const id = tables.nextHistoryId++;
-        const entry: HistoryEntry = { id, position: String(id), jobId, name: tables.jobs.get(jobId)!.name, at: new Date(store.clock.now()), state, attempt, error: null };
+        const name = tables.jobs.get(jobId)!.name;
+        const entry: HistoryEntry = { id, position: String(id), jobId, name, at: new Date(store.clock.now()), state, attempt, error: null, workerId: lease?.workerId ?? null, leaseUntil: lease?.leaseUntil ?? null };
         tables.history.push(entry);
       },
+      now: () => store.clock.now(),
       deleteRow: async (jobId) => {
         tables.jobs.delete(jobId);
       },

@@ -16,9 +16,13 @@ describe('verifyHistory on the PostgreSQL store', () => {
     return {
       store,
       // The sabotage is plain SQL, as a broken store or a hand edit would leave it.
-      writeEntry: async (jobId, state, attempt) => {
-        await dataSource.query(`INSERT INTO ${history} (job_id, name, at, state, attempt) SELECT id, name, clock_timestamp(), $2, $3 FROM ${jobs} WHERE id = $1`, [jobId, state, attempt]);
+      writeEntry: async (jobId, state, attempt, lease) => {
+        await dataSource.query(
+          `INSERT INTO ${history} (job_id, name, at, state, attempt, worker_id, lease_until) SELECT id, name, clock_timestamp(), $2, $3, $4, $5 FROM ${jobs} WHERE id = $1`,
+          [jobId, state, attempt, lease?.workerId ?? null, lease?.leaseUntil ?? null],
+        );
       },
+      now: () => Date.now(),
       deleteRow: async (jobId) => {
         await dataSource.query(`DELETE FROM ${jobs} WHERE id = $1`, [jobId]);
       },

@@ -16,9 +16,17 @@ describe('verifyHistory on the SQLite store', () => {
     return {
       store,
       // The sabotage is plain SQL, as a broken store or a hand edit would leave it.
-      writeEntry: async (jobId, state, attempt) => {
-        await dataSource.query(`INSERT INTO ${history} (job_id, name, at, state, attempt) SELECT id, name, ?, ?, ? FROM ${jobs} WHERE id = ?`, [Date.now() + 1, state, attempt, jobId]);
+      writeEntry: async (jobId, state, attempt, lease) => {
+        await dataSource.query(`INSERT INTO ${history} (job_id, name, at, state, attempt, worker_id, lease_until) SELECT id, name, ?, ?, ?, ?, ? FROM ${jobs} WHERE id = ?`, [
+          Date.now() + 1,
+          state,
+          attempt,
+          lease?.workerId ?? null,
+          lease?.leaseUntil.getTime() ?? null,
+          jobId,
+        ]);
       },
+      now: () => Date.now(),
       deleteRow: async (jobId) => {
         await dataSource.query(`DELETE FROM ${jobs} WHERE id = ?`, [jobId]);
       },

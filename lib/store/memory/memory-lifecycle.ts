@@ -1,7 +1,7 @@
 import { isDeadLetterState, isTerminalState, JobNotFoundError, type Effect, type JobEvent, type LifecycleFields } from '../../core/index.js';
 import { blocksSequence } from '../dependencies/dependency-plan.js';
 import { sequenceWentOnError } from '../dependencies/sequence-chain.js';
-import type { JobRow } from '../job-row.js';
+import { historyLease, type JobRow } from '../job-row.js';
 import type { HistoryEntry, OutcomeResult } from '../job-store.types.js';
 import type { OperatorTransition } from '../checked/operator-transition.js';
 import { inLine, type MemoryState } from './memory-tables.js';
@@ -113,7 +113,7 @@ export class MemoryLifecycle {
           if (updated.scheduleId !== null) this.haltSchedule(updated.scheduleId, updated.id);
           break;
         case 'history':
-          this.record(updated, effect.error);
+          this.record(updated, effect.error, row);
           break;
         case 'settle_dependants':
           this.settleDependants(updated);
@@ -126,11 +126,12 @@ export class MemoryLifecycle {
     return updated;
   }
 
-  /** Appends a history entry, as the policy allows. */
-  record(row: JobRow, error: string | null): void {
+  /** Appends a history entry, as the policy allows: of an insert, or of a change from `before`. */
+  record(row: JobRow, error: string | null, before?: JobRow): void {
     const { tables, historyPolicy, clock, probe } = this.state;
     if (historyPolicy === 'off') return;
     const id = tables.nextHistoryId++;
+    const lease = historyLease(before, row);
     const entry: HistoryEntry = {
       id,
       position: String(id),
@@ -140,6 +141,8 @@ export class MemoryLifecycle {
       state: row.state,
       attempt: row.attempt,
       error: historyPolicy === 'transitions_and_errors' ? error : null,
+      workerId: lease.workerId,
+      leaseUntil: lease.leaseUntil === null ? null : new Date(lease.leaseUntil),
     };
     tables.history.push(entry);
     probe.historyAppended?.(entry);

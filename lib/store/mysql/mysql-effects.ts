@@ -1,5 +1,5 @@
 import { isDeadLetterState, isTerminalState, LIFECYCLE_RULES, type Effect, type HistoryPolicy, type JobEvent, type JobState } from '../../core/index.js';
-import type { JobRow } from '../job-row.js';
+import { historyLease, type JobRow } from '../job-row.js';
 import type { MysqlExecutor, MysqlStatement } from './mysql-executor.js';
 import type { MysqlNaming } from './mysql-naming.js';
 import { fromMysqlRow, instantParam, JOB_COLUMNS, type MysqlJobRow } from './mysql-row.js';
@@ -46,6 +46,8 @@ interface HistoryRow {
   readonly state: JobState;
   readonly attempt: number;
   readonly error: string | null;
+  readonly workerId: string | null;
+  readonly leaseUntil: number | null;
 }
 
 /**
@@ -129,7 +131,7 @@ export class EffectWriter {
           this.woken.add(after.queue);
           break;
         case 'history':
-          if (options.history !== false) this.record(after, effect.error);
+          if (options.history !== false) this.record(after, effect.error, before);
           break;
         case 'release_slots':
           // Nothing to give back: a limited claim counts the jobs that run (mysql-limits.ts).
@@ -149,10 +151,14 @@ export class EffectWriter {
     }
   }
 
-  /** Stages a history entry for a job written outside a transition (an insert), as the policy allows. */
-  record(row: JobRow, error: string | null): void {
+  /**
+   * Stages a history entry, as the policy allows: for a job written outside a transition (an
+   * insert), or for a change from `before`, naming the lease it gave or ended (historyLease).
+   */
+  record(row: JobRow, error: string | null, before?: JobRow): void {
     if (this.policy === 'off') return;
-    this.history.push({ jobId: row.id, name: row.name, state: row.state, attempt: row.attempt, error: this.policy === 'transitions_and_errors' ? error : null });
+    const lease = historyLease(before, row);
+    this.history.push({ jobId: row.id, name: row.name, state: row.state, attempt: row.attempt, error: this.policy === 'transitions_and_errors' ? error : null, ...lease });
   }
 
   /** Stages a change to the job counts. */
@@ -300,8 +306,8 @@ export class EffectWriter {
       const entries = this.history.splice(0);
       const at = instantParam(this.now);
       statements.push({
-        sql: `INSERT INTO ${t.history} (job_id, name, at, state, attempt, error) VALUES ${entries.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}`,
-        values: entries.flatMap((e) => [e.jobId, e.name, at, e.state, e.attempt, e.error]),
+        sql: `INSERT INTO ${t.history} (job_id, name, at, state, attempt, error, worker_id, lease_until) VALUES ${entries.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+        values: entries.flatMap((e) => [e.jobId, e.name, at, e.state, e.attempt, e.error, e.workerId, instantParam(e.leaseUntil)]),
       });
     }
     const deltas = [...this.deltas].filter(([, delta]) => delta !== 0);

@@ -6,7 +6,7 @@ import type { SqlInstall } from '../sql-install.js';
  * (docs/stores.md, MySQL, says why), so it carries no SQL: the record alone tells a node whether
  * the tables were last migrated by code it can run beside.
  */
-export const MYSQL_INSTALL_VERSION = 6;
+export const MYSQL_INSTALL_VERSION = 7;
 
 /** The oldest install version whose code may run against this one's schema. */
 export const MYSQL_INSTALL_COMPATIBLE_FROM = 1;

@@ -203,6 +203,9 @@ export function effectsSql(t: PostgresNaming, policy: HistoryPolicy): string {
     policy === 'transitions_and_errors'
       ? `CASE WHEN p.error IS DISTINCT FROM p.old_error OR (p.old_state = 'running' AND p.state <> 'succeeded') THEN p.error END`
       : 'NULL';
+  // An entry into or out of running names the worker the lease went to or came from, and one out
+  // of running keeps the deadline of the lease it ended: verify judges the change against it with
+  // the same clock the fence used (the statement's).
   // Each entry is stamped with its statement's time, not its transaction's: a limited claim's
   // transaction begins before it waits for the limits lock, and its starts are stamped when its
   // claim statement runs (claim-limited.query.ts), so the log shows the instant the rate counted.
@@ -215,8 +218,11 @@ export function effectsSql(t: PostgresNaming, policy: HistoryPolicy): string {
     policy === 'off'
       ? ''
       : `, logged AS (
-    INSERT INTO ${t.history} (job_id, name, at, state, attempt, error)
-    SELECT p.id, p.name, statement_timestamp(), p.state, p.attempt, ${updateError} FROM pairs p
+    INSERT INTO ${t.history} (job_id, name, at, state, attempt, error, worker_id, lease_until)
+    SELECT p.id, p.name, statement_timestamp(), p.state, p.attempt, ${updateError},
+      CASE WHEN p.state = 'running' THEN p.worker_id WHEN p.old_state = 'running' THEN p.old_worker_id END,
+      CASE WHEN p.old_state = 'running' THEN p.old_leased_until END
+    FROM pairs p
     WHERE (p.state IS DISTINCT FROM p.old_state OR p.attempt IS DISTINCT FROM p.old_attempt)${lean ? ' AND p.id NOT IN (SELECT id FROM lean)' : ''}
     ORDER BY p.id
   )`;
@@ -224,7 +230,7 @@ export function effectsSql(t: PostgresNaming, policy: HistoryPolicy): string {
   // picks the successes to delete, and logs none of them.
   const pairing = (lean: boolean) => `WITH pairs AS MATERIALIZED (
     SELECT n.id, n.name, n.queue, n.state, o.state AS old_state, n.attempt, o.attempt AS old_attempt,
-      n.last_error AS error, o.last_error AS old_error${lean ? ', n.output, n.unique_key, n.window_kind, n.sequence_key' : ''}
+      n.last_error AS error, o.last_error AS old_error, n.worker_id, o.worker_id AS old_worker_id, o.leased_until AS old_leased_until${lean ? ', n.output, n.unique_key, n.window_kind, n.sequence_key' : ''}
     FROM new_rows n JOIN old_rows o ON o.id = n.id
   )${lean ? `, lean AS MATERIALIZED (
     ${leanCandidates(t)}

@@ -2,6 +2,12 @@ import { ALL_PARENTS_SUCCEEDED, type HistoryPolicy } from '../../core/index.js';
 import type { SqliteNaming } from './sqlite-naming.js';
 
 const NOW = `CAST(unixepoch('subsec') * 1000 AS INTEGER)`;
+/**
+ * Of a change: does it give or end a lease? Its entry is stamped with the writer's clock (every
+ * statement that does sets updated_at to the instant its fence judged the lease by), so verify
+ * compares the entry with the lease deadline on one clock, as PostgreSQL's statement time does.
+ */
+const LEASED = `(NEW.state = 'running' OR OLD.state = 'running')`;
 const TERMINAL = `('succeeded', 'dead_lettered', 'cancelled', 'quarantined')`;
 const DEAD_LETTER = `('dead_lettered', 'quarantined')`;
 /**
@@ -83,9 +89,11 @@ END;
 CREATE TRIGGER ${t.local('jobs_history_update')} AFTER UPDATE ON ${t.jobs}
 WHEN NEW.state IS NOT OLD.state OR NEW.attempt IS NOT OLD.attempt
 BEGIN
-  INSERT INTO ${t.history} (job_id, name, at, state, attempt, error)
-  VALUES (NEW.id, NEW.name, ${NOW}, NEW.state, NEW.attempt,
-          ${policy === 'transitions_and_errors' ? ERROR_OF_CHANGE : 'NULL'});
+  INSERT INTO ${t.history} (job_id, name, at, state, attempt, error, worker_id, lease_until)
+  VALUES (NEW.id, NEW.name, CASE WHEN ${LEASED} THEN NEW.updated_at ELSE ${NOW} END, NEW.state, NEW.attempt,
+          ${policy === 'transitions_and_errors' ? ERROR_OF_CHANGE : 'NULL'},
+          CASE WHEN NEW.state = 'running' THEN NEW.worker_id WHEN OLD.state = 'running' THEN OLD.worker_id END,
+          CASE WHEN OLD.state = 'running' THEN OLD.leased_until END);
 END;`;
   // Of an edge from parent p to child c: does p's end count toward c's latch?
   const ended = t.local('dependency_ended');

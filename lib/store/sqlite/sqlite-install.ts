@@ -8,7 +8,7 @@ import type { SqliteNaming } from './sqlite-naming.js';
  * {@link SQLITE_INSTALL_COMPATIBLE_FROM}) goes up. test/store/install-versions.spec.ts pins the
  * SQL's fingerprint for each version.
  */
-export const SQLITE_INSTALL_VERSION = 8;
+export const SQLITE_INSTALL_VERSION = 9;
 
 /** The oldest install version whose code may run against this one's triggers and schema. */
 export const SQLITE_INSTALL_COMPATIBLE_FROM = 1;

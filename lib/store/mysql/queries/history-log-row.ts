@@ -3,7 +3,7 @@ import type { HistoryEntry } from '../../job-store.types.js';
 import { fromMysqlInstant } from '../mysql-instant.js';
 
 /** The columns a read of the log selects, from the history aliased `h`. */
-export const HISTORY_LOG_COLUMNS = 'h.id, h.pos, h.job_id, h.name, h.at, h.state, h.attempt, h.error';
+export const HISTORY_LOG_COLUMNS = 'h.id, h.pos, h.job_id, h.name, h.at, h.state, h.attempt, h.error, h.worker_id, h.lease_until';
 
 /** A numbered history row as the adapter's typeCast returns it. */
 export interface MysqlHistoryLogRow {
@@ -15,6 +15,8 @@ export interface MysqlHistoryLogRow {
   state: JobState;
   attempt: number;
   error: string | null;
+  worker_id: string | null;
+  lease_until: string | null;
 }
 
 /** A numbered history row as an entry: its position is its `pos` (mysql-history-sequencer.ts). */
@@ -27,4 +29,6 @@ export const historyLogEntry = (row: MysqlHistoryLogRow): HistoryEntry => ({
   state: row.state,
   attempt: row.attempt,
   error: row.error,
+  workerId: row.worker_id,
+  leaseUntil: row.lease_until === null ? null : fromMysqlInstant(row.lease_until),
 });

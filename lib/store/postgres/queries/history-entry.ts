@@ -2,7 +2,7 @@ import type { JobState } from '../../../core/index.js';
 import type { HistoryEntry } from '../../job-store.js';
 
 /** The columns a history read selects; a position is the entry's `tx:id`. */
-export const HISTORY_COLUMNS = 'id, tx::text AS tx, job_id, name, at, state, attempt, error';
+export const HISTORY_COLUMNS = 'id, tx::text AS tx, job_id, name, at, state, attempt, error, worker_id, lease_until';
 
 export interface PgHistoryRow {
   id: string;
@@ -13,6 +13,8 @@ export interface PgHistoryRow {
   state: JobState;
   attempt: number;
   error: string | null;
+  worker_id: string | null;
+  lease_until: Date | null;
 }
 
 export const historyEntry = (row: PgHistoryRow): HistoryEntry => ({
@@ -24,4 +26,6 @@ export const historyEntry = (row: PgHistoryRow): HistoryEntry => ({
   state: row.state,
   attempt: row.attempt,
   error: row.error,
+  workerId: row.worker_id,
+  leaseUntil: row.lease_until,
 });

@@ -9,6 +9,8 @@ export interface SqliteHistoryRow {
   state: JobState;
   attempt: number;
   error: string | null;
+  worker_id: string | null;
+  lease_until: number | null;
 }
 
 /** A history row as an entry; a position is the entry's id. */
@@ -21,4 +23,6 @@ export const historyEntry = (row: SqliteHistoryRow): HistoryEntry => ({
   state: row.state,
   attempt: row.attempt,
   error: row.error,
+  workerId: row.worker_id,
+  leaseUntil: row.lease_until === null ? null : new Date(row.lease_until),
 });
