@@ -29,7 +29,7 @@ export const VERIFY_RULES: readonly { readonly rule: VerifyRule; readonly promis
   { rule: 'terminal_left', promise: 'a job that succeeded or was cancelled never moves again' },
   { rule: 'attempt_skipped', promise: 'each attempt starts one after the last (a replay starts again from one)' },
   { rule: 'two_outcomes', promise: 'no attempt has two outcomes' },
-  { rule: 'stale_lease', promise: "an outcome only the lease holder writes (success, retry, snooze, release, quarantine) lands before the lease's deadline" },
+  { rule: 'stale_lease', promise: "an outcome only the lease holder writes (success, retry, snooze, release, quarantine) lands by the lease's deadline" },
   { rule: 'early_reclaim', promise: 'a running job is claimed again only once its lease has lapsed' },
   { rule: 'wrong_holder', promise: 'the lease an attempt ends is the one it was claimed with, by the same worker' },
   { rule: 'lost_job', promise: 'a job is deleted only once it succeeded or was cancelled (by retention or the lean finish)' },
@@ -70,12 +70,13 @@ const show = (entry: HistoryEntry) => `${entry.state.replace(/_/g, ' ')} (attemp
  * Checks one job's entries, oldest first, against the lifecycle: each step is one the lifecycle
  * allows, with the attempt it gives (a claim counts one up, a replay goes back to zero, anything
  * else keeps it); no attempt ends twice. The first entry is taken as it stands, since retention
- * may have trimmed the ones before it.
+ * may have trimmed the ones before it. The first `context` entries (0 or 1) come before the range
+ * judged: the changes from them are judged, their own attempts are not counted.
  */
-export function checkJobEntries(entries: readonly HistoryEntry[]): JobCheck {
+export function checkJobEntries(entries: readonly HistoryEntry[], context = 0): JobCheck {
   const violations: VerifyViolation[] = [];
   const ended = new Set<number>();
-  const attempts = entries.filter((entry) => entry.state === 'running').length;
+  const attempts = entries.slice(context).filter((entry) => entry.state === 'running').length;
   let leasesJudged = 0;
   let leasesUnknown = 0;
   for (let i = 1; i < entries.length; i++) {
@@ -139,7 +140,9 @@ function judgeLease(running: HistoryEntry, next: HistoryEntry): VerifyViolation 
   if (next.state === 'running' && next.at < lease) {
     return { rule: 'early_reclaim', jobId, entryIds: ids, message: `Job ${jobId} was claimed again in ${show(next)} at ${at(next.at)}, before its lease ran out at ${at(lease)}.` };
   }
-  if (HOLDER_ONLY.has(next.state) && next.at >= lease) {
+  // After, not at: PostgreSQL's fence compares microseconds, and an entry read back to the
+  // millisecond may show an outcome in the lease's last millisecond at its deadline.
+  if (HOLDER_ONLY.has(next.state) && next.at > lease) {
     return { rule: 'stale_lease', jobId, entryIds: ids, message: `Job ${jobId} moved to ${show(next)} at ${at(next.at)}, after its lease ran out at ${at(lease)}.` };
   }
   return null;

@@ -12,6 +12,8 @@ export interface VerifyOptions {
   readonly pageSize?: number;
   /** The most violations the report lists (it counts them all). Default 1,000. */
   readonly maxViolations?: number;
+  /** Stops the run before its next read, rejecting with the signal's reason (a node that shuts down). */
+  readonly signal?: AbortSignal;
 }
 
 /** What {@link verifyHistory} checked and found. */
@@ -65,6 +67,7 @@ const NOT_YET: readonly string[] = ['Concurrency and rate limits, dependency ord
  */
 export async function verifyHistory(store: VerifyStore, options: VerifyOptions = {}): Promise<VerifyReport> {
   const { since, until, pageSize, maxViolations } = checkVerifyOptions(options);
+  const { signal } = options;
   const violations: VerifyViolation[] = [];
   let violationCount = 0;
   const found = (list: readonly VerifyViolation[]) => {
@@ -78,6 +81,7 @@ export async function verifyHistory(store: VerifyStore, options: VerifyOptions =
     const lasts = pending;
     pending = [];
     if (lasts.length === 0) return;
+    signal?.throwIfAborted();
     const rows = new Map((await store.jobStatusMany({ jobIds: lasts.map((e) => e.jobId) })).map((row) => [row.id, row]));
     for (const last of lasts) {
       const row = rows.get(last.jobId);
@@ -102,29 +106,34 @@ export async function verifyHistory(store: VerifyStore, options: VerifyOptions =
   };
 
   // A job's stretch of the range: from its first entry at or after `since` to its last before
-  // `until`, in entry order. Entries are stamped as their statements start, so one that waited
-  // for a row lock can carry an earlier time than the entry before it; cutting by id keeps each
-  // step of the stretch a real step.
-  const stretch = (entries: readonly HistoryEntry[]) => {
+  // `until`, in entry order, with the entry before it as context: a change is judged from the
+  // state it left, so a lease taken before `since` and ended after it is judged in this range.
+  // Entries are stamped as their statements start, so one that waited for a row lock can carry an
+  // earlier time than the entry before it; cutting by id keeps each step of the stretch a real step.
+  const stretch = (entries: readonly HistoryEntry[]): { entries: HistoryEntry[]; context: number } | null => {
     const from = since === null ? 0 : entries.findIndex((e) => e.at >= since);
-    if (from < 0) return [];
-    const to = until === null ? -1 : entries.findIndex((e, i) => i >= from && e.at >= until);
-    return entries.slice(from, to < 0 ? entries.length : to);
+    if (from < 0) return null;
+    const found = until === null ? -1 : entries.findIndex((e, i) => i >= from && e.at >= until);
+    const to = found < 0 ? entries.length : found;
+    if (to === from) return null;
+    const context = from > 0 ? 1 : 0;
+    return { entries: entries.slice(from - context, to), context };
   };
 
   const finish = async (entries: HistoryEntry[]) => {
-    let inRange = stretch(entries);
-    if (inRange.length === 0) return;
-    let check = checkJobEntries(inRange);
+    let part = stretch(entries);
+    if (part === null) return;
+    let check = checkJobEntries(part.entries, part.context);
     if (check.violations.length > 0) {
       // Read the job whole, in one statement, and judge that: the history trim may have cut the
       // job's oldest entries between two pages of the scan, leaving a gap no store ever wrote.
-      inRange = stretch(await store.jobHistory({ jobId: inRange[0]!.jobId }));
-      if (inRange.length === 0) return;
-      check = checkJobEntries(inRange);
+      part = stretch(await store.jobHistory({ jobId: part.entries[0]!.jobId }));
+      if (part === null) return;
+      check = checkJobEntries(part.entries, part.context);
     }
+    const inRange = part.entries;
     checked.jobs += 1;
-    checked.entries += inRange.length;
+    checked.entries += inRange.length - part.context;
     checked.transitions += check.transitions;
     checked.attempts += check.attempts;
     checked.leases += check.leasesJudged;
@@ -140,6 +149,7 @@ export async function verifyHistory(store: VerifyStore, options: VerifyOptions =
   let current: HistoryEntry[] = [];
   let after: HistoryEntry | undefined;
   for (;;) {
+    signal?.throwIfAborted();
     const page = await store.historyScan({ limit: pageSize, ...(after ? { after: { jobId: after.jobId, id: after.id } } : {}) });
     for (const entry of page) {
       if (current.length > 0 && entry.jobId !== current[0]!.jobId) {
@@ -157,7 +167,7 @@ export async function verifyHistory(store: VerifyStore, options: VerifyOptions =
   const notChecked = [
     ...(checked.entries === 0 ? ['Every rule: the history holds no entry in this range. A store with historyPolicy "off" records none, so nothing could be checked.'] : []),
     ...(checked.leasesUnrecorded > 0
-      ? [`The lease of ${checked.leasesUnrecorded} ended ${checked.leasesUnrecorded === 1 ? 'attempt' : 'attempts'}: ${checked.leasesUnrecorded === 1 ? 'its entry was' : 'their entries were'} written before schema 26, which records the worker and the lease deadline.`]
+      ? [`The lease of ${checked.leasesUnrecorded} ended ${checked.leasesUnrecorded === 1 ? 'attempt' : 'attempts'}: ${checked.leasesUnrecorded === 1 ? 'its entry records' : 'their entries record'} no worker or lease deadline (written before schema 26, or by an older node).`]
       : []),
     ...NOT_YET,
   ];
@@ -172,6 +182,7 @@ function checkVerifyOptions(options: VerifyOptions) {
   const since = options.since === undefined ? null : new Date(assertInstant(options.since, 'since'));
   const until = options.until === undefined ? null : new Date(assertInstant(options.until, 'until'));
   if (since !== null && until !== null && until <= since) throw new InvalidArgumentError('until must come after since.', 'until');
+  if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) throw new InvalidArgumentError(`signal must be an AbortSignal, got ${showValue(options.signal)}.`, 'signal');
   return {
     since,
     until,

@@ -94,9 +94,9 @@ describe('MySQL store maintenance (MariaDB)', () => {
     await entry(1, 'dead_lettered', 1, 'card declined');
     const log = await historyRead(conns, naming, { after: '0', limit: 10 });
     expect(log).toEqual([
-      { id: 1, position: '1', jobId: jobId(1), name: 'job.1', at: new Date(START), state: 'scheduled', attempt: 0, error: null },
-      { id: 2, position: '2', jobId: jobId(2), name: 'job.2', at: new Date(START + 1_000), state: 'scheduled', attempt: 0, error: null },
-      { id: 3, position: '3', jobId: jobId(1), name: 'job.1', at: new Date(START + 1_000), state: 'dead_lettered', attempt: 1, error: 'card declined' },
+      { id: 1, position: '1', jobId: jobId(1), name: 'job.1', at: new Date(START), state: 'scheduled', attempt: 0, error: null, workerId: null, leaseUntil: null },
+      { id: 2, position: '2', jobId: jobId(2), name: 'job.2', at: new Date(START + 1_000), state: 'scheduled', attempt: 0, error: null, workerId: null, leaseUntil: null },
+      { id: 3, position: '3', jobId: jobId(1), name: 'job.1', at: new Date(START + 1_000), state: 'dead_lettered', attempt: 1, error: 'card declined', workerId: null, leaseUntil: null },
     ]);
     expect((await historyRead(conns, naming, { after: '1', limit: 1 })).map((e) => e.id)).toEqual([2]);
     expect(await historyRead(conns, naming, { after: '3', limit: 10 })).toEqual([]);

@@ -59,8 +59,9 @@ const SQLITE_FINGERPRINTS: Record<number, string> = {
   // Fair groups (migration 0024): the jobs table gains `group_key`; the installed SQL is unchanged.
   8: '6231a97bb0652017',
   // The lease in the history (migration 0026): an entry into or out of running names the worker and, out of it, the lease
-  // deadline, and is stamped with the writer's clock, the one its fence used.
-  9: '026c0c6133ef45fc',
+  // deadline; every entry is stamped with the time its statement wrote to the job, on the store's clock (its fence's), and
+  // the settle trigger dates what it writes by the write of the parent that ended.
+  9: '6597d298b07e9337',
 };
 
 function fingerprint(render: (policy: (typeof POLICIES)[number]) => string): string {

@@ -58,10 +58,27 @@ describeRanges('verifyHistory ranges', () => {
     const since = new Date(dead.at.getTime() - 100);
     const report = await verifyHistory(store, { since });
     expect(report.violations).toEqual([]);
-    expect(report.checked).toMatchObject({ entries: 4, transitions: 3 });
+    // Four entries in the range, and four changes judged: the one from the entry before the range into it too.
+    expect(report.checked).toMatchObject({ entries: 4, transitions: 4 });
     const until = await verifyHistory(store, { until: new Date(dead.at.getTime() + 100) });
     expect(until.violations).toEqual([]);
     // Cut at the first entry at or after `until`: the replay, stamped before it, is in.
     expect(until.checked).toMatchObject({ entries: 4 });
+  });
+
+  it('issue 40: judges a lease taken before the range and ended in it, from the entry before the range', async () => {
+    const clock = new ManualClock();
+    const store = new MemoryJobStore({ clock });
+    const tables = (store as unknown as { tables: MemoryTables }).tables;
+    const { id } = await store.jobEnqueue({ job: { name: 'work', payload: 1 } });
+    const [job] = await store.jobClaim({ workerId: 'w', limit: 1, queues: ['default'], leaseMs: 60_000 });
+    clock.advance(120_000);
+    const since = new Date(clock.now());
+    // A success written a minute after its lease ran out, as a store without a fence would.
+    const entryId = tables.nextHistoryId++;
+    tables.history.push({ id: entryId, position: String(entryId), jobId: id, name: 'work', at: new Date(clock.now()), state: 'succeeded', attempt: 1, error: null, workerId: 'w', leaseUntil: job!.leasedUntil });
+    const report = await verifyHistory(store, { since, until: new Date(clock.now() + 1) });
+    expect(report.violations.map((v) => v.rule)).toEqual(['stale_lease']);
+    expect(report.checked).toMatchObject({ entries: 1, attempts: 0, leases: 1 });
   });
 });

@@ -137,7 +137,9 @@ export class MemoryLifecycle {
       position: String(id),
       jobId: row.id,
       name: row.name,
-      at: new Date(clock.now()),
+      // A change of a lease is stamped with the instant its fence judged (the row's write time), so
+      // a clock that ticks between the two never puts an outcome past its deadline.
+      at: new Date(lease.workerId === null ? clock.now() : row.updatedAt),
       state: row.state,
       attempt: row.attempt,
       error: historyPolicy === 'transitions_and_errors' ? error : null,

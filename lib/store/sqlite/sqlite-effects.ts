@@ -3,11 +3,13 @@ import type { SqliteNaming } from './sqlite-naming.js';
 
 const NOW = `CAST(unixepoch('subsec') * 1000 AS INTEGER)`;
 /**
- * Of a change: does it give or end a lease? Its entry is stamped with the writer's clock (every
- * statement that does sets updated_at to the instant its fence judged the lease by), so verify
- * compares the entry with the lease deadline on one clock, as PostgreSQL's statement time does.
+ * An entry's time: the instant its statement wrote to the job (every write of a state sets
+ * updated_at; the settle cascade dates the dependants it releases or cancels by the write of the
+ * parent that ended), on the store's clock. So an end of a lease is compared with its deadline on
+ * the clock its fence used, as PostgreSQL's statement time does, and a store on a manual clock
+ * keeps its history, and its dependants' times, on that clock too.
  */
-const LEASED = `(NEW.state = 'running' OR OLD.state = 'running')`;
+const WRITTEN_AT = `coalesce(NEW.updated_at, ${NOW})`;
 const TERMINAL = `('succeeded', 'dead_lettered', 'cancelled', 'quarantined')`;
 const DEAD_LETTER = `('dead_lettered', 'quarantined')`;
 /**
@@ -84,13 +86,13 @@ export function effectsSql(t: SqliteNaming, policy: HistoryPolicy): string {
 CREATE TRIGGER ${t.local('jobs_history_insert')} AFTER INSERT ON ${t.jobs}
 BEGIN
   INSERT INTO ${t.history} (job_id, name, at, state, attempt, error)
-  VALUES (NEW.id, NEW.name, ${NOW}, NEW.state, NEW.attempt, ${policy === 'transitions_and_errors' ? 'NEW.last_error' : 'NULL'});
+  VALUES (NEW.id, NEW.name, ${WRITTEN_AT}, NEW.state, NEW.attempt, ${policy === 'transitions_and_errors' ? 'NEW.last_error' : 'NULL'});
 END;
 CREATE TRIGGER ${t.local('jobs_history_update')} AFTER UPDATE ON ${t.jobs}
 WHEN NEW.state IS NOT OLD.state OR NEW.attempt IS NOT OLD.attempt
 BEGIN
   INSERT INTO ${t.history} (job_id, name, at, state, attempt, error, worker_id, lease_until)
-  VALUES (NEW.id, NEW.name, CASE WHEN ${LEASED} THEN NEW.updated_at ELSE ${NOW} END, NEW.state, NEW.attempt,
+  VALUES (NEW.id, NEW.name, ${WRITTEN_AT}, NEW.state, NEW.attempt,
           ${policy === 'transitions_and_errors' ? ERROR_OF_CHANGE : 'NULL'},
           CASE WHEN NEW.state = 'running' THEN NEW.worker_id WHEN OLD.state = 'running' THEN OLD.worker_id END,
           CASE WHEN OLD.state = 'running' THEN OLD.leased_until END);
@@ -189,10 +191,10 @@ BEGIN
     pending_parents = CASE WHEN e.failure IS NULL THEN pending_parents - e.satisfied ELSE 0 END,
     parent_failed = max(parent_failed, e.failed),
     state = CASE WHEN ${cancels} THEN 'cancelled' WHEN pending_parents - e.satisfied <= 0 THEN 'scheduled' ELSE state END,
-    run_at = CASE WHEN NOT ${cancels} AND pending_parents - e.satisfied <= 0 THEN max(run_at, ${NOW}) ELSE run_at END,
+    run_at = CASE WHEN NOT ${cancels} AND pending_parents - e.satisfied <= 0 THEN max(run_at, ${WRITTEN_AT}) ELSE run_at END,
     last_error = CASE WHEN e.failure IS NOT NULL THEN e.failure WHEN ${allSucceeded} THEN ${literal(ALL_PARENTS_SUCCEEDED)} ELSE last_error END,
-    finished_at = CASE WHEN ${cancels} THEN ${NOW} ELSE finished_at END,
-    updated_at = ${NOW}
+    finished_at = CASE WHEN ${cancels} THEN ${WRITTEN_AT} ELSE finished_at END,
+    updated_at = ${WRITTEN_AT}
   FROM (SELECT child_id, satisfied, failure, failed FROM ${t.cascade} WHERE origin = NEW.id) e
   WHERE ${t.jobs}.id = e.child_id AND ${t.jobs}.state = 'awaiting_parents';
   DELETE FROM ${t.cascade} WHERE origin = NEW.id;

@@ -31,9 +31,9 @@ export interface SqliteJobStoreOptions {
   readonly finish?: FinishMode;
   /**
    * The clock the store stamps and compares job times by, instead of the database's. For tests (the
-   * testing kit passes its manual clock). History entries into or out of `running` are stamped
-   * with it too, since they are judged against a lease on it (docs/verify.md); other entries and the
-   * migrations' timestamps still come from the database. Default: the database's clock.
+   * testing kit passes its manual clock). History entries are stamped with it too, so verify
+   * judges them against leases on one clock (docs/verify.md); the migrations' timestamps still
+   * come from the database. Default: the database's clock.
    */
   readonly clock?: Clock;
 }
