@@ -922,10 +922,22 @@ export interface RateLimitSetParams extends OperatorOptions {
   readonly rate: Rate | null;
 }
 
-/** How many audit entries {@link OperatorStore.auditList} returns. */
+/** How many audit entries {@link OperatorStore.auditList} returns, and of which action. */
 export interface AuditListParams {
   /** Default 50, at most 1,000. */
   readonly limit?: number;
+  /** Only entries of this action (`verify.run`, say); every action when absent. */
+  readonly action?: string;
+}
+
+/** An entry to add to the audit log ({@link OperatorStore.auditAppend}). */
+export interface AuditAppendParams extends OperatorOptions {
+  /** What was done, as `area.verb` in lower case (`verify.run`). */
+  readonly action: string;
+  /** What it was done to: a job id, a queue, a range. At most 200 characters. */
+  readonly target: string;
+  /** Anything more, as a JSON object of at most 64 KiB. No payloads or secrets: the dashboard shows it. */
+  readonly detail?: Record<string, unknown>;
 }
 
 /** A schedule to create, or whose definition replaces the stored one of that id; audited under `actor`. */
@@ -1378,6 +1390,12 @@ export interface OperatorStore extends StoreInfo {
 
   /** The audit log, newest first. */
   auditList(params?: AuditListParams): Promise<AuditRecord[]>;
+
+  /**
+   * Adds an entry to the audit log, stamped with the store's clock: for what an operator or the
+   * module did outside the store's own actions (a `verify` run records its report so).
+   */
+  auditAppend(params: AuditAppendParams): Promise<void>;
 
   /**
    * The node registry, most recently seen first (ties by id, descending): nodes seen since

@@ -91,12 +91,17 @@ describe('MySQL store migrations (MariaDB)', () => {
     expect(await dataSource.query(`SELECT waiting_group_key AS g, waiting_group_run_at AS at FROM ${naming.jobs}`)).toEqual([{ g: null, at: null }]);
   });
 
-  it('migration 26 gives the history the worker and lease deadline, NULL on entries written before it, and records install version 7', async () => {
+  it('migration 26 gives the history the worker and lease deadline, NULL on entries written before it, indexes the audit log by action, and records install version 7', async () => {
     const { naming, conns } = install();
     expect(await migrateMysql(conns, naming, mysqlInstall(), MIGRATIONS.filter((m) => m.version <= 25))).toEqual(VERSIONS.filter((v) => v <= 25));
     await dataSource.query(`INSERT INTO ${naming.history} (job_id, name, at, state, attempt) VALUES ('01900000-0000-7000-8000-000000000001', 'n', UTC_TIMESTAMP(3), 'succeeded', 1)`);
     expect(await migrateMysql(conns, naming, mysqlInstall())).toEqual([26]);
     expect(await dataSource.query(`SELECT state, worker_id AS w, lease_until AS l FROM ${naming.history}`)).toEqual([{ state: 'succeeded', w: null, l: null }]);
+    const byAction = (await dataSource.query(
+      `SELECT column_name AS name FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = ? AND index_name = 'audit_log_action_idx' ORDER BY seq_in_index`,
+      [`${naming.prefix}audit_log`],
+    )) as { name: string }[];
+    expect(byAction.map((r) => r.name)).toEqual(['action', 'id']);
     // Batches (migration 0023) took the MySQL install version from 4 to 5, groups (0024) to 6, the lease in the history (0026) to 7.
     expect(MYSQL_INSTALL_VERSION).toBe(7);
     expect(await dataSource.query(`SELECT version FROM ${naming.table('installed')}`)).toEqual([{ version: 7 }]);

@@ -243,13 +243,17 @@ describe('PostgreSQL migrations', () => {
     const { history, migrations } = store.naming;
     const { id } = await store.jobEnqueue({ job: { name: 'work', payload: 1 } });
     const [job] = await store.jobClaim({ workerId: 'w-old', limit: 1, queues: ['default'], leaseMs: 60_000 });
-    // What version 25 had: no lease columns.
+    // What version 25 had: no lease columns, no audit index by action.
     await dataSource.query(`ALTER TABLE ${history} DROP COLUMN worker_id, DROP COLUMN lease_until`);
+    await dataSource.query(`DROP INDEX "${store.naming.schema}".${store.naming.local('audit_log_action_idx')}`);
     await dataSource.query(`DELETE FROM ${migrations} WHERE version = 26`);
     const again = new PostgresJobStore({ dataSource, schema: store.naming.schema });
     stores.push(again);
     await again.migrate();
     expect(await dataSource.query(`SELECT name FROM ${migrations} WHERE version = 26`)).toEqual([{ name: 'history_lease' }]);
+    expect(await dataSource.query(`SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = 'audit_log_action_idx'`, [store.naming.schema])).toEqual([
+      { indexdef: expect.stringMatching(/\(action, id\)$/) },
+    ]);
     expect((await again.jobHistory({ jobId: id })).map((e) => [e.state, e.workerId, e.leaseUntil])).toEqual([
       ['scheduled', null, null],
       ['running', null, null],

@@ -18,6 +18,7 @@ import { heldBackCases } from './cases/held-back.cases.js';
 import { groupCases } from './cases/group.cases.js';
 import { groupListCases } from './cases/group-list.cases.js';
 import { historyScanCases } from './cases/history-scan.cases.js';
+import { auditAppendCases } from './cases/audit-append.cases.js';
 import { listingCases } from './cases/listing.cases.js';
 import { limitChangeCases } from './cases/limit-changes.cases.js';
 import { limitUnchangedCases } from './cases/limit-unchanged.cases.js';
@@ -114,6 +115,7 @@ export function runConformanceSuite(createTarget: () => Promise<ConformanceTarge
   describe('limits set to what they are', () => limitUnchangedCases(ctx));
   describe('transition history and observer cursors', () => historyCases(ctx));
   describe('the history read whole, job by job', () => historyScanCases(ctx));
+  describe('the audit log appended to and read by action', () => auditAppendCases(ctx));
   describe('observer delivery', () => observerCases(ctx));
   describe('observer status for operators', () => observerListCases(ctx));
   describe('retention', () => retentionCases(ctx));

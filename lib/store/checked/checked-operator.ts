@@ -1,4 +1,5 @@
 import {
+  assertPositiveInteger,
   assertQueueName,
   assertUuid,
   InvalidArgumentError,
@@ -8,6 +9,7 @@ import {
 } from '../../core/index.js';
 import { assertLimitMax, limitKey } from './effect-params.js';
 import type {
+  AuditAppendParams,
   AuditListParams,
   AuditRecord,
   CancelResult,
@@ -63,9 +65,9 @@ import type {
 import { CheckedWorker } from './checked-worker.js';
 import { cancelBatch, listBatches, readBatch } from '../batch/batch-operator.js';
 import { checkNodeListParams } from './node-params.js';
-import { actorOf, checkOnlyFrom } from './operator-options.js';
+import { actorOf, checkAuditAction, checkAuditEntry, checkOnlyFrom } from './operator-options.js';
 import { cancelResult, replayResult, runNowResult } from './operator-transition.js';
-import { checkBlockedSequenceParams, checkDeadLetterListParams, checkGroupListParams, checkJobStatusIds, checkListParams, optionalParamsOf, paramsOf } from './store-params.js';
+import { checkBlockedSequenceParams, checkDeadLetterListParams, DEFAULT_LIST_LIMIT, MAX_BATCH, checkGroupListParams, checkJobStatusIds, checkListParams, optionalParamsOf, paramsOf } from './store-params.js';
 import type { DriverListParams } from '../job-page.js';
 import { cutEdges, GROUP_COUNT_SCAN, OBSERVER_LAG_LIMIT, throughputResult, toObserverStatus, toWaitingGroup } from '../operator-reads.js';
 import {
@@ -204,7 +206,14 @@ export class CheckedOperator extends CheckedWorker implements OperatorStore {
   }
 
   async auditList(params?: AuditListParams): Promise<AuditRecord[]> {
-    return this.driver.auditList({ limit: checkDeadLetterListParams(optionalParamsOf('auditList', params, '{ limit? }')) });
+    const p = optionalParamsOf('auditList', params, '{ limit?, action? }');
+    const limit = p?.limit === undefined ? DEFAULT_LIST_LIMIT : assertPositiveInteger(p.limit, 'limit', MAX_BATCH);
+    return this.driver.auditList({ limit, action: p?.action === undefined ? null : checkAuditAction(p.action) });
+  }
+
+  async auditAppend(params: AuditAppendParams): Promise<void> {
+    const p = paramsOf('auditAppend', params, '{ action, target, detail?, actor? }');
+    await this.driver.auditAppend(checkAuditEntry(p, actorOf(p)));
   }
 
   async jobReplay(params: JobActionParams): Promise<JobRecord> {

@@ -221,7 +221,10 @@ export interface StoreDriver {
   subscribeFinishHints(listener: () => void): Promise<WakeSubscription>;
   /** One rate limit's window now, under its storage key; null when it has none. */
   rateLimitStatus(params: { readonly key: string }): Promise<RateLimitStatus | null>;
-  auditList(params: { readonly limit: number }): Promise<AuditRecord[]>;
+  /** The newest `limit` audit entries, newest first; only `action`'s when it is not null. */
+  auditList(params: { readonly limit: number; readonly action: string | null }): Promise<AuditRecord[]>;
+  /** Adds one checked entry to the audit log, stamped with the store's clock. */
+  auditAppend(entry: AuditEntry): Promise<void>;
 
   /** Replays a job (a schedule it stopped mints again), decided and audited in one transaction. */
   jobReplay<R>(params: DriverJobWriteParams<R>): Promise<R>;

@@ -68,7 +68,7 @@ import type {
   DriverThroughput,
   DriverThroughputParams,
 } from '../operator-reads.js';
-import type { Schedule, ScheduleTx } from '../schedules/index.js';
+import type { AuditEntry, Schedule, ScheduleTx } from '../schedules/index.js';
 import { LATEST_SCHEMA_VERSION } from '../sql-migrations.js';
 import type { StoreCapabilities } from '../store-capabilities.js';
 import type { CheckedClaimParams } from '../checked/store-params.js';
@@ -310,8 +310,12 @@ export class MemoryDriver implements StoreDriver {
     return this.reads.rateLimitStatus(params);
   }
 
-  async auditList(params: { readonly limit: number }): Promise<AuditRecord[]> {
+  async auditList(params: { readonly limit: number; readonly action: string | null }): Promise<AuditRecord[]> {
     return this.reads.auditList(params);
+  }
+
+  async auditAppend(entry: AuditEntry): Promise<void> {
+    this.operator.audit(entry);
   }
 
   async jobReplay<R>(params: DriverJobWriteParams<R>): Promise<R> {

@@ -188,8 +188,9 @@ export class MemoryReads {
     return { max: window.max, perMs: window.perMs, startsInWindow, fullUntil: fullUntil === null ? null : new Date(fullUntil), now: new Date(now) };
   }
 
-  auditList({ limit }: { readonly limit: number }): AuditRecord[] {
-    return this.state.tables.auditLog.slice(-limit).reverse();
+  auditList({ limit, action }: { readonly limit: number; readonly action: string | null }): AuditRecord[] {
+    const log = this.state.tables.auditLog;
+    return (action === null ? log : log.filter((entry) => entry.action === action)).slice(-limit).reverse();
   }
 
   /** Walks the job's ancestors (not only its parents) looking for `ancestorId`. */

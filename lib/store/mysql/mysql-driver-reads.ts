@@ -184,8 +184,8 @@ export class MysqlDriverReads extends MysqlDriverBase {
     return { close: async () => {} };
   }
 
-  async auditList({ limit }: { readonly limit: number }): Promise<AuditRecord[]> {
-    return this.conns.session((db) => listAudit(db, this.naming, limit));
+  async auditList({ limit, action }: { readonly limit: number; readonly action: string | null }): Promise<AuditRecord[]> {
+    return this.conns.session((db) => listAudit(db, this.naming, limit, action));
   }
 
   async jobParentOutput({ jobId, ancestorId }: DriverParentOutputParams): Promise<ParentOutput> {

@@ -134,6 +134,10 @@ export class MysqlDriver extends MysqlDriverWorker implements StoreDriver {
     return nodes.nodePrune(this.conns, this.naming, params);
   }
 
+  async auditAppend(entry: AuditEntry): Promise<void> {
+    await this.conns.transaction(async (tx) => tx.commitWith([insertAuditStatement(this.naming, entry, await this.now(tx))]));
+  }
+
   /** A limit change under the limits lock, audited in its transaction when it changed anything. */
   private async limitWrite(audit: AuditEntry, change: (db: MysqlExecutor) => Promise<boolean>): Promise<void> {
     await this.conns.transaction(async (tx) => {

@@ -171,8 +171,8 @@ export class PostgresDriverReads extends PostgresDriverWorker {
     return this.sql.rateLimits.status(this.db, key);
   }
 
-  async auditList({ limit }: { readonly limit: number }): Promise<AuditRecord[]> {
-    return this.sql.listAudit(this.db, limit);
+  async auditList({ limit, action }: { readonly limit: number; readonly action: string | null }): Promise<AuditRecord[]> {
+    return this.sql.listAudit(this.db, limit, action);
   }
 
   async observerList({ limit, lagScan }: DriverObserverListParams): Promise<DriverObserverStatus[]> {

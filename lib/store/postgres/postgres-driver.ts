@@ -10,7 +10,7 @@ import type {
   StoreDriver,
 } from '../checked/store-driver.js';
 import type { ExpiredLease, HistoryEntry, HistoryTrimResult, ObserverLease } from '../job-store.types.js';
-import { toSchedule, type Schedule, type ScheduleTx } from '../schedules/index.js';
+import { toSchedule, type AuditEntry, type Schedule, type ScheduleTx } from '../schedules/index.js';
 import { PostgresDriverReads } from './postgres-driver-reads.js';
 import { postgresScheduleTx } from './postgres-schedule-tx.js';
 
@@ -82,6 +82,10 @@ export class PostgresDriver extends PostgresDriverReads implements StoreDriver {
 
   async historyTrim({ keep, limit }: { readonly keep: number; readonly limit: number }): Promise<HistoryTrimResult> {
     return this.sql.historyTrim(this.db, keep, limit);
+  }
+
+  async auditAppend(entry: AuditEntry): Promise<void> {
+    await this.sql.insertAudit(this.db, entry);
   }
 
   async maintenanceLease({ task, workerId, leaseMs }: { readonly task: string; readonly workerId: string; readonly leaseMs: number }): Promise<boolean> {

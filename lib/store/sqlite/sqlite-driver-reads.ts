@@ -144,8 +144,8 @@ export class SqliteDriverReads extends SqliteDriverWorker {
     return this.conn.read(() => this.conn.statements().rateLimits.status(key, this.conn.now()));
   }
 
-  async auditList({ limit }: { readonly limit: number }): Promise<AuditRecord[]> {
-    return this.conn.read(() => this.conn.statements().listAudit(limit));
+  async auditList({ limit, action }: { readonly limit: number; readonly action: string | null }): Promise<AuditRecord[]> {
+    return this.conn.read(() => this.conn.statements().listAudit(limit, action));
   }
 
   async observerList({ limit, lagScan }: DriverObserverListParams): Promise<DriverObserverStatus[]> {

@@ -10,7 +10,7 @@ import type {
   StoreDriver,
 } from '../checked/store-driver.js';
 import type { ExpiredLease, HistoryEntry, HistoryTrimResult, ObserverLease } from '../job-store.types.js';
-import { toSchedule, type Schedule, type ScheduleTx } from '../schedules/index.js';
+import { toSchedule, type AuditEntry, type Schedule, type ScheduleTx } from '../schedules/index.js';
 import { ANY_QUEUE } from '../wake-hints.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 import { SqliteDriverReads } from './sqlite-driver-reads.js';
@@ -83,6 +83,10 @@ export class SqliteDriver extends SqliteDriverReads implements StoreDriver {
 
   async historyTrim({ keep, limit }: { readonly keep: number; readonly limit: number }): Promise<HistoryTrimResult> {
     return this.conn.write((now) => this.conn.statements().historyTrim(keep, limit, now));
+  }
+
+  async auditAppend(entry: AuditEntry): Promise<void> {
+    await this.conn.write((now) => this.conn.statements().insertAudit(entry, now));
   }
 
   async maintenanceLease({ task, workerId, leaseMs }: { readonly task: string; readonly workerId: string; readonly leaseMs: number }): Promise<boolean> {
