@@ -58,7 +58,7 @@ export type {
 } from './store/index.js';
 
 // The checker of a store's own history (docs/verify.md).
-export { verifyHistory, type VerifyOptions, type VerifyReport, type VerifyRule, type VerifyViolation } from './verify/index.js';
+export { readVerifyRuns, recordVerifyRun, verifyHistory, type ScheduledVerifyOptions, type VerifyOptions, type VerifyReport, type VerifyRule, type VerifyRun, type VerifyViolation } from './verify/index.js';
 
 // Observers and attempt hooks.
 export type { TransitionEvent, AttemptHook, AttemptHookContext, SchedulerLogger, JobLogFields, NodeHealth } from './worker/index.js';

@@ -15,7 +15,7 @@ const PHONE = { width: 390, height: 844 } as const;
 describe('the dashboard at 390 px wide, in Chromium', () => {
   let server: DashboardServer;
   let chromium: Chromium;
-  const paths: string[] = ['/', '/jobs', '/dead-letters', '/sequences', '/batches', '/groups', '/schedules', '/limits', '/workers', '/observers', '/audit'];
+  const paths: string[] = ['/', '/jobs', '/dead-letters', '/sequences', '/batches', '/groups', '/schedules', '/limits', '/workers', '/observers', '/audit', '/guarantees'];
 
   beforeAll(async () => {
     chromium = await launchChromium(PHONE);
@@ -88,7 +88,7 @@ describe('the dashboard at 390 px wide, in Chromium', () => {
         path,
         width: 'fits',
         linksInBar: true,
-        links: 11,
+        links: 12,
         tablesContained: true,
       });
     }

@@ -20,7 +20,8 @@ export function defaultActor(): string {
   } catch {
     // no user database entry (some containers); keep "unknown"
   }
-  return `cli:${user}@${hostname()}`;
+  // The audit log keeps an actor of at most 200 characters.
+  return `cli:${user}@${hostname()}`.slice(0, 200);
 }
 
 export function createContext(out: (text: string) => void, env: NodeJS.ProcessEnv): CliContext {

@@ -3,8 +3,9 @@ import type { FactoryProvider, InjectionToken } from '@nestjs/common';
 import { assertMaxAttempts, assertPositiveInteger, assertQueueName, assertOptionsObject, assertRate, checkLimitTarget, checkOptions, InvalidArgumentError, resolveLimits, showKey, showValue, type SchedulerLimits } from '../core/index.js';
 import { assertFinishMode, assertHistoryPolicy, type JobStore } from '../store/index.js';
 import { checkAttemptHooks, resolveWorkerOptions, WORKER_OPTION_KEYS, type ResolvedWorkerOptions } from '../worker/index.js';
+import { checkScheduledVerifyOptions } from '../verify/index.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
-import { HOOKS_WITHOUT_WORKER, OPTION_NEEDS_BUILT_STORE } from './scheduler.messages.js';
+import { HOOKS_WITHOUT_WORKER, OPTION_NEEDS_BUILT_STORE, VERIFY_WITHOUT_WORKER } from './scheduler.messages.js';
 import { checkProducerOptions } from './defined-jobs.js';
 import { SCHEDULER_WORKER_OPTIONS } from './scheduler.tokens.js';
 
@@ -13,7 +14,7 @@ export const SCHEDULER_OPTION_KEYS: ReadonlySet<string> = new Set<string>([
   ...WORKER_OPTION_KEYS,
   'store', 'dataSource', 'schema', 'tablePrefix', 'limits', 'maxAttempts', 'autoStart', 'migrationsRun', 'historyPolicy', 'finish', 'queueLimits', 'rateLimits', 'asyncClaimCommit',
   'poolMode', 'preparedStatements', 'listenUrl',
-  'worker', 'jobs', 'attemptHooks', 'telemetry',
+  'worker', 'jobs', 'attemptHooks', 'telemetry', 'verify',
   'isGlobal', 'dataSourceName',
 ]);
 
@@ -46,6 +47,9 @@ export function checkModuleOptions(options: SchedulerModuleOptions, limits: Sche
   checkProducerOptions(options);
   if (checkAttemptHooks(options.attemptHooks).length > 0 && options.worker === false) {
     throw new InvalidArgumentError(HOOKS_WITHOUT_WORKER(), 'attemptHooks');
+  }
+  if (checkScheduledVerifyOptions(options.verify) !== null && options.worker === false) {
+    throw new InvalidArgumentError(VERIFY_WITHOUT_WORKER(), 'verify');
   }
   const queueLimits = options.queueLimits;
   if (queueLimits !== undefined) {

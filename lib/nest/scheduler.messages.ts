@@ -49,3 +49,6 @@ export const SCHEMA_ON_SQLITE = () =>
 
 export const HOOKS_WITHOUT_WORKER = () =>
   'attemptHooks wrap the attempts this node runs, but worker is false, so it runs none; register them on a worker node.';
+
+export const VERIFY_WITHOUT_WORKER = () =>
+  'verify runs on worker nodes, as the other maintenance does, but worker is false on this one; set it on a worker node.';

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, Optional, type BeforeApplicationShutdown, t
 import { InvalidArgumentError } from '../core/index.js';
 import type { JobStore } from '../store/index.js';
 import { SchedulerTelemetry } from '../telemetry/index.js';
+import { checkScheduledVerifyOptions, ScheduledVerify } from '../verify/index.js';
 import { allFinishHints, JobWaiter, nodeFinishHints, storeFinishHints, WorkerNode, type ResolvedWorkerOptions } from '../worker/index.js';
 import type { SchedulerModuleOptions } from './interfaces/scheduler-module-options.interface.js';
 import { JobHandlerRegistry } from './job-handler.registry.js';
@@ -30,6 +31,8 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
   readonly waiter: JobWaiter;
   /** Removes the node's listeners and gauge callbacks from telemetry, at shutdown. */
   private readonly detachTelemetry: (() => void) | undefined;
+  /** The scheduled verify (the `verify` option): null when off. */
+  readonly scheduledVerify: ScheduledVerify | null;
 
   private readonly logger = new Logger('DurableScheduler');
 
@@ -54,6 +57,12 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
     if (options.worker !== false) this.detachTelemetry = this.telemetry?.attach(this.node);
     // Under the testing kit the waiter's polls and timeouts run on the kit's clock too.
     const waiterTimers = timing?.waiterTimers ?? timing?.timers;
+    const verify = checkScheduledVerifyOptions(options.verify);
+    const clock = timing?.clock;
+    this.scheduledVerify =
+      verify === null || options.worker === false
+        ? null
+        : new ScheduledVerify(store, { ...verify, workerId: this.node.workerId, logger: this.logger, now: () => (clock ? clock.now() : Date.now()), ...(timing?.timers ? { timers: timing.timers } : {}) });
     this.waiter = new JobWaiter({ store, hints: allFinishHints(nodeFinishHints(this.node.events), storeFinishHints(store)), ...(waiterTimers ? { timers: waiterTimers } : {}) });
   }
 
@@ -117,11 +126,13 @@ export class SchedulerOrchestrator implements OnApplicationBootstrap, BeforeAppl
       );
     }
     await this.node.start();
+    this.scheduledVerify?.start();
   }
 
   /** Stops claiming, waits for running attempts up to the grace period, hands back the rest. */
   async stop(): Promise<void> {
-    await this.node.stop();
+    // Side by side: a verify read under way must not hold back the worker's grace period.
+    await Promise.all([this.scheduledVerify?.stop(), this.node.stop()]);
   }
 
   async beforeApplicationShutdown(): Promise<void> {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { SqliteJobStore } from '../../lib/store/index.js';
+import { readVerifyRuns } from '../../lib/verify/index.js';
 import { runCliHere as cli } from '../support/cli-run.js';
 
 /** `durable-scheduler verify` on a SQLite file: clean after real work, exit 3 and the rule named after a sabotaged entry. */
@@ -70,5 +71,38 @@ describe('durable-scheduler verify', () => {
     const backwards = await cli(['verify', ...conn, '--since', '2026-12-06T00:00:00Z', '--until', '2026-12-05T00:00:00Z']);
     expect(backwards).toMatchObject({ code: 2, stdout: '' });
     expect(backwards.stderr).toBe('--until must come after --since.\n');
+  });
+
+  it('issue 40: files each report in the audit log under the CLI actor, unless --no-record; tables older than schema 26 are refused', async () => {
+    const before = (await readVerifyRuns(store, 100)).length;
+    const recorded = await cli(['verify', ...conn, '--since', '2026-12-06T00:00:00Z']);
+    const runs = await readVerifyRuns(store, 100);
+    expect(runs).toHaveLength(before + 1);
+    // The first case left its broken entry behind: the run found it, and its record says so.
+    expect(recorded.code).toBe(3);
+    expect(runs[0]).toMatchObject({ actor: expect.stringMatching(/^cli:/), since: new Date('2026-12-06T00:00:00Z'), until: null, violationCount: 1 });
+    expect(runs[0]!.violations.map((v) => v.rule)).toEqual(['two_outcomes']);
+    expect((await cli(['verify', ...conn, '--no-record'])).code).toBe(3);
+    expect(await readVerifyRuns(store, 100)).toHaveLength(before + 1);
+
+    // A store that refuses the audit write (a user that may only read): the report and its exit code stand.
+    await dataSource.query(`CREATE TRIGGER refuse_audit BEFORE INSERT ON ${store.naming.audit} BEGIN SELECT RAISE(ABORT, 'attempt to write a readonly database'); END`);
+    const unfiled = await cli(['verify', ...conn]);
+    await dataSource.query('DROP TRIGGER refuse_audit');
+    expect(unfiled.code).toBe(3);
+    expect(unfiled.stdout).toContain('1 broken promise:\nRULE');
+    expect(unfiled.stdout).toMatch(/\nThe report was not filed in the audit log \([^\n]*attempt to write a readonly database[^\n]*\); --no-record skips filing\.\n$/);
+    expect(await readVerifyRuns(store, 100)).toHaveLength(before + 1);
+
+    const old = join(dir, 'old.db');
+    const oldSource = await new DataSource({ type: 'better-sqlite3', database: old }).initialize();
+    const oldStore = new SqliteJobStore({ dataSource: oldSource });
+    await oldStore.migrate();
+    await oldSource.query(`DELETE FROM ${oldStore.naming.migrations} WHERE version = 26`);
+    await oldStore.close();
+    await oldSource.destroy();
+    const refused = await cli(['verify', '--conn', `sqlite:${old}`]);
+    expect(refused).toMatchObject({ code: 1, stdout: '' });
+    expect(refused.stderr).toMatch(/are at schema version 25, and verify needs 26; run "durable-scheduler migrate" first\.\n$/);
   });
 });

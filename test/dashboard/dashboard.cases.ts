@@ -3,6 +3,7 @@ import { ALL_PARENTS_SUCCEEDED } from '../../lib/core/index.js';
 import type { ConformanceTarget, StoreUnderTest } from '../../lib/store-kit/conformance/index.js';
 import type { DashboardServer } from '../../lib/dashboard/index.js';
 import { boundedPageCases } from './bounded-pages.cases.js';
+import { recordVerifyRun, verifyHistory } from '../../lib/verify/index.js';
 import { deadLetter, endJobs, enqueueBatch, failInSequence, linkedJobIds } from './dashboard-fixtures.js';
 import { serveDashboard, type DashboardBrowser } from './dashboard-browser.js';
 import { polishCases } from './polish.cases.js';
@@ -217,6 +218,32 @@ export function runDashboardCases(makeTarget: () => Promise<ConformanceTarget>):
       expect((await browser.get('/groups?after=tenant-b')).text).toContain('No group with waiting jobs after this one.');
       expect((await browser.get(`/groups?after=${'x'.repeat(201)}`)).status).toBe(400);
       expect((await browser.get('/groups/tenant-a')).status).toBe(404);
+    });
+
+    it('the guarantees page shows the last recorded verify run in full, the runs before it and the rules; with none recorded it says how to run one', async () => {
+      expect((await browser.get('/')).text).toContain('<a href="/guarantees">Guarantees</a>');
+      const empty = await browser.get('/guarantees');
+      expect(empty.status).toBe(200);
+      expect(empty.text).toContain('<a href="/guarantees" aria-current="page">Guarantees</a>');
+      expect(empty.text).toContain('<p id="no-run">No verify run is on record for this store.');
+      expect(empty.text).toContain('<td><code>stale_lease</code></td>');
+      const { id } = await h.store.jobEnqueue({ job: { name: 'work', payload: 1 } });
+      const clean = await verifyHistory(h.store);
+      await recordVerifyRun(h.store, clean, { actor: 'ops', startedAt: new Date() });
+      const one = await browser.get('/guarantees');
+      expect(one.text).toMatch(/by <code>ops<\/code>, over the whole history: <span class="state state-succeeded">none broken<\/span>/);
+      expect(one.text).toContain(`Checked 1 history entries of 1 jobs`);
+      // A run that found a broken promise: its violation links the job.
+      const broken = { ...clean, violationCount: 1, violations: [{ rule: 'two_outcomes' as const, jobId: id, entryIds: [1, 2], message: `Attempt 1 of job ${id} had an outcome already.` }] };
+      await recordVerifyRun(h.store, broken, { actor: 'scheduled', startedAt: new Date() });
+      const two = await browser.get('/guarantees');
+      expect(two.text).toMatch(/by <code>scheduled<\/code>, over the whole history: <span class="state state-dead_lettered">1 broken<\/span>/);
+      expect(two.text).toContain(`<td><code>two_outcomes</code></td><td><a class="id" href="/jobs/${id}">${id}</a></td><td>1, 2</td>`);
+      expect([...two.text.matchAll(/<tr><td><time datetime/g)]).toHaveLength(2);
+      // An audit entry of the action that is not a run's report is left out, not shown wrong.
+      await h.store.auditAppend({ action: 'verify.run', target: 'by hand', detail: { note: 'not a report' } });
+      expect([...(await browser.get('/guarantees')).text.matchAll(/<tr><td><time datetime/g)]).toHaveLength(2);
+      expect((await browser.get('/guarantees/x')).status).toBe(404);
     });
 
     it('the batches page lists batches newest first, each with its progress and its callbacks linked with their states; the navigation leads there', async () => {

@@ -3,6 +3,7 @@ import { escapeHtml, href, html, multiline } from '../../lib/dashboard/html/html
 import type { DashboardServer } from '../../lib/dashboard/index.js';
 import { workersPage } from '../../lib/dashboard/pages/workers.page.js';
 import { MemoryJobStore } from '../../lib/store/index.js';
+import { recordVerifyRun, verifyHistory } from '../../lib/verify/index.js';
 import { serveDashboard, type DashboardBrowser } from './dashboard-browser.js';
 
 /** Text an attacker can get into a job: through a payload, an error, an output, a key or an actor. */
@@ -102,6 +103,10 @@ describe('hostile text in the dashboard', () => {
       await store.observerLease({ observer: 'obs', workerId: 'w"><script>alert(1)</script>', leaseMs: 30_000 });
       await store.observerFail({ observer: 'obs', workerId: 'w"><script>alert(1)</script>', error: HOSTILE, retryDelayMs: 1_000 });
       await store.nodeBeat({ id: 'node"><script>alert(1)</script>', host: HOSTILE.slice(0, 120), pid: 1, version: '<img src=x onerror=alert(1)>', queues: [queue], concurrency: 1, running: 0 });
+      // A recorded verify run whose violation names a hostile worker, as wrong_holder's sentence would.
+      const verified = await verifyHistory(store);
+      const hostileViolation = { rule: 'wrong_holder' as const, jobId: failed.id, entryIds: [1, 2], message: `Job ${failed.id} ended the lease of ${HOSTILE}.` };
+      await recordVerifyRun(store, { ...verified, violationCount: 1, violations: [hostileViolation], notChecked: [HOSTILE] }, { actor: '<script>alert(1)</script>', startedAt: new Date() });
 
       const pages = [
         '/',
@@ -122,6 +127,7 @@ describe('hostile text in the dashboard', () => {
         '/observers',
         '/groups',
         `/groups?after=${encodeURIComponent('"><script>')}`,
+        '/guarantees',
         `/queues/${queue}`,
         `/jobs/${encodeURIComponent('<script>alert(1)</script>')}`,
         `/jobs/${failed.id}/error`,

@@ -21,7 +21,7 @@ const ROOT_VALUES = [
   'PayloadTooLargeError', 'PermanentJobError', 'PostgresJobStore', 'ProgressRefusedError', 'SCHEDULER_STORE',
   'ScheduleNotFoundError', 'SchedulerClient', 'SchedulerError', 'SchedulerModule',
   'SchedulerOrchestrator', 'SqliteJobStore', 'StoreBusyError', 'StoreUnavailableError',
-  'TELEMETRY_ATTRIBUTES', 'TELEMETRY_METRICS', 'currentTraceContext', 'declaredScheduleId', 'defineJob', 'verifyHistory', 'visibleText',
+  'TELEMETRY_ATTRIBUTES', 'TELEMETRY_METRICS', 'currentTraceContext', 'declaredScheduleId', 'defineJob', 'readVerifyRuns', 'recordVerifyRun', 'verifyHistory', 'visibleText',
 ];
 /** The root entry point's type-only names, exactly. */
 const ROOT_TYPES = [
@@ -31,10 +31,10 @@ const ROOT_TYPES = [
   'JobBatchInfo', 'JobContext', 'JobHandler', 'JobHandlerOptions', 'JobLogFields', 'JobName', 'JobOptions', 'JobPage', 'JobPayload',
   'JobRecord', 'JobRegistry', 'JobSequenceInfo', 'JobSequenceOption', 'JobSnooze', 'JobSpec', 'JobState', 'JobStore', 'JobWaitResult', 'JobWindowInfo', 'LeaseLostEvent', 'LimitTarget', 'ListBatchesParams', 'ListBlockedSequencesParams', 'ListGroupsParams', 'ListJobsParams', 'MysqlJobStoreOptions', 'NodeHealth', 'NodeStateChangedEvent',
   'OnJobTransitionOptions', 'PayloadOf', 'PostgresJobStoreOptions', 'Rate', 'RateLimit', 'RateLimitStatus', 'RetryPolicy', 'Schedule',
-  'ScheduleInput', 'ScheduleListParams', 'ScheduleSpec', 'ScheduleState', 'SchedulerErrorCode', 'SchedulerLimits',
+  'ScheduleInput', 'ScheduleListParams', 'ScheduleSpec', 'ScheduleState', 'ScheduledVerifyOptions', 'SchedulerErrorCode', 'SchedulerLimits',
   'SchedulerLogger', 'SchedulerModuleExtras', 'SchedulerModuleOptions', 'SchedulerTelemetryOptions', 'SequenceAfterFailure',
   'SequenceOptions', 'SettledEvent', 'SqliteJobStoreOptions', 'StoreCapabilities', 'ThrottleOptions', 'TraceContext', 'TransitionEvent', 'UniqueKeyMode',
-  'VerifyOptions', 'VerifyReport', 'VerifyRule', 'VerifyViolation', 'VisibleTextOptions', 'WaitForOptions', 'WaitingGroup', 'WorkerNodeEvents', 'WorkerOptions',
+  'VerifyOptions', 'VerifyReport', 'VerifyRule', 'VerifyRun', 'VerifyViolation', 'VisibleTextOptions', 'WaitForOptions', 'WaitingGroup', 'WorkerNodeEvents', 'WorkerOptions',
 ];
 
 /** The entry points package.json declares; a new one is as deliberate as a new root name. */

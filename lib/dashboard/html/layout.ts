@@ -25,6 +25,7 @@ const SECTIONS: readonly (readonly [string, string])[] = [
   ['workers', 'Workers'],
   ['observers', 'Observers'],
   ['audit', 'Audit'],
+  ['guarantees', 'Guarantees'],
 ];
 
 /**

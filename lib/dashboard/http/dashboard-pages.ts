@@ -12,6 +12,8 @@ import { whatIsKept } from './what-is-kept.js';
 import { scheduleActions, schedulePage, schedulesPage, type ScheduleAction } from '../pages/schedules.page.js';
 import { sequencesPage, SEQUENCES_PER_PAGE } from '../pages/sequences.page.js';
 import { groupsPage, GROUPS_PER_PAGE } from '../pages/groups.page.js';
+import { guaranteesPage, GUARANTEE_RUNS_SHOWN } from '../pages/guarantees.page.js';
+import { readVerifyRuns } from '../../verify/index.js';
 import { batchCancellable, batchesPage, batchPage, BATCHES_PER_PAGE, FAILED_SHOWN, MORE_FAILED_SHOWN, openCallbacks } from '../pages/batches.page.js';
 import { BULK_COPY, bulkActionOf, bulkIds, bulkTargets, SEQUENCE_COPY } from './bulk-actions.js';
 import { DashboardHttpError, type DashboardRequest } from './dashboard-request.js';
@@ -328,6 +330,10 @@ export async function renderPage(deps: PageDeps, req: DashboardRequest): Promise
       if (id !== undefined) return null;
       const limit = rowsShown(req.query);
       return observersPage(ctx, await store.observerList({ limit }), { shown: limit, more: limit < MORE_ROWS_SHOWN });
+    }
+    case 'guarantees': {
+      if (id !== undefined) return null;
+      return guaranteesPage(ctx, await readVerifyRuns(store, GUARANTEE_RUNS_SHOWN));
     }
     case 'audit': {
       if (id !== undefined) return null;

@@ -3,6 +3,7 @@ import type { FinishMode, HistoryPolicy, SchedulerLimits } from '../../core/inde
 import type { JobStore, RateLimit } from '../../store/index.js';
 import type { AttemptHook, WorkerOptions } from '../../worker/index.js';
 import type { SchedulerTelemetryOptions } from '../../telemetry/index.js';
+import type { ScheduledVerifyOptions } from '../../verify/index.js';
 import type { DefinedJob } from '../job-definition.js';
 
 /** Options of `SchedulerModule.forRoot` / `forRootAsync`. Every field has a default. */
@@ -93,6 +94,12 @@ export interface SchedulerModuleOptions extends WorkerOptions {
    * docs/observability.md.
    */
   readonly telemetry?: SchedulerTelemetryOptions | boolean;
+  /**
+   * Verify the store's history on a schedule, on one worker node of the cluster at a time (the
+   * `verify` maintenance lease), and record each report in the audit log for the dashboard's
+   * Guarantees page. Off by default; `true` verifies the last day, daily. See docs/verify.md.
+   */
+  readonly verify?: ScheduledVerifyOptions | boolean;
 }
 
 /** Structural switches of the module definition. */
