@@ -17,6 +17,8 @@ describe('issue 40: verify over the simulator\'s stores', () => {
   it.each([
     ['reclaim_without_state_check', 'terminal_left'],
     ['batch_callback_early', 'illegal_transition'],
+    // An outcome write that ignores the lease: a late report lands after its deadline.
+    ['no_fence', 'stale_lease'],
   ])('finds %s from the history alone (%s)', async (name, rule) => {
     const mutant = mutantNamed(name);
     const rules = new Set<string>();
