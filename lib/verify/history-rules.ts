@@ -10,6 +10,7 @@ export type VerifyRule =
   | 'stale_lease'
   | 'early_reclaim'
   | 'wrong_holder'
+  | 'early_release'
   | 'lost_job'
   | 'state_mismatch';
 
@@ -32,6 +33,7 @@ export const VERIFY_RULES: readonly { readonly rule: VerifyRule; readonly promis
   { rule: 'stale_lease', promise: "an outcome only the lease holder writes (success, retry, snooze, release, quarantine) lands by the lease's deadline" },
   { rule: 'early_reclaim', promise: 'a running job is claimed again only once its lease has lapsed' },
   { rule: 'wrong_holder', promise: 'the lease an attempt ends is the one it was claimed with, by the same worker' },
+  { rule: 'early_release', promise: 'a dependant that waited is released only once its parents ended as it waits for (succeeded, for dependsOn)' },
   { rule: 'lost_job', promise: 'a job is deleted only once it succeeded or was cancelled (by retention or the lean finish)' },
   { rule: 'state_mismatch', promise: "a stored job's state is the one its history ends in" },
 ];

@@ -92,7 +92,10 @@ function toVerifyRun(entry: AuditRecord): VerifyRun | null {
     since,
     until,
     // An entry without the lease counts (written by hand) reads as none judged.
-    checked: { ...(checked as VerifyReport['checked']), leases: count(checked.leases) ? checked.leases : 0, leasesUnrecorded: count(checked.leasesUnrecorded) ? checked.leasesUnrecorded : 0 },
+    checked: {
+      ...(checked as VerifyReport['checked']),
+      ...Object.fromEntries((['leases', 'leasesUnrecorded', 'releases', 'releasesUnjudged'] as const).map((k) => [k, count(checked[k]) ? checked[k] : 0])),
+    },
     violationCount: d.violationCount,
     violations,
     rules: d.rules as VerifyRule[],

@@ -69,7 +69,7 @@ async function workload(store: JobStore): Promise<string[]> {
 }
 
 /** The sabotage table: each rule, a job set up for it, and the broken write that breaks it. */
-const SABOTAGE: readonly { rule: VerifyRule; queue: string; break: (t: VerifyTarget, id: string, queue: string) => Promise<void> }[] = [
+const SABOTAGE: readonly { rule: VerifyRule; queue: string; dependant?: true; break: (t: VerifyTarget, id: string, queue: string) => Promise<void> }[] = [
   { rule: 'illegal_transition', queue: 's-illegal', break: (t, id) => t.writeEntry(id, 'succeeded', 0) },
   {
     rule: 'terminal_left',
@@ -112,6 +112,8 @@ const SABOTAGE: readonly { rule: VerifyRule; queue: string; break: (t: VerifyTar
   // Another worker claims the job while its lease has a minute to run.
   { rule: 'early_reclaim', queue: 's-early', break: endLease('running', 2, (t) => ({ workerId: 'w2', leaseUntil: new Date(t.now() + LEASE) })) },
   // The attempt ends the lease of a worker that never claimed it.
+  // A dependant released while its parent has not run yet.
+  { rule: 'early_release', queue: 's-release', dependant: true, break: (t, id) => t.writeEntry(id, 'scheduled', 0) },
   { rule: 'wrong_holder', queue: 's-holder', break: endLease('succeeded', 1, (t) => ({ workerId: 'intruder', leaseUntil: new Date(t.now() + LEASE) })) },
 ];
 
@@ -138,6 +140,9 @@ export function verifyCases(open: () => Promise<VerifyTarget>): void {
         attempts: 5,
         leases: 5,
         leasesUnrecorded: 0,
+        // The dependant, released when its parent succeeded.
+        releases: 1,
+        releasesUnjudged: 0,
         jobsCompared: ids.length,
       });
       expect(report.notChecked.join(' ')).not.toMatch(/lease/);
@@ -148,8 +153,9 @@ export function verifyCases(open: () => Promise<VerifyTarget>): void {
     const t = await fresh();
     await workload(t.store);
     const broken = new Map<VerifyRule, string>();
-    for (const { rule, queue, break: sabotage } of SABOTAGE) {
-      const { id } = await t.store.jobEnqueue({ job: { name: 'sabotaged', payload: { rule }, queue, maxAttempts: 3 } });
+    for (const { rule, queue, dependant, break: sabotage } of SABOTAGE) {
+      const parent = dependant ? [(await t.store.jobEnqueue({ job: { name: 'parent', payload: { rule }, queue: `${queue}-parent` } })).id] : undefined;
+      const { id } = await t.store.jobEnqueue({ job: { name: 'sabotaged', payload: { rule }, queue, maxAttempts: 3, ...(parent ? { dependsOn: parent } : {}) } });
       await sabotage(t, id, queue);
       broken.set(rule, id);
     }
