@@ -25,9 +25,9 @@ const PARENTS_READ = 1_000;
 const show = (state: JobState) => state.replace(/_/g, ' ');
 
 /**
- * The states a parent must be in for its edge to release a dependant, by edge and mode
- * (docs/dependencies.md, docs/sequences.md): a `dependsOn` parent of an `on_success` dependant
- * succeeded; a `block` sequence's parent succeeded or was discarded; any other parent ended.
+ * The ends of a parent that release its edge, by edge and mode (docs/dependencies.md,
+ * docs/sequences.md): a `dependsOn` parent of an `on_success` dependant succeeded; a `block`
+ * sequence's parent succeeded or was discarded; any other parent ended.
  */
 function releases(edge: EdgeJob, mode: string | null): (state: JobState) => boolean {
   if (edge.sequence === 'block') return (state) => state === 'succeeded' || state === 'cancelled';
@@ -35,12 +35,19 @@ function releases(edge: EdgeJob, mode: string | null): (state: JobState) => bool
   return isTerminalState;
 }
 
+/** How far a job's first entry may lie from its creation and still be its creation's entry (statement against transaction time). */
+const CREATION_SLACK_MS = 1_000;
+
 /**
- * Judges each release against its parents' own histories: at the instant of the release, every
- * parent was in a state that releases it, and an `on_failure` dependant had a parent that did not
- * succeed. A parent's state at an instant is its last entry stamped at or before it (a parent's end
- * and the release it causes share their statement's time). Reads, per dependant, its row, its edges
- * and each parent's history; one dependant at a time, so memory holds one dependant's parents.
+ * Judges each release against its parents' own histories: every parent had an end that releases
+ * its edge before the release. An edge settles once, at the parent's first end after the
+ * dependant was written (a parent replayed afterwards does not unsettle it), so any such end
+ * before the release will do. Before means stamped no later, or logged earlier: a release can
+ * carry its statement's start time, earlier than a co-parent's end it waited for, but its entry is
+ * written after that end's. A parent with no such end is a finding only when its history reaches
+ * back to its creation; one trimmed since, or purged with its edges, leaves the release unjudged,
+ * and so does an `on_failure` dependant whose failed parent cannot be seen. Reads, per dependant,
+ * its row, its edges and each parent's history, one dependant at a time.
  */
 export async function checkReleases(store: ReleaseStore, list: readonly Release[]): Promise<ReleaseCheck> {
   const result: ReleaseCheck = { judged: 0, unjudged: 0, violations: [] };
@@ -50,32 +57,46 @@ export async function checkReleases(store: ReleaseStore, list: readonly Release[
       result.unjudged += 1;
       continue;
     }
+    const before = (e: HistoryEntry) => e.at <= entry.at || e.id < entry.id;
     let known = true;
     let failedParent = false;
     const found: VerifyViolation[] = [];
     for (const parent of edges.parents) {
       const history = await store.jobHistory({ jobId: parent.id });
-      const then = history.filter((e) => e.at <= entry.at).at(-1);
-      if (then === undefined) {
+      const ends = history.filter((e) => before(e) && isTerminalState(e.state));
+      if (parent.sequence === null && ends.some((e) => e.state !== 'succeeded')) failedParent = true;
+      if (ends.some((e) => releases(parent, job.dependencyMode)(e.state))) continue;
+      if (!(await reachesCreation(store, parent.id, history))) {
         known = false;
         continue;
       }
-      if (parent.sequence === null && then.state !== 'succeeded') failedParent = true;
-      if (!releases(parent, job.dependencyMode)(then.state)) {
-        found.push({
-          rule: 'early_release',
-          jobId,
-          entryIds: [then.id, entry.id],
-          message: `Job ${jobId} was released (entry ${entry.id}) while its parent ${parent.id} was ${show(then.state)} (entry ${then.id}).`,
-        });
-      }
+      const then = history.filter(before).at(-1);
+      found.push({
+        rule: 'early_release',
+        jobId,
+        entryIds: then === undefined ? [entry.id] : [then.id, entry.id],
+        message:
+          then === undefined
+            ? `Job ${jobId} was released (entry ${entry.id}) before its parent ${parent.id} had any entry.`
+            : `Job ${jobId} was released (entry ${entry.id}) while its parent ${parent.id} was ${show(then.state)} (entry ${then.id}), and it had not ended as the dependant waits for.`,
+      });
     }
-    if (known && job.dependencyMode === 'on_failure' && !failedParent && edges.parents.some((p) => p.sequence === null)) {
-      found.push({ rule: 'early_release', jobId, entryIds: [entry.id], message: `Job ${jobId}, an on_failure dependant, was released (entry ${entry.id}) though every parent had succeeded.` });
-    }
-    if (found.length > 0) result.violations.push(...found);
-    if (known || found.length > 0) result.judged += 1;
+    // A failed parent purged since (a cancelled one, with its edges) cannot be told from none, so
+    // an on_failure dependant without one in sight is not judged.
+    if (job.dependencyMode === 'on_failure' && !failedParent && found.length === 0) known = false;
+    if (found.length > 0) {
+      result.violations.push(...found);
+      result.judged += 1;
+    } else if (known) result.judged += 1;
     else result.unjudged += 1;
   }
   return result;
+}
+
+/** Whether a job's history still starts at its creation: trimmed back (historyPerJob) it does not. */
+async function reachesCreation(store: ReleaseStore, jobId: string, history: readonly HistoryEntry[]): Promise<boolean> {
+  const first = history[0];
+  if (first === undefined) return false;
+  const row = await store.jobGet({ jobId });
+  return row !== null && Math.abs(first.at.getTime() - row.createdAt.getTime()) <= CREATION_SLACK_MS;
 }

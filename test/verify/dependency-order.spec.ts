@@ -18,8 +18,11 @@ interface Parent {
   readonly history: string[];
 }
 
-/** A store that holds one dependant of `mode`, released at 10 s, and its parents: only what checkReleases reads. */
-function store(mode: DependencyMode | null, parents: Parent[], options: { gone?: boolean; truncated?: boolean } = {}): ReleaseStore {
+/**
+ * A store that holds one dependant of `mode` and its parents: only what checkReleases reads. A
+ * parent's creation is its first entry's time, unless `trimmed` says its history was cut since.
+ */
+function store(mode: DependencyMode | null, parents: Parent[], options: { gone?: boolean; truncated?: boolean; trimmed?: boolean } = {}): ReleaseStore {
   nextId = 1;
   const edges: JobEdges = {
     parents: parents.map((p, i) => ({ id: parentId(i + 1), name: 'p', queue: 'q', state: 'succeeded', settled: true, satisfied: true, sequence: p.sequence ?? null, traceContext: null }) as EdgeJob),
@@ -37,15 +40,23 @@ function store(mode: DependencyMode | null, parents: Parent[], options: { gone?:
     ]),
   );
   return {
-    jobGet: async () => (options.gone ? null : ({ id: CHILD, dependencyMode: mode } as unknown as JobRecord)),
+    jobGet: async ({ jobId }) => {
+      if (jobId === CHILD) return options.gone ? null : ({ id: CHILD, dependencyMode: mode } as unknown as JobRecord);
+      const first = histories.get(jobId)?.[0];
+      return first ? ({ id: jobId, createdAt: new Date(first.at.getTime() - (options.trimmed ? 60_000 : 0)) } as unknown as JobRecord) : null;
+    },
     jobEdges: async () => edges,
     jobHistory: async ({ jobId }) => histories.get(jobId) ?? [],
   };
 }
 
-const judge = (s: ReleaseStore) => checkReleases(s, [{ jobId: CHILD, entry: entry(CHILD, 'scheduled', 10) }]);
-const rules = async (s: ReleaseStore) => {
-  const found = await judge(s);
+/** The release at 10 s; logged after every parent entry, or, with `loggedFirst`, before them all. */
+const judge = (s: ReleaseStore, loggedFirst = false) => {
+  const release = entry(CHILD, 'scheduled', 10);
+  return checkReleases(s, [{ jobId: CHILD, entry: loggedFirst ? { ...release, id: 0 } : release }]);
+};
+const rules = async (s: ReleaseStore, loggedFirst = true) => {
+  const found = await judge(s, loggedFirst);
   return { judged: found.judged, unjudged: found.unjudged, messages: found.violations.map((v) => v.message.replace(/01900000-0000-7000-8000-0000000000/g, '')) };
 };
 
@@ -56,26 +67,39 @@ describe('issue 40: a dependant released only once its parents ended as it waits
     expect(await rules(store('on_failure', [{ history: ['succeeded@3'] }, { history: ['cancelled@4'] }]))).toEqual({ judged: 1, unjudged: 0, messages: [] });
     expect(await rules(store(null, [{ sequence: 'continue', history: ['dead_lettered@3'] }]))).toEqual({ judged: 1, unjudged: 0, messages: [] });
     expect(await rules(store(null, [{ sequence: 'block', history: ['dead_lettered@3', 'cancelled@9'] }]))).toEqual({ judged: 1, unjudged: 0, messages: [] });
-    // A parent replayed after the release is judged by its state then.
+    // A parent replayed after the release is judged by the end before it.
     expect(await rules(store('on_success', [{ history: ['succeeded@5', 'scheduled@20', 'running@21'] }]))).toEqual({ judged: 1, unjudged: 0, messages: [] });
+  });
+
+  it('passes a parent whose end settled its edge and that was replayed before the release (a job\'s first end decides)', async () => {
+    const replayed = { history: ['scheduled@1', 'running@2', 'dead_lettered@3', 'scheduled@4', 'running@5'] };
+    expect(await rules(store('on_any_terminal', [replayed, { history: ['succeeded@10'] }]))).toEqual({ judged: 1, unjudged: 0, messages: [] });
+    expect(await rules(store('on_failure', [{ history: ['dead_lettered@3', 'scheduled@4', 'running@5', 'succeeded@6'] }, { history: ['succeeded@10'] }]))).toEqual({
+      judged: 1,
+      unjudged: 0,
+      messages: [],
+    });
+  });
+
+  it('passes a release stamped before a co-parent\'s end it waited for, when its entry was logged after that end', async () => {
+    // PostgreSQL stamps the release with its statement's start; the co-parent ended while it waited for the row.
+    expect(await rules(store('on_success', [{ history: ['scheduled@1', 'running@2', 'succeeded@11'] }]), false)).toEqual({ judged: 1, unjudged: 0, messages: [] });
   });
 
   it('names a release before a parent ended as the dependant waits for', async () => {
     expect((await rules(store('on_success', [{ history: ['scheduled@1', 'running@2', 'succeeded@11'] }]))).messages).toEqual([
-      'Job c1 was released (entry 4) while its parent 01 was running (entry 2).',
+      'Job c1 was released (entry 0) while its parent 01 was running (entry 2), and it had not ended as the dependant waits for.',
     ]);
-    expect((await rules(store('on_success', [{ history: ['dead_lettered@3'] }]))).messages).toHaveLength(1);
-    expect((await rules(store(null, [{ sequence: 'block', history: ['dead_lettered@3'] }]))).messages).toEqual([
+    expect((await rules(store('on_success', [{ history: ['scheduled@1', 'running@2', 'dead_lettered@3'] }]))).messages).toHaveLength(1);
+    expect((await rules(store(null, [{ sequence: 'block', history: ['scheduled@1', 'running@2', 'dead_lettered@3'] }]))).messages).toEqual([
       expect.stringMatching(/while its parent 01 was dead lettered/),
-    ]);
-    expect((await rules(store('on_failure', [{ history: ['succeeded@3'] }, { history: ['succeeded@4'] }]))).messages).toEqual([
-      expect.stringMatching(/an on_failure dependant, was released \(entry \d+\) though every parent had succeeded\.$/),
     ]);
   });
 
-  it('counts a release it cannot judge: the dependant gone, too many parents, or a parent history that no longer reaches back', async () => {
+  it('counts a release it cannot judge: the dependant gone, too many parents, a parent history trimmed since, an on_failure dependant with no failed parent in sight', async () => {
     expect(await rules(store('on_success', [{ history: ['succeeded@1'] }], { gone: true }))).toEqual({ judged: 0, unjudged: 1, messages: [] });
     expect(await rules(store('on_success', [{ history: ['succeeded@1'] }], { truncated: true }))).toEqual({ judged: 0, unjudged: 1, messages: [] });
-    expect(await rules(store('on_success', [{ history: ['scheduled@12'] }]))).toEqual({ judged: 0, unjudged: 1, messages: [] });
+    expect(await rules(store('on_success', [{ history: ['running@8'] }], { trimmed: true }))).toEqual({ judged: 0, unjudged: 1, messages: [] });
+    expect(await rules(store('on_failure', [{ history: ['succeeded@3'] }, { history: ['succeeded@4'] }]))).toEqual({ judged: 0, unjudged: 1, messages: [] });
   });
 });
