@@ -153,8 +153,11 @@ try {
   const { safety, observed } = await runChecks(db.sql, names, options.leaseMs, db.dialect);
   // The production checker over the store's own history, beside the chaos checks' own tables.
   const verified = await db.verify();
-  const history = { entries: verified.checked.entries, jobs: verified.checked.jobs, attempts: verified.checked.attempts, jobsCompared: verified.checked.jobsCompared, violations: verified.violationCount };
-  say(`verify: ${history.violations} broken promises in ${history.entries} history entries of ${history.jobs} jobs (${history.attempts} attempts; ${history.jobsCompared} jobs compared with their stored row)`);
+  const { entries, jobs, attempts, leases, releases, jobsCompared } = verified.checked;
+  const history = { entries, jobs, attempts, leases, releases, jobsCompared, violations: verified.violationCount };
+  say(
+    `verify: ${history.violations} broken promises in ${entries} history entries of ${jobs} jobs (${attempts} attempts, ${leases} ends of a lease judged, ${releases} releases of a dependant; ${jobsCompared} jobs compared with their stored row)`,
+  );
   for (const violation of verified.violations.slice(0, 20)) say(`verify: ${violation.rule}: ${violation.message}`);
   const liveness = { drained: remaining === 0, drainSeconds, remaining, unexpectedExits: unexpectedExits.length };
   // A run that enqueued or executed nothing proves nothing, so it cannot pass.
