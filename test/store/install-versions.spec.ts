@@ -61,7 +61,7 @@ const SQLITE_FINGERPRINTS: Record<number, string> = {
   // The lease in the history (migration 0026): an entry into or out of running names the worker and, out of it, the lease
   // deadline; every entry is stamped with the time its statement wrote to the job, on the store's clock (its fence's), and
   // the settle trigger dates what it writes by the write of the parent that ended.
-  9: '6597d298b07e9337',
+  9: '8b4db12243247930',
 };
 
 function fingerprint(render: (policy: (typeof POLICIES)[number]) => string): string {

@@ -1,4 +1,4 @@
-import { VERIFY_RULES, type VerifyRun } from '../../verify/index.js';
+import { rangeText, VERIFY_RULES, type VerifyRun } from '../../verify/index.js';
 import { html, href, type SafeHtml } from '../html/html.js';
 import { layout, timeCell, type PageContext } from '../html/layout.js';
 
@@ -7,10 +7,7 @@ export const GUARANTEE_RUNS_SHOWN = 10;
 
 const n = (value: number) => value.toLocaleString('en-US');
 
-function range(run: VerifyRun): string {
-  if (run.since === null) return run.until === null ? 'the whole history' : `before ${run.until.toISOString()}`;
-  return run.until === null ? `since ${run.since.toISOString()}` : `${run.since.toISOString()} to ${run.until.toISOString()}`;
-}
+const range = (run: VerifyRun) => rangeText(run.since, run.until);
 
 function found(run: VerifyRun): SafeHtml {
   if (run.checked.entries === 0) return html`<span class="muted">nothing to check</span>`;

@@ -1,7 +1,6 @@
 import { ALL_PARENTS_SUCCEEDED, type HistoryPolicy } from '../../core/index.js';
 import type { SqliteNaming } from './sqlite-naming.js';
 
-const NOW = `CAST(unixepoch('subsec') * 1000 AS INTEGER)`;
 /**
  * An entry's time: the instant its statement wrote to the job (every write of a state sets
  * updated_at; the settle cascade dates the dependants it releases or cancels by the write of the
@@ -9,7 +8,7 @@ const NOW = `CAST(unixepoch('subsec') * 1000 AS INTEGER)`;
  * the clock its fence used, as PostgreSQL's statement time does, and a store on a manual clock
  * keeps its history, and its dependants' times, on that clock too.
  */
-const WRITTEN_AT = `coalesce(NEW.updated_at, ${NOW})`;
+const WRITTEN_AT = 'NEW.updated_at';
 const TERMINAL = `('succeeded', 'dead_lettered', 'cancelled', 'quarantined')`;
 const DEAD_LETTER = `('dead_lettered', 'quarantined')`;
 /**
