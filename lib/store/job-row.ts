@@ -96,6 +96,8 @@ export function claimOrder(a: Pick<JobRow, 'priority' | 'runAt' | 'seq'>, b: Pic
 /** The columns of a {@link JobStatus} as the SQL stores read them: output as JSON text, instants in epoch ms. */
 export interface JobStatusRow {
   readonly id: string;
+  readonly queue: string;
+  readonly concurrency_key: string | null;
   readonly state: JobState;
   readonly attempt: number;
   readonly max_attempts: number;
@@ -108,6 +110,8 @@ export interface JobStatusRow {
 export function toJobStatus(row: JobStatusRow): JobStatus {
   return {
     id: row.id,
+    queue: row.queue,
+    concurrencyKey: row.concurrency_key,
     state: row.state,
     attempt: row.attempt,
     maxAttempts: row.max_attempts,

@@ -16,6 +16,8 @@ export interface OperatorOptions {
 
 /** One entry of the audit log. */
 export interface AuditRecord {
+  /** Orders the log: a later entry has a larger id. */
+  readonly id: number;
   readonly at: Date;
   readonly actor: string;
   /** e.g. `job.replay`, `job.cancel`, `queue.pause`, `schedule.trigger`. */
@@ -801,6 +803,9 @@ export interface NodeRecord {
  */
 export interface JobStatus {
   readonly id: string;
+  readonly queue: string;
+  /** The key its concurrency and rate limits are counted under; null for none. */
+  readonly concurrencyKey: string | null;
   readonly state: JobState;
   /** Attempts charged so far. */
   readonly attempt: number;
@@ -928,6 +933,8 @@ export interface AuditListParams {
   readonly limit?: number;
   /** Only entries of this action (`verify.run`, say); every action when absent. */
   readonly action?: string;
+  /** Only entries older than the entry of this id (the last of a page already read), to read the log back a page at a time. */
+  readonly before?: number;
 }
 
 /** An entry to add to the audit log ({@link OperatorStore.auditAppend}). */

@@ -15,6 +15,13 @@ export interface StoreCapabilities {
   /** Each attempt can get an EntityManager whose writes commit with the fenced success write. */
   readonly attemptTransactions: boolean;
   /**
+   * Every write is applied one at a time and stamped inside it (memory; SQLite, whose writers take
+   * turns on the file), so the history's order and stamps are the order things happened in, to the
+   * millisecond. `verify` judges limits on such a store with margins of milliseconds rather than
+   * seconds (docs/verify.md). Absent means no.
+   */
+  readonly serialWrites?: boolean;
+  /**
    * Whether a worker's claim should carry the outcomes waiting for their write
    * (`jobCompleteAndClaim`); absent means yes. False on PostgreSQL with `asyncClaimCommit`: a claim
    * carrying outcomes must wait for its flush, and measured 6 % slower than a claim that skips it

@@ -206,9 +206,10 @@ export class CheckedOperator extends CheckedWorker implements OperatorStore {
   }
 
   async auditList(params?: AuditListParams): Promise<AuditRecord[]> {
-    const p = optionalParamsOf('auditList', params, '{ limit?, action? }');
+    const p = optionalParamsOf('auditList', params, '{ limit?, action?, before? }');
     const limit = p?.limit === undefined ? DEFAULT_LIST_LIMIT : assertPositiveInteger(p.limit, 'limit', MAX_BATCH);
-    return this.driver.auditList({ limit, action: p?.action === undefined ? null : checkAuditAction(p.action) });
+    const before = p?.before === undefined ? null : assertPositiveInteger(p.before, 'before', Number.MAX_SAFE_INTEGER);
+    return this.driver.auditList({ limit, action: p?.action === undefined ? null : checkAuditAction(p.action), before });
   }
 
   async auditAppend(params: AuditAppendParams): Promise<void> {

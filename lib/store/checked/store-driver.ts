@@ -123,6 +123,9 @@ export type DriverRateLimitSetParams = { readonly key: string; readonly rate: Ra
 /** A node's beat, checked. */
 export type DriverNodeBeatParams = NodeBeatParams;
 
+/** The audit entries {@link StoreDriver.auditList} reads: the newest `limit`, of `action` when not null, older than the entry `before` when not null. */
+export type DriverAuditListParams = { readonly limit: number; readonly action: string | null; readonly before: number | null };
+
 /** An observer cursor's lease to take, checked, with the filter to record on it (null: everything). */
 export type DriverObserverLeaseParams = {
   readonly observer: string;
@@ -222,7 +225,7 @@ export interface StoreDriver {
   /** One rate limit's window now, under its storage key; null when it has none. */
   rateLimitStatus(params: { readonly key: string }): Promise<RateLimitStatus | null>;
   /** The newest `limit` audit entries, newest first; only `action`'s when it is not null. */
-  auditList(params: { readonly limit: number; readonly action: string | null }): Promise<AuditRecord[]>;
+  auditList(params: DriverAuditListParams): Promise<AuditRecord[]>;
   /** Adds one checked entry to the audit log, stamped with the store's clock. */
   auditAppend(entry: AuditEntry): Promise<void>;
 

@@ -8,6 +8,7 @@ import {
   type SchedulerLimits,
 } from '../../core/index.js';
 import type {
+  DriverAuditListParams,
   DriverCompleteParams,
   DriverEnqueueParams,
   DriverHeartbeatParams,
@@ -109,6 +110,7 @@ export class MemoryDriver implements StoreDriver {
     wakeHints: 'process',
     concurrentTransactions: true,
     attemptTransactions: false,
+    serialWrites: true,
   });
 
   readonly positions: HistoryPositions = { shape: SERIAL_POSITION, start: '0' };
@@ -310,7 +312,7 @@ export class MemoryDriver implements StoreDriver {
     return this.reads.rateLimitStatus(params);
   }
 
-  async auditList(params: { readonly limit: number; readonly action: string | null }): Promise<AuditRecord[]> {
+  async auditList(params: DriverAuditListParams): Promise<AuditRecord[]> {
     return this.reads.auditList(params);
   }
 

@@ -110,8 +110,17 @@ export class MemoryEnqueue {
       }
       if (edges.length > 0) tables.parents.set(job.id, edges.map((e) => e.parentId));
       const declared = `key:${job.concurrencyKey}`;
-      if (job.concurrencyKey && job.concurrencyLimit && !tables.concurrencyLimits.has(declared)) tables.concurrencyLimits.set(declared, job.concurrencyLimit);
-      if (job.concurrencyKey && job.rateLimit && !tables.rateLimits.has(declared)) tables.rateLimits.set(declared, newRateWindow(job.rateLimit));
+      // A declared limit is audited like a set one: verify reads a limit's history from the audit log.
+      const audit = (action: string, detail: Record<string, unknown>) =>
+        tables.auditLog.push({ id: tables.nextAuditId++, at: new Date(now), actor: 'enqueue', action, target: declared, detail });
+      if (job.concurrencyKey && job.concurrencyLimit && !tables.concurrencyLimits.has(declared)) {
+        tables.concurrencyLimits.set(declared, job.concurrencyLimit);
+        audit('limit.declare', { max: job.concurrencyLimit });
+      }
+      if (job.concurrencyKey && job.rateLimit && !tables.rateLimits.has(declared)) {
+        tables.rateLimits.set(declared, newRateWindow(job.rateLimit));
+        audit('rate_limit.declare', { rate: { max: job.rateLimit.max, perMs: job.rateLimit.perMs } });
+      }
       if (state === 'scheduled' && runAt <= now) due.add(job.queue);
       created.add(job.id);
     }

@@ -65,6 +65,7 @@ export class MemoryOperator {
   /** Appends to the audit log, stamped with the store's clock. */
   audit(entry: AuditEntry): void {
     this.state.tables.auditLog.push({
+      id: this.state.tables.nextAuditId++,
       at: new Date(this.state.clock.now()),
       actor: entry.actor,
       action: entry.action,

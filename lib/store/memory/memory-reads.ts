@@ -1,5 +1,5 @@
 import { rateWindowStatus } from '../rate-window.js';
-import type { DriverParentOutputParams } from '../checked/store-driver.js';
+import type { DriverAuditListParams, DriverParentOutputParams } from '../checked/store-driver.js';
 import { isDeadLetterState, type JobRecord, type JobState } from '../../core/index.js';
 import { limitOf, rateLimitOf } from '../checked/effect-params.js';
 import { cutPage, LIST_SCAN_LIMIT, matchesFilters, type DriverListParams } from '../job-page.js';
@@ -43,8 +43,8 @@ export class MemoryReads {
     return jobIds.flatMap((id) => {
       const row = this.state.tables.jobs.get(id);
       if (!row) return [];
-      const { state, attempt, maxAttempts, lastError, output, finishedAt } = row;
-      return [toJobStatus({ id, state, attempt, max_attempts: maxAttempts, last_error: lastError, output, finished_at: finishedAt })];
+      const { queue, concurrencyKey, state, attempt, maxAttempts, lastError, output, finishedAt } = row;
+      return [toJobStatus({ id, queue, concurrency_key: concurrencyKey, state, attempt, max_attempts: maxAttempts, last_error: lastError, output, finished_at: finishedAt })];
     });
   }
 
@@ -188,9 +188,9 @@ export class MemoryReads {
     return { max: window.max, perMs: window.perMs, startsInWindow, fullUntil: fullUntil === null ? null : new Date(fullUntil), now: new Date(now) };
   }
 
-  auditList({ limit, action }: { readonly limit: number; readonly action: string | null }): AuditRecord[] {
+  auditList({ limit, action, before }: DriverAuditListParams): AuditRecord[] {
     const log = this.state.tables.auditLog;
-    return (action === null ? log : log.filter((entry) => entry.action === action)).slice(-limit).reverse();
+    return log.filter((entry) => (action === null || entry.action === action) && (before === null || entry.id < before)).slice(-limit).reverse();
   }
 
   /** Walks the job's ancestors (not only its parents) looking for `ancestorId`. */

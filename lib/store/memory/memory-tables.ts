@@ -91,6 +91,7 @@ export class MemoryTables {
   /** The next enqueue order number. */
   nextSeq = 1;
   nextHistoryId = 1;
+  nextAuditId = 1;
 }
 
 /** What every part of the memory driver shares: the tables and the settings they are written under. */

@@ -1,5 +1,5 @@
 import type { JobRecord } from '../../core/index.js';
-import type { DriverParentOutputParams } from '../checked/store-driver.js';
+import type { DriverAuditListParams, DriverParentOutputParams } from '../checked/store-driver.js';
 import type { DriverListParams } from '../job-page.js';
 import { toJob } from '../job-row.js';
 import type {
@@ -184,8 +184,8 @@ export class MysqlDriverReads extends MysqlDriverBase {
     return { close: async () => {} };
   }
 
-  async auditList({ limit, action }: { readonly limit: number; readonly action: string | null }): Promise<AuditRecord[]> {
-    return this.conns.session((db) => listAudit(db, this.naming, limit, action));
+  async auditList({ limit, action, before }: DriverAuditListParams): Promise<AuditRecord[]> {
+    return this.conns.session((db) => listAudit(db, this.naming, limit, action, before));
   }
 
   async jobParentOutput({ jobId, ancestorId }: DriverParentOutputParams): Promise<ParentOutput> {

@@ -20,6 +20,7 @@ import {
   throughputWindow,
 } from '../operator-reads.js';
 import { toJob } from '../job-row.js';
+import type { DriverAuditListParams } from '../checked/store-driver.js';
 import type {
   BatchSummary,
   BlockedSequence,
@@ -171,8 +172,8 @@ export class PostgresDriverReads extends PostgresDriverWorker {
     return this.sql.rateLimits.status(this.db, key);
   }
 
-  async auditList({ limit, action }: { readonly limit: number; readonly action: string | null }): Promise<AuditRecord[]> {
-    return this.sql.listAudit(this.db, limit, action);
+  async auditList({ limit, action, before }: DriverAuditListParams): Promise<AuditRecord[]> {
+    return this.sql.listAudit(this.db, limit, action, before);
   }
 
   async observerList({ limit, lagScan }: DriverObserverListParams): Promise<DriverObserverStatus[]> {

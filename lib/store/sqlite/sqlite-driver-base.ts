@@ -36,6 +36,7 @@ export class SqliteDriverBase {
     wakeHints: 'process',
     concurrentTransactions: false,
     attemptTransactions: true,
+    serialWrites: true,
   });
 
   readonly positions: HistoryPositions = { shape: SERIAL_POSITION, start: '0' };

@@ -20,6 +20,7 @@ import {
   throughputWindow,
 } from '../operator-reads.js';
 import { toJob } from '../job-row.js';
+import type { DriverAuditListParams } from '../checked/store-driver.js';
 import type {
   BatchSummary,
   BlockedSequence,
@@ -144,8 +145,8 @@ export class SqliteDriverReads extends SqliteDriverWorker {
     return this.conn.read(() => this.conn.statements().rateLimits.status(key, this.conn.now()));
   }
 
-  async auditList({ limit, action }: { readonly limit: number; readonly action: string | null }): Promise<AuditRecord[]> {
-    return this.conn.read(() => this.conn.statements().listAudit(limit, action));
+  async auditList({ limit, action, before }: DriverAuditListParams): Promise<AuditRecord[]> {
+    return this.conn.read(() => this.conn.statements().listAudit(limit, action, before));
   }
 
   async observerList({ limit, lagScan }: DriverObserverListParams): Promise<DriverObserverStatus[]> {

@@ -21,6 +21,26 @@ export function auditAppendCases(ctx: SuiteContext): void {
     expect(await h.store.auditList({ action: 'queue.pause' })).toEqual([]);
   });
 
+  it('issue 40: auditList reads the log back a page at a time, by the entries\' ids', async () => {
+    const h = await ctx.open();
+    for (let i = 0; i < 5; i++) await h.store.auditAppend({ action: 'verify.run', target: `t${i}` });
+    await h.store.auditAppend({ action: 'queue.note', target: 'other' });
+    const all = await h.store.auditList({ action: 'verify.run' });
+    expect(all.map((e) => e.target)).toEqual(['t4', 't3', 't2', 't1', 't0']);
+    expect(all.every((e, i) => i === 0 || e.id < all[i - 1]!.id)).toBe(true);
+    const pages: string[][] = [];
+    let before: number | undefined;
+    for (;;) {
+      const page = await h.store.auditList({ action: 'verify.run', limit: 2, ...(before === undefined ? {} : { before }) });
+      if (page.length === 0) break;
+      pages.push(page.map((e) => e.target));
+      before = page.at(-1)!.id;
+    }
+    expect(pages).toEqual([['t4', 't3'], ['t2', 't1'], ['t0']]);
+    expect((await h.store.auditList({ before: all[0]!.id, limit: 1 }))[0]!.target).toBe('t3');
+    await expect(h.store.auditList({ before: 0 })).rejects.toThrow(InvalidArgumentError);
+  });
+
   it('issue 40: a bad audit entry or action is refused in one sentence, and nothing is written', async () => {
     const h = await ctx.open();
     const cycle: Record<string, unknown> = {};

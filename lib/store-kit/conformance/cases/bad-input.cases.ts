@@ -75,7 +75,7 @@ export const PARAMS_SHAPES: Array<[method: string, shape: string, optional: bool
   ['queuePause', '{ queue, actor? }', false],
   ['queueResume', '{ queue, actor? }', false],
   ['concurrencyLimitSet', '{ target, max, actor? }', false],
-  ['auditList', '{ limit?, action? }', true],
+  ['auditList', '{ limit?, action?, before? }', true],
   ['auditAppend', '{ action, target, detail?, actor? }', false],
   ['scheduleUpsert', '{ schedule, actor? }', false],
   ['scheduleGet', '{ scheduleId }', false],

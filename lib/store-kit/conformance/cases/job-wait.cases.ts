@@ -37,11 +37,11 @@ function track<T>(promise: Promise<T>): { readonly value?: T; readonly error?: u
 }
 
 export function jobWaitCases(ctx: SuiteContext): void {
-  it('reads where many jobs stand in one call, leaving out ids with no job, without payloads', async () => {
+  it('reads where many jobs stand in one call, with their queue and key, leaving out ids with no job, without payloads', async () => {
     const h = await ctx.open();
     const done = await enqueue(h.store, { queue: 'a' });
     const dead = await enqueue(h.store, { queue: 'b', maxAttempts: 1 });
-    const waiting = await enqueue(h.store, { queue: 'c' });
+    const waiting = await enqueue(h.store, { queue: 'c', concurrencyKey: 'tenant ☃' });
     await claimOne(h.store, 'worker-a', ['a']);
     await claimOne(h.store, 'worker-a', ['b']);
     await h.store.jobCompleteMany({
@@ -54,9 +54,9 @@ export function jobWaitCases(ctx: SuiteContext): void {
     const statuses = await h.store.jobStatusMany({ jobIds: [done, dead.toUpperCase(), waiting, MISSING, done] });
     const byId = new Map(statuses.map((status) => [status.id, status]));
     expect(statuses).toHaveLength(3);
-    expect(byId.get(done)).toEqual({ id: done, state: 'succeeded', attempt: 1, maxAttempts: 10, lastError: null, output: { total: 42 }, finishedAt: expect.any(Date) });
-    expect(byId.get(dead)).toEqual({ id: dead, state: 'dead_lettered', attempt: 1, maxAttempts: 1, lastError: 'boom', output: null, finishedAt: expect.any(Date) });
-    expect(byId.get(waiting)).toEqual({ id: waiting, state: 'scheduled', attempt: 0, maxAttempts: 10, lastError: null, output: null, finishedAt: null });
+    expect(byId.get(done)).toEqual({ id: done, queue: 'a', concurrencyKey: null, state: 'succeeded', attempt: 1, maxAttempts: 10, lastError: null, output: { total: 42 }, finishedAt: expect.any(Date) });
+    expect(byId.get(dead)).toEqual({ id: dead, queue: 'b', concurrencyKey: null, state: 'dead_lettered', attempt: 1, maxAttempts: 1, lastError: 'boom', output: null, finishedAt: expect.any(Date) });
+    expect(byId.get(waiting)).toEqual({ id: waiting, queue: 'c', concurrencyKey: 'tenant ☃', state: 'scheduled', attempt: 0, maxAttempts: 10, lastError: null, output: null, finishedAt: null });
     expect(byId.get(done)!.finishedAt!.getTime()).toBe((await h.store.jobGet({ jobId: done }))!.finishedAt!.getTime());
     expect(await h.store.jobStatusMany({ jobIds: [] })).toEqual([]);
   });

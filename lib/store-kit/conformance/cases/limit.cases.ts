@@ -73,6 +73,29 @@ export function limitCases(ctx: SuiteContext): void {
     await enqueue(h.store, { concurrencyKey: 'acct-1' });
     expect(await h.store.concurrencyLimitList()).toEqual([{ key: 'acct-1', max: 1 }]);
     expect(await claim(h.store)).toHaveLength(1);
+    // Audited once, as verify reads a limit's history from the log; the declarations that changed nothing leave none.
+    const declared = await h.store.auditList({ action: 'limit.declare' });
+    expect(declared.map(({ actor, target, detail }) => ({ actor, target, detail }))).toEqual([{ actor: 'enqueue', target: 'key:acct-1', detail: { max: 1 } }]);
+  });
+
+  it('issue 40: a declaration audited in a batch, once per key, and a rate declared beside it audited as its own', async () => {
+    const h = await ctx.open();
+    await h.store.jobEnqueueMany({
+      jobs: [
+        { name: 'a', payload: 1, concurrencyKey: 'acct-2', concurrencyLimit: 2, rateLimit: { max: 3, perMs: 1_000 } },
+        { name: 'a', payload: 2, concurrencyKey: 'acct-2', concurrencyLimit: 2 },
+        { name: 'a', payload: 3, concurrencyKey: 'acct-3', concurrencyLimit: 4 },
+      ],
+    });
+    const log = (await h.store.auditList()).map(({ action, target, detail }) => ({ action, target, detail }));
+    expect(log).toEqual(
+      expect.arrayContaining([
+        { action: 'limit.declare', target: 'key:acct-2', detail: { max: 2 } },
+        { action: 'limit.declare', target: 'key:acct-3', detail: { max: 4 } },
+        { action: 'rate_limit.declare', target: 'key:acct-2', detail: { rate: { max: 3, perMs: 1_000 } } },
+      ]),
+    );
+    expect(log).toHaveLength(3);
   });
 
   it('raises, lowers and removes a limit at run time', async () => {

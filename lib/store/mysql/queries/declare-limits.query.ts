@@ -19,20 +19,18 @@ export function declareLimitsStatements(t: MysqlNaming, jobs: readonly NewJob[])
     if (job.rateLimit && !rates.has(key)) rates.set(key, job.rateLimit);
   }
   const statements: MysqlStatement[] = [];
-  if (caps.size > 0) {
-    statements.push({
-      sql: `INSERT INTO ${t.limits} (\`key\`, max, pending, updated_at) VALUES ${[...caps].map(() => '(?, ?, TRUE, UTC_TIMESTAMP(3))').join(', ')}
-            ON DUPLICATE KEY UPDATE \`key\` = \`key\``,
-      values: [...caps].flat(),
-    });
+  // A declared limit is audited like a set one (verify reads a limit's history from the audit log):
+  // one key per statement, so the audit entry follows only the insert that wrote a row. An INSERT
+  // IGNORE that met the key's row counts no row, whatever the session's found-rows flag.
+  for (const [key, max] of caps) {
+    statements.push({ sql: `INSERT IGNORE INTO ${t.limits} (\`key\`, max, pending, updated_at) VALUES (?, ?, TRUE, UTC_TIMESTAMP(3))`, values: [key, max] });
+    statements.push(declaredAudit(t, 'limit.declare', key, { max }));
   }
   for (const [key, rate] of rates) {
     // Starts only for a limit that has none: a kept one has its own. A second enqueue declaring the
     // same new key waits on the first's row above, and then reads the first's starts here.
-    statements.push({
-      sql: `INSERT INTO ${t.rateLimits} (\`key\`, max, per_ms, updated_at) VALUES (?, ?, ?, UTC_TIMESTAMP(3)) ON DUPLICATE KEY UPDATE \`key\` = \`key\``,
-      values: [key, rate.max, rate.perMs],
-    });
+    statements.push({ sql: `INSERT IGNORE INTO ${t.rateLimits} (\`key\`, max, per_ms, updated_at) VALUES (?, ?, ?, UTC_TIMESTAMP(3))`, values: [key, rate.max, rate.perMs] });
+    statements.push(declaredAudit(t, 'rate_limit.declare', key, { rate: { max: rate.max, perMs: rate.perMs } }));
     statements.push({
       sql: `INSERT INTO ${t.rateStarts} (\`key\`, n)
             SELECT ?, n FROM JSON_TABLE(?, '$[*]' COLUMNS (n INT PATH '$')) AS s
@@ -41,4 +39,12 @@ export function declareLimitsStatements(t: MysqlNaming, jobs: readonly NewJob[])
     });
   }
   return statements;
+}
+
+/** The audit entry of a declaration, written only when the statement before it inserted the limit's row. */
+function declaredAudit(t: MysqlNaming, action: string, key: string, detail: Record<string, unknown>): MysqlStatement {
+  return {
+    sql: `INSERT INTO ${t.audit} (at, actor, action, target, detail) SELECT UTC_TIMESTAMP(3), 'enqueue', ?, ?, ? FROM DUAL WHERE ROW_COUNT() = 1`,
+    values: [action, key, JSON.stringify(detail)],
+  };
 }

@@ -4,7 +4,7 @@ import type { PostgresNaming } from '../postgres-naming.js';
 
 /**
  * Writes the rate limits an enqueued batch declares for keys that have none yet, with their unused
- * starts, in the enqueue's transaction (so they commit or roll back with its jobs). A statement of
+ * starts and an audit entry (\`rate_limit.declare\`, which verify reads), in the enqueue's transaction (so they commit or roll back with its jobs). A statement of
  * its own, run only for a batch that declares one: the enqueue statement's text and plan stay as
  * they are for every other batch. Unlike a declared concurrency limit, a rate limit needs no count
  * of running jobs: it counts the starts made from when it commits.
@@ -15,7 +15,10 @@ export function declareRateLimitsQuery(t: PostgresNaming) {
       INSERT INTO ${t.rateLimits} (key, max, per_ms)
       SELECT DISTINCT ON (k.key) k.key, k.max, k.per_ms FROM unnest($1::text[], $2::integer[], $3::bigint[]) AS k(key, max, per_ms) ORDER BY k.key
       ON CONFLICT (key) DO NOTHING
-      RETURNING key, max
+      RETURNING key, max, per_ms
+    ), audited AS (
+      INSERT INTO ${t.audit} (actor, action, target, detail)
+      SELECT 'enqueue', 'rate_limit.declare', key, jsonb_build_object('rate', jsonb_build_object('max', max, 'perMs', per_ms)) FROM declared
     )
     INSERT INTO ${t.rateStarts} (key, n) SELECT d.key, g FROM declared d CROSS JOIN LATERAL generate_series(1, d.max) AS g
     ON CONFLICT (key, n) DO NOTHING`;

@@ -10,7 +10,8 @@ import { PARENT_GUARD_CTES, PARENT_GUARD_OK, PARENT_GUARD_RESULT, type GuardedEn
  * Inserts a batch in one statement: the jobs (a job whose id exists is skipped, which is how a
  * second mint of one occurrence becomes a no-op; a due one whose key or queue holds jobs back now
  * joins its lane, claim-lanes.sql.ts, and a due grouped one its group's lane, docs/groups.md), their dependency edges, the concurrency limits
- * they declare for keys that have none yet, and one wake-up hint per queue with work due now,
+ * they declare for keys that have none yet (each audited as \`limit.declare\`, the record verify reads
+ * the limit's history from), and one wake-up hint per queue with work due now,
  * which PostgreSQL delivers when the surrounding transaction commits. A declared limit is written
  * pending, without slots: the jobs that already run under its key must hold slots of it, and only
  * a transaction of the store's own, under the limits lock, can count them (postgres-limits.ts).
@@ -62,6 +63,9 @@ export function enqueueJobsQuery(t: PostgresNaming) {
       SELECT DISTINCT ON (k.key) k.key, k.max, true FROM unnest((SELECT $18::text[]), $19::integer[]) AS k(key, max)
       ${guarded ? `WHERE ${PARENT_GUARD_OK}` : ''} ORDER BY k.key
       ON CONFLICT (key) DO NOTHING
+      RETURNING key, max
+    ), declared_audit AS (
+      INSERT INTO ${t.audit} (actor, action, target, detail) SELECT 'enqueue', 'limit.declare', key, jsonb_build_object('max', max) FROM declared
     ), wake AS (
       SELECT pg_notify($8, queue) FROM (SELECT DISTINCT queue FROM inserted WHERE state = 'scheduled' AND run_at <= now()) due
     )

@@ -34,6 +34,8 @@ export function enqueueJobsQuery(db: Database, t: SqliteNaming) {
   const moveTail = db.prepare(`INSERT INTO ${t.sequences} (key, tail_id) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET tail_id = excluded.tail_id`);
   const rates = setRateLimitQuery(db, t);
   const declare = db.prepare(`INSERT INTO ${t.limits} (key, max, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING`);
+  // A declared limit is audited like a set one: verify reads a limit's history from the audit log.
+  const declared = db.prepare(`INSERT INTO ${t.audit} (at, actor, action, target, detail) VALUES (?, 'enqueue', 'limit.declare', ?, ?)`);
   const unique = uniqueEnqueueQueries(db, t);
   const states = (ids: readonly string[]) => {
     const found = new Map<string, JobState>();
@@ -103,7 +105,9 @@ export function enqueueJobsQuery(db: Database, t: SqliteNaming) {
         now,
       });
       for (const e of edges) edge.run(job.id, e.parentId, e.settled ? 1 : 0, e.sequence ?? null);
-      if (job.concurrencyKey && job.concurrencyLimit) declare.run(`key:${job.concurrencyKey}`, job.concurrencyLimit, now);
+      if (job.concurrencyKey && job.concurrencyLimit && declare.run(`key:${job.concurrencyKey}`, job.concurrencyLimit, now).changes === 1) {
+        declared.run(now, `key:${job.concurrencyKey}`, JSON.stringify({ max: job.concurrencyLimit }));
+      }
       if (job.concurrencyKey && job.rateLimit) rates.declare(`key:${job.concurrencyKey}`, job.rateLimit, now);
       created.add(job.id);
       if (state === 'scheduled' && runAt <= now) due.add(job.queue);

@@ -25,6 +25,7 @@ export function setRateLimitQuery(db: Database, t: SqliteNaming) {
   const drop = db.prepare(`DELETE FROM ${t.rateLimits} WHERE key = ?`);
   const dropStarts = db.prepare(`DELETE FROM ${t.rateStarts} WHERE key = ?`);
   const declare = db.prepare(`INSERT INTO ${t.rateLimits} (key, max, per_ms, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`);
+  const audit = db.prepare(`INSERT INTO ${t.audit} (at, actor, action, target, detail) VALUES (?, 'enqueue', 'rate_limit.declare', ?, ?)`);
 
   return {
     /** Whether the limit changed. */
@@ -43,9 +44,11 @@ export function setRateLimitQuery(db: Database, t: SqliteNaming) {
       pad.run({ key, max: rate.max });
       return true;
     },
-    /** A rate declared at enqueue: written only when the key has none. */
+    /** A rate declared at enqueue: written, and audited (verify reads it), only when the key has none. */
     declare(key: string, rate: Rate, now: number): void {
-      if (declare.run(key, rate.max, rate.perMs, now).changes === 1) pad.run({ key, max: rate.max });
+      if (declare.run(key, rate.max, rate.perMs, now).changes === 0) return;
+      pad.run({ key, max: rate.max });
+      audit.run(now, key, JSON.stringify({ rate: { max: rate.max, perMs: rate.perMs } }));
     },
   };
 }
