@@ -151,7 +151,15 @@ export interface SimResult {
    * production checker over what the run recorded, beside the oracles that watched it happen. Its
    * violations count in `violations` too.
    */
-  readonly history: { readonly entries: number; readonly jobs: number; readonly violations: number; readonly rules: readonly string[] };
+  readonly history: {
+    readonly entries: number;
+    readonly jobs: number;
+    /** Starts judged against a concurrency limit, and against a rate, from the audit log's record of them. */
+    readonly capStarts: number;
+    readonly rateStarts: number;
+    readonly violations: number;
+    readonly rules: readonly string[];
+  };
 }
 
 /** How to run one seed beyond what the seed decides. */
@@ -442,6 +450,8 @@ export async function runSimulation(seed: bigint, options: SimOptions = {}): Pro
     history: {
       entries: verified.checked.entries,
       jobs: verified.checked.jobs,
+      capStarts: verified.checked.capStarts,
+      rateStarts: verified.checked.rateStarts,
       violations: verified.violationCount,
       rules: [...new Set(verified.violations.map((v) => v.rule))],
     },

@@ -11,6 +11,8 @@ export type VerifyRule =
   | 'early_reclaim'
   | 'wrong_holder'
   | 'early_release'
+  | 'limit_exceeded'
+  | 'rate_exceeded'
   | 'lost_job'
   | 'state_mismatch';
 
@@ -34,6 +36,8 @@ export const VERIFY_RULES: readonly { readonly rule: VerifyRule; readonly promis
   { rule: 'early_reclaim', promise: 'a running job is claimed again only once its lease has lapsed' },
   { rule: 'wrong_holder', promise: 'the lease an attempt ends is the one it was claimed with, by the same worker' },
   { rule: 'early_release', promise: 'a dependant that waited is released only once its parents ended as it waits for (succeeded, for dependsOn)' },
+  { rule: 'limit_exceeded', promise: 'a claim starts a job only while fewer jobs run under its queue\'s and key\'s concurrency limits than they allow, as they were set then' },
+  { rule: 'rate_exceeded', promise: 'no window of a rate limit holds more starts of its queue or key than the rate allows, as it was set then' },
   { rule: 'lost_job', promise: 'a job is deleted only once it succeeded or was cancelled (by retention or the lean finish)' },
   { rule: 'state_mismatch', promise: "a stored job's state is the one its history ends in" },
 ];

@@ -39,7 +39,7 @@ export function checkScheduledVerifyOptions(value: unknown): Required<ScheduledV
   return { everyMs, windowMs: options.windowMs === undefined ? everyMs : atLeastAMinute('windowMs', options.windowMs, 90 * DAY) };
 }
 
-type VerifyStore = Pick<OperatorStore, 'historyScan' | 'jobStatusMany' | 'jobHistory' | 'jobGet' | 'jobEdges' | 'auditList' | 'auditAppend'> & Pick<MaintenanceStore, 'maintenanceLease'>;
+type VerifyStore = Parameters<typeof verifyHistory>[0] & Pick<OperatorStore, 'auditAppend'> & Pick<MaintenanceStore, 'maintenanceLease'>;
 
 /** Each run starts this much before the last scheduled one did, so clocks that differ leave no entry unjudged. */
 const OVERLAP_MS = LOOK_EVERY_MS;

@@ -1,7 +1,8 @@
 import { assertInstant, assertPositiveInteger, InvalidArgumentError, showValue, type JobState } from '../core/index.js';
-import type { HistoryEntry, OperatorStore } from '../store/index.js';
+import type { HistoryEntry, JobStore } from '../store/index.js';
 import { checkReleases, type Release } from './dependency-order.js';
 import { checkJobEntries, VERIFY_RULES, type VerifyViolation } from './history-rules.js';
+import { checkLimits, unrecordedLimits } from './limit-rules.js';
 
 /** The range and the reads of a {@link verifyHistory} run. */
 export interface VerifyOptions {
@@ -40,6 +41,12 @@ export interface VerifyReport {
     readonly releasesUnjudged: number;
     /** Jobs whose last entry was compared with the stored job (none when `until` is given). */
     readonly jobsCompared: number;
+    /** Starts (entries into `running`) judged against a concurrency limit the audit log says was in force. */
+    readonly capStarts: number;
+    /** Starts judged against a rate limit the audit log says was in force over their window. */
+    readonly rateStarts: number;
+    /** Starts of jobs no longer stored (deleted by retention or the lean finish), whose queue and key are unknown: judged against no limit. */
+    readonly startsUnattributed: number;
   };
   /** The rules checked, and what each promises. */
   readonly rules: typeof VERIFY_RULES;
@@ -50,7 +57,10 @@ export interface VerifyReport {
   readonly notChecked: readonly string[];
 }
 
-type VerifyStore = Pick<OperatorStore, 'historyScan' | 'jobStatusMany' | 'jobHistory' | 'jobGet' | 'jobEdges'>;
+type VerifyStore = Pick<
+  JobStore,
+  'historyScan' | 'jobStatusMany' | 'jobHistory' | 'jobGet' | 'jobEdges' | 'auditList' | 'historyRead' | 'concurrencyLimitList' | 'rateLimitList'
+>;
 
 /** Releases judged together: each costs its dependant's row, edges and parents' histories. */
 const RELEASE_BATCH = 200;
@@ -62,7 +72,7 @@ const FINAL: ReadonlySet<JobState> = new Set<JobState>(['succeeded', 'cancelled'
 
 /** What no version of the checker reads yet: said in every report, so a clean one is not read as more than it is. */
 const NOT_YET: readonly string[] = [
-  'Concurrency and rate limits, unique keys and occurrence ids: not checked by this version.',
+  'Unique keys and occurrence ids: not checked by this version.',
   'The order of a dependant enqueued after its parents had ended: it never waited, and the enqueue that saw them ended left no entry to judge.',
 ];
 
@@ -85,7 +95,20 @@ export async function verifyHistory(store: VerifyStore, options: VerifyOptions =
     violationCount += list.length;
     for (const violation of list) if (violations.length < maxViolations) violations.push(violation);
   };
-  const checked = { entries: 0, jobs: 0, transitions: 0, attempts: 0, leases: 0, leasesUnrecorded: 0, releases: 0, releasesUnjudged: 0, jobsCompared: 0 };
+  const checked = {
+    entries: 0,
+    jobs: 0,
+    transitions: 0,
+    attempts: 0,
+    leases: 0,
+    leasesUnrecorded: 0,
+    releases: 0,
+    releasesUnjudged: 0,
+    jobsCompared: 0,
+    capStarts: 0,
+    rateStarts: 0,
+    startsUnattributed: 0,
+  };
   let released: Release[] = [];
   const judgeReleases = async () => {
     const list = released;
@@ -191,11 +214,26 @@ export async function verifyHistory(store: VerifyStore, options: VerifyOptions =
   await finish(current);
   await compare();
   await judgeReleases();
+  const limits = await checkLimits(store, { since, until, pageSize }, signal);
+  checked.capStarts = limits.capStarts;
+  checked.rateStarts = limits.rateStarts;
+  checked.startsUnattributed = limits.startsUnattributed;
+  found(limits.violations);
+  const unrecorded = checked.entries === 0 ? 0 : await unrecordedLimits(store, limits);
 
   const notChecked = [
     ...(checked.entries === 0 ? ['Every rule: the history holds no entry in this range. A store with historyPolicy "off" records none, so nothing could be checked.'] : []),
     ...(checked.leasesUnrecorded > 0
       ? [`The lease of ${checked.leasesUnrecorded} ended ${checked.leasesUnrecorded === 1 ? 'attempt' : 'attempts'}: ${checked.leasesUnrecorded === 1 ? 'its entry records' : 'their entries record'} no worker or lease deadline (written before schema 26, or by an older node).`]
+      : []),
+    ...(checked.startsUnattributed > 0
+      ? [`Limits for ${checked.startsUnattributed} ${checked.startsUnattributed === 1 ? 'start' : 'starts'} of jobs no longer stored: their queue and key went with them.`]
+      : []),
+    ...(limits.timelines.unreadable > 0
+      ? [`${limits.timelines.unreadable} audit ${limits.timelines.unreadable === 1 ? 'entry' : 'entries'} of a limit change ${limits.timelines.unreadable === 1 ? 'holds' : 'hold'} a detail no store writes: the limit is not judged from ${limits.timelines.unreadable === 1 ? 'it' : 'each'} until its next change.`]
+      : []),
+    ...(unrecorded > 0
+      ? [`${unrecorded} ${unrecorded === 1 ? 'limit has' : 'limits have'} no change in the audit log (declared before limit declarations were audited), so the starts under ${unrecorded === 1 ? 'it were' : 'them were'} not judged.`]
       : []),
     ...NOT_YET,
   ];

@@ -24,8 +24,9 @@ describe('verifyHistory on the MySQL store (MariaDB)', () => {
     return {
       store,
       // The sabotage is plain SQL, as a broken store or a hand edit would leave it.
-      writeEntry: async (jobId, state, attempt, lease) => {
-        await dataSource.query(`INSERT INTO ${history} (job_id, name, at, state, attempt, worker_id, lease_until) SELECT id, name, UTC_TIMESTAMP(3), ?, ?, ?, ? FROM ${jobs} WHERE id = ?`, [
+      writeEntry: async (jobId, state, attempt, lease, inMs = 0) => {
+        await dataSource.query(`INSERT INTO ${history} (job_id, name, at, state, attempt, worker_id, lease_until) SELECT id, name, UTC_TIMESTAMP(3) + INTERVAL ? MICROSECOND, ?, ?, ?, ? FROM ${jobs} WHERE id = ?`, [
+          inMs * 1_000,
           state,
           attempt,
           lease?.workerId ?? null,
@@ -39,6 +40,9 @@ describe('verifyHistory on the MySQL store (MariaDB)', () => {
       },
       trimOldest: async (jobId, count) => {
         await dataSource.query(`DELETE FROM ${history} WHERE job_id = ? ORDER BY id LIMIT ?`, [jobId, count]);
+      },
+      backdateAudit: async (ms) => {
+        await dataSource.query(`UPDATE ${store.naming.audit} SET at = at - INTERVAL ? MICROSECOND`, [ms * 1_000]);
       },
       close: async () => store.close(),
     };

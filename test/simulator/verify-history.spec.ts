@@ -21,6 +21,11 @@ describe('issue 40: verify over the simulator\'s stores', () => {
     ['no_fence', 'stale_lease'],
     // A refused report still settles the dependants: one is released while its parent runs on.
     ['latch_on_stale_write', 'early_release'],
+    // A slot given back before the outcome, or a limit change that forgets the jobs running: a claim over the cap.
+    ['slot_released_early', 'limit_exceeded'],
+    ['limit_change_forgets_running', 'limit_exceeded'],
+    // A claim that ignores the rate: one start too many in a window.
+    ['rate_limit_ignored', 'rate_exceeded'],
   ])('finds %s from the history alone (%s)', async (name, rule) => {
     const mutant = mutantNamed(name);
     const rules = new Set<string>();

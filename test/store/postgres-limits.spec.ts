@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { PostgresJobStore } from '../../lib/store/index.js';
+import { verifyHistory } from '../../lib/verify/index.js';
 import { dropSchemas, openPostgresDataSource, uniqueSchema } from '../support/postgres.js';
 
 // Real concurrency: eight claimers, each with its own connection pool (as separate nodes would
@@ -40,6 +41,8 @@ describe('concurrency limits under concurrent claimers on PostgreSQL', () => {
     await setup.concurrencyLimitSet({ target: { key: 'tenant-a' }, max: LIMITS['key:tenant-a'] });
     await setup.concurrencyLimitSet({ target: { key: 'tenant-b' }, max: LIMITS['key:tenant-b'] });
     await setup.concurrencyLimitSet({ target: { queue: 'capped' }, max: LIMITS['queue:capped'] });
+    // As if set ten minutes ago, so that verify judges every claim of the race against them.
+    await admin.query(`UPDATE "${schema}".audit_log SET at = at - interval '10 minutes'`);
     const inputs = [];
     for (let i = 0; i < 240; i++) {
       const key = ['tenant-a', 'tenant-b', undefined][i % 3];
@@ -79,5 +82,9 @@ describe('concurrency limits under concurrent claimers on PostgreSQL', () => {
     expect(claims).toBeGreaterThan(80);
     const done = await admin.query(`SELECT count(*)::int AS n FROM "${schema}".jobs WHERE state = 'succeeded'`);
     expect(done[0].n).toBe(240);
+    // verify, from the history alone, agrees: every start judged against its key's and queue's cap (issue 40).
+    const report = await verifyHistory(setup);
+    expect(report.violations).toEqual([]);
+    expect(report.checked).toMatchObject({ attempts: 240, capStarts: 80 + 80 + 60, startsUnattributed: 0 });
   });
 });

@@ -8,15 +8,18 @@ export interface VerifyTarget {
   readonly store: JobStore;
   /**
    * Appends a history entry for the job, now (by the clock the store stamps such entries with), as
-   * a store that broke a promise would record it; with `lease`, naming a worker and a lease deadline.
+   * a store that broke a promise would record it; with `lease`, naming a worker and a lease deadline;
+   * with `inMs`, stamped that long from now.
    */
-  writeEntry(jobId: string, state: JobState, attempt: number, lease?: EntryLease): Promise<void>;
+  writeEntry(jobId: string, state: JobState, attempt: number, lease?: EntryLease, inMs?: number): Promise<void>;
   /** Now, by the clock the store judges leases with (the memory store's is a manual one). */
   now(): number;
   /** Deletes the job's row and leaves its history. */
   deleteRow(jobId: string): Promise<void>;
   /** Deletes the job's oldest `count` entries, as the history trim does. */
   trimOldest(jobId: string, count: number): Promise<void>;
+  /** Moves every audit entry `ms` into the past, as if the limits it records had been set that long ago. */
+  backdateAudit(ms: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -68,8 +71,22 @@ async function workload(store: JobStore): Promise<string[]> {
   return ids;
 }
 
+/** Limits set long enough ago that every claim since is judged against them (verify allows a margin around a change). */
+const LONG_AGO = 10 * 60_000;
+
+/**
+ * Another job under the sabotaged job's key, claimed from a queue of its own, then a start of the
+ * sabotaged job written as a store that ignored the key's limit would write it, ten seconds into
+ * the other's lease (verify judges overlaps longer than its margin).
+ */
+const startBeside = async (t: VerifyTarget, id: string, key: string) => {
+  await t.store.jobEnqueue({ job: { name: 'beside', payload: {}, queue: `${key}-beside`, concurrencyKey: key } });
+  await claim(t.store, `${key}-beside`);
+  await t.writeEntry(id, 'running', 1, { workerId: 'w', leaseUntil: new Date(t.now() + LEASE) }, 10_000);
+};
+
 /** The sabotage table: each rule, a job set up for it, and the broken write that breaks it. */
-const SABOTAGE: readonly { rule: VerifyRule; queue: string; dependant?: true; break: (t: VerifyTarget, id: string, queue: string) => Promise<void> }[] = [
+const SABOTAGE: readonly { rule: VerifyRule; queue: string; dependant?: true; key?: string; break: (t: VerifyTarget, id: string, queue: string) => Promise<void> }[] = [
   { rule: 'illegal_transition', queue: 's-illegal', break: (t, id) => t.writeEntry(id, 'succeeded', 0) },
   {
     rule: 'terminal_left',
@@ -115,6 +132,28 @@ const SABOTAGE: readonly { rule: VerifyRule; queue: string; dependant?: true; br
   // A dependant released while its parent has not run yet.
   { rule: 'early_release', queue: 's-release', dependant: true, break: (t, id) => t.writeEntry(id, 'scheduled', 0) },
   { rule: 'wrong_holder', queue: 's-holder', break: endLease('succeeded', 1, (t) => ({ workerId: 'intruder', leaseUntil: new Date(t.now() + LEASE) })) },
+  // The job starts while another runs under its key, capped at one ten minutes ago.
+  {
+    rule: 'limit_exceeded',
+    queue: 's-cap',
+    key: 's-cap',
+    break: async (t, id) => {
+      await t.store.concurrencyLimitSet({ target: { key: 's-cap' }, max: 1 });
+      await t.backdateAudit(LONG_AGO);
+      await startBeside(t, id, 's-cap');
+    },
+  },
+  // The job starts a second time in a window its key's rate allows once.
+  {
+    rule: 'rate_exceeded',
+    queue: 's-rate',
+    key: 's-rate',
+    break: async (t, id) => {
+      await t.store.rateLimitSet({ target: { key: 's-rate' }, rate: { max: 1, perMs: 300_000 } });
+      await t.backdateAudit(LONG_AGO);
+      await startBeside(t, id, 's-rate');
+    },
+  },
 ];
 
 /** verifyHistory on one store: clean over a real workload, each sabotaged rule named with its job. */
@@ -144,6 +183,10 @@ export function verifyCases(open: () => Promise<VerifyTarget>): void {
         releases: 1,
         releasesUnjudged: 0,
         jobsCompared: ids.length,
+        // No limit was ever set: none to judge a start against.
+        capStarts: 0,
+        rateStarts: 0,
+        startsUnattributed: 0,
       });
       expect(report.notChecked.join(' ')).not.toMatch(/lease/);
     }
@@ -153,9 +196,11 @@ export function verifyCases(open: () => Promise<VerifyTarget>): void {
     const t = await fresh();
     await workload(t.store);
     const broken = new Map<VerifyRule, string>();
-    for (const { rule, queue, dependant, break: sabotage } of SABOTAGE) {
+    for (const { rule, queue, dependant, key, break: sabotage } of SABOTAGE) {
       const parent = dependant ? [(await t.store.jobEnqueue({ job: { name: 'parent', payload: { rule }, queue: `${queue}-parent` } })).id] : undefined;
-      const { id } = await t.store.jobEnqueue({ job: { name: 'sabotaged', payload: { rule }, queue, maxAttempts: 3, ...(parent ? { dependsOn: parent } : {}) } });
+      const { id } = await t.store.jobEnqueue({
+        job: { name: 'sabotaged', payload: { rule }, queue, maxAttempts: 3, ...(parent ? { dependsOn: parent } : {}), ...(key ? { concurrencyKey: key } : {}) },
+      });
       await sabotage(t, id, queue);
       broken.set(rule, id);
     }
@@ -172,6 +217,54 @@ export function verifyCases(open: () => Promise<VerifyTarget>): void {
     // Nothing else is named: the workload's jobs verify clean beside them.
     expect(new Set(report.violations.map((v) => v.jobId))).toEqual(new Set(broken.values()));
     expect(report.violationCount).toBe(report.violations.length);
+  });
+
+  it('issue 40: starts under a cap and a rate, as the store enforced them, verify clean; each start is judged against the limits of its key and queue', async () => {
+    const t = await fresh();
+    await t.store.concurrencyLimitSet({ target: { key: 'tenant' }, max: 1 });
+    await t.store.concurrencyLimitSet({ target: { queue: 'capped' }, max: 2 });
+    await t.store.rateLimitSet({ target: { key: 'tenant' }, rate: { max: 2, perMs: 300_000 } });
+    await t.backdateAudit(LONG_AGO);
+    const jobs = (n: number) => t.store.jobEnqueueMany({ jobs: Array.from({ length: n }, (_, i) => ({ name: 'work', payload: i, queue: 'capped', concurrencyKey: 'tenant' })) });
+    await jobs(3);
+    await t.store.jobEnqueue({ job: { name: 'free', payload: 0, queue: 'capped' } });
+    const claimAll = () => t.store.jobClaim({ workerId: 'w', limit: 10, queues: ['capped'], leaseMs: LEASE });
+    // One of the key (its cap), and the unkeyed one beside it (the queue's cap of two).
+    const first = await claimAll();
+    expect(first.map((j) => j.concurrencyKey).sort()).toEqual([null, 'tenant']);
+    expect(await claimAll()).toEqual([]);
+    await t.store.jobCompleteMany({ workerId: 'w', outcomes: first.map((j) => ({ jobId: j.id, attempt: j.attempt, kind: 'succeeded' as const })) });
+    const second = await claimAll();
+    expect(second).toHaveLength(1);
+    await t.store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: second[0]!.id, attempt: 1, kind: 'succeeded' }] });
+    // The key's rate of two is used up: its third job waits.
+    expect(await claimAll()).toEqual([]);
+    const report = await verifyHistory(t.store, { pageSize: 2 });
+    expect(report.violations).toEqual([]);
+    // Three starts under the queue's cap, two of them under the key's cap and rate.
+    expect(report.checked).toMatchObject({ attempts: 3, capStarts: 5, rateStarts: 2, startsUnattributed: 0 });
+    expect(report.notChecked.join(' ')).not.toMatch(/limit/i);
+  });
+
+  it('issue 40: a start within a minute of a limit\'s change is not judged, and a start of a job no longer stored is counted, not judged', async () => {
+    const t = await fresh();
+    await t.store.concurrencyLimitSet({ target: { key: 'tenant' }, max: 1 });
+    const { id } = await t.store.jobEnqueue({ job: { name: 'work', payload: 1, queue: 'fresh', concurrencyKey: 'tenant' } });
+    const job = await claim(t.store, 'fresh');
+    // A forged second start beside it: over the cap, but the cap was set a moment ago.
+    const { id: beside } = await t.store.jobEnqueue({ job: { name: 'work', payload: 2, queue: 'fresh-beside', concurrencyKey: 'tenant' } });
+    await t.writeEntry(beside, 'running', 1, { workerId: 'w', leaseUntil: new Date(t.now() + LEASE) }, 10_000);
+    const justSet = await verifyHistory(t.store);
+    expect(justSet.violations.map((v) => v.rule)).toEqual(['state_mismatch']);
+    expect(justSet.checked).toMatchObject({ capStarts: 0 });
+    await t.backdateAudit(LONG_AGO);
+    expect((await verifyHistory(t.store)).violations.map((v) => [v.rule, v.jobId])).toEqual(expect.arrayContaining([['limit_exceeded', beside]]));
+    // The first job succeeds and is deleted, as retention would: its start has no key to judge by.
+    await t.store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: id, attempt: job.attempt, kind: 'succeeded' }] });
+    await t.deleteRow(id);
+    const gone = await verifyHistory(t.store);
+    expect(gone.checked).toMatchObject({ startsUnattributed: 1 });
+    expect(gone.notChecked).toContain('Limits for 1 start of jobs no longer stored: their queue and key went with them.');
   });
 
   it('issue 40: the history names the worker that took and ended each lease, and the deadline it ended; an entry without them is counted, not judged', async () => {

@@ -13,10 +13,10 @@ describe('verifyHistory on the memory store', () => {
     const tables = (store as unknown as { tables: MemoryTables }).tables;
     return {
       store,
-      writeEntry: async (jobId, state, attempt, lease) => {
+      writeEntry: async (jobId, state, attempt, lease, inMs = 0) => {
         const id = tables.nextHistoryId++;
         const name = tables.jobs.get(jobId)!.name;
-        const entry: HistoryEntry = { id, position: String(id), jobId, name, at: new Date(store.clock.now()), state, attempt, error: null, workerId: lease?.workerId ?? null, leaseUntil: lease?.leaseUntil ?? null };
+        const entry: HistoryEntry = { id, position: String(id), jobId, name, at: new Date(store.clock.now() + inMs), state, attempt, error: null, workerId: lease?.workerId ?? null, leaseUntil: lease?.leaseUntil ?? null };
         tables.history.push(entry);
       },
       now: () => store.clock.now(),
@@ -26,6 +26,9 @@ describe('verifyHistory on the memory store', () => {
       trimOldest: async (jobId, count) => {
         const oldest = new Set(tables.history.filter((e) => e.jobId === jobId).slice(0, count));
         tables.history.splice(0, tables.history.length, ...tables.history.filter((e) => !oldest.has(e)));
+      },
+      backdateAudit: async (ms) => {
+        tables.auditLog.splice(0, tables.auditLog.length, ...tables.auditLog.map((entry) => ({ ...entry, at: new Date(entry.at.getTime() - ms) })));
       },
       close: async () => {},
     };

@@ -16,10 +16,10 @@ describe('verifyHistory on the PostgreSQL store', () => {
     return {
       store,
       // The sabotage is plain SQL, as a broken store or a hand edit would leave it.
-      writeEntry: async (jobId, state, attempt, lease) => {
+      writeEntry: async (jobId, state, attempt, lease, inMs = 0) => {
         await dataSource.query(
-          `INSERT INTO ${history} (job_id, name, at, state, attempt, worker_id, lease_until) SELECT id, name, clock_timestamp(), $2, $3, $4, $5 FROM ${jobs} WHERE id = $1`,
-          [jobId, state, attempt, lease?.workerId ?? null, lease?.leaseUntil ?? null],
+          `INSERT INTO ${history} (job_id, name, at, state, attempt, worker_id, lease_until) SELECT id, name, clock_timestamp() + $6 * interval '1 millisecond', $2, $3, $4, $5 FROM ${jobs} WHERE id = $1`,
+          [jobId, state, attempt, lease?.workerId ?? null, lease?.leaseUntil ?? null, inMs],
         );
       },
       now: () => Date.now(),
@@ -28,6 +28,9 @@ describe('verifyHistory on the PostgreSQL store', () => {
       },
       trimOldest: async (jobId, count) => {
         await dataSource.query(`DELETE FROM ${history} WHERE id IN (SELECT id FROM ${history} WHERE job_id = $1 ORDER BY id LIMIT $2)`, [jobId, count]);
+      },
+      backdateAudit: async (ms) => {
+        await dataSource.query(`UPDATE ${store.naming.audit} SET at = at - $1 * interval '1 millisecond'`, [ms]);
       },
       close: async () => store.close(),
     };

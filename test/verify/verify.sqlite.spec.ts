@@ -16,9 +16,9 @@ describe('verifyHistory on the SQLite store', () => {
     return {
       store,
       // The sabotage is plain SQL, as a broken store or a hand edit would leave it.
-      writeEntry: async (jobId, state, attempt, lease) => {
+      writeEntry: async (jobId, state, attempt, lease, inMs = 0) => {
         await dataSource.query(`INSERT INTO ${history} (job_id, name, at, state, attempt, worker_id, lease_until) SELECT id, name, ?, ?, ?, ?, ? FROM ${jobs} WHERE id = ?`, [
-          Date.now() + 1,
+          Date.now() + 1 + inMs,
           state,
           attempt,
           lease?.workerId ?? null,
@@ -32,6 +32,9 @@ describe('verifyHistory on the SQLite store', () => {
       },
       trimOldest: async (jobId, count) => {
         await dataSource.query(`DELETE FROM ${history} WHERE id IN (SELECT id FROM ${history} WHERE job_id = ? ORDER BY id LIMIT ?)`, [jobId, count]);
+      },
+      backdateAudit: async (ms) => {
+        await dataSource.query(`UPDATE ${store.naming.audit} SET at = at - ?`, [ms]);
       },
       close: async () => {
         await store.close();
