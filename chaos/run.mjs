@@ -153,10 +153,10 @@ try {
   const { safety, observed } = await runChecks(db.sql, names, options.leaseMs, db.dialect);
   // The production checker over the store's own history, beside the chaos checks' own tables.
   const verified = await db.verify();
-  const { entries, jobs, attempts, leases, releases, jobsCompared, capStarts, rateStarts } = verified.checked;
-  const history = { entries, jobs, attempts, leases, releases, jobsCompared, capStarts, rateStarts, violations: verified.violationCount };
+  const { entries, jobs, attempts, leases, releases, jobsCompared, capStarts, rateStarts, uniqueKeysTaken, occurrencesMinted } = verified.checked;
+  const history = { entries, jobs, attempts, leases, releases, jobsCompared, capStarts, rateStarts, uniqueKeysTaken, occurrencesMinted, violations: verified.violationCount };
   say(
-    `verify: ${history.violations} broken promises in ${entries} history entries of ${jobs} jobs (${attempts} attempts, ${leases} ends of a lease judged, ${releases} releases of a dependant, ${capStarts} starts judged against a concurrency limit, ${rateStarts} against a rate; ${jobsCompared} jobs compared with their stored row)`,
+    `verify: ${history.violations} broken promises in ${entries} history entries of ${jobs} jobs (${attempts} attempts, ${leases} ends of a lease judged, ${releases} releases of a dependant, ${capStarts} starts judged against a concurrency limit, ${rateStarts} against a rate, ${uniqueKeysTaken} unique keys and ${occurrencesMinted} occurrences against their holders; ${jobsCompared} jobs compared with their stored row)`,
   );
   for (const violation of verified.violations.slice(0, 20)) say(`verify: ${violation.rule}: ${violation.message}`);
   const liveness = { drained: remaining === 0, drainSeconds, remaining, unexpectedExits: unexpectedExits.length };

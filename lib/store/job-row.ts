@@ -98,6 +98,10 @@ export interface JobStatusRow {
   readonly id: string;
   readonly queue: string;
   readonly concurrency_key: string | null;
+  readonly unique_key: string | null;
+  readonly schedule_id: string | null;
+  /** Epoch milliseconds. */
+  readonly scheduled_for: number;
   readonly state: JobState;
   readonly attempt: number;
   readonly max_attempts: number;
@@ -112,6 +116,9 @@ export function toJobStatus(row: JobStatusRow): JobStatus {
     id: row.id,
     queue: row.queue,
     concurrencyKey: row.concurrency_key,
+    uniqueKey: row.unique_key,
+    scheduleId: row.schedule_id,
+    scheduledFor: new Date(Math.floor(Number(row.scheduled_for) + 0.0005)),
     state: row.state,
     attempt: row.attempt,
     maxAttempts: row.max_attempts,

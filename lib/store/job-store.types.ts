@@ -806,6 +806,11 @@ export interface JobStatus {
   readonly queue: string;
   /** The key its concurrency and rate limits are counted under; null for none. */
   readonly concurrencyKey: string | null;
+  /** The unique key it holds while unfinished (docs/unique-jobs.md); null for none. */
+  readonly uniqueKey: string | null;
+  /** The schedule that minted it, and the tick it was minted for: its occurrence (docs/schedules.md). */
+  readonly scheduleId: string | null;
+  readonly scheduledFor: Date;
   readonly state: JobState;
   /** Attempts charged so far. */
   readonly attempt: number;

@@ -13,6 +13,8 @@ export type VerifyRule =
   | 'early_release'
   | 'limit_exceeded'
   | 'rate_exceeded'
+  | 'unique_key_twice'
+  | 'occurrence_twice'
   | 'lost_job'
   | 'state_mismatch';
 
@@ -38,6 +40,8 @@ export const VERIFY_RULES: readonly { readonly rule: VerifyRule; readonly promis
   { rule: 'early_release', promise: 'a dependant that waited is released only once its parents ended as it waits for (succeeded, for dependsOn)' },
   { rule: 'limit_exceeded', promise: 'a claim starts a job only while fewer jobs run under its queue\'s and key\'s concurrency limits than they allow, as they were set then' },
   { rule: 'rate_exceeded', promise: 'no window of a rate limit holds more starts of its queue or key than the rate allows, as it was set then' },
+  { rule: 'unique_key_twice', promise: 'no two unfinished jobs of one wire name hold one unique key at once' },
+  { rule: 'occurrence_twice', promise: 'no two unfinished jobs are one occurrence (one schedule, one tick) at once' },
   { rule: 'lost_job', promise: 'a job is deleted only once it succeeded or was cancelled (by retention or the lean finish)' },
   { rule: 'state_mismatch', promise: "a stored job's state is the one its history ends in" },
 ];

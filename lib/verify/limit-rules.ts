@@ -1,7 +1,9 @@
+import { isTerminalState } from '../core/index.js';
 import type { HistoryEntry, JobStore, LimitTarget } from '../store/index.js';
 import { limitKeysOf } from '../store/limit-room.js';
 import type { VerifyViolation } from './history-rules.js';
 import { readLimitTimelines, type LimitTimelines } from './limit-timeline.js';
+import { KeyWatch, OCCURRENCES, UNIQUE_KEYS } from './unique-keys.js';
 
 /**
  * How far apart two stamps must be for verify to trust their order. On a store whose writes take
@@ -26,8 +28,12 @@ export const CONCURRENT_MARGINS: StampMargins = { changeMs: 60_000, overlapMs: 2
 /** Stores whose writes take turns, stamped inside each: memory and SQLite (whose processes share one clock, to the millisecond or so). */
 export const SERIAL_MARGINS: StampMargins = { changeMs: 10, overlapMs: 10, rateMs: 10 };
 
-/** Claims over a cap kept for judging at once; more are counted, not listed. */
-const MAX_SUSPECTS = 10_000;
+/**
+ * Claims that looked over a cap, waiting at once for the jobs they counted to end; one more is not
+ * judged, and counted. A job whose lease lapsed with no entry to end it (its queue paused, say)
+ * keeps every claim of its key waiting until the end of the log.
+ */
+export const MAX_WAITING = 10_000;
 
 type LimitStore = Pick<JobStore, 'auditList' | 'historyRead' | 'jobStatusMany' | 'jobGet'> & { readonly capabilities?: Pick<JobStore['capabilities'], 'serialWrites'> };
 
@@ -39,7 +45,13 @@ export interface LimitCheck {
   readonly rateStarts: number;
   /** Starts whose job is no longer stored, so their queue and key are unknown: counted against no limit. */
   readonly startsUnattributed: number;
-  /** Whether the audit log records any limit at all; the pass reads no history when it does not. */
+  /** Jobs that took a unique key in the range (created or replayed), judged against the jobs that held it. */
+  readonly uniqueKeysTaken: number;
+  /** Occurrences minted (or replayed) in the range, judged against the jobs that were the same occurrence. */
+  readonly occurrencesMinted: number;
+  /** Starts, and takings of a key, that looked like breaking a promise while {@link MAX_WAITING} others waited to be judged: not judged. */
+  readonly unjudged: number;
+  /** Whether the audit log records any limit at all; without one, and with no unique key to follow, the pass reads no history. */
   readonly anyLimit: boolean;
   readonly timelines: LimitTimelines;
   readonly violations: VerifyViolation[];
@@ -81,20 +93,26 @@ export async function checkLimits(
   store: LimitStore,
   range: { readonly since: Date | null; readonly until: Date | null; readonly pageSize: number },
   signal?: AbortSignal,
+  /** Whether any stored job may hold a unique key or be an occurrence: the same pass then follows who holds each (unique-keys.ts). */
+  uniqueKeys = true,
 ): Promise<LimitCheck> {
   const timelines = await readLimitTimelines(store, signal);
   const margin = store.capabilities?.serialWrites === true ? SERIAL_MARGINS : CONCURRENT_MARGINS;
   const violations: VerifyViolation[] = [];
-  const counts = { capStarts: 0, rateStarts: 0, startsUnattributed: 0 };
-  if (timelines.caps.size === 0 && timelines.rates.size === 0) return { ...counts, anyLimit: false, timelines, violations };
+  const counts = { capStarts: 0, rateStarts: 0, startsUnattributed: 0, uniqueKeysTaken: 0, occurrencesMinted: 0, unjudged: 0 };
+  const anyLimit = timelines.caps.size > 0 || timelines.rates.size > 0;
+  if (!anyLimit && !uniqueKeys) return { ...counts, anyLimit, timelines, violations };
 
   const inRange = (entry: HistoryEntry) => (range.since === null || entry.at >= range.since) && (range.until === null || entry.at < range.until);
+  const unique = uniqueKeys ? new KeyWatch(UNIQUE_KEYS, margin.overlapMs, inRange) : null;
+  const occurrences = uniqueKeys ? new KeyWatch(OCCURRENCES, margin.overlapMs, inRange) : null;
   const open = new Map<string, Open>();
   const openByKey = new Map<string, Set<Open>>();
   const recentStarts = new Map<string, StartTimes>();
   let suspects = 0;
 
   const settle = (suspect: Suspect) => {
+    suspects -= 1;
     if (suspect.live.length < suspect.max) return;
     const { start, key, max, live } = suspect;
     violations.push({
@@ -129,7 +147,11 @@ export async function checkLimits(
     const held = openByKey.get(key);
     if (!held || held.size < max) return;
     const running = [...held].filter((attempt) => attempt.start.at.getTime() <= t - margin.overlapMs);
-    if (running.length < max || suspects >= MAX_SUSPECTS) return;
+    if (running.length < max) return;
+    if (suspects >= MAX_WAITING) {
+      counts.unjudged += 1;
+      return;
+    }
     suspects += 1;
     const suspect: Suspect = { start: entry, key, max, pending: running.length, live: [] };
     for (const attempt of running) attempt.watchers.push(suspect);
@@ -174,12 +196,26 @@ export async function checkLimits(
   for (;;) {
     signal?.throwIfAborted();
     const page = await store.historyRead({ limit: range.pageSize, ...(after === undefined ? {} : { after }) });
-    const starting = [...new Set(page.filter((e) => e.state === 'running').map((e) => e.jobId))];
+    // Read the queue and keys of each job that starts, and of each that may take a unique key.
+    const wanted = (e: HistoryEntry) =>
+      (anyLimit && e.state === 'running') || (unique !== null && !isTerminalState(e.state) && !unique.holds(e.jobId) && !occurrences!.holds(e.jobId));
+    const reading = [...new Set(page.filter(wanted).map((e) => e.jobId))];
     const keysOf = new Map<string, string[]>();
-    for (let i = 0; i < starting.length; i += 1_000) {
-      for (const row of await store.jobStatusMany({ jobIds: starting.slice(i, i + 1_000) })) keysOf.set(row.id, limitKeysOf(row.queue, row.concurrencyKey));
+    const uniqueKeyOf = new Map<string, string>();
+    const occurrenceOf = new Map<string, string>();
+    for (let i = 0; i < reading.length; i += 1_000) {
+      for (const row of await store.jobStatusMany({ jobIds: reading.slice(i, i + 1_000) })) {
+        keysOf.set(row.id, limitKeysOf(row.queue, row.concurrencyKey));
+        if (row.uniqueKey !== null) uniqueKeyOf.set(row.id, row.uniqueKey);
+        if (row.scheduleId !== null) occurrenceOf.set(row.id, `${row.scheduleId}\0${row.scheduledFor.toISOString()}`);
+      }
     }
     for (const entry of page) {
+      const uniqueKey = uniqueKeyOf.get(entry.jobId);
+      // A unique key is per wire name, and the entry names the job's.
+      unique?.see(entry, uniqueKey === undefined ? null : `${entry.name}\0${uniqueKey}`);
+      occurrences?.see(entry, occurrenceOf.get(entry.jobId) ?? null);
+      if (!anyLimit) continue;
       const held = open.get(entry.jobId);
       if (held) end(held, entry.at.getTime(), entry.leaseUntil);
       if (entry.state !== 'running') continue;
@@ -210,7 +246,15 @@ export async function checkLimits(
     const running = row !== null && row.state === 'running' && row.attempt === attempt.start.attempt;
     end(attempt, Number.POSITIVE_INFINITY, running ? row.leasedUntil : null);
   }
-  return { ...counts, anyLimit: true, timelines, violations };
+  if (unique && occurrences) {
+    await unique.finish(store);
+    await occurrences.finish(store);
+    counts.uniqueKeysTaken = unique.judged;
+    counts.occurrencesMinted = occurrences.judged;
+    counts.unjudged += unique.unjudged + occurrences.unjudged;
+    violations.push(...unique.violations, ...occurrences.violations);
+  }
+  return { ...counts, anyLimit, timelines, violations };
 }
 
 /** Limits stored now whose changes the audit log does not hold (declared before declarations were audited): the starts under them go unjudged. */

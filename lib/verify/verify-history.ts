@@ -2,7 +2,7 @@ import { assertInstant, assertPositiveInteger, InvalidArgumentError, showValue, 
 import type { HistoryEntry, JobStore } from '../store/index.js';
 import { checkReleases, type Release } from './dependency-order.js';
 import { checkJobEntries, VERIFY_RULES, type VerifyViolation } from './history-rules.js';
-import { checkLimits, unrecordedLimits } from './limit-rules.js';
+import { checkLimits, MAX_WAITING, unrecordedLimits } from './limit-rules.js';
 
 /** The range and the reads of a {@link verifyHistory} run. */
 export interface VerifyOptions {
@@ -47,6 +47,10 @@ export interface VerifyReport {
     readonly rateStarts: number;
     /** Starts of jobs no longer stored (deleted by retention or the lean finish), whose queue and key are unknown: judged against no limit. */
     readonly startsUnattributed: number;
+    /** Jobs that took a unique key (created, or replayed) in the range, judged against the jobs that held it. */
+    readonly uniqueKeysTaken: number;
+    /** Jobs a schedule minted (or replayed) in the range, judged against the jobs that were the same occurrence. */
+    readonly occurrencesMinted: number;
   };
   /** The rules checked, and what each promises. */
   readonly rules: typeof VERIFY_RULES;
@@ -72,7 +76,7 @@ const FINAL: ReadonlySet<JobState> = new Set<JobState>(['succeeded', 'cancelled'
 
 /** What no version of the checker reads yet: said in every report, so a clean one is not read as more than it is. */
 const NOT_YET: readonly string[] = [
-  'Unique keys and occurrence ids: not checked by this version.',
+  'A job that held a unique key or an occurrence and was deleted since, with its history (retention): the jobs that took the key while it held it are judged against the jobs still stored.',
   'The order of a dependant enqueued after its parents had ended: it never waited, and the enqueue that saw them ended left no entry to judge.',
 ];
 
@@ -108,6 +112,8 @@ export async function verifyHistory(store: VerifyStore, options: VerifyOptions =
     capStarts: 0,
     rateStarts: 0,
     startsUnattributed: 0,
+    uniqueKeysTaken: 0,
+    occurrencesMinted: 0,
   };
   let released: Release[] = [];
   const judgeReleases = async () => {
@@ -121,6 +127,9 @@ export async function verifyHistory(store: VerifyStore, options: VerifyOptions =
     found(judged.violations);
   };
   let pending: HistoryEntry[] = [];
+  // Whether a stored job has a unique key or was minted, as the comparison reads them; unknown (so assumed)
+  // when the range ends before now and no job is compared.
+  let keyed = until !== null;
 
   const compare = async () => {
     const lasts = pending;
@@ -128,6 +137,7 @@ export async function verifyHistory(store: VerifyStore, options: VerifyOptions =
     if (lasts.length === 0) return;
     signal?.throwIfAborted();
     const rows = new Map((await store.jobStatusMany({ jobIds: lasts.map((e) => e.jobId) })).map((row) => [row.id, row]));
+    for (const row of rows.values()) if (row.uniqueKey !== null || row.scheduleId !== null) keyed = true;
     for (const last of lasts) {
       const row = rows.get(last.jobId);
       // Retention and the lean finish delete succeeded and cancelled jobs, never another.
@@ -214,10 +224,12 @@ export async function verifyHistory(store: VerifyStore, options: VerifyOptions =
   await finish(current);
   await compare();
   await judgeReleases();
-  const limits = await checkLimits(store, { since, until, pageSize }, signal);
+  const limits = await checkLimits(store, { since, until, pageSize }, signal, keyed);
   checked.capStarts = limits.capStarts;
   checked.rateStarts = limits.rateStarts;
   checked.startsUnattributed = limits.startsUnattributed;
+  checked.uniqueKeysTaken = limits.uniqueKeysTaken;
+  checked.occurrencesMinted = limits.occurrencesMinted;
   found(limits.violations);
   const unrecorded = checked.entries === 0 ? 0 : await unrecordedLimits(store, limits);
 
@@ -231,6 +243,9 @@ export async function verifyHistory(store: VerifyStore, options: VerifyOptions =
       : []),
     ...(limits.timelines.unreadable > 0
       ? [`${limits.timelines.unreadable} audit ${limits.timelines.unreadable === 1 ? 'entry' : 'entries'} of a limit change ${limits.timelines.unreadable === 1 ? 'holds' : 'hold'} a detail no store writes: the limit is not judged from ${limits.timelines.unreadable === 1 ? 'it' : 'each'} until its next change.`]
+      : []),
+    ...(limits.unjudged > 0
+      ? [`${limits.unjudged} ${limits.unjudged === 1 ? 'start or taking of a key that looked' : 'starts or takings of a key that looked'} like breaking a limit or a key were not judged: ${MAX_WAITING.toLocaleString('en-US')} others already waited for the jobs they counted to end (a job whose lease lapsed with no entry to end it keeps its key's claims waiting).`]
       : []),
     ...(unrecorded > 0
       ? [`${unrecorded} ${unrecorded === 1 ? 'limit has' : 'limits have'} no change in the audit log (declared before limit declarations were audited), so the starts under ${unrecorded === 1 ? 'it were' : 'them were'} not judged.`]

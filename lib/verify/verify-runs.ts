@@ -94,7 +94,7 @@ function toVerifyRun(entry: AuditRecord): VerifyRun | null {
     // An entry without the lease counts (written by hand) reads as none judged.
     checked: {
       ...(checked as VerifyReport['checked']),
-      ...Object.fromEntries((['leases', 'leasesUnrecorded', 'releases', 'releasesUnjudged', 'capStarts', 'rateStarts', 'startsUnattributed'] as const).map((k) => [k, count(checked[k]) ? checked[k] : 0])),
+      ...Object.fromEntries((['leases', 'leasesUnrecorded', 'releases', 'releasesUnjudged', 'capStarts', 'rateStarts', 'startsUnattributed', 'uniqueKeysTaken', 'occurrencesMinted'] as const).map((k) => [k, count(checked[k]) ? checked[k] : 0])),
     },
     violationCount: d.violationCount,
     violations,

@@ -36,9 +36,9 @@ describe('durable-scheduler verify', () => {
     const clean = await cli(['verify', ...conn]);
     expect(clean).toMatchObject({ code: 0, stderr: '' });
     const lines = clean.stdout.split('\n');
-    expect(lines[0]).toBe('Checked 7 entries of 3 jobs in the whole history (4 changes of state, 2 attempts, 2 ends of a lease, 0 releases of a dependant, 0 starts under a concurrency limit, 0 under a rate), and compared 3 stored jobs with the last entry of their history.');
+    expect(lines[0]).toBe('Checked 7 entries of 3 jobs in the whole history (4 changes of state, 2 attempts, 2 ends of a lease, 0 releases of a dependant, 0 starts under a concurrency limit, 0 under a rate, 0 unique keys taken, 0 occurrences minted), and compared 3 stored jobs with the last entry of their history.');
     expect(lines[1]).toBe('No promise was broken.');
-    expect(clean.stdout).toContain('Not checked:\n- Unique keys and occurrence ids');
+    expect(clean.stdout).toContain('Not checked:\n- A job that held a unique key or an occurrence and was deleted since');
     expect(clean.stdout).not.toMatch(/lease deadline/);
 
     // A second success of a finished attempt, written by hand as a broken store would.
@@ -61,7 +61,7 @@ describe('durable-scheduler verify', () => {
     // A range that ends before the broken entry checks only what came before it.
     const until = await cli(['verify', ...conn, '--until', new Date(Date.now() - 60_000).toISOString()]);
     expect(until.code).toBe(0);
-    expect(until.stdout).toMatch(/^Checked 0 entries of 0 jobs in the history before \d{4}-\d\d-\d\dT[\d:.]+Z \(0 changes of state, 0 attempts, 0 ends of a lease, 0 releases of a dependant, 0 starts under a concurrency limit, 0 under a rate\)\.\nNothing was checked: the range holds no history entry\./);
+    expect(until.stdout).toMatch(/^Checked 0 entries of 0 jobs in the history before \d{4}-\d\d-\d\dT[\d:.]+Z \(0 changes of state, 0 attempts, 0 ends of a lease, 0 releases of a dependant, 0 starts under a concurrency limit, 0 under a rate, 0 unique keys taken, 0 occurrences minted\)\.\nNothing was checked: the range holds no history entry\./);
   });
 
   it('issue 40: a bad range is a usage error in one sentence', async () => {

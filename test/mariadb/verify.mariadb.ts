@@ -41,6 +41,20 @@ describe('verifyHistory on the MySQL store (MariaDB)', () => {
       trimOldest: async (jobId, count) => {
         await dataSource.query(`DELETE FROM ${history} WHERE job_id = ? ORDER BY id LIMIT ?`, [jobId, count]);
       },
+      copyJob: async (jobId, newId, inMs) => {
+        const [, table] = jobs.replace(/`/g, '').split('.');
+        const columns = ((await dataSource.query(
+          `SELECT column_name AS name FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? AND extra NOT LIKE '%GENERATED%' AND extra NOT LIKE '%auto_increment%' ORDER BY ordinal_position`,
+          [table ?? jobs.replace(/`/g, '')],
+        )) as { name: string }[]).map((c) => c.name);
+        const picked = columns.map((c) => (c === 'id' ? '?' : `\`${c}\``)).join(', ');
+        await dataSource.query(`INSERT INTO ${jobs} (${columns.map((c) => `\`${c}\``).join(', ')}) SELECT ${picked} FROM ${jobs} WHERE id = ?`, [newId, jobId]);
+        // MySQL's store writes the history itself: the copy's creation entry, as its insert would.
+        await dataSource.query(`INSERT INTO ${history} (job_id, name, at, state, attempt) SELECT id, name, UTC_TIMESTAMP(3) + INTERVAL ? MICROSECOND, state, attempt FROM ${jobs} WHERE id = ?`, [
+          inMs * 1_000,
+          newId,
+        ]);
+      },
       backdateAudit: async (ms) => {
         await dataSource.query(`UPDATE ${store.naming.audit} SET at = at - INTERVAL ? MICROSECOND`, [ms * 1_000]);
       },

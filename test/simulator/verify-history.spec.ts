@@ -26,6 +26,8 @@ describe('issue 40: verify over the simulator\'s stores', () => {
     ['limit_change_forgets_running', 'limit_exceeded'],
     // A claim that ignores the rate: one start too many in a window.
     ['rate_limit_ignored', 'rate_exceeded'],
+    // An enqueue that writes a job whose unique key an unfinished job holds.
+    ['unique_key_ignored', 'unique_key_twice'],
   ])('finds %s from the history alone (%s)', async (name, rule) => {
     const mutant = mutantNamed(name);
     const rules = new Set<string>();

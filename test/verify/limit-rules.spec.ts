@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { JobRecord, JobState } from '../../lib/core/index.js';
 import type { AuditRecord, HistoryEntry, JobStatus } from '../../lib/store/index.js';
-import { checkLimits, CONCURRENT_MARGINS } from '../../lib/verify/limit-rules.js';
+import { checkLimits, CONCURRENT_MARGINS, MAX_WAITING } from '../../lib/verify/limit-rules.js';
 
 const T0 = Date.parse('2030-01-01T00:00:00.000Z');
 const MIN = 60_000;
@@ -9,17 +9,20 @@ const MIN = 60_000;
 /** A store of hand-written log, rows and audit entries: the interleavings a real store makes only by chance, forced. */
 class Log {
   readonly entries: HistoryEntry[] = [];
-  readonly rows = new Map<string, { queue: string; key: string | null; state: JobState; attempt: number; leasedUntil: Date | null }>();
+  readonly rows = new Map<
+    string,
+    { name: string; queue: string; key: string | null; uniqueKey: string | null; scheduleId: string | null; state: JobState; attempt: number; leasedUntil: Date | null }
+  >();
   readonly audit: AuditRecord[] = [];
 
-  job(id: string, key: string | null, queue = 'q') {
-    this.rows.set(id, { queue, key, state: 'scheduled', attempt: 0, leasedUntil: null });
+  job(id: string, key: string | null, queue = 'q', more: { uniqueKey?: string; scheduleId?: string; name?: string } = {}) {
+    this.rows.set(id, { name: more.name ?? 'work', queue, key, uniqueKey: more.uniqueKey ?? null, scheduleId: more.scheduleId ?? null, state: 'scheduled', attempt: 0, leasedUntil: null });
   }
 
   /** Appends an entry (at `at` ms after T0) in log order; a start leases until `lease`. */
   entry(jobId: string, state: JobState, at: number, attempt: number, leaseUntil: number | null = null) {
     const id = this.entries.length + 1;
-    this.entries.push({ id, position: String(id), jobId, name: 'work', at: new Date(T0 + at), state, attempt, error: null, workerId: 'w', leaseUntil: leaseUntil === null ? null : new Date(T0 + leaseUntil) });
+    this.entries.push({ id, position: String(id), jobId, name: this.rows.get(jobId)!.name, at: new Date(T0 + at), state, attempt, error: null, workerId: 'w', leaseUntil: leaseUntil === null ? null : new Date(T0 + leaseUntil) });
     const row = this.rows.get(jobId)!;
     row.state = state;
     row.attempt = attempt;
@@ -41,7 +44,9 @@ class Log {
     jobStatusMany: async ({ jobIds }: { jobIds: readonly string[] }) =>
       jobIds.flatMap((id) => {
         const row = this.rows.get(id);
-        return row ? [{ id, queue: row.queue, concurrencyKey: row.key, state: row.state, attempt: row.attempt } as JobStatus] : [];
+        return row
+          ? [{ id, queue: row.queue, concurrencyKey: row.key, uniqueKey: row.uniqueKey, scheduleId: row.scheduleId, scheduledFor: new Date(T0), state: row.state, attempt: row.attempt } as JobStatus]
+          : [];
       }),
     jobGet: async ({ jobId }: { jobId: string }) => {
       const row = this.rows.get(jobId);
@@ -54,10 +59,10 @@ class Log {
         .slice(0, limit ?? 50),
   };
 
-  check(range: { since?: number; until?: number } = {}) {
+  check(range: { since?: number; until?: number } = {}, keyed = true) {
     const at = (ms: number | undefined) => (ms === undefined ? null : new Date(T0 + ms));
     const store = { ...this.store, capabilities: { serialWrites: this.serial } };
-    return checkLimits(store as never, { since: at(range.since), until: at(range.until), pageSize: 2 });
+    return checkLimits(store as never, { since: at(range.since), until: at(range.until), pageSize: 2 }, undefined, keyed);
   }
 }
 
@@ -180,6 +185,32 @@ describe('verify: concurrency limits judged from the log', () => {
     expect(found.timelines.unreadable).toBe(1);
   });
 
+  it('issue 40: claims that wait on a job whose lapsed lease nothing ended are judged up to a bound, the rest counted; once it ends they are settled and judging goes on', async () => {
+    const log = capped(1);
+    log.job('stuck', 'k');
+    log.entry('stuck', 'running', 0, 1);
+    log.lease('stuck', 30_000);
+    const n = MAX_WAITING + 1;
+    for (let i = 0; i < n; i++) {
+      log.job(`j${i}`, 'k');
+      log.entry(`j${i}`, 'running', 60_000 + i * 10, 1);
+      log.entry(`j${i}`, 'succeeded', 60_000 + i * 10 + 5, 1, 60_000 + i * 10 + 60_000);
+    }
+    const waited = await log.check();
+    expect(waited.violations).toEqual([]);
+    expect(waited.unjudged).toBe(1);
+    // The sweep ends the stuck attempt: every claim waiting on it settles, and a later start over the cap is found.
+    log.entry('stuck', 'dead_lettered', 200_000, 1, 30_000);
+    for (const id of ['x', 'y']) log.job(id, 'k');
+    log.entry('x', 'running', 300_000, 1);
+    log.entry('y', 'running', 310_000, 1);
+    log.lease('x', 400_000);
+    log.lease('y', 400_000);
+    const settled = await log.check();
+    expect(settled.violations.map((v) => [v.rule, v.jobId])).toEqual([['limit_exceeded', 'y']]);
+    expect(settled.unjudged).toBe(1);
+  });
+
   it('issue 40: only starts in the range are judged, against jobs that started before it', async () => {
     const log = capped(1);
     for (const id of ['a', 'b']) log.job(id, 'k');
@@ -208,7 +239,7 @@ describe('verify: concurrency limits judged from the log', () => {
     expect((await log.check()).violations.map((v) => [v.rule, v.jobId])).toEqual([['limit_exceeded', 'b']]);
   });
 
-  it('issue 40: no limit ever logged reads no history', async () => {
+  it('issue 40: no limit ever logged, and no job with a unique key or minted by a schedule stored, reads no history', async () => {
     const log = new Log();
     log.job('a', 'k');
     log.entry('a', 'running', 0, 1);
@@ -218,7 +249,7 @@ describe('verify: concurrency limits judged from the log', () => {
       reads += 1;
       return read(params);
     };
-    expect(await log.check()).toMatchObject({ anyLimit: false, capStarts: 0, violations: [] });
+    expect(await log.check({}, false)).toMatchObject({ anyLimit: false, capStarts: 0, violations: [] });
     expect(reads).toBe(0);
   });
 });
@@ -269,5 +300,59 @@ describe('verify: rate limits judged from the log', () => {
     log.job('e', 'k');
     log.entry('e', 'running', 3 * MIN, 1);
     expect((await log.check()).violations.map((v) => v.jobId)).toEqual(['e']);
+  });
+});
+
+describe('verify: unique keys and occurrences judged from the log', () => {
+  it('issue 40: a job that takes a unique key its wire name\'s unfinished job holds is unique_key_twice; a key of another name, or one freed, is not', async () => {
+    const log = new Log();
+    log.job('a', null, 'q', { uniqueKey: 'u' });
+    log.job('b', null, 'q', { uniqueKey: 'u' });
+    log.job('other', null, 'q', { uniqueKey: 'u', name: 'other' });
+    log.job('c', null, 'q', { uniqueKey: 'u' });
+    log.entry('a', 'scheduled', 0, 0);
+    log.entry('other', 'scheduled', 5_000, 0);
+    log.entry('b', 'scheduled', 10_000, 0);
+    log.entry('a', 'running', 15_000, 1);
+    log.entry('a', 'succeeded', 20_000, 1, 60_000);
+    log.entry('b', 'cancelled', 25_000, 0);
+    log.entry('c', 'scheduled', 30_000, 0);
+    const found = await log.check();
+    expect(found.violations.map((v) => [v.rule, v.jobId, v.entryIds])).toEqual([['unique_key_twice', 'b', [1, 3]]]);
+    expect(found.violations[0]!.message).toBe('Job b took the unique key "u" of work in entry 3, while job a, unfinished since entry 1, still held it.');
+    expect(found.uniqueKeysTaken).toBe(4);
+  });
+
+  it('issue 40: a replay takes the key again; a holder that ended about when the other took it, or still unfinished, is judged by its margin and its row', async () => {
+    const log = new Log();
+    for (const id of ['a', 'd', 'e']) log.job(id, null, 'q', { uniqueKey: 'u' });
+    log.entry('a', 'scheduled', 0, 0);
+    log.entry('a', 'running', 1_000, 1);
+    log.entry('a', 'dead_lettered', 2_000, 1, 60_000);
+    log.entry('d', 'scheduled', 10_000, 0);
+    // d's success began a moment after e's enqueue was stamped, and may have committed before it
+    // looked for a holder: within the margin, not judged.
+    log.entry('d', 'running', 11_000, 1);
+    log.entry('e', 'scheduled', 12_000, 0);
+    log.entry('d', 'succeeded', 12_500, 1, 60_000);
+    // a, replayed while e waits: a takes the key e holds.
+    log.entry('a', 'scheduled', 30_000, 0);
+    expect((await log.check()).violations.map((v) => [v.rule, v.jobId])).toEqual([['unique_key_twice', 'a']]);
+    // e has no entry after its creation: its stored row says whether it still held the key. With
+    // the row gone (only a finished job is deleted), it is taken to have given the key up.
+    log.rows.delete('e');
+    expect((await log.check()).violations).toEqual([]);
+  });
+
+  it('issue 40: two unfinished jobs for one schedule\'s tick are occurrence_twice', async () => {
+    const log = new Log();
+    log.job('m1', null, 'q', { scheduleId: 's' });
+    log.job('m2', null, 'q', { scheduleId: 's' });
+    log.entry('m1', 'scheduled', 0, 0);
+    log.entry('m2', 'scheduled', 10_000, 0);
+    const found = await log.check();
+    expect(found.violations.map((v) => [v.rule, v.jobId])).toEqual([['occurrence_twice', 'm2']]);
+    expect(found.violations[0]!.message).toBe('Job m2 was minted for the occurrence of schedule s at 2030-01-01T00:00:00.000Z in entry 2, while job m1, unfinished since entry 1, was that occurrence.');
+    expect(found.occurrencesMinted).toBe(2);
   });
 });

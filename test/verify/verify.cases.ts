@@ -20,6 +20,11 @@ export interface VerifyTarget {
   trimOldest(jobId: string, count: number): Promise<void>;
   /** Moves every audit entry `ms` into the past, as if the limits it records had been set that long ago. */
   backdateAudit(ms: number): Promise<void>;
+  /**
+   * Writes a copy of the job's row under `newId`, as a store that wrote one job twice would, with
+   * the entry its insert leaves in the history, stamped `inMs` from now.
+   */
+  copyJob(jobId: string, newId: string, inMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -86,7 +91,16 @@ const startBeside = async (t: VerifyTarget, id: string, key: string) => {
 };
 
 /** The sabotage table: each rule, a job set up for it, and the broken write that breaks it. */
-const SABOTAGE: readonly { rule: VerifyRule; queue: string; dependant?: true; key?: string; break: (t: VerifyTarget, id: string, queue: string) => Promise<void> }[] = [
+const SABOTAGE: readonly {
+  rule: VerifyRule;
+  queue: string;
+  dependant?: true;
+  key?: string;
+  /** More of the sabotaged job's enqueue options. */
+  job?: Record<string, unknown>;
+  /** Breaks the rule; resolves with the job named for it when that is another than the sabotaged one. */
+  break: (t: VerifyTarget, id: string, queue: string) => Promise<string | void>;
+}[] = [
   { rule: 'illegal_transition', queue: 's-illegal', break: (t, id) => t.writeEntry(id, 'succeeded', 0) },
   {
     rule: 'terminal_left',
@@ -154,6 +168,30 @@ const SABOTAGE: readonly { rule: VerifyRule; queue: string; dependant?: true; ke
       await startBeside(t, id, 's-rate');
     },
   },
+  // The job, dead-lettered, is replayed while another holds its unique key, as a replay that ignored the key would.
+  {
+    rule: 'unique_key_twice',
+    queue: 's-unique',
+    job: { uniqueKey: 's-unique', maxAttempts: 1 },
+    break: async (t, id) => {
+      const job = await claim(t.store, 's-unique');
+      await t.store.jobCompleteMany({ workerId: 'w', outcomes: [{ jobId: id, attempt: job.attempt, kind: 'failed', error: 'boom', retryDelayMs: 0 }] });
+      await t.store.jobEnqueue({ job: { name: 'sabotaged', payload: {}, queue: 's-unique-beside', uniqueKey: 's-unique' } });
+      await t.writeEntry(id, 'scheduled', 0, undefined, 10_000);
+    },
+  },
+  // A schedule's occurrence written a second time under another id, as a mint that ignored the occurrence id would.
+  {
+    rule: 'occurrence_twice',
+    queue: 's-occurrence',
+    break: async (t) => {
+      const { schedule } = await t.store.scheduleUpsert({ schedule: { name: 'minted', payload: {}, queue: 's-occurrence-minted', everyMs: 3_600_000 } });
+      const { id: minted } = await t.store.scheduleTrigger({ scheduleId: schedule.id });
+      const twin = '0190a9d2-0000-7000-8000-00000000beef';
+      await t.copyJob(minted, twin, 10_000);
+      return twin;
+    },
+  },
 ];
 
 /** verifyHistory on one store: clean over a real workload, each sabotaged rule named with its job. */
@@ -187,6 +225,9 @@ export function verifyCases(open: () => Promise<VerifyTarget>): void {
         capStarts: 0,
         rateStarts: 0,
         startsUnattributed: 0,
+        // No job has a unique key, and none was minted.
+        uniqueKeysTaken: 0,
+        occurrencesMinted: 0,
       });
       expect(report.notChecked.join(' ')).not.toMatch(/lease/);
     }
@@ -196,13 +237,12 @@ export function verifyCases(open: () => Promise<VerifyTarget>): void {
     const t = await fresh();
     await workload(t.store);
     const broken = new Map<VerifyRule, string>();
-    for (const { rule, queue, dependant, key, break: sabotage } of SABOTAGE) {
+    for (const { rule, queue, dependant, key, job: extra, break: sabotage } of SABOTAGE) {
       const parent = dependant ? [(await t.store.jobEnqueue({ job: { name: 'parent', payload: { rule }, queue: `${queue}-parent` } })).id] : undefined;
       const { id } = await t.store.jobEnqueue({
-        job: { name: 'sabotaged', payload: { rule }, queue, maxAttempts: 3, ...(parent ? { dependsOn: parent } : {}), ...(key ? { concurrencyKey: key } : {}) },
+        job: { name: 'sabotaged', payload: { rule }, queue, maxAttempts: 3, ...(parent ? { dependsOn: parent } : {}), ...(key ? { concurrencyKey: key } : {}), ...extra },
       });
-      await sabotage(t, id, queue);
-      broken.set(rule, id);
+      broken.set(rule, (await sabotage(t, id, queue)) ?? id);
     }
     const report = await verifyHistory(t.store, { pageSize: 4 });
     for (const [rule, jobId] of broken) {
@@ -246,7 +286,7 @@ export function verifyCases(open: () => Promise<VerifyTarget>): void {
     expect(report.notChecked.join(' ')).not.toMatch(/limit/i);
   });
 
-  it('issue 40: a start within a minute of a limit\'s change is not judged, and a start of a job no longer stored is counted, not judged', async () => {
+  it('issue 40: a start within the margin of a limit\'s change is not judged (a minute on PostgreSQL and MySQL, 10 ms where writes take turns), and a start of a job no longer stored is counted, not judged', async () => {
     const t = await fresh();
     await t.store.concurrencyLimitSet({ target: { key: 'tenant' }, max: 1 });
     const { id } = await t.store.jobEnqueue({ job: { name: 'work', payload: 1, queue: 'fresh', concurrencyKey: 'tenant' } });
@@ -255,8 +295,12 @@ export function verifyCases(open: () => Promise<VerifyTarget>): void {
     const { id: beside } = await t.store.jobEnqueue({ job: { name: 'work', payload: 2, queue: 'fresh-beside', concurrencyKey: 'tenant' } });
     await t.writeEntry(beside, 'running', 1, { workerId: 'w', leaseUntil: new Date(t.now() + LEASE) }, 10_000);
     const justSet = await verifyHistory(t.store);
-    expect(justSet.violations.map((v) => v.rule)).toEqual(['state_mismatch']);
-    expect(justSet.checked).toMatchObject({ capStarts: 0 });
+    if (t.store.capabilities.serialWrites === true) {
+      expect(justSet.violations.map((v) => v.rule).sort()).toEqual(['limit_exceeded', 'state_mismatch']);
+    } else {
+      expect(justSet.violations.map((v) => v.rule)).toEqual(['state_mismatch']);
+      expect(justSet.checked).toMatchObject({ capStarts: 0 });
+    }
     await t.backdateAudit(LONG_AGO);
     expect((await verifyHistory(t.store)).violations.map((v) => [v.rule, v.jobId])).toEqual(expect.arrayContaining([['limit_exceeded', beside]]));
     // The first job succeeds and is deleted, as retention would: its start has no key to judge by.

@@ -27,6 +27,12 @@ describe('verifyHistory on the memory store', () => {
         const oldest = new Set(tables.history.filter((e) => e.jobId === jobId).slice(0, count));
         tables.history.splice(0, tables.history.length, ...tables.history.filter((e) => !oldest.has(e)));
       },
+      copyJob: async (jobId, newId, inMs) => {
+        const row = tables.jobs.get(jobId)!;
+        tables.jobs.set(newId, { ...row, id: newId });
+        const id = tables.nextHistoryId++;
+        tables.history.push({ id, position: String(id), jobId: newId, name: row.name, at: new Date(store.clock.now() + inMs), state: row.state, attempt: row.attempt, error: null, workerId: null, leaseUntil: null });
+      },
       backdateAudit: async (ms) => {
         tables.auditLog.splice(0, tables.auditLog.length, ...tables.auditLog.map((entry) => ({ ...entry, at: new Date(entry.at.getTime() - ms) })));
       },

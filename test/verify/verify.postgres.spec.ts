@@ -29,6 +29,15 @@ describe('verifyHistory on the PostgreSQL store', () => {
       trimOldest: async (jobId, count) => {
         await dataSource.query(`DELETE FROM ${history} WHERE id IN (SELECT id FROM ${history} WHERE job_id = $1 ORDER BY id LIMIT $2)`, [jobId, count]);
       },
+      copyJob: async (jobId, newId, inMs) => {
+        const columns = ((await dataSource.query(
+          `SELECT column_name AS name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'jobs' AND is_identity = 'NO' AND is_generated = 'NEVER' ORDER BY ordinal_position`,
+          [schema],
+        )) as { name: string }[]).map((c) => c.name);
+        const picked = columns.map((c) => (c === 'id' ? '$2::uuid' : c)).join(', ');
+        await dataSource.query(`INSERT INTO ${jobs} (${columns.join(', ')}) SELECT ${picked} FROM ${jobs} WHERE id = $1`, [jobId, newId]);
+        await dataSource.query(`UPDATE ${history} SET at = at + $2 * interval '1 millisecond' WHERE job_id = $1`, [newId, inMs]);
+      },
       backdateAudit: async (ms) => {
         await dataSource.query(`UPDATE ${store.naming.audit} SET at = at - $1 * interval '1 millisecond'`, [ms]);
       },

@@ -33,6 +33,13 @@ describe('verifyHistory on the SQLite store', () => {
       trimOldest: async (jobId, count) => {
         await dataSource.query(`DELETE FROM ${history} WHERE id IN (SELECT id FROM ${history} WHERE job_id = ? ORDER BY id LIMIT ?)`, [jobId, count]);
       },
+      copyJob: async (jobId, newId, inMs) => {
+        // seq is the rowid: the copy gets its own.
+        const columns = ((await dataSource.query(`SELECT name FROM pragma_table_info(?)`, [jobs.replace(/"/g, '')])) as { name: string }[]).map((c) => c.name).filter((c) => c !== 'seq');
+        const picked = columns.map((c) => (c === 'id' ? '?' : c)).join(', ');
+        await dataSource.query(`INSERT INTO ${jobs} (${columns.join(', ')}) SELECT ${picked} FROM ${jobs} WHERE id = ?`, [newId, jobId]);
+        await dataSource.query(`UPDATE ${history} SET at = at + ? WHERE job_id = ?`, [inMs, newId]);
+      },
       backdateAudit: async (ms) => {
         await dataSource.query(`UPDATE ${store.naming.audit} SET at = at - ?`, [ms]);
       },

@@ -24,7 +24,7 @@ class CountingStore {
       this.failNext = false;
       throw new Error('connection reset');
     }
-    return jobIds.map((id) => ({ id, queue: 'default', concurrencyKey: null, state: 'running', attempt: 1, maxAttempts: 3, lastError: null, output: null, finishedAt: null }));
+    return jobIds.map((id) => ({ id, queue: 'default', concurrencyKey: null, uniqueKey: null, scheduleId: null, scheduledFor: new Date(0), state: 'running', attempt: 1, maxAttempts: 3, lastError: null, output: null, finishedAt: null }));
   }
 }
 

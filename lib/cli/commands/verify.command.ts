@@ -10,12 +10,12 @@ const count = (n: number) => n.toLocaleString('en-US');
 const HISTORY_LEASE_SCHEMA = 26;
 
 function summary(report: VerifyReport): string[] {
-  const { entries, jobs, transitions, attempts, leases, releases, jobsCompared, capStarts, rateStarts } = report.checked;
+  const { entries, jobs, transitions, attempts, leases, releases, jobsCompared, capStarts, rateStarts, uniqueKeysTaken, occurrencesMinted } = report.checked;
   const { since, until } = report;
   const range =
     since === null ? (until === null ? 'the whole history' : `the history before ${iso(until)}`) : until === null ? `the history since ${iso(since)}` : `the history from ${iso(since)} to ${iso(until)}`;
   const compared = report.until === null ? `, and compared ${count(jobsCompared)} stored jobs with the last entry of their history` : '';
-  return [`Checked ${count(entries)} entries of ${count(jobs)} jobs in ${range} (${count(transitions)} changes of state, ${count(attempts)} attempts, ${count(leases)} ends of a lease, ${count(releases)} releases of a dependant, ${count(capStarts)} starts under a concurrency limit, ${count(rateStarts)} under a rate)${compared}.`];
+  return [`Checked ${count(entries)} entries of ${count(jobs)} jobs in ${range} (${count(transitions)} changes of state, ${count(attempts)} attempts, ${count(leases)} ends of a lease, ${count(releases)} releases of a dependant, ${count(capStarts)} starts under a concurrency limit, ${count(rateStarts)} under a rate, ${count(uniqueKeysTaken)} unique keys taken, ${count(occurrencesMinted)} occurrences minted)${compared}.`];
 }
 
 export function registerVerify(program: Command, ctx: CliContext): void {

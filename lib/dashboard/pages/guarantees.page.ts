@@ -29,7 +29,7 @@ function lastRun(ctx: PageContext, run: VerifyRun): SafeHtml {
         )}</tbody></table></div>`;
   return html`<section id="last-run"><h2>Last run</h2>
 <p>${timeCell(run.at, ctx.now)}, by <code>${run.actor}</code>, over ${range(run)}: ${found(run)}.</p>
-<p>Checked ${n(c.entries)} history entries of ${n(c.jobs)} jobs: ${n(c.transitions)} changes of state, ${n(c.attempts)} attempts, ${n(c.leases)} ends of a lease, ${n(c.releases)} releases of a dependant, ${n(c.capStarts)} starts under a concurrency limit, ${n(c.rateStarts)} under a rate${run.until === null ? html`, and ${n(c.jobsCompared)} stored jobs compared with their history` : ''}.</p>
+<p>Checked ${n(c.entries)} history entries of ${n(c.jobs)} jobs: ${n(c.transitions)} changes of state, ${n(c.attempts)} attempts, ${n(c.leases)} ends of a lease, ${n(c.releases)} releases of a dependant, ${n(c.capStarts)} starts under a concurrency limit, ${n(c.rateStarts)} under a rate, ${n(c.uniqueKeysTaken)} unique keys taken, ${n(c.occurrencesMinted)} occurrences minted${run.until === null ? html`, and ${n(c.jobsCompared)} stored jobs compared with their history` : ''}.</p>
 ${violations}
 ${run.notChecked.length === 0 ? '' : html`<h3>Not checked</h3><ul>${run.notChecked.map((line) => html`<li>${line}</li>`)}</ul>`}
 </section>`;

@@ -43,8 +43,8 @@ export class MemoryReads {
     return jobIds.flatMap((id) => {
       const row = this.state.tables.jobs.get(id);
       if (!row) return [];
-      const { queue, concurrencyKey, state, attempt, maxAttempts, lastError, output, finishedAt } = row;
-      return [toJobStatus({ id, queue, concurrency_key: concurrencyKey, state, attempt, max_attempts: maxAttempts, last_error: lastError, output, finished_at: finishedAt })];
+      const { queue, concurrencyKey, uniqueKey, scheduleId, scheduledFor, state, attempt, maxAttempts, lastError, output, finishedAt } = row;
+      return [toJobStatus({ id, queue, concurrency_key: concurrencyKey, unique_key: uniqueKey ?? null, schedule_id: scheduleId, scheduled_for: scheduledFor, state, attempt, max_attempts: maxAttempts, last_error: lastError, output, finished_at: finishedAt })];
     });
   }
 

@@ -37,9 +37,9 @@ function track<T>(promise: Promise<T>): { readonly value?: T; readonly error?: u
 }
 
 export function jobWaitCases(ctx: SuiteContext): void {
-  it('reads where many jobs stand in one call, with their queue and key, leaving out ids with no job, without payloads', async () => {
+  it('reads where many jobs stand in one call, with their queue and keys, leaving out ids with no job, without payloads', async () => {
     const h = await ctx.open();
-    const done = await enqueue(h.store, { queue: 'a' });
+    const done = await enqueue(h.store, { queue: 'a', uniqueKey: 'once ☃' });
     const dead = await enqueue(h.store, { queue: 'b', maxAttempts: 1 });
     const waiting = await enqueue(h.store, { queue: 'c', concurrencyKey: 'tenant ☃' });
     await claimOne(h.store, 'worker-a', ['a']);
@@ -54,10 +54,11 @@ export function jobWaitCases(ctx: SuiteContext): void {
     const statuses = await h.store.jobStatusMany({ jobIds: [done, dead.toUpperCase(), waiting, MISSING, done] });
     const byId = new Map(statuses.map((status) => [status.id, status]));
     expect(statuses).toHaveLength(3);
-    expect(byId.get(done)).toEqual({ id: done, queue: 'a', concurrencyKey: null, state: 'succeeded', attempt: 1, maxAttempts: 10, lastError: null, output: { total: 42 }, finishedAt: expect.any(Date) });
-    expect(byId.get(dead)).toEqual({ id: dead, queue: 'b', concurrencyKey: null, state: 'dead_lettered', attempt: 1, maxAttempts: 1, lastError: 'boom', output: null, finishedAt: expect.any(Date) });
-    expect(byId.get(waiting)).toEqual({ id: waiting, queue: 'c', concurrencyKey: 'tenant ☃', state: 'scheduled', attempt: 0, maxAttempts: 10, lastError: null, output: null, finishedAt: null });
+    expect(byId.get(done)).toEqual({ id: done, queue: 'a', concurrencyKey: null, uniqueKey: 'once ☃', scheduleId: null, scheduledFor: expect.any(Date), state: 'succeeded', attempt: 1, maxAttempts: 10, lastError: null, output: { total: 42 }, finishedAt: expect.any(Date) });
+    expect(byId.get(dead)).toEqual({ id: dead, queue: 'b', concurrencyKey: null, uniqueKey: null, scheduleId: null, scheduledFor: expect.any(Date), state: 'dead_lettered', attempt: 1, maxAttempts: 1, lastError: 'boom', output: null, finishedAt: expect.any(Date) });
+    expect(byId.get(waiting)).toEqual({ id: waiting, queue: 'c', concurrencyKey: 'tenant ☃', uniqueKey: null, scheduleId: null, scheduledFor: expect.any(Date), state: 'scheduled', attempt: 0, maxAttempts: 10, lastError: null, output: null, finishedAt: null });
     expect(byId.get(done)!.finishedAt!.getTime()).toBe((await h.store.jobGet({ jobId: done }))!.finishedAt!.getTime());
+    expect(byId.get(waiting)!.scheduledFor.getTime()).toBe((await h.store.jobGet({ jobId: waiting }))!.scheduledFor.getTime());
     expect(await h.store.jobStatusMany({ jobIds: [] })).toEqual([]);
   });
 

@@ -9,7 +9,7 @@ import type { PostgresNaming } from '../postgres-naming.js';
  */
 export function jobStatusManyQuery(t: PostgresNaming) {
   const text =
-    `SELECT id, queue, concurrency_key, state, attempt, max_attempts, last_error, output::text AS output, ` +
+    `SELECT id, queue, concurrency_key, unique_key, schedule_id, date_part('epoch', scheduled_for) * 1000 AS scheduled_for, state, attempt, max_attempts, last_error, output::text AS output, ` +
     `date_part('epoch', finished_at) * 1000 AS finished_at FROM ${t.jobs} WHERE id = ANY($1::uuid[])`;
   return async (db: PgExecutor, ids: readonly string[]): Promise<JobStatus[]> =>
     (await db.query<JobStatusRow>(text, [ids])).map(toJobStatus);
