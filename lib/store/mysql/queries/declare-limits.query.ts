@@ -19,18 +19,38 @@ export function declareLimitsStatements(t: MysqlNaming, jobs: readonly NewJob[])
     if (job.rateLimit && !rates.has(key)) rates.set(key, job.rateLimit);
   }
   const statements: MysqlStatement[] = [];
-  // A declared limit is audited like a set one (verify reads a limit's history from the audit log):
-  // one key per statement, so the audit entry follows only the insert that wrote a row. An INSERT
-  // IGNORE that met the key's row counts no row, whatever the session's found-rows flag.
-  for (const [key, max] of caps) {
-    statements.push({ sql: `INSERT IGNORE INTO ${t.limits} (\`key\`, max, pending, updated_at) VALUES (?, ?, TRUE, UTC_TIMESTAMP(3))`, values: [key, max] });
-    statements.push(declaredAudit(t, 'limit.declare', key, { max }));
+  if (caps.size === 0 && rates.size === 0) return statements;
+  // A declared limit is audited like a set one (verify reads a limit's history from the audit
+  // log), and only by the enqueue that wrote its row: that row, and no other, carries this
+  // statement's instant. The duplicate takes the row's exclusive lock, as before, so declarers of
+  // one new key queue behind the first instead of deadlocking when it rolls back.
+  statements.push({ sql: 'SET @declared_at = UTC_TIMESTAMP(3)' });
+  if (caps.size > 0) {
+    statements.push({
+      sql: `INSERT INTO ${t.limits} (\`key\`, max, pending, updated_at) VALUES ${[...caps].map(() => '(?, ?, TRUE, @declared_at)').join(', ')}
+            ON DUPLICATE KEY UPDATE \`key\` = \`key\``,
+      values: [...caps].flat(),
+    });
+    statements.push({
+      sql: `INSERT INTO ${t.audit} (at, actor, action, target, detail)
+            SELECT @declared_at, 'enqueue', 'limit.declare', l.\`key\`, JSON_OBJECT('max', l.max) FROM ${t.limits} l
+            WHERE l.\`key\` IN (?) AND l.pending = TRUE AND l.updated_at = @declared_at ORDER BY l.\`key\``,
+      values: [[...caps.keys()]],
+    });
   }
   for (const [key, rate] of rates) {
     // Starts only for a limit that has none: a kept one has its own. A second enqueue declaring the
     // same new key waits on the first's row above, and then reads the first's starts here.
-    statements.push({ sql: `INSERT IGNORE INTO ${t.rateLimits} (\`key\`, max, per_ms, updated_at) VALUES (?, ?, ?, UTC_TIMESTAMP(3))`, values: [key, rate.max, rate.perMs] });
-    statements.push(declaredAudit(t, 'rate_limit.declare', key, { rate: { max: rate.max, perMs: rate.perMs } }));
+    statements.push({
+      sql: `INSERT INTO ${t.rateLimits} (\`key\`, max, per_ms, updated_at) VALUES (?, ?, ?, @declared_at) ON DUPLICATE KEY UPDATE \`key\` = \`key\``,
+      values: [key, rate.max, rate.perMs],
+    });
+    statements.push({
+      sql: `INSERT INTO ${t.audit} (at, actor, action, target, detail)
+            SELECT @declared_at, 'enqueue', 'rate_limit.declare', r.\`key\`, JSON_OBJECT('rate', JSON_OBJECT('max', r.max, 'perMs', r.per_ms)) FROM ${t.rateLimits} r
+            WHERE r.\`key\` = ? AND r.updated_at = @declared_at`,
+      values: [key],
+    });
     statements.push({
       sql: `INSERT INTO ${t.rateStarts} (\`key\`, n)
             SELECT ?, n FROM JSON_TABLE(?, '$[*]' COLUMNS (n INT PATH '$')) AS s
@@ -39,12 +59,4 @@ export function declareLimitsStatements(t: MysqlNaming, jobs: readonly NewJob[])
     });
   }
   return statements;
-}
-
-/** The audit entry of a declaration, written only when the statement before it inserted the limit's row. */
-function declaredAudit(t: MysqlNaming, action: string, key: string, detail: Record<string, unknown>): MysqlStatement {
-  return {
-    sql: `INSERT INTO ${t.audit} (at, actor, action, target, detail) SELECT UTC_TIMESTAMP(3), 'enqueue', ?, ?, ? FROM DUAL WHERE ROW_COUNT() = 1`,
-    values: [action, key, JSON.stringify(detail)],
-  };
 }
