@@ -150,10 +150,13 @@ describe('MySQL store reads (MariaDB)', () => {
     const done = await job({ state: 'succeeded', finishedAt: Date.UTC(2026, 0, 1, 0, 0, 0, 1), output: '{"ok":"✓🚀"}', attempt: 1 });
     const waiting = await job();
     const statuses = await driver.jobStatusMany({ jobIds: [done, randomUUID(), waiting] });
+    const identity = { queue: 'default', concurrencyKey: null, uniqueKey: null, scheduleId: null, scheduledFor: expect.any(Date) };
     expect(statuses.sort((a, b) => (a.id === done ? -1 : b.id === done ? 1 : 0))).toEqual([
-      { id: done, state: 'succeeded', attempt: 1, maxAttempts: 5, lastError: null, output: { ok: '✓🚀' }, finishedAt: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, 1)) },
-      { id: waiting, state: 'scheduled', attempt: 0, maxAttempts: 5, lastError: null, output: null, finishedAt: null },
+      { id: done, ...identity, state: 'succeeded', attempt: 1, maxAttempts: 5, lastError: null, output: { ok: '✓🚀' }, finishedAt: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, 1)) },
+      { id: waiting, ...identity, state: 'scheduled', attempt: 0, maxAttempts: 5, lastError: null, output: null, finishedAt: null },
     ]);
+    // The instant it was meant to run, to the millisecond, as jobGet reads it.
+    expect(statuses.find((s) => s.id === waiting)!.scheduledFor.getTime()).toBe((await driver.jobGet({ jobId: waiting }))!.scheduledFor.getTime());
     expect(await driver.jobStatusMany({ jobIds: [] })).toEqual([]);
   });
 
