@@ -1,5 +1,5 @@
 import type { Rate } from '../store/enqueue-input.types.js';
-import type { AuditRecord, OperatorStore } from '../store/index.js';
+import { limitKey, type AuditRecord, type JobStore, type LimitTarget, type OperatorStore } from '../store/index.js';
 
 /** A limit's value from one audited change on: a number or rate, or null where it was removed. */
 interface Change<T> {
@@ -109,4 +109,27 @@ export async function readLimitTimelines(store: Pick<OperatorStore, 'auditList'>
     return ok ? { max: rate.max as number, perMs: rate.perMs as number } : undefined;
   });
   return { caps, rates, unreadable };
+}
+
+/**
+ * Limits stored now whose changes the audit log does not hold (declared before declarations were
+ * audited): the starts under them go unjudged. Reads the limits a page at a time, each page's last
+ * limit the cursor of the next.
+ */
+export async function unrecordedLimits(store: Pick<JobStore, 'concurrencyLimitList' | 'rateLimitList'>, { caps, rates }: LimitTimelines): Promise<number> {
+  let count = 0;
+  const lists = [
+    [(after?: LimitTarget) => store.concurrencyLimitList({ limit: PAGE, ...(after ? { after } : {}) }), caps, ['max']],
+    [(after?: LimitTarget) => store.rateLimitList({ limit: PAGE, ...(after ? { after } : {}) }), rates, ['max', 'perMs']],
+  ] as const;
+  for (const [list, known, carries] of lists) {
+    let after: LimitTarget | undefined;
+    for (;;) {
+      const page: LimitTarget[] = await list(after);
+      count += page.filter((limit) => !known.has(limitKey(limit, 'A limit', carries))).length;
+      if (page.length < PAGE) break;
+      after = page.at(-1);
+    }
+  }
+  return count;
 }

@@ -1,6 +1,7 @@
 import { isTerminalState } from '../core/index.js';
 import type { HistoryEntry, JobStore } from '../store/index.js';
 import type { VerifyRule, VerifyViolation } from './history-rules.js';
+import { MAX_WAITING } from './stamp-margins.js';
 
 /** A keyed job from the entry that made it hold its key (its creation, or a replay) until one that ended it. */
 interface Holding {
@@ -16,9 +17,6 @@ interface Twin {
   pending: number;
   readonly held: HistoryEntry[];
 }
-
-/** Takings of a key waiting at once for the jobs that held it to give it up; one more is not judged, and counted. */
-const MAX_TWINS = 10_000;
 
 /** The key as a quoted string, control characters escaped and clipped: it is the application's text. */
 const quoted = (text: string) => JSON.stringify(text.length > 100 ? `${text.slice(0, 100)}…` : text);
@@ -58,7 +56,7 @@ export class KeyWatch {
   readonly violations: VerifyViolation[] = [];
   /** Jobs that took a key in the range, judged against the jobs holding it. */
   judged = 0;
-  /** Takings that looked like twins while MAX_TWINS others waited: not judged. */
+  /** Takings that looked like twins while MAX_WAITING others waited: not judged. */
   unjudged = 0;
   private readonly holding = new Map<string, Holding>();
   private readonly byKey = new Map<string, Set<Holding>>();
@@ -89,7 +87,7 @@ export class KeyWatch {
     if (this.inRange(entry)) {
       this.judged += 1;
       const before = [...(others ?? [])].filter((h) => h.entry.at.getTime() <= t - this.marginMs);
-      if (before.length > 0 && this.twins >= MAX_TWINS) this.unjudged += 1;
+      if (before.length > 0 && this.twins >= MAX_WAITING) this.unjudged += 1;
       else if (before.length > 0) {
         this.twins += 1;
         const twin: Twin = { entry, key, pending: before.length, held: [] };

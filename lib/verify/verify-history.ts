@@ -2,7 +2,9 @@ import { assertInstant, assertPositiveInteger, InvalidArgumentError, showValue, 
 import type { HistoryEntry, JobStore } from '../store/index.js';
 import { checkReleases, type Release } from './dependency-order.js';
 import { checkJobEntries, VERIFY_RULES, type VerifyViolation } from './history-rules.js';
-import { checkLimits, MAX_WAITING, unrecordedLimits } from './limit-rules.js';
+import { unrecordedLimits } from './limit-timeline.js';
+import { checkInLogOrder } from './log-order-pass.js';
+import { MAX_WAITING } from './stamp-margins.js';
 
 /** The range and the reads of a {@link verifyHistory} run. */
 export interface VerifyOptions {
@@ -224,14 +226,14 @@ export async function verifyHistory(store: VerifyStore, options: VerifyOptions =
   await finish(current);
   await compare();
   await judgeReleases();
-  const limits = await checkLimits(store, { since, until, pageSize }, signal, keyed);
+  const limits = await checkInLogOrder(store, { since, until, pageSize }, keyed, signal);
   checked.capStarts = limits.capStarts;
   checked.rateStarts = limits.rateStarts;
   checked.startsUnattributed = limits.startsUnattributed;
   checked.uniqueKeysTaken = limits.uniqueKeysTaken;
   checked.occurrencesMinted = limits.occurrencesMinted;
   found(limits.violations);
-  const unrecorded = checked.entries === 0 ? 0 : await unrecordedLimits(store, limits);
+  const unrecorded = checked.entries === 0 ? 0 : await unrecordedLimits(store, limits.timelines);
 
   const notChecked = [
     ...(checked.entries === 0 ? ['Every rule: the history holds no entry in this range. A store with historyPolicy "off" records none, so nothing could be checked.'] : []),

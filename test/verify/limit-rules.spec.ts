@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import type { JobRecord, JobState } from '../../lib/core/index.js';
 import type { AuditRecord, HistoryEntry, JobStatus } from '../../lib/store/index.js';
-import { checkLimits, CONCURRENT_MARGINS, MAX_WAITING } from '../../lib/verify/limit-rules.js';
+import { checkInLogOrder } from '../../lib/verify/log-order-pass.js';
+import { CONCURRENT_MARGINS, MAX_WAITING } from '../../lib/verify/stamp-margins.js';
 
 const T0 = Date.parse('2030-01-01T00:00:00.000Z');
 const MIN = 60_000;
@@ -62,7 +63,7 @@ class Log {
   check(range: { since?: number; until?: number } = {}, keyed = true) {
     const at = (ms: number | undefined) => (ms === undefined ? null : new Date(T0 + ms));
     const store = { ...this.store, capabilities: { serialWrites: this.serial } };
-    return checkLimits(store as never, { since: at(range.since), until: at(range.until), pageSize: 2 }, undefined, keyed);
+    return checkInLogOrder(store as never, { since: at(range.since), until: at(range.until), pageSize: 2 }, keyed);
   }
 }
 
@@ -86,7 +87,8 @@ describe('verify: concurrency limits judged from the log', () => {
     const found = await log.check();
     expect(found.violations.map((v) => [v.rule, v.jobId, v.entryIds])).toEqual([['limit_exceeded', 'b', [1, 2]]]);
     expect(found.violations[0]!.message).toBe('Job b started in entry 2 at 2030-01-01T00:00:10.000Z while 1 job already ran under key:k, whose limit was 1.');
-    expect(found).toMatchObject({ capStarts: 3, rateStarts: 0, startsUnattributed: 0, anyLimit: true });
+    expect(found).toMatchObject({ capStarts: 3, rateStarts: 0, startsUnattributed: 0 });
+    expect(found.timelines.caps.size).toBe(1);
   });
 
   it('issue 40: a job whose end began before the claim is not counted, though its transaction comes later in the log', async () => {
@@ -249,7 +251,9 @@ describe('verify: concurrency limits judged from the log', () => {
       reads += 1;
       return read(params);
     };
-    expect(await log.check({}, false)).toMatchObject({ anyLimit: false, capStarts: 0, violations: [] });
+    const found = await log.check({}, false);
+    expect(found).toMatchObject({ capStarts: 0, violations: [] });
+    expect(found.timelines.caps.size + found.timelines.rates.size).toBe(0);
     expect(reads).toBe(0);
   });
 });

@@ -75,6 +75,17 @@ describeRanges('verifyHistory ranges', () => {
     expect(until.checked).toMatchObject({ entries: 4 });
   });
 
+  it('issue 40: a limit with no change in the audit log (declared before declarations were audited) is counted and said', async () => {
+    const store = new MemoryJobStore();
+    const tables = (store as unknown as { tables: MemoryTables }).tables;
+    await store.jobEnqueue({ job: { name: 'work', payload: 1, concurrencyKey: 'old', concurrencyLimit: 2, rateLimit: { max: 5, perMs: 1_000 } } });
+    await store.concurrencyLimitSet({ target: { queue: 'default' }, max: 3 });
+    // As an older version left it: the declarations were never audited, the queue's cap was.
+    tables.auditLog.splice(0, tables.auditLog.length, ...tables.auditLog.filter((entry) => !entry.action.endsWith('.declare')));
+    const report = await verifyHistory(store);
+    expect(report.notChecked).toContain('2 limits have no change in the audit log (declared before limit declarations were audited), so the starts under them were not judged.');
+  });
+
   it('issue 40: judges a lease taken before the range and ended in it, from the entry before the range', async () => {
     const clock = new ManualClock();
     const store = new MemoryJobStore({ clock });
