@@ -95,54 +95,85 @@ describe('Completer after close', () => {
 });
 
 describe('Completer lending outcomes to a claim (issue 36 item 2)', () => {
-  it('hands its waiting outcomes to a claim that carries them, and settles them from that write', async () => {
+  it('lends nothing while no write of its own is in flight: those outcomes go out at once in their own write, beside the claim', async () => {
     const { gate, settled, completer } = setup();
     completer.submit(outcome('a'));
     completer.submit(outcome('b'));
-    const lent = completer.take();
-    expect(lent.map((o) => o.jobId)).toEqual(['a', 'b']);
-    await settle();
-    // Taken before its own flush ran: nothing is written twice.
-    expect(gate.calls).toHaveLength(0);
-    let idle = false;
-    void completer.idle().then(() => (idle = true));
-    await settle();
-    expect(idle).toBe(false);
-    completer.settle(lent, [
-      { jobId: 'a', attempt: 1, status: 'applied', state: 'succeeded' },
-      { jobId: 'b', attempt: 1, status: 'stale' },
-    ]);
-    await settle();
-    expect(idle).toBe(true);
-    expect(settled).toEqual([
-      { jobId: 'a', result: { jobId: 'a', attempt: 1, status: 'applied', state: 'succeeded' } },
-      { jobId: 'b', result: { jobId: 'b', attempt: 1, status: 'stale' } },
-    ]);
-  });
-
-  it('writes outcomes a failed claim gave back, after the backoff, and lends none while that retry waits', async () => {
-    const { timers, gate, settled, completer } = setup();
-    completer.submit(outcome('a'));
-    const lent = completer.take();
-    completer.giveBack(lent, new Error('connection terminated'));
-    completer.submit(outcome('b'));
     expect(completer.take()).toEqual([]);
     await settle();
-    expect(gate.calls).toHaveLength(0);
-    await timers.advance(100);
     expect(gate.calls.map((c) => c.outcomes.map((o) => o.jobId))).toEqual([['a', 'b']]);
     gate.succeed();
     await settle();
     expect(settled.map((s) => s.jobId)).toEqual(['a', 'b']);
   });
 
+  it('hands a claim the outcomes waiting behind its write in flight, and settles them from the claim\'s write', async () => {
+    const { gate, settled, completer } = setup();
+    completer.submit(outcome('a'));
+    await settle();
+    expect(gate.calls).toHaveLength(1);
+    completer.submit(outcome('b'));
+    completer.submit(outcome('c'));
+    const lent = completer.take();
+    expect(lent.map((o) => o.jobId)).toEqual(['b', 'c']);
+    gate.succeed();
+    await settle();
+    // Lent before its write came back: nothing is written twice.
+    expect(gate.calls.map((c) => c.outcomes.map((o) => o.jobId))).toEqual([['a']]);
+    let idle = false;
+    void completer.idle().then(() => (idle = true));
+    await settle();
+    expect(idle).toBe(false);
+    completer.settle(lent, [
+      { jobId: 'b', attempt: 1, status: 'applied', state: 'succeeded' },
+      { jobId: 'c', attempt: 1, status: 'stale' },
+    ]);
+    await settle();
+    expect(idle).toBe(true);
+    expect(settled).toEqual([
+      { jobId: 'a', result: { jobId: 'a', attempt: 1, status: 'applied', state: 'succeeded' } },
+      { jobId: 'b', result: { jobId: 'b', attempt: 1, status: 'applied', state: 'succeeded' } },
+      { jobId: 'c', result: { jobId: 'c', attempt: 1, status: 'stale' } },
+    ]);
+  });
+
+  it('writes outcomes a failed claim gave back with the retry of its own failed write, after the backoff, and lends none while that retry waits', async () => {
+    const { timers, gate, settled, completer } = setup();
+    completer.submit(outcome('a'));
+    await settle();
+    completer.submit(outcome('b'));
+    const lent = completer.take();
+    expect(lent.map((o) => o.jobId)).toEqual(['b']);
+    completer.giveBack(lent, new Error('connection terminated'));
+    gate.fail();
+    await settle();
+    completer.submit(outcome('c'));
+    expect(completer.take()).toEqual([]);
+    await settle();
+    expect(gate.calls).toHaveLength(1);
+    // Two failures, the claim's and its own: the retry waits 50 ms × 2².
+    await timers.advance(199);
+    expect(gate.calls).toHaveLength(1);
+    await timers.advance(1);
+    expect(gate.calls.map((c) => c.outcomes.map((o) => o.jobId).sort())).toEqual([['a'], ['a', 'b', 'c']]);
+    gate.succeed();
+    await settle();
+    expect(settled.map((s) => s.jobId).sort()).toEqual(['a', 'b', 'c']);
+  });
+
   it('drops outcomes whose claim was refused as bad input: retrying cannot fix them', async () => {
     const { timers, gate, settled, completer } = setup();
     const { InvalidArgumentError } = await import('../../lib/core/index.js');
     completer.submit(outcome('a'));
+    await settle();
+    completer.submit(outcome('b'));
     completer.giveBack(completer.take(), new InvalidArgumentError('output is too large.', 'output'));
+    gate.succeed();
     await timers.advance(600_000);
-    expect(gate.calls).toHaveLength(0);
-    expect(settled).toEqual([{ jobId: 'a', result: 'dropped' }]);
+    expect(gate.calls.map((c) => c.outcomes.map((o) => o.jobId))).toEqual([['a']]);
+    expect(settled).toEqual([
+      { jobId: 'b', result: 'dropped' },
+      { jobId: 'a', result: { jobId: 'a', attempt: 1, status: 'applied', state: 'succeeded' } },
+    ]);
   });
 });
