@@ -40,24 +40,32 @@ async function round() {
   let inFlight = 0;
   let last = 0;
   const spans = [0, 0, 0, 0];
+  // Time with a claim in flight and with an outcome write in flight, each on its own.
+  const busy = { claim: 0, write: 0 };
+  const open = { claim: 0, write: 0 };
   const calls = new Map();
   const mark = () => {
     const now = performance.now();
     spans[Math.min(inFlight, 3)] += now - last;
+    if (open.claim > 0) busy.claim += now - last;
+    if (open.write > 0) busy.write += now - last;
     last = now;
   };
   const wrap = (name, carried) => {
     const original = store[name]?.bind(store);
     if (!original) return;
+    const kind = name === 'jobCompleteMany' ? 'write' : 'claim';
     store[name] = async (input) => {
       mark();
       inFlight += 1;
+      open[kind] += 1;
       const t = performance.now();
       try {
         return await original(input);
       } finally {
         mark();
         inFlight -= 1;
+        open[kind] -= 1;
         const c = calls.get(name) ?? { n: 0, ms: 0, outcomes: 0, limit: 0, got: 0 };
         c.n += 1;
         c.ms += performance.now() - t;
@@ -98,7 +106,7 @@ async function round() {
   await node.stop();
   const pct = (x) => `${((100 * x) / ms).toFixed(0)} %`;
   console.log(`${JOBS} jobs in ${ms.toFixed(0)} ms: ${Math.round(JOBS / (ms / 1000))} jobs/s; node CPU ${((cpu.user + cpu.system) / 1000 / JOBS).toFixed(3)} ms/job, PostgreSQL CPU ${pgMs === null ? '–' : (pgMs / JOBS).toFixed(3)} ms/job, event loop busy ${(100 * elu.utilization).toFixed(0)} %`);
-  console.log(`  store calls in flight: none ${pct(spans[0])}, one ${pct(spans[1])}, two ${pct(spans[2])}, more ${pct(spans[3])}`);
+  console.log(`  store calls in flight: none ${pct(spans[0])}, one ${pct(spans[1])}, two ${pct(spans[2])}, more ${pct(spans[3])}; a claim ${pct(busy.claim)}, an outcome write ${pct(busy.write)}`);
   for (const [name, c] of calls) console.log(`  ${name}: ${c.n} calls, ${(c.ms / c.n).toFixed(2)} ms each, ${(c.outcomes / c.n).toFixed(0)} outcomes and a claim of ${(c.limit / c.n).toFixed(0)} per call`);
   await dataSource.destroy();
   await db.drop();
