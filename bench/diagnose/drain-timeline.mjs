@@ -2,6 +2,7 @@
 // flight, what each call carried, and how busy Node's event loop was. A drain that alternates
 // between Node and PostgreSQL shows up as time with no call in flight while the loop is busy.
 // Usage: node bench/diagnose/drain-timeline.mjs [--jobs 30000] [--concurrency 10] [--batch 200] [--ahead 500] [--async]
+//   [--keys K --cap N: the jobs spread over K concurrency keys, each capped at N] [--queue-cap N] [--rounds R]
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { DataSource } from 'typeorm';
@@ -21,6 +22,9 @@ const { values } = parseArgs({
     async: { type: 'boolean', default: false },
     'no-carry': { type: 'boolean', default: false },
     rounds: { type: 'string', default: '1' },
+    keys: { type: 'string', default: '0' },
+    cap: { type: 'string', default: '10' },
+    'queue-cap': { type: 'string' },
   },
 });
 const JOBS = Number(values.jobs);
@@ -34,7 +38,11 @@ async function round() {
   await store.migrate();
   // --no-carry: outcomes in writes of their own beside the claims, as with asyncClaimCommit (experiment).
   if (values['no-carry']) store.jobCompleteAndClaim = undefined;
-  for (let i = 0; i < JOBS; i += 1_000) await store.jobEnqueueMany({ jobs: Array.from({ length: 1_000 }, (_, j) => ({ name: 'noop', payload: { k: i + j, pad: 'x'.repeat(80) } })) });
+  const keys = Number(values.keys);
+  for (let k = 0; k < keys; k += 1) await store.concurrencyLimitSet({ target: { key: `k${k}` }, max: Number(values.cap) });
+  if (values['queue-cap']) await store.concurrencyLimitSet({ target: { queue: 'default' }, max: Number(values['queue-cap']) });
+  const key = (n) => (keys > 0 ? { concurrencyKey: `k${n % keys}` } : {});
+  for (let i = 0; i < JOBS; i += 1_000) await store.jobEnqueueMany({ jobs: Array.from({ length: 1_000 }, (_, j) => ({ name: 'noop', payload: { k: i + j, pad: 'x'.repeat(80) }, ...key(i + j) })) });
   await dataSource.query('ANALYZE');
 
   let inFlight = 0;

@@ -22,8 +22,9 @@ export interface StoreCapabilities {
    */
   readonly serialWrites?: boolean;
   /**
-   * Whether a worker's claim should carry the outcomes waiting for their write
-   * (`jobCompleteAndClaim`); absent means yes. False on PostgreSQL with `asyncClaimCommit`: a claim
+   * Whether a worker's claim may carry the outcomes waiting for their write
+   * (`jobCompleteAndClaim`; the worker carries only those that wait behind its outcome write in
+   * flight); absent means yes. False on PostgreSQL with `asyncClaimCommit`: a claim
    * carrying outcomes must wait for its flush, and measured 6 % slower than a claim that skips it
    * beside an outcome write of its own.
    */

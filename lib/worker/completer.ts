@@ -64,17 +64,17 @@ export class Completer {
   }
 
   /**
-   * Hands the outcomes waiting behind this completer's write in flight to a caller that sends them
-   * in a write of its own (the node's claim, which carries them when the store writes outcomes and
-   * claims in one statement), so they leave with whichever statement goes first. None while no
-   * write of its own is in flight: those go out at once in their own write, beside the claim, on
-   * another connection. A claim that carried every outcome made the node's writes one chain of
-   * statements, each waiting for the last, and the default drain ran on one database backend at a
-   * time (docs/worker.md). None while a failed write waits to be retried: those go in the retry,
-   * in order. The caller reports back through {@link settle} or {@link giveBack}.
+   * Hands outcomes waiting for a write to a caller that sends them in a write of its own (the
+   * node's claim, which carries them when the store writes outcomes and claims in one statement).
+   * With `all`, every waiting outcome; otherwise only those waiting behind this completer's write in
+   * flight, so they leave with whichever statement goes first, and none while no write of its own
+   * is in flight: those go out at once in their own write, beside the claim, on another connection
+   * (docs/worker.md says when the node asks for all). None while a failed write waits to be
+   * retried: those go in the retry, in order. The caller reports back through {@link settle} or
+   * {@link giveBack}.
    */
-  take(): Outcome[] {
-    if (this.closed || this.retryTimer !== undefined || !this.flushing) return [];
+  take(all = false): Outcome[] {
+    if (this.closed || this.retryTimer !== undefined || (!all && !this.flushing)) return [];
     const batch = this.held(this.pending.splice(0, MAX_BATCH));
     this.lent += batch.length;
     return batch;

@@ -51,8 +51,16 @@ export class NodeAttempts {
   private readonly completer: Completer;
   private readonly snoozedHook: ((delayMs: number) => void) | undefined;
   private readonly jobs = new Map<string, JobRecord>();
-  /** Whether claims carry the outcomes waiting for their write (see StoreCapabilities.claimsCarryOutcomes). */
+  /** Whether claims may carry outcomes waiting for their write (see StoreCapabilities.claimsCarryOutcomes). */
   private readonly carryOutcomes: boolean;
+  /**
+   * Whether the last claim came back with fewer jobs than it asked for. The next claim then carries
+   * every outcome waiting for its write: no backlog waits for the two to run side by side, and a
+   * cap that held jobs back counts the slots those outcomes free. After a full claim it carries
+   * only those waiting behind the completer's write in flight, and the rest go beside it, so a
+   * backlog keeps two connections busy (Completer.take).
+   */
+  private lastClaimShort = true;
   private readonly aborts = new Map<string, AttemptAbort>();
   /**
    * What `settled` tells of each attempt this node started: its name and queue, and when it started
@@ -115,8 +123,9 @@ export class NodeAttempts {
 
   /**
    * Claims as many jobs as the driver has room for now, and tells the driver what came back. The
-   * outcomes waiting for their write go with it when the store writes outcomes and claims in one
-   * call (on PostgreSQL one statement): one round trip instead of two.
+   * outcomes waiting behind the completer's write in flight go with it when the store writes
+   * outcomes and claims in one call (on PostgreSQL one statement), rather than wait for that write
+   * to return (Completer.take).
    */
   async claim(lapsed: boolean): Promise<void> {
     const sentAt = this.clock.now();
@@ -129,7 +138,7 @@ export class NodeAttempts {
       return;
     }
     const claim = { limit, queues: this.options.queues, leaseMs: this.options.leaseMs, includeLapsed: lapsed };
-    const outcomes = this.carryOutcomes ? this.completer.take() : [];
+    const outcomes = this.carryOutcomes ? this.completer.take(this.lastClaimShort) : [];
     let jobs: JobRecord[];
     try {
       if (outcomes.length === 0) {
@@ -152,6 +161,7 @@ export class NodeAttempts {
       this.emit({ type: 'claim_failed', now: this.clock.now(), lapsed });
       return;
     }
+    this.lastClaimShort = jobs.length < limit;
     for (const job of jobs) this.jobs.set(job.id, job);
     this.stats.claimed += jobs.length;
     this.contact();

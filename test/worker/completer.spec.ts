@@ -107,6 +107,18 @@ describe('Completer lending outcomes to a claim (issue 36 item 2)', () => {
     expect(settled.map((s) => s.jobId)).toEqual(['a', 'b']);
   });
 
+  it('lends every waiting outcome when asked for all, with no write of its own in flight, and writes none of them itself', async () => {
+    const { gate, settled, completer } = setup();
+    completer.submit(outcome('a'));
+    completer.submit(outcome('b'));
+    const lent = completer.take(true);
+    expect(lent.map((o) => o.jobId)).toEqual(['a', 'b']);
+    await settle();
+    expect(gate.calls).toHaveLength(0);
+    completer.settle(lent, lent.map((o) => ({ jobId: o.jobId, attempt: 1, status: 'applied', state: 'succeeded' })));
+    expect(settled.map((s) => s.jobId)).toEqual(['a', 'b']);
+  });
+
   it('hands a claim the outcomes waiting behind its write in flight, and settles them from the claim\'s write', async () => {
     const { gate, settled, completer } = setup();
     completer.submit(outcome('a'));
@@ -159,6 +171,39 @@ describe('Completer lending outcomes to a claim (issue 36 item 2)', () => {
     gate.succeed();
     await settle();
     expect(settled.map((s) => s.jobId).sort()).toEqual(['a', 'b', 'c']);
+  });
+
+  it('writes outcomes a failed claim gave back after its own write ended on their own, after the backoff', async () => {
+    const { timers, gate, settled, completer } = setup();
+    completer.submit(outcome('a'));
+    await settle();
+    completer.submit(outcome('b'));
+    const lent = completer.take();
+    gate.succeed();
+    await settle();
+    completer.giveBack(lent, new Error('connection terminated'));
+    expect(completer.take()).toEqual([]);
+    await timers.advance(99);
+    expect(gate.calls).toHaveLength(1);
+    await timers.advance(1);
+    expect(gate.calls.map((c) => c.outcomes.map((o) => o.jobId))).toEqual([['a'], ['b']]);
+    gate.succeed();
+    await settle();
+    expect(settled.map((s) => s.jobId)).toEqual(['a', 'b']);
+  });
+
+  it('writes outcomes a failed claim gave back while its own write was in flight right after that write, once it succeeded', async () => {
+    const { gate, settled, completer } = setup();
+    completer.submit(outcome('a'));
+    await settle();
+    completer.submit(outcome('b'));
+    completer.giveBack(completer.take(), new Error('connection terminated'));
+    gate.succeed();
+    await settle();
+    expect(gate.calls.map((c) => c.outcomes.map((o) => o.jobId))).toEqual([['a'], ['b']]);
+    gate.succeed();
+    await settle();
+    expect(settled.map((s) => s.jobId)).toEqual(['a', 'b']);
   });
 
   it('drops outcomes whose claim was refused as bad input: retrying cannot fix them', async () => {
