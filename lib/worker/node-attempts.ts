@@ -122,10 +122,10 @@ export class NodeAttempts {
   }
 
   /**
-   * Claims as many jobs as the driver has room for now, and tells the driver what came back. The
-   * outcomes waiting behind the completer's write in flight go with it when the store writes
-   * outcomes and claims in one call (on PostgreSQL one statement), rather than wait for that write
-   * to return (Completer.take).
+   * Claims as many jobs as the driver has room for now, and tells the driver what came back.
+   * Outcomes waiting for their write go with it when the store writes outcomes and claims in one
+   * call (on PostgreSQL one statement): all of them after a short claim, otherwise only those
+   * behind the completer's write in flight ({@link lastClaimShort}, Completer.take).
    */
   async claim(lapsed: boolean): Promise<void> {
     const sentAt = this.clock.now();
