@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The newest migration the SQL stores ship (the in-memory store always reports it). */
-export const LATEST_SCHEMA_VERSION = 26;
+export const LATEST_SCHEMA_VERSION = 27;
 
 /** One numbered SQL file shipped with the package. */
 export interface Migration {

@@ -98,7 +98,7 @@ describe('durable-scheduler verify', () => {
     const oldSource = await new DataSource({ type: 'better-sqlite3', database: old }).initialize();
     const oldStore = new SqliteJobStore({ dataSource: oldSource });
     await oldStore.migrate();
-    await oldSource.query(`DELETE FROM ${oldStore.naming.migrations} WHERE version = 26`);
+    await oldSource.query(`DELETE FROM ${oldStore.naming.migrations} WHERE version >= 26`);
     await oldStore.close();
     await oldSource.destroy();
     const refused = await cli(['verify', '--conn', `sqlite:${old}`]);

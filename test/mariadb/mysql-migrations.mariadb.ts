@@ -95,7 +95,7 @@ describe('MySQL store migrations (MariaDB)', () => {
     const { naming, conns } = install();
     expect(await migrateMysql(conns, naming, mysqlInstall(), MIGRATIONS.filter((m) => m.version <= 25))).toEqual(VERSIONS.filter((v) => v <= 25));
     await dataSource.query(`INSERT INTO ${naming.history} (job_id, name, at, state, attempt) VALUES ('01900000-0000-7000-8000-000000000001', 'n', UTC_TIMESTAMP(3), 'succeeded', 1)`);
-    expect(await migrateMysql(conns, naming, mysqlInstall())).toEqual([26]);
+    expect(await migrateMysql(conns, naming, mysqlInstall(), MIGRATIONS.filter((m) => m.version <= 26))).toEqual([26]);
     expect(await dataSource.query(`SELECT state, worker_id AS w, lease_until AS l FROM ${naming.history}`)).toEqual([{ state: 'succeeded', w: null, l: null }]);
     const byAction = (await dataSource.query(
       `SELECT column_name AS name FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = ? AND index_name = 'audit_log_action_idx' ORDER BY seq_in_index`,

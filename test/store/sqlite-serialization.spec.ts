@@ -259,6 +259,7 @@ describe('SQLite adapter setup', () => {
       { version: 24, name: 'groups' },
       { version: 25, name: 'group_listing' },
       { version: 26, name: 'history_lease' },
+      { version: 27, name: 'parked_due_apart' },
     ]);
     const indexes = await dataSource.query(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'app_jobs' ORDER BY name`);
     const byName = Object.fromEntries(indexes.map((i: { name: string; sql: string | null }) => [i.name, i.sql]));

@@ -1,6 +1,7 @@
 import type { DriverOldestDue } from '../../operator-reads.js';
 import type { PgExecutor } from '../pg-executor.js';
 import type { PostgresNaming } from '../postgres-naming.js';
+import { parkedByRunTime } from './claim-lanes.sql.js';
 import { scheduledPriorities } from './claim-steps.sql.js';
 
 type Row = { queue: string | null; examined: string; at: string | null; now: string | null };
@@ -24,7 +25,7 @@ export function queueOldestDueQuery(t: PostgresNaming) {
         ) d
         UNION ALL
         (SELECT j.queue, j.run_at, j.seq FROM ${t.jobs} j
-          WHERE j.state = 'scheduled' AND j.parked_key IS NOT NULL AND j.run_at <= now() ORDER BY j.run_at, j.seq LIMIT $1)
+          WHERE ${parkedByRunTime('j')} AND j.run_at <= now() ORDER BY j.run_at, j.seq LIMIT $1)
       ) d ORDER BY d.run_at, d.seq LIMIT $1
     )
     SELECT NULL::text AS queue, count(*) AS examined, floor(extract(epoch FROM max(run_at)) * 1000) AS at,

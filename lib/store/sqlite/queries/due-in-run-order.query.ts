@@ -21,7 +21,7 @@ export function dueInRunOrderQuery(db: Database, t: SqliteNaming) {
   const due = db.prepare(
     `SELECT queue, run_at, seq FROM ${t.jobs} WHERE state = 'scheduled' AND parked_key IS NULL AND priority = ? AND run_at <= ? ORDER BY run_at, seq LIMIT ?`,
   );
-  const parked = db.prepare(`SELECT queue, run_at, seq FROM ${t.jobs} WHERE state = 'scheduled' AND parked_key IS NOT NULL AND run_at <= ? ORDER BY run_at, seq LIMIT ?`);
+  const parked = db.prepare(`SELECT queue, run_at, seq FROM ${t.jobs} WHERE state = 'scheduled' AND coalesce(parked_key, '') <> '' AND run_at <= ? ORDER BY run_at, seq LIMIT ?`);
   return (now: number, limit: number): DueEntry[] => {
     const found: DueEntry[] = parked.all(now, limit) as DueEntry[];
     for (let p = nextPriority.get(MIN_PRIORITY - 1) as number | undefined; p !== undefined; p = nextPriority.get(p) as number | undefined) {
