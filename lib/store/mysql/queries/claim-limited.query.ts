@@ -9,6 +9,7 @@ import type { MysqlNaming } from '../mysql-naming.js';
 import { fromMysqlRow, JOB_COLUMNS, type MysqlJobRow } from '../mysql-row.js';
 import type { MysqlTransaction } from '../mysql-transaction.js';
 import { lockMoreCandidates } from './claim-jobs.query.js';
+import { parkedLanes } from './parked-lanes.query.js';
 
 /**
  * A window that held back so many jobs that the batch is not full is read again, wider each round
@@ -62,13 +63,8 @@ export async function claimLimited(
   let more = false;
   let window = params.limit;
   let fromWindow = [...first];
-  const allLanes = await tx.query<{ queue: string; key: string }>(
-    `SELECT DISTINCT queue, parked_key AS \`key\` FROM ${t.jobs}
-     WHERE state = 'scheduled' AND queue IN (?) AND parked_key IS NOT NULL AND FIND_IN_SET(queue, @paused) = 0
-     ORDER BY queue, parked_key`,
-    [params.queues],
-  );
-  const { lanes, capped } = rotate(allLanes, turns.laneAfter(params.queues));
+  const after = turns.laneAfter(params.queues);
+  const { lanes, capped } = rotate(await parkedLanes(tx, t, params.queues, after), after);
   const passed = new Set<LockedJob>();
   let lastPick: LockedJob | undefined;
   let shared = false;
