@@ -16,12 +16,12 @@ describe('MySQL parked lanes (MariaDB)', () => {
   let dataSource: DataSource;
   let store: MysqlJobStore;
   let conns: MysqlConnections;
-  const lane = (n: number) => `key:k${String(n).padStart(2, '0')}`;
+  const lane = (n: number) => `key:k${String(n).padStart(3, '0')}`;
 
   /** Parks `perLane` jobs of `queue` in each of `lanes` lanes (their limit keys' lanes, as a claim would). */
   async function park(queue: string, lanes: number, perLane: number): Promise<void> {
     for (let n = 0; n < lanes; n += 1) {
-      const jobs = Array.from({ length: perLane }, (_, i) => ({ name: 'held', payload: i, queue, concurrencyKey: `k${String(n).padStart(2, '0')}` }));
+      const jobs = Array.from({ length: perLane }, (_, i) => ({ name: 'held', payload: i, queue, concurrencyKey: `k${String(n).padStart(3, '0')}` }));
       await store.jobEnqueueMany({ jobs });
     }
     await dataSource.query(`UPDATE ${store.naming.jobs} SET parked_key = CONCAT('key:', concurrency_key) WHERE queue = ? AND state = 'scheduled'`, [queue]);
@@ -64,6 +64,7 @@ describe('MySQL parked lanes (MariaDB)', () => {
     await park('big', 3, 1_000);
     await park('many', LANES_PER_CLAIM + 6, 2);
     await park('small', 2, 1);
+    await park('wide', 2 * LANES_PER_CLAIM + 12, 1);
   });
   afterAll(async () => {
     await conns.close();
@@ -94,6 +95,17 @@ describe('MySQL parked lanes (MariaDB)', () => {
     ]);
     // The lane read last in a queue the claim does not list starts nothing.
     expect((await lanesOf(['small'], { queue: 'many', key: lane(10) })).found).toEqual([0, 1].map((n) => ({ queue: 'small', key: lane(n) })));
+  });
+
+  it('past the first lanes of a queue with many, gives as many after the last lane read, so the rotation from it finds its whole turn', async () => {
+    const all = 2 * LANES_PER_CLAIM + 12;
+    const at = LANES_PER_CLAIM + 5;
+    const { found } = await lanesOf(['wide'], { queue: 'wide', key: lane(at) });
+    const first = Array.from({ length: LANES_PER_CLAIM + 1 }, (_, n) => n);
+    const afterIt = Array.from({ length: LANES_PER_CLAIM + 1 }, (_, n) => at + 1 + n).filter((n) => n < all);
+    expect(found).toEqual([...first, ...afterIt].map((n) => ({ queue: 'wide', key: lane(n) })));
+    // Lanes between the two runs are left out: the claim takes LANES_PER_CLAIM from after `at`, all present.
+    expect(found.some((l) => l.key === lane(LANES_PER_CLAIM + 1))).toBe(false);
   });
 
   it('passes a paused queue by', async () => {

@@ -271,6 +271,12 @@ describe('SQLite adapter setup', () => {
     expect(byName.app_jobs_batch_idx).toMatch(/\(batch_id\) WHERE batch_id IS NOT NULL$/);
     // The groups listing reads scheduled grouped jobs alone, by group and run time.
     expect(byName.app_jobs_group_idx).toMatch(/\(group_key, run_at, seq\) WHERE state = 'scheduled' AND group_key IS NOT NULL$/);
+    // Parked jobs by run time, under a predicate no claim's conditions imply (migration 0027): the operator reads state it.
+    expect(byName.app_jobs_parked_due_idx).toMatch(/\(run_at, seq\) WHERE state = 'scheduled' AND coalesce\(parked_key, ''\) <> ''$/);
+    const plan = await dataSource.query(
+      `EXPLAIN QUERY PLAN SELECT queue, run_at, seq FROM app_jobs WHERE state = 'scheduled' AND coalesce(parked_key, '') <> '' AND run_at <= 0 ORDER BY run_at, seq LIMIT 5`,
+    );
+    expect(plan.map((step: { detail: string }) => step.detail)).toEqual([expect.stringContaining('USING INDEX app_jobs_parked_due_idx')]);
     expect(byName.app_jobs_unique_key_idx).toMatch(/^CREATE UNIQUE INDEX .*\(name, unique_key\)\s+WHERE unique_key IS NOT NULL AND state IN \('scheduled', 'awaiting_parents', 'running'\)$/);
     // Claims read the paused queues alone, through an index that holds nothing else.
     const queues = await dataSource.query(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'app_queues' AND sql IS NOT NULL ORDER BY name`);

@@ -9,7 +9,7 @@ import type { MysqlNaming } from '../mysql-naming.js';
 import { fromMysqlRow, JOB_COLUMNS, type MysqlJobRow } from '../mysql-row.js';
 import type { MysqlTransaction } from '../mysql-transaction.js';
 import { lockMoreCandidates } from './claim-jobs.query.js';
-import { parkedLanes } from './parked-lanes.query.js';
+import { laneOrder, parkedLanes } from './parked-lanes.query.js';
 
 /**
  * A window that held back so many jobs that the batch is not full is read again, wider each round
@@ -126,7 +126,8 @@ type LaneJob = LockedJob & { readonly parked: boolean; readonly lane?: string };
 
 /** Up to LANES_PER_CLAIM of `all` (in lane order), from the one after `after`, wrapping; `capped` when some were left out. */
 function rotate<L extends { queue: string; key: string }>(all: readonly L[], after: { queue: string; key: string } | null): { lanes: L[]; capped: boolean } {
-  const at = after === null ? 0 : all.findIndex((l) => l.queue > after.queue || (l.queue === after.queue && l.key > after.key));
+  // In the index's order, by bytes, as `all` is sorted: JavaScript's string order differs past U+FFFF.
+  const at = after === null ? 0 : all.findIndex((l) => laneOrder(l, after) > 0);
   const from = at < 0 ? 0 : at;
   const lanes = [...all.slice(from), ...all.slice(0, from)].slice(0, LANES_PER_CLAIM);
   return { lanes, capped: all.length > LANES_PER_CLAIM };

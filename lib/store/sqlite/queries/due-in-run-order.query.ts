@@ -21,6 +21,7 @@ export function dueInRunOrderQuery(db: Database, t: SqliteNaming) {
   const due = db.prepare(
     `SELECT queue, run_at, seq FROM ${t.jobs} WHERE state = 'scheduled' AND parked_key IS NULL AND priority = ? AND run_at <= ? ORDER BY run_at, seq LIMIT ?`,
   );
+  // Stated as the parked jobs' run-time index states it (migration 0027), so that index serves it.
   const parked = db.prepare(`SELECT queue, run_at, seq FROM ${t.jobs} WHERE state = 'scheduled' AND coalesce(parked_key, '') <> '' AND run_at <= ? ORDER BY run_at, seq LIMIT ?`);
   return (now: number, limit: number): DueEntry[] => {
     const found: DueEntry[] = parked.all(now, limit) as DueEntry[];
