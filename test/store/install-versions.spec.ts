@@ -39,6 +39,9 @@ const POSTGRES_FINGERPRINTS: Record<number, string> = {
   9: 'f5c1f0f63cc5010a',
   // The lease in the history (migration 0026): an entry into or out of running names the worker, and one out of it the lease deadline.
   10: 'cf6161997d558426',
+  // A heartbeat renews a capped job's slots before its lease, and not the lease of a job whose slot it could not renew
+  // (renew_held); renew_slots stays for the heartbeats of earlier versions.
+  11: '89664da11c49f136',
 };
 const SQLITE_FINGERPRINTS: Record<number, string> = {
   1: '5e1b42476d6e1bdb',

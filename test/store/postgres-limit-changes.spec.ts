@@ -5,6 +5,7 @@ import type { JobRecord } from '../../lib/core/index.js';
 import { PostgresJobStore } from '../../lib/store/index.js';
 import { limitsLockId } from '../../lib/store/postgres/postgres-limits.js';
 import { limitsLockWaiters, until } from '../support/limits-lock.js';
+import { tracked, untilWaiting } from '../support/lock-waits.js';
 import { databaseUrl, dropSchemas, openPostgresDataSource, uniqueSchema } from '../support/postgres.js';
 
 // Issue 19 item 2 on PostgreSQL: a limit change racing claims, heartbeats and outcome writes. Each
@@ -150,6 +151,94 @@ describe('issue 19 item 2: PostgreSQL limit changes racing claims, heartbeats an
     await finish(store, running[2]!);
     expect(await claim(node, 'w2')).toHaveLength(1);
     expect(await claim(node, 'w3')).toEqual([]);
+  });
+});
+
+// A heartbeat reads the clock when its transaction begins; a claim, when its statement runs. At a
+// lease's deadline the two can judge the same lease differently, and the slot row decides: the
+// claim that holds it and finds it lapsed gives it away, and the heartbeat that began a moment
+// before the deadline must then not renew the job's lease, or two jobs run under a cap of one.
+// The claim's side is played by a connection of the test's own, which locks the slot as a claim's
+// FOR UPDATE SKIP LOCKED does and writes what a claim's `taken` step writes to it: no real claim can
+// be stopped between the two, and no heartbeat can be stopped after its clock and before the slot
+// except by a lock on the slot itself.
+describe('a heartbeat and a claim meeting at a lease deadline (PostgreSQL)', () => {
+  const heartbeatText = 'FOR NO KEY UPDATE OF j SKIP LOCKED';
+
+  async function capped() {
+    const [store] = await twoNodes();
+    await store.concurrencyLimitSet({ target: { key: 'k' }, max: 1 });
+    await store.jobEnqueueMany({ jobs: [0, 1].map((i) => ({ name: 'race', payload: i, concurrencyKey: 'k' })) });
+    const [running] = await claim(store, 'w1', 1);
+    const [{ id: waiting }] = await admin.query(`SELECT id FROM ${store.naming.jobs} WHERE state = 'scheduled'`);
+    // The lease, on the job and its slot alike, ends 1.5 s from now by the server's clock (to the
+    // millisecond, which a JavaScript Date holds exactly).
+    await admin.query(
+      `UPDATE ${store.naming.jobs} SET leased_until = date_trunc('milliseconds', clock_timestamp() + interval '1500 milliseconds') WHERE id = $1`,
+      [running!.id],
+    );
+    await admin.query(`UPDATE ${store.naming.slots} s SET held_until = j.leased_until FROM ${store.naming.jobs} j WHERE s.job_id = j.id AND j.id = $1`, [running!.id]);
+    const [{ deadline }] = await admin.query(`SELECT leased_until AS deadline FROM ${store.naming.jobs} WHERE id = $1`, [running!.id]);
+    return { store, running: running!, waiting: waiting as string, deadline: deadline as Date };
+  }
+
+  async function pastDeadline(deadline: Date): Promise<void> {
+    for (;;) {
+      const [{ past }] = await admin.query('SELECT clock_timestamp() > $1 AS past', [deadline]);
+      if (past) return;
+    }
+  }
+
+  it('a heartbeat that began before the deadline does not renew a job whose slot a claim took after it: the job is lost', async () => {
+    const { store, running, waiting, deadline } = await capped();
+    const claimer = await connection();
+    await claimer.query('BEGIN');
+    await claimer.query(`SELECT 1 FROM ${store.naming.slots} WHERE job_id = $1 FOR UPDATE`, [running.id]);
+    const beat = tracked(store.jobHeartbeat({ workerId: 'w1', leases: [{ jobId: running.id, attempt: running.attempt }], leaseMs: LEASE_MS }));
+    expect(await untilWaiting(admin, heartbeatText, beat.isDone)).toBe(true);
+    const [{ early }] = await admin.query(
+      `SELECT bool_and(xact_start < $1) AS early FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND position($2 in query) > 0`,
+      [deadline, heartbeatText],
+    );
+    expect(early).toBe(true);
+    await pastDeadline(deadline);
+    const taken = await claimer.query(
+      `UPDATE ${store.naming.slots} SET job_id = $1, held_until = statement_timestamp() + interval '60 seconds' WHERE job_id = $2 AND held_until <= statement_timestamp()`,
+      [waiting, running.id],
+    );
+    expect(taken.rowCount).toBe(1);
+    await claimer.query('COMMIT');
+    const result = await beat.promise;
+    expect(result.renewed).toEqual([]);
+    expect(result.lost).toEqual([{ jobId: running.id, attempt: running.attempt }]);
+    const [job] = await admin.query(`SELECT leased_until FROM ${store.naming.jobs} WHERE id = $1`, [running.id]);
+    expect(job.leased_until).toEqual(deadline);
+  });
+
+  it('a heartbeat that reaches the slot before any claim renews the slot and the lease together, and the claim then finds no room', async () => {
+    const { store, running, deadline } = await capped();
+    const result = await store.jobHeartbeat({ workerId: 'w1', leases: [{ jobId: running.id, attempt: running.attempt }], leaseMs: LEASE_MS });
+    expect(result.lost).toEqual([]);
+    expect(result.renewed.map((r) => r.jobId)).toEqual([running.id]);
+    const [row] = await admin.query(
+      `SELECT s.held_until = j.leased_until AS same, j.leased_until > $2 AS later FROM ${store.naming.slots} s JOIN ${store.naming.jobs} j ON j.id = s.job_id WHERE j.id = $1`,
+      [running.id, deadline],
+    );
+    expect(row).toEqual({ same: true, later: true });
+    await pastDeadline(deadline);
+    expect(await claim(store, 'w2')).toEqual([]);
+  });
+
+  it('a heartbeat renews a job under a limit declared at enqueue and not yet given slots', async () => {
+    const [store] = await twoNodes();
+    await store.jobEnqueueMany({ jobs: [{ name: 'race', payload: 0, concurrencyKey: 'd' }] });
+    const [running] = await claim(store, 'w1', 1);
+    await store.jobEnqueueMany({ jobs: [{ name: 'race', payload: 1, concurrencyKey: 'd', concurrencyLimit: 1 }] });
+    const [limit] = await admin.query(`SELECT pending FROM ${store.naming.limits} WHERE key = 'key:d'`);
+    expect(limit).toEqual({ pending: true });
+    const result = await store.jobHeartbeat({ workerId: 'w1', leases: [{ jobId: running!.id, attempt: running!.attempt }], leaseMs: LEASE_MS });
+    expect(result.lost).toEqual([]);
+    expect(result.renewed.map((r) => r.jobId)).toEqual([running!.id]);
   });
 });
 

@@ -9,7 +9,7 @@ import type { PostgresNaming } from './postgres-naming.js';
  * {@link POSTGRES_INSTALL_COMPATIBLE_FROM}) goes up. test/store/install-versions.spec.ts pins the
  * SQL's fingerprint for each version.
  */
-export const POSTGRES_INSTALL_VERSION = 10;
+export const POSTGRES_INSTALL_VERSION = 11;
 
 /** The oldest install version whose code may run against this one's functions and schema. */
 export const POSTGRES_INSTALL_COMPATIBLE_FROM = 1;

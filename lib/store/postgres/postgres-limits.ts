@@ -37,7 +37,11 @@ export function limitFunction(t: PostgresNaming, name: string): string {
  *   but counts no slots (claim-lanes-fair.query.ts): held-back jobs alone do not make it step aside;
  * - limits_pending(): whether a limit declared at enqueue still waits for its slots, for the claim
  *   that has (it runs first in that claim's transaction, so the claim reads after the lock);
- * - renew_slots(ids, untils): gives the slots of the jobs a heartbeat renewed their new leases;
+ * - renew_held(ids, new_until): renews the slots of the jobs a heartbeat is about to renew, before it
+ *   renews them, and names those it must not renew: each job under a cap whose slot it could not
+ *   renew (see below);
+ * - renew_slots(ids, untils): gives the slots of the jobs a heartbeat renewed their new leases, as
+ *   heartbeats of the previous install versions call it, for nodes that still run them;
  * - claim_pick(...): the claim's pick among its candidates, and which it held back (see below); it
  *   takes no lock.
  * - release_slots(stopped): frees the slots of jobs that stopped running. While a limit has surplus
@@ -68,6 +72,32 @@ CREATE OR REPLACE FUNCTION ${limitFunction(t, 'limits_pending')}() RETURNS boole
 BEGIN
   ${lock}
   RETURN EXISTS (SELECT 1 FROM ${t.limits} WHERE pending);
+END
+$fn$;
+
+-- A job under a cap runs on its slot: the slot row, not the job's, is where a heartbeat and a claim
+-- meet. A claim takes a slot whose held_until has passed by its own clock, with the row locked; a
+-- heartbeat's clock is its transaction's start, which may be a little older. So the heartbeat
+-- renews the slots first, and a job whose slot under some cap in effect it could not renew (a
+-- claim took it first, or it had lapsed) is not renewed at all: renewing its lease alone would let
+-- it run beside the job that now holds its slot. A cap still waiting to be provisioned has no slots
+-- yet and asks for none.
+CREATE OR REPLACE FUNCTION ${limitFunction(t, 'renew_held')}(ids uuid[], new_until timestamptz) RETURNS uuid[] LANGUAGE plpgsql AS $fn$
+DECLARE
+  lost uuid[];
+BEGIN
+  ${lock}
+  WITH renewed AS (
+    UPDATE ${t.slots} s SET held_until = new_until
+    WHERE s.job_id = ANY(ids) AND s.held_until > now()
+    RETURNING s.key, s.job_id
+  )
+  SELECT coalesce(array_agg(j.id), '{}') INTO lost FROM ${t.jobs} j
+  WHERE j.id = ANY(ids) AND EXISTS (
+    SELECT 1 FROM ${t.limits} l
+    WHERE NOT l.pending AND l.key IN ('queue:' || j.queue, 'key:' || j.concurrency_key)
+      AND NOT EXISTS (SELECT 1 FROM renewed r WHERE r.key = l.key AND r.job_id = j.id));
+  RETURN lost;
 END
 $fn$;
 

@@ -6,11 +6,12 @@ import type { PostgresNaming } from '../postgres-naming.js';
 
 /**
  * Renews, in one statement, every lease the worker still holds: same worker, same attempt, not yet
- * lapsed. The concurrency slots the job holds carry its lease and are renewed with it by
- * renew_slots (postgres-limits.ts), once every renewal is written: the function reads the slots
- * after taking the limits lock, so a slot that a limit change gave the job while this statement ran
- * is renewed too, where this statement's own snapshot, taken before the change committed, would
- * miss it.
+ * lapsed. The concurrency slots the job holds carry its lease and are renewed first, by renew_held
+ * (postgres-limits.ts), which reads them after taking the limits lock, so a slot that a limit
+ * change gave the job while this statement ran is renewed too, where this statement's own
+ * snapshot, taken before the change committed, would miss it. A job under a cap whose slot could
+ * not be renewed (a claim found it lapsed and gave it to another job) is reported lost, not
+ * renewed: the slot row decides, since a claim and a heartbeat may read the clock a little apart.
  *
  * It never waits for a row: one renewal stuck behind another transaction would hold up every lease
  * of the batch until they lapsed. A job row another transaction is writing (its outcome, finishing
@@ -31,16 +32,17 @@ export function heartbeatJobsQuery(t: PostgresNaming) {
     ), free AS MATERIALIZED (
       SELECT j.id FROM ${t.jobs} j, asked r WHERE ${held}
       FOR NO KEY UPDATE OF j SKIP LOCKED
+    ), slotted AS MATERIALIZED (
+      SELECT ${limitFunction(t, 'renew_held')}(coalesce(array_agg(id), '{}'), now() + $4 * interval '1 millisecond') AS lost FROM free
     ), renewed AS (
       UPDATE ${t.jobs} j SET leased_until = now() + $4 * interval '1 millisecond', updated_at = now()${withProgress ? ', progress = COALESCE(r.progress::jsonb, j.progress)' : ''}
       FROM asked r
-      WHERE ${held} AND j.id IN (SELECT id FROM free)
+      WHERE ${held} AND j.id IN (SELECT id FROM free) AND NOT (j.id = ANY ((SELECT lost FROM slotted)::uuid[]))
       RETURNING j.id, j.attempt, j.leased_until, j.cancel_requested
     )
-    SELECT r.*, false AS busy, (SELECT ${limitFunction(t, 'renew_slots')}(array_agg(id), array_agg(leased_until)) FROM renewed) AS renewed_slots
-    FROM renewed r
+    SELECT r.*, false AS busy FROM renewed r
     UNION ALL
-    SELECT j.id, j.attempt, NULL, NULL, true, NULL FROM ${t.jobs} j, asked r
+    SELECT j.id, j.attempt, NULL, NULL, true FROM ${t.jobs} j, asked r
     WHERE ${held} AND j.id NOT IN (SELECT id FROM free)`;
   const plain = statement(false);
   const withProgress = statement(true);
