@@ -10,7 +10,9 @@ import { instantParam } from './mysql-row.js';
  * A claim that may start jobs under a limit counts the jobs that run under the limit's key with a
  * live lease, while it holds the limit's row locked (FOR UPDATE), so claims of one key take turns
  * and each counts the jobs the one before it started; a job frees its room by no longer running
- * (an outcome) or by its lease lapsing, with no bookkeeping of its own. Rate limits keep one row
+ * (an outcome) or by its lease lapsing, with no bookkeeping of its own. A lapsed lease frees room
+ * only once the claim has locked its job, and a heartbeat reads the clock it renews by only after
+ * locking the job (heartbeat-locks.query.ts), so the two never disagree about one lease. Rate limits keep one row
  * per start (rate-window.ts), taken under the rate limit's row lock. The claim itself, with its
  * lanes of held-back jobs, is queries/claim-limited.query.ts.
  *
@@ -132,25 +134,39 @@ export class LimitRoom {
   }
 }
 
-/** Jobs running with a live lease under each capped key (`queue:` or `key:`). */
+/**
+ * Jobs running under each capped key (`queue:` or `key:`): those with a live lease, and those with a
+ * lapsed one that this claim could not lock. The lapsed ones it locks (FOR UPDATE SKIP LOCKED:
+ * MariaDB has no FOR SHARE, MySQL no SKIP LOCKED in share mode) stay locked until it commits.
+ */
 async function countRunning(db: MysqlExecutor, t: MysqlNaming, at: string | null, capped: readonly string[]): Promise<Map<string, number>> {
   const running = new Map<string, number>();
-  const queues = capped.filter((k) => k.startsWith('queue:')).map((k) => k.slice('queue:'.length));
-  const ckeys = capped.filter((k) => k.startsWith('key:')).map((k) => k.slice('key:'.length));
-  const statements: MysqlStatement[] = [];
-  if (queues.length > 0) {
-    statements.push({
-      sql: `SELECT CONCAT('queue:', queue) AS \`key\`, COUNT(*) AS n FROM ${t.jobs} WHERE state = 'running' AND queue IN (?) AND leased_until > ? GROUP BY queue`,
-      values: [queues, at],
-    });
+  const groups = [
+    { column: 'queue', prefix: 'queue:', values: capped.filter((k) => k.startsWith('queue:')).map((k) => k.slice('queue:'.length)) },
+    { column: 'concurrency_key', prefix: 'key:', values: capped.filter((k) => k.startsWith('key:')).map((k) => k.slice('key:'.length)) },
+  ].filter((g) => g.values.length > 0);
+  const statements: MysqlStatement[] = groups.flatMap(({ column, prefix, values }) => [
+    {
+      // One statement, so one read view: the live leases counted, and the lapsed ones listed.
+      sql: `SELECT CONCAT('${prefix}', ${column}) AS \`key\`, COUNT(*) AS n, NULL AS id FROM ${t.jobs}
+            WHERE state = 'running' AND ${column} IN (?) AND leased_until > ? GROUP BY ${column}
+            UNION ALL
+            SELECT CONCAT('${prefix}', ${column}), 0, id FROM ${t.jobs} WHERE state = 'running' AND ${column} IN (?) AND leased_until <= ?`,
+      values: [values, at, values, at],
+    },
+    { sql: `SELECT id FROM ${t.jobs} WHERE state = 'running' AND ${column} IN (?) AND leased_until <= ? FOR UPDATE SKIP LOCKED`, values: [values, at] },
+  ]);
+  const results = (await db.script(statements)) as unknown[];
+  for (let i = 0; i < results.length; i += 2) {
+    const locked = new Set((results[i + 1] as { id: string }[]).map((r) => r.id));
+    for (const r of results[i] as { key: string; n: number; id: string | null }[]) {
+      // A lapsed lease frees its room only once this claim holds its job: a heartbeat that renews
+      // it waits for this claim, and then finds it lapsed. One another transaction holds (its
+      // renewal, or its outcome, in flight) still counts.
+      const n = r.id === null ? Number(r.n) : locked.has(r.id) ? 0 : 1;
+      running.set(r.key, (running.get(r.key) ?? 0) + n);
+    }
   }
-  if (ckeys.length > 0) {
-    statements.push({
-      sql: `SELECT CONCAT('key:', concurrency_key) AS \`key\`, COUNT(*) AS n FROM ${t.jobs} WHERE state = 'running' AND concurrency_key IN (?) AND leased_until > ? GROUP BY concurrency_key`,
-      values: [ckeys, at],
-    });
-  }
-  for (const rows of (await db.script(statements)) as { key: string; n: number }[][]) for (const r of rows) running.set(r.key, Number(r.n));
   return running;
 }
 

@@ -1,0 +1,114 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { DataSource, QueryRunner } from 'typeorm';
+import { MysqlJobStore } from '../../lib/store/index.js';
+import { tracked } from '../support/lock-waits.js';
+import { untilLockWait } from '../support/mariadb-lock-waits.js';
+import { dropInstallation, openMariadbDataSource, uniquePrefix } from '../support/mariadb.js';
+
+/*
+ * A heartbeat and a claim that judge one lease at its deadline, on the MySQL store. A claim counts
+ * the jobs that run under a cap, and a lease that has passed by its clock frees room; a heartbeat
+ * renews a lease that has not passed by its own. Read a moment apart, the two clocks can disagree,
+ * and a heartbeat that renewed a lease the claim had already given away would leave two jobs
+ * running under a cap of one. Each case holds a lock where it wants the interleaving, waits until
+ * InnoDB shows the racing calls waiting (mariadb-lock-waits.ts), and lets go.
+ */
+
+const LEASE_MS = 60_000;
+let admin: DataSource;
+let dataSource: DataSource;
+const cleanups: (() => Promise<void>)[] = [];
+const runners: QueryRunner[] = [];
+
+beforeAll(async () => {
+  admin = await openMariadbDataSource({ poolSize: 4 });
+  dataSource = await openMariadbDataSource({ poolSize: 4 });
+});
+
+afterAll(async () => {
+  for (const runner of runners) {
+    if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+    if (!runner.isReleased) await runner.release();
+  }
+  for (const cleanup of cleanups) await cleanup();
+  await dataSource.destroy();
+  await admin.destroy();
+});
+
+/** A store whose key `k` is capped at 1, with one job of the key running and one waiting; the running job's lease ends 1.5 s from now. */
+async function capped() {
+  const store = new MysqlJobStore({ dataSource, tablePrefix: uniquePrefix('lease'), poolSize: 4 });
+  cleanups.push(async () => {
+    await store.close();
+    await dropInstallation(admin, store.naming);
+  });
+  await store.migrate();
+  await store.concurrencyLimitSet({ target: { key: 'k' }, max: 1 });
+  await store.jobEnqueueMany({ jobs: [0, 1].map((i) => ({ name: 'race', payload: i, concurrencyKey: 'k' })) });
+  const [running] = await store.jobClaim({ workerId: 'w1', limit: 1, queues: ['default'], leaseMs: LEASE_MS });
+  await admin.query(`UPDATE ${store.naming.jobs} SET leased_until = UTC_TIMESTAMP(3) + INTERVAL 1500000 MICROSECOND WHERE id = ?`, [running!.id]);
+  return { store, running: running! };
+}
+
+async function pastDeadline(store: MysqlJobStore, id: string): Promise<void> {
+  for (;;) {
+    const [{ past }] = await admin.query(`SELECT UTC_TIMESTAMP(3) > leased_until AS past FROM ${store.naming.jobs} WHERE id = ?`, [id]);
+    if (Number(past) === 1) return;
+  }
+}
+
+async function hostTransaction(): Promise<QueryRunner> {
+  const runner = admin.createQueryRunner();
+  runners.push(runner);
+  await runner.connect();
+  await runner.startTransaction();
+  return runner;
+}
+
+/** Jobs of key `k` running on a lease that has not passed, by the database's clock. */
+async function liveUnderK(store: MysqlJobStore): Promise<number> {
+  const [{ n }] = await admin.query(
+    `SELECT COUNT(*) AS n FROM ${store.naming.jobs} WHERE concurrency_key = 'k' AND state = 'running' AND leased_until > UTC_TIMESTAMP(3)`,
+  );
+  return Number(n);
+}
+
+describe('a heartbeat and a claim meeting at a lease deadline (MySQL store)', () => {
+  it('a heartbeat that began before the deadline and waited past it renews nothing, and no claim gives its room away meanwhile', async () => {
+    const { store, running } = await capped();
+    // Another transaction holds the running job (its outcome, say, in flight).
+    const host = await hostTransaction();
+    await host.query(`SELECT id FROM ${store.naming.jobs} WHERE id = ? FOR UPDATE`, [running.id]);
+    const beat = tracked(store.jobHeartbeat({ workerId: 'w1', leases: [{ jobId: running.id, attempt: running.attempt }], leaseMs: LEASE_MS }));
+    expect(await untilLockWait(admin, store.naming.jobs, beat.isDone)).toBe(true);
+    await pastDeadline(store, running.id);
+    // By its clock the lease has passed; the job it cannot lock still counts, so nothing starts.
+    expect(await store.jobClaim({ workerId: 'w2', limit: 1, queues: ['default'], leaseMs: LEASE_MS })).toEqual([]);
+    await host.commitTransaction();
+    const result = await beat.promise;
+    expect(result.renewed).toEqual([]);
+    expect(result.lost).toEqual([{ jobId: running.id, attempt: running.attempt }]);
+    expect(await liveUnderK(store)).toBe(0);
+    // Once nothing holds the lapsed job, its room is free again: one job starts, no more.
+    expect(await store.jobClaim({ workerId: 'w2', limit: 2, queues: ['default'], leaseMs: LEASE_MS })).toHaveLength(1);
+    expect(await liveUnderK(store)).toBe(1);
+  });
+
+  it('a heartbeat that waits on a claim holding a lapsed job finds the lease lapsed after the claim commits', async () => {
+    const { store, running } = await capped();
+    await pastDeadline(store, running.id);
+    // The claim locks its candidates, the lapsed job among them, then waits for the cap's row.
+    const host = await hostTransaction();
+    await host.query(`SELECT \`key\` FROM ${store.naming.limits} WHERE \`key\` = 'key:k' FOR UPDATE`);
+    const claim = tracked(store.jobClaim({ workerId: 'w2', limit: 2, queues: ['default'], leaseMs: LEASE_MS }));
+    expect(await untilLockWait(admin, store.naming.limits, claim.isDone)).toBe(true);
+    const beat = tracked(store.jobHeartbeat({ workerId: 'w1', leases: [{ jobId: running.id, attempt: running.attempt }], leaseMs: LEASE_MS }));
+    expect(await untilLockWait(admin, store.naming.jobs, beat.isDone)).toBe(true);
+    await host.commitTransaction();
+    expect(await claim.promise).toHaveLength(1);
+    const result = await beat.promise;
+    expect(result.renewed).toEqual([]);
+    expect(result.lost).toEqual([{ jobId: running.id, attempt: running.attempt }]);
+    expect(await liveUnderK(store)).toBe(1);
+  });
+});
