@@ -35,8 +35,13 @@ afterAll(async () => {
   await admin.destroy();
 });
 
-/** A store whose key `k` is capped at 1, with one job of the key running and one waiting; the running job's lease ends 1.5 s from now. */
-async function capped() {
+/**
+ * A store whose key `k` is capped at 1, with one job of the key running (in queue `a` with
+ * `queue: 'a'`) and one waiting in `default`; the running job's lease ends 3 s from now. With
+ * `other`, the running job has a companion without a key, running on the same worker, claimed
+ * first so that its id sorts first.
+ */
+async function capped(options: { readonly queue?: string; readonly other?: boolean } = {}) {
   const store = new MysqlJobStore({ dataSource, tablePrefix: uniquePrefix('lease'), poolSize: 4 });
   cleanups.push(async () => {
     await store.close();
@@ -44,10 +49,21 @@ async function capped() {
   });
   await store.migrate();
   await store.concurrencyLimitSet({ target: { key: 'k' }, max: 1 });
-  await store.jobEnqueueMany({ jobs: [0, 1].map((i) => ({ name: 'race', payload: i, concurrencyKey: 'k' })) });
-  const [running] = await store.jobClaim({ workerId: 'w1', limit: 1, queues: ['default'], leaseMs: LEASE_MS });
-  await admin.query(`UPDATE ${store.naming.jobs} SET leased_until = UTC_TIMESTAMP(3) + INTERVAL 1500000 MICROSECOND WHERE id = ?`, [running!.id]);
-  return { store, running: running! };
+  const queue = options.queue ?? 'default';
+  const [other] = options.other
+    ? (await store.jobEnqueueMany({ jobs: [{ name: 'race', payload: 'other', queue: 'other' }] }), await store.jobClaim({ workerId: 'w1', limit: 1, queues: ['other'], leaseMs: LEASE_MS }))
+    : [];
+  await store.jobEnqueueMany({ jobs: [{ name: 'race', payload: 0, queue, concurrencyKey: 'k' }] });
+  await store.jobEnqueueMany({ jobs: [{ name: 'race', payload: 1, concurrencyKey: 'k' }] });
+  const [running] = await store.jobClaim({ workerId: 'w1', limit: 1, queues: [queue], leaseMs: LEASE_MS });
+  await admin.query(`UPDATE ${store.naming.jobs} SET leased_until = UTC_TIMESTAMP(3) + INTERVAL 3 SECOND WHERE id = ?`, [running!.id]);
+  return { store, running: running!, other };
+}
+
+/** Whether the job's lease has not passed yet, by the database's clock. */
+async function beforeDeadline(store: MysqlJobStore, id: string): Promise<boolean> {
+  const [{ ahead }] = await admin.query(`SELECT UTC_TIMESTAMP(3) < leased_until AS ahead FROM ${store.naming.jobs} WHERE id = ?`, [id]);
+  return Number(ahead) === 1;
 }
 
 async function pastDeadline(store: MysqlJobStore, id: string): Promise<void> {
@@ -81,6 +97,8 @@ describe('a heartbeat and a claim meeting at a lease deadline (MySQL store)', ()
     await host.query(`SELECT id FROM ${store.naming.jobs} WHERE id = ? FOR UPDATE`, [running.id]);
     const beat = tracked(store.jobHeartbeat({ workerId: 'w1', leases: [{ jobId: running.id, attempt: running.attempt }], leaseMs: LEASE_MS }));
     expect(await untilLockWait(admin, store.naming.jobs, beat.isDone)).toBe(true);
+    // The heartbeat was sent, and waits, before the deadline.
+    expect(await beforeDeadline(store, running.id)).toBe(true);
     await pastDeadline(store, running.id);
     // By its clock the lease has passed; the job it cannot lock still counts, so nothing starts.
     expect(await store.jobClaim({ workerId: 'w2', limit: 1, queues: ['default'], leaseMs: LEASE_MS })).toEqual([]);
@@ -94,20 +112,24 @@ describe('a heartbeat and a claim meeting at a lease deadline (MySQL store)', ()
     expect(await liveUnderK(store)).toBe(1);
   });
 
-  it('a heartbeat that waits on a claim holding a lapsed job finds the lease lapsed after the claim commits', async () => {
-    const { store, running } = await capped();
-    await pastDeadline(store, running.id);
-    // The claim locks its candidates, the lapsed job among them, then waits for the cap's row.
+  it('a claim that locked a lapsed job gives its room away, and a heartbeat sent before the deadline and held up past it then renews nothing', async () => {
+    // The capped job runs in queue `a`, which the claim below does not serve: only its count of
+    // running jobs reads (and locks) it. The heartbeat renews it with a companion whose id sorts
+    // first, which another transaction holds, so the heartbeat is held up before it reaches the job.
+    const { store, running, other } = await capped({ queue: 'a', other: true });
+    expect(other!.id < running.id).toBe(true);
     const host = await hostTransaction();
-    await host.query(`SELECT \`key\` FROM ${store.naming.limits} WHERE \`key\` = 'key:k' FOR UPDATE`);
-    const claim = tracked(store.jobClaim({ workerId: 'w2', limit: 2, queues: ['default'], leaseMs: LEASE_MS }));
-    expect(await untilLockWait(admin, store.naming.limits, claim.isDone)).toBe(true);
-    const beat = tracked(store.jobHeartbeat({ workerId: 'w1', leases: [{ jobId: running.id, attempt: running.attempt }], leaseMs: LEASE_MS }));
+    await host.query(`SELECT id FROM ${store.naming.jobs} WHERE id = ? FOR UPDATE`, [other!.id]);
+    const leases = [other!, running].map((job) => ({ jobId: job.id, attempt: job.attempt }));
+    const beat = tracked(store.jobHeartbeat({ workerId: 'w1', leases, leaseMs: LEASE_MS }));
     expect(await untilLockWait(admin, store.naming.jobs, beat.isDone)).toBe(true);
+    expect(await beforeDeadline(store, running.id)).toBe(true);
+    await pastDeadline(store, running.id);
+    const started = await store.jobClaim({ workerId: 'w2', limit: 1, queues: ['default'], leaseMs: LEASE_MS });
+    expect(started).toHaveLength(1);
     await host.commitTransaction();
-    expect(await claim.promise).toHaveLength(1);
     const result = await beat.promise;
-    expect(result.renewed).toEqual([]);
+    expect(result.renewed.map((r) => r.jobId)).toEqual([other!.id]);
     expect(result.lost).toEqual([{ jobId: running.id, attempt: running.attempt }]);
     expect(await liveUnderK(store)).toBe(1);
   });

@@ -197,7 +197,8 @@ describe('a heartbeat and a claim meeting at a lease deadline (PostgreSQL)', () 
     const beat = tracked(store.jobHeartbeat({ workerId: 'w1', leases: [{ jobId: running.id, attempt: running.attempt }], leaseMs: LEASE_MS }));
     expect(await untilWaiting(admin, heartbeatText, beat.isDone)).toBe(true);
     const [{ early }] = await admin.query(
-      `SELECT bool_and(xact_start < $1) AS early FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND position($2 in query) > 0`,
+      `SELECT bool_and(xact_start < $1) AS early FROM pg_stat_activity
+       WHERE datname = current_database() AND pid <> pg_backend_pid() AND wait_event_type = 'Lock' AND position($2 in query) > 0`,
       [deadline, heartbeatText],
     );
     expect(early).toBe(true);
@@ -213,6 +214,55 @@ describe('a heartbeat and a claim meeting at a lease deadline (PostgreSQL)', () 
     expect(result.lost).toEqual([{ jobId: running.id, attempt: running.attempt }]);
     const [job] = await admin.query(`SELECT leased_until FROM ${store.naming.jobs} WHERE id = $1`, [running.id]);
     expect(job.leased_until).toEqual(deadline);
+  });
+
+  it('under a queue cap and a key cap, a job whose key slot a claim took keeps neither slot: its queue slot is not renewed either', async () => {
+    const { store, running, waiting, deadline } = await capped();
+    await store.concurrencyLimitSet({ target: { queue: 'default' }, max: 1 });
+    await admin.query(`UPDATE ${store.naming.slots} SET held_until = $1 WHERE job_id = $2`, [deadline, running.id]);
+    const claimer = await connection();
+    await claimer.query('BEGIN');
+    await claimer.query(`SELECT 1 FROM ${store.naming.slots} WHERE job_id = $1 AND key = 'key:k' FOR UPDATE`, [running.id]);
+    const beat = tracked(store.jobHeartbeat({ workerId: 'w1', leases: [{ jobId: running.id, attempt: running.attempt }], leaseMs: LEASE_MS }));
+    expect(await untilWaiting(admin, heartbeatText, beat.isDone)).toBe(true);
+    await pastDeadline(deadline);
+    await claimer.query(`UPDATE ${store.naming.slots} SET job_id = $1, held_until = statement_timestamp() + interval '60 seconds' WHERE job_id = $2 AND key = 'key:k'`, [
+      waiting,
+      running.id,
+    ]);
+    await claimer.query('COMMIT');
+    expect((await beat.promise).lost).toEqual([{ jobId: running.id, attempt: running.attempt }]);
+    const slots = await admin.query(`SELECT key, held_until FROM ${store.naming.slots} WHERE job_id = $1`, [running.id]);
+    expect(slots).toEqual([{ key: 'queue:default', held_until: deadline }]);
+  });
+
+  it('a claim empties every lapsed slot it counted free and did not give to a pick, so no late heartbeat can renew it under a surplus', async () => {
+    const [store] = await twoNodes();
+    await store.concurrencyLimitSet({ target: { key: 'k' }, max: 3 });
+    await store.jobEnqueueMany({ jobs: [0, 1, 2].map((i) => ({ name: 'race', payload: i, queue: 'a', concurrencyKey: 'k' })) });
+    const three = await store.jobClaim({ workerId: 'w1', limit: 3, queues: ['a'], leaseMs: LEASE_MS });
+    expect(three).toHaveLength(3);
+    // Lowered to 2 while 3 run: the third held slot is the surplus.
+    await store.concurrencyLimitSet({ target: { key: 'k' }, max: 2 });
+    const [{ surplus }] = await admin.query(`SELECT surplus FROM ${store.naming.limits} WHERE key = 'key:k'`);
+    expect(surplus).toBe(1);
+    // Two of them lapse: one long ago, one a moment ago. The third still runs.
+    const [old, recent, live] = three;
+    for (const [job, ago] of [[old!, '1 hour'], [recent!, '1 millisecond']] as const) {
+      await admin.query(`UPDATE ${store.naming.jobs} SET leased_until = now() - $2::interval WHERE id = $1`, [job.id, ago]);
+      await admin.query(`UPDATE ${store.naming.slots} SET held_until = now() - $2::interval WHERE job_id = $1`, [job.id, ago]);
+    }
+    await store.jobEnqueueMany({ jobs: [{ name: 'race', payload: 3, queue: 'b', concurrencyKey: 'k' }] });
+    // Room is the two lapsed slots less the surplus: one job starts, and both lapsed slots are spent.
+    const [started] = await store.jobClaim({ workerId: 'w2', limit: 1, queues: ['b'], leaseMs: LEASE_MS });
+    expect(started).toBeDefined();
+    const slots = await admin.query(`SELECT job_id, held_until > now() AS live FROM ${store.naming.slots} WHERE key = 'key:k' ORDER BY slot`);
+    expect(slots.filter((s: { job_id: string | null }) => s.job_id === old!.id || s.job_id === recent!.id)).toEqual([]);
+    expect(slots.filter((s: { live: boolean }) => s.live).map((s: { job_id: string }) => s.job_id).sort()).toEqual([live!.id, started!.id].sort());
+    // A heartbeat of the job that lapsed a moment ago renews nothing.
+    expect((await store.jobHeartbeat({ workerId: 'w1', leases: [{ jobId: recent!.id, attempt: recent!.attempt }], leaseMs: LEASE_MS })).lost).toHaveLength(1);
+    await store.jobEnqueueMany({ jobs: [{ name: 'race', payload: 4, queue: 'b', concurrencyKey: 'k' }] });
+    expect(await store.jobClaim({ workerId: 'w2', limit: 1, queues: ['b'], leaseMs: LEASE_MS })).toEqual([]);
   });
 
   it('a heartbeat that reaches the slot before any claim renews the slot and the lease together, and the claim then finds no room', async () => {

@@ -12,9 +12,10 @@ import { instantParam } from './mysql-row.js';
  * and each counts the jobs the one before it started; a job frees its room by no longer running
  * (an outcome) or by its lease lapsing, with no bookkeeping of its own. A lapsed lease frees room
  * only once the claim has locked its job, and a heartbeat reads the clock it renews by only after
- * locking the job (heartbeat-locks.query.ts), so the two never disagree about one lease. Rate limits keep one row
- * per start (rate-window.ts), taken under the rate limit's row lock. The claim itself, with its
- * lanes of held-back jobs, is queries/claim-limited.query.ts.
+ * locking the job (heartbeat-locks.query.ts): a heartbeat that began before a lease's deadline
+ * cannot renew it once a claim has counted it lapsed. Rate limits keep one row per start
+ * (rate-window.ts), taken under the rate limit's row lock. The claim itself, with its lanes of
+ * held-back jobs, is queries/claim-limited.query.ts.
  *
  * The limits lock orders limit changes against claims: one row of the locks table that every
  * claim reads shared (in its first query, before it reads whether limits exist) and that setting

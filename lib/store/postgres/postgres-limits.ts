@@ -78,25 +78,24 @@ $fn$;
 -- A job under a cap runs on its slot: the slot row, not the job's, is where a heartbeat and a claim
 -- meet. A claim takes a slot whose held_until has passed by its own clock, with the row locked; a
 -- heartbeat's clock is its transaction's start, which may be a little older. So the heartbeat
--- renews the slots first, and a job whose slot under some cap in effect it could not renew (a
--- claim took it first, or it had lapsed) is not renewed at all: renewing its lease alone would let
--- it run beside the job that now holds its slot. A cap still waiting to be provisioned has no slots
--- yet and asks for none.
+-- locks the slots first, waiting out a claim that holds one, and a job under a cap in effect that
+-- no longer has a live slot of it (a claim took it, or it had lapsed) is lost: none of its slots
+-- and not its lease are renewed, or it would run beside the job that now holds its slot, and keep
+-- its other caps' slots held while its worker gives the attempt up. A cap still waiting to be
+-- provisioned has no slots yet and asks for none.
 CREATE OR REPLACE FUNCTION ${limitFunction(t, 'renew_held')}(ids uuid[], new_until timestamptz) RETURNS uuid[] LANGUAGE plpgsql AS $fn$
 DECLARE
   lost uuid[];
 BEGIN
   ${lock}
-  WITH renewed AS (
-    UPDATE ${t.slots} s SET held_until = new_until
-    WHERE s.job_id = ANY(ids) AND s.held_until > now()
-    RETURNING s.key, s.job_id
-  )
+  PERFORM 1 FROM ${t.slots} s WHERE s.job_id = ANY(ids) AND s.held_until > now() ORDER BY s.key, s.slot FOR UPDATE;
   SELECT coalesce(array_agg(j.id), '{}') INTO lost FROM ${t.jobs} j
   WHERE j.id = ANY(ids) AND EXISTS (
     SELECT 1 FROM ${t.limits} l
     WHERE NOT l.pending AND l.key IN ('queue:' || j.queue, 'key:' || j.concurrency_key)
-      AND NOT EXISTS (SELECT 1 FROM renewed r WHERE r.key = l.key AND r.job_id = j.id));
+      AND NOT EXISTS (SELECT 1 FROM ${t.slots} s WHERE s.key = l.key AND s.job_id = j.id AND s.held_until > now()));
+  UPDATE ${t.slots} s SET held_until = new_until
+  WHERE s.job_id = ANY(ids) AND s.held_until > now() AND NOT (s.job_id = ANY(lost));
   RETURN lost;
 END
 $fn$;

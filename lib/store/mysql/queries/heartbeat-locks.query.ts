@@ -8,7 +8,7 @@ import { lockedJobsOf, lockJobsStatements, type LockedJobs } from './lock-jobs.q
  * clock read before a lock that waited is older than the wait. A claim that counts the jobs under a
  * cap locks each job whose lease it finds lapsed (mysql-limits.ts), so a heartbeat that waited on
  * that lock reads the clock after the claim committed, finds the lease lapsed too and renews
- * nothing; renewing it would leave two jobs running under a cap of one. One round trip, as before.
+ * nothing; renewing it would leave two jobs running under a cap of one. One round trip.
  */
 export async function lockForHeartbeat(db: MysqlExecutor, t: MysqlNaming, ids: readonly string[]): Promise<LockedJobs> {
   const results = (await db.script([...lockJobsStatements(t, ids), { sql: 'SELECT UTC_TIMESTAMP(3) AS now' }])) as unknown[];

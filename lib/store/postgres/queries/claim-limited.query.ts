@@ -111,10 +111,11 @@ export function claimLimitedQuery(t: PostgresNaming, options: { readonly asyncCo
       FROM (SELECT qkey AS key FROM candidates UNION ALL SELECT kkey FROM candidates) k
       WHERE k.key IS NOT NULL GROUP BY k.key
     ), free AS (
-      -- Per key, lock only as many free slots as this claim could use, past the surplus.
-      SELECT f.key, f.slot, row_number() OVER (PARTITION BY f.key ORDER BY f.slot) AS n
+      -- Per key, lock only as many free slots as this claim could use, past the surplus; picks take
+      -- them never-held or longest-lapsed first.
+      SELECT f.key, f.slot, row_number() OVER (PARTITION BY f.key ORDER BY f.held_until, f.slot) AS n
       FROM wanted w CROSS JOIN LATERAL (
-        SELECT s.key, s.slot FROM ${t.slots} s
+        SELECT s.key, s.slot, s.held_until FROM ${t.slots} s
         WHERE s.key = w.key AND ${freeSlot('s')}
         ORDER BY s.held_until LIMIT LEAST(w.n, $2) + w.surplus
         FOR UPDATE SKIP LOCKED
@@ -173,9 +174,16 @@ export function claimLimitedQuery(t: PostgresNaming, options: { readonly asyncCo
         row_number() OVER (PARTITION BY p.rkkey ORDER BY p.priority, p.run_at, p.seq) AS ark
       FROM picked p
     ), taken AS (
-      UPDATE ${t.slots} s SET job_id = m.id, held_until = ${ts} + $3 * interval '1 millisecond'
-      FROM numbered m, free f
-      WHERE s.key = f.key AND s.slot = f.slot AND ((f.key = m.qkey AND f.n = m.aq) OR (f.key = m.kkey AND f.n = m.ak))
+      -- Every locked slot was counted free: each goes to a pick, or is emptied if its lapsed holder
+      -- still names it. Left to that holder, a heartbeat that began before its deadline would renew
+      -- it, and under a surplus (room = locked slots - surplus) the cap would be exceeded.
+      UPDATE ${t.slots} s SET job_id = a.id,
+        held_until = CASE WHEN a.id IS NULL THEN '-infinity'::timestamptz ELSE ${ts} + $3 * interval '1 millisecond' END
+      FROM (
+        SELECT f.key, f.slot, m.id FROM free f
+        LEFT JOIN numbered m ON (f.key = m.qkey AND f.n = m.aq) OR (f.key = m.kkey AND f.n = m.ak)
+      ) a
+      WHERE s.key = a.key AND s.slot = a.slot AND (a.id IS NOT NULL OR s.job_id IS NOT NULL)
       RETURNING s.key
     ), spent AS (
       -- Each pick stamps one locked start of each rate limit it falls under with the statement's time.

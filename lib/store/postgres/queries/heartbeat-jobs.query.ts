@@ -9,9 +9,9 @@ import type { PostgresNaming } from '../postgres-naming.js';
  * lapsed. The concurrency slots the job holds carry its lease and are renewed first, by renew_held
  * (postgres-limits.ts), which reads them after taking the limits lock, so a slot that a limit
  * change gave the job while this statement ran is renewed too, where this statement's own
- * snapshot, taken before the change committed, would miss it. A job under a cap whose slot could
- * not be renewed (a claim found it lapsed and gave it to another job) is reported lost, not
- * renewed: the slot row decides, since a claim and a heartbeat may read the clock a little apart.
+ * snapshot, taken before the change committed, would miss it. A job under a cap that no longer
+ * has a live slot of it (a claim found it lapsed and gave it away) is reported lost, not renewed:
+ * the slot row decides, since a claim and a heartbeat may read the clock a little apart.
  *
  * It never waits for a row: one renewal stuck behind another transaction would hold up every lease
  * of the batch until they lapsed. A job row another transaction is writing (its outcome, finishing
