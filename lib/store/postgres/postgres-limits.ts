@@ -88,12 +88,20 @@ DECLARE
   lost uuid[];
 BEGIN
   ${lock}
+  -- Slots exist only under a cap, and no cap can appear while the lock is held.
+  IF NOT EXISTS (SELECT 1 FROM ${t.limits}) THEN
+    RETURN '{}';
+  END IF;
   PERFORM 1 FROM ${t.slots} s WHERE s.job_id = ANY(ids) AND s.held_until > now() ORDER BY s.key, s.slot FOR UPDATE;
+  -- The live slots are read by job (the job_id index), not per cap: a cap's slots may be many.
+  WITH live AS MATERIALIZED (
+    SELECT s.key, s.job_id FROM ${t.slots} s WHERE s.job_id = ANY(ids) AND s.held_until > now()
+  )
   SELECT coalesce(array_agg(j.id), '{}') INTO lost FROM ${t.jobs} j
   WHERE j.id = ANY(ids) AND EXISTS (
     SELECT 1 FROM ${t.limits} l
     WHERE NOT l.pending AND l.key IN ('queue:' || j.queue, 'key:' || j.concurrency_key)
-      AND NOT EXISTS (SELECT 1 FROM ${t.slots} s WHERE s.key = l.key AND s.job_id = j.id AND s.held_until > now()));
+      AND NOT EXISTS (SELECT 1 FROM live s WHERE s.key = l.key AND s.job_id = j.id));
   UPDATE ${t.slots} s SET held_until = new_until
   WHERE s.job_id = ANY(ids) AND s.held_until > now() AND NOT (s.job_id = ANY(lost));
   RETURN lost;
