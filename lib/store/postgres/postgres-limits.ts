@@ -37,9 +37,9 @@ export function limitFunction(t: PostgresNaming, name: string): string {
  *   but counts no slots (claim-lanes-fair.query.ts): held-back jobs alone do not make it step aside;
  * - limits_pending(): whether a limit declared at enqueue still waits for its slots, for the claim
  *   that has (it runs first in that claim's transaction, so the claim reads after the lock);
- * - renew_held(ids, new_until): renews the slots of the jobs a heartbeat is about to renew, before it
- *   renews them, and names those it must not renew: each job under a cap whose slot it could not
- *   renew (see below);
+ * - renew_held(ids, new_until): locks and renews the slots of the jobs a heartbeat is about to
+ *   renew, before their leases, and names those it must not renew: each job under a cap in effect
+ *   with no live slot of it (see below);
  * - renew_slots(ids, untils): gives the slots of the jobs a heartbeat renewed their new leases, as
  *   heartbeats of the previous install versions call it, for nodes that still run them;
  * - claim_pick(...): the claim's pick among its candidates, and which it held back (see below); it

@@ -13,11 +13,12 @@ import type { PostgresNaming } from '../postgres-naming.js';
  * has a live slot of it (a claim found it lapsed and gave it away) is reported lost, not renewed:
  * the slot row decides, since a claim and a heartbeat may read the clock a little apart.
  *
- * It never waits for a row: one renewal stuck behind another transaction would hold up every lease
- * of the batch until they lapsed. A job row another transaction is writing (its outcome, finishing
- * after an enqueue that depends on it; an operator's cancel) is passed by with SKIP LOCKED and
- * reported neither renewed nor lost: its lease stands as it was, and the next heartbeat tries again.
- * Anything else not renewed is reported lost, so the worker aborts that attempt.
+ * It never waits for a job's row: one renewal stuck behind another transaction would hold up every
+ * lease of the batch until they lapsed. It waits only for a slot a claim holds, for the few
+ * milliseconds of that claim's transaction. A job row another transaction is writing (its outcome,
+ * finishing after an enqueue that depends on it; an operator's cancel) is passed by with SKIP
+ * LOCKED and reported neither renewed nor lost: its lease stands as it was, and the next heartbeat
+ * tries again. Anything else not renewed is reported lost, so the worker aborts that attempt.
  *
  * A batch where some lease carries progress runs a second form of the statement that also writes
  * each reported value in the renewal's UPDATE, behind the same fence: progress lands exactly where
