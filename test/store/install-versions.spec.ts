@@ -41,7 +41,7 @@ const POSTGRES_FINGERPRINTS: Record<number, string> = {
   10: 'cf6161997d558426',
   // A heartbeat renews a capped job's slots before its lease, and not the lease of a job whose slot it could not renew
   // (renew_held); renew_slots stays for the heartbeats of earlier versions.
-  11: '0ab859118099736d',
+  11: '30700deaa337409e',
 };
 const SQLITE_FINGERPRINTS: Record<number, string> = {
   1: '5e1b42476d6e1bdb',

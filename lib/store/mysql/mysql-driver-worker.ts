@@ -18,7 +18,6 @@ import { windowCandidates, writeEnqueue } from './queries/enqueue-jobs.query.js'
 import { readParents } from './queries/enqueue-reads.query.js';
 import { lockedJobsOf, lockJobs, lockJobsStatements, type LockedJobs } from './queries/lock-jobs.query.js';
 import { leanSuccesses } from './queries/lean-finish.query.js';
-import { lockForHeartbeat } from './queries/heartbeat-locks.query.js';
 
 
 
@@ -79,7 +78,7 @@ export class MysqlDriverWorker extends MysqlDriverReads {
   async jobHeartbeat({ workerId, leases, leaseMs }: DriverHeartbeatParams): Promise<HeartbeatResult> {
     if (leases.length === 0) return { renewed: [], lost: [] };
     return this.conns.transaction(async (tx) => {
-      const { now, jobs } = await lockForHeartbeat(tx, this.naming, [...new Set(leases.map((l) => l.jobId))]);
+      const { now, jobs } = await lockJobs(tx, this.naming, [...new Set(leases.map((l) => l.jobId))], { clockAfterLocks: true });
       const effects = new EffectWriter(this.naming, this.historyPolicy, now);
       const renewed: HeartbeatResult['renewed'][number][] = [];
       const lost: HeartbeatResult['lost'][number][] = [];

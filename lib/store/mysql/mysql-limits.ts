@@ -12,7 +12,7 @@ import { instantParam } from './mysql-row.js';
  * and each counts the jobs the one before it started; a job frees its room by no longer running
  * (an outcome) or by its lease lapsing, with no bookkeeping of its own. A lapsed lease frees room
  * only once the claim has locked its job, and a heartbeat reads the clock it renews by only after
- * locking the job (heartbeat-locks.query.ts): a heartbeat that began before a lease's deadline
+ * locking the job (lock-jobs.query.ts): a heartbeat that began before a lease's deadline
  * cannot renew it once a claim has counted it lapsed. Rate limits keep one row per start
  * (rate-window.ts), taken under the rate limit's row lock. The claim itself, with its lanes of
  * held-back jobs, is queries/claim-limited.query.ts.

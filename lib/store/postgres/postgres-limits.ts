@@ -92,10 +92,10 @@ BEGIN
   IF NOT EXISTS (SELECT 1 FROM ${t.limits}) THEN
     RETURN '{}';
   END IF;
-  PERFORM 1 FROM ${t.slots} s WHERE s.job_id = ANY(ids) AND s.held_until > now() ORDER BY s.key, s.slot FOR UPDATE;
-  -- The live slots are read by job (the job_id index), not per cap: a cap's slots may be many.
+  -- The live slots, locked (a slot a claim holds is waited for, then read as the claim left it),
+  -- and read by job (the job_id index), not per cap: a cap's slots may be many.
   WITH live AS MATERIALIZED (
-    SELECT s.key, s.job_id FROM ${t.slots} s WHERE s.job_id = ANY(ids) AND s.held_until > now()
+    SELECT s.key, s.job_id FROM ${t.slots} s WHERE s.job_id = ANY(ids) AND s.held_until > now() ORDER BY s.key, s.slot FOR UPDATE
   )
   SELECT coalesce(array_agg(j.id), '{}') INTO lost FROM ${t.jobs} j
   WHERE j.id = ANY(ids) AND EXISTS (

@@ -16,10 +16,24 @@ export interface LockedJobs {
  * the transaction, in id order, as every write that locks several jobs does, so two writers that
  * lock overlapping jobs never wait on each other in a cycle. One round trip (the START TRANSACTION
  * of a store-owned transaction goes with it).
+ *
+ * The clock is read before the locks, so a write is judged by when it was sent, as a PostgreSQL
+ * statement is by its start. `clockAfterLocks` reads it once the locks are held instead, for a
+ * heartbeat: a claim counting the jobs under a cap locks each job whose lease it finds lapsed
+ * (mysql-limits.ts), and a heartbeat that waited on that lock must judge by a clock past the
+ * claim's, or it would renew a lease the claim gave away and two jobs would run under a cap of one.
  */
-export async function lockJobs(db: MysqlExecutor, t: MysqlNaming, ids: readonly string[], options: { readonly guard?: boolean } = {}): Promise<LockedJobs> {
-  const [clock, ...rest] = (await db.script([{ sql: 'SELECT UTC_TIMESTAMP(3) AS now' }, ...lockJobsStatements(t, ids, options)])) as [{ now: string }[], ...unknown[]];
-  return { now: fromMysqlInstant(clock[0]!.now).getTime(), jobs: lockedJobsOf(rest) };
+export async function lockJobs(
+  db: MysqlExecutor,
+  t: MysqlNaming,
+  ids: readonly string[],
+  options: { readonly guard?: boolean; readonly clockAfterLocks?: boolean } = {},
+): Promise<LockedJobs> {
+  const clock = { sql: 'SELECT UTC_TIMESTAMP(3) AS now' };
+  const locks = lockJobsStatements(t, ids, options);
+  const results = (await db.script(options.clockAfterLocks ? [...locks, clock] : [clock, ...locks])) as unknown[];
+  const [now] = (options.clockAfterLocks ? results.pop() : results.shift()) as { now: string }[];
+  return { now: fromMysqlInstant(now!.now).getTime(), jobs: lockedJobsOf(results) };
 }
 
 /**
