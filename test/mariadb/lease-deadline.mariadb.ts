@@ -3,7 +3,7 @@ import type { DataSource, QueryRunner } from 'typeorm';
 import { MysqlJobStore } from '../../lib/store/index.js';
 import { tracked } from '../support/lock-waits.js';
 import { untilLockWait } from '../support/mariadb-lock-waits.js';
-import { dropInstallation, openMariadbDataSource, uniquePrefix } from '../support/mariadb.js';
+import { dropInstallation, heldTransactions, openMariadbDataSource, uniquePrefix } from '../support/mariadb.js';
 
 /*
  * A heartbeat and a claim that judge one lease at its deadline, on the MySQL store. A claim counts
@@ -18,7 +18,7 @@ const LEASE_MS = 60_000;
 let admin: DataSource;
 let dataSource: DataSource;
 const cleanups: (() => Promise<void>)[] = [];
-const runners: QueryRunner[] = [];
+const held = heldTransactions();
 
 beforeAll(async () => {
   admin = await openMariadbDataSource({ poolSize: 4 });
@@ -26,10 +26,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const runner of runners) {
-    if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
-    if (!runner.isReleased) await runner.release();
-  }
+  await held.release();
   for (const cleanup of cleanups) await cleanup();
   await dataSource.destroy();
   await admin.destroy();
@@ -73,13 +70,7 @@ async function pastDeadline(store: MysqlJobStore, id: string): Promise<void> {
   }
 }
 
-async function hostTransaction(): Promise<QueryRunner> {
-  const runner = admin.createQueryRunner();
-  runners.push(runner);
-  await runner.connect();
-  await runner.startTransaction();
-  return runner;
-}
+const hostTransaction = (): Promise<QueryRunner> => held.open(admin);
 
 /** Jobs of key `k` running on a lease that has not passed, by the database's clock. */
 async function liveUnderK(store: MysqlJobStore): Promise<number> {

@@ -5,7 +5,7 @@ import { MysqlJobStore } from '../../lib/store/index.js';
 import { thrown } from '../bad-input/hostile.js';
 import { tracked } from '../support/lock-waits.js';
 import { untilLockWait } from '../support/mariadb-lock-waits.js';
-import { dropInstallation, openMariadbDataSource, uniquePrefix } from '../support/mariadb.js';
+import { dropInstallation, heldTransactions, openMariadbDataSource, uniquePrefix } from '../support/mariadb.js';
 
 /*
  * Lost locks reach the caller typed. A transaction of the store's own that the server rolls back
@@ -21,7 +21,7 @@ const LEASE_MS = 60_000;
 let admin: DataSource;
 const sources: DataSource[] = [];
 const stores: MysqlJobStore[] = [];
-const runners: QueryRunner[] = [];
+const held = heldTransactions();
 const scratch = `\`${uniquePrefix('lockf')}scratch\``;
 
 /** A store on tables of its own, on a DataSource of its own (whose sessions the test may change). */
@@ -35,13 +35,7 @@ async function openStore(options: { poolSize?: number; onStatement?: (text: stri
 }
 
 /** A transaction on `dataSource` that the test drives statement by statement. */
-async function openTransaction(dataSource: DataSource): Promise<QueryRunner> {
-  const runner = dataSource.createQueryRunner();
-  runners.push(runner);
-  await runner.connect();
-  await runner.startTransaction();
-  return runner;
-}
+const openTransaction = (dataSource: DataSource): Promise<QueryRunner> => held.open(dataSource);
 
 /**
  * Makes `runner`'s transaction the heavier one, so that InnoDB, which rolls back the transaction
@@ -68,10 +62,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const runner of runners) {
-    if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
-    if (!runner.isReleased) await runner.release();
-  }
+  await held.release();
   await Promise.all(stores.map((store) => store.close()));
   for (const store of stores) await dropInstallation(admin, store.naming);
   await admin.query(`DROP TABLE IF EXISTS ${scratch}`);

@@ -7,7 +7,7 @@ import { gate, tracked } from '../support/lock-waits.js';
 import { lockWaiters, untilLockWait } from '../support/mariadb-lock-waits.js';
 import { guardBucket } from '../../lib/store/mysql/mysql-locks.js';
 import { openMariadbNodes, type MariadbNode } from '../support/mariadb-nodes.js';
-import { dropInstallation, openMariadbDataSource, uniquePrefix } from '../support/mariadb.js';
+import { dropInstallation, heldTransactions, openMariadbDataSource, uniquePrefix } from '../support/mariadb.js';
 
 /*
  * Several nodes against one MariaDB installation: the PostgreSQL races (postgres-limits,
@@ -22,7 +22,7 @@ const CLAIMERS = 8;
 let admin: DataSource;
 let dataSource: DataSource;
 const cleanups: (() => Promise<void>)[] = [];
-const runners: QueryRunner[] = [];
+const held = heldTransactions();
 
 beforeAll(async () => {
   admin = await openMariadbDataSource({ poolSize: 4 });
@@ -30,10 +30,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const runner of runners) {
-    if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
-    if (!runner.isReleased) await runner.release();
-  }
+  await held.release();
   for (const cleanup of cleanups) await cleanup();
   await dataSource.destroy();
   await admin.destroy();
@@ -57,13 +54,7 @@ async function openStore(options: { finish?: 'keep' | 'lean'; onStatement?: (tex
   return store;
 }
 
-async function hostTransaction(source: DataSource = dataSource): Promise<QueryRunner> {
-  const runner = source.createQueryRunner();
-  runners.push(runner);
-  await runner.connect();
-  await runner.startTransaction();
-  return runner;
-}
+const hostTransaction = (source: DataSource = dataSource): Promise<QueryRunner> => held.open(source);
 
 /**
  * A claim, or none when it failed with StoreBusyError, which is noted in `busy`: a worker takes

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { DataSource } from 'typeorm';
+import { DataSource, type QueryRunner } from 'typeorm';
 import type { MysqlNaming } from '../../lib/store/mysql/mysql-naming.js';
 
 /** The server the MariaDB suites use: MARIADB_URL, or the one on this machine and in CI. */
@@ -36,4 +36,28 @@ export async function dropInstallation(dataSource: DataSource, naming: Pick<Mysq
     [naming.prefix],
   )) as { name: string }[];
   if (rows.length > 0) await dataSource.query(`DROP TABLE IF EXISTS ${rows.map((r) => `\`${r.name}\``).join(', ')}`);
+}
+
+/**
+ * Transactions a test holds open on sessions of its own and drives statement by statement, to put
+ * a lock where an interleaving needs it. `release()`, in afterAll, rolls back and releases any
+ * still open, so a failed case leaves no lock behind for the next.
+ */
+export function heldTransactions() {
+  const runners: QueryRunner[] = [];
+  return {
+    async open(source: DataSource): Promise<QueryRunner> {
+      const runner = source.createQueryRunner();
+      runners.push(runner);
+      await runner.connect();
+      await runner.startTransaction();
+      return runner;
+    },
+    async release(): Promise<void> {
+      for (const runner of runners) {
+        if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+        if (!runner.isReleased) await runner.release();
+      }
+    },
+  };
 }
